@@ -1,0 +1,276 @@
+//! The interleaved runner: subjects run A B A B … after a warm-up, so that a
+//! noisy machine slows every subject alike, and each round gives one ratio.
+
+use crate::hist::{Recorder, duration_ns};
+use crate::record::{Ratio, Record, Resources};
+use crate::{Error, stats};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// The error a subject may return.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// One measurement of one subject in one round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sample {
+    /// The measured value in the run's unit (nanoseconds for time).
+    pub value: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sys_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rss_kib: Option<u64>,
+}
+
+impl Sample {
+    pub fn ns(value: u64) -> Self {
+        Self {
+            value,
+            user_ns: None,
+            sys_ns: None,
+            max_rss_kib: None,
+        }
+    }
+
+    pub fn duration(d: Duration) -> Self {
+        Self::ns(duration_ns(d))
+    }
+
+    /// Times `f` with the monotonic clock.
+    pub fn time<T>(f: impl FnOnce() -> T) -> (Self, T) {
+        let start = Instant::now();
+        let out = f();
+        (Self::duration(start.elapsed()), out)
+    }
+}
+
+/// Who a subject is: its name and the version that was measured.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SubjectInfo {
+    pub name: String,
+    pub version: String,
+}
+
+/// A subject to measure: a closure that does one unit of work and returns its
+/// sample. Setup that must not be timed (rebuilding a tree) happens inside the
+/// closure, before it starts its clock.
+pub struct Subject<'a> {
+    pub info: SubjectInfo,
+    pub run: Box<dyn FnMut() -> Result<Sample, BoxError> + 'a>,
+}
+
+impl std::fmt::Debug for Subject<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Subject")
+            .field("info", &self.info)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> Subject<'a> {
+    pub fn new(
+        name: impl Into<String>,
+        version: impl Into<String>,
+        run: impl FnMut() -> Result<Sample, BoxError> + 'a,
+    ) -> Self {
+        Self {
+            info: SubjectInfo {
+                name: name.into(),
+                version: version.into(),
+            },
+            run: Box::new(run),
+        }
+    }
+}
+
+/// How many rounds to run.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// Rounds run first and thrown away.
+    pub warmup: usize,
+    /// The most rounds to keep.
+    pub rounds: usize,
+    /// The fewest rounds to keep, even past the time budget.
+    pub min_rounds: usize,
+    /// Stop after this much time once `min_rounds` are in.
+    pub budget: Option<Duration>,
+}
+
+impl Options {
+    pub fn rounds(rounds: usize) -> Self {
+        Self {
+            warmup: rounds.div_ceil(10).min(100),
+            rounds,
+            min_rounds: rounds,
+            budget: None,
+        }
+    }
+
+    pub fn with_budget(mut self, min_rounds: usize, budget: Duration) -> Self {
+        self.min_rounds = min_rounds.min(self.rounds);
+        self.budget = Some(budget);
+        self
+    }
+}
+
+/// The raw outcome of an interleaved run: `rounds[k][i]` is subject `i`'s
+/// sample in round `k`. Drivers written in Python or Node emit this shape as
+/// JSON and leave the statistics to [`Run::records`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Run {
+    pub system: String,
+    pub workload: String,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub params: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    pub unit: String,
+    pub subjects: Vec<SubjectInfo>,
+    /// Index of the subject the ratios are taken against.
+    #[serde(default)]
+    pub reference: usize,
+    /// The fixed interval between requests, when the load was offered at a
+    /// fixed rate: values are then corrected for coordinated omission.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_interval: Option<u64>,
+    pub rounds: Vec<Vec<Sample>>,
+}
+
+impl Run {
+    /// A run with no rounds yet.
+    pub fn new(system: &str, workload: &str, subjects: Vec<SubjectInfo>) -> Self {
+        Self {
+            system: system.into(),
+            workload: workload.into(),
+            params: BTreeMap::new(),
+            size: None,
+            unit: "ns".into(),
+            subjects,
+            reference: 0,
+            expected_interval: None,
+            rounds: Vec::new(),
+        }
+    }
+
+    pub fn param(mut self, key: &str, value: impl Into<String>) -> Self {
+        self.params.insert(key.into(), value.into());
+        self
+    }
+
+    pub fn size(mut self, size: u64) -> Self {
+        self.size = Some(size);
+        self
+    }
+
+    /// One record per subject: its histogram and summary, its resource
+    /// figures when the samples carry them, and, for every subject but the
+    /// reference, the median over rounds of (subject / reference).
+    pub fn records(&self) -> Result<Vec<Record>, Error> {
+        let n = self.subjects.len();
+        if n == 0 {
+            return Err(Error::NoSubjects);
+        }
+        if self.reference >= n {
+            return Err(Error::BadReference(self.reference));
+        }
+        for (round, r) in self.rounds.iter().enumerate() {
+            if r.len() != n {
+                return Err(Error::RaggedRound {
+                    round,
+                    got: r.len(),
+                    want: n,
+                });
+            }
+        }
+        let reference = &self.subjects[self.reference].name;
+        let mut out = Vec::with_capacity(n);
+        for (i, info) in self.subjects.iter().enumerate() {
+            let mut rec = Recorder::new();
+            let column = self.rounds.iter().map(|r| r[i]);
+            for s in column.clone() {
+                match self.expected_interval {
+                    Some(iv) => rec.record_corrected_ns(s.value, iv),
+                    None => rec.record_ns(s.value),
+                }
+            }
+            let ratio = (i != self.reference && n > 1).then(|| {
+                let ratios: Vec<f64> = self
+                    .rounds
+                    .iter()
+                    .filter(|r| r[self.reference].value > 0)
+                    .map(|r| r[i].value as f64 / r[self.reference].value as f64)
+                    .collect();
+                Ratio {
+                    reference: reference.clone(),
+                    median: stats::median(&ratios).unwrap_or(f64::NAN),
+                    pairs: ratios.len(),
+                }
+            });
+            let pick = |f: fn(&Sample) -> Option<u64>| -> Vec<u64> {
+                column.clone().filter_map(|s| f(&s)).collect()
+            };
+            let (user, sys, rss) = (
+                pick(|s| s.user_ns),
+                pick(|s| s.sys_ns),
+                pick(|s| s.max_rss_kib),
+            );
+            let resources = (!user.is_empty() || !rss.is_empty()).then(|| Resources {
+                user_ns_p50: stats::median_u64(&user),
+                sys_ns_p50: stats::median_u64(&sys),
+                max_rss_kib_p50: stats::median_u64(&rss),
+                max_rss_kib_max: rss.iter().copied().max(),
+            });
+            out.push(Record {
+                system: self.system.clone(),
+                workload: self.workload.clone(),
+                params: self.params.clone(),
+                subject: info.name.clone(),
+                subject_version: info.version.clone(),
+                size: self.size,
+                unit: self.unit.clone(),
+                summary: rec.summary(),
+                histogram: crate::record::encode_histogram(rec.histogram())?,
+                ratio,
+                resources,
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// Runs `subjects` interleaved, A B A B …: first `warmup` rounds that are
+/// thrown away, then up to `rounds` kept rounds (fewer if the time budget runs
+/// out after `min_rounds`). `run` names the system, workload and parameters;
+/// its rounds are filled in.
+pub fn interleave(mut run: Run, subjects: &mut [Subject<'_>], opts: Options) -> Result<Run, Error> {
+    if subjects.is_empty() {
+        return Err(Error::NoSubjects);
+    }
+    run.subjects = subjects.iter().map(|s| s.info.clone()).collect();
+    let mut one_round = |subjects: &mut [Subject<'_>]| -> Result<Vec<Sample>, Error> {
+        subjects
+            .iter_mut()
+            .map(|s| {
+                (s.run)().map_err(|source| Error::Subject {
+                    subject: s.info.name.clone(),
+                    source,
+                })
+            })
+            .collect()
+    };
+    for _ in 0..opts.warmup {
+        one_round(subjects)?;
+    }
+    let start = Instant::now();
+    run.rounds.reserve(opts.rounds.min(1 << 20));
+    for k in 0..opts.rounds {
+        if k >= opts.min_rounds && opts.budget.is_some_and(|b| start.elapsed() >= b) {
+            break;
+        }
+        let r = one_round(subjects)?;
+        run.rounds.push(r);
+    }
+    Ok(run)
+}
