@@ -15,6 +15,7 @@
 //!   languages get their statistics from this crate too.
 
 mod hist;
+pub mod machine;
 pub mod process;
 mod record;
 mod runner;

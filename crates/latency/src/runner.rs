@@ -249,7 +249,7 @@ pub fn interleave(mut run: Run, subjects: &mut [Subject<'_>], opts: Options) -> 
         return Err(Error::NoSubjects);
     }
     run.subjects = subjects.iter().map(|s| s.info.clone()).collect();
-    let mut one_round = |subjects: &mut [Subject<'_>]| -> Result<Vec<Sample>, Error> {
+    let one_round = |subjects: &mut [Subject<'_>]| -> Result<Vec<Sample>, Error> {
         subjects
             .iter_mut()
             .map(|s| {

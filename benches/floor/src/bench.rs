@@ -1,0 +1,92 @@
+//! The floor workloads, as the driver runs them.
+
+use crate::driver::{self, Args};
+use crate::{EpollZero, PairSendRecv, Program, UnixRoundTrip, clock_pair, unlinkat_per_file};
+use latency::{Options, Run, Subject, interleave, machine};
+use std::time::Duration;
+
+const SYSTEM: &str = "floor";
+
+/// Runs every floor workload and emits its records.
+pub fn run(args: &Args) -> anyhow::Result<()> {
+    let kernel = machine::kernel();
+    let sizes: &[usize] = args.pick(&[100, 1_000, 10_000], &[1_000, 10_000, 100_000]);
+    let fss = [(args.shm.clone(), "shm"), (args.scratch.clone(), "disk")];
+    driver::plan(5 + (sizes.len() * fss.len()) as u64)?;
+    let budget = Duration::from_secs(args.pick(3, 20));
+    let many =
+        |n_quick, n_full| Options::rounds(args.pick(n_quick, n_full)).with_budget(1000, budget);
+
+    driver::step("spawn /bin/true")?;
+    let truth = Program::new("/bin/true", &[])?;
+    let mut subjects = [
+        Subject::new("posix_spawn+wait4", &kernel, || {
+            Ok(truth.posix_spawn_wait()?)
+        }),
+        Subject::new("fork+exec+wait4", &kernel, || Ok(truth.fork_exec_wait()?)),
+    ];
+    let opts = Options::rounds(args.pick(300, 3000)).with_budget(100, budget);
+    driver::emit(&interleave(
+        Run::new(SYSTEM, "spawn /bin/true", vec![]),
+        &mut subjects,
+        opts,
+    )?)?;
+
+    driver::step("unix socket round trip")?;
+    let mut rt = UnixRoundTrip::start(64, 2048)?;
+    let mut subjects = [Subject::new(
+        "unix stream",
+        &kernel,
+        || Ok(rt.round_trip()?),
+    )];
+    let run = Run::new(SYSTEM, "unix socket round trip 64 B -> 2 KiB", vec![]);
+    driver::emit(&interleave(run, &mut subjects, many(20_000, 200_000))?)?;
+
+    driver::step("socketpair 1 KiB")?;
+    let mut pair = PairSendRecv::new(1024)?;
+    let mut subjects = [Subject::new(
+        "socketpair",
+        &kernel,
+        || Ok(pair.send_recv()?),
+    )];
+    let run = Run::new(SYSTEM, "socketpair send+recv 1 KiB", vec![]);
+    driver::emit(&interleave(run, &mut subjects, many(20_000, 200_000))?)?;
+
+    driver::step("epoll_wait(0)")?;
+    let mut ep = EpollZero::new()?;
+    let mut subjects = [Subject::new("epoll_wait", &kernel, || Ok(ep.wait_zero()?))];
+    let run = Run::new(SYSTEM, "epoll_wait(0) on an empty set", vec![]);
+    driver::emit(&interleave(run, &mut subjects, many(20_000, 200_000))?)?;
+
+    driver::step("clock")?;
+    let mut subjects = [Subject::new(
+        "Instant::now x2",
+        &kernel,
+        || Ok(clock_pair()),
+    )];
+    let run = Run::new(SYSTEM, "clock read pair (timer overhead)", vec![]);
+    driver::emit(&interleave(run, &mut subjects, many(20_000, 200_000))?)?;
+
+    for (dir, label) in &fss {
+        let fs = machine::fs_type(dir)?;
+        for &n in sizes {
+            driver::step(format!("unlinkat x{n} on {fs} ({label})"))?;
+            let mut subjects = [Subject::new("unlinkat", &kernel, || {
+                Ok(unlinkat_per_file(dir, n)?)
+            })];
+            // Each round removes n files; its sample is the mean cost per file.
+            let rounds = args.pick(5, 15);
+            let opts = Options {
+                warmup: 1,
+                rounds,
+                min_rounds: 3,
+                budget: Some(budget),
+            };
+            let run = Run::new(SYSTEM, "unlinkat per file", vec![])
+                .param("fs", fs.clone())
+                .size(n as u64);
+            driver::emit(&interleave(run, &mut subjects, opts)?)?;
+        }
+    }
+    Ok(())
+}
