@@ -1,0 +1,226 @@
+//! `cargo xtask bench`: builds the benchmark drivers in release mode, installs
+//! the peers, runs each system's drivers with a progress display, and writes
+//! the report.
+//!
+//! A system is one module here (its peers and drivers) plus its workloads
+//! under `benches/<system>/`. A driver is a program that writes
+//! [`latency::Event`]s as JSON lines on stdout.
+
+mod floor;
+
+use crate::cmd;
+use crate::peers::{self, Peer, PeerStatus};
+use crate::report::{Machine, Report};
+use anyhow::{Context, Result, bail};
+use indicatif::{ProgressBar, ProgressStyle};
+use latency::{Event, Record};
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+/// A benchmark driver.
+#[derive(Debug, Clone)]
+pub enum Driver {
+    /// A binary of a workspace package, built with `--release`.
+    Cargo {
+        package: &'static str,
+        bin: &'static str,
+    },
+}
+
+/// One system's benchmarks.
+#[derive(Debug, Clone)]
+pub struct System {
+    pub name: &'static str,
+    /// What the system is measured against.
+    pub peers: Vec<Peer>,
+    pub drivers: Vec<Driver>,
+}
+
+/// Every system, in report order.
+pub fn systems() -> Vec<System> {
+    vec![floor::system()]
+}
+
+fn select(names: &[String]) -> Result<Vec<System>> {
+    let all = systems();
+    if names.is_empty() {
+        return Ok(all);
+    }
+    names
+        .iter()
+        .map(|n| {
+            all.iter().find(|s| s.name == n).cloned().with_context(|| {
+                let known: Vec<_> = all.iter().map(|s| s.name).collect();
+                format!("unknown system {n:?}; known: {}", known.join(", "))
+            })
+        })
+        .collect()
+}
+
+/// The outcome of running one system.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub records: Vec<Record>,
+    pub notes: Vec<String>,
+    pub peers: Vec<PeerStatus>,
+}
+
+pub fn run(names: &[String], quick: bool) -> Result<()> {
+    let systems = select(names)?;
+    let out_dir = crate::target_dir().join("bench");
+    let scratch = out_dir.join("scratch");
+    std::fs::create_dir_all(&scratch)?;
+    let shm = shm_scratch();
+
+    // Build every Rust driver in one cargo call.
+    let mut build = cmd::cargo();
+    build.args(["build", "--release"]);
+    for s in &systems {
+        for Driver::Cargo { package, bin } in &s.drivers {
+            build.args(["-p", package, "--bin", bin]);
+        }
+    }
+    cmd::run(&mut build)?;
+
+    let machine = Machine::probe(&scratch, &shm);
+    let mut report = Report::new(machine, quick);
+    for system in &systems {
+        let mut outcome = Outcome {
+            peers: system.peers.iter().map(peers::ensure).collect(),
+            ..Outcome::default()
+        };
+        for p in &outcome.peers {
+            if let Some(why) = &p.missing {
+                outcome
+                    .notes
+                    .push(format!("peer {} is missing: {why}", p.name));
+            }
+        }
+        for driver in &system.drivers {
+            let args = DriverArgs {
+                quick,
+                scratch: scratch.clone(),
+                shm: shm.clone(),
+            };
+            run_driver(system.name, driver, &args, &mut outcome)?;
+        }
+        report.add(system.name, outcome);
+        println!("{}", report.system_table(system.name));
+    }
+    let _ = std::fs::remove_dir_all(&shm);
+    let written = report.write(&out_dir)?;
+    println!("Report: {}", written.display());
+    Ok(())
+}
+
+/// A tmpfs scratch folder: `/dev/shm` where it exists.
+fn shm_scratch() -> PathBuf {
+    let base = PathBuf::from("/dev/shm");
+    let base = if base.is_dir() {
+        base
+    } else {
+        std::env::temp_dir()
+    };
+    base.join(format!("xtask-bench-{}", std::process::id()))
+}
+
+/// What every driver is told.
+#[derive(Debug, Clone)]
+struct DriverArgs {
+    quick: bool,
+    scratch: PathBuf,
+    shm: PathBuf,
+}
+
+fn driver_command(driver: &Driver, args: &DriverArgs) -> Command {
+    let mut c = match driver {
+        Driver::Cargo { bin, .. } => Command::new(crate::target_dir().join("release").join(bin)),
+    };
+    if args.quick {
+        c.arg("--quick");
+    }
+    c.arg("--scratch")
+        .arg(&args.scratch)
+        .arg("--shm")
+        .arg(&args.shm);
+    c
+}
+
+fn run_driver(system: &str, driver: &Driver, args: &DriverArgs, out: &mut Outcome) -> Result<()> {
+    let mut c = driver_command(driver, args);
+    c.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = c
+        .spawn()
+        .with_context(|| format!("cannot start {}", cmd::show(&c)))?;
+    let bar = ProgressBar::new(0).with_prefix(system.to_string());
+    bar.set_style(
+        ProgressStyle::with_template("{prefix:>8} [{bar:30}] {pos}/{len} {elapsed:>4} {msg}")
+            .expect("constant template")
+            .progress_chars("=> "),
+    );
+    // The driver's stderr is shown above the bar, line by line.
+    let stderr = child.stderr.take().expect("piped");
+    let err_bar = bar.clone();
+    let err_thread = std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            err_bar.println(line);
+        }
+    });
+    let stdout = child.stdout.take().expect("piped");
+    let mut steps = 0;
+    let mut parse_error = None;
+    for line in BufReader::new(stdout).lines() {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        match Event::parse(&line) {
+            Ok(Event::Plan { steps }) => bar.set_length(steps),
+            Ok(Event::Step { label }) => {
+                if steps > 0 {
+                    bar.inc(1);
+                }
+                steps += 1;
+                bar.set_message(label);
+            }
+            Ok(Event::Record(r)) => out.records.push(*r),
+            Ok(Event::Run(run)) => out.records.extend(run.records()?),
+            Ok(Event::Note { text }) => out.notes.push(text),
+            Err(e) => {
+                parse_error.get_or_insert(format!("bad line from driver: {e}: {line:.200}"));
+            }
+        }
+    }
+    let status = child.wait()?;
+    let _ = err_thread.join();
+    bar.inc(1);
+    bar.finish_and_clear();
+    if !status.success() {
+        bail!("benchmark driver `{}` failed: {status}", cmd::show(&c));
+    }
+    if let Some(e) = parse_error {
+        bail!("{e}");
+    }
+    Ok(())
+}
+
+/// `cargo xtask bench --micro`: the criterion benchmarks inside the crates.
+pub fn micro(names: &[String], quick: bool) -> Result<()> {
+    let mut c = cmd::cargo();
+    c.arg("bench");
+    if names.is_empty() {
+        c.arg("--workspace");
+    } else {
+        for n in names {
+            c.args(["-p", n]);
+        }
+    }
+    c.args(["--benches", "--"]);
+    if quick {
+        c.arg("--quick");
+    }
+    cmd::run(&mut c)
+}

@@ -1,0 +1,119 @@
+//! The command line.
+
+use anyhow::{Result, bail};
+
+const HELP: &str = "\
+cargo xtask: the repository's task runner
+
+USAGE:
+    cargo xtask test  [SYSTEM...]
+    cargo xtask bench [SYSTEM...] [--quick] [--micro]
+
+COMMANDS:
+    test    fmt, clippy -D warnings, and every test (Rust, and Python/Node as
+            packages land). With SYSTEMs, only their tests.
+    bench   Builds in release mode and runs each system's benchmarks against
+            its peers, interleaved. Writes target/bench/results.json,
+            report.md and SVG charts, and prints each system's table.
+
+OPTIONS:
+    --quick   a short run, for smoke checks (bench)
+    --micro   run the criterion micro-benchmarks of the crates instead (bench)
+    -h, --help
+
+SYSTEMS:
+    floor (the machine's physical limits)
+";
+
+/// What the user asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    Help,
+    Test {
+        systems: Vec<String>,
+    },
+    Bench {
+        systems: Vec<String>,
+        quick: bool,
+        micro: bool,
+    },
+}
+
+pub fn parse(args: impl IntoIterator<Item = std::ffi::OsString>) -> Result<Command> {
+    use lexopt::prelude::*;
+    let mut p = lexopt::Parser::from_args(args);
+    let mut verb: Option<String> = None;
+    let (mut systems, mut quick, mut micro, mut help) = (Vec::new(), false, false, false);
+    while let Some(arg) = p.next()? {
+        match arg {
+            Short('h') | Long("help") => help = true,
+            Long("quick") => quick = true,
+            Long("micro") => micro = true,
+            Value(v) if verb.is_none() => verb = Some(v.string()?),
+            Value(v) => systems.push(v.string()?),
+            _ => return Err(arg.unexpected().into()),
+        }
+    }
+    if help {
+        return Ok(Command::Help);
+    }
+    Ok(match verb.as_deref() {
+        None | Some("help") => Command::Help,
+        Some("test") if quick || micro => bail!("--quick and --micro belong to `bench`"),
+        Some("test") => Command::Test { systems },
+        Some("bench") => Command::Bench {
+            systems,
+            quick,
+            micro,
+        },
+        Some(other) => bail!("unknown command {other:?}; try `cargo xtask help`"),
+    })
+}
+
+pub fn main() -> Result<()> {
+    match parse(std::env::args_os().skip(1))? {
+        Command::Help => {
+            print!("{HELP}");
+            Ok(())
+        }
+        Command::Test { systems } => crate::test::run(&systems),
+        Command::Bench {
+            systems,
+            quick,
+            micro,
+        } if micro => crate::bench::micro(&systems, quick),
+        Command::Bench { systems, quick, .. } => crate::bench::run(&systems, quick),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(s: &str) -> Result<Command> {
+        parse(s.split_whitespace().map(std::ffi::OsString::from))
+    }
+
+    #[test]
+    fn parses_the_commands() {
+        assert_eq!(p("").unwrap(), Command::Help);
+        assert_eq!(p("test").unwrap(), Command::Test { systems: vec![] });
+        assert_eq!(
+            p("bench floor --quick").unwrap(),
+            Command::Bench {
+                systems: vec!["floor".into()],
+                quick: true,
+                micro: false
+            }
+        );
+        assert_eq!(p("bench --help").unwrap(), Command::Help);
+        assert!(
+            p("frobnicate")
+                .unwrap_err()
+                .to_string()
+                .contains("unknown command")
+        );
+        assert!(p("test --quick").is_err());
+        assert!(p("bench --bogus").is_err());
+    }
+}

@@ -1,0 +1,26 @@
+//! The repository's task runner. Written for a newcomer who has just cloned the
+//! repository: `cargo xtask test` runs every test and `cargo xtask bench`
+//! every benchmark, installing what they need on the way.
+
+pub mod bench;
+pub mod cli;
+pub mod cmd;
+pub mod peers;
+pub mod report;
+pub mod test;
+
+use std::path::PathBuf;
+
+/// The repository's root folder.
+pub fn root() -> PathBuf {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().map(PathBuf::from).unwrap_or(manifest)
+}
+
+/// Cargo's target folder: `$CARGO_TARGET_DIR` or `target/` at the root.
+pub fn target_dir() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(d) => root().join(d),
+        None => root().join("target"),
+    }
+}

@@ -1,0 +1,178 @@
+//! The tools users would otherwise pick, installed where `cargo xtask bench`
+//! can: pip into a private venv, `cargo install --root target/peers`, npm into
+//! a private folder, apt when running as root. A peer that cannot be had is
+//! reported on its row, never silently dropped.
+
+use crate::cmd;
+use serde::Serialize;
+use std::path::PathBuf;
+use std::process::Command;
+
+/// How a peer is installed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Install {
+    /// Already on every machine (e.g. coreutils).
+    System,
+    /// A Debian package, installed only when running as root.
+    Apt(&'static str),
+    /// A PyPI package, into `target/peers/venv`.
+    Pip(&'static str),
+    /// A crates.io crate, with `cargo install --root target/peers`.
+    Cargo(&'static str),
+    /// An npm package, into `target/peers/npm`.
+    Npm(&'static str),
+}
+
+/// A peer: the program's name, how to get it, and how to ask its version.
+#[derive(Debug, Clone)]
+pub struct Peer {
+    pub name: &'static str,
+    pub program: &'static str,
+    pub install: Install,
+    /// Arguments that make the program print its version.
+    pub version_args: &'static [&'static str],
+}
+
+/// Where a peer stands after `ensure`.
+#[derive(Debug, Clone, Serialize)]
+pub struct PeerStatus {
+    pub name: String,
+    /// The absolute program to run, when available.
+    pub program: Option<PathBuf>,
+    pub version: Option<String>,
+    /// Why it is missing, when it is.
+    pub missing: Option<String>,
+}
+
+/// The private folder peers install into.
+pub fn peers_dir() -> PathBuf {
+    crate::target_dir().join("peers")
+}
+
+/// Where an installed program would be found, private folders first.
+fn locate(peer: &Peer) -> Option<PathBuf> {
+    let private = match peer.install {
+        Install::Pip(_) => Some(peers_dir().join("venv/bin").join(peer.program)),
+        Install::Cargo(_) => Some(peers_dir().join("bin").join(peer.program)),
+        Install::Npm(_) => Some(peers_dir().join("npm/node_modules/.bin").join(peer.program)),
+        Install::System | Install::Apt(_) => None,
+    };
+    if let Some(p) = private.filter(|p| p.is_file()) {
+        return Some(p);
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(peer.program))
+        .find(|p| p.is_file())
+}
+
+fn install(peer: &Peer) -> anyhow::Result<()> {
+    let dir = peers_dir();
+    std::fs::create_dir_all(&dir)?;
+    match peer.install {
+        Install::System => anyhow::bail!("{} is not on the PATH", peer.program),
+        Install::Apt(pkg) => {
+            // SAFETY: geteuid has no preconditions.
+            if unsafe { libc::geteuid() } != 0 {
+                anyhow::bail!("not root: install it with `apt-get install {pkg}`");
+            }
+            apt_update_once()?;
+            cmd::run(Command::new("apt-get").args(["install", "-y", "-q", pkg]))
+        }
+        Install::Pip(pkg) => {
+            let venv = dir.join("venv");
+            if !venv.join("bin/pip").is_file() {
+                cmd::run(Command::new("python3").arg("-m").arg("venv").arg(&venv))?;
+            }
+            cmd::run(Command::new(venv.join("bin/pip")).args(["install", "-q", pkg]))
+        }
+        Install::Cargo(krate) => cmd::run(
+            cmd::cargo()
+                .args(["install", "--locked", "--root"])
+                .arg(&dir)
+                .arg(krate),
+        ),
+        Install::Npm(pkg) => cmd::run(
+            Command::new("npm")
+                .args(["install", "--no-audit", "--no-fund", "--prefix"])
+                .arg(dir.join("npm"))
+                .arg(pkg),
+        ),
+    }
+}
+
+fn apt_update_once() -> anyhow::Result<()> {
+    static DONE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if *DONE.get_or_init(|| cmd::run(Command::new("apt-get").args(["update", "-q"])).is_ok()) {
+        Ok(())
+    } else {
+        anyhow::bail!("apt-get update failed")
+    }
+}
+
+/// Finds the peer, installing it if needed, and asks its version.
+pub fn ensure(peer: &Peer) -> PeerStatus {
+    let mut status = PeerStatus {
+        name: peer.name.into(),
+        program: None,
+        version: None,
+        missing: None,
+    };
+    let found = locate(peer).or_else(|| match install(peer) {
+        Ok(()) => locate(peer),
+        Err(e) => {
+            status.missing = Some(format!("{e:#}"));
+            None
+        }
+    });
+    match found {
+        Some(p) => {
+            status.version = cmd::output(Command::new(&p).args(peer.version_args))
+                .and_then(|v| v.lines().next().map(str::to_string))
+                .or_else(|| Some("unknown".into()));
+            status.program = Some(p);
+        }
+        None if status.missing.is_none() => {
+            status.missing = Some(format!("{} not found after install", peer.program));
+        }
+        None => {}
+    }
+    status
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_system_program_is_found_with_its_version() {
+        let sh = Peer {
+            name: "sh",
+            program: "sh",
+            install: Install::System,
+            version_args: &[],
+        };
+        let s = ensure(&sh);
+        assert!(s.program.is_some(), "{s:?}");
+        let ls = Peer {
+            name: "ls",
+            program: "ls",
+            install: Install::System,
+            version_args: &["--version"],
+        };
+        assert!(ensure(&ls).version.unwrap().contains("ls"));
+    }
+
+    #[test]
+    fn a_missing_system_program_is_reported_not_hidden() {
+        let p = Peer {
+            name: "nope",
+            program: "no-such-program-xyz",
+            install: Install::System,
+            version_args: &[],
+        };
+        let s = ensure(&p);
+        assert!(s.program.is_none());
+        assert!(s.missing.unwrap().contains("not on the PATH"));
+    }
+}

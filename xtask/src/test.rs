@@ -1,0 +1,69 @@
+//! `cargo xtask test`: every check and test of the repository, in order, with
+//! a summary at the end. It keeps going after a failure so that one run shows
+//! everything that is wrong.
+
+use crate::cmd::{self, cargo};
+use anyhow::{Result, bail};
+use std::time::Instant;
+
+/// The systems `test` knows, and the cargo packages that hold their tests.
+const SYSTEMS: &[(&str, &[&str])] = &[("floor", &["floor", "latency"]), ("xtask", &["xtask"])];
+
+fn packages(systems: &[String]) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for s in systems {
+        match SYSTEMS.iter().find(|(name, _)| name == s) {
+            Some((_, pkgs)) => out.extend(pkgs.iter().map(|p| p.to_string())),
+            None => match crate::cmd::output(cargo().args(["pkgid", "-p", s])) {
+                Some(_) => out.push(s.clone()),
+                None => bail!("unknown system or package {s:?}"),
+            },
+        }
+    }
+    Ok(out)
+}
+
+pub fn run(systems: &[String]) -> Result<()> {
+    let pkgs = packages(systems)?;
+    let scope: Vec<String> = if pkgs.is_empty() {
+        vec!["--workspace".into()]
+    } else {
+        pkgs.iter()
+            .flat_map(|p| ["-p".to_string(), p.clone()])
+            .collect()
+    };
+    let mut steps: Vec<(&str, std::process::Command)> = Vec::new();
+    let mut fmt = cargo();
+    fmt.args(["fmt", "--all", "--check"]);
+    steps.push(("rustfmt", fmt));
+    let mut clippy = cargo();
+    clippy
+        .arg("clippy")
+        .args(&scope)
+        .args(["--all-targets", "--", "-D", "warnings"]);
+    steps.push(("clippy", clippy));
+    let mut test = cargo();
+    test.arg("test").args(&scope);
+    steps.push(("cargo test", test));
+
+    let mut results = Vec::new();
+    for (name, mut c) in steps {
+        eprintln!("\n== {name}");
+        let start = Instant::now();
+        let ok = cmd::run(&mut c).map_err(|e| eprintln!("{e:#}")).is_ok();
+        results.push((name, ok, start.elapsed()));
+    }
+    eprintln!("\n== summary");
+    for (name, ok, t) in &results {
+        eprintln!(
+            "{:>6}  {name} ({:.1} s)",
+            if *ok { "ok" } else { "FAILED" },
+            t.as_secs_f64()
+        );
+    }
+    let failed = results.iter().filter(|(_, ok, _)| !ok).count();
+    if failed > 0 {
+        bail!("{failed} of {} steps failed", results.len());
+    }
+    Ok(())
+}
