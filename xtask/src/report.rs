@@ -338,6 +338,46 @@ mod tests {
     }
 
     #[test]
+    fn writes_json_markdown_and_charts() {
+        let dir = std::env::temp_dir().join(format!("xtask-report-{}", std::process::id()));
+        let subjects = ["ours", "peer"]
+            .map(|s| latency::SubjectInfo {
+                name: s.into(),
+                version: "9.9".into(),
+            })
+            .to_vec();
+        let mut run = latency::Run::new("sys", "spawn", subjects);
+        run.rounds = (1..30u64)
+            .map(|k| vec![latency::Sample::ns(k * 10), latency::Sample::ns(k * 25)])
+            .collect();
+        let mut report = Report::new(Machine::probe(&dir, Path::new("/dev/shm")), true);
+        let outcome = Outcome {
+            records: run.records().unwrap(),
+            notes: vec!["a note".into()],
+            peers: vec![PeerStatus {
+                name: "gone".into(),
+                program: None,
+                version: None,
+                missing: Some("not installable here".into()),
+            }],
+        };
+        report.add("sys", outcome);
+        let md_path = report.write(&dir).unwrap();
+        let md = std::fs::read_to_string(md_path).unwrap();
+        assert!(md.contains("2.50x ours"), "{md}");
+        assert!(md.contains("peer gone: MISSING (not installable here)"));
+        assert!(md.contains("note: a note"));
+        assert!(md.contains("![sys: spawn](sys-spawn.svg)"));
+        assert!(dir.join("sys-spawn.svg").is_file());
+        let json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("results.json")).unwrap()).unwrap();
+        assert_eq!(json["records"].as_array().unwrap().len(), 2);
+        assert_eq!(json["machine"]["shm_fs"], "tmpfs");
+        assert!(json["machine"]["cpus"].as_u64().unwrap() >= 1);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn empty_columns_go() {
         let rows = vec![
             vec!["a".to_string(), "b".into(), "c".into()],

@@ -72,6 +72,7 @@ pub fn run(names: &[String], quick: bool) -> Result<()> {
     let scratch = out_dir.join("scratch");
     std::fs::create_dir_all(&scratch)?;
     let shm = shm_scratch();
+    let _cleanup = RemoveOnDrop(shm.clone());
 
     // Build every Rust driver in one cargo call.
     let mut build = cmd::cargo();
@@ -108,10 +109,18 @@ pub fn run(names: &[String], quick: bool) -> Result<()> {
         report.add(system.name, outcome);
         println!("{}", report.system_table(system.name));
     }
-    let _ = std::fs::remove_dir_all(&shm);
     let written = report.write(&out_dir)?;
     println!("Report: {}", written.display());
     Ok(())
+}
+
+/// Removes a scratch folder however the run ends.
+struct RemoveOnDrop(PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// A tmpfs scratch folder: `/dev/shm` where it exists.
@@ -218,7 +227,8 @@ pub fn micro(names: &[String], quick: bool) -> Result<()> {
             c.args(["-p", n]);
         }
     }
-    c.args(["--benches", "--"]);
+    // Only the `[[bench]]` targets: libtest would reject criterion's flags.
+    c.args(["--bench", "*", "--"]);
     if quick {
         c.arg("--quick");
     }
