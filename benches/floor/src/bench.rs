@@ -32,40 +32,43 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         opts,
     )?)?;
 
-    driver::step("unix socket round trip")?;
+    // The single-primitive workloads: (step, workload, subject, one sample).
     let mut rt = UnixRoundTrip::start(64, 2048)?;
-    let mut subjects = [Subject::new(
-        "unix stream",
-        &kernel,
-        || Ok(rt.round_trip()?),
-    )];
-    let run = Run::new(SYSTEM, "unix socket round trip 64 B -> 2 KiB", vec![]);
-    driver::emit(&interleave(run, &mut subjects, many(20_000, 200_000))?)?;
-
-    driver::step("socketpair 1 KiB")?;
     let mut pair = PairSendRecv::new(1024)?;
-    let mut subjects = [Subject::new(
-        "socketpair",
-        &kernel,
-        || Ok(pair.send_recv()?),
-    )];
-    let run = Run::new(SYSTEM, "socketpair send+recv 1 KiB", vec![]);
-    driver::emit(&interleave(run, &mut subjects, many(20_000, 200_000))?)?;
-
-    driver::step("epoll_wait(0)")?;
     let mut ep = EpollZero::new()?;
-    let mut subjects = [Subject::new("epoll_wait", &kernel, || Ok(ep.wait_zero()?))];
-    let run = Run::new(SYSTEM, "epoll_wait(0) on an empty set", vec![]);
-    driver::emit(&interleave(run, &mut subjects, many(20_000, 200_000))?)?;
-
-    driver::step("clock")?;
-    let mut subjects = [Subject::new(
-        "Instant::now x2",
-        &kernel,
-        || Ok(clock_pair()),
-    )];
-    let run = Run::new(SYSTEM, "clock read pair (timer overhead)", vec![]);
-    driver::emit(&interleave(run, &mut subjects, many(20_000, 200_000))?)?;
+    type Once<'a> = Box<dyn FnMut() -> std::io::Result<latency::Sample> + 'a>;
+    let singles: [(&str, &str, &str, Once<'_>); 4] = [
+        (
+            "unix socket round trip",
+            "unix socket round trip 64 B -> 2 KiB",
+            "unix stream",
+            Box::new(|| rt.round_trip()),
+        ),
+        (
+            "socketpair 1 KiB",
+            "socketpair send+recv 1 KiB",
+            "socketpair",
+            Box::new(|| pair.send_recv()),
+        ),
+        (
+            "epoll_wait(0)",
+            "epoll_wait(0) on an empty set",
+            "epoll_wait",
+            Box::new(|| ep.wait_zero()),
+        ),
+        (
+            "clock",
+            "clock read pair (timer overhead)",
+            "Instant::now x2",
+            Box::new(|| Ok(clock_pair())),
+        ),
+    ];
+    for (label, workload, subject, mut once) in singles {
+        driver::step(label)?;
+        let mut subjects = [Subject::new(subject, &kernel, || Ok(once()?))];
+        let run = Run::new(SYSTEM, workload, vec![]);
+        driver::emit(&interleave(run, &mut subjects, many(20_000, 200_000))?)?;
+    }
 
     for (dir, label) in &fss {
         let fs = machine::fs_type(dir)?;
