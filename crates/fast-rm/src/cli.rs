@@ -1,0 +1,93 @@
+//! The command line, familiar to rm users.
+
+use crate::report::ProgressMode;
+use clap::{ArgAction, Parser, ValueEnum};
+use std::ffi::OsString;
+use std::num::NonZeroUsize;
+
+/// `--preserve-root[=all]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PreserveRoot {
+    /// Refuse `/` (the default).
+    #[value(name = "default", hide = true)]
+    Default,
+    /// Also refuse any argument on another device than its parent.
+    All,
+}
+
+/// Remove files and directories, recursively and in parallel.
+///
+/// Recursion is implied. Symbolic links are removed, never followed. `/` is
+/// refused unless --no-preserve-root; `.` and `..` are refused always.
+/// Exit status: 0 if everything named is gone, 1 otherwise.
+#[derive(Debug, Parser)]
+#[command(name = "fast-rm", version, max_term_width = 100)]
+pub struct Cli {
+    /// Ignore missing paths, never prompt.
+    #[arg(short = 'f', long, overrides_with = "interactive_once")]
+    pub force: bool,
+
+    /// Accepted for rm compatibility; recursion is always on.
+    #[arg(short = 'r', visible_short_alias = 'R', long, action = ArgAction::SetTrue)]
+    pub recursive: bool,
+
+    /// Print each path as it is removed.
+    #[arg(short, long)]
+    pub verbose: bool,
+
+    /// Count and list what would be removed; touch nothing.
+    #[arg(short = 'n', long)]
+    pub dry_run: bool,
+
+    /// Worker threads for large trees [default: the number of CPUs].
+    #[arg(short = 'j', long, value_name = "N")]
+    pub threads: Option<NonZeroUsize>,
+
+    /// Do not remove directories on another filesystem than their argument.
+    #[arg(long)]
+    pub one_file_system: bool,
+
+    /// Refuse to remove `/` (the default); with =all, also refuse any argument
+    /// on another device than its parent.
+    #[arg(
+        long,
+        value_name = "all",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "default",
+        overrides_with = "no_preserve_root"
+    )]
+    pub preserve_root: Option<PreserveRoot>,
+
+    /// Do not treat `/` specially.
+    #[arg(long, overrides_with = "preserve_root")]
+    pub no_preserve_root: bool,
+
+    /// Prompt once before removing more than three arguments, or any
+    /// directory (only when standard input is a terminal).
+    #[arg(short = 'I', overrides_with = "force")]
+    pub interactive_once: bool,
+
+    /// When to show progress.
+    #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
+    pub progress: ProgressMode,
+
+    /// Print a JSON summary on stdout: counts, errors and elapsed time.
+    #[arg(long)]
+    pub json: bool,
+
+    /// What to remove.
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<OsString>,
+}
+
+impl Cli {
+    /// `None` for --no-preserve-root.
+    pub fn preserve(&self) -> Option<PreserveRoot> {
+        if self.no_preserve_root {
+            None
+        } else {
+            Some(self.preserve_root.unwrap_or(PreserveRoot::Default))
+        }
+    }
+}

@@ -1,0 +1,449 @@
+//! The deletion engine.
+//!
+//! Work is per directory. A directory is opened with
+//! `openat(parent, name, O_DIRECTORY|O_NOFOLLOW)`, read with `getdents64`
+//! into a large buffer, and each entry is handled as it is read: a
+//! non-directory is removed at once with `unlinkat(dirfd, name)` (its type
+//! comes from `d_type`; there is no stat per entry), and a subdirectory
+//! becomes a new unit of work. Each directory counts its outstanding work
+//! (its own scan plus its unfinished subdirectories); when the count reaches
+//! zero it is removed with `unlinkat(parent, name, AT_REMOVEDIR)` and its
+//! parent's count drops in turn. There is no global scan-then-delete barrier,
+//! and nothing is listed before it is removed, so memory stays bounded.
+//!
+//! The run starts on the calling thread. Only when the tree turns out to be
+//! large does it start a rayon pool and hand the outstanding directories to
+//! it; the pool's scope ends when the last directory is gone, so shutdown is
+//! an event, never a timer.
+
+use crate::report::Reporter;
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir, SeekFrom};
+use rustix::io::Errno;
+use std::cell::RefCell;
+use std::ffi::{CStr, CString, OsStr};
+use std::mem::MaybeUninit;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+
+/// How the engine runs.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Count and list, remove nothing.
+    pub dry_run: bool,
+    /// Do not descend into directories on another filesystem than their
+    /// command-line argument.
+    pub one_file_system: bool,
+    /// Worker threads once the run goes parallel; 1 never starts a pool.
+    pub threads: usize,
+}
+
+/// Entries handled on the calling thread before a pool may start.
+const PARALLEL_AFTER: u64 = 1024;
+/// How often a directory that refills while it is removed is scanned again.
+const MAX_RESCANS: u8 = 8;
+/// The getdents buffer of each thread.
+const DIRENT_BUF: usize = 128 * 1024;
+
+/// A directory's state beside its pending count.
+const NORMAL: u8 = 0;
+/// Already dealt with (vanished, or removed another way): no rmdir.
+const HANDLED: u8 = 1;
+/// Something below it could not be removed: keep it, say nothing more.
+const FAILED: u8 = 2;
+
+/// A directory being removed. The root of each argument hangs from an
+/// *anchor*: the argument's parent directory, which is never removed.
+struct Dir {
+    parent: Option<Arc<Dir>>,
+    /// The name in the parent; for an anchor, the display prefix of the
+    /// argument (everything up to its last `/`).
+    name: CString,
+    fd: OnceLock<OwnedFd>,
+    /// Its own scan, plus each unfinished subdirectory.
+    pending: AtomicUsize,
+    state: AtomicU8,
+    rescans: AtomicU8,
+    /// The device of the command-line argument, for `--one-file-system`.
+    dev: u64,
+}
+
+impl Dir {
+    fn child(parent: &Arc<Dir>, name: &CStr) -> Arc<Dir> {
+        parent.pending.fetch_add(1, Ordering::AcqRel);
+        Arc::new(Dir {
+            parent: Some(parent.clone()),
+            name: name.to_owned(),
+            fd: OnceLock::new(),
+            pending: AtomicUsize::new(1),
+            state: AtomicU8::new(NORMAL),
+            rescans: AtomicU8::new(0),
+            dev: parent.dev,
+        })
+    }
+
+    fn fail(&self) {
+        self.state.store(FAILED, Ordering::Release);
+    }
+
+    fn fd(&self) -> BorrowedFd<'_> {
+        self.fd.get().expect("an opened directory").as_fd()
+    }
+
+    /// The path for messages: the argument as given, then the names below it.
+    fn path(&self) -> PathBuf {
+        let mut names: Vec<&[u8]> = Vec::new();
+        let mut d = self;
+        while let Some(p) = &d.parent {
+            names.push(d.name.to_bytes());
+            d = p;
+        }
+        let mut bytes = d.name.to_bytes().to_vec();
+        for (i, n) in names.iter().rev().enumerate() {
+            if i > 0 {
+                bytes.push(b'/');
+            }
+            bytes.extend_from_slice(n);
+        }
+        PathBuf::from(OsStr::from_bytes(&bytes))
+    }
+
+    fn entry_path(&self, name: &CStr) -> PathBuf {
+        let mut p = self.path().into_os_string().into_vec();
+        if !p.is_empty() && self.parent.is_some() {
+            p.push(b'/');
+        }
+        p.extend_from_slice(name.to_bytes());
+        PathBuf::from(std::ffi::OsString::from_vec(p))
+    }
+}
+
+/// What the engine shares between threads.
+#[derive(Debug)]
+pub struct Engine<'r> {
+    cfg: Config,
+    report: &'r Reporter,
+    seen: AtomicU64,
+}
+
+/// A command-line argument, checked and ready.
+pub struct Root {
+    /// The argument's parent directory, open.
+    anchor: Arc<Dir>,
+    base: CString,
+    is_dir: bool,
+}
+
+impl std::fmt::Debug for Root {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Root")
+            .field("base", &self.base)
+            .field("is_dir", &self.is_dir)
+            .finish()
+    }
+}
+
+impl Root {
+    /// Opens `parent` (which may follow symlinks, as rm does for the leading
+    /// components) and remembers `base` inside it. `prefix` is how the
+    /// argument's leading components are shown; `dev` is the argument's device.
+    pub fn new(
+        parent: &std::path::Path,
+        prefix: Vec<u8>,
+        base: CString,
+        is_dir: bool,
+        dev: u64,
+    ) -> rustix::io::Result<Self> {
+        let fd = rustix::fs::open(
+            parent,
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        let anchor = Arc::new(Dir {
+            parent: None,
+            name: CString::new(prefix).unwrap_or_default(),
+            fd: OnceLock::from(fd),
+            pending: AtomicUsize::new(1),
+            state: AtomicU8::new(NORMAL),
+            rescans: AtomicU8::new(0),
+            dev,
+        });
+        Ok(Self {
+            anchor,
+            base,
+            is_dir,
+        })
+    }
+}
+
+enum Spawn<'a, 's> {
+    Local(&'a RefCell<Vec<Arc<Dir>>>),
+    Pool(&'a rayon::Scope<'s>),
+}
+
+thread_local! {
+    static BUF: RefCell<Vec<MaybeUninit<u8>>> = RefCell::new(Vec::new());
+}
+
+impl<'r> Engine<'r> {
+    pub fn new(cfg: Config, report: &'r Reporter) -> Self {
+        Self {
+            cfg,
+            report,
+            seen: AtomicU64::new(0),
+        }
+    }
+
+    /// Removes every root. Returns when all of them are gone or have failed.
+    pub fn run(&self, roots: Vec<Root>) {
+        let stack = RefCell::new(Vec::new());
+        for root in roots {
+            if root.is_dir {
+                stack
+                    .borrow_mut()
+                    .push(Dir::child(&root.anchor, &root.base));
+                // The anchor's own count stands for nothing now.
+                root.anchor.pending.fetch_sub(1, Ordering::AcqRel);
+            } else {
+                self.unlink_entry(&root.anchor, &root.base, &Spawn::Local(&stack));
+            }
+        }
+        loop {
+            let Some(dir) = stack.borrow_mut().pop() else {
+                return;
+            };
+            self.process(dir, &Spawn::Local(&stack));
+            let big = self.seen.load(Ordering::Relaxed) > PARALLEL_AFTER;
+            if self.cfg.threads > 1 && big && !stack.borrow().is_empty() {
+                break;
+            }
+        }
+        // The tree is large: hand what is left to a pool.
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(self.cfg.threads)
+            .thread_name(|i| format!("fast-rm-{i}"))
+            .build();
+        match pool {
+            Ok(pool) => {
+                let left = stack.take();
+                pool.scope(|s| {
+                    for dir in left {
+                        self.spawn(s, dir);
+                    }
+                });
+            }
+            // No threads to be had: finish here, alone.
+            Err(_) => {
+                while let Some(dir) = stack.borrow_mut().pop() {
+                    self.process(dir, &Spawn::Local(&stack));
+                }
+            }
+        }
+    }
+
+    fn spawn<'s>(&'s self, s: &rayon::Scope<'s>, dir: Arc<Dir>) {
+        s.spawn(move |s| self.process(dir, &Spawn::Pool(s)));
+    }
+
+    fn push<'s>(&'s self, to: &Spawn<'_, 's>, dir: Arc<Dir>) {
+        match to {
+            Spawn::Local(stack) => stack.borrow_mut().push(dir),
+            Spawn::Pool(s) => self.spawn(s, dir),
+        }
+    }
+
+    /// Opens (or, on a rescan, rewinds) and scans one directory.
+    fn process<'s>(&'s self, dir: Arc<Dir>, to: &Spawn<'_, 's>) {
+        self.report.tick_dir();
+        if dir.fd.get().is_some() {
+            // A rescan after ENOTEMPTY.
+            if let Err(e) = rustix::fs::seek(dir.fd(), SeekFrom::Start(0)) {
+                self.report.error(&dir.path(), e.into());
+                dir.fail();
+            } else {
+                self.scan(&dir, to);
+            }
+            return self.release(dir, to);
+        }
+        let parent = dir.parent.as_ref().expect("a directory below an anchor");
+        let flags = OFlags::RDONLY
+            | OFlags::DIRECTORY
+            | OFlags::NOFOLLOW
+            | OFlags::CLOEXEC
+            | OFlags::NOCTTY
+            | OFlags::NONBLOCK;
+        let open = || rustix::fs::openat(parent.fd(), dir.name.as_c_str(), flags, Mode::empty());
+        let mut opened = open();
+        if matches!(opened, Err(Errno::MFILE)) && raise_fd_limit() {
+            opened = open();
+        }
+        match opened {
+            Ok(fd) => {
+                if self.cfg.one_file_system {
+                    match rustix::fs::fstat(&fd) {
+                        Ok(st) if st.st_dev == dir.dev => {}
+                        Ok(_) => {
+                            self.report.skip_other_device(&dir.path());
+                            dir.fail();
+                            return self.release(dir, to);
+                        }
+                        Err(e) => {
+                            self.report.error(&dir.path(), e.into());
+                            dir.fail();
+                            return self.release(dir, to);
+                        }
+                    }
+                }
+                let _ = dir.fd.set(fd);
+                self.scan(&dir, to);
+            }
+            // Gone already: nothing to do, and not an error.
+            Err(Errno::NOENT) => dir.state.store(HANDLED, Ordering::Release),
+            // No longer a directory (a symlink or file was swapped in): remove
+            // that entry itself, never what it points to.
+            Err(Errno::NOTDIR | Errno::LOOP) => {
+                dir.state.store(HANDLED, Ordering::Release);
+                self.unlink_entry(parent, &dir.name, to);
+            }
+            // Unreadable: it may still be empty, as rm finds out.
+            Err(e @ (Errno::ACCESS | Errno::PERM)) if !self.cfg.dry_run => {
+                dir.state.store(HANDLED, Ordering::Release);
+                match rustix::fs::unlinkat(parent.fd(), dir.name.as_c_str(), AtFlags::REMOVEDIR) {
+                    Ok(()) => self.report.removed(true, || dir.path()),
+                    Err(_) => {
+                        self.report.error(&dir.path(), e.into());
+                        parent.fail();
+                    }
+                }
+            }
+            Err(e) => {
+                self.report.error(&dir.path(), e.into());
+                dir.fail();
+            }
+        }
+        self.release(dir, to);
+    }
+
+    /// Reads every entry of an open directory and deals with it.
+    fn scan<'s>(&'s self, dir: &Arc<Dir>, to: &Spawn<'_, 's>) {
+        BUF.with(|buf| {
+            let mut buf = buf.borrow_mut();
+            if buf.len() < DIRENT_BUF {
+                buf.resize(DIRENT_BUF, MaybeUninit::uninit());
+            }
+            let mut entries = RawDir::new(dir.fd(), &mut buf[..]);
+            let mut n = 0u64;
+            while let Some(entry) = entries.next() {
+                let entry = match entry {
+                    Ok(e) => e,
+                    Err(e) => {
+                        self.report.error(&dir.path(), e.into());
+                        dir.fail();
+                        break;
+                    }
+                };
+                let name = entry.file_name();
+                if matches!(name.to_bytes(), b"." | b"..") {
+                    continue;
+                }
+                n += 1;
+                let kind = match entry.file_type() {
+                    FileType::Unknown => {
+                        match rustix::fs::statat(dir.fd(), name, AtFlags::SYMLINK_NOFOLLOW) {
+                            Ok(st) => FileType::from_raw_mode(st.st_mode),
+                            Err(Errno::NOENT) => continue,
+                            Err(e) => {
+                                self.report.error(&dir.entry_path(name), e.into());
+                                dir.fail();
+                                continue;
+                            }
+                        }
+                    }
+                    t => t,
+                };
+                if kind == FileType::Directory {
+                    self.push(to, Dir::child(dir, name));
+                } else {
+                    self.unlink_entry(dir, name, to);
+                }
+            }
+            self.seen.fetch_add(n, Ordering::Relaxed);
+        });
+    }
+
+    /// Removes one non-directory entry of `dir`.
+    fn unlink_entry<'s>(&'s self, dir: &Arc<Dir>, name: &CStr, to: &Spawn<'_, 's>) {
+        if self.cfg.dry_run {
+            return self.report.removed(false, || dir.entry_path(name));
+        }
+        match rustix::fs::unlinkat(dir.fd(), name, AtFlags::empty()) {
+            Ok(()) => self.report.removed(false, || dir.entry_path(name)),
+            Err(Errno::NOENT) => {}
+            // It is a directory after all (swapped in, or d_type was wrong).
+            Err(Errno::ISDIR) => self.push(to, Dir::child(dir, name)),
+            Err(e) => {
+                self.report.error(&dir.entry_path(name), e.into());
+                dir.fail();
+            }
+        }
+    }
+
+    /// Drops one unit of `dir`'s pending work; the last one removes it and
+    /// climbs to its parent, and so on up. A loop, not recursion, so that a
+    /// tree of any depth unwinds in constant stack.
+    fn release<'s>(&'s self, mut dir: Arc<Dir>, to: &Spawn<'_, 's>) {
+        loop {
+            if dir.pending.fetch_sub(1, Ordering::AcqRel) != 1 {
+                return;
+            }
+            let Some(parent) = dir.parent.clone() else {
+                return;
+            };
+            match dir.state.load(Ordering::Acquire) {
+                FAILED => parent.fail(),
+                HANDLED => {}
+                _ if self.cfg.dry_run => self.report.removed(true, || dir.path()),
+                _ => {
+                    match rustix::fs::unlinkat(parent.fd(), dir.name.as_c_str(), AtFlags::REMOVEDIR)
+                    {
+                        Ok(()) => self.report.removed(true, || dir.path()),
+                        Err(Errno::NOENT) => {}
+                        // Something was created inside while we worked: scan again.
+                        Err(e @ (Errno::NOTEMPTY | Errno::EXIST)) => {
+                            if dir.rescans.fetch_add(1, Ordering::AcqRel) < MAX_RESCANS {
+                                dir.pending.store(1, Ordering::Release);
+                                return self.push(to, dir);
+                            }
+                            self.report.error(&dir.path(), e.into());
+                            parent.fail();
+                        }
+                        Err(e) => {
+                            self.report.error(&dir.path(), e.into());
+                            parent.fail();
+                        }
+                    }
+                }
+            }
+            dir = parent;
+        }
+    }
+}
+
+/// Raises the soft open-file limit to the hard one, and says whether it
+/// could: each directory in flight holds a descriptor, and a deep tree has
+/// many in flight at once.
+pub fn raise_fd_limit() -> bool {
+    use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+    let lim = getrlimit(Resource::Nofile);
+    lim.current < lim.maximum
+        && setrlimit(
+            Resource::Nofile,
+            Rlimit {
+                current: lim.maximum,
+                maximum: lim.maximum,
+            },
+        )
+        .is_ok()
+}

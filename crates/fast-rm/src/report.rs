@@ -1,0 +1,325 @@
+//! Counting, messages and the progress display.
+//!
+//! Errors go to stderr as they happen, naming the path and the reason.
+//! `--verbose` lines go to stdout (stderr under `--json`, whose document owns
+//! stdout). The progress display is drawn by its own thread, only on a
+//! terminal, only once the run has taken noticeable time, at most 10 times a
+//! second; it stops the moment the run ends.
+
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde::Serialize;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// When the progress display appears.
+const PROGRESS_DELAY: Duration = Duration::from_millis(300);
+/// How often it redraws.
+const PROGRESS_EVERY: Duration = Duration::from_millis(100);
+
+/// Whether to draw progress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ProgressMode {
+    /// On a terminal only.
+    Auto,
+    Always,
+    Never,
+}
+
+/// One failure, for the summary.
+#[derive(Debug, Clone, Serialize)]
+pub struct Failure {
+    pub path: String,
+    pub error: String,
+}
+
+/// What a run did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub dry_run: bool,
+    /// Non-directories removed (or, in a dry run, that would be).
+    pub files: u64,
+    pub dirs: u64,
+    /// Not known: entries are never stat'ed.
+    pub bytes: Option<u64>,
+    pub errors: u64,
+    pub failures: Vec<Failure>,
+    pub elapsed_ms: f64,
+    pub ok: bool,
+}
+
+/// Shared by every thread of a run.
+#[derive(Debug)]
+pub struct Reporter {
+    verbose: bool,
+    dry_run: bool,
+    json: bool,
+    stats: Arc<Stats>,
+    failures: Mutex<Vec<Failure>>,
+    started: Instant,
+    progress: ProgressMode,
+    progress_started: AtomicBool,
+    bar: Mutex<Option<ProgressBar>>,
+    stop: Mutex<Option<(Sender<()>, std::thread::JoinHandle<()>)>>,
+}
+
+/// How many failures the summary keeps by name.
+const MAX_FAILURES_KEPT: usize = 1000;
+
+impl Reporter {
+    pub fn new(verbose: bool, dry_run: bool, json: bool, progress: ProgressMode) -> Self {
+        Self {
+            verbose,
+            dry_run,
+            json,
+            stats: Arc::new(Stats::default()),
+            failures: Mutex::new(Vec::new()),
+            started: Instant::now(),
+            progress,
+            progress_started: AtomicBool::new(false),
+            bar: Mutex::new(None),
+            stop: Mutex::new(None),
+        }
+    }
+
+    /// A line on stderr, above the progress display if it is drawn.
+    pub fn message(&self, line: &str) {
+        let bar = self.bar.lock().unwrap_or_else(|e| e.into_inner());
+        match bar.as_ref() {
+            Some(b) => b.suspend(|| eprintln!("{line}")),
+            None => eprintln!("{line}"),
+        }
+    }
+
+    fn line_out(&self, line: &str) {
+        if self.json {
+            return self.message(line);
+        }
+        let bar = self.bar.lock().unwrap_or_else(|e| e.into_inner());
+        let print = || {
+            let mut out = io::stdout().lock();
+            let _ = writeln!(out, "{line}");
+        };
+        match bar.as_ref() {
+            Some(b) => b.suspend(print),
+            None => print(),
+        }
+    }
+
+    /// `path` could not be removed because of `err`.
+    pub fn error(&self, path: &Path, err: io::Error) {
+        self.fail(
+            path,
+            format!("cannot remove {}: {}", quote(path), describe(&err)),
+        );
+    }
+
+    pub fn skip_other_device(&self, path: &Path) {
+        self.fail(
+            path,
+            format!("skipping {}, since it's on a different device", quote(path)),
+        );
+    }
+
+    /// A failure with a message of its own.
+    pub fn fail(&self, path: &Path, message: String) {
+        self.stats.errors.fetch_add(1, Ordering::Relaxed);
+        self.message(&format!("fast-rm: {message}"));
+        let mut f = self.failures.lock().unwrap_or_else(|e| e.into_inner());
+        if f.len() < MAX_FAILURES_KEPT {
+            f.push(Failure {
+                path: path.to_string_lossy().into_owned(),
+                error: message,
+            });
+        }
+    }
+
+    /// Something was removed (or would be, in a dry run).
+    pub fn removed(&self, is_dir: bool, path: impl FnOnce() -> PathBuf) {
+        if is_dir {
+            self.stats.dirs.fetch_add(1, Ordering::Relaxed);
+        } else {
+            self.stats.files.fetch_add(1, Ordering::Relaxed);
+        }
+        if self.verbose || self.dry_run {
+            let p = path();
+            let what = if is_dir { "directory " } else { "" };
+            let verb = if self.dry_run {
+                "would remove"
+            } else {
+                "removed"
+            };
+            self.line_out(&format!("{verb} {what}{}", quote(&p)));
+        }
+    }
+
+    /// Called once per directory: starts the progress display once the run
+    /// has taken noticeable time.
+    pub fn tick_dir(&self) {
+        if self.progress == ProgressMode::Never
+            || self.progress_started.load(Ordering::Relaxed)
+            || self.started.elapsed() < PROGRESS_DELAY
+        {
+            return;
+        }
+        if self.progress_started.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        self.start_progress();
+    }
+
+    fn start_progress(&self) {
+        use std::io::IsTerminal;
+        let tty = io::stderr().is_terminal();
+        if self.progress == ProgressMode::Auto && !tty {
+            return;
+        }
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr_with_hz(10));
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("constant template"),
+        );
+        *self.bar.lock().unwrap_or_else(|e| e.into_inner()) = Some(bar.clone());
+        let (tx, rx) = crossbeam_channel::bounded::<()>(1);
+        let view = View {
+            bar,
+            tty,
+            started: self.started,
+            dry_run: self.dry_run,
+        };
+        let stats = self.stats.clone();
+        let handle = std::thread::Builder::new()
+            .name("fast-rm-progress".into())
+            .spawn(move || view.run(&rx, &stats));
+        if let Ok(h) = handle {
+            *self.stop.lock().unwrap_or_else(|e| e.into_inner()) = Some((tx, h));
+        }
+    }
+
+    /// Ends the progress display and returns the summary.
+    pub fn finish(&self) -> Summary {
+        if let Some((tx, h)) = self.stop.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            let _ = tx.send(());
+            let _ = h.join();
+        }
+        if let Some(b) = self.bar.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            b.finish_and_clear();
+        }
+        let errors = self.stats.errors.load(Ordering::Relaxed);
+        Summary {
+            dry_run: self.dry_run,
+            files: self.stats.files.load(Ordering::Relaxed),
+            dirs: self.stats.dirs.load(Ordering::Relaxed),
+            bytes: None,
+            errors,
+            failures: std::mem::take(&mut *self.failures.lock().unwrap_or_else(|e| e.into_inner())),
+            elapsed_ms: self.started.elapsed().as_secs_f64() * 1e3,
+            ok: errors == 0,
+        }
+    }
+}
+
+/// The counters, shared with the progress thread.
+#[derive(Debug, Default)]
+struct Stats {
+    files: AtomicU64,
+    dirs: AtomicU64,
+    errors: AtomicU64,
+}
+
+struct View {
+    bar: ProgressBar,
+    tty: bool,
+    started: Instant,
+    dry_run: bool,
+}
+
+impl View {
+    /// Redraws every `PROGRESS_EVERY` until told to stop: the wait is on the
+    /// stop channel, so the end of the run ends it at once.
+    fn run(self, stop: &Receiver<()>, stats: &Stats) {
+        let mut last_plain = Instant::now();
+        loop {
+            let files = stats.files.load(Ordering::Relaxed);
+            let dirs = stats.dirs.load(Ordering::Relaxed);
+            let errors = stats.errors.load(Ordering::Relaxed);
+            let secs = self.started.elapsed().as_secs_f64().max(1e-3);
+            let verb = if self.dry_run { "found" } else { "removed" };
+            let msg = format!(
+                "{verb} {files} files, {dirs} directories, {errors} errors ({:.0} files/s)",
+                (files + dirs) as f64 / secs
+            );
+            if self.tty {
+                self.bar.set_message(msg);
+                self.bar.tick();
+            } else if last_plain.elapsed() >= Duration::from_secs(1) {
+                // --progress=always off a terminal: a plain line a second.
+                eprintln!("fast-rm: {msg}");
+                last_plain = Instant::now();
+            }
+            match stop.recv_timeout(PROGRESS_EVERY) {
+                Err(RecvTimeoutError::Timeout) => {}
+                Ok(()) | Err(RecvTimeoutError::Disconnected) => return,
+            }
+        }
+    }
+}
+
+/// An error as rm words it.
+pub fn describe(err: &io::Error) -> String {
+    let s = err.to_string();
+    // "Permission denied (os error 13)" -> "Permission denied"
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+/// A path in single quotes, as rm shows it; control characters are escaped
+/// and bytes that are not UTF-8 shown as `\xNN`.
+pub fn quote(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = String::from("'");
+    for chunk in path.as_os_str().as_bytes().utf8_chunks() {
+        for c in chunk.valid().chars() {
+            match c {
+                '\'' => out.push_str("'\\''"),
+                '\n' => out.push_str("\\n"),
+                '\t' => out.push_str("\\t"),
+                c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
+                c => out.push(c),
+            }
+        }
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    out.push('\'');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+
+    #[test]
+    fn quoting() {
+        assert_eq!(quote(Path::new("a b")), "'a b'");
+        assert_eq!(quote(Path::new("it's")), "'it'\\''s'");
+        assert_eq!(quote(Path::new("new\nline")), "'new\\nline'");
+        assert_eq!(
+            quote(Path::new(OsStr::from_bytes(b"bad\xffname"))),
+            "'bad\\xffname'"
+        );
+    }
+
+    #[test]
+    fn describe_drops_the_os_error_number() {
+        let e = io::Error::from_raw_os_error(13);
+        assert_eq!(describe(&e), "Permission denied");
+    }
+}

@@ -1,0 +1,150 @@
+//! What may be removed: checks on each command-line argument before anything
+//! is touched, and the removal of arguments that another argument covers.
+
+use crate::cli::PreserveRoot;
+use crate::engine::Root;
+use crate::report::{describe, quote};
+use rustix::fs::{AtFlags, CWD, FileType};
+use rustix::io::Errno;
+use std::ffi::{CString, OsStr};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// Why an argument is not removed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// Missing under --force: not an error, says nothing.
+    Missing,
+    /// An error message (without the program name).
+    Error(Vec<String>),
+}
+
+/// A checked argument.
+#[derive(Debug)]
+pub struct Checked {
+    pub root: Root,
+    /// The argument's real location (its parent resolved, then its name), to
+    /// find arguments that another one covers.
+    pub key: PathBuf,
+    pub is_dir: bool,
+}
+
+fn err(msg: String) -> Refusal {
+    Refusal::Error(vec![msg])
+}
+
+/// Checks one argument and opens its parent.
+pub fn check(arg: &OsStr, force: bool, preserve: Option<PreserveRoot>) -> Result<Checked, Refusal> {
+    let shown = Path::new(arg);
+    let bytes = arg.as_bytes();
+    if bytes.is_empty() {
+        return Err(err("cannot remove '': No such file or directory".into()));
+    }
+    // Trailing slashes go: `link/` names the link, which is removed, never
+    // the directory it points to.
+    let trimmed = {
+        let mut end = bytes.len();
+        while end > 1 && bytes[end - 1] == b'/' {
+            end -= 1;
+        }
+        &bytes[..end]
+    };
+    let is_root_spelling = trimmed.iter().all(|&b| b == b'/');
+    let (prefix, base): (&[u8], &[u8]) = if is_root_spelling {
+        (b"/", b".")
+    } else {
+        match trimmed.iter().rposition(|&b| b == b'/') {
+            Some(i) => (&trimmed[..=i], &trimmed[i + 1..]),
+            None => (b"", trimmed),
+        }
+    };
+    if !is_root_spelling && matches!(base, b"." | b"..") {
+        return Err(err(format!(
+            "refusing to remove '.' or '..' directory: skipping {}",
+            quote(shown)
+        )));
+    }
+    let path = Path::new(OsStr::from_bytes(trimmed));
+    let st = match rustix::fs::statat(CWD, path, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(st) => st,
+        Err(Errno::NOENT) if force => return Err(Refusal::Missing),
+        Err(e) => {
+            return Err(err(format!(
+                "cannot remove {}: {}",
+                quote(shown),
+                describe(&e.into())
+            )));
+        }
+    };
+    let is_dir = FileType::from_raw_mode(st.st_mode) == FileType::Directory;
+    if is_dir && preserve.is_some() {
+        let root = rustix::fs::stat("/")
+            .map_err(|e| err(format!("cannot stat '/': {}", describe(&e.into()))))?;
+        if (st.st_dev, st.st_ino) == (root.st_dev, root.st_ino) {
+            let mut lines = vec![format!(
+                "it is dangerous to operate recursively on {}",
+                quote(shown)
+            )];
+            if trimmed != b"/" {
+                lines[0].push_str(" (same as '/')");
+            }
+            lines.push("use --no-preserve-root to override this failsafe".into());
+            return Err(Refusal::Error(lines));
+        }
+        if preserve == Some(PreserveRoot::All) {
+            let up = Path::new(OsStr::from_bytes(trimmed)).join("..");
+            let parent_dev = rustix::fs::stat(&up).map(|p| p.st_dev).map_err(|e| {
+                err(format!(
+                    "cannot stat {}: {}",
+                    quote(&up),
+                    describe(&e.into())
+                ))
+            })?;
+            if parent_dev != st.st_dev {
+                return Err(Refusal::Error(vec![
+                    format!(
+                        "skipping {}, since it's on a different device",
+                        quote(shown)
+                    ),
+                    "and --preserve-root=all is in effect".into(),
+                ]));
+            }
+        }
+    }
+    let parent = if prefix.is_empty() {
+        Path::new(".")
+    } else {
+        Path::new(OsStr::from_bytes(prefix))
+    };
+    let real_parent = std::fs::canonicalize(parent).unwrap_or_else(|_| parent.to_path_buf());
+    let key = if is_root_spelling {
+        real_parent.clone()
+    } else {
+        real_parent.join(OsStr::from_bytes(base))
+    };
+    let base = CString::new(base)
+        .map_err(|_| err(format!("cannot remove {}: invalid name", quote(shown))))?;
+    let root = Root::new(parent, prefix.to_vec(), base, is_dir, st.st_dev).map_err(|e| {
+        err(format!(
+            "cannot remove {}: {}",
+            quote(shown),
+            describe(&e.into())
+        ))
+    })?;
+    Ok(Checked { root, key, is_dir })
+}
+
+/// Drops each argument that another one covers: a duplicate of an earlier
+/// one, or a path inside another argument that is a directory. Keeps order.
+pub fn drop_covered(mut checked: Vec<Checked>) -> Vec<Checked> {
+    let keys: Vec<(PathBuf, bool)> = checked.iter().map(|c| (c.key.clone(), c.is_dir)).collect();
+    let mut i = 0;
+    checked.retain(|c| {
+        let me = i;
+        i += 1;
+        !keys.iter().enumerate().any(|(j, (k, dir))| {
+            j != me && ((*k == c.key && j < me) || (*dir && c.key != *k && c.key.starts_with(k)))
+        })
+    });
+    checked
+}
