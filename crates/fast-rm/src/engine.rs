@@ -184,7 +184,7 @@ enum Spawn<'a, 's> {
 }
 
 thread_local! {
-    static BUF: RefCell<Vec<MaybeUninit<u8>>> = RefCell::new(Vec::new());
+    static BUF: RefCell<Vec<MaybeUninit<u8>>> = const { RefCell::new(Vec::new()) };
 }
 
 impl<'r> Engine<'r> {
