@@ -15,7 +15,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// When the progress display appears.
+/// When the progress display appears, unless `FAST_RM_PROGRESS_DELAY_MS`
+/// says otherwise (for tests).
 const PROGRESS_DELAY: Duration = Duration::from_millis(300);
 /// How often it redraws.
 const PROGRESS_EVERY: Duration = Duration::from_millis(100);
@@ -61,6 +62,7 @@ pub struct Reporter {
     failures: Mutex<Vec<Failure>>,
     started: Instant,
     progress: ProgressMode,
+    progress_delay: Duration,
     progress_started: AtomicBool,
     bar: Mutex<Option<ProgressBar>>,
     stop: Mutex<Option<(Sender<()>, std::thread::JoinHandle<()>)>>,
@@ -79,6 +81,10 @@ impl Reporter {
             failures: Mutex::new(Vec::new()),
             started: Instant::now(),
             progress,
+            progress_delay: std::env::var("FAST_RM_PROGRESS_DELAY_MS")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .map_or(PROGRESS_DELAY, Duration::from_millis),
             progress_started: AtomicBool::new(false),
             bar: Mutex::new(None),
             stop: Mutex::new(None),
@@ -161,7 +167,7 @@ impl Reporter {
     pub fn tick_dir(&self) {
         if self.progress == ProgressMode::Never
             || self.progress_started.load(Ordering::Relaxed)
-            || self.started.elapsed() < PROGRESS_DELAY
+            || self.started.elapsed() < self.progress_delay
         {
             return;
         }
