@@ -21,7 +21,12 @@ pub enum PreserveRoot {
 /// refused unless --no-preserve-root; `.` and `..` are refused always.
 /// Exit status: 0 if everything named is gone, 1 otherwise.
 #[derive(Debug, Parser)]
-#[command(name = "fast-rm", version, max_term_width = 100)]
+#[command(
+    name = "fast-rm",
+    version,
+    max_term_width = 100,
+    args_override_self = true
+)]
 pub struct Cli {
     /// Ignore missing paths, never prompt.
     #[arg(short = 'f', long, overrides_with = "interactive_once")]

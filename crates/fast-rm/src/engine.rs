@@ -338,6 +338,11 @@ impl<'r> Engine<'r> {
             while let Some(entry) = entries.next() {
                 let entry = match entry {
                     Ok(e) => e,
+                    // Removed under us (getdents on a deleted directory).
+                    Err(Errno::NOENT) => {
+                        dir.state.store(HANDLED, Ordering::Release);
+                        break;
+                    }
                     Err(e) => {
                         self.report.error(&dir.path(), e.into());
                         dir.fail();

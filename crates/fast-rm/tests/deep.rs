@@ -1,0 +1,85 @@
+//! Trees deeper than PATH_MAX, and large trees, removed completely.
+
+mod common;
+
+use common::{Canary, fast_rm, nested, rm, scratch};
+use rustix::fs::{AtFlags, CWD, Mode, OFlags, mkdirat, openat};
+use std::fs;
+use std::os::fd::OwnedFd;
+use std::path::Path;
+
+/// Builds a chain of `depth` directories named `name` below `root`, through
+/// directory descriptors (no path is ever longer than one name), with a file
+/// in every tenth one.
+fn deep_chain(root: &Path, depth: usize, name: &str) {
+    fs::create_dir_all(root).unwrap();
+    let mut fd: OwnedFd =
+        rustix::fs::open(root, OFlags::DIRECTORY | OFlags::RDONLY, Mode::empty()).unwrap();
+    for i in 0..depth {
+        mkdirat(&fd, name, Mode::from_bits_truncate(0o755)).unwrap();
+        fd = openat(&fd, name, OFlags::DIRECTORY | OFlags::RDONLY, Mode::empty()).unwrap();
+        if i % 10 == 0 {
+            drop(
+                openat(
+                    &fd,
+                    "file",
+                    OFlags::CREATE | OFlags::WRONLY,
+                    Mode::from_bits_truncate(0o644),
+                )
+                .unwrap(),
+            );
+        }
+    }
+}
+
+fn gone(p: &Path) -> bool {
+    rustix::fs::statat(CWD, p, AtFlags::SYMLINK_NOFOLLOW).is_err()
+}
+
+#[test]
+fn long_names_deeper_than_path_max_are_removed() {
+    for s in scratch() {
+        let canary = Canary::plant(&s.path().join("canary"));
+        let name = "n".repeat(200);
+        deep_chain(&s.path().join("t"), 60, &name); // about 12 KB of path
+        let r = rm(s.path(), &["--json", "t"]);
+        assert_eq!(r.code, 0, "{r:?}");
+        assert!(gone(&s.path().join("t")));
+        let j: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        assert_eq!(j["dirs"], 61);
+        assert_eq!(j["files"], 6);
+        canary.assert_intact();
+    }
+}
+
+#[test]
+fn thousands_of_levels_under_a_low_descriptor_limit_are_removed() {
+    for s in scratch() {
+        deep_chain(&s.path().join("t"), 3000, "d");
+        // More levels than the soft limit of open files: fast-rm raises it.
+        let out = std::process::Command::new("sh")
+            .current_dir(s.path())
+            .arg("-c")
+            .arg("ulimit -Sn 256 && exec \"$0\" t")
+            .arg(fast_rm().get_program())
+            .output()
+            .unwrap();
+        let r: common::Run = out.into();
+        assert_eq!(r.code, 0, "{r:?}");
+        assert!(gone(&s.path().join("t")));
+    }
+}
+
+#[test]
+fn a_nested_tree_of_100k_entries_leaves_nothing() {
+    for s in scratch() {
+        let t = s.path().join("t");
+        nested(&t, 1000, 98_000);
+        let r = rm(s.path(), &["--json", "t"]);
+        assert_eq!(r.code, 0, "{r:?}");
+        let j: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        assert_eq!(j["files"], 98_000 + 1000);
+        assert!(gone(&t));
+        assert_eq!(fs::read_dir(s.path()).unwrap().count(), 0, "zero leftovers");
+    }
+}
