@@ -4,7 +4,7 @@ mod common;
 
 use common::{Canary, fast_rm, is_root, nested, rm, scratch};
 use std::fs;
-use std::os::unix::fs::{PermissionsExt, chown};
+use std::os::unix::fs::{PermissionsExt, lchown};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::sync::Arc;
@@ -76,7 +76,7 @@ fn give_away(dir: &Path) {
     }
     let mut stack = vec![dir.to_path_buf()];
     while let Some(p) = stack.pop() {
-        chown(&p, Some(65534), Some(65534)).unwrap();
+        lchown(&p, Some(65534), Some(65534)).unwrap();
         if p.is_dir() && !p.is_symlink() {
             stack.extend(fs::read_dir(&p).unwrap().map(|e| e.unwrap().path()));
         }
