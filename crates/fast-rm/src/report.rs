@@ -246,7 +246,7 @@ impl View {
     /// Redraws every `PROGRESS_EVERY` until told to stop: the wait is on the
     /// stop channel, so the end of the run ends it at once.
     fn run(self, stop: &Receiver<()>, stats: &Stats) {
-        let mut last_plain = Instant::now();
+        let mut last_plain: Option<Instant> = None;
         loop {
             let files = stats.files.load(Ordering::Relaxed);
             let dirs = stats.dirs.load(Ordering::Relaxed);
@@ -260,10 +260,10 @@ impl View {
             if self.tty {
                 self.bar.set_message(msg);
                 self.bar.tick();
-            } else if last_plain.elapsed() >= Duration::from_secs(1) {
+            } else if last_plain.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
                 // --progress=always off a terminal: a plain line a second.
                 eprintln!("fast-rm: {msg}");
-                last_plain = Instant::now();
+                last_plain = Some(Instant::now());
             }
             match stop.recv_timeout(PROGRESS_EVERY) {
                 Err(RecvTimeoutError::Timeout) => {}
