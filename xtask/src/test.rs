@@ -7,7 +7,11 @@ use anyhow::{Result, bail};
 use std::time::Instant;
 
 /// The systems `test` knows, and the cargo packages that hold their tests.
-const SYSTEMS: &[(&str, &[&str])] = &[("floor", &["floor", "latency"]), ("xtask", &["xtask"])];
+const SYSTEMS: &[(&str, &[&str])] = &[
+    ("floor", &["floor", "latency"]),
+    ("fast-rm", &["fast-rm", "fast-rm-bench"]),
+    ("xtask", &["xtask"]),
+];
 
 fn packages(systems: &[String]) -> Result<Vec<String>> {
     let mut out = Vec::new();

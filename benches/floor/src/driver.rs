@@ -6,7 +6,18 @@
 //! [`latency::Event`]s on stdout. Anything else goes to stderr.
 
 use latency::{Event, Run};
+use serde::Deserialize;
 use std::path::PathBuf;
+
+/// A peer as xtask found it (from `XTASK_PEERS`, JSON).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Peer {
+    pub name: String,
+    /// The program to run; `None` when the peer is missing.
+    pub program: Option<PathBuf>,
+    pub version: Option<String>,
+    pub missing: Option<String>,
+}
 
 /// A driver's command line.
 #[derive(Debug, Clone)]
@@ -17,6 +28,8 @@ pub struct Args {
     pub scratch: PathBuf,
     /// A scratch folder on tmpfs.
     pub shm: PathBuf,
+    /// The peers, as xtask found and installed them.
+    pub peers: Vec<Peer>,
 }
 
 impl Args {
@@ -26,7 +39,12 @@ impl Args {
             quick: false,
             scratch: std::env::temp_dir(),
             shm: PathBuf::from("/dev/shm"),
+            peers: Vec::new(),
         };
+        if let Some(json) = std::env::var_os("XTASK_PEERS") {
+            args.peers = serde_json::from_str(&json.to_string_lossy())
+                .map_err(|e| anyhow::anyhow!("XTASK_PEERS: {e}"))?;
+        }
         let mut p = lexopt::Parser::from_env();
         while let Some(arg) = p.next()? {
             match arg {
@@ -41,6 +59,23 @@ impl Args {
                 .map_err(|e| anyhow::anyhow!("cannot use {}: {e}", dir.display()))?;
         }
         Ok(args)
+    }
+
+    /// A peer that is available: its program and version.
+    pub fn peer(&self, name: &str) -> Option<(PathBuf, String)> {
+        let p = self.peers.iter().find(|p| p.name == name)?;
+        Some((
+            p.program.clone()?,
+            p.version.clone().unwrap_or_else(|| "unknown".into()),
+        ))
+    }
+
+    /// A binary of this workspace, built beside the driver (`target/release`).
+    pub fn sibling(&self, bin: &str) -> anyhow::Result<PathBuf> {
+        let exe = std::env::current_exe()?;
+        let p = exe.parent().map(|d| d.join(bin)).unwrap_or_default();
+        anyhow::ensure!(p.is_file(), "{} is not built", p.display());
+        Ok(p)
     }
 
     /// `quick` if this is a quick run, else `full`.

@@ -11,6 +11,7 @@ pub fn system() -> System {
         drivers: vec![Driver::Cargo {
             package: "floor",
             bin: "floor",
+            also: &[],
         }],
     }
 }

@@ -6,6 +6,7 @@
 //! under `benches/<system>/`. A driver is a program that writes
 //! [`latency::Event`]s as JSON lines on stdout.
 
+mod fast_rm;
 mod floor;
 
 use crate::cmd;
@@ -21,10 +22,12 @@ use std::process::{Command, Stdio};
 /// A benchmark driver.
 #[derive(Debug, Clone)]
 pub enum Driver {
-    /// A binary of a workspace package, built with `--release`.
+    /// A binary of a workspace package, built with `--release`, and the
+    /// (package, binary) pairs it measures, built beside it.
     Cargo {
         package: &'static str,
         bin: &'static str,
+        also: &'static [(&'static str, &'static str)],
     },
 }
 
@@ -39,7 +42,7 @@ pub struct System {
 
 /// Every system, in report order.
 pub fn systems() -> Vec<System> {
-    vec![floor::system()]
+    vec![floor::system(), fast_rm::system()]
 }
 
 fn select(names: &[String]) -> Result<Vec<System>> {
@@ -78,8 +81,11 @@ pub fn run(names: &[String], quick: bool) -> Result<()> {
     let mut build = cmd::cargo();
     build.args(["build", "--release"]);
     for s in &systems {
-        for Driver::Cargo { package, bin } in &s.drivers {
+        for Driver::Cargo { package, bin, also } in &s.drivers {
             build.args(["-p", package, "--bin", bin]);
+            for (p, b) in *also {
+                build.args(["-p", p, "--bin", b]);
+            }
         }
     }
     cmd::run(&mut build)?;
@@ -103,6 +109,7 @@ pub fn run(names: &[String], quick: bool) -> Result<()> {
                 quick,
                 scratch: scratch.clone(),
                 shm: shm.clone(),
+                peers: serde_json::to_string(&outcome.peers)?,
             };
             run_driver(system.name, driver, &args, &mut outcome)?;
         }
@@ -140,6 +147,8 @@ struct DriverArgs {
     quick: bool,
     scratch: PathBuf,
     shm: PathBuf,
+    /// The peers' `PeerStatus`es as JSON, for `XTASK_PEERS`.
+    peers: String,
 }
 
 fn driver_command(driver: &Driver, args: &DriverArgs) -> Command {
@@ -152,7 +161,8 @@ fn driver_command(driver: &Driver, args: &DriverArgs) -> Command {
     c.arg("--scratch")
         .arg(&args.scratch)
         .arg("--shm")
-        .arg(&args.shm);
+        .arg(&args.shm)
+        .env("XTASK_PEERS", &args.peers);
     c
 }
 

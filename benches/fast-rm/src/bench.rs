@@ -1,0 +1,167 @@
+//! The fast-rm workloads, as the driver runs them: for each filesystem,
+//! shape and size, every subject deletes a freshly built copy of the same
+//! tree, interleaved, and the target must be gone afterwards.
+
+use crate::{Listing, Shape, build};
+use floor::driver::{self, Args};
+use latency::process::time_command;
+use latency::{BoxError, Options, Run, Sample, Subject, interleave, machine};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+const SYSTEM: &str = "fast-rm";
+
+/// One command-line subject: its name, version and argv before the target.
+struct Tool {
+    name: String,
+    version: String,
+    argv: Vec<String>,
+}
+
+fn tools(args: &Args) -> anyhow::Result<Vec<Tool>> {
+    let ours = args.sibling("fast-rm")?;
+    let mut out = vec![Tool {
+        name: "fast-rm".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        argv: vec![ours.display().to_string()],
+    }];
+    let peers: [(&str, &str, &[&str], &[&str]); 3] = [
+        ("rm", "rm -r", &["-r"], &[]),
+        ("find", "find -delete", &[], &["-delete"]),
+        ("rmz", "rmz", &[], &[]),
+    ];
+    for (peer, label, before, after) in peers {
+        match args.peer(peer) {
+            Some((program, version)) => {
+                let mut argv = vec![program.display().to_string()];
+                argv.extend(before.iter().map(|s| s.to_string()));
+                argv.push("{}".into());
+                argv.extend(after.iter().map(|s| s.to_string()));
+                out.push(Tool {
+                    name: label.into(),
+                    version,
+                    argv,
+                });
+            }
+            None => driver::note(format!("{label}: peer missing, no row"))?,
+        }
+    }
+    Ok(out)
+}
+
+fn command(tool: &Tool, target: &Path) -> Command {
+    let mut c = Command::new(&tool.argv[0]);
+    let mut placed = false;
+    for a in &tool.argv[1..] {
+        if a == "{}" {
+            c.arg(target);
+            placed = true;
+        } else {
+            c.arg(a);
+        }
+    }
+    if !placed {
+        c.arg(target);
+    }
+    c.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    c
+}
+
+fn gone(target: &Path) -> bool {
+    std::fs::symlink_metadata(target).is_err()
+}
+
+/// Builds the tree, then runs `tool` on it and checks that it is gone.
+fn delete_with(tool: &Tool, target: &Path, shape: Shape, n: usize) -> Result<Sample, BoxError> {
+    build(target, shape, n)?;
+    let t = time_command(&mut command(tool, target))?;
+    if !t.status.success() || !gone(target) {
+        let _ = std::fs::remove_dir_all(target);
+        return Err(format!(
+            "{} failed on {} ({})",
+            tool.name,
+            target.display(),
+            t.status
+        )
+        .into());
+    }
+    Ok(t.sample())
+}
+
+/// The floor: the same tree, listed beforehand, removed by `unlinkat` alone.
+fn delete_floor(target: &Path, shape: Shape, n: usize) -> Result<Sample, BoxError> {
+    build(target, shape, n)?;
+    let listing = Listing::of(target)?;
+    let (sample, res) = Sample::time(|| listing.remove());
+    res?;
+    if !gone(target) {
+        return Err("the floor left the target behind".into());
+    }
+    Ok(sample)
+}
+
+/// Runs every workload and emits its records.
+pub fn run(args: &Args) -> anyhow::Result<()> {
+    let tools = tools(args)?;
+    let sizes: &[usize] = args.pick(&[0, 100, 10_000], &[0, 100, 10_000, 100_000, 1_000_000]);
+    let fss: [(&Path, &str); 2] = [(&args.shm, "shm"), (&args.scratch, "disk")];
+    let mut plan = Vec::new();
+    for (dir, _) in fss {
+        let fs = machine::fs_type(dir)?;
+        for &n in sizes {
+            for shape in [Shape::Nested, Shape::Flat, Shape::Deep] {
+                // An empty tree has one shape; a million files, the nested one.
+                if (n == 0 || n >= 1_000_000) && shape != Shape::Nested {
+                    continue;
+                }
+                plan.push((dir.to_path_buf(), fs.clone(), n, shape));
+            }
+        }
+    }
+    driver::plan(plan.len() as u64)?;
+    for (dir, fs, n, shape) in plan {
+        driver::step(format!("{} {n} files on {fs}", shape.name()))?;
+        let work = dir.join("fast-rm-bench");
+        std::fs::create_dir_all(&work)?;
+        let target: PathBuf = work.join("target");
+        if target.exists() {
+            std::fs::remove_dir_all(&target)?;
+        }
+        let mut subjects: Vec<Subject<'_>> = tools
+            .iter()
+            .map(|tool| {
+                let target = target.clone();
+                Subject::new(&tool.name, &tool.version, move || {
+                    delete_with(tool, &target, shape, n)
+                })
+            })
+            .collect();
+        let kernel = machine::kernel();
+        let floor_target = target.clone();
+        subjects.push(Subject::new(
+            "floor: unlinkat loop (in-process)",
+            kernel,
+            move || delete_floor(&floor_target, shape, n),
+        ));
+        let (warmup, rounds) = match n {
+            0..=100 => (2, args.pick(10, 40)),
+            101..=10_000 => (1, args.pick(3, 10)),
+            10_001..=100_000 => (0, 5),
+            _ => (0, 2),
+        };
+        let opts = Options {
+            warmup,
+            rounds,
+            min_rounds: rounds,
+            budget: None,
+        };
+        let run = Run::new(SYSTEM, &format!("delete {}", shape.name()), vec![])
+            .param("fs", fs)
+            .size(n as u64);
+        driver::emit(&interleave(run, &mut subjects, opts)?)?;
+        let _ = std::fs::remove_dir(&work);
+    }
+    Ok(())
+}
