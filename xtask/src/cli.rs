@@ -8,6 +8,7 @@ cargo xtask: the repository's task runner
 USAGE:
     cargo xtask test  [SYSTEM...]
     cargo xtask bench [SYSTEM...] [--quick] [--micro]
+    cargo xtask install [BIN...] [--root DIR]
 
 COMMANDS:
     test    fmt, clippy -D warnings, and every test (Rust, and Python/Node as
@@ -15,14 +16,17 @@ COMMANDS:
     bench   Builds in release mode and runs each system's benchmarks against
             its peers, interleaved. Writes target/bench/results.json,
             report.md and SVG charts, and prints each system's table.
+    install Builds the binaries in release mode, statically linked (faster
+            to start), and copies them into DIR/bin (default ~/.cargo/bin).
 
 OPTIONS:
     --quick   a short run, for smoke checks (bench)
     --micro   run the criterion micro-benchmarks of the crates instead (bench)
+    --root    where to install (install)
     -h, --help
 
 SYSTEMS:
-    floor (the machine's physical limits)
+    floor (the machine's physical limits), fast-rm
 ";
 
 /// What the user asked for.
@@ -37,6 +41,10 @@ pub enum Command {
         quick: bool,
         micro: bool,
     },
+    Install {
+        bins: Vec<String>,
+        root: Option<std::path::PathBuf>,
+    },
 }
 
 pub fn parse(args: impl IntoIterator<Item = std::ffi::OsString>) -> Result<Command> {
@@ -44,11 +52,13 @@ pub fn parse(args: impl IntoIterator<Item = std::ffi::OsString>) -> Result<Comma
     let mut p = lexopt::Parser::from_args(args);
     let mut verb: Option<String> = None;
     let (mut systems, mut quick, mut micro, mut help) = (Vec::new(), false, false, false);
+    let mut root = None;
     while let Some(arg) = p.next()? {
         match arg {
             Short('h') | Long("help") => help = true,
             Long("quick") => quick = true,
             Long("micro") => micro = true,
+            Long("root") => root = Some(std::path::PathBuf::from(p.value()?)),
             Value(v) if verb.is_none() => verb = Some(v.string()?),
             Value(v) => systems.push(v.string()?),
             _ => return Err(arg.unexpected().into()),
@@ -60,11 +70,18 @@ pub fn parse(args: impl IntoIterator<Item = std::ffi::OsString>) -> Result<Comma
     Ok(match verb.as_deref() {
         None | Some("help") => Command::Help,
         Some("test") if quick || micro => bail!("--quick and --micro belong to `bench`"),
+        Some("test") if root.is_some() => bail!("--root belongs to `install`"),
         Some("test") => Command::Test { systems },
+        Some("bench") if root.is_some() => bail!("--root belongs to `install`"),
         Some("bench") => Command::Bench {
             systems,
             quick,
             micro,
+        },
+        Some("install") if quick || micro => bail!("--quick and --micro belong to `bench`"),
+        Some("install") => Command::Install {
+            bins: systems,
+            root,
         },
         Some(other) => bail!("unknown command {other:?}; try `cargo xtask help`"),
     })
@@ -83,6 +100,7 @@ pub fn main() -> Result<()> {
             micro,
         } if micro => crate::bench::micro(&systems, quick),
         Command::Bench { systems, quick, .. } => crate::bench::run(&systems, quick),
+        Command::Install { bins, root } => crate::install::run(&bins, root),
     }
 }
 
@@ -115,5 +133,13 @@ mod tests {
         );
         assert!(p("test --quick").is_err());
         assert!(p("bench --bogus").is_err());
+        assert_eq!(
+            p("install fast-rm --root /tmp/x").unwrap(),
+            Command::Install {
+                bins: vec!["fast-rm".into()],
+                root: Some("/tmp/x".into())
+            }
+        );
+        assert!(p("bench --root /tmp").is_err());
     }
 }

@@ -50,6 +50,19 @@ pub fn run(systems: &[String]) -> Result<()> {
     test.arg("test").args(&scope);
     steps.push(("cargo test", test));
 
+    // The statically linked release build that `cargo xtask install` makes
+    // must keep building.
+    if pkgs.is_empty()
+        || pkgs
+            .iter()
+            .any(|p| crate::install::BINARIES.iter().any(|(b, _)| b == p))
+    {
+        let mut install = cargo();
+        install.args(["run", "-q", "-p", "xtask", "--", "install", "--root"]);
+        install.arg(crate::target_dir().join("install-check"));
+        steps.push(("static release build (cargo xtask install)", install));
+    }
+
     let mut results = Vec::new();
     for (name, mut c) in steps {
         eprintln!("\n== {name}");

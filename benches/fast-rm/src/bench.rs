@@ -16,15 +16,27 @@ struct Tool {
     name: String,
     version: String,
     argv: Vec<String>,
+    /// Only measured where start-up matters (up to this many files).
+    up_to: usize,
 }
 
 fn tools(args: &Args) -> anyhow::Result<Vec<Tool>> {
-    let ours = args.sibling("fast-rm")?;
+    let version = env!("CARGO_PKG_VERSION");
     let mut out = vec![Tool {
         name: "fast-rm".into(),
-        version: env!("CARGO_PKG_VERSION").into(),
-        argv: vec![ours.display().to_string()],
+        version: version.into(),
+        argv: vec![args.bin("fast-rm")?.display().to_string()],
+        up_to: usize::MAX,
     }];
+    // The same code linked dynamically, as `cargo install --path` builds it.
+    if let Ok(dynamic) = args.sibling("fast-rm") {
+        out.push(Tool {
+            name: "fast-rm (dynamic, cargo install)".into(),
+            version: version.into(),
+            argv: vec![dynamic.display().to_string()],
+            up_to: 100,
+        });
+    }
     let peers: [(&str, &str, &[&str], &[&str]); 3] = [
         ("rm", "rm -r", &["-r"], &[]),
         ("find", "find -delete", &[], &["-delete"]),
@@ -41,6 +53,7 @@ fn tools(args: &Args) -> anyhow::Result<Vec<Tool>> {
                     name: label.into(),
                     version,
                     argv,
+                    up_to: usize::MAX,
                 });
             }
             None => driver::note(format!("{label}: peer missing, no row"))?,
@@ -131,6 +144,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         }
         let mut subjects: Vec<Subject<'_>> = tools
             .iter()
+            .filter(|tool| n <= tool.up_to)
             .map(|tool| {
                 let target = target.clone();
                 Subject::new(&tool.name, &tool.version, move || {

@@ -39,6 +39,10 @@ impl Shape {
     }
 }
 
+const DIR_FLAGS: OFlags = OFlags::DIRECTORY
+    .union(OFlags::RDONLY)
+    .union(OFlags::CLOEXEC);
+
 /// Every file holds this much: small, like most of a build tree.
 const FILE_BYTES: &[u8] = &[b'x'; 64];
 
@@ -109,7 +113,8 @@ pub struct Listing {
 }
 
 impl Listing {
-    /// Lists `root` and opens its parent and every directory in it.
+    /// Lists `root` and opens its parent and every directory in it,
+    /// through directory descriptors (a tree may be deeper than PATH_MAX).
     pub fn of(root: &Path) -> io::Result<Self> {
         let parent = root
             .parent()
@@ -118,45 +123,37 @@ impl Listing {
         let name = root
             .file_name()
             .ok_or_else(|| io::Error::other("root has no name"))?;
-        let open = |p: &Path| -> io::Result<OwnedFd> {
-            Ok(rustix::fs::open(
-                p,
-                OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC,
-                Mode::empty(),
-            )?)
-        };
+        let parent_fd = rustix::fs::open(parent, DIR_FLAGS, Mode::empty())?;
         let mut l = Listing {
-            fds: vec![open(parent)?],
+            fds: vec![parent_fd],
             steps: Vec::new(),
         };
         l.walk(
-            root,
             0,
             CString::new(name.as_encoded_bytes()).map_err(io::Error::other)?,
-            &open,
         )?;
         Ok(l)
     }
 
-    fn walk(
-        &mut self,
-        dir: &Path,
-        parent_fd: usize,
-        name: CString,
-        open: &dyn Fn(&Path) -> io::Result<OwnedFd>,
-    ) -> io::Result<()> {
+    /// Opens `name` in directory `parent` and lists it, children first.
+    fn walk(&mut self, parent: usize, name: CString) -> io::Result<()> {
         let me = self.fds.len();
-        self.fds.push(open(dir)?);
-        for e in std::fs::read_dir(dir)? {
+        let fd = openat(&self.fds[parent], name.as_c_str(), DIR_FLAGS, Mode::empty())?;
+        let entries = rustix::fs::Dir::read_from(&fd)?;
+        self.fds.push(fd);
+        for e in entries {
             let e = e?;
-            let n = CString::new(e.file_name().as_encoded_bytes()).map_err(io::Error::other)?;
-            if e.file_type()?.is_dir() {
-                self.walk(&e.path(), me, n, open)?;
+            let n = e.file_name();
+            if matches!(n.to_bytes(), b"." | b"..") {
+                continue;
+            }
+            if e.file_type() == rustix::fs::FileType::Directory {
+                self.walk(me, n.to_owned())?;
             } else {
-                self.steps.push((me, n, false));
+                self.steps.push((me, n.to_owned(), false));
             }
         }
-        self.steps.push((parent_fd, name, true));
+        self.steps.push((parent, name, true));
         Ok(())
     }
 
@@ -178,22 +175,6 @@ impl Listing {
 mod tests {
     use super::*;
 
-    fn count(p: &Path) -> (usize, usize) {
-        let (mut files, mut dirs) = (0, 0);
-        for e in std::fs::read_dir(p).unwrap() {
-            let e = e.unwrap();
-            if e.file_type().unwrap().is_dir() {
-                dirs += 1;
-                let (f, d) = count(&e.path());
-                files += f;
-                dirs += d;
-            } else {
-                files += 1;
-            }
-        }
-        (files, dirs)
-    }
-
     #[test]
     fn shapes_hold_what_they_say() {
         let s = tempfile::tempdir().unwrap();
@@ -201,11 +182,14 @@ mod tests {
             (Shape::Nested, 1000),
             (Shape::Flat, 300),
             (Shape::Deep, 400),
+            (Shape::Deep, 10_000),
             (Shape::Nested, 0),
         ] {
             let root = s.path().join(format!("{}-{n}", shape.name()));
             build(&root, shape, n).unwrap();
-            let (files, dirs) = count(&root);
+            let listing = Listing::of(&root).unwrap();
+            let files = listing.steps.iter().filter(|s| !s.2).count();
+            let dirs = listing.steps.iter().filter(|s| s.2).count() - 1;
             assert_eq!(files, n, "{shape:?}");
             let extra_parents = if shape == Shape::Nested {
                 shape.dirs(n).div_ceil(shape.dirs(n).isqrt().max(1))
@@ -213,7 +197,7 @@ mod tests {
                 0
             };
             assert_eq!(dirs, shape.dirs(n) + extra_parents, "{shape:?} {n}");
-            Listing::of(&root).unwrap().remove().unwrap();
+            listing.remove().unwrap();
             assert!(!root.exists());
         }
     }

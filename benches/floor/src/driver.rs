@@ -30,6 +30,8 @@ pub struct Args {
     pub shm: PathBuf,
     /// The peers, as xtask found and installed them.
     pub peers: Vec<Peer>,
+    /// Our binaries as `cargo xtask install` builds them (from `XTASK_BINS`).
+    pub bins: std::collections::BTreeMap<String, PathBuf>,
 }
 
 impl Args {
@@ -40,7 +42,12 @@ impl Args {
             scratch: std::env::temp_dir(),
             shm: PathBuf::from("/dev/shm"),
             peers: Vec::new(),
+            bins: Default::default(),
         };
+        if let Some(json) = std::env::var_os("XTASK_BINS") {
+            args.bins = serde_json::from_str(&json.to_string_lossy())
+                .map_err(|e| anyhow::anyhow!("XTASK_BINS: {e}"))?;
+        }
         if let Some(json) = std::env::var_os("XTASK_PEERS") {
             args.peers = serde_json::from_str(&json.to_string_lossy())
                 .map_err(|e| anyhow::anyhow!("XTASK_PEERS: {e}"))?;
@@ -70,7 +77,17 @@ impl Args {
         ))
     }
 
-    /// A binary of this workspace, built beside the driver (`target/release`).
+    /// One of our binaries as users install it (`cargo xtask install`'s
+    /// static build), or else the one built beside the driver.
+    pub fn bin(&self, name: &str) -> anyhow::Result<PathBuf> {
+        match self.bins.get(name) {
+            Some(p) => Ok(p.clone()),
+            None => self.sibling(name),
+        }
+    }
+
+    /// A binary of this workspace, built beside the driver (`target/release`):
+    /// the plain `cargo build --release` (dynamically linked) one.
     pub fn sibling(&self, bin: &str) -> anyhow::Result<PathBuf> {
         let exe = std::env::current_exe()?;
         let p = exe.parent().map(|d| d.join(bin)).unwrap_or_default();

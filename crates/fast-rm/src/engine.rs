@@ -37,7 +37,9 @@ pub struct Config {
     /// command-line argument.
     pub one_file_system: bool,
     /// Worker threads once the run goes parallel; 1 never starts a pool.
-    pub threads: usize,
+    /// `None`: as many as there are CPUs, asked only when a pool starts
+    /// (asking reads cgroup files, which a small run need not pay for).
+    pub threads: Option<usize>,
 }
 
 /// Entries handled on the calling thread before a pool may start.
@@ -216,13 +218,17 @@ impl<'r> Engine<'r> {
             };
             self.process(dir, &Spawn::Local(&stack));
             let big = self.seen.load(Ordering::Relaxed) > PARALLEL_AFTER;
-            if self.cfg.threads > 1 && big && !stack.borrow().is_empty() {
+            if self.cfg.threads != Some(1) && big && !stack.borrow().is_empty() {
                 break;
             }
         }
         // The tree is large: hand what is left to a pool.
         let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(self.cfg.threads)
+            .num_threads(
+                self.cfg
+                    .threads
+                    .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from)),
+            )
             .thread_name(|i| format!("fast-rm-{i}"))
             .build();
         match pool {

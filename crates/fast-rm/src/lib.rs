@@ -53,10 +53,7 @@ pub fn run(cli: &Cli) -> i32 {
             return 0;
         }
     }
-    let threads = cli.threads.map_or_else(
-        || std::thread::available_parallelism().map_or(1, usize::from),
-        usize::from,
-    );
+    let threads = cli.threads.map(usize::from);
     let cfg = engine::Config {
         dry_run: cli.dry_run,
         one_file_system: cli.one_file_system,

@@ -23,10 +23,25 @@ pub enum Refusal {
 #[derive(Debug)]
 pub struct Checked {
     pub root: Root,
-    /// The argument's real location (its parent resolved, then its name), to
-    /// find arguments that another one covers.
-    pub key: PathBuf,
+    /// The argument's parent as given, and its name in it.
+    parent: PathBuf,
+    base_name: PathBuf,
+    is_root_spelling: bool,
     pub is_dir: bool,
+}
+
+impl Checked {
+    /// The argument's real location (its parent resolved, then its name), to
+    /// find arguments that another one covers. Only asked when there are
+    /// several arguments.
+    fn key(&self) -> PathBuf {
+        let real = std::fs::canonicalize(&self.parent).unwrap_or_else(|_| self.parent.clone());
+        if self.is_root_spelling {
+            real
+        } else {
+            real.join(&self.base_name)
+        }
+    }
 }
 
 fn err(msg: String) -> Refusal {
@@ -116,12 +131,7 @@ pub fn check(arg: &OsStr, force: bool, preserve: Option<PreserveRoot>) -> Result
     } else {
         Path::new(OsStr::from_bytes(prefix))
     };
-    let real_parent = std::fs::canonicalize(parent).unwrap_or_else(|_| parent.to_path_buf());
-    let key = if is_root_spelling {
-        real_parent.clone()
-    } else {
-        real_parent.join(OsStr::from_bytes(base))
-    };
+    let base_name = PathBuf::from(OsStr::from_bytes(base));
     let base = CString::new(base)
         .map_err(|_| err(format!("cannot remove {}: invalid name", quote(shown))))?;
     let root = Root::new(parent, prefix.to_vec(), base, is_dir, st.st_dev).map_err(|e| {
@@ -131,19 +141,29 @@ pub fn check(arg: &OsStr, force: bool, preserve: Option<PreserveRoot>) -> Result
             describe(&e.into())
         ))
     })?;
-    Ok(Checked { root, key, is_dir })
+    Ok(Checked {
+        root,
+        parent: parent.to_path_buf(),
+        base_name,
+        is_root_spelling,
+        is_dir,
+    })
 }
 
 /// Drops each argument that another one covers: a duplicate of an earlier
 /// one, or a path inside another argument that is a directory. Keeps order.
 pub fn drop_covered(mut checked: Vec<Checked>) -> Vec<Checked> {
-    let keys: Vec<(PathBuf, bool)> = checked.iter().map(|c| (c.key.clone(), c.is_dir)).collect();
+    if checked.len() < 2 {
+        return checked;
+    }
+    let keys: Vec<(PathBuf, bool)> = checked.iter().map(|c| (c.key(), c.is_dir)).collect();
     let mut i = 0;
-    checked.retain(|c| {
+    checked.retain(|_| {
         let me = i;
         i += 1;
+        let mine = &keys[me].0;
         !keys.iter().enumerate().any(|(j, (k, dir))| {
-            j != me && ((*k == c.key && j < me) || (*dir && c.key != *k && c.key.starts_with(k)))
+            j != me && ((k == mine && j < me) || (*dir && mine != k && mine.starts_with(k)))
         })
     });
     checked

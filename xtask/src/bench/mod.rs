@@ -89,6 +89,21 @@ pub fn run(names: &[String], quick: bool) -> Result<()> {
         }
     }
     cmd::run(&mut build)?;
+    // What the drivers measure is what `cargo xtask install` installs: the
+    // statically linked builds. The dynamic ones stay in target/release.
+    let measured: Vec<(&str, &str)> = systems
+        .iter()
+        .flat_map(|s| s.drivers.iter())
+        .flat_map(|Driver::Cargo { also, .. }| also.iter().copied())
+        .collect();
+    let bins: std::collections::BTreeMap<String, PathBuf> = if measured.is_empty() {
+        Default::default()
+    } else {
+        crate::install::build_static(&measured)?
+            .into_iter()
+            .collect()
+    };
+    let bins = serde_json::to_string(&bins)?;
 
     let machine = Machine::probe(&scratch, &shm);
     let mut report = Report::new(machine, quick);
@@ -110,6 +125,7 @@ pub fn run(names: &[String], quick: bool) -> Result<()> {
                 scratch: scratch.clone(),
                 shm: shm.clone(),
                 peers: serde_json::to_string(&outcome.peers)?,
+                bins: bins.clone(),
             };
             run_driver(system.name, driver, &args, &mut outcome)?;
         }
@@ -149,6 +165,8 @@ struct DriverArgs {
     shm: PathBuf,
     /// The peers' `PeerStatus`es as JSON, for `XTASK_PEERS`.
     peers: String,
+    /// Our binaries (name -> path) as JSON, for `XTASK_BINS`.
+    bins: String,
 }
 
 fn driver_command(driver: &Driver, args: &DriverArgs) -> Command {
@@ -162,7 +180,8 @@ fn driver_command(driver: &Driver, args: &DriverArgs) -> Command {
         .arg(&args.scratch)
         .arg("--shm")
         .arg(&args.shm)
-        .env("XTASK_PEERS", &args.peers);
+        .env("XTASK_PEERS", &args.peers)
+        .env("XTASK_BINS", &args.bins);
     c
 }
 
@@ -185,7 +204,12 @@ fn run_driver(system: &str, driver: &Driver, args: &DriverArgs, out: &mut Outcom
     let err_bar = bar.clone();
     let err_thread = std::thread::spawn(move || {
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            err_bar.println(line);
+            // A hidden bar (no terminal) prints nothing: write the line itself.
+            if err_bar.is_hidden() {
+                eprintln!("{line}");
+            } else {
+                err_bar.println(line);
+            }
         }
     });
     let stdout = child.stdout.take().expect("piped");
