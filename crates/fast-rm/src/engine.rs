@@ -48,6 +48,10 @@ const PARALLEL_AFTER: u64 = 1024;
 const MAX_RESCANS: u8 = 8;
 /// The getdents buffer of each thread.
 const DIRENT_BUF: usize = 128 * 1024;
+/// The most names held before they are unlinked (bounds memory).
+const BATCH: usize = 1 << 16;
+/// Batches this large are unlinked in inode order.
+const SORT_FROM: usize = 1024;
 
 /// A directory's state beside its pending count.
 const NORMAL: u8 = 0;
@@ -185,8 +189,50 @@ enum Spawn<'a, 's> {
     Pool(&'a rayon::Scope<'s>),
 }
 
+/// Each thread's buffers, reused from directory to directory.
+#[derive(Default)]
+struct Scratch {
+    dirents: Vec<MaybeUninit<u8>>,
+    batch: Batch,
+}
+
 thread_local! {
-    static BUF: RefCell<Vec<MaybeUninit<u8>>> = const { RefCell::new(Vec::new()) };
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+/// Names waiting to be unlinked, in one byte arena (NUL-terminated names),
+/// with their inode numbers.
+#[derive(Default)]
+struct Batch {
+    arena: Vec<u8>,
+    /// (inode, offset of the name in `arena`)
+    items: Vec<(u64, usize)>,
+}
+
+impl Batch {
+    fn push(&mut self, ino: u64, name: &CStr) {
+        self.items.push((ino, self.arena.len()));
+        self.arena.extend_from_slice(name.to_bytes_with_nul());
+    }
+
+    fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    fn clear(&mut self) {
+        self.arena.clear();
+        self.items.clear();
+    }
+
+    fn sort_by_inode(&mut self) {
+        self.items.sort_unstable_by_key(|&(ino, _)| ino);
+    }
+
+    fn names(&self) -> impl Iterator<Item = &CStr> {
+        self.items.iter().map(|&(_, at)| {
+            CStr::from_bytes_until_nul(&self.arena[at..]).expect("names are NUL-terminated")
+        })
+    }
 }
 
 impl<'r> Engine<'r> {
@@ -218,7 +264,9 @@ impl<'r> Engine<'r> {
             };
             self.process(dir, &Spawn::Local(&stack));
             let big = self.seen.load(Ordering::Relaxed) > PARALLEL_AFTER;
-            if self.cfg.threads != Some(1) && big && !stack.borrow().is_empty() {
+            // Parallel only where there is parallel work: a chain of single
+            // subdirectories stays on this thread.
+            if self.cfg.threads != Some(1) && big && stack.borrow().len() >= 2 {
                 break;
             }
         }
@@ -332,14 +380,20 @@ impl<'r> Engine<'r> {
         self.release(dir, to);
     }
 
-    /// Reads every entry of an open directory and deals with it.
+    /// Reads every entry of an open directory and deals with it:
+    /// subdirectories become work at once; other entries are unlinked in
+    /// batches of at most `BATCH`, in inode order when a batch is large (as
+    /// GNU rm does, for locality on disk filesystems). Memory stays bounded
+    /// whatever the directory's size.
     fn scan<'s>(&'s self, dir: &Arc<Dir>, to: &Spawn<'_, 's>) {
-        BUF.with(|buf| {
-            let mut buf = buf.borrow_mut();
-            if buf.len() < DIRENT_BUF {
-                buf.resize(DIRENT_BUF, MaybeUninit::uninit());
+        SCRATCH.with(|scratch| {
+            let mut scratch = scratch.borrow_mut();
+            let Scratch { dirents, batch } = &mut *scratch;
+            if dirents.len() < DIRENT_BUF {
+                dirents.resize(DIRENT_BUF, MaybeUninit::uninit());
             }
-            let mut entries = RawDir::new(dir.fd(), &mut buf[..]);
+            batch.clear();
+            let mut entries = RawDir::new(dir.fd(), &mut dirents[..]);
             let mut n = 0u64;
             while let Some(entry) = entries.next() {
                 let entry = match entry {
@@ -377,11 +431,25 @@ impl<'r> Engine<'r> {
                 if kind == FileType::Directory {
                     self.push(to, Dir::child(dir, name));
                 } else {
-                    self.unlink_entry(dir, name, to);
+                    batch.push(entry.ino(), name);
+                    if batch.len() >= BATCH {
+                        self.unlink_batch(dir, batch, to);
+                    }
                 }
             }
+            self.unlink_batch(dir, batch, to);
             self.seen.fetch_add(n, Ordering::Relaxed);
         });
+    }
+
+    fn unlink_batch<'s>(&'s self, dir: &Arc<Dir>, batch: &mut Batch, to: &Spawn<'_, 's>) {
+        if batch.len() >= SORT_FROM {
+            batch.sort_by_inode();
+        }
+        for name in batch.names() {
+            self.unlink_entry(dir, name, to);
+        }
+        batch.clear();
     }
 
     /// Removes one non-directory entry of `dir`.

@@ -83,3 +83,23 @@ fn a_nested_tree_of_100k_entries_leaves_nothing() {
         assert_eq!(fs::read_dir(s.path()).unwrap().count(), 0, "zero leftovers");
     }
 }
+
+#[test]
+fn a_flat_directory_larger_than_one_batch_leaves_nothing() {
+    for s in scratch() {
+        let t = s.path().join("t");
+        fs::create_dir(&t).unwrap();
+        // More names than one unlink batch holds (65,536).
+        for i in 0..70_000 {
+            fs::write(t.join(format!("f{i}")), b"").unwrap();
+        }
+        let r = rm(s.path(), &["--json", "t"]);
+        assert_eq!(r.code, 0, "{r:?}");
+        let j: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        assert_eq!(
+            (j["files"].as_u64(), j["dirs"].as_u64()),
+            (Some(70_000), Some(1))
+        );
+        assert!(gone(&t));
+    }
+}
