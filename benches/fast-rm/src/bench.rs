@@ -115,6 +115,13 @@ fn delete_floor(target: &Path, shape: Shape, n: usize) -> Result<Sample, BoxErro
     Ok(sample)
 }
 
+/// This process's peak resident set (VmHWM), in KiB.
+fn own_peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
 /// Runs every workload and emits its records.
 pub fn run(args: &Args) -> anyhow::Result<()> {
     let tools = tools(args)?;
@@ -134,6 +141,13 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         }
     }
     driver::plan(plan.len() as u64)?;
+    if let Some(kib) = own_peak_rss_kib() {
+        driver::note(format!(
+            "peak RSS is the child's ru_maxrss, which counts the driver's own {:.1} MiB \
+             resident before exec: rows at that value used no more than that",
+            kib as f64 / 1024.0
+        ))?;
+    }
     for (dir, fs, n, shape) in plan {
         driver::step(format!("{} {n} files on {fs}", shape.name()))?;
         let work = dir.join("fast-rm-bench");
