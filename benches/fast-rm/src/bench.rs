@@ -125,7 +125,21 @@ fn own_peak_rss_kib() -> Option<u64> {
 /// Runs every workload and emits its records.
 pub fn run(args: &Args) -> anyhow::Result<()> {
     let tools = tools(args)?;
-    let sizes: &[usize] = args.pick(&[0, 100, 10_000], &[0, 100, 10_000, 100_000, 1_000_000]);
+    let all: &[usize] = args.pick(&[0, 100, 10_000], &[0, 100, 10_000, 100_000, 1_000_000]);
+    // FAST_RM_BENCH_SIZES=100000,1000000 runs only those sizes (a full run
+    // takes about an hour on 2 cores; this picks the part you need).
+    let chosen: Vec<usize> = match std::env::var("FAST_RM_BENCH_SIZES") {
+        Ok(list) => list
+            .split(',')
+            .map(|n| {
+                n.trim()
+                    .parse()
+                    .map_err(|e| anyhow::anyhow!("FAST_RM_BENCH_SIZES: {n:?}: {e}"))
+            })
+            .collect::<anyhow::Result<_>>()?,
+        Err(_) => all.to_vec(),
+    };
+    let sizes = &chosen[..];
     let fss: [(&Path, &str); 2] = [(&args.shm, "shm"), (&args.scratch, "disk")];
     let mut plan = Vec::new();
     for (dir, _) in fss {
