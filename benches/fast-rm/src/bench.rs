@@ -190,7 +190,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         let (warmup, rounds) = match n {
             0..=100 => (2, args.pick(10, 40)),
             101..=10_000 => (1, args.pick(3, 10)),
-            10_001..=100_000 => (0, 5),
+            10_001..=100_000 => (0, args.pick(3, 5)),
             _ => (0, 2),
         };
         let opts = Options {
