@@ -4,11 +4,11 @@
 
 mod common;
 
-use common::{fast_rm, is_root, nested, snapshot};
+use common::{fast_rm, give_away, is_root, nested, snapshot};
 use std::ffi::OsStr;
 use std::fs;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{PermissionsExt, lchown, symlink};
+use std::os::unix::fs::{PermissionsExt, symlink};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -37,15 +37,7 @@ fn protected(base: &Path) {
     fs::create_dir_all(base.join("p/locked/deeper")).unwrap();
     fs::write(base.join("p/locked/f"), b"").unwrap();
     fs::write(base.join("p/ok"), b"").unwrap();
-    if is_root() {
-        let mut stack = vec![base.to_path_buf()];
-        while let Some(p) = stack.pop() {
-            lchown(&p, Some(65534), Some(65534)).unwrap();
-            if p.is_dir() && !p.is_symlink() {
-                stack.extend(fs::read_dir(&p).unwrap().map(|e| e.unwrap().path()));
-            }
-        }
-    }
+    give_away(base);
     fs::set_permissions(base, fs::Permissions::from_mode(0o755)).unwrap();
     fs::set_permissions(base.join("p/locked"), fs::Permissions::from_mode(0o555)).unwrap();
 }

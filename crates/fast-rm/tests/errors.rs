@@ -2,9 +2,9 @@
 
 mod common;
 
-use common::{Canary, fast_rm, is_root, nested, rm, scratch};
+use common::{Canary, fast_rm, give_away, is_root, nested, rm, scratch};
 use std::fs;
-use std::os::unix::fs::{PermissionsExt, lchown};
+use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::sync::Arc;
@@ -67,20 +67,6 @@ fn as_nobody(base: &Path, args: &[&str]) -> common::Run {
         c.uid(65534).gid(65534);
     }
     c.output().unwrap().into()
-}
-
-/// Makes `dir` and everything below it belong to nobody when we are root.
-fn give_away(dir: &Path) {
-    if !is_root() {
-        return;
-    }
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(p) = stack.pop() {
-        lchown(&p, Some(65534), Some(65534)).unwrap();
-        if p.is_dir() && !p.is_symlink() {
-            stack.extend(fs::read_dir(&p).unwrap().map(|e| e.unwrap().path()));
-        }
-    }
 }
 
 #[test]

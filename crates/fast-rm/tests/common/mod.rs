@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::fs;
-use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
+use std::os::unix::fs::{MetadataExt, PermissionsExt, lchown, symlink};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -161,4 +161,20 @@ impl Canary {
 /// Whether we run as root (permissions do not stop root).
 pub fn is_root() -> bool {
     rustix::process::geteuid().is_root()
+}
+
+/// Makes `dir` and everything below it belong to `nobody` when we are root,
+/// so that a run as `nobody` meets real permissions. Links are changed
+/// themselves (`lchown`), never followed.
+pub fn give_away(dir: &Path) {
+    if !is_root() {
+        return;
+    }
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(p) = stack.pop() {
+        lchown(&p, Some(65534), Some(65534)).unwrap();
+        if p.is_dir() && !p.is_symlink() {
+            stack.extend(fs::read_dir(&p).unwrap().map(|e| e.unwrap().path()));
+        }
+    }
 }
