@@ -1,0 +1,568 @@
+//! Shell arithmetic: `$((…))`, `((…))`, `let`, and array subscripts.
+//!
+//! The expression (already expanded) is parsed into a small tree and then
+//! evaluated, so that `&&`, `||` and `?:` skip the side effects of the branch
+//! they do not take. Integers are 64-bit and wrap, as in bash and dash.
+
+use std::fmt;
+
+/// Variables, as arithmetic sees them.
+pub trait Env {
+    /// The value of a variable, if set.
+    fn get(&mut self, name: &[u8]) -> Option<Vec<u8>>;
+    /// Assigns a variable (fails on a readonly one).
+    fn set(&mut self, name: &[u8], value: i64) -> std::result::Result<(), String>;
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    pub message: String,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+type Result<T> = std::result::Result<T, Error>;
+
+#[derive(Debug, Clone, PartialEq)]
+enum Expr {
+    Num(i64),
+    Var(Vec<u8>),
+    Unary(&'static str, Box<Expr>),
+    /// `++x`, `--x` (prefix) or `x++`, `x--` (postfix).
+    Step {
+        name: Vec<u8>,
+        delta: i64,
+        prefix: bool,
+    },
+    Binary(&'static str, Box<Expr>, Box<Expr>),
+    Assign(&'static str, Vec<u8>, Box<Expr>),
+    Cond(Box<Expr>, Box<Expr>, Box<Expr>),
+    Comma(Box<Expr>, Box<Expr>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Num(i64),
+    Name(Vec<u8>),
+    Op(&'static str),
+}
+
+const OPS: &[&str] = &[
+    "<<=", ">>=", "**", "++", "--", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "*=", "/=",
+    "%=", "+=", "-=", "&=", "^=", "|=", "+", "-", "*", "/", "%", "<", ">", "&", "^", "|", "!", "~",
+    "?", ":", "=", ",", "(", ")",
+];
+
+fn err<T>(message: impl Into<String>) -> Result<T> {
+    Err(Error {
+        message: message.into(),
+    })
+}
+
+fn lex(s: &[u8]) -> Result<Vec<Tok>> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < s.len() {
+        let c = s[i];
+        if c.is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        if c.is_ascii_digit() {
+            let start = i;
+            while i < s.len()
+                && (s[i].is_ascii_alphanumeric() || matches!(s[i], b'#' | b'_' | b'@'))
+            {
+                i += 1;
+            }
+            out.push(Tok::Num(number(&s[start..i])?));
+            continue;
+        }
+        if c.is_ascii_alphabetic() || c == b'_' {
+            let start = i;
+            while i < s.len() && (s[i].is_ascii_alphanumeric() || s[i] == b'_') {
+                i += 1;
+            }
+            out.push(Tok::Name(s[start..i].to_vec()));
+            continue;
+        }
+        match OPS.iter().find(|op| s[i..].starts_with(op.as_bytes())) {
+            Some(op) => {
+                out.push(Tok::Op(op));
+                i += op.len();
+            }
+            None => {
+                return err(format!(
+                    "{}: syntax error: invalid arithmetic operator (error token is \"{}\")",
+                    String::from_utf8_lossy(s).trim(),
+                    String::from_utf8_lossy(&s[i..])
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A numeric constant: decimal, `0x` hex, `0` octal, or `base#digits`.
+pub fn number(t: &[u8]) -> Result<i64> {
+    let bad = || {
+        err(format!(
+            "{}: value too great for base (error token is \"{}\")",
+            String::from_utf8_lossy(t),
+            String::from_utf8_lossy(t)
+        ))
+    };
+    let (base, digits): (u32, &[u8]) = if let Some(h) = t.iter().position(|&c| c == b'#') {
+        let b: u32 = match std::str::from_utf8(&t[..h])
+            .ok()
+            .and_then(|b| b.parse().ok())
+        {
+            Some(b) if (2..=64).contains(&b) => b,
+            _ => {
+                return err(format!(
+                    "{}: invalid arithmetic base (error token is \"{}\")",
+                    String::from_utf8_lossy(t),
+                    String::from_utf8_lossy(t)
+                ));
+            }
+        };
+        (b, &t[h + 1..])
+    } else if t.len() > 2 && (t.starts_with(b"0x") || t.starts_with(b"0X")) {
+        (16, &t[2..])
+    } else if t.len() > 1 && t[0] == b'0' {
+        (8, &t[1..])
+    } else {
+        (10, t)
+    };
+    if digits.is_empty() {
+        return bad();
+    }
+    let mut v: i64 = 0;
+    for &c in digits {
+        let d = match c {
+            b'0'..=b'9' => u32::from(c - b'0'),
+            b'a'..=b'z' => u32::from(c - b'a') + 10,
+            b'A'..=b'Z' if base <= 36 => u32::from(c - b'A') + 10,
+            b'A'..=b'Z' => u32::from(c - b'A') + 36,
+            b'@' => 62,
+            b'_' => 63,
+            _ => return bad(),
+        };
+        if d >= base {
+            return bad();
+        }
+        v = v.wrapping_mul(i64::from(base)).wrapping_add(i64::from(d));
+    }
+    Ok(v)
+}
+
+struct Parser<'a> {
+    toks: &'a [Tok],
+    i: usize,
+    text: &'a [u8],
+}
+
+impl Parser<'_> {
+    fn peek(&self) -> Option<&Tok> {
+        self.toks.get(self.i)
+    }
+
+    fn peek_op(&self) -> Option<&'static str> {
+        match self.peek() {
+            Some(Tok::Op(o)) => Some(o),
+            _ => None,
+        }
+    }
+
+    fn syntax<T>(&self) -> Result<T> {
+        let rest = match self.peek() {
+            None => {
+                return err(format!(
+                    "{}: syntax error: operand expected (error token is \"{}\")",
+                    String::from_utf8_lossy(self.text).trim(),
+                    ""
+                ));
+            }
+            Some(Tok::Op(o)) => o.to_string(),
+            Some(Tok::Num(n)) => n.to_string(),
+            Some(Tok::Name(n)) => String::from_utf8_lossy(n).into_owned(),
+        };
+        err(format!(
+            "{}: syntax error in expression (error token is \"{rest}\")",
+            String::from_utf8_lossy(self.text).trim()
+        ))
+    }
+
+    fn comma(&mut self) -> Result<Expr> {
+        let mut e = self.assign()?;
+        while self.peek_op() == Some(",") {
+            self.i += 1;
+            let r = self.assign()?;
+            e = Expr::Comma(Box::new(e), Box::new(r));
+        }
+        Ok(e)
+    }
+
+    fn assign(&mut self) -> Result<Expr> {
+        if let (Some(Tok::Name(n)), Some(Tok::Op(op))) =
+            (self.toks.get(self.i), self.toks.get(self.i + 1))
+        {
+            if matches!(
+                *op,
+                "=" | "*=" | "/=" | "%=" | "+=" | "-=" | "<<=" | ">>=" | "&=" | "^=" | "|="
+            ) {
+                let name = n.clone();
+                self.i += 2;
+                let rhs = self.assign()?;
+                return Ok(Expr::Assign(op, name, Box::new(rhs)));
+            }
+        }
+        self.cond()
+    }
+
+    fn cond(&mut self) -> Result<Expr> {
+        let c = self.binary(0)?;
+        if self.peek_op() == Some("?") {
+            self.i += 1;
+            let a = self.comma()?;
+            if self.peek_op() != Some(":") {
+                return self.syntax();
+            }
+            self.i += 1;
+            let b = self.assign()?;
+            return Ok(Expr::Cond(Box::new(c), Box::new(a), Box::new(b)));
+        }
+        Ok(c)
+    }
+
+    fn binary(&mut self, min: u8) -> Result<Expr> {
+        let mut lhs = self.unary()?;
+        loop {
+            let Some(op) = self.peek_op() else { break };
+            let Some(prec) = precedence(op) else { break };
+            if prec < min {
+                break;
+            }
+            self.i += 1;
+            // `**` is right-associative.
+            let next = if op == "**" { prec } else { prec + 1 };
+            let rhs = self.binary(next)?;
+            lhs = Expr::Binary(op, Box::new(lhs), Box::new(rhs));
+        }
+        Ok(lhs)
+    }
+
+    fn unary(&mut self) -> Result<Expr> {
+        match self.peek_op() {
+            Some(op @ ("++" | "--")) => {
+                if let Some(Tok::Name(n)) = self.toks.get(self.i + 1) {
+                    let name = n.clone();
+                    self.i += 2;
+                    return Ok(Expr::Step {
+                        name,
+                        delta: if op == "++" { 1 } else { -1 },
+                        prefix: true,
+                    });
+                }
+                // `--5` is minus minus five.
+                self.i += 1;
+                let inner = self.unary()?;
+                let sign = if op == "++" { "+" } else { "-" };
+                Ok(Expr::Unary(
+                    sign,
+                    Box::new(Expr::Unary(sign, Box::new(inner))),
+                ))
+            }
+            Some(op @ ("+" | "-" | "!" | "~")) => {
+                self.i += 1;
+                let inner = self.unary()?;
+                Ok(Expr::Unary(op, Box::new(inner)))
+            }
+            _ => self.postfix(),
+        }
+    }
+
+    fn postfix(&mut self) -> Result<Expr> {
+        let e = self.primary()?;
+        if let Expr::Var(name) = &e {
+            if let Some(op @ ("++" | "--")) = self.peek_op() {
+                let name = name.clone();
+                self.i += 1;
+                return Ok(Expr::Step {
+                    name,
+                    delta: if op == "++" { 1 } else { -1 },
+                    prefix: false,
+                });
+            }
+        }
+        Ok(e)
+    }
+
+    fn primary(&mut self) -> Result<Expr> {
+        match self.peek().cloned() {
+            Some(Tok::Num(n)) => {
+                self.i += 1;
+                Ok(Expr::Num(n))
+            }
+            Some(Tok::Name(n)) => {
+                self.i += 1;
+                Ok(Expr::Var(n))
+            }
+            Some(Tok::Op("(")) => {
+                self.i += 1;
+                let e = self.comma()?;
+                if self.peek_op() != Some(")") {
+                    return self.syntax();
+                }
+                self.i += 1;
+                Ok(e)
+            }
+            _ => self.syntax(),
+        }
+    }
+}
+
+fn precedence(op: &str) -> Option<u8> {
+    Some(match op {
+        "||" => 1,
+        "&&" => 2,
+        "|" => 3,
+        "^" => 4,
+        "&" => 5,
+        "==" | "!=" => 6,
+        "<" | ">" | "<=" | ">=" => 7,
+        "<<" | ">>" => 8,
+        "+" | "-" => 9,
+        "*" | "/" | "%" => 10,
+        "**" => 11,
+        _ => return None,
+    })
+}
+
+/// How deep a variable's value may refer to other variables.
+const MAX_RECURSION: u32 = 100;
+
+struct Eval<'e> {
+    env: &'e mut dyn Env,
+    depth: u32,
+}
+
+impl Eval<'_> {
+    fn var(&mut self, name: &[u8]) -> Result<i64> {
+        let Some(v) = self.env.get(name) else {
+            return Ok(0);
+        };
+        let t = String::from_utf8_lossy(&v);
+        let t = t.trim();
+        if t.is_empty() {
+            return Ok(0);
+        }
+        if let Ok(n) = t.parse::<i64>() {
+            return Ok(n);
+        }
+        if self.depth >= MAX_RECURSION {
+            return err(format!(
+                "{}: expression recursion level exceeded",
+                String::from_utf8_lossy(name)
+            ));
+        }
+        self.depth += 1;
+        let r = eval_nested(t.as_bytes(), self);
+        self.depth -= 1;
+        r
+    }
+
+    fn set(&mut self, name: &[u8], v: i64) -> Result<i64> {
+        self.env.set(name, v).map_err(|message| Error { message })?;
+        Ok(v)
+    }
+
+    fn eval(&mut self, e: &Expr) -> Result<i64> {
+        Ok(match e {
+            Expr::Num(n) => *n,
+            Expr::Var(n) => self.var(n)?,
+            Expr::Unary(op, a) => {
+                let a = self.eval(a)?;
+                match *op {
+                    "-" => a.wrapping_neg(),
+                    "+" => a,
+                    "!" => i64::from(a == 0),
+                    _ => !a,
+                }
+            }
+            Expr::Step {
+                name,
+                delta,
+                prefix,
+            } => {
+                let old = self.var(name)?;
+                let new = old.wrapping_add(*delta);
+                self.set(name, new)?;
+                if *prefix { new } else { old }
+            }
+            Expr::Binary(op, a, b) => match *op {
+                "&&" => i64::from(self.eval(a)? != 0 && self.eval(b)? != 0),
+                "||" => i64::from(self.eval(a)? != 0 || self.eval(b)? != 0),
+                op => {
+                    let a = self.eval(a)?;
+                    let b = self.eval(b)?;
+                    apply(op, a, b)?
+                }
+            },
+            Expr::Assign(op, name, rhs) => {
+                let r = self.eval(rhs)?;
+                let v = if *op == "=" {
+                    r
+                } else {
+                    let old = self.var(name)?;
+                    apply(&op[..op.len() - 1], old, r)?
+                };
+                self.set(name, v)?
+            }
+            Expr::Cond(c, a, b) => {
+                if self.eval(c)? != 0 {
+                    self.eval(a)?
+                } else {
+                    self.eval(b)?
+                }
+            }
+            Expr::Comma(a, b) => {
+                self.eval(a)?;
+                self.eval(b)?
+            }
+        })
+    }
+}
+
+fn apply(op: &str, a: i64, b: i64) -> Result<i64> {
+    Ok(match op {
+        "+" => a.wrapping_add(b),
+        "-" => a.wrapping_sub(b),
+        "*" => a.wrapping_mul(b),
+        "/" | "%" => {
+            if b == 0 {
+                return err("division by 0 (error token is \"0\")");
+            }
+            if op == "/" {
+                a.wrapping_div(b)
+            } else {
+                a.wrapping_rem(b)
+            }
+        }
+        "**" => {
+            if b < 0 {
+                return err("exponent less than 0 (error token is \"0\")");
+            }
+            let mut r: i64 = 1;
+            let mut base = a;
+            let mut e = b as u64;
+            while e > 0 {
+                if e & 1 == 1 {
+                    r = r.wrapping_mul(base);
+                }
+                base = base.wrapping_mul(base);
+                e >>= 1;
+            }
+            r
+        }
+        "<<" => a.wrapping_shl((b & 63) as u32),
+        ">>" => a.wrapping_shr((b & 63) as u32),
+        "<" => i64::from(a < b),
+        ">" => i64::from(a > b),
+        "<=" => i64::from(a <= b),
+        ">=" => i64::from(a >= b),
+        "==" => i64::from(a == b),
+        "!=" => i64::from(a != b),
+        "&" => a & b,
+        "^" => a ^ b,
+        "|" => a | b,
+        _ => return err(format!("unknown operator {op}")),
+    })
+}
+
+fn eval_nested(text: &[u8], ev: &mut Eval<'_>) -> Result<i64> {
+    let toks = lex(text)?;
+    if toks.is_empty() {
+        return Ok(0);
+    }
+    let mut p = Parser {
+        toks: &toks,
+        i: 0,
+        text,
+    };
+    let e = p.comma()?;
+    if p.i < toks.len() {
+        return p.syntax();
+    }
+    ev.eval(&e)
+}
+
+/// Evaluates an (already expanded) arithmetic expression. An empty one is 0.
+pub fn eval(text: &[u8], env: &mut dyn Env) -> Result<i64> {
+    let mut ev = Eval { env, depth: 0 };
+    eval_nested(text, &mut ev)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    #[derive(Default)]
+    struct Map(HashMap<Vec<u8>, Vec<u8>>);
+
+    impl Env for Map {
+        fn get(&mut self, name: &[u8]) -> Option<Vec<u8>> {
+            self.0.get(name).cloned()
+        }
+        fn set(&mut self, name: &[u8], value: i64) -> std::result::Result<(), String> {
+            self.0.insert(name.to_vec(), value.to_string().into_bytes());
+            Ok(())
+        }
+    }
+
+    fn ev(s: &str) -> i64 {
+        eval(s.as_bytes(), &mut Map::default()).unwrap()
+    }
+
+    #[test]
+    fn operators() {
+        assert_eq!(ev("1 + 2 * 3"), 7);
+        assert_eq!(ev("(1 + 2) * 3"), 9);
+        assert_eq!(ev("2 ** 3 ** 2"), 512);
+        assert_eq!(ev("-2 ** 2"), 4);
+        assert_eq!(ev("7 / 2 + 7 % 2"), 4);
+        assert_eq!(ev("1 << 4 | 1"), 17);
+        assert_eq!(ev("!0 && ~0"), 1);
+        assert_eq!(ev("0 ? 1 : 2"), 2);
+        assert_eq!(ev("1, 2"), 2);
+        assert_eq!(ev("0x10 + 010 + 2#101"), 16 + 8 + 5);
+        assert_eq!(ev(""), 0);
+        assert_eq!(ev("--5"), 5);
+    }
+
+    #[test]
+    fn variables_and_assignment() {
+        let mut m = Map::default();
+        m.0.insert(b"x".to_vec(), b"5".to_vec());
+        m.0.insert(b"e".to_vec(), b"x + 1".to_vec());
+        assert_eq!(eval(b"x++ + ++x", &mut m).unwrap(), 12);
+        assert_eq!(m.0[&b"x".to_vec()], b"7");
+        assert_eq!(eval(b"e * 2", &mut m).unwrap(), 16);
+        assert_eq!(eval(b"y += 3, y *= 2", &mut m).unwrap(), 6);
+        assert_eq!(eval(b"0 && (z = 1)", &mut m).unwrap(), 0);
+        assert!(!m.0.contains_key(&b"z".to_vec()), "short-circuit skips it");
+    }
+
+    #[test]
+    fn errors() {
+        assert!(eval(b"1 / 0", &mut Map::default()).is_err());
+        assert!(eval(b"1 +", &mut Map::default()).is_err());
+        assert!(eval(b"(1", &mut Map::default()).is_err());
+        assert!(eval(b"08", &mut Map::default()).is_err());
+    }
+}

@@ -1,0 +1,329 @@
+//! The syntax tree the parser produces and the executor walks.
+//!
+//! Shell text is bytes, not necessarily UTF-8, so every literal is a
+//! `Vec<u8>`. Nodes that the executor may keep beyond one run of the tree
+//! (function bodies) are behind `Rc`, so defining a function copies nothing.
+
+use std::cell::OnceCell;
+use std::rc::Rc;
+
+/// A list: and-or lists separated by `;`, `&` or newlines.
+#[derive(Debug, Clone, Default)]
+pub struct List {
+    pub items: Vec<Item>,
+}
+
+/// One and-or list and how it ends.
+#[derive(Debug, Clone)]
+pub struct Item {
+    pub and_or: AndOr,
+    /// Ended by `&`: run in the background.
+    pub background: bool,
+}
+
+/// `p1 && p2 || p3`.
+#[derive(Debug, Clone)]
+pub struct AndOr {
+    pub first: Pipeline,
+    pub rest: Vec<(Connector, Pipeline)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Connector {
+    And,
+    Or,
+}
+
+/// `[!] c1 | c2 | …`
+#[derive(Debug, Clone)]
+pub struct Pipeline {
+    pub bang: bool,
+    /// `time` was given (bash): report the elapsed time.
+    pub timed: bool,
+    pub commands: Vec<Command>,
+    /// `|&` after the command at the same index (bash): stderr goes too.
+    pub stderr_too: Vec<bool>,
+}
+
+#[derive(Debug, Clone)]
+pub enum Command {
+    Simple(Simple),
+    Compound(Box<Compound>, Vec<Redirect>),
+    Function(Rc<Function>),
+}
+
+/// `NAME=value … word … redirection …`
+#[derive(Debug, Clone, Default)]
+pub struct Simple {
+    pub assigns: Vec<Assign>,
+    pub words: Vec<Word>,
+    pub redirects: Vec<Redirect>,
+    pub line: u32,
+}
+
+#[derive(Debug, Clone)]
+pub struct Assign {
+    pub name: Vec<u8>,
+    /// `+=` (bash): append.
+    pub append: bool,
+    pub value: Word,
+}
+
+#[derive(Debug, Clone)]
+pub enum Compound {
+    Brace(List),
+    Subshell(List),
+    If {
+        /// `if c then b`, then each `elif c then b`.
+        arms: Vec<(List, List)>,
+        otherwise: Option<List>,
+    },
+    Loop {
+        until: bool,
+        cond: List,
+        body: List,
+    },
+    For {
+        var: Vec<u8>,
+        /// `None`: no `in`, iterate over "$@".
+        words: Option<Vec<Word>>,
+        body: List,
+        line: u32,
+    },
+    Case {
+        word: Word,
+        arms: Vec<CaseArm>,
+        line: u32,
+    },
+    /// `(( expr ))` (bash).
+    Arith {
+        expr: Word,
+        line: u32,
+    },
+    /// `[[ … ]]` (bash), kept as words and evaluated like `test`.
+    DoubleBracket {
+        words: Vec<Word>,
+        line: u32,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct CaseArm {
+    pub patterns: Vec<Word>,
+    pub body: List,
+    pub end: CaseEnd,
+}
+
+/// How a case arm ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CaseEnd {
+    /// `;;`
+    Break,
+    /// `;&`: run the next arm's body too.
+    FallThrough,
+    /// `;;&`: test the next patterns too.
+    Continue,
+}
+
+#[derive(Debug)]
+pub struct Function {
+    pub name: Vec<u8>,
+    pub body: Compound,
+    pub redirects: Vec<Redirect>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Redirect {
+    /// The explicit fd (`2>`), or `None` for the operator's default.
+    pub fd: Option<i32>,
+    pub op: RedirOp,
+    pub target: RedirTarget,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RedirOp {
+    /// `<`
+    In,
+    /// `>`
+    Out,
+    /// `>|`
+    Clobber,
+    /// `>>`
+    Append,
+    /// `<>`
+    ReadWrite,
+    /// `<&`
+    DupIn,
+    /// `>&`
+    DupOut,
+    /// `<<` and `<<-`
+    HereDoc,
+    /// `<<<` (bash)
+    HereString,
+    /// `&>` (bash): stdout and stderr to a file.
+    OutErr,
+    /// `&>>` (bash)
+    AppendOutErr,
+}
+
+impl RedirOp {
+    /// The fd an operator applies to when none is written.
+    pub fn default_fd(self) -> i32 {
+        match self {
+            RedirOp::In | RedirOp::ReadWrite | RedirOp::DupIn => 0,
+            RedirOp::HereDoc | RedirOp::HereString => 0,
+            _ => 1,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub enum RedirTarget {
+    Word(Word),
+    HereDoc(Rc<HereDoc>),
+}
+
+/// A here-document. Its body is read after the line that names it, so it is
+/// filled in once the parser reaches it.
+#[derive(Debug, Default)]
+pub struct HereDoc {
+    /// The delimiter was quoted: the body is literal.
+    pub quoted: bool,
+    /// `<<-`: leading tabs are stripped.
+    pub strip_tabs: bool,
+    pub body: OnceCell<Word>,
+}
+
+/// A word: parts that expand and then join.
+#[derive(Debug, Clone, Default)]
+pub struct Word {
+    pub parts: Vec<Part>,
+}
+
+impl Word {
+    pub fn literal(bytes: &[u8]) -> Self {
+        Word {
+            parts: vec![Part::Lit(bytes.to_vec())],
+        }
+    }
+
+    /// The word's text, if it is one unquoted literal (a reserved word, an
+    /// alias, a name).
+    pub fn as_plain(&self) -> Option<&[u8]> {
+        match self.parts.as_slice() {
+            [Part::Lit(b)] => Some(b),
+            _ => None,
+        }
+    }
+
+    /// Whether any part of it was quoted (here-doc delimiters, `case`
+    /// patterns, assignments).
+    pub fn has_quotes(&self) -> bool {
+        self.parts.iter().any(|p| {
+            matches!(
+                p,
+                Part::Quoted(_) | Part::Single(_) | Part::Escaped(_) | Part::Double(_)
+            )
+        })
+    }
+
+    /// The word with its quotes removed, expansions kept as written: for
+    /// here-doc delimiters.
+    pub fn unquoted_text(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        for p in &self.parts {
+            p.push_text(&mut out);
+        }
+        out
+    }
+}
+
+/// A piece of a word.
+#[derive(Debug, Clone)]
+pub enum Part {
+    /// Unquoted text: split, globbed.
+    Lit(Vec<u8>),
+    /// `\c` outside quotes.
+    Escaped(u8),
+    /// `'…'` (or `$'…'`, already decoded).
+    Single(Vec<u8>),
+    /// Literal text quoted by `"…"`.
+    Quoted(Vec<u8>),
+    /// `"…"`: its parts are quoted.
+    Double(Vec<Part>),
+    /// `$name`, `${…}`.
+    Param(Box<Param>),
+    /// `$(…)` and backticks.
+    CommandSub(Rc<List>),
+    /// `$((…))`: the expression as a word (expanded, then evaluated).
+    Arith(Word),
+}
+
+impl Part {
+    fn push_text(&self, out: &mut Vec<u8>) {
+        match self {
+            Part::Lit(b) | Part::Single(b) | Part::Quoted(b) => out.extend_from_slice(b),
+            Part::Escaped(c) => out.push(*c),
+            Part::Double(parts) => {
+                for p in parts {
+                    p.push_text(out);
+                }
+            }
+            Part::Param(p) => {
+                out.push(b'$');
+                out.extend_from_slice(&p.name);
+            }
+            Part::CommandSub(_) | Part::Arith(_) => {}
+        }
+    }
+}
+
+/// A parameter expansion.
+#[derive(Debug, Clone)]
+pub struct Param {
+    /// A name, a digit string, or one of `@*#?-$!0`.
+    pub name: Vec<u8>,
+    /// `${name[sub]}` (bash arrays): the subscript.
+    pub index: Option<Word>,
+    /// `${!name}` (bash): indirection.
+    pub indirect: bool,
+    pub op: ParamOp,
+}
+
+#[derive(Debug, Clone)]
+pub enum ParamOp {
+    /// `$x`, `${x}`
+    Plain,
+    /// `${#x}`
+    Length,
+    /// `${x-w}` / `${x:-w}` (colon: also when empty)
+    Default { colon: bool, word: Word },
+    /// `${x=w}` / `${x:=w}`
+    Assign { colon: bool, word: Word },
+    /// `${x?w}` / `${x:?w}`
+    Error { colon: bool, word: Word },
+    /// `${x+w}` / `${x:+w}`
+    Alternative { colon: bool, word: Word },
+    /// `${x#p}` / `${x##p}`
+    TrimPrefix { longest: bool, pattern: Word },
+    /// `${x%p}` / `${x%%p}`
+    TrimSuffix { longest: bool, pattern: Word },
+    /// `${x/p/r}`, `${x//p/r}`, `${x/#p/r}`, `${x/%p/r}` (bash)
+    Replace {
+        all: bool,
+        anchor: Anchor,
+        pattern: Word,
+        with: Word,
+    },
+    /// `${x:offset}` / `${x:offset:length}` (bash)
+    Slice { offset: Word, length: Option<Word> },
+    /// `${x^}` `${x^^}` `${x,}` `${x,,}` (bash)
+    Case { upper: bool, all: bool },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Anchor {
+    None,
+    Start,
+    End,
+}

@@ -1,0 +1,2214 @@
+//! Builtin commands. Each takes the shell and its arguments (argv[0] is the
+//! name) and returns a status, or a [`Flow`] for `break`, `return`, `exit`.
+
+use crate::shell::{Exec, Flow, OPTION_NAMES, Options, Shell};
+use crate::sys;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+
+type Args<'a> = &'a [Vec<u8>];
+
+/// POSIX special builtins: errors in them end a non-interactive shell and
+/// their prefix assignments persist.
+const SPECIAL: &[&[u8]] = &[
+    b":",
+    b".",
+    b"break",
+    b"continue",
+    b"eval",
+    b"exec",
+    b"exit",
+    b"export",
+    b"readonly",
+    b"return",
+    b"set",
+    b"shift",
+    b"times",
+    b"trap",
+    b"unset",
+];
+
+const REGULAR: &[&[u8]] = &[
+    b"alias", b"bg", b"builtin", b"cd", b"command", b"declare", b"echo", b"false", b"fg",
+    b"getopts", b"hash", b"jobs", b"kill", b"let", b"local", b"printf", b"pwd", b"read", b"shopt",
+    b"source", b"test", b"[", b"times", b"true", b"type", b"typeset", b"ulimit", b"umask",
+    b"unalias", b"wait",
+];
+
+/// Reserved words, for `type` and `command -v`.
+pub const KEYWORDS: &[&[u8]] = &[
+    b"if",
+    b"then",
+    b"else",
+    b"elif",
+    b"fi",
+    b"case",
+    b"esac",
+    b"for",
+    b"while",
+    b"until",
+    b"do",
+    b"done",
+    b"in",
+    b"{",
+    b"}",
+    b"!",
+    b"[[",
+    b"]]",
+    b"function",
+    b"time",
+];
+
+pub fn is_special(name: &[u8]) -> bool {
+    SPECIAL.contains(&name)
+}
+
+pub fn is_builtin(name: &[u8]) -> bool {
+    SPECIAL.contains(&name) || REGULAR.contains(&name)
+}
+
+/// Runs builtin `argv[0]`, or returns `None` if there is no such builtin.
+pub fn run_builtin(sh: &mut Shell, argv: Args<'_>) -> Option<Exec> {
+    let name = argv.first()?.as_slice();
+    Some(match name {
+        b":" | b"true" => Ok(0),
+        b"false" => Ok(1),
+        b"." | b"source" => source(sh, argv),
+        b"alias" => alias(sh, argv),
+        b"unalias" => unalias(sh, argv),
+        b"break" | b"continue" => break_continue(sh, argv),
+        b"builtin" => builtin(sh, argv),
+        b"cd" => cd(sh, argv),
+        b"command" => command(sh, argv),
+        b"declare" | b"typeset" => declare(sh, argv),
+        b"echo" => echo(sh, argv),
+        b"eval" => eval(sh, argv),
+        b"exec" => exec(sh, argv),
+        b"exit" => exit(sh, argv),
+        b"export" => export(sh, argv),
+        b"readonly" => readonly(sh, argv),
+        b"getopts" => getopts(sh, argv),
+        b"hash" => hash(sh, argv),
+        b"jobs" => jobs(sh, argv),
+        b"bg" | b"fg" => {
+            sh.error(&format!("{}: no job control", lossy(name)));
+            Ok(1)
+        }
+        b"kill" => kill(sh, argv),
+        b"let" => let_(sh, argv),
+        b"local" => local(sh, argv),
+        b"printf" => crate::printf::printf(sh, argv),
+        b"pwd" => pwd(sh, argv),
+        b"read" => crate::read::read(sh, argv),
+        b"return" => return_(sh, argv),
+        b"set" => set(sh, argv),
+        b"shift" => shift(sh, argv),
+        b"shopt" => shopt(sh, argv),
+        b"test" => Ok(crate::test::test(sh, &argv[1..], false)),
+        b"[" => Ok(crate::test::test(sh, &argv[1..], true)),
+        b"times" => times(sh),
+        b"trap" => trap(sh, argv),
+        b"type" => type_(sh, argv),
+        b"ulimit" => ulimit(sh, argv),
+        b"umask" => umask(sh, argv),
+        b"unset" => unset(sh, argv),
+        b"wait" => wait(sh, argv),
+        _ => return None,
+    })
+}
+
+pub fn lossy(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Writes builtin output; a failed write is reported as bash does.
+fn emit(sh: &mut Shell, name: &str, bytes: &[u8]) -> i32 {
+    match sh.out(bytes) {
+        Ok(()) => 0,
+        Err(e) => {
+            let msg = e.to_string();
+            sh.error(&format!(
+                "{name}: write error: {}",
+                msg.split(" (os error").next().unwrap_or_default()
+            ));
+            1
+        }
+    }
+}
+
+/// Single-quotes a value for `set`, `alias` and `export -p` output, when it
+/// needs quoting.
+pub fn quote_value(v: &[u8]) -> Vec<u8> {
+    let plain = !v.is_empty()
+        && v.iter().all(|&c| {
+            c.is_ascii_alphanumeric()
+                || matches!(
+                    c,
+                    b'_' | b'-' | b'.' | b'/' | b':' | b',' | b'+' | b'@' | b'%'
+                )
+        });
+    if plain {
+        return v.to_vec();
+    }
+    let mut out = vec![b'\''];
+    for &c in v {
+        if c == b'\'' {
+            out.extend_from_slice(b"'\\''");
+        } else {
+            out.push(c);
+        }
+    }
+    out.push(b'\'');
+    out
+}
+
+/// Quoting for `set -x` lines (bash style: only when needed).
+pub fn quote_for_trace(v: &[u8]) -> Vec<u8> {
+    let needs = v.is_empty()
+        || v.iter().any(|&c| {
+            !(c.is_ascii_alphanumeric()
+                || matches!(
+                    c,
+                    b'_' | b'-' | b'.' | b'/' | b':' | b',' | b'+' | b'@' | b'%' | b'=' | b'^'
+                ))
+        });
+    if !needs {
+        return v.to_vec();
+    }
+    quote_value(v)
+}
+
+// ---- control -------------------------------------------------------------
+
+fn break_continue(sh: &mut Shell, argv: Args<'_>) -> Exec {
+    let name = lossy(&argv[0]);
+    let n = match argv.get(1) {
+        None => 1,
+        Some(a) => match lossy(a).parse::<i64>() {
+            Ok(n) if n >= 1 => n as u32,
+            Ok(_) => {
+                sh.error(&format!("{name}: {}: loop count out of range", lossy(a)));
+                return Err(Flow::Exit(1));
+            }
+            Err(_) => {
+                sh.error(&format!("{name}: {}: numeric argument required", lossy(a)));
+                return Err(Flow::Exit(128));
+            }
+        },
+    };
+    if sh.loop_depth == 0 {
+        sh.error(&format!(
+            "{name}: only meaningful in a `for', `while', or `until' loop"
+        ));
+        return Ok(0);
+    }
+    let n = n.min(sh.loop_depth);
+    if argv[0] == b"break" {
+        Err(Flow::Break(n))
+    } else {
+        Err(Flow::Continue(n))
+    }
+}
+
+fn parse_status(sh: &mut Shell, name: &str, a: &[u8]) -> Result<i32, Flow> {
+    match lossy(a).trim().parse::<i64>() {
+        Ok(n) => Ok((n & 0xff) as i32),
+        Err(_) => {
+            sh.error(&format!("{name}: {}: numeric argument required", lossy(a)));
+            Err(Flow::Exit(2))
+        }
+    }
+}
+
+fn exit(sh: &mut Shell, argv: Args<'_>) -> Exec {
+    let status = match argv.get(1) {
+        None => sh.status,
+        Some(a) => parse_status(sh, "exit", a)?,
+    };
+    if argv.len() > 2 {
+        sh.error("exit: too many arguments");
+        return Ok(1);
+    }
+    Err(Flow::Exit(status))
+}
+
+fn return_(sh: &mut Shell, argv: Args<'_>) -> Exec {
+    if sh.func_depth == 0 && sh.source_depth == 0 {
+        sh.error("return: can only `return' from a function or sourced script");
+        return Ok(1);
+    }
+    let status = match argv.get(1) {
+        None => sh.status,
+        Some(a) => match lossy(a).trim().parse::<i64>() {
+            Ok(n) => (n & 0xff) as i32,
+            Err(_) => {
+                sh.error(&format!("return: {}: numeric argument required", lossy(a)));
+                2
+            }
+        },
+    };
+    Err(Flow::Return(status))
+}
+
+fn eval(sh: &mut Shell, argv: Args<'_>) -> Exec {
+    let text = argv[1..].join(&b' ');
+    if text.is_empty() {
+        return Ok(0);
+    }
+    let saved_tail = sh.tail_ok;
+    sh.tail_ok = false;
+    let r = sh.eval_text(&text);
+    sh.tail_ok = saved_tail;
+    match r {
+        Err(Flow::Exit(2)) if !sh.opts.interactive => Err(Flow::Exit(2)),
+        r => r,
+    }
+}
+
+fn source(sh: &mut Shell, argv: Args<'_>) -> Exec {
+    let name = lossy(&argv[0]);
+    let Some(file) = argv.get(1) else {
+        sh.error(&format!("{name}: filename argument required"));
+        return Ok(2);
+    };
+    let path = if file.contains(&b'/') {
+        file.clone()
+    } else {
+        let path = sh.vars.get(b"PATH").map(<[u8]>::to_vec).unwrap_or_default();
+        let found = path.split(|&c| c == b':').find_map(|d| {
+            let mut p = if d.is_empty() {
+                b".".to_vec()
+            } else {
+                d.to_vec()
+            };
+            p.push(b'/');
+            p.extend_from_slice(file);
+            std::path::Path::new(OsStr::from_bytes(&p))
+                .is_file()
+                .then_some(p)
+        });
+        found.unwrap_or_else(|| file.clone())
+    };
+    let text = match std::fs::read(OsStr::from_bytes(&path)) {
+        Ok(t) => t,
+        Err(e) => {
+            let msg = e.to_string();
+            sh.error(&format!(
+                "{}: {}",
+                lossy(file),
+                msg.split(" (os error").next().unwrap_or_default()
+            ));
+            return Ok(1);
+        }
+    };
+    let saved_pos =
+        (argv.len() > 2).then(|| std::mem::replace(&mut sh.positional, argv[2..].to_vec()));
+    sh.source_depth += 1;
+    let saved_line = sh.line;
+    sh.line = 1;
+    let saved_tail = sh.tail_ok;
+    sh.tail_ok = false;
+    let r = sh.eval_text(&text);
+    sh.tail_ok = saved_tail;
+    sh.line = saved_line;
+    sh.source_depth -= 1;
+    if let Some(p) = saved_pos {
+        sh.positional = p;
+    }
+    match r {
+        Err(Flow::Return(s)) => Ok(s),
+        r => r,
+    }
+}
+
+fn exec(sh: &mut Shell, argv: Args<'_>) -> Exec {
+    let mut args = &argv[1..];
+    if args.first().map(Vec::as_slice) == Some(b"--") {
+        args = &args[1..];
+    }
+    if args.is_empty() {
+        // Redirections on `exec` alone stay: handled by the caller.
+        return Ok(0);
+    }
+    let name = &args[0];
+    let Some(path) = sh.find_command(name) else {
+        sh.error(&format!("exec: {}: not found", lossy(name)));
+        return Err(Flow::Exit(127));
+    };
+    let cargv: Vec<std::ffi::CString> = args
+        .iter()
+        .map(|a| std::ffi::CString::new(a.as_slice()).unwrap_or_default())
+        .collect();
+    let env = sh.vars.environment(&[]);
+    sh.perf_report();
+    let e = sys::exec(&path, &cargv, &env);
+    let msg = std::io::Error::from(e).to_string();
+    sh.error(&format!(
+        "exec: {}: {}",
+        lossy(name),
+        msg.split(" (os error").next().unwrap_or_default()
+    ));
+    Err(Flow::Exit(if e == nix::Error::ENOENT { 127 } else { 126 }))
+}
+
+// ---- variables -----------------------------------------------------------
+
+fn split_name_value(a: &[u8]) -> (&[u8], Option<&[u8]>) {
+    match a.iter().position(|&c| c == b'=') {
+        Some(i) => (&a[..i], Some(&a[i + 1..])),
+        None => (a, None),
+    }
+}
+
+fn export(sh: &mut Shell, argv: Args<'_>) -> Exec {
+    let mut unexport = false;
+    let mut print = false;
+    let mut i = 1;
+    while let Some(a) = argv.get(i) {
+        match a.as_slice() {
+            b"-n" => unexport = true,
+            b"-p" => print = true,
+            b"-f" => {}
+            b"--" => {
+                i += 1;
+                break;
+            }
+            _ => break,
+        }
+        i += 1;
+    }
+    if i >= argv.len() {
+        let _ = print;
+        let mut out = Vec::new();
+        for (k, v) in sh.vars.visible() {
+            if v.exported {
+                out.extend_from_slice(b"declare -x ");
+                out.extend_from_slice(&k);
+                if let Some(val) = v.value {
+                    out.extend_from_slice(b"=\"");
+                    for c in val {
+                        if matches!(c, b'"' | b'\\' | b'$' | b'`') {
+                            out.push(b'\\');
+                        }
+                        out.push(c);
+                    }
+                    out.push(b'"');
+                }
+                out.push(b'\n');
+            }
+        }
+        return Ok(emit(sh, "export", &out));
+    }
+    let mut status = 0;
+    for a in &argv[i..] {
+        let (name, value) = split_name_value(a);
+        if !crate::parse::is_name(name) {
+            sh.error(&format!("export: `{}': not a valid identifier", lossy(a)));
+            status = 1;
+            continue;
+        }
+        if unexport {
+            sh.vars.unexport(name);
+            continue;
+        }
+        if let Err(e) = sh.vars.export(name, value.map(<[u8]>::to_vec)) {
+            sh.error(&e.to_string());
+            status = 1;
+        }
+    }
+    Ok(status)
+}
+
+fn readonly(sh: &mut Shell, argv: Args<'_>) -> Exec {
+    let mut i = 1;
+    while let Some(a) = argv.get(i) {
+        match a.as_slice() {
+            b"-p" | b"-a" | b"-A" | b"-f" => {}
+            b"--" => {
+                i += 1;
+                break;
+            }
+            _ => break,
+        }
+        i += 1;
+    }
+    if i >= argv.len() {
+        let mut out = Vec::new();
+        for (k, v) in sh.vars.visible() {
+            if v.readonly {
+                out.extend_from_slice(b"declare -r ");
+                out.extend_from_slice(&k);
+                if let Some(val) = v.value {
+                    out.push(b'=');
+                    out.push(b'"');
+                    out.extend_from_slice(&val);
+                    out.push(b'"');
+                }
+                out.push(b'\n');
+            }
+        }
+        return Ok(emit(sh, "readonly", &out));
+    }
+    let mut status = 0;
+    for a in &argv[i..] {
+        let (name, value) = split_name_value(a);
+        if !crate::parse::is_name(name) {
+            sh.error(&format!("readonly: `{}': not a valid identifier", lossy(a)));
+            status = 1;
+            continue;
+        }
+        if let Err(e) = sh.vars.readonly(name, value.map(<[u8]>::to_vec)) {
+            sh.error(&e.to_string());
+            status = 1;
+        }
+    }
+    Ok(status)
+}
+
+fn unset(sh: &mut Shell, argv: Args<'_>) -> Exec {
+    let mut functions = false;
+    let mut vars_only = false;
+    let mut i = 1;
+    while let Some(a) = argv.get(i) {
+        match a.as_slice() {
+            b"-f" => functions = true,
+            b"-v" => vars_only = true,
+            b"--" => {
+                i += 1;
+                break;
+            }
+            _ => break,
+        }
+        i += 1;
+    }
+    let mut status = 0;
+    for name in &argv[i..] {
+        if functions {
+            sh.functions.remove(name.as_slice());
+            continue;
+        }
+        if !crate::parse::is_name(name) {
+            sh.error(&format!("unset: `{}': not a valid identifier", lossy(name)));
+            status = 1;
+            continue;
+        }
+        if sh.vars.var(name).is_none()
+            && !vars_only
+            && sh.functions.remove(name.as_slice()).is_some()
+        {
+            continue;
+        }
+        if let Err(e) = sh.vars.unset(name) {
+            sh.error(&format!(
+                "unset: {}: cannot unset: readonly variable",
+                lossy(&e.0)
+            ));
+            status = 1;
+        }
+    }
+    Ok(status)
+}
+
+fn local(sh: &mut Shell, argv: Args<'_>) -> Exec {
+    if !sh.vars.in_function() {
+        sh.error("local: can only be used in a function");
+        return Ok(1);
+    }
+    let mut status = 0;
+    for a in &argv[1..] {
+        if a.starts_with(b"-") {
+            continue;
+        }
+        let (name, value) = split_name_value(a);
+        if !crate::parse::is_name(name) {
+            sh.error(&format!("local: `{}': not a valid identifier", lossy(a)));
+            status = 1;
+            continue;
+        }
+        if let Err(e) = sh.vars.local(name, value.map(<[u8]>::to_vec)) {
+            sh.error(&format!("local: {e}"));
+            status = 1;
+        }
+    }
+    Ok(status)
+}
+
+fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
+    let mut export_ = false;
+    let mut readonly_ = false;
+    let mut global = false;
+    let mut print = false;
+    let mut funcs = false;
+    let mut i = 1;
+    while let Some(a) = argv.get(i) {
+        if a.len() > 1 && (a[0] == b'-' || a[0] == b'+') {
+            for &c in &a[1..] {
+                match c {
+                    b'x' => export_ = a[0] == b'-',
+                    b'r' => readonly_ = true,
+                    b'g' => global = true,
+                    b'p' => print = true,
+                    b'f' | b'F' => funcs = true,
+                    _ => {}
+                }
+            }
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    if funcs {
+        let mut names: Vec<&Vec<u8>> = sh.functions.keys().collect();
+        names.sort();
+        let targets: Vec<Vec<u8>> = if i < argv.len() {
+            argv[i..].to_vec()
+        } else {
+            names.into_iter().cloned().collect()
+        };
+        let mut status = 0;
+        let mut out = Vec::new();
+        for n in targets {
+            if sh.functions.contains_key(&n) {
+                out.extend_from_slice(b"declare -f ");
+                out.extend_from_slice(&n);
+                out.push(b'\n');
+            } else {
+                status = 1;
+            }
+        }
+        emit(sh, "declare", &out);
+        return Ok(status);
+    }
+    if i >= argv.len() || print {
+        let mut out = Vec::new();
+        let vars = sh.vars.visible();
+        for (k, v) in vars {
+            if i < argv.len() && !argv[i..].iter().any(|a| *a == k) {
+                continue;
+            }
+            out.extend_from_slice(b"declare -");
+            let mut flags = String::new();
+            if v.exported {
+                flags.push('x');
+            }
+            if v.readonly {
+                flags.push('r');
+            }
+            if flags.is_empty() {
+                flags.push('-');
+            }
+            out.extend_from_slice(flags.as_bytes());
+            out.push(b' ');
+            out.extend_from_slice(&k);
+            if let Some(val) = v.value {
+                out.extend_from_slice(b"=\"");
+                out.extend_from_slice(&val);
+                out.push(b'"');
+            }
+            out.push(b'\n');
+        }
+        return Ok(emit(sh, "declare", &out));
+    }
+    let mut status = 0;
+    for a in &argv[i..] {
+        let (name, value) = split_name_value(a);
+        if !crate::parse::is_name(name) {
+            sh.error(&format!("declare: `{}': not a valid identifier", lossy(a)));
+            status = 1;
+            continue;
+        }
+        let r = if sh.vars.in_function() && !global {
+            sh.vars.local(name, value.map(<[u8]>::to_vec))
+        } else if let Some(v) = value {
+            sh.vars.set(name, v.to_vec())
+        } else {
+            Ok(())
+        };
+        if let Err(e) = r {
+            sh.error(&format!("declare: {e}"));
+            status = 1;
+            continue;
+        }
+        if export_ {
+            let _ = sh.vars.export(name, None);
+        }
+        if readonly_ {
+            let _ = sh.vars.readonly(name, None);
+        }
+    }
+    Ok(status)
+}
+
+fn let_(sh: &mut Shell, argv: Args<'_>) -> Exec {
+    if argv.len() < 2 {
+        sh.error("let: expression expected");
+        return Ok(1);
+    }
+    let mut last = 0;
+    for a in &argv[1..] {
+        last = match sh.arith(a) {
+            Ok(v) => v,
+            Err(Flow::Exit(_)) => return Ok(1),
+            Err(f) => return Err(f),
+        };
+    }
+    Ok(i32::from(last == 0))
+}
+
+fn shift(sh: &mut Shell, argv: Args<'_>) -> Exec {
+    let n = match argv.get(1) {
+        None => 1,
+        Some(a) => match lossy(a).parse::<i64>() {
+            Ok(n) if n >= 0 => n as usize,
+            _ => {
+                sh.error(&format!("shift: {}: numeric argument required", lossy(a)));
+                return Err(Flow::Exit(1));
+            }
+        },
+    };
+    if n > sh.positional.len() {
+        return Ok(1);
+    }
+    sh.positional.drain(..n);
+    Ok(0)
+}
+
+// ---- set and shopt -------------------------------------------------------
+
+/// Applies one `-x`/`+x` style cluster; returns false on an unknown letter.
+pub fn set_flags(sh: &mut Shell, cluster: &[u8]) -> Result<(), char> {
+    let on = cluster[0] == b'-';
+    for &c in &cluster[1..] {
+        let c = c as char;
+        let Some(name) = Options::letter(c) else {
+            return Err(c);
+        };
+        set_option(sh, name, on);
+    }
+    Ok(())
+}
+
+pub fn set_option(sh: &mut Shell, name: &str, on: bool) -> bool {
+    match sh.opts.get_mut(name) {
+        Some(b) => {
+            *b = on;
+            match name {
+                "allexport" => sh.vars.allexport = on,
+                "verbose" => crate::input::VERBOSE.store(on, std::sync::atomic::Ordering::Relaxed),
+                _ => {}
+            }
+            true
+        }
+        None => false,
+    }
+}
+
+fn set(sh: &mut Shell, argv: Args<'_>) -> Exec {
+    if argv.len() == 1 {
+        let mut out = Vec::new();
+        for (k, v) in sh.vars.visible() {
+            if let Some(val) = v.value {
+                out.extend_from_slice(&k);
+                out.push(b'=');
+                out.extend_from_slice(&quote_value(&val));
+                out.push(b'\n');
+            }
+        }
+        return Ok(emit(sh, "set", &out));
+    }
+    let mut i = 1;
+    while i < argv.len() {
+        let a = &argv[i];
+        if a == b"--" {
+            sh.positional = argv[i + 1..].to_vec();
+            return Ok(0);
+        }
+        if a == b"-" {
+            set_option(sh, "xtrace", false);
+            set_option(sh, "verbose", false);
+            sh.positional = argv[i + 1..].to_vec();
+            return Ok(0);
+        }
+        if a.len() < 2 || !(a[0] == b'-' || a[0] == b'+') {
+            break;
+        }
+        let on = a[0] == b'-';
+        if &a[1..] == b"o" {
+            match argv.get(i + 1) {
+                None => {
+                    print_options(sh, on);
+                    return Ok(0);
+                }
+                Some(name) => {
+                    if !set_option(sh, &lossy(name), on) {
+                        sh.error(&format!("set: {}: invalid option name", lossy(name)));
+                        return if sh.opts.interactive {
+                            Ok(2)
+                        } else {
+                            Err(Flow::Exit(2))
+                        };
+                    }
+                    i += 2;
+                    continue;
+                }
+            }
+        }
+        if let Err(c) = set_flags(sh, a) {
+            sh.error(&format!("set: {}{c}: invalid option", a[0] as char));
+            return Err(Flow::Exit(2));
+        }
+        i += 1;
+    }
+    if i < argv.len() {
+        sh.positional = argv[i..].to_vec();
+    }
+    Ok(0)
+}
+
+fn print_options(sh: &mut Shell, long: bool) {
+    let mut out = String::new();
+    for (name, _) in OPTION_NAMES {
+        let on = sh.opts.get(name).unwrap_or(false);
+        if long {
+            out.push_str(&format!("{name:<15}\t{}\n", if on { "on" } else { "off" }));
+        } else {
+            out.push_str(&format!("set {}o {name}\n", if on { '-' } else { '+' }));
+        }
+    }
+    emit(sh, "set", out.as_bytes());
+}
+
+/// bash options `shopt` knows, and whether each is on by default.
+const SHOPTS: &[(&str, bool)] = &[
+    ("autocd", false),
+    ("cdable_vars", false),
+    ("cdspell", false),
+    ("checkhash", false),
+    ("checkjobs", false),
+    ("checkwinsize", true),
+    ("cmdhist", true),
+    ("complete_fullquote", true),
+    ("dotglob", false),
+    ("execfail", false),
+    ("expand_aliases", false),
+    ("extdebug", false),
+    ("extglob", false),
+    ("extquote", true),
+    ("failglob", false),
+    ("force_fignore", true),
+    ("globasciiranges", true),
+    ("globstar", false),
+    ("gnu_errfmt", false),
+    ("histappend", false),
+    ("histreedit", false),
+    ("histverify", false),
+    ("hostcomplete", true),
+    ("huponexit", false),
+    ("inherit_errexit", false),
+    ("interactive_comments", true),
+    ("lastpipe", false),
+    ("lithist", false),
+    ("login_shell", false),
+    ("mailwarn", false),
+    ("no_empty_cmd_completion", false),
+    ("nocaseglob", false),
+    ("nocasematch", false),
+    ("nullglob", false),
+    ("progcomp", true),
+    ("promptvars", true),
+    ("shift_verbose", false),
+    ("sourcepath", true),
+    ("xpg_echo", false),
+];
+
+/// Whether a `shopt` option is on.
+pub fn shopt_on(sh: &Shell, name: &str) -> bool {
+    sh.shopts.contains(name)
+}
+
+pub fn init_shopts(sh: &mut Shell) {
+    for (n, on) in SHOPTS {
+        if *on {
+            sh.shopts.insert((*n).to_string());
+        }
+    }
+}
+
+fn shopt(sh: &mut Shell, argv: Args<'_>) -> Exec {
+    let mut mode = None;
+    let mut print = false;
+    let mut quiet = false;
+    let mut set_o = false;
+    let mut i = 1;
+    while let Some(a) = argv.get(i) {
+        if a.len() < 2 || a[0] != b'-' {
+            break;
+        }
+        for &c in &a[1..] {
+            match c {
+                b's' => mode = Some(true),
+                b'u' => mode = Some(false),
+                b'p' => print = true,
+                b'q' => quiet = true,
+                b'o' => set_o = true,
+                _ => {
+                    sh.error(&format!("shopt: -{}: invalid option", c as char));
+                    return Ok(2);
+                }
+            }
+        }
+        i += 1;
+    }
+    let names: Vec<String> = argv[i..].iter().map(|a| lossy(a)).collect();
+    let mut status = 0;
+    if set_o {
+        for n in &names {
+            match mode {
+                Some(on) => {
+                    if !set_option(sh, n, on) {
+                        sh.error(&format!("shopt: {n}: invalid option name"));
+                        status = 1;
+                    }
+                }
+                None => {
+                    if !sh.opts.get(n).unwrap_or(false) {
+                        status = 1;
+                    }
+                }
+            }
+        }
+        return Ok(status);
+    }
+    let known = |n: &str| SHOPTS.iter().any(|(k, _)| *k == n);
+    match mode {
+        Some(on) => {
+            for n in &names {
+                if !known(n) {
+                    sh.error(&format!("shopt: {n}: invalid shell option name"));
+                    status = 1;
+                    continue;
+                }
+                if on {
+                    sh.shopts.insert(n.clone());
+                } else {
+                    sh.shopts.remove(n);
+                }
+            }
+            if names.is_empty() || print {
+                let list = list_shopts(sh, &[], Some(on), print);
+                emit(sh, "shopt", &list);
+            }
+        }
+        None => {
+            for n in &names {
+                if !known(n) {
+                    sh.error(&format!("shopt: {n}: invalid shell option name"));
+                    status = 1;
+                } else if !sh.shopts.contains(n) {
+                    status = 1;
+                }
+            }
+            if !quiet {
+                let list = list_shopts(sh, &names, None, print);
+                emit(sh, "shopt", &list);
+            }
+        }
+    }
+    Ok(status)
+}
+
+fn list_shopts(sh: &Shell, names: &[String], only: Option<bool>, as_commands: bool) -> Vec<u8> {
+    let mut out = String::new();
+    for (n, _) in SHOPTS {
+        if !names.is_empty() && !names.iter().any(|x| x == n) {
+            continue;
+        }
+        let on = sh.shopts.contains(*n);
+        if only.is_some_and(|o| o != on) {
+            continue;
+        }
+        if as_commands {
+            out.push_str(&format!("shopt {} {n}\n", if on { "-s" } else { "-u" }));
+        } else {
+            out.push_str(&format!("{n:<15}\t{}\n", if on { "on" } else { "off" }));
+        }
+    }
+    out.into_bytes()
+}
+
+// ---- aliases -------------------------------------------------------------
+
+fn alias(sh: &mut Shell, argv: Args<'_>) -> Exec {
+    let mut args = &argv[1..];
+    if args.first().map(Vec::as_slice) == Some(b"-p") {
+        args = &args[1..];
+    }
+    let print = |k: &[u8], v: &[u8], out: &mut Vec<u8>| {
+        out.extend_from_slice(b"alias ");
+        out.extend_from_slice(k);
+        out.push(b'=');
+        let mut q = vec![b'\''];
+        for &c in v {
+            if c == b'\'' {
+                q.extend_from_slice(b"'\\''");
+            } else {
+                q.push(c);
+            }
+        }
+        q.push(b'\'');
+        out.extend_from_slice(&q);
+        out.push(b'\n');
+    };
+    let mut out = Vec::new();
+    if args.is_empty() {
+        let mut all: Vec<_> = sh.aliases.iter().collect();
+        all.sort();
+        for (k, v) in all {
+            print(k, v, &mut out);
+        }
+        return Ok(emit(sh, "alias", &out));
+    }
+    let mut status = 0;
+    for a in args {
+        match a.iter().position(|&c| c == b'=') {
+            Some(i) if i > 0 => {
+                let name = &a[..i];
+                if name.iter().any(|&c| {
+                    matches!(
+                        c,
+                        b'/' | b'$'
+                            | b'`'
+                            | b'='
+                            | b' '
+                            | b'\t'
+                            | b'\n'
+                            | b'('
+                            | b')'
+                            | b'<'
+                            | b'>'
+                            | b'&'
+                            | b'|'
+                            | b';'
+                            | b'"'
+                            | b'\''
+                    )
+                }) {
+                    sh.error(&format!("alias: `{}': invalid alias name", lossy(name)));
+                    status = 1;
+                    continue;
+                }
+                std::rc::Rc::make_mut(&mut sh.aliases).insert(name.to_vec(), a[i + 1..].to_vec());
+            }
+            _ => match sh.aliases.get(a.as_slice()) {
+                Some(v) => {
+                    let v = v.clone();
+                    print(a, &v, &mut out);
+                }
+                None => {
+                    sh.error(&format!("alias: {}: not found", lossy(a)));
+                    status = 1;
+                }
+            },
+        }
+    }
+    emit(sh, "alias", &out);
+    Ok(status)
+}
+
+fn unalias(sh: &mut Shell, argv: Args<'_>) -> Exec {
+    if argv.len() < 2 {
+        sh.error("unalias: usage: unalias [-a] name [name ...]");
+        return Ok(2);
+    }
+    let mut status = 0;
+    for a in &argv[1..] {
+        if a == b"-a" {
+            std::rc::Rc::make_mut(&mut sh.aliases).clear();
+            continue;
+        }
+        if a == b"--" {
+            continue;
+        }
+        if std::rc::Rc::make_mut(&mut sh.aliases)
+            .remove(a.as_slice())
+            .is_none()
+        {
+            sh.error(&format!("unalias: {}: not found", lossy(a)));
+            status = 1;
+        }
+    }
+    Ok(status)
+}
+
+// ---- commands and lookup -------------------------------------------------
+
+fn builtin(sh: &mut Shell, argv: Args<'_>) -> Exec {
+    let Some(name) = argv.get(1) else {
+        return Ok(0);
+    };
+    if !is_builtin(name) {
+        sh.error(&format!("builtin: {}: not a shell builtin", lossy(name)));
+        return Ok(1);
+    }
+    run_builtin(sh, &argv[1..]).unwrap_or(Ok(1))
+}
+
+/// How a name resolves, for `type` and `command -v`.
+enum Kind {
+    Alias(Vec<u8>),
+    Keyword,
+    Function,
+    Builtin,
+    File(Vec<u8>),
+}
+
+fn resolve(sh: &mut Shell, name: &[u8], all: bool) -> Vec<Kind> {
+    let mut out = Vec::new();
+    if let Some(v) = sh.aliases.get(name) {
+        out.push(Kind::Alias(v.clone()));
+    }
+    if KEYWORDS.contains(&name) {
+        out.push(Kind::Keyword);
+    }
+    if sh.functions.contains_key(name) {
+        out.push(Kind::Function);
+    }
+    if is_builtin(name) {
+        out.push(Kind::Builtin);
+    }
+    if all && !name.contains(&b'/') {
+        let path = sh.vars.get(b"PATH").map(<[u8]>::to_vec).unwrap_or_default();
+        for d in path.split(|&c| c == b':') {
+            let mut p = if d.is_empty() {
+                b".".to_vec()
+            } else {
+                d.to_vec()
+            };
+            p.push(b'/');
+            p.extend_from_slice(name);
+            if let Ok(c) = std::ffi::CString::new(p.clone()) {
+                if rustix::fs::access(c.as_c_str(), rustix::fs::Access::EXEC_OK).is_ok()
+                    && std::path::Path::new(OsStr::from_bytes(&p)).is_file()
+                {
+                    out.push(Kind::File(p));
+                }
+            }
+        }
+    } else if out.is_empty() || all {
+        if let Some(p) = sh.find_command(name) {
+            if std::path::Path::new(OsStr::from_bytes(p.as_bytes())).is_file() {
+                out.push(Kind::File(p.into_bytes()));
+            }
+        }
+    }
+    out
+}
+
+fn command(sh: &mut Shell, argv: Args<'_>) -> Exec {
+    let mut i = 1;
+    let mut verbose = None;
+    while let Some(a) = argv.get(i) {
+        match a.as_slice() {
+            b"-p" => {}
+            b"-v" => verbose = Some(false),
+            b"-V" => verbose = Some(true),
+            b"-pv" | b"-vp" => verbose = Some(false),
+            b"-pV" | b"-Vp" => verbose = Some(true),
+            b"--" => {
+                i += 1;
+                break;
+            }
+            _ => break,
+        }
+        i += 1;
+    }
+    let args = &argv[i..];
+    if args.is_empty() {
+        return Ok(0);
+    }
+    if let Some(long) = verbose {
+        let mut status = 0;
+        let mut out = Vec::new();
+        for name in args {
+            let kinds = resolve(sh, name, false);
+            match kinds.first() {
+                None => {
+                    if long {
+                        sh.error(&format!("command: {}: not found", lossy(name)));
+                    }
+                    status = 1;
+                }
+                Some(k) => {
+                    if long {
+                        describe(name, k, &mut out);
+                    } else {
+                        match k {
+                            Kind::Alias(v) => {
+                                out.extend_from_slice(b"alias ");
+                                out.extend_from_slice(name);
+                                out.push(b'=');
+                                out.extend_from_slice(&quote_value(v));
+                            }
+                            Kind::File(p) => out.extend_from_slice(p),
+                            _ => out.extend_from_slice(name),
+                        }
+                        out.push(b'\n');
+                    }
+                }
+            }
+        }
+        emit(sh, "command", &out);
+        return Ok(status);
+    }
+    if let Some(r) = run_builtin(sh, args) {
+        return r;
+    }
+    sh.run_external_argv(args)
+}
+
+fn describe(name: &[u8], k: &Kind, out: &mut Vec<u8>) {
+    out.extend_from_slice(name);
+    match k {
+        Kind::Alias(v) => {
+            out.extend_from_slice(b" is aliased to `");
+            out.extend_from_slice(v);
+            out.push(b'\'');
+        }
+        Kind::Keyword => out.extend_from_slice(b" is a shell keyword"),
+        Kind::Function => out.extend_from_slice(b" is a function"),
+        Kind::Builtin => {
+            if is_special(name) {
+                out.extend_from_slice(b" is a special shell builtin");
+            } else {
+                out.extend_from_slice(b" is a shell builtin");
+            }
+        }
+        Kind::File(p) => {
+            out.extend_from_slice(b" is ");
+            out.extend_from_slice(p);
+        }
+    }
+    out.push(b'\n');
+}
+
+fn type_(sh: &mut Shell, argv: Args<'_>) -> Exec {
+    let mut i = 1;
+    let mut terse = false;
+    let mut all = false;
+    let mut path_only = false;
+    while let Some(a) = argv.get(i) {
+        if a.len() < 2 || a[0] != b'-' {
+            break;
+        }
+        if a == b"--" {
+            i += 1;
+            break;
+        }
+        for &c in &a[1..] {
+            match c {
+                b't' => terse = true,
+                b'a' => all = true,
+                b'p' | b'P' => path_only = true,
+                b'f' => {}
+                _ => {
+                    sh.error(&format!("type: -{}: invalid option", c as char));
+                    return Ok(2);
+                }
+            }
+        }
+        i += 1;
+    }
+    let mut status = 0;
+    let mut out = Vec::new();
+    for name in &argv[i..] {
+        let kinds = resolve(sh, name, all);
+        let kinds: Vec<&Kind> = if path_only {
+            kinds
+                .iter()
+                .filter(|k| matches!(k, Kind::File(_)))
+                .collect()
+        } else {
+            kinds.iter().collect()
+        };
+        if kinds.is_empty() {
+            if !terse && !path_only {
+                sh.error(&format!("type: {}: not found", lossy(name)));
+            }
+            status = 1;
+            continue;
+        }
+        let shown = if all { &kinds[..] } else { &kinds[..1] };
+        for k in shown {
+            if path_only {
+                if let Kind::File(p) = k {
+                    out.extend_from_slice(p);
+                    out.push(b'\n');
+                }
+            } else if terse {
+                out.extend_from_slice(match k {
+                    Kind::Alias(_) => b"alias".as_slice(),
+                    Kind::Keyword => b"keyword",
+                    Kind::Function => b"function",
+                    Kind::Builtin => b"builtin",
+                    Kind::File(_) => b"file",
+                });
+                out.push(b'\n');
+            } else {
+                describe(name, k, &mut out);
+            }
+        }
+    }
+    emit(sh, "type", &out);
+    Ok(status)
+}
+
+fn hash(sh: &mut Shell, argv: Args<'_>) -> Exec {
+    let mut status = 0;
+    if argv.len() == 1 {
+        let mut out = Vec::new();
+        let mut all: Vec<_> = sh.hash.iter().collect();
+        all.sort();
+        if all.is_empty() {
+            return Ok(0);
+        }
+        out.extend_from_slice(b"hits\tcommand\n");
+        for (_, p) in all {
+            out.extend_from_slice(b"   1\t");
+            out.extend_from_slice(p.as_bytes());
+            out.push(b'\n');
+        }
+        return Ok(emit(sh, "hash", &out));
+    }
+    for a in &argv[1..] {
+        if a == b"-r" {
+            sh.hash.clear();
+            continue;
+        }
+        if is_builtin(a) || sh.functions.contains_key(a.as_slice()) {
+            continue;
+        }
+        sh.hash.remove(a.as_slice());
+        if sh.find_command(a).is_none() {
+            sh.error(&format!("hash: {}: not found", lossy(a)));
+            status = 1;
+        }
+    }
+    Ok(status)
+}
+
+// ---- directories ---------------------------------------------------------
+
+/// Makes `path` absolute against `base` and removes `.`, `..` and doubled
+/// slashes textually (cd's logical mode).
+fn logical(base: &[u8], path: &[u8]) -> Vec<u8> {
+    let mut full = if path.starts_with(b"/") {
+        Vec::new()
+    } else {
+        base.to_vec()
+    };
+    if !path.starts_with(b"/") {
+        full.push(b'/');
+    }
+    full.extend_from_slice(path);
+    let mut parts: Vec<&[u8]> = Vec::new();
+    for c in full.split(|&c| c == b'/') {
+        match c {
+            b"" | b"." => {}
+            b".." => {
+                parts.pop();
+            }
+            c => parts.push(c),
+        }
+    }
+    let mut out = Vec::new();
+    for p in parts {
+        out.push(b'/');
+        out.extend_from_slice(p);
+    }
+    if out.is_empty() {
+        out.push(b'/');
+    }
+    out
+}
+
+fn cd(sh: &mut Shell, argv: Args<'_>) -> Exec {
+    let mut i = 1;
+    let mut physical = false;
+    while let Some(a) = argv.get(i) {
+        match a.as_slice() {
+            b"-P" => physical = true,
+            b"-L" => physical = false,
+            b"--" => {
+                i += 1;
+                break;
+            }
+            b"-" => break,
+            a if a.len() > 1 && a[0] == b'-' => {
+                sh.error(&format!("cd: {}: invalid option", lossy(a)));
+                return Ok(2);
+            }
+            _ => break,
+        }
+        i += 1;
+    }
+    if argv.len() > i + 1 {
+        sh.error("cd: too many arguments");
+        return Ok(1);
+    }
+    let mut print = false;
+    let target = match argv.get(i) {
+        None => match sh.vars.get(b"HOME") {
+            Some(h) if !h.is_empty() => h.to_vec(),
+            _ => {
+                sh.error("cd: HOME not set");
+                return Ok(1);
+            }
+        },
+        Some(a) if a == b"-" => match sh.vars.get(b"OLDPWD") {
+            Some(o) => {
+                print = true;
+                o.to_vec()
+            }
+            None => {
+                sh.error("cd: OLDPWD not set");
+                return Ok(1);
+            }
+        },
+        Some(a) => a.clone(),
+    };
+    if target.is_empty() {
+        return Ok(0);
+    }
+    // CDPATH for relative names not starting with . or ..
+    let mut dest = target.clone();
+    if !target.starts_with(b"/") && !target.starts_with(b".") {
+        if let Some(cdpath) = sh.vars.get(b"CDPATH").map(<[u8]>::to_vec) {
+            for d in cdpath.split(|&c| c == b':') {
+                if d.is_empty() {
+                    continue;
+                }
+                let mut cand = d.to_vec();
+                cand.push(b'/');
+                cand.extend_from_slice(&target);
+                if std::path::Path::new(OsStr::from_bytes(&cand)).is_dir() {
+                    dest = cand;
+                    print = true;
+                    break;
+                }
+            }
+        }
+    }
+    let old = sh
+        .vars
+        .get(b"PWD")
+        .map(<[u8]>::to_vec)
+        .or_else(|| {
+            std::env::current_dir()
+                .ok()
+                .map(|p| p.as_os_str().as_bytes().to_vec())
+        })
+        .unwrap_or_else(|| b"/".to_vec());
+    let new_logical = logical(&old, &dest);
+    let go = if physical {
+        dest.clone()
+    } else {
+        new_logical.clone()
+    };
+    if let Err(e) = std::env::set_current_dir(OsStr::from_bytes(&go)) {
+        // The logical path may not exist where the physical one does.
+        if physical || std::env::set_current_dir(OsStr::from_bytes(&dest)).is_err() {
+            let msg = e.to_string();
+            sh.error(&format!(
+                "cd: {}: {}",
+                lossy(&target),
+                msg.split(" (os error").next().unwrap_or_default()
+            ));
+            return Ok(1);
+        }
+    }
+    let new_pwd = if physical {
+        std::env::current_dir()
+            .map(|p| p.as_os_str().as_bytes().to_vec())
+            .unwrap_or(new_logical)
+    } else {
+        new_logical
+    };
+    let _ = sh.vars.export(b"OLDPWD", Some(old));
+    let _ = sh.vars.export(b"PWD", Some(new_pwd.clone()));
+    if print {
+        let mut line = new_pwd;
+        line.push(b'\n');
+        return Ok(emit(sh, "cd", &line));
+    }
+    Ok(0)
+}
+
+fn pwd(sh: &mut Shell, argv: Args<'_>) -> Exec {
+    let physical = argv[1..].iter().any(|a| a == b"-P");
+    let mut p = if physical {
+        None
+    } else {
+        sh.vars.get(b"PWD").map(<[u8]>::to_vec).filter(|p| {
+            p.starts_with(b"/")
+                && std::fs::metadata(OsStr::from_bytes(p))
+                    .ok()
+                    .zip(std::fs::metadata(".").ok())
+                    .is_some_and(|(a, b)| {
+                        use std::os::unix::fs::MetadataExt;
+                        a.ino() == b.ino() && a.dev() == b.dev()
+                    })
+        })
+    };
+    if p.is_none() {
+        match std::env::current_dir() {
+            Ok(d) => p = Some(d.as_os_str().as_bytes().to_vec()),
+            Err(e) => {
+                sh.error(&format!("pwd: error retrieving current directory: {e}"));
+                return Ok(1);
+            }
+        }
+    }
+    let mut line = p.unwrap_or_default();
+    line.push(b'\n');
+    Ok(emit(sh, "pwd", &line))
+}
+
+// ---- output --------------------------------------------------------------
+
+fn echo(sh: &mut Shell, argv: Args<'_>) -> Exec {
+    let mut newline = true;
+    let mut escapes = shopt_on(sh, "xpg_echo");
+    let mut i = 1;
+    while let Some(a) = argv.get(i) {
+        if a.len() >= 2 && a[0] == b'-' && a[1..].iter().all(|c| matches!(c, b'n' | b'e' | b'E')) {
+            for &c in &a[1..] {
+                match c {
+                    b'n' => newline = false,
+                    b'e' => escapes = true,
+                    _ => escapes = false,
+                }
+            }
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    let mut out = Vec::with_capacity(64);
+    for (k, a) in argv[i..].iter().enumerate() {
+        if k > 0 {
+            out.push(b' ');
+        }
+        if escapes {
+            if crate::escape::unescape(a, &mut out, crate::escape::Dialect::Echo) {
+                return Ok(emit(sh, "echo", &out));
+            }
+        } else {
+            out.extend_from_slice(a);
+        }
+    }
+    if newline {
+        out.push(b'\n');
+    }
+    Ok(emit(sh, "echo", &out))
+}
+
+fn times(sh: &mut Shell) -> Exec {
+    let fmt = |t: libc::timeval| {
+        let secs = t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+        format!("{}m{:.3}s", (secs / 60.0) as u64, secs % 60.0)
+    };
+    // SAFETY: getrusage fills the struct it is given.
+    let usage = |who| unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        libc::getrusage(who, &mut u);
+        u
+    };
+    let me = usage(libc::RUSAGE_SELF);
+    let kids = usage(libc::RUSAGE_CHILDREN);
+    let out = format!(
+        "{} {}\n{} {}\n",
+        fmt(me.ru_utime),
+        fmt(me.ru_stime),
+        fmt(kids.ru_utime),
+        fmt(kids.ru_stime)
+    );
+    Ok(emit(sh, "times", out.as_bytes()))
+}
+
+// ---- traps and processes -------------------------------------------------
+
+fn trap(sh: &mut Shell, argv: Args<'_>) -> Exec {
+    let mut args = &argv[1..];
+    if args.first().map(Vec::as_slice) == Some(b"--") {
+        args = &args[1..];
+    }
+    if args.is_empty() || args[0] == b"-p" {
+        let mut out = Vec::new();
+        let mut all: Vec<_> = sh.traps.iter().collect();
+        all.sort();
+        for (sig, action) in all {
+            out.extend_from_slice(b"trap -- ");
+            out.extend_from_slice(&quote_value(action));
+            out.push(b' ');
+            let name = sys::signal_name(*sig).unwrap_or("?");
+            if *sig == 0 {
+                out.extend_from_slice(b"EXIT");
+            } else {
+                out.extend_from_slice(b"SIG");
+                out.extend_from_slice(name.as_bytes());
+            }
+            out.push(b'\n');
+        }
+        return Ok(emit(sh, "trap", &out));
+    }
+    if args[0] == b"-l" {
+        let mut out = String::new();
+        for (n, name) in sys::SIGNALS {
+            out.push_str(&format!("{n:2}) SIG{name}\n"));
+        }
+        return Ok(emit(sh, "trap", out.as_bytes()));
+    }
+    // `trap N…` with a number first: reset those signals.
+    let (action, sigs): (Option<&[u8]>, &[Vec<u8>]) =
+        if args.len() == 1 || args[0].iter().all(u8::is_ascii_digit) {
+            (None, args)
+        } else if args[0] == b"-" {
+            (None, &args[1..])
+        } else {
+            (Some(&args[0]), &args[1..])
+        };
+    let mut status = 0;
+    for s in sigs {
+        let Some(num) = sys::signal_number(s) else {
+            sh.error(&format!("trap: {}: invalid signal specification", lossy(s)));
+            status = 1;
+            continue;
+        };
+        if num == libc::SIGKILL || num == libc::SIGSTOP {
+            sh.traps.remove(&num);
+            continue;
+        }
+        match action {
+            None => {
+                sh.traps.remove(&num);
+                if num != 0 {
+                    let _ = sys::set_disposition(num, sys::Disposition::Default);
+                }
+            }
+            Some(a) => {
+                sh.traps.insert(num, a.to_vec());
+                if num != 0 {
+                    let d = if a.is_empty() {
+                        sys::Disposition::Ignore
+                    } else {
+                        sys::Disposition::Catch
+                    };
+                    let _ = sys::set_disposition(num, d);
+                }
+            }
+        }
+    }
+    Ok(status)
+}
+
+fn kill(sh: &mut Shell, argv: Args<'_>) -> Exec {
+    let mut sig = libc::SIGTERM;
+    let mut i = 1;
+    if let Some(a) = argv.get(1) {
+        if a == b"-l" || a == b"-L" {
+            let mut out = String::new();
+            match argv.get(2) {
+                Some(n) => {
+                    let n: i32 = lossy(n).parse().unwrap_or(0);
+                    let n = if n > 128 { n - 128 } else { n };
+                    match sys::signal_name(n) {
+                        Some(name) => out.push_str(&format!("{name}\n")),
+                        None => {
+                            sh.error(&format!("kill: {n}: invalid signal specification"));
+                            return Ok(1);
+                        }
+                    }
+                }
+                None => {
+                    for (_, name) in sys::SIGNALS {
+                        out.push_str(name);
+                        out.push('\n');
+                    }
+                }
+            }
+            return Ok(emit(sh, "kill", out.as_bytes()));
+        }
+        if a == b"-s" || a == b"-n" {
+            let Some(s) = argv.get(2).and_then(|s| sys::signal_number(s)) else {
+                sh.error("kill: invalid signal specification");
+                return Ok(1);
+            };
+            sig = s;
+            i = 3;
+        } else if a.len() > 1 && a[0] == b'-' && a != b"--" {
+            match sys::signal_number(&a[1..]) {
+                Some(s) => sig = s,
+                None => {
+                    sh.error(&format!(
+                        "kill: {}: invalid signal specification",
+                        lossy(&a[1..])
+                    ));
+                    return Ok(1);
+                }
+            }
+            i = 2;
+        }
+    }
+    if argv.get(i).map(Vec::as_slice) == Some(b"--") {
+        i += 1;
+    }
+    if i >= argv.len() {
+        sh.error("kill: usage: kill [-s sigspec | -n signum | -sigspec] pid | jobspec ... or kill -l [sigspec]");
+        return Ok(2);
+    }
+    let mut status = 0;
+    for a in &argv[i..] {
+        let Some(pids) = job_pids(sh, "kill", a, "arguments must be process or job IDs") else {
+            status = 1;
+            continue;
+        };
+        for p in pids {
+            if let Err(e) = sys::kill(p, sig) {
+                let msg = e.to_string();
+                sh.error(&format!(
+                    "kill: ({p}) - {}",
+                    msg.split(" (os error").next().unwrap_or_default()
+                ));
+                status = 1;
+            }
+        }
+    }
+    Ok(status)
+}
+
+/// The pids a `kill`/`wait` operand names (`%job` or a pid); reports a bad
+/// one and returns `None`.
+fn job_pids(sh: &mut Shell, builtin: &str, a: &[u8], not_a_pid: &str) -> Option<Vec<i32>> {
+    if let Some(spec) = a.strip_prefix(b"%") {
+        let pids = find_job(sh, spec).map(|j| j.pids.clone());
+        if pids.is_none() {
+            sh.error(&format!("{builtin}: {}: no such job", lossy(a)));
+        }
+        return pids;
+    }
+    match lossy(a).parse::<i32>() {
+        Ok(p) => Some(vec![p]),
+        Err(_) => {
+            sh.error(&format!("{builtin}: `{}': {not_a_pid}", lossy(a)));
+            None
+        }
+    }
+}
+
+fn find_job<'a>(sh: &'a Shell, spec: &[u8]) -> Option<&'a crate::shell::Job> {
+    match spec {
+        b"" | b"%" | b"+" => sh.jobs.last(),
+        b"-" => sh.jobs.iter().rev().nth(1),
+        n => {
+            let id: usize = lossy(n).parse().ok()?;
+            sh.jobs.iter().find(|j| j.id == id)
+        }
+    }
+}
+
+/// Records finished background children in the job table.
+pub fn reap(sh: &mut Shell) {
+    for (pid, raw) in sys::reap_any() {
+        for j in &mut sh.jobs {
+            if j.pids.contains(&pid) {
+                j.done.insert(pid, raw);
+            }
+        }
+    }
+}
+
+fn jobs(sh: &mut Shell, _argv: Args<'_>) -> Exec {
+    reap(sh);
+    let mut out = String::new();
+    let n = sh.jobs.len();
+    for (i, j) in sh.jobs.iter().enumerate() {
+        let mark = if i + 1 == n {
+            '+'
+        } else if i + 2 == n {
+            '-'
+        } else {
+            ' '
+        };
+        let state = if j.finished() { "Done" } else { "Running" };
+        out.push_str(&format!("[{}]{mark}  {state}\t{}\n", j.id, j.command));
+    }
+    sh.jobs.retain(|j| !j.finished());
+    Ok(emit(sh, "jobs", out.as_bytes()))
+}
+
+fn wait(sh: &mut Shell, argv: Args<'_>) -> Exec {
+    let args: Vec<&Vec<u8>> = argv[1..]
+        .iter()
+        .filter(|a| a.as_slice() != b"-n" && a.as_slice() != b"--")
+        .collect();
+    if args.is_empty() {
+        // Every background job.
+        loop {
+            if sh.jobs.iter().all(|j| j.finished()) {
+                sh.jobs.clear();
+                return Ok(0);
+            }
+            match sys::wait_any(true) {
+                Some(sys::Waited2::Done(pid, raw)) => {
+                    for j in &mut sh.jobs {
+                        if j.pids.contains(&pid) {
+                            j.done.insert(pid, raw);
+                        }
+                    }
+                }
+                Some(sys::Waited2::Interrupted) => {
+                    let sig = pending_signal();
+                    sh.run_traps()?;
+                    return Ok(128 + sig);
+                }
+                None => {
+                    sh.jobs.clear();
+                    return Ok(0);
+                }
+            }
+        }
+    }
+    let mut status = 0;
+    for a in args {
+        let Some(pids) = job_pids(sh, "wait", a, "not a pid or valid job spec") else {
+            status = 127;
+            continue;
+        };
+        for pid in pids {
+            // Already reaped?
+            let known = sh.jobs.iter().find(|j| j.pids.contains(&pid)).cloned();
+            let Some(job) = known else {
+                sh.error(&format!("wait: pid {pid} is not a child of this shell"));
+                status = 127;
+                continue;
+            };
+            if let Some(&raw) = job.done.get(&pid) {
+                status = sys::status_of(raw);
+                continue;
+            }
+            match sys::wait_pid(pid, true) {
+                Ok(sys::Waited::Done(raw)) => {
+                    status = sys::status_of(raw);
+                    for j in &mut sh.jobs {
+                        if j.pids.contains(&pid) {
+                            j.done.insert(pid, raw);
+                        }
+                    }
+                }
+                Ok(sys::Waited::Interrupted) => {
+                    let sig = pending_signal();
+                    sh.run_traps()?;
+                    return Ok(128 + sig);
+                }
+                Err(_) => status = 127,
+            }
+        }
+    }
+    sh.jobs.retain(|j| !j.finished());
+    Ok(status)
+}
+
+/// The signal behind an interrupted wait (for its 128+n status).
+fn pending_signal() -> i32 {
+    sys::last_signal()
+}
+
+fn umask(sh: &mut Shell, argv: Args<'_>) -> Exec {
+    let mut symbolic = false;
+    let mut i = 1;
+    while let Some(a) = argv.get(i) {
+        match a.as_slice() {
+            b"-S" => symbolic = true,
+            b"-p" => {}
+            _ => break,
+        }
+        i += 1;
+    }
+    // SAFETY: umask is read by setting it and putting it back.
+    let cur = unsafe {
+        let m = libc::umask(0o022);
+        libc::umask(m);
+        m
+    };
+    let Some(spec) = argv.get(i) else {
+        let out = if symbolic {
+            let perm = |shift: u32| {
+                let bits = (!cur >> shift) & 7;
+                let mut s = String::new();
+                if bits & 4 != 0 {
+                    s.push('r');
+                }
+                if bits & 2 != 0 {
+                    s.push('w');
+                }
+                if bits & 1 != 0 {
+                    s.push('x');
+                }
+                s
+            };
+            format!("u={},g={},o={}\n", perm(6), perm(3), perm(0))
+        } else {
+            format!("{cur:04o}\n")
+        };
+        return Ok(emit(sh, "umask", out.as_bytes()));
+    };
+    let new = if spec.iter().all(|c| (b'0'..=b'7').contains(c)) {
+        match u32::from_str_radix(&lossy(spec), 8) {
+            Ok(m) if m <= 0o777 => m,
+            _ => {
+                sh.error(&format!(
+                    "umask: {}: octal number out of range",
+                    lossy(spec)
+                ));
+                return Ok(1);
+            }
+        }
+    } else {
+        match symbolic_umask(cur, spec) {
+            Some(m) => m,
+            None => {
+                sh.error(&format!(
+                    "umask: `{}': invalid symbolic mode operator",
+                    lossy(spec)
+                ));
+                return Ok(1);
+            }
+        }
+    };
+    // SAFETY: setting the process umask.
+    unsafe {
+        libc::umask(new as libc::mode_t);
+    }
+    Ok(0)
+}
+
+/// Applies a symbolic mode (`u=rwx,g+w,o-r`) to the permissions a umask
+/// allows, and returns the new umask.
+fn symbolic_umask(cur: libc::mode_t, spec: &[u8]) -> Option<u32> {
+    let mut allowed = !cur & 0o777;
+    for clause in spec.split(|&c| c == b',') {
+        let mut j = 0;
+        let mut who = 0u32;
+        while j < clause.len() && matches!(clause[j], b'u' | b'g' | b'o' | b'a') {
+            who |= match clause[j] {
+                b'u' => 0o700,
+                b'g' => 0o070,
+                b'o' => 0o007,
+                _ => 0o777,
+            };
+            j += 1;
+        }
+        if who == 0 {
+            who = 0o777;
+        }
+        let op = *clause.get(j)?;
+        if !matches!(op, b'=' | b'+' | b'-') {
+            return None;
+        }
+        j += 1;
+        let mut perm = 0u32;
+        for &c in &clause[j..] {
+            perm |= match c {
+                b'r' => 0o444,
+                b'w' => 0o222,
+                b'x' => 0o111,
+                _ => return None,
+            };
+        }
+        let bits = perm & who;
+        match op {
+            b'=' => allowed = (allowed & !who) | bits,
+            b'+' => allowed |= bits,
+            _ => allowed &= !bits,
+        }
+    }
+    Some(!allowed & 0o777)
+}
+
+fn ulimit(sh: &mut Shell, argv: Args<'_>) -> Exec {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    let mut which = b'f';
+    let mut hard = false;
+    let mut soft = true;
+    let mut all = false;
+    let mut value = None;
+    for a in &argv[1..] {
+        if a.len() >= 2 && a[0] == b'-' {
+            for &c in &a[1..] {
+                match c {
+                    b'H' => {
+                        hard = true;
+                        soft = false;
+                    }
+                    b'S' => {
+                        soft = true;
+                        hard = false;
+                    }
+                    b'a' => all = true,
+                    c => which = c,
+                }
+            }
+        } else {
+            value = Some(a.clone());
+        }
+    }
+    let table: &[(u8, Resource, u64, &str)] = &[
+        (
+            b'c',
+            Resource::RLIMIT_CORE,
+            512,
+            "core file size          (blocks, -c)",
+        ),
+        (
+            b'd',
+            Resource::RLIMIT_DATA,
+            1024,
+            "data seg size           (kbytes, -d)",
+        ),
+        (
+            b'f',
+            Resource::RLIMIT_FSIZE,
+            512,
+            "file size               (blocks, -f)",
+        ),
+        (
+            b'l',
+            Resource::RLIMIT_MEMLOCK,
+            1024,
+            "max locked memory       (kbytes, -l)",
+        ),
+        (
+            b'm',
+            Resource::RLIMIT_RSS,
+            1024,
+            "max memory size         (kbytes, -m)",
+        ),
+        (
+            b'n',
+            Resource::RLIMIT_NOFILE,
+            1,
+            "open files                      (-n)",
+        ),
+        (
+            b's',
+            Resource::RLIMIT_STACK,
+            1024,
+            "stack size              (kbytes, -s)",
+        ),
+        (
+            b't',
+            Resource::RLIMIT_CPU,
+            1,
+            "cpu time               (seconds, -t)",
+        ),
+        (
+            b'u',
+            Resource::RLIMIT_NPROC,
+            1,
+            "max user processes              (-u)",
+        ),
+        (
+            b'v',
+            Resource::RLIMIT_AS,
+            1024,
+            "virtual memory          (kbytes, -v)",
+        ),
+    ];
+    let show = |v: u64, unit: u64| {
+        if v == libc::RLIM_INFINITY {
+            "unlimited".to_string()
+        } else {
+            (v / unit).to_string()
+        }
+    };
+    if all {
+        let mut out = String::new();
+        for (_, r, unit, label) in table {
+            if let Ok((s, h)) = getrlimit(*r) {
+                out.push_str(&format!(
+                    "{label} {}\n",
+                    show(if hard { h } else { s }, *unit)
+                ));
+            }
+        }
+        return Ok(emit(sh, "ulimit", out.as_bytes()));
+    }
+    let Some(&(_, res, unit, _)) = table.iter().find(|(c, ..)| *c == which) else {
+        sh.error(&format!("ulimit: -{}: invalid option", which as char));
+        return Ok(2);
+    };
+    let Ok((s, h)) = getrlimit(res) else {
+        return Ok(1);
+    };
+    match value {
+        None => {
+            let out = format!("{}\n", show(if hard { h } else { s }, unit));
+            Ok(emit(sh, "ulimit", out.as_bytes()))
+        }
+        Some(v) => {
+            let n = if v == b"unlimited" {
+                libc::RLIM_INFINITY
+            } else {
+                match lossy(&v).parse::<u64>() {
+                    Ok(n) => n.saturating_mul(unit),
+                    Err(_) => {
+                        sh.error(&format!("ulimit: {}: invalid number", lossy(&v)));
+                        return Ok(1);
+                    }
+                }
+            };
+            let (ns, nh) = match (soft, hard) {
+                (true, false) if argv[1..].iter().any(|a| a.contains(&b'S')) => (n, h),
+                (false, true) => (s.min(n), n),
+                _ => (n, if n > h { n } else { h.min(n.max(h)) }),
+            };
+            let nh = if hard || !argv[1..].iter().any(|a| a.contains(&b'S')) && n > h {
+                n
+            } else {
+                nh
+            };
+            match setrlimit(res, ns, nh) {
+                Ok(()) => Ok(0),
+                Err(e) => {
+                    sh.error(&format!(
+                        "ulimit: {}: cannot modify limit: {}",
+                        which as char,
+                        std::io::Error::from(e)
+                    ));
+                    Ok(1)
+                }
+            }
+        }
+    }
+}
+
+// ---- getopts -------------------------------------------------------------
+
+fn getopts(sh: &mut Shell, argv: Args<'_>) -> Exec {
+    if argv.len() < 3 {
+        sh.error("getopts: usage: getopts optstring name [arg ...]");
+        return Ok(2);
+    }
+    let optstring = argv[1].clone();
+    let name = argv[2].clone();
+    let args: Vec<Vec<u8>> = if argv.len() > 3 {
+        argv[3..].to_vec()
+    } else {
+        sh.positional.clone()
+    };
+    let silent = optstring.first() == Some(&b':');
+    let optind: usize = sh
+        .vars
+        .get(b"OPTIND")
+        .and_then(|v| lossy(v).parse().ok())
+        .unwrap_or(1)
+        .max(1);
+    // Reset the position inside a cluster when OPTIND was changed.
+    if sh.getopts_state.0 != optind {
+        sh.getopts_state = (optind, 1);
+    }
+    let (mut ind, mut pos) = sh.getopts_state;
+    let set = |sh: &mut Shell, k: &[u8], v: Vec<u8>| {
+        let _ = sh.vars.set(k, v);
+    };
+    let Some(arg) = args.get(ind - 1) else {
+        set(sh, &name, b"?".to_vec());
+        let _ = sh.vars.unset(b"OPTARG");
+        return Ok(1);
+    };
+    if pos == 1 {
+        if arg == b"--" {
+            ind += 1;
+            set(sh, b"OPTIND", ind.to_string().into_bytes());
+            sh.getopts_state = (ind, 1);
+            set(sh, &name, b"?".to_vec());
+            return Ok(1);
+        }
+        if arg.len() < 2 || arg[0] != b'-' {
+            set(sh, &name, b"?".to_vec());
+            let _ = sh.vars.unset(b"OPTARG");
+            return Ok(1);
+        }
+    }
+    let c = arg[pos];
+    pos += 1;
+    let spec = optstring.iter().position(|&o| o == c && o != b':');
+    let takes_arg = spec.is_some_and(|i| optstring.get(i + 1) == Some(&b':'));
+    let mut status = 0;
+    if spec.is_none() {
+        if silent {
+            set(sh, b"OPTARG", vec![c]);
+        } else {
+            sh.error(&format!("illegal option -- {}", c as char));
+            let _ = sh.vars.unset(b"OPTARG");
+        }
+        set(sh, &name, b"?".to_vec());
+    } else if takes_arg {
+        if pos < arg.len() {
+            set(sh, b"OPTARG", arg[pos..].to_vec());
+            pos = arg.len();
+        } else if let Some(next) = args.get(ind) {
+            set(sh, b"OPTARG", next.clone());
+            ind += 1;
+        } else {
+            if silent {
+                set(sh, &name, b":".to_vec());
+                set(sh, b"OPTARG", vec![c]);
+            } else {
+                sh.error(&format!("option requires an argument -- {}", c as char));
+                set(sh, &name, b"?".to_vec());
+                let _ = sh.vars.unset(b"OPTARG");
+            }
+            ind += 1;
+            sh.getopts_state = (ind, 1);
+            set(sh, b"OPTIND", ind.to_string().into_bytes());
+            return Ok(0);
+        }
+        set(sh, &name, vec![c]);
+    } else {
+        set(sh, &name, vec![c]);
+        let _ = sh.vars.unset(b"OPTARG");
+    }
+    if pos >= arg.len() {
+        ind += 1;
+        pos = 1;
+    }
+    sh.getopts_state = (ind, pos);
+    set(sh, b"OPTIND", ind.to_string().into_bytes());
+    if status != 0 {
+        status = 1;
+    }
+    Ok(status)
+}
+
+// ---- [[ ]] ---------------------------------------------------------------
+
+/// `[[ … ]]`: operands expand without splitting or globbing; the right side
+/// of `==` and `!=` is a pattern, of `=~` a regular expression.
+pub fn double_bracket(sh: &mut Shell, words: &[crate::ast::Word]) -> Exec {
+    let mut p = crate::test::Cond { sh, words, i: 0 };
+    match p.or() {
+        Ok(v) => {
+            if p.i < words.len() {
+                let w = lossy(&words[p.i].unquoted_text());
+                p.sh.error(&format!(
+                    "syntax error in conditional expression: unexpected token `{w}'"
+                ));
+                return Ok(2);
+            }
+            Ok(i32::from(!v))
+        }
+        Err(Ok(status)) => Ok(status),
+        Err(Err(flow)) => Err(flow),
+    }
+}

@@ -1,0 +1,102 @@
+//! Backslash escapes, in the three dialects the shell has: `echo -e` and
+//! `%b`, `printf` formats, and `$'…'` strings.
+
+/// Which escapes apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// `echo -e`, `printf %b`: `\0NNN` octal, `\c` ends the output.
+    Echo,
+    /// A `printf` format: `\NNN` octal, `\"`, `\'`, `\?`.
+    Format,
+    /// `$'…'`: as a format, plus `\cX` for control characters.
+    AnsiC,
+}
+
+/// Appends `s` with backslash escapes decoded to `out`. Returns true if
+/// `\c` stopped it (echo dialect): nothing more is to be printed.
+pub fn unescape(s: &[u8], out: &mut Vec<u8>, dialect: Dialect) -> bool {
+    let echo_mode = dialect == Dialect::Echo;
+    let mut i = 0;
+    while i < s.len() {
+        let c = s[i];
+        if c != b'\\' || i + 1 >= s.len() {
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        let e = s[i + 1];
+        i += 2;
+        match e {
+            b'a' => out.push(7),
+            b'b' => out.push(8),
+            b'e' | b'E' => out.push(27),
+            b'f' => out.push(12),
+            b'n' => out.push(b'\n'),
+            b'r' => out.push(b'\r'),
+            b't' => out.push(b'\t'),
+            b'v' => out.push(11),
+            b'\\' => out.push(b'\\'),
+            b'c' if echo_mode => return true,
+            b'c' if dialect == Dialect::AnsiC && i < s.len() => {
+                out.push(s[i] & 0x1f);
+                i += 1;
+            }
+            b'0'..=b'7' => {
+                // echo/%b: \0NNN (up to 3 digits after the 0); format: \NNN.
+                let (start, max) = if echo_mode && e == b'0' {
+                    (i, 3)
+                } else {
+                    (i - 1, 3)
+                };
+                let mut v = 0u32;
+                let mut j = start;
+                while j < s.len() && j - start < max && (b'0'..=b'7').contains(&s[j]) {
+                    v = v * 8 + u32::from(s[j] - b'0');
+                    j += 1;
+                }
+                out.push(v as u8);
+                i = j;
+            }
+            b'x' => {
+                let mut v = 0u32;
+                let mut j = i;
+                while j < s.len() && j - i < 2 && s[j].is_ascii_hexdigit() {
+                    v = v * 16 + (s[j] as char).to_digit(16).unwrap_or(0);
+                    j += 1;
+                }
+                if j == i {
+                    out.extend_from_slice(b"\\x");
+                } else {
+                    out.push(v as u8);
+                }
+                i = j;
+            }
+            b'u' | b'U' => {
+                let max = if e == b'u' { 4 } else { 8 };
+                let mut v = 0u32;
+                let mut j = i;
+                while j < s.len() && j - i < max && s[j].is_ascii_hexdigit() {
+                    v = v * 16 + (s[j] as char).to_digit(16).unwrap_or(0);
+                    j += 1;
+                }
+                match (j > i).then(|| char::from_u32(v)).flatten() {
+                    Some(ch) => {
+                        let mut b = [0; 4];
+                        out.extend_from_slice(ch.encode_utf8(&mut b).as_bytes());
+                    }
+                    None => {
+                        out.push(b'\\');
+                        out.push(e);
+                    }
+                }
+                i = j;
+            }
+            b'"' | b'\'' | b'?' if !echo_mode => out.push(e),
+            other => {
+                out.push(b'\\');
+                out.push(other);
+            }
+        }
+    }
+    false
+}

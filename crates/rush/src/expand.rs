@@ -1,0 +1,783 @@
+//! Word expansion, in POSIX order: tilde, parameter, command substitution
+//! and arithmetic, then field splitting by IFS, pathname expansion, and quote
+//! removal.
+//!
+//! Expansion never runs a command except through command substitution, and
+//! never prints except for `${x?msg}` and `set -u` errors.
+
+use crate::arith;
+use crate::ast::{Anchor, Param, ParamOp, Part, Word};
+use crate::pattern::{Marked, Pattern};
+use crate::shell::{Flow, Shell};
+use std::os::unix::ffi::OsStrExt;
+
+type Result<T> = std::result::Result<T, Flow>;
+
+/// How a delimiter last ended a field, for IFS splitting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Delim {
+    None,
+    White,
+    Other,
+}
+
+/// Collects fields, each byte marked quoted or not.
+struct Fields {
+    out: Vec<Marked>,
+    cur: Marked,
+    /// The current field exists even if empty (a quoted `""` was seen).
+    started: bool,
+    last: Delim,
+    /// Whether unquoted expansion results are split.
+    split: bool,
+    ifs: Vec<u8>,
+}
+
+impl Fields {
+    fn new(split: bool, ifs: Vec<u8>) -> Self {
+        Fields {
+            out: Vec::new(),
+            cur: Marked::default(),
+            started: false,
+            last: Delim::None,
+            split,
+            ifs,
+        }
+    }
+
+    /// Literal text of the word itself (unquoted): never split.
+    fn literal(&mut self, b: &[u8]) {
+        self.cur.push(b, false);
+        self.started = true;
+        self.last = Delim::None;
+    }
+
+    fn quoted(&mut self, b: &[u8]) {
+        self.cur.push(b, true);
+        self.started = true;
+        self.last = Delim::None;
+    }
+
+    /// The result of an unquoted expansion: split by IFS.
+    fn expansion(&mut self, b: &[u8]) {
+        if !self.split {
+            self.cur.push(b, false);
+            if !b.is_empty() {
+                self.started = true;
+            }
+            return;
+        }
+        for &c in b {
+            if self.ifs.contains(&c) {
+                let white = matches!(c, b' ' | b'\t' | b'\n');
+                if white {
+                    if self.started {
+                        self.finish();
+                        self.last = Delim::White;
+                    }
+                } else {
+                    match self.last {
+                        Delim::White => {
+                            self.last = Delim::Other;
+                        }
+                        Delim::Other | Delim::None => {
+                            self.finish_always();
+                            self.last = Delim::Other;
+                        }
+                    }
+                }
+            } else {
+                self.cur.push(&[c], false);
+                self.started = true;
+                self.last = Delim::None;
+            }
+        }
+    }
+
+    /// Ends the current field if it exists.
+    fn finish(&mut self) {
+        if self.started {
+            self.out.push(std::mem::take(&mut self.cur));
+            self.started = false;
+        }
+    }
+
+    /// Ends the current field, even if empty (a non-white IFS delimiter).
+    fn finish_always(&mut self) {
+        self.out.push(std::mem::take(&mut self.cur));
+        self.started = false;
+    }
+
+    fn done(mut self) -> Vec<Marked> {
+        self.finish();
+        self.out
+    }
+}
+
+/// The context a part is expanded in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ctx {
+    /// Unquoted in a command word.
+    Unquoted,
+    /// Inside double quotes (or a here-doc).
+    Quoted,
+}
+
+impl Shell {
+    /// Expands command words into fields: the full POSIX sequence.
+    pub fn expand_words(&mut self, words: &[Word]) -> Result<Vec<Vec<u8>>> {
+        let mut out = Vec::with_capacity(words.len());
+        for w in words {
+            // Fast path: a plain word needs no machinery.
+            if let Some(p) = w.as_plain() {
+                if !p.iter().any(|c| matches!(c, b'*' | b'?' | b'[' | b'~')) {
+                    out.push(p.to_vec());
+                    continue;
+                }
+            }
+            let ifs = self.ifs();
+            let mut f = Fields::new(true, ifs);
+            self.expand_parts(&w.parts, Ctx::Unquoted, &mut f, true)?;
+            for field in f.done() {
+                self.glob_into(field, &mut out);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Expands a word to one string: no field splitting, no globbing (for
+    /// assignments, here-docs, `case` words, redirection targets).
+    pub fn expand_string(&mut self, w: &Word) -> Result<Vec<u8>> {
+        if let Some(p) = w.as_plain() {
+            if !p.starts_with(b"~") {
+                return Ok(p.to_vec());
+            }
+        }
+        let mut f = Fields::new(false, Vec::new());
+        self.expand_parts(&w.parts, Ctx::Unquoted, &mut f, true)?;
+        let fields = f.done();
+        let mut out = Vec::new();
+        for (i, m) in fields.into_iter().enumerate() {
+            if i > 0 {
+                out.push(b' ');
+            }
+            out.extend_from_slice(&m.bytes);
+        }
+        Ok(out)
+    }
+
+    /// Expands the value of an assignment: like [`Shell::expand_string`],
+    /// with tildes also after each unquoted `:`.
+    pub fn expand_assignment(&mut self, w: &Word) -> Result<Vec<u8>> {
+        let mut parts = Vec::with_capacity(w.parts.len());
+        for (i, p) in w.parts.iter().enumerate() {
+            match p {
+                Part::Lit(b) if b.contains(&b'~') => {
+                    let mut segs = b.split(|&c| c == b':').peekable();
+                    let mut first = true;
+                    let mut text = Vec::new();
+                    while let Some(seg) = segs.next() {
+                        if !first {
+                            text.push(b':');
+                        }
+                        let at_start = i == 0 || !first;
+                        let ends_here = segs.peek().is_some() || i + 1 == w.parts.len();
+                        match (at_start && ends_here, self.tilde(seg)) {
+                            (true, Some(home)) => {
+                                if !text.is_empty() {
+                                    parts.push(Part::Lit(std::mem::take(&mut text)));
+                                }
+                                parts.push(Part::Quoted(home));
+                            }
+                            _ => text.extend_from_slice(seg),
+                        }
+                        first = false;
+                    }
+                    if !text.is_empty() {
+                        parts.push(Part::Lit(text));
+                    }
+                }
+                p => parts.push(p.clone()),
+            }
+        }
+        let mut f = Fields::new(false, Vec::new());
+        self.expand_parts(&parts, Ctx::Unquoted, &mut f, false)?;
+        Ok(f.done().into_iter().flat_map(|m| m.bytes).collect())
+    }
+
+    /// Expands a pattern word (`case`, `${x#p}`): quoted bytes are marked so
+    /// that they match literally.
+    pub fn expand_pattern(&mut self, w: &Word) -> Result<Pattern> {
+        let mut f = Fields::new(false, Vec::new());
+        self.expand_parts(&w.parts, Ctx::Unquoted, &mut f, true)?;
+        let mut all = Marked::default();
+        for m in f.done() {
+            all.bytes.extend_from_slice(&m.bytes);
+            all.quoted.extend_from_slice(&m.quoted);
+        }
+        Ok(Pattern::compile(&all.bytes, &all.quoted))
+    }
+
+    /// The expansion of a here-doc body (already parsed as quoted parts).
+    pub fn expand_heredoc(&mut self, w: &Word) -> Result<Vec<u8>> {
+        let mut f = Fields::new(false, Vec::new());
+        self.expand_parts(&w.parts, Ctx::Quoted, &mut f, false)?;
+        Ok(f.done().into_iter().flat_map(|m| m.bytes).collect())
+    }
+
+    pub fn ifs(&self) -> Vec<u8> {
+        match self.vars.get(b"IFS") {
+            Some(v) => v.to_vec(),
+            None => b" \t\n".to_vec(),
+        }
+    }
+
+    fn expand_parts(
+        &mut self,
+        parts: &[Part],
+        ctx: Ctx,
+        f: &mut Fields,
+        word_start: bool,
+    ) -> Result<()> {
+        for (i, part) in parts.iter().enumerate() {
+            match part {
+                Part::Lit(b) => {
+                    if i == 0 && word_start && b.first() == Some(&b'~') && ctx == Ctx::Unquoted {
+                        let end = b.iter().position(|&c| c == b'/').unwrap_or(b.len());
+                        let whole = end < b.len() || parts.len() == 1;
+                        if whole {
+                            if let Some(home) = self.tilde(&b[..end]) {
+                                f.quoted(&home);
+                                f.literal(&b[end..]);
+                                continue;
+                            }
+                        }
+                    }
+                    if ctx == Ctx::Quoted {
+                        f.quoted(b);
+                    } else {
+                        f.literal(b);
+                    }
+                }
+                Part::Escaped(c) => f.quoted(&[*c]),
+                Part::Single(b) | Part::Quoted(b) => f.quoted(b),
+                Part::Double(inner) => {
+                    // `""` makes an empty field.
+                    f.quoted(b"");
+                    self.expand_parts(inner, Ctx::Quoted, f, false)?;
+                }
+                Part::Param(p) => self.expand_param(p, ctx, f)?,
+                Part::CommandSub(list) => {
+                    let out = self.command_sub(list)?;
+                    self.push_value(&out, ctx, f);
+                }
+                Part::Arith(w) => {
+                    let text = self.expand_arith_text(w)?;
+                    let v = self.arith(&text)?;
+                    self.push_value(v.to_string().as_bytes(), ctx, f);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn push_value(&mut self, v: &[u8], ctx: Ctx, f: &mut Fields) {
+        match ctx {
+            Ctx::Quoted => f.quoted(v),
+            Ctx::Unquoted => f.expansion(v),
+        }
+    }
+
+    /// The text of an arithmetic expression, expanded (no splitting).
+    pub fn expand_arith_text(&mut self, w: &Word) -> Result<Vec<u8>> {
+        let mut f = Fields::new(false, Vec::new());
+        self.expand_parts(&w.parts, Ctx::Quoted, &mut f, false)?;
+        Ok(f.done().into_iter().flat_map(|m| m.bytes).collect())
+    }
+
+    /// Evaluates arithmetic, reporting errors as the shell does.
+    pub fn arith(&mut self, text: &[u8]) -> Result<i64> {
+        struct Env<'a>(&'a mut Shell);
+        impl arith::Env for Env<'_> {
+            fn get(&mut self, name: &[u8]) -> Option<Vec<u8>> {
+                self.0.param_value(name)
+            }
+            fn set(&mut self, name: &[u8], value: i64) -> std::result::Result<(), String> {
+                self.0
+                    .vars
+                    .set(name, value.to_string().into_bytes())
+                    .map_err(|e| e.to_string())
+            }
+        }
+        let nounset = self.opts.nounset;
+        if nounset {
+            // Names in the expression must be set.
+            let mut i = 0;
+            while i < text.len() {
+                if crate::parse::is_name_start(text[i])
+                    && (i == 0 || !text[i - 1].is_ascii_alphanumeric())
+                {
+                    let s = i;
+                    while i < text.len() && crate::parse::is_name_char(text[i]) {
+                        i += 1;
+                    }
+                    let name = &text[s..i];
+                    if self.param_value(name).is_none() {
+                        let msg = format!("{}: unbound variable", String::from_utf8_lossy(name));
+                        return Err(self.fatal(&msg, 1));
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+        }
+        match arith::eval(text, &mut Env(self)) {
+            Ok(v) => Ok(v),
+            Err(e) => Err(self.fatal(&e.message, 1)),
+        }
+    }
+
+    /// `~`, `~user`, `~+`, `~-`: the directory, if known.
+    fn tilde(&self, prefix: &[u8]) -> Option<Vec<u8>> {
+        let user = prefix.strip_prefix(b"~")?;
+        match user {
+            b"" => match self.vars.get(b"HOME") {
+                Some(h) => Some(h.to_vec()),
+                None => nix::unistd::User::from_uid(nix::unistd::getuid())
+                    .ok()
+                    .flatten()
+                    .map(|u| u.dir.as_os_str().as_bytes().to_vec()),
+            },
+            b"+" => self.vars.get(b"PWD").map(<[u8]>::to_vec),
+            b"-" => self.vars.get(b"OLDPWD").map(<[u8]>::to_vec),
+            name => {
+                let name = std::str::from_utf8(name).ok()?;
+                nix::unistd::User::from_name(name)
+                    .ok()
+                    .flatten()
+                    .map(|u| u.dir.as_os_str().as_bytes().to_vec())
+            }
+        }
+    }
+
+    /// The value of a parameter by name: special, positional, or variable.
+    pub fn param_value(&self, name: &[u8]) -> Option<Vec<u8>> {
+        match name {
+            b"?" => Some(self.status.to_string().into_bytes()),
+            b"#" => Some(self.positional.len().to_string().into_bytes()),
+            b"$" => Some(self.shell_pid.to_string().into_bytes()),
+            b"!" => self.last_bg.map(|p| p.to_string().into_bytes()),
+            b"-" => Some(self.opts.flags_string().into_bytes()),
+            b"0" => Some(self.arg0.clone()),
+            b"@" | b"*" => {
+                let sep = match self.vars.get(b"IFS") {
+                    Some(i) => i.first().copied(),
+                    None => Some(b' '),
+                };
+                let mut out = Vec::new();
+                for (i, p) in self.positional.iter().enumerate() {
+                    if i > 0 {
+                        if let Some(s) = sep {
+                            out.push(s);
+                        }
+                    }
+                    out.extend_from_slice(p);
+                }
+                Some(out)
+            }
+            n if n.first().is_some_and(u8::is_ascii_digit) => {
+                let i: usize = std::str::from_utf8(n).ok()?.parse().ok()?;
+                self.positional.get(i.checked_sub(1)?).cloned()
+            }
+            b"LINENO" => Some(self.line.to_string().into_bytes()),
+            b"RANDOM" => Some(self.random().to_string().into_bytes()),
+            n => self.vars.get(n).map(<[u8]>::to_vec),
+        }
+    }
+
+    fn expand_param(&mut self, p: &Param, ctx: Ctx, f: &mut Fields) -> Result<()> {
+        let mut name = p.name.clone();
+        if p.indirect {
+            match self.param_value(&name) {
+                Some(target) => name = target,
+                None => {
+                    let msg = format!(
+                        "{}: invalid indirect expansion",
+                        String::from_utf8_lossy(&name)
+                    );
+                    return Err(self.fatal(&msg, 1));
+                }
+            }
+        }
+        let is_all = matches!(name.as_slice(), b"@" | b"*");
+        // "$@" and friends: one field per positional parameter.
+        if is_all && matches!(p.op, ParamOp::Plain) {
+            let params = self.positional.clone();
+            match (ctx, name.as_slice()) {
+                (Ctx::Quoted, b"*") => {
+                    let v = self.param_value(b"*").unwrap_or_default();
+                    f.quoted(&v);
+                }
+                (Ctx::Quoted, _) => {
+                    for (i, a) in params.iter().enumerate() {
+                        if i > 0 {
+                            f.finish_always();
+                        }
+                        f.quoted(a);
+                    }
+                }
+                (Ctx::Unquoted, _) => {
+                    for (i, a) in params.iter().enumerate() {
+                        if i > 0 {
+                            if f.split {
+                                f.finish();
+                                f.last = Delim::White;
+                            } else {
+                                f.expansion(b" ");
+                            }
+                        }
+                        f.expansion(a);
+                    }
+                }
+            }
+            return Ok(());
+        }
+        let value = self.param_value(&name);
+        let set = value.is_some();
+        let null = value.as_ref().is_none_or(Vec::is_empty);
+        let check_unset = |sh: &mut Shell, value: &Option<Vec<u8>>| -> Result<()> {
+            if value.is_none() && sh.opts.nounset && !is_all {
+                let msg = format!("{}: unbound variable", String::from_utf8_lossy(&name));
+                return Err(sh.fatal(&msg, 1));
+            }
+            Ok(())
+        };
+        match &p.op {
+            ParamOp::Plain => {
+                check_unset(self, &value)?;
+                self.push_value(&value.unwrap_or_default(), ctx, f);
+            }
+            ParamOp::Length => {
+                let n = if is_all {
+                    self.positional.len()
+                } else {
+                    check_unset(self, &value)?;
+                    char_len(&value.unwrap_or_default())
+                };
+                self.push_value(n.to_string().as_bytes(), ctx, f);
+            }
+            ParamOp::Default { colon, word } | ParamOp::Alternative { colon, word } => {
+                let use_word = match &p.op {
+                    ParamOp::Default { .. } => !set || (*colon && null),
+                    _ => set && !(*colon && null),
+                };
+                if use_word {
+                    self.expand_sub_word(word, ctx, f)?;
+                } else if matches!(p.op, ParamOp::Default { .. }) {
+                    if is_all {
+                        return self.expand_param(
+                            &Param {
+                                name: name.clone(),
+                                index: None,
+                                indirect: false,
+                                op: ParamOp::Plain,
+                            },
+                            ctx,
+                            f,
+                        );
+                    }
+                    self.push_value(&value.unwrap_or_default(), ctx, f);
+                }
+            }
+            ParamOp::Assign { colon, word } => {
+                if !set || (*colon && null) {
+                    if !crate::parse::is_name(&name) {
+                        let msg = format!(
+                            "${}: cannot assign in this way",
+                            String::from_utf8_lossy(&name)
+                        );
+                        return Err(self.fatal(&msg, 1));
+                    }
+                    let v = self.expand_string_in(word, ctx)?;
+                    if let Err(e) = self.vars.set(&name, v.clone()) {
+                        return Err(self.fatal(&e.to_string(), 1));
+                    }
+                    self.push_value(&v, ctx, f);
+                } else {
+                    self.push_value(&value.unwrap_or_default(), ctx, f);
+                }
+            }
+            ParamOp::Error { colon, word } => {
+                if !set || (*colon && null) {
+                    let msg = self.expand_string_in(word, ctx)?;
+                    let msg = if msg.is_empty() {
+                        if set {
+                            "parameter null or not set".to_string()
+                        } else {
+                            "parameter null or not set".to_string()
+                        }
+                    } else {
+                        String::from_utf8_lossy(&msg).into_owned()
+                    };
+                    let full = format!("{}: {msg}", String::from_utf8_lossy(&name));
+                    return Err(self.fatal(&full, 1));
+                }
+                self.push_value(&value.unwrap_or_default(), ctx, f);
+            }
+            ParamOp::TrimPrefix { longest, pattern } | ParamOp::TrimSuffix { longest, pattern } => {
+                check_unset(self, &value)?;
+                let pat = self.expand_pattern(pattern)?;
+                let v = value.unwrap_or_default();
+                let prefix = matches!(p.op, ParamOp::TrimPrefix { .. });
+                let r = trim(&v, &pat, prefix, *longest);
+                self.push_value(r, ctx, f);
+            }
+            ParamOp::Replace {
+                all,
+                anchor,
+                pattern,
+                with,
+            } => {
+                check_unset(self, &value)?;
+                let pat = self.expand_pattern(pattern)?;
+                let rep = self.expand_string_in(with, Ctx::Quoted)?;
+                let v = value.unwrap_or_default();
+                let r = replace(&v, &pat, &rep, *all, *anchor);
+                self.push_value(&r, ctx, f);
+            }
+            ParamOp::Slice { offset, length } => {
+                check_unset(self, &value)?;
+                let off_text = self.expand_arith_text(offset)?;
+                let off = self.arith(&off_text)?;
+                let len = match length {
+                    Some(l) => {
+                        let t = self.expand_arith_text(l)?;
+                        Some(self.arith(&t)?)
+                    }
+                    None => None,
+                };
+                if is_all {
+                    let mut items: Vec<Vec<u8>> = vec![self.arg0.clone()];
+                    items.extend(self.positional.iter().cloned());
+                    let sliced = slice_items(&items, off, len);
+                    for (i, a) in sliced.iter().enumerate() {
+                        if i > 0 {
+                            if ctx == Ctx::Quoted && name == b"@" {
+                                f.finish_always();
+                            } else {
+                                self.push_value(b" ", ctx, f);
+                            }
+                        }
+                        self.push_value(a, ctx, f);
+                    }
+                } else {
+                    let v = value.unwrap_or_default();
+                    let r = slice_chars(&v, off, len);
+                    self.push_value(&r, ctx, f);
+                }
+            }
+            ParamOp::Case { upper, all } => {
+                check_unset(self, &value)?;
+                let mut v = value.unwrap_or_default();
+                let n = if *all { v.len() } else { v.len().min(1) };
+                for c in &mut v[..n] {
+                    *c = if *upper {
+                        c.to_ascii_uppercase()
+                    } else {
+                        c.to_ascii_lowercase()
+                    };
+                }
+                self.push_value(&v, ctx, f);
+            }
+        }
+        Ok(())
+    }
+
+    /// The word of `${x:-word}`: unquoted text in it is split like an
+    /// expansion result when the whole is unquoted.
+    fn expand_sub_word(&mut self, w: &Word, ctx: Ctx, f: &mut Fields) -> Result<()> {
+        for part in &w.parts {
+            match part {
+                Part::Lit(b) => match ctx {
+                    Ctx::Quoted => f.quoted(b),
+                    Ctx::Unquoted => {
+                        // Literal text keeps its glob characters active and
+                        // is split at IFS characters.
+                        f.expansion(b);
+                    }
+                },
+                other => self.expand_parts(std::slice::from_ref(other), ctx, f, false)?,
+            }
+        }
+        Ok(())
+    }
+
+    fn expand_string_in(&mut self, w: &Word, ctx: Ctx) -> Result<Vec<u8>> {
+        let mut f = Fields::new(false, Vec::new());
+        self.expand_parts(&w.parts, ctx, &mut f, false)?;
+        Ok(f.done().into_iter().flat_map(|m| m.bytes).collect())
+    }
+
+    /// Pathname expansion of one field, appending the results.
+    fn glob_into(&mut self, field: Marked, out: &mut Vec<Vec<u8>>) {
+        if self.opts.noglob || !field.has_magic() {
+            out.push(field.bytes);
+            return;
+        }
+        let matches = crate::glob::expand(&field);
+        if matches.is_empty() {
+            out.push(field.bytes);
+        } else {
+            out.extend(matches);
+        }
+    }
+}
+
+/// The number of characters (UTF-8 when valid, bytes otherwise).
+fn char_len(v: &[u8]) -> usize {
+    match std::str::from_utf8(v) {
+        Ok(s) => s.chars().count(),
+        Err(_) => v.len(),
+    }
+}
+
+/// Byte offsets of character starts, plus the end.
+fn char_bounds(v: &[u8]) -> Vec<usize> {
+    match std::str::from_utf8(v) {
+        Ok(s) => s
+            .char_indices()
+            .map(|(i, _)| i)
+            .chain(std::iter::once(v.len()))
+            .collect(),
+        Err(_) => (0..=v.len()).collect(),
+    }
+}
+
+fn trim<'v>(v: &'v [u8], pat: &Pattern, prefix: bool, longest: bool) -> &'v [u8] {
+    let bounds = char_bounds(v);
+    if prefix {
+        let order: Box<dyn Iterator<Item = &usize>> = if longest {
+            Box::new(bounds.iter().rev())
+        } else {
+            Box::new(bounds.iter())
+        };
+        for &i in order {
+            if pat.matches(&v[..i]) {
+                return &v[i..];
+            }
+        }
+    } else {
+        let order: Box<dyn Iterator<Item = &usize>> = if longest {
+            Box::new(bounds.iter())
+        } else {
+            Box::new(bounds.iter().rev())
+        };
+        for &i in order {
+            if pat.matches(&v[i..]) {
+                return &v[..i];
+            }
+        }
+    }
+    v
+}
+
+fn replace(v: &[u8], pat: &Pattern, rep: &[u8], all: bool, anchor: Anchor) -> Vec<u8> {
+    let bounds = char_bounds(v);
+    match anchor {
+        Anchor::Start => {
+            for &e in bounds.iter().rev() {
+                if pat.matches(&v[..e]) {
+                    let mut out = rep.to_vec();
+                    out.extend_from_slice(&v[e..]);
+                    return out;
+                }
+            }
+            v.to_vec()
+        }
+        Anchor::End => {
+            for &s in &bounds {
+                if pat.matches(&v[s..]) {
+                    let mut out = v[..s].to_vec();
+                    out.extend_from_slice(rep);
+                    return out;
+                }
+            }
+            v.to_vec()
+        }
+        Anchor::None => {
+            let mut out = Vec::new();
+            let mut bi = 0;
+            let mut replaced = false;
+            while bi + 1 < bounds.len() || (bi < bounds.len() && bounds[bi] < v.len()) {
+                let s = bounds[bi];
+                if replaced && !all {
+                    out.extend_from_slice(&v[s..]);
+                    return out;
+                }
+                // Longest match starting at s.
+                let mut hit = None;
+                for &e in bounds[bi..].iter().rev() {
+                    if e > s && pat.matches(&v[s..e]) {
+                        hit = Some(e);
+                        break;
+                    }
+                }
+                match hit {
+                    Some(e) => {
+                        out.extend_from_slice(rep);
+                        replaced = true;
+                        bi = bounds.iter().position(|&b| b == e).unwrap_or(bounds.len());
+                    }
+                    None => {
+                        let next = bounds.get(bi + 1).copied().unwrap_or(v.len());
+                        out.extend_from_slice(&v[s..next]);
+                        bi += 1;
+                    }
+                }
+                if bi >= bounds.len() || bounds[bi] >= v.len() {
+                    break;
+                }
+            }
+            out
+        }
+    }
+}
+
+fn slice_chars(v: &[u8], off: i64, len: Option<i64>) -> Vec<u8> {
+    let bounds = char_bounds(v);
+    let n = bounds.len() as i64 - 1;
+    let start = if off < 0 {
+        (n + off).max(0)
+    } else {
+        off.min(n)
+    };
+    if off < 0 && n + off < 0 {
+        return Vec::new();
+    }
+    let end = match len {
+        None => n,
+        Some(l) if l < 0 => (n + l).max(start),
+        Some(l) => (start + l).min(n),
+    };
+    if end <= start {
+        return Vec::new();
+    }
+    v[bounds[start as usize]..bounds[end as usize]].to_vec()
+}
+
+fn slice_items(items: &[Vec<u8>], off: i64, len: Option<i64>) -> Vec<Vec<u8>> {
+    let n = items.len() as i64;
+    let start = if off < 0 { n + off } else { off };
+    if start < 0 || start >= n {
+        return Vec::new();
+    }
+    let end = match len {
+        None => n,
+        Some(l) if l < 0 => n + l,
+        Some(l) => (start + l).min(n),
+    };
+    if end <= start {
+        return Vec::new();
+    }
+    items[start as usize..end as usize].to_vec()
+}

@@ -1,0 +1,1677 @@
+//! The parser: shell text to [`ast`](crate::ast) nodes.
+//!
+//! Shell lexing depends on where the parser is (reserved words only in
+//! command position, `)` ending a case pattern, here-doc bodies after the
+//! line), so this is one recursive-descent parser over bytes, without a
+//! separate token stream. Input arrives a line at a time from a [`Source`],
+//! so that a script on stdin is parsed and run one complete command at a
+//! time, leaving the rest of stdin unread for the commands themselves.
+
+use crate::ast::*;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// Where more input comes from.
+pub trait Source {
+    /// Appends the next line (with its newline, if it has one) to `buf`;
+    /// false at the end of input.
+    fn next_line(&mut self, buf: &mut Vec<u8>) -> bool;
+}
+
+/// A text that is all there already (`-c`, a script file, a `$(…)`).
+#[derive(Debug)]
+pub struct Text;
+
+impl Source for Text {
+    fn next_line(&mut self, _: &mut Vec<u8>) -> bool {
+        false
+    }
+}
+
+/// Aliases, shared with the shell that defines them.
+pub type Aliases = Rc<HashMap<Vec<u8>, Vec<u8>>>;
+
+/// A syntax error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError {
+    pub line: u32,
+    pub message: String,
+    /// The input ended inside a construct (an interactive shell would read
+    /// on).
+    pub at_eof: bool,
+}
+
+type Result<T> = std::result::Result<T, ParseError>;
+
+/// Operators, longest first within each leading byte.
+const OPERATORS: &[&str] = &[
+    "&&", "&>>", "&>", "&", "||", "|&", "|", ";;&", ";;", ";&", ";", "<<<", "<<-", "<<", "<&",
+    "<>", "<", ">>", ">&", ">|", ">", "(", ")",
+];
+
+/// Reserved words that end a list rather than start a command.
+const CLOSERS: &[&[u8]] = &[
+    b"then", b"else", b"elif", b"fi", b"do", b"done", b"esac", b"}",
+];
+
+fn is_meta(c: u8) -> bool {
+    matches!(
+        c,
+        b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'<' | b'>' | b'(' | b')'
+    )
+}
+
+pub fn is_name_start(c: u8) -> bool {
+    c.is_ascii_alphabetic() || c == b'_'
+}
+
+pub fn is_name_char(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
+}
+
+/// Whether `s` is a valid variable name.
+pub fn is_name(s: &[u8]) -> bool {
+    !s.is_empty() && is_name_start(s[0]) && s.iter().all(|&c| is_name_char(c))
+}
+
+/// What ends the list being parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum End {
+    /// The end of input (a whole program).
+    Eof,
+    /// A closing reserved word (`then`, `fi`, `done`, `}`, …).
+    Keyword,
+    /// `)` (a subshell or `$(…)`).
+    Paren,
+    /// A case arm: `;;`, `;&`, `;;&` or `esac`.
+    CaseArm,
+}
+
+pub struct Parser<'s> {
+    buf: Vec<u8>,
+    pos: usize,
+    line: u32,
+    src: &'s mut dyn Source,
+    eof: bool,
+    aliases: Aliases,
+    /// Aliases being expanded, with the end of their text in `buf`.
+    expanding: Vec<(Vec<u8>, usize)>,
+    /// The last alias ended in a blank: check the next word too.
+    alias_next: bool,
+    /// Here-docs named on the current line, waiting for their bodies.
+    pending: Vec<(Rc<HereDoc>, Vec<u8>)>,
+    /// Nesting of `$(…)`, backticks and the like, to bound recursion.
+    depth: u32,
+}
+
+impl std::fmt::Debug for Parser<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Parser")
+            .field("pos", &self.pos)
+            .field("line", &self.line)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How deep constructs may nest before the parser refuses (a stack guard).
+const MAX_DEPTH: u32 = 1000;
+
+impl<'s> Parser<'s> {
+    pub fn new(text: &[u8], src: &'s mut dyn Source, aliases: Aliases) -> Self {
+        Parser {
+            buf: text.to_vec(),
+            pos: 0,
+            line: 1,
+            src,
+            eof: false,
+            aliases,
+            expanding: Vec::new(),
+            alias_next: false,
+            pending: Vec::new(),
+            depth: 0,
+        }
+    }
+
+    /// Starts counting lines at `line` (for `eval` and `source` errors).
+    pub fn with_line(mut self, line: u32) -> Self {
+        self.line = line;
+        self
+    }
+
+    pub fn line(&self) -> u32 {
+        self.line
+    }
+
+    pub fn aliases_ref(&self) -> &Aliases {
+        &self.aliases
+    }
+
+    /// Whether only blanks, comments and newlines are left.
+    pub fn at_end(&mut self) -> bool {
+        let save = (self.pos, self.line);
+        loop {
+            self.skip_blanks();
+            if self.peek() == Some(b'\n') {
+                self.bump();
+            } else {
+                break;
+            }
+        }
+        let end = self.peek().is_none();
+        (self.pos, self.line) = save;
+        end
+    }
+
+    /// New aliases take effect from the next command read.
+    pub fn set_aliases(&mut self, aliases: Aliases) {
+        self.aliases = aliases;
+    }
+
+    // ---- bytes --------------------------------------------------------
+
+    fn fill(&mut self) -> bool {
+        if self.eof {
+            return false;
+        }
+        let before = self.buf.len();
+        if self.src.next_line(&mut self.buf) && self.buf.len() > before {
+            true
+        } else {
+            self.eof = true;
+            false
+        }
+    }
+
+    fn peek(&mut self) -> Option<u8> {
+        self.peek_at(0)
+    }
+
+    fn peek_at(&mut self, k: usize) -> Option<u8> {
+        while self.pos + k >= self.buf.len() {
+            if !self.fill() {
+                return None;
+            }
+        }
+        Some(self.buf[self.pos + k])
+    }
+
+    fn bump(&mut self) -> Option<u8> {
+        let c = self.peek()?;
+        self.pos += 1;
+        if c == b'\n' {
+            self.line += 1;
+        }
+        while let Some((_, end)) = self.expanding.last() {
+            if self.pos >= *end {
+                self.expanding.pop();
+            } else {
+                break;
+            }
+        }
+        Some(c)
+    }
+
+    fn starts_with(&mut self, s: &[u8]) -> bool {
+        for (i, &c) in s.iter().enumerate() {
+            if self.peek_at(i) != Some(c) {
+                return false;
+            }
+        }
+        true
+    }
+
+    fn error<T>(&self, message: impl Into<String>) -> Result<T> {
+        Err(ParseError {
+            line: self.line,
+            message: message.into(),
+            at_eof: false,
+        })
+    }
+
+    fn eof_error<T>(&self, message: impl Into<String>) -> Result<T> {
+        Err(ParseError {
+            line: self.line,
+            message: message.into(),
+            at_eof: true,
+        })
+    }
+
+    /// "syntax error near unexpected token `x'", naming what is next.
+    fn unexpected<T>(&mut self) -> Result<T> {
+        let tok = match self.peek() {
+            None => return self.eof_error("syntax error: unexpected end of file"),
+            Some(b'\n') => "newline".to_string(),
+            Some(_) => match self.peek_operator() {
+                Some(op) => op.to_string(),
+                None => {
+                    let start = self.pos;
+                    let mut end = start;
+                    while end < self.buf.len() && !is_meta(self.buf[end]) {
+                        end += 1;
+                    }
+                    String::from_utf8_lossy(&self.buf[start..end.max(start + 1)]).into_owned()
+                }
+            },
+        };
+        self.error(format!("syntax error near unexpected token `{tok}'"))
+    }
+
+    fn enter(&mut self) -> Result<()> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return self.error("nesting too deep");
+        }
+        Ok(())
+    }
+
+    // ---- blanks, comments, operators -----------------------------------
+
+    /// Skips blanks, line continuations and a comment (not the newline).
+    fn skip_blanks(&mut self) {
+        loop {
+            match self.peek() {
+                Some(b' ' | b'\t') => {
+                    self.bump();
+                }
+                Some(b'\\') if self.peek_at(1) == Some(b'\n') => {
+                    self.bump();
+                    self.bump();
+                }
+                Some(b'#') => {
+                    while !matches!(self.peek(), None | Some(b'\n')) {
+                        self.bump();
+                    }
+                }
+                _ => return,
+            }
+        }
+    }
+
+    fn peek_operator(&mut self) -> Option<&'static str> {
+        let c = self.peek()?;
+        if !matches!(c, b'&' | b'|' | b';' | b'<' | b'>' | b'(' | b')') {
+            return None;
+        }
+        OPERATORS
+            .iter()
+            .copied()
+            .find(|op| self.starts_with(op.as_bytes()))
+    }
+
+    fn eat_operator(&mut self, op: &str) -> bool {
+        if self.peek_operator() == Some(op) {
+            for _ in 0..op.len() {
+                self.bump();
+            }
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Consumes a newline and then reads the bodies of the here-docs the
+    /// line named.
+    fn newline(&mut self) -> Result<()> {
+        self.bump();
+        let pending = std::mem::take(&mut self.pending);
+        for (doc, delim) in pending {
+            self.read_heredoc(&doc, &delim)?;
+        }
+        Ok(())
+    }
+
+    /// Skips blanks, comments and newlines.
+    fn linebreak(&mut self) -> Result<()> {
+        loop {
+            self.skip_blanks();
+            if self.peek() == Some(b'\n') {
+                self.newline()?;
+            } else {
+                return Ok(());
+            }
+        }
+    }
+
+    /// The reserved word at the current position, if there is one (it must
+    /// be a whole word).
+    fn peek_keyword(&mut self) -> Option<&'static [u8]> {
+        const WORDS: &[&[u8]] = &[
+            b"if",
+            b"then",
+            b"else",
+            b"elif",
+            b"fi",
+            b"do",
+            b"done",
+            b"case",
+            b"esac",
+            b"while",
+            b"until",
+            b"for",
+            b"{",
+            b"}",
+            b"!",
+            b"[[",
+            b"function",
+            b"time",
+        ];
+        let first = self.peek()?;
+        if !(first.is_ascii_lowercase() || matches!(first, b'{' | b'}' | b'!' | b'[')) {
+            return None;
+        }
+        for w in WORDS {
+            if self.starts_with(w) {
+                match self.peek_at(w.len()) {
+                    None => return Some(w),
+                    Some(c) if is_meta(c) => return Some(w),
+                    _ => {}
+                }
+            }
+        }
+        None
+    }
+
+    fn eat_keyword(&mut self, w: &[u8]) -> bool {
+        if self.peek_keyword() == Some(w) {
+            for _ in 0..w.len() {
+                self.bump();
+            }
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expect_keyword(&mut self, w: &[u8]) -> Result<()> {
+        self.linebreak()?;
+        if self.eat_keyword(w) {
+            Ok(())
+        } else {
+            self.unexpected()
+        }
+    }
+
+    // ---- programs and lists --------------------------------------------
+
+    /// Parses everything that is left.
+    pub fn program(&mut self) -> Result<List> {
+        let list = self.list(End::Eof)?;
+        self.skip_blanks();
+        if self.peek().is_some() {
+            return self.unexpected();
+        }
+        Ok(list)
+    }
+
+    /// Parses the next complete command: the and-or lists up to the end of
+    /// a line (with the bodies of its here-docs). `None` at the end of input.
+    pub fn next_command(&mut self) -> Result<Option<List>> {
+        // Drop what has been run, so a long script on stdin stays small.
+        if self.expanding.is_empty() && self.pos > 0 {
+            self.buf.drain(..self.pos);
+            self.pos = 0;
+        }
+        self.linebreak()?;
+        if self.peek().is_none() {
+            return Ok(None);
+        }
+        let mut list = List::default();
+        loop {
+            self.skip_blanks();
+            match self.peek() {
+                None => break,
+                Some(b'\n') => {
+                    self.newline()?;
+                    break;
+                }
+                _ => {}
+            }
+            let and_or = self.and_or()?;
+            self.skip_blanks();
+            let background = if self.eat_operator("&") {
+                true
+            } else if self.eat_operator(";") {
+                false
+            } else if matches!(self.peek(), None | Some(b'\n')) {
+                false
+            } else {
+                return self.unexpected();
+            };
+            list.items.push(Item { and_or, background });
+        }
+        if !self.pending.is_empty() {
+            // A here-doc named on the last line, with no body.
+            let pending = std::mem::take(&mut self.pending);
+            for (doc, delim) in pending {
+                self.read_heredoc(&doc, &delim)?;
+            }
+        }
+        Ok(Some(list))
+    }
+
+    fn at_list_end(&mut self, end: End) -> bool {
+        match self.peek() {
+            None => true,
+            Some(b')') => matches!(end, End::Paren | End::CaseArm),
+            Some(b';') => {
+                end == End::CaseArm && (self.starts_with(b";;") || self.starts_with(b";&"))
+            }
+            _ => match self.peek_keyword() {
+                Some(b"esac") => end == End::CaseArm || end == End::Keyword,
+                Some(k) => CLOSERS.contains(&k) && end != End::Eof && end != End::Paren,
+                None => false,
+            },
+        }
+    }
+
+    fn list(&mut self, end: End) -> Result<List> {
+        let mut list = List::default();
+        loop {
+            self.linebreak()?;
+            if self.at_list_end(end) {
+                break;
+            }
+            let and_or = self.and_or()?;
+            self.skip_blanks();
+            let background = if self.peek_operator() == Some("&") {
+                self.bump();
+                true
+            } else if self.peek_operator() == Some(";") {
+                self.bump();
+                false
+            } else {
+                match self.peek() {
+                    Some(b'\n') => false,
+                    _ => {
+                        list.items.push(Item {
+                            and_or,
+                            background: false,
+                        });
+                        break;
+                    }
+                }
+            };
+            list.items.push(Item { and_or, background });
+        }
+        Ok(list)
+    }
+
+    /// A list that must not be empty (the body of a compound command).
+    fn body(&mut self, end: End) -> Result<List> {
+        let list = self.list(end)?;
+        if list.items.is_empty() {
+            return self.unexpected();
+        }
+        Ok(list)
+    }
+
+    fn and_or(&mut self) -> Result<AndOr> {
+        let first = self.pipeline()?;
+        let mut rest = Vec::new();
+        loop {
+            self.skip_blanks();
+            let conn = if self.eat_operator("&&") {
+                Connector::And
+            } else if self.eat_operator("||") {
+                Connector::Or
+            } else {
+                break;
+            };
+            self.linebreak()?;
+            rest.push((conn, self.pipeline()?));
+        }
+        Ok(AndOr { first, rest })
+    }
+
+    fn pipeline(&mut self) -> Result<Pipeline> {
+        self.skip_blanks();
+        let mut timed = false;
+        if self.eat_keyword(b"time") {
+            timed = true;
+            self.skip_blanks();
+        }
+        let mut bang = false;
+        while self.eat_keyword(b"!") {
+            bang = !bang;
+            self.skip_blanks();
+        }
+        let mut commands = vec![self.command()?];
+        let mut stderr_too = Vec::new();
+        loop {
+            self.skip_blanks();
+            let both = if self.eat_operator("|") {
+                false
+            } else if self.eat_operator("|&") {
+                true
+            } else {
+                break;
+            };
+            stderr_too.push(both);
+            self.linebreak()?;
+            commands.push(self.command()?);
+        }
+        stderr_too.push(false);
+        Ok(Pipeline {
+            bang,
+            timed,
+            commands,
+            stderr_too,
+        })
+    }
+
+    // ---- commands ------------------------------------------------------
+
+    fn command(&mut self) -> Result<Command> {
+        self.enter()?;
+        let r = self.command_inner();
+        self.depth -= 1;
+        r
+    }
+
+    fn command_inner(&mut self) -> Result<Command> {
+        self.skip_blanks();
+        if let Some(kw) = self.peek_keyword() {
+            match kw {
+                b"function" => return self.function_keyword(),
+                k if CLOSERS.contains(&k) || k == b"!" || k == b"time" => {
+                    return self.unexpected();
+                }
+                _ => {
+                    let c = self.compound()?;
+                    let redirects = self.redirects()?;
+                    return Ok(Command::Compound(Box::new(c), redirects));
+                }
+            }
+        }
+        if self.peek() == Some(b'(') {
+            let c = self.compound()?;
+            let redirects = self.redirects()?;
+            return Ok(Command::Compound(Box::new(c), redirects));
+        }
+        self.simple()
+    }
+
+    /// A compound command at the current position (a reserved word or `(`).
+    fn compound(&mut self) -> Result<Compound> {
+        let line = self.line;
+        if self.starts_with(b"((") {
+            if let Some(expr) = self.arith_command()? {
+                return Ok(Compound::Arith { expr, line });
+            }
+        }
+        if self.eat_operator("(") {
+            let body = self.body(End::Paren)?;
+            self.linebreak()?;
+            if !self.eat_operator(")") {
+                return self.unexpected();
+            }
+            return Ok(Compound::Subshell(body));
+        }
+        let Some(kw) = self.peek_keyword() else {
+            return self.unexpected();
+        };
+        self.eat_keyword(kw);
+        match kw {
+            b"{" => {
+                let body = self.body(End::Keyword)?;
+                self.expect_keyword(b"}")?;
+                Ok(Compound::Brace(body))
+            }
+            b"if" => {
+                let mut arms = Vec::new();
+                let mut otherwise = None;
+                loop {
+                    let cond = self.body(End::Keyword)?;
+                    self.expect_keyword(b"then")?;
+                    let then = self.body(End::Keyword)?;
+                    arms.push((cond, then));
+                    self.linebreak()?;
+                    if self.eat_keyword(b"elif") {
+                        continue;
+                    }
+                    if self.eat_keyword(b"else") {
+                        otherwise = Some(self.body(End::Keyword)?);
+                    }
+                    self.expect_keyword(b"fi")?;
+                    break;
+                }
+                Ok(Compound::If { arms, otherwise })
+            }
+            b"while" | b"until" => {
+                let cond = self.body(End::Keyword)?;
+                self.expect_keyword(b"do")?;
+                let body = self.body(End::Keyword)?;
+                self.expect_keyword(b"done")?;
+                Ok(Compound::Loop {
+                    until: kw == b"until",
+                    cond,
+                    body,
+                })
+            }
+            b"for" => self.for_loop(line),
+            b"case" => self.case(line),
+            b"[[" => self.double_bracket(line),
+            _ => self.unexpected(),
+        }
+    }
+
+    fn for_loop(&mut self, line: u32) -> Result<Compound> {
+        self.skip_blanks();
+        let Some(var) = self.read_word()? else {
+            return self.unexpected();
+        };
+        let Some(var) = var.as_plain().filter(|v| is_name(v)).map(<[u8]>::to_vec) else {
+            return self.error(format!(
+                "`{}': not a valid identifier",
+                String::from_utf8_lossy(&var.unquoted_text())
+            ));
+        };
+        self.linebreak_if_then_in()?;
+        let mut words = None;
+        if self.eat_keyword_in() {
+            let mut ws = Vec::new();
+            loop {
+                self.skip_blanks();
+                match self.read_word()? {
+                    Some(w) => ws.push(w),
+                    None => break,
+                }
+            }
+            words = Some(ws);
+            self.skip_blanks();
+            if !self.eat_operator(";") && self.peek() != Some(b'\n') {
+                return self.unexpected();
+            }
+        } else {
+            self.skip_blanks();
+            self.eat_operator(";");
+        }
+        self.expect_keyword(b"do")?;
+        let body = self.body(End::Keyword)?;
+        self.expect_keyword(b"done")?;
+        Ok(Compound::For {
+            var,
+            words,
+            body,
+            line,
+        })
+    }
+
+    /// Newlines may come between `for name` and `in`.
+    fn linebreak_if_then_in(&mut self) -> Result<()> {
+        self.linebreak()
+    }
+
+    /// `in`, as a whole word.
+    fn eat_keyword_in(&mut self) -> bool {
+        if self.starts_with(b"in") && self.peek_at(2).is_none_or(is_meta) {
+            self.bump();
+            self.bump();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn case(&mut self, line: u32) -> Result<Compound> {
+        self.skip_blanks();
+        let Some(word) = self.read_word()? else {
+            return self.unexpected();
+        };
+        self.linebreak()?;
+        if !self.eat_keyword_in() {
+            return self.unexpected();
+        }
+        let mut arms = Vec::new();
+        loop {
+            self.linebreak()?;
+            if self.eat_keyword(b"esac") {
+                break;
+            }
+            self.eat_operator("(");
+            let mut patterns = Vec::new();
+            loop {
+                self.skip_blanks();
+                let Some(p) = self.read_word()? else {
+                    return self.unexpected();
+                };
+                patterns.push(p);
+                self.skip_blanks();
+                if self.eat_operator("|") {
+                    continue;
+                }
+                if self.eat_operator(")") {
+                    break;
+                }
+                return self.unexpected();
+            }
+            let body = self.list(End::CaseArm)?;
+            self.linebreak()?;
+            let end = if self.eat_operator(";;&") {
+                CaseEnd::Continue
+            } else if self.eat_operator(";;") {
+                CaseEnd::Break
+            } else if self.eat_operator(";&") {
+                CaseEnd::FallThrough
+            } else if self.eat_keyword(b"esac") {
+                arms.push(CaseArm {
+                    patterns,
+                    body,
+                    end: CaseEnd::Break,
+                });
+                break;
+            } else {
+                return self.unexpected();
+            };
+            arms.push(CaseArm {
+                patterns,
+                body,
+                end,
+            });
+        }
+        Ok(Compound::Case { word, arms, line })
+    }
+
+    /// `[[ … ]]`: words up to `]]`; `&&`, `||`, `(`, `)`, `<`, `>` and `!`
+    /// are kept as words for the evaluator.
+    fn double_bracket(&mut self, line: u32) -> Result<Compound> {
+        let mut words = Vec::new();
+        loop {
+            self.linebreak()?;
+            if self.starts_with(b"]]") && self.peek_at(2).is_none_or(is_meta) {
+                self.bump();
+                self.bump();
+                break;
+            }
+            if let Some(op) = self.peek_operator() {
+                match op {
+                    "&&" | "||" | "(" | ")" | "<" | ">" => {
+                        self.eat_operator(op);
+                        words.push(Word::literal(op.as_bytes()));
+                        continue;
+                    }
+                    _ => return self.unexpected(),
+                }
+            }
+            match self.read_word()? {
+                Some(w) => words.push(w),
+                None => return self.unexpected(),
+            }
+        }
+        Ok(Compound::DoubleBracket { words, line })
+    }
+
+    /// `(( expr ))`, or `None` (position unchanged) if this is really a
+    /// subshell inside a subshell.
+    fn arith_command(&mut self) -> Result<Option<Word>> {
+        let save = (self.pos, self.line);
+        self.bump();
+        self.bump();
+        match self.arith_text()? {
+            Some(w) => Ok(Some(w)),
+            None => {
+                (self.pos, self.line) = save;
+                Ok(None)
+            }
+        }
+    }
+
+    /// `function name [()] body` (bash).
+    fn function_keyword(&mut self) -> Result<Command> {
+        self.eat_keyword(b"function");
+        self.skip_blanks();
+        let Some(name) = self.read_word()? else {
+            return self.unexpected();
+        };
+        let name = name.unquoted_text();
+        self.skip_blanks();
+        if self.starts_with(b"()") {
+            self.bump();
+            self.bump();
+        } else if self.peek() == Some(b'(') {
+            self.bump();
+            self.skip_blanks();
+            if !self.eat_operator(")") {
+                return self.unexpected();
+            }
+        }
+        self.function_body(name)
+    }
+
+    fn function_body(&mut self, name: Vec<u8>) -> Result<Command> {
+        self.linebreak()?;
+        let starts_compound = self.peek() == Some(b'(')
+            || matches!(
+                self.peek_keyword(),
+                Some(b"{" | b"if" | b"while" | b"until" | b"for" | b"case" | b"[[")
+            );
+        if !starts_compound {
+            return self.unexpected();
+        }
+        let body = self.compound()?;
+        let redirects = self.redirects()?;
+        Ok(Command::Function(Rc::new(Function {
+            name,
+            body,
+            redirects,
+        })))
+    }
+
+    fn redirects(&mut self) -> Result<Vec<Redirect>> {
+        let mut out = Vec::new();
+        loop {
+            self.skip_blanks();
+            match self.redirect()? {
+                Some(r) => out.push(r),
+                None => return Ok(out),
+            }
+        }
+    }
+
+    /// A redirection at the current position, if there is one.
+    fn redirect(&mut self) -> Result<Option<Redirect>> {
+        let save = (self.pos, self.line);
+        let mut fd = None;
+        let mut digits = 0;
+        while let Some(c) = self.peek_at(digits) {
+            if c.is_ascii_digit() {
+                digits += 1;
+            } else {
+                break;
+            }
+        }
+        if digits > 0 && matches!(self.peek_at(digits), Some(b'<' | b'>')) {
+            let text = &self.buf[self.pos..self.pos + digits];
+            let n: i64 = std::str::from_utf8(text)
+                .ok()
+                .and_then(|t| t.parse().ok())
+                .unwrap_or(i64::MAX);
+            for _ in 0..digits {
+                self.bump();
+            }
+            fd = Some(i32::try_from(n).unwrap_or(i32::MAX));
+        }
+        let op = match self.peek_operator() {
+            Some("<") => RedirOp::In,
+            Some(">") => RedirOp::Out,
+            Some(">|") => RedirOp::Clobber,
+            Some(">>") => RedirOp::Append,
+            Some("<>") => RedirOp::ReadWrite,
+            Some("<&") => RedirOp::DupIn,
+            Some(">&") => RedirOp::DupOut,
+            Some("<<") | Some("<<-") => RedirOp::HereDoc,
+            Some("<<<") => RedirOp::HereString,
+            Some("&>") if fd.is_none() => RedirOp::OutErr,
+            Some("&>>") if fd.is_none() => RedirOp::AppendOutErr,
+            _ => {
+                (self.pos, self.line) = save;
+                return Ok(None);
+            }
+        };
+        let strip_tabs = self.peek_operator() == Some("<<-");
+        let text = self.peek_operator().unwrap_or_default();
+        self.eat_operator(text);
+        self.skip_blanks();
+        let Some(word) = self.read_word()? else {
+            return self.unexpected();
+        };
+        let target = if op == RedirOp::HereDoc {
+            let doc = Rc::new(HereDoc {
+                quoted: word.has_quotes(),
+                strip_tabs,
+                body: Default::default(),
+            });
+            self.pending.push((doc.clone(), word.unquoted_text()));
+            RedirTarget::HereDoc(doc)
+        } else {
+            RedirTarget::Word(word)
+        };
+        Ok(Some(Redirect { fd, op, target }))
+    }
+
+    /// Reads a here-doc body up to its delimiter line.
+    fn read_heredoc(&mut self, doc: &HereDoc, delim: &[u8]) -> Result<()> {
+        let mut body = Vec::new();
+        loop {
+            let start = self.pos;
+            let mut line = Vec::new();
+            let mut ended = false;
+            loop {
+                match self.bump() {
+                    None => {
+                        ended = true;
+                        break;
+                    }
+                    Some(b'\n') => break,
+                    Some(c) => line.push(c),
+                }
+            }
+            let _ = start;
+            let mut content: &[u8] = &line;
+            if doc.strip_tabs {
+                while let [b'\t', rest @ ..] = content {
+                    content = rest;
+                }
+            }
+            if content == delim {
+                break;
+            }
+            body.extend_from_slice(content);
+            if ended {
+                // bash warns and takes what there is.
+                break;
+            }
+            body.push(b'\n');
+        }
+        let word = if doc.quoted {
+            Word {
+                parts: vec![Part::Quoted(body)],
+            }
+        } else {
+            let mut src = Text;
+            let mut p = Parser::new(&body, &mut src, self.aliases.clone()).with_line(self.line);
+            p.depth = self.depth;
+            p.heredoc_word()?
+        };
+        let _ = doc.body.set(word);
+        Ok(())
+    }
+
+    /// An unquoted here-doc body: `$`, backticks and `\` before `$`, `` ` ``,
+    /// `\` and newline are special; everything else is quoted text.
+    fn heredoc_word(&mut self) -> Result<Word> {
+        let mut parts = Vec::new();
+        let mut lit = Vec::new();
+        while let Some(c) = self.peek() {
+            match c {
+                b'\\' => {
+                    self.bump();
+                    match self.peek() {
+                        Some(b'\n') => {
+                            self.bump();
+                        }
+                        Some(c @ (b'$' | b'`' | b'\\')) => {
+                            self.bump();
+                            lit.push(c);
+                        }
+                        _ => lit.push(b'\\'),
+                    }
+                }
+                b'$' => {
+                    flush_quoted(&mut parts, &mut lit);
+                    self.bump();
+                    parts.push(self.dollar(true)?);
+                }
+                b'`' => {
+                    flush_quoted(&mut parts, &mut lit);
+                    self.bump();
+                    parts.push(self.backtick(true)?);
+                }
+                _ => {
+                    self.bump();
+                    lit.push(c);
+                }
+            }
+        }
+        flush_quoted(&mut parts, &mut lit);
+        Ok(Word {
+            parts: vec![Part::Double(parts)],
+        })
+    }
+
+    fn simple(&mut self) -> Result<Command> {
+        let mut cmd = Simple {
+            line: self.line,
+            ..Simple::default()
+        };
+        loop {
+            self.skip_blanks();
+            if let Some(r) = self.redirect()? {
+                cmd.redirects.push(r);
+                continue;
+            }
+            let start = self.pos;
+            let Some(word) = self.read_word()? else {
+                break;
+            };
+            if cmd.words.is_empty() {
+                if let Some(a) = split_assignment(&word) {
+                    cmd.assigns.push(a);
+                    continue;
+                }
+                if self.expand_alias(&word, start) {
+                    // The alias text is now in the input: read it afresh.
+                    if cmd.assigns.is_empty() && cmd.redirects.is_empty() {
+                        return self.command_inner();
+                    }
+                    continue;
+                }
+                // `name ( )`: a function definition.
+                if cmd.assigns.is_empty() && cmd.redirects.is_empty() {
+                    self.skip_blanks();
+                    if self.peek() == Some(b'(') {
+                        let save = (self.pos, self.line);
+                        self.bump();
+                        self.skip_blanks();
+                        if self.eat_operator(")") {
+                            let Some(name) = word.as_plain().map(<[u8]>::to_vec) else {
+                                return self.unexpected();
+                            };
+                            return self.function_body(name);
+                        }
+                        (self.pos, self.line) = save;
+                    }
+                }
+            } else if self.alias_next {
+                self.alias_next = false;
+                if self.expand_alias(&word, start) {
+                    continue;
+                }
+            }
+            cmd.words.push(word);
+        }
+        if cmd.words.is_empty() && cmd.assigns.is_empty() && cmd.redirects.is_empty() {
+            return self.unexpected();
+        }
+        if matches!(self.peek(), Some(b'(')) {
+            return self.unexpected();
+        }
+        Ok(Command::Simple(cmd))
+    }
+
+    /// If `word` (which started at `start`) is an alias not already being
+    /// expanded, puts its text in its place and says so.
+    fn expand_alias(&mut self, word: &Word, start: usize) -> bool {
+        let Some(name) = word.as_plain() else {
+            return false;
+        };
+        if self.expanding.iter().any(|(n, _)| n == name) {
+            return false;
+        }
+        let Some(value) = self.aliases.get(name).cloned() else {
+            return false;
+        };
+        let name = name.to_vec();
+        let old_len = self.pos - start;
+        self.buf.splice(start..self.pos, value.iter().copied());
+        let grow = value.len() as isize - old_len as isize;
+        for (_, end) in &mut self.expanding {
+            *end = (*end as isize + grow) as usize;
+        }
+        self.pos = start;
+        self.expanding.push((name, start + value.len()));
+        self.alias_next = value.last().is_some_and(|c| matches!(c, b' ' | b'\t'));
+        true
+    }
+
+    // ---- words ---------------------------------------------------------
+
+    /// Reads one word in unquoted context, or `None` if the next thing is
+    /// not a word (an operator, a newline, the end).
+    pub fn read_word(&mut self) -> Result<Option<Word>> {
+        let mut parts = Vec::new();
+        let mut lit = Vec::new();
+        let mut any = false;
+        while let Some(c) = self.peek() {
+            if is_meta(c) {
+                break;
+            }
+            any = true;
+            match c {
+                b'\\' => {
+                    self.bump();
+                    match self.peek() {
+                        Some(b'\n') => {
+                            self.bump();
+                        }
+                        Some(c) => {
+                            self.bump();
+                            flush_lit(&mut parts, &mut lit);
+                            parts.push(Part::Escaped(c));
+                        }
+                        None => lit.push(b'\\'),
+                    }
+                }
+                b'\'' => {
+                    self.bump();
+                    flush_lit(&mut parts, &mut lit);
+                    parts.push(Part::Single(self.single_quoted()?));
+                }
+                b'"' => {
+                    self.bump();
+                    flush_lit(&mut parts, &mut lit);
+                    parts.push(Part::Double(self.double_quoted()?));
+                }
+                b'$' => {
+                    self.bump();
+                    match self.dollar(false)? {
+                        Part::Lit(b) => lit.extend_from_slice(&b),
+                        p => {
+                            flush_lit(&mut parts, &mut lit);
+                            parts.push(p);
+                        }
+                    }
+                }
+                b'`' => {
+                    self.bump();
+                    flush_lit(&mut parts, &mut lit);
+                    parts.push(self.backtick(false)?);
+                }
+                _ => {
+                    self.bump();
+                    lit.push(c);
+                }
+            }
+        }
+        flush_lit(&mut parts, &mut lit);
+        if !any {
+            return Ok(None);
+        }
+        Ok(Some(Word { parts }))
+    }
+
+    fn single_quoted(&mut self) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        loop {
+            match self.bump() {
+                None => return self.eof_error("unexpected EOF while looking for matching `''"),
+                Some(b'\'') => return Ok(out),
+                Some(c) => out.push(c),
+            }
+        }
+    }
+
+    /// After `"`: the parts up to the closing `"`.
+    fn double_quoted(&mut self) -> Result<Vec<Part>> {
+        let mut parts = Vec::new();
+        let mut lit = Vec::new();
+        loop {
+            let Some(c) = self.bump() else {
+                return self.eof_error("unexpected EOF while looking for matching `\"'");
+            };
+            match c {
+                b'"' => break,
+                b'\\' => match self.peek() {
+                    Some(b'\n') => {
+                        self.bump();
+                    }
+                    Some(c @ (b'$' | b'`' | b'"' | b'\\')) => {
+                        self.bump();
+                        lit.push(c);
+                    }
+                    _ => lit.push(b'\\'),
+                },
+                b'$' => {
+                    let p = self.dollar(true)?;
+                    match p {
+                        Part::Lit(b) => lit.extend_from_slice(&b),
+                        p => {
+                            flush_quoted(&mut parts, &mut lit);
+                            parts.push(p);
+                        }
+                    }
+                }
+                b'`' => {
+                    flush_quoted(&mut parts, &mut lit);
+                    parts.push(self.backtick(true)?);
+                }
+                c => lit.push(c),
+            }
+        }
+        flush_quoted(&mut parts, &mut lit);
+        Ok(parts)
+    }
+
+    /// After `$`. A `$` that starts nothing is returned as a literal.
+    fn dollar(&mut self, dq: bool) -> Result<Part> {
+        let Some(c) = self.peek() else {
+            return Ok(Part::Lit(b"$".to_vec()));
+        };
+        match c {
+            b'{' => {
+                self.bump();
+                self.enter()?;
+                let r = self.brace_param(dq);
+                self.depth -= 1;
+                r
+            }
+            b'(' => {
+                self.bump();
+                if self.peek() == Some(b'(') {
+                    let save = (self.pos, self.line);
+                    self.bump();
+                    if let Some(w) = self.arith_text()? {
+                        return Ok(Part::Arith(w));
+                    }
+                    (self.pos, self.line) = save;
+                }
+                self.enter()?;
+                let list = self.list(End::Paren);
+                self.depth -= 1;
+                let list = list?;
+                self.linebreak()?;
+                if !self.eat_operator(")") {
+                    if self.peek().is_none() {
+                        return self.eof_error("unexpected EOF while looking for matching `)'");
+                    }
+                    return self.unexpected();
+                }
+                Ok(Part::CommandSub(Rc::new(list)))
+            }
+            b'\'' if !dq => {
+                self.bump();
+                Ok(Part::Single(self.ansi_c()?))
+            }
+            b'"' if !dq => {
+                self.bump();
+                Ok(Part::Double(self.double_quoted()?))
+            }
+            c if is_name_start(c) => {
+                let mut name = Vec::new();
+                while let Some(c) = self.peek().filter(|&c| is_name_char(c)) {
+                    self.bump();
+                    name.push(c);
+                }
+                Ok(param(name, ParamOp::Plain))
+            }
+            c if c.is_ascii_digit()
+                || matches!(c, b'@' | b'*' | b'#' | b'?' | b'-' | b'$' | b'!') =>
+            {
+                self.bump();
+                Ok(param(vec![c], ParamOp::Plain))
+            }
+            _ => Ok(Part::Lit(b"$".to_vec())),
+        }
+    }
+
+    /// After `$((` (or `((`): the expression up to the matching `))`, or
+    /// `None` if the parentheses close apart (`$( (a) )`), leaving the
+    /// position for the caller to restore.
+    fn arith_text(&mut self) -> Result<Option<Word>> {
+        let mut parts = Vec::new();
+        let mut lit = Vec::new();
+        let mut depth = 0u32;
+        loop {
+            let Some(c) = self.bump() else {
+                return self.eof_error("unexpected EOF while looking for matching `))'");
+            };
+            match c {
+                b'(' => {
+                    depth += 1;
+                    lit.push(c);
+                }
+                b')' => {
+                    if depth == 0 {
+                        if self.peek() == Some(b')') {
+                            self.bump();
+                            break;
+                        }
+                        return Ok(None);
+                    }
+                    depth -= 1;
+                    lit.push(c);
+                }
+                b'\\' => match self.peek() {
+                    Some(b'\n') => {
+                        self.bump();
+                    }
+                    _ => lit.push(c),
+                },
+                b'$' => match self.dollar(true)? {
+                    Part::Lit(b) => lit.extend_from_slice(&b),
+                    p => {
+                        flush_quoted(&mut parts, &mut lit);
+                        parts.push(p);
+                    }
+                },
+                b'`' => {
+                    flush_quoted(&mut parts, &mut lit);
+                    parts.push(self.backtick(true)?);
+                }
+                b'"' => {
+                    flush_quoted(&mut parts, &mut lit);
+                    parts.extend(self.double_quoted()?);
+                }
+                c => lit.push(c),
+            }
+        }
+        flush_quoted(&mut parts, &mut lit);
+        Ok(Some(Word { parts }))
+    }
+
+    /// After `` ` ``: the text up to the closing backtick, with its escapes
+    /// undone, parsed as a program.
+    fn backtick(&mut self, dq: bool) -> Result<Part> {
+        let mut text = Vec::new();
+        let line = self.line;
+        loop {
+            let Some(c) = self.bump() else {
+                return self.eof_error("unexpected EOF while looking for matching ``'");
+            };
+            match c {
+                b'`' => break,
+                b'\\' => match self.peek() {
+                    Some(c @ (b'$' | b'`' | b'\\')) => {
+                        self.bump();
+                        text.push(c);
+                    }
+                    Some(b'"') if dq => {
+                        self.bump();
+                        text.push(b'"');
+                    }
+                    _ => text.push(b'\\'),
+                },
+                c => text.push(c),
+            }
+        }
+        self.enter()?;
+        let mut src = Text;
+        let mut p = Parser::new(&text, &mut src, self.aliases.clone()).with_line(line);
+        p.depth = self.depth;
+        let list = p.program();
+        self.depth -= 1;
+        Ok(Part::CommandSub(Rc::new(list?)))
+    }
+
+    /// After `$'`: the ANSI-C quoted string, decoded.
+    fn ansi_c(&mut self) -> Result<Vec<u8>> {
+        let mut raw = Vec::new();
+        loop {
+            match self.bump() {
+                None => return self.eof_error("unexpected EOF while looking for matching `''"),
+                Some(b'\'') => break,
+                Some(b'\\') => {
+                    raw.push(b'\\');
+                    if let Some(c) = self.bump() {
+                        raw.push(c);
+                    }
+                }
+                Some(c) => raw.push(c),
+            }
+        }
+        let mut out = Vec::with_capacity(raw.len());
+        crate::escape::unescape(&raw, &mut out, crate::escape::Dialect::AnsiC);
+        Ok(out)
+    }
+
+    /// After `${`.
+    fn brace_param(&mut self, dq: bool) -> Result<Part> {
+        let bad = |p: &mut Self| p.error("bad substitution");
+        let mut length = false;
+        let mut indirect = false;
+        // `${#}` is `$#`; `${#x}` is a length.
+        if self.peek() == Some(b'#') && !matches!(self.peek_at(1), Some(b'}')) {
+            let next = self.peek_at(1);
+            if next.is_some_and(|c| {
+                is_name_char(c) || matches!(c, b'@' | b'*' | b'#' | b'?' | b'-' | b'$' | b'!')
+            }) && !(next == Some(b'-') && self.peek_at(2) != Some(b'}'))
+            {
+                self.bump();
+                length = true;
+            }
+        } else if self.peek() == Some(b'!') && self.peek_at(1).is_some_and(is_name_start) {
+            self.bump();
+            indirect = true;
+        }
+        let mut name = Vec::new();
+        match self.peek() {
+            Some(c) if is_name_start(c) => {
+                while let Some(c) = self.peek().filter(|&c| is_name_char(c)) {
+                    self.bump();
+                    name.push(c);
+                }
+            }
+            Some(c) if c.is_ascii_digit() => {
+                while let Some(c) = self.peek().filter(u8::is_ascii_digit) {
+                    self.bump();
+                    name.push(c);
+                }
+            }
+            Some(c @ (b'@' | b'*' | b'#' | b'?' | b'-' | b'$' | b'!')) => {
+                self.bump();
+                name.push(c);
+            }
+            None => return self.eof_error("unexpected EOF while looking for matching `}'"),
+            _ => return bad(self),
+        }
+        let mut index = None;
+        if self.peek() == Some(b'[') && is_name(&name) {
+            self.bump();
+            index = Some(self.param_word(dq, b"]", false)?);
+            if self.bump() != Some(b']') {
+                return bad(self);
+            }
+        }
+        let p = |op| Param {
+            name: name.clone(),
+            index: index.clone(),
+            indirect,
+            op,
+        };
+        if length {
+            if self.bump() != Some(b'}') {
+                return bad(self);
+            }
+            return Ok(Part::Param(Box::new(p(ParamOp::Length))));
+        }
+        let Some(c) = self.bump() else {
+            return self.eof_error("unexpected EOF while looking for matching `}'");
+        };
+        let op = match c {
+            b'}' => return Ok(Part::Param(Box::new(p(ParamOp::Plain)))),
+            b':' => match self.peek() {
+                Some(b'-') | Some(b'=') | Some(b'?') | Some(b'+') => {
+                    let c = self.bump().unwrap_or_default();
+                    let word = self.param_word(dq, b"}", false)?;
+                    value_op(c, true, word)
+                }
+                _ => {
+                    let offset = self.param_word(dq, b":}", false)?;
+                    let length = if self.peek() == Some(b':') {
+                        self.bump();
+                        Some(self.param_word(dq, b"}", false)?)
+                    } else {
+                        None
+                    };
+                    ParamOp::Slice { offset, length }
+                }
+            },
+            b'-' | b'=' | b'?' | b'+' => {
+                let word = self.param_word(dq, b"}", false)?;
+                value_op(c, false, word)
+            }
+            b'#' | b'%' => {
+                let longest = self.peek() == Some(c);
+                if longest {
+                    self.bump();
+                }
+                let pattern = self.param_word(dq, b"}", true)?;
+                if c == b'#' {
+                    ParamOp::TrimPrefix { longest, pattern }
+                } else {
+                    ParamOp::TrimSuffix { longest, pattern }
+                }
+            }
+            b'/' => {
+                let (all, anchor) = match self.peek() {
+                    Some(b'/') => {
+                        self.bump();
+                        (true, Anchor::None)
+                    }
+                    Some(b'#') => {
+                        self.bump();
+                        (false, Anchor::Start)
+                    }
+                    Some(b'%') => {
+                        self.bump();
+                        (false, Anchor::End)
+                    }
+                    _ => (false, Anchor::None),
+                };
+                let pattern = self.param_word(dq, b"/}", true)?;
+                let with = if self.peek() == Some(b'/') {
+                    self.bump();
+                    self.param_word(dq, b"}", false)?
+                } else {
+                    Word::default()
+                };
+                ParamOp::Replace {
+                    all,
+                    anchor,
+                    pattern,
+                    with,
+                }
+            }
+            b'^' | b',' => {
+                let all = self.peek() == Some(c);
+                if all {
+                    self.bump();
+                }
+                ParamOp::Case {
+                    upper: c == b'^',
+                    all,
+                }
+            }
+            _ => return bad(self),
+        };
+        match self.bump() {
+            Some(b'}') => Ok(Part::Param(Box::new(p(op)))),
+            None => self.eof_error("unexpected EOF while looking for matching `}'"),
+            Some(_) => bad(self),
+        }
+    }
+
+    /// The word inside `${…}` after an operator, up to (not including) an
+    /// unnested byte of `stops`. Quotes work inside it even within double
+    /// quotes; `pattern` words keep quoting apart from literal text (for
+    /// matching).
+    fn param_word(&mut self, dq: bool, stops: &[u8], pattern: bool) -> Result<Word> {
+        let mut parts = Vec::new();
+        let mut lit = Vec::new();
+        let mut braces = 0u32;
+        loop {
+            let Some(c) = self.peek() else {
+                return self.eof_error("unexpected EOF while looking for matching `}'");
+            };
+            if braces == 0 && stops.contains(&c) {
+                break;
+            }
+            self.bump();
+            match c {
+                b'{' => {
+                    braces += 1;
+                    lit.push(c);
+                }
+                b'}' => {
+                    braces = braces.saturating_sub(1);
+                    lit.push(c);
+                }
+                b'\\' => match self.bump() {
+                    Some(b'\n') => {}
+                    Some(e) => {
+                        if dq && !pattern && !matches!(e, b'$' | b'`' | b'"' | b'\\' | b'}') {
+                            lit.push(b'\\');
+                            lit.push(e);
+                        } else {
+                            flush_word_lit(&mut parts, &mut lit, dq);
+                            parts.push(Part::Escaped(e));
+                        }
+                    }
+                    None => lit.push(b'\\'),
+                },
+                b'\'' if !dq || pattern => {
+                    flush_word_lit(&mut parts, &mut lit, dq);
+                    parts.push(Part::Single(self.single_quoted()?));
+                }
+                b'"' => {
+                    flush_word_lit(&mut parts, &mut lit, dq);
+                    parts.push(Part::Double(self.double_quoted()?));
+                }
+                b'$' => match self.dollar(dq)? {
+                    Part::Lit(b) => lit.extend_from_slice(&b),
+                    p => {
+                        flush_word_lit(&mut parts, &mut lit, dq);
+                        parts.push(p);
+                    }
+                },
+                b'`' => {
+                    flush_word_lit(&mut parts, &mut lit, dq);
+                    parts.push(self.backtick(dq)?);
+                }
+                c => lit.push(c),
+            }
+        }
+        flush_word_lit(&mut parts, &mut lit, dq);
+        Ok(Word { parts })
+    }
+}
+
+fn param(name: Vec<u8>, op: ParamOp) -> Part {
+    Part::Param(Box::new(Param {
+        name,
+        index: None,
+        indirect: false,
+        op,
+    }))
+}
+
+fn value_op(c: u8, colon: bool, word: Word) -> ParamOp {
+    match c {
+        b'-' => ParamOp::Default { colon, word },
+        b'=' => ParamOp::Assign { colon, word },
+        b'?' => ParamOp::Error { colon, word },
+        _ => ParamOp::Alternative { colon, word },
+    }
+}
+
+fn flush_lit(parts: &mut Vec<Part>, lit: &mut Vec<u8>) {
+    if !lit.is_empty() {
+        parts.push(Part::Lit(std::mem::take(lit)));
+    }
+}
+
+fn flush_quoted(parts: &mut Vec<Part>, lit: &mut Vec<u8>) {
+    if !lit.is_empty() {
+        parts.push(Part::Quoted(std::mem::take(lit)));
+    }
+}
+
+fn flush_word_lit(parts: &mut Vec<Part>, lit: &mut Vec<u8>, dq: bool) {
+    if dq {
+        flush_quoted(parts, lit);
+    } else {
+        flush_lit(parts, lit);
+    }
+}
+
+/// `NAME=value` or `NAME+=value` at the start of a word.
+fn split_assignment(word: &Word) -> Option<Assign> {
+    let Some(Part::Lit(first)) = word.parts.first() else {
+        return None;
+    };
+    let eq = first.iter().position(|&c| c == b'=')?;
+    let (name, append) = if eq > 0 && first[eq - 1] == b'+' {
+        (&first[..eq - 1], true)
+    } else {
+        (&first[..eq], false)
+    };
+    if !is_name(name) {
+        return None;
+    }
+    let mut parts = Vec::with_capacity(word.parts.len());
+    if eq + 1 < first.len() {
+        parts.push(Part::Lit(first[eq + 1..].to_vec()));
+    }
+    parts.extend(word.parts[1..].iter().cloned());
+    Some(Assign {
+        name: name.to_vec(),
+        append,
+        value: Word { parts },
+    })
+}
+
+/// Parses a whole text (for `-c`, `eval`, `source`, and tests).
+pub fn parse(text: &[u8], aliases: Aliases) -> std::result::Result<List, ParseError> {
+    let mut src = Text;
+    Parser::new(text, &mut src, aliases).program()
+}

@@ -1,0 +1,328 @@
+//! Shell patterns (`*`, `?`, `[…]` with ranges and `[:class:]`), for `case`,
+//! `${x#p}` and friends, and pathname expansion.
+//!
+//! A pattern is compiled from bytes plus a mask of which bytes were quoted
+//! (a quoted `*` is literal). Matching is the usual star-backtracking walk:
+//! linear in practice, and never exponential, because only the last `*` is
+//! ever revisited.
+
+/// One element of a compiled pattern.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Tok {
+    Byte(u8),
+    /// `?`
+    One,
+    /// `*`
+    Star,
+    /// `[…]`
+    Class {
+        negated: bool,
+        items: Vec<ClassItem>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum ClassItem {
+    Byte(u8),
+    Range(u8, u8),
+    Named(Named),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Named {
+    Alnum,
+    Alpha,
+    Blank,
+    Cntrl,
+    Digit,
+    Graph,
+    Lower,
+    Print,
+    Punct,
+    Space,
+    Upper,
+    Xdigit,
+}
+
+impl Named {
+    fn parse(name: &[u8]) -> Option<Self> {
+        Some(match name {
+            b"alnum" => Named::Alnum,
+            b"alpha" => Named::Alpha,
+            b"blank" => Named::Blank,
+            b"cntrl" => Named::Cntrl,
+            b"digit" => Named::Digit,
+            b"graph" => Named::Graph,
+            b"lower" => Named::Lower,
+            b"print" => Named::Print,
+            b"punct" => Named::Punct,
+            b"space" => Named::Space,
+            b"upper" => Named::Upper,
+            b"xdigit" => Named::Xdigit,
+            _ => return None,
+        })
+    }
+
+    fn matches(self, c: u8) -> bool {
+        match self {
+            Named::Alnum => c.is_ascii_alphanumeric(),
+            Named::Alpha => c.is_ascii_alphabetic(),
+            Named::Blank => c == b' ' || c == b'\t',
+            Named::Cntrl => c.is_ascii_control(),
+            Named::Digit => c.is_ascii_digit(),
+            Named::Graph => c.is_ascii_graphic(),
+            Named::Lower => c.is_ascii_lowercase(),
+            Named::Print => c.is_ascii_graphic() || c == b' ',
+            Named::Punct => c.is_ascii_punctuation(),
+            Named::Space => c.is_ascii_whitespace() || c == 11,
+            Named::Upper => c.is_ascii_uppercase(),
+            Named::Xdigit => c.is_ascii_hexdigit(),
+        }
+    }
+}
+
+/// A compiled pattern.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pattern {
+    toks: Vec<Tok>,
+}
+
+/// Text with a flag per byte: was it quoted?
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Marked {
+    pub bytes: Vec<u8>,
+    pub quoted: Vec<bool>,
+}
+
+impl Marked {
+    pub fn push(&mut self, bytes: &[u8], quoted: bool) {
+        self.bytes.extend_from_slice(bytes);
+        self.quoted.extend(std::iter::repeat_n(quoted, bytes.len()));
+    }
+
+    /// Whether an unquoted byte makes this a pattern.
+    pub fn has_magic(&self) -> bool {
+        self.bytes
+            .iter()
+            .zip(&self.quoted)
+            .any(|(&c, &q)| !q && matches!(c, b'*' | b'?' | b'['))
+    }
+}
+
+impl Pattern {
+    /// Compiles text in which no byte is quoted.
+    pub fn new(text: &[u8]) -> Self {
+        Self::compile(text, &vec![false; text.len()])
+    }
+
+    /// Compiles `text`; bytes whose `quoted` flag is set match themselves.
+    /// An unquoted backslash quotes the next byte.
+    pub fn compile(text: &[u8], quoted: &[bool]) -> Self {
+        let mut toks = Vec::with_capacity(text.len());
+        let mut i = 0;
+        while i < text.len() {
+            let c = text[i];
+            if quoted[i] {
+                toks.push(Tok::Byte(c));
+                i += 1;
+                continue;
+            }
+            match c {
+                b'\\' if i + 1 < text.len() => {
+                    toks.push(Tok::Byte(text[i + 1]));
+                    i += 2;
+                }
+                b'*' => {
+                    if toks.last() != Some(&Tok::Star) {
+                        toks.push(Tok::Star);
+                    }
+                    i += 1;
+                }
+                b'?' => {
+                    toks.push(Tok::One);
+                    i += 1;
+                }
+                b'[' => match class(text, quoted, i + 1) {
+                    Some((tok, next)) => {
+                        toks.push(tok);
+                        i = next;
+                    }
+                    None => {
+                        toks.push(Tok::Byte(b'['));
+                        i += 1;
+                    }
+                },
+                c => {
+                    toks.push(Tok::Byte(c));
+                    i += 1;
+                }
+            }
+        }
+        Pattern { toks }
+    }
+
+    /// Whether the pattern matches all of `s`.
+    pub fn matches(&self, s: &[u8]) -> bool {
+        matches_from(&self.toks, s)
+    }
+
+    /// Whether it has no special element (a plain string).
+    pub fn literal(&self) -> Option<Vec<u8>> {
+        self.toks
+            .iter()
+            .map(|t| match t {
+                Tok::Byte(b) => Some(*b),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// For pathname expansion: a leading `.` must be matched by a literal
+    /// dot.
+    pub fn matches_name(&self, name: &[u8]) -> bool {
+        if name.first() == Some(&b'.') && self.toks.first() != Some(&Tok::Byte(b'.')) {
+            return false;
+        }
+        self.matches(name)
+    }
+}
+
+/// Parses a bracket expression starting after `[` at `i`; returns the token
+/// and the index after `]`, or `None` if it does not close.
+fn class(text: &[u8], quoted: &[bool], mut i: usize) -> Option<(Tok, usize)> {
+    let mut negated = false;
+    if i < text.len() && !quoted[i] && matches!(text[i], b'!' | b'^') {
+        negated = true;
+        i += 1;
+    }
+    let mut items = Vec::new();
+    let mut first = true;
+    loop {
+        if i >= text.len() {
+            return None;
+        }
+        let c = text[i];
+        if c == b']' && !quoted[i] && !first {
+            return Some((Tok::Class { negated, items }, i + 1));
+        }
+        first = false;
+        // [:class:]
+        if c == b'[' && !quoted[i] && text.get(i + 1) == Some(&b':') {
+            if let Some(end) = text[i + 2..].windows(2).position(|w| w == b":]") {
+                let name = &text[i + 2..i + 2 + end];
+                if let Some(n) = Named::parse(name) {
+                    items.push(ClassItem::Named(n));
+                    i += end + 4;
+                    continue;
+                }
+            }
+        }
+        let (lo, next) = if c == b'\\' && !quoted[i] && i + 1 < text.len() {
+            (text[i + 1], i + 2)
+        } else {
+            (c, i + 1)
+        };
+        // a range lo-hi (a `-` before `]` is literal)
+        if next + 1 < text.len()
+            && text[next] == b'-'
+            && !(text[next + 1] == b']' && !quoted[next + 1])
+        {
+            let (hi, after) =
+                if text[next + 1] == b'\\' && !quoted[next + 1] && next + 2 < text.len() {
+                    (text[next + 2], next + 3)
+                } else {
+                    (text[next + 1], next + 2)
+                };
+            items.push(ClassItem::Range(lo, hi));
+            i = after;
+        } else {
+            items.push(ClassItem::Byte(lo));
+            i = next;
+        }
+    }
+}
+
+fn class_matches(negated: bool, items: &[ClassItem], c: u8) -> bool {
+    let hit = items.iter().any(|it| match *it {
+        ClassItem::Byte(b) => b == c,
+        ClassItem::Range(lo, hi) => lo <= c && c <= hi,
+        ClassItem::Named(n) => n.matches(c),
+    });
+    hit != negated
+}
+
+fn one_matches(tok: &Tok, c: u8) -> bool {
+    match tok {
+        Tok::Byte(b) => *b == c,
+        Tok::One => true,
+        Tok::Class { negated, items } => class_matches(*negated, items, c),
+        Tok::Star => unreachable!("stars are handled by the caller"),
+    }
+}
+
+fn matches_from(toks: &[Tok], s: &[u8]) -> bool {
+    let (mut p, mut i) = (0usize, 0usize);
+    // Where to resume after the last star: (token after it, text position).
+    let mut back: Option<(usize, usize)> = None;
+    loop {
+        if p < toks.len() {
+            if toks[p] == Tok::Star {
+                back = Some((p + 1, i));
+                p += 1;
+                continue;
+            }
+            if i < s.len() && one_matches(&toks[p], s[i]) {
+                p += 1;
+                i += 1;
+                continue;
+            }
+        } else if i == s.len() {
+            return true;
+        }
+        match back {
+            Some((bp, bi)) if bi < s.len() => {
+                back = Some((bp, bi + 1));
+                p = bp;
+                i = bi + 1;
+            }
+            _ => return false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn basics() {
+        assert!(Pattern::new(b"*.rs").matches(b"main.rs"));
+        assert!(!Pattern::new(b"*.rs").matches(b"main.rsx"));
+        assert!(Pattern::new(b"a?c").matches(b"abc"));
+        assert!(Pattern::new(b"[a-c]x").matches(b"bx"));
+        assert!(Pattern::new(b"[!a-c]x").matches(b"dx"));
+        assert!(!Pattern::new(b"[!a-c]x").matches(b"ax"));
+        assert!(Pattern::new(b"[[:digit:]]*").matches(b"1abc"));
+        assert!(Pattern::new(b"[]]").matches(b"]"));
+        assert!(Pattern::new(b"[a-]").matches(b"-"));
+        assert!(Pattern::new(b"[").matches(b"["));
+        assert!(Pattern::new(b"\\*").matches(b"*"));
+        assert!(!Pattern::new(b"\\*").matches(b"x"));
+        assert!(Pattern::new(b"*a*b*c*").matches(b"xxaxxbxxcxx"));
+        assert!(Pattern::new(b"").matches(b""));
+        assert!(Pattern::new(b"*").matches(b""));
+    }
+
+    #[test]
+    fn quoted_bytes_are_literal() {
+        let p = Pattern::compile(b"a*", &[false, true]);
+        assert!(p.matches(b"a*"));
+        assert!(!p.matches(b"ab"));
+    }
+
+    #[test]
+    fn dot_files_need_a_dot() {
+        assert!(!Pattern::new(b"*").matches_name(b".hidden"));
+        assert!(Pattern::new(b".*").matches_name(b".hidden"));
+    }
+}

@@ -1,0 +1,375 @@
+//! `printf`, and the backslash escapes it shares with `echo -e`.
+//!
+//! Numbers are formatted by the C library's snprintf, so that flags, width
+//! and precision behave exactly as in every other shell's printf.
+
+use crate::builtins::lossy;
+use crate::escape::{Dialect, unescape};
+use crate::shell::{Exec, Shell};
+
+/// A number argument: decimal, 0x hex, 0 octal, or 'c for a character's
+/// code. Returns the value and whether it parsed completely.
+fn number(arg: &[u8]) -> (i64, bool) {
+    if let Some(rest) = arg.strip_prefix(b"'").or_else(|| arg.strip_prefix(b"\"")) {
+        let v = match std::str::from_utf8(rest) {
+            Ok(s) => s.chars().next().map_or(0, |c| c as i64),
+            Err(_) => rest.first().map_or(0, |&b| i64::from(b)),
+        };
+        return (v, true);
+    }
+    let t = String::from_utf8_lossy(arg);
+    let t = t.trim_start();
+    if t.is_empty() {
+        return (0, true);
+    }
+    let (neg, body) = match t.as_bytes()[0] {
+        b'-' => (true, &t[1..]),
+        b'+' => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let (radix, digits) =
+        if let Some(h) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
+            (16, h)
+        } else if body.len() > 1 && body.starts_with('0') {
+            (8, &body[1..])
+        } else {
+            (10, body)
+        };
+    let end = digits
+        .char_indices()
+        .find(|(_, c)| !c.is_digit(radix))
+        .map_or(digits.len(), |(i, _)| i);
+    let v = i64::from_str_radix(&digits[..end], radix)
+        .or_else(|_| u64::from_str_radix(&digits[..end], radix).map(|u| u as i64))
+        .unwrap_or(0);
+    let ok = end == digits.len() && end > 0;
+    (if neg { v.wrapping_neg() } else { v }, ok)
+}
+
+fn float(arg: &[u8]) -> (f64, bool) {
+    if arg.starts_with(b"'") || arg.starts_with(b"\"") {
+        let (v, ok) = number(arg);
+        return (v as f64, ok);
+    }
+    let t = String::from_utf8_lossy(arg);
+    match t.trim().parse::<f64>() {
+        Ok(v) => (v, true),
+        Err(_) => {
+            let (v, _) = number(arg);
+            (v as f64, false)
+        }
+    }
+}
+
+/// Formats with the C library.
+fn c_format(spec: &str, arg: CArg) -> Vec<u8> {
+    let fmt = match std::ffi::CString::new(spec) {
+        Ok(f) => f,
+        Err(_) => return Vec::new(),
+    };
+    let mut buf = vec![0u8; 128];
+    loop {
+        // SAFETY: the format has exactly one conversion, matching the
+        // argument's C type; the buffer length is passed.
+        let n = unsafe {
+            match arg {
+                CArg::Int(v) => libc::snprintf(
+                    buf.as_mut_ptr().cast(),
+                    buf.len(),
+                    fmt.as_ptr(),
+                    v as libc::c_longlong,
+                ),
+                CArg::Float(v) => {
+                    libc::snprintf(buf.as_mut_ptr().cast(), buf.len(), fmt.as_ptr(), v)
+                }
+            }
+        };
+        if n < 0 {
+            return Vec::new();
+        }
+        let n = n as usize;
+        if n < buf.len() {
+            buf.truncate(n);
+            return buf;
+        }
+        buf.resize(n + 1, 0);
+    }
+}
+
+#[derive(Clone, Copy)]
+enum CArg {
+    Int(i64),
+    Float(f64),
+}
+
+/// `%q`: quoted so the shell reads it back as the same word.
+fn shell_quote(v: &[u8]) -> Vec<u8> {
+    if v.is_empty() {
+        return b"''".to_vec();
+    }
+    let mut out = Vec::with_capacity(v.len());
+    for &c in v {
+        if !(c.is_ascii_alphanumeric()
+            || matches!(
+                c,
+                b'_' | b'-' | b'.' | b'/' | b':' | b',' | b'+' | b'@' | b'%' | b'='
+            ))
+        {
+            out.push(b'\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+pub fn printf(sh: &mut Shell, argv: &[Vec<u8>]) -> Exec {
+    let mut i = 1;
+    let mut var = None;
+    if argv.get(1).map(Vec::as_slice) == Some(b"-v") {
+        match argv.get(2) {
+            Some(v) => var = Some(v.clone()),
+            None => {
+                sh.error("printf: -v: option requires an argument");
+                return Ok(2);
+            }
+        }
+        i = 3;
+    }
+    if argv.get(i).map(Vec::as_slice) == Some(b"--") {
+        i += 1;
+    }
+    let Some(format) = argv.get(i) else {
+        sh.error("printf: usage: printf [-v var] format [arguments]");
+        return Ok(2);
+    };
+    let args = &argv[i + 1..];
+    let mut out = Vec::new();
+    let mut status = 0;
+    let mut next = 0usize;
+    loop {
+        let start = next;
+        let stop = format_once(sh, format, args, &mut next, &mut out, &mut status);
+        if stop || next >= args.len() || next == start {
+            break;
+        }
+    }
+    match var {
+        Some(v) => {
+            if let Err(e) = sh.vars.set(&v, out) {
+                sh.error(&e.to_string());
+                return Ok(1);
+            }
+            Ok(status)
+        }
+        None => match sh.out(&out) {
+            Ok(()) => Ok(status),
+            Err(e) => {
+                let m = e.to_string();
+                sh.error(&format!(
+                    "printf: write error: {}",
+                    m.split(" (os error").next().unwrap_or_default()
+                ));
+                Ok(1)
+            }
+        },
+    }
+}
+
+/// One pass over the format. Returns true if output must stop (`\c` in %b).
+fn format_once(
+    sh: &mut Shell,
+    f: &[u8],
+    args: &[Vec<u8>],
+    next: &mut usize,
+    out: &mut Vec<u8>,
+    status: &mut i32,
+) -> bool {
+    let take = |next: &mut usize| -> Option<&Vec<u8>> {
+        let a = args.get(*next);
+        if a.is_some() {
+            *next += 1;
+        }
+        a
+    };
+    let mut i = 0;
+    while i < f.len() {
+        let c = f[i];
+        if c == b'\\' {
+            // One escape at a time.
+            let mut j = i + 1;
+            if j < f.len() {
+                match f[j] {
+                    b'0'..=b'7' => {
+                        let s = j;
+                        while j < f.len() && j - s < 3 && (b'0'..=b'7').contains(&f[j]) {
+                            j += 1;
+                        }
+                    }
+                    b'x' => {
+                        j += 1;
+                        let s = j;
+                        while j < f.len() && j - s < 2 && f[j].is_ascii_hexdigit() {
+                            j += 1;
+                        }
+                    }
+                    b'u' | b'U' => {
+                        let max = if f[j] == b'u' { 4 } else { 8 };
+                        j += 1;
+                        let s = j;
+                        while j < f.len() && j - s < max && f[j].is_ascii_hexdigit() {
+                            j += 1;
+                        }
+                    }
+                    _ => j += 1,
+                }
+            }
+            unescape(&f[i..j], out, Dialect::Format);
+            i = j;
+            continue;
+        }
+        if c != b'%' {
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        i += 1;
+        if f.get(i) == Some(&b'%') {
+            out.push(b'%');
+            i += 1;
+            continue;
+        }
+        let mut spec = String::from("%");
+        while let Some(&fl) = f.get(i) {
+            if matches!(fl, b'-' | b'+' | b' ' | b'#' | b'0') {
+                spec.push(fl as char);
+                i += 1;
+            } else {
+                break;
+            }
+        }
+        // width
+        if f.get(i) == Some(&b'*') {
+            i += 1;
+            let w = take(next).map_or(0, |a| number(a).0);
+            spec.push_str(&w.to_string());
+        } else {
+            while let Some(&d) = f.get(i).filter(|d| d.is_ascii_digit()) {
+                spec.push(d as char);
+                i += 1;
+            }
+        }
+        let mut precision = None;
+        if f.get(i) == Some(&b'.') {
+            i += 1;
+            spec.push('.');
+            let mut p = String::new();
+            if f.get(i) == Some(&b'*') {
+                i += 1;
+                let v = take(next).map_or(0, |a| number(a).0);
+                p = v.to_string();
+            } else {
+                while let Some(&d) = f.get(i).filter(|d| d.is_ascii_digit()) {
+                    p.push(d as char);
+                    i += 1;
+                }
+            }
+            if p.is_empty() {
+                p.push('0');
+            }
+            precision = p.parse::<usize>().ok();
+            spec.push_str(&p);
+        }
+        // Length modifiers are accepted and ignored.
+        while let Some(&m) = f.get(i) {
+            if matches!(m, b'h' | b'l' | b'L' | b'q' | b'j' | b'z' | b't') {
+                i += 1;
+            } else {
+                break;
+            }
+        }
+        let Some(&conv) = f.get(i) else {
+            sh.error("printf: `%': missing format character");
+            *status = 1;
+            return true;
+        };
+        i += 1;
+        match conv {
+            b's' | b'b' | b'q' | b'c' => {
+                let arg = take(next).cloned().unwrap_or_default();
+                let mut text = match conv {
+                    b'b' => {
+                        let mut t = Vec::new();
+                        let stop = unescape(&arg, &mut t, Dialect::Echo);
+                        if stop {
+                            pad(&spec, t, None, out);
+                            return true;
+                        }
+                        t
+                    }
+                    b'q' => shell_quote(&arg),
+                    b'c' => arg.first().map(|&b| vec![b]).unwrap_or_default(),
+                    _ => arg,
+                };
+                if let (Some(p), b's' | b'b') = (precision, conv) {
+                    text.truncate(p);
+                }
+                pad(&spec, text, None, out);
+            }
+            b'd' | b'i' | b'o' | b'u' | b'x' | b'X' => {
+                let arg = take(next);
+                let (v, ok) = arg.map_or((0, true), |a| number(a));
+                if !ok {
+                    let a = arg.map(|a| lossy(a)).unwrap_or_default();
+                    sh.error(&format!("printf: {a}: invalid number"));
+                    *status = 1;
+                }
+                let conv = if conv == b'i' { 'd' } else { conv as char };
+                out.extend_from_slice(&c_format(&format!("{spec}ll{conv}"), CArg::Int(v)));
+            }
+            b'e' | b'E' | b'f' | b'F' | b'g' | b'G' | b'a' | b'A' => {
+                let arg = take(next);
+                let (v, ok) = arg.map_or((0.0, true), |a| float(a));
+                if !ok {
+                    let a = arg.map(|a| lossy(a)).unwrap_or_default();
+                    sh.error(&format!("printf: {a}: invalid number"));
+                    *status = 1;
+                }
+                out.extend_from_slice(&c_format(
+                    &format!("{spec}{}", conv as char),
+                    CArg::Float(v),
+                ));
+            }
+            other => {
+                sh.error(&format!(
+                    "printf: `{}': invalid format character",
+                    other as char
+                ));
+                *status = 1;
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// Pads `text` to the width in `spec` (honouring `-`).
+fn pad(spec: &str, text: Vec<u8>, _p: Option<usize>, out: &mut Vec<u8>) {
+    let flags_end = spec[1..]
+        .find(|c: char| !matches!(c, '-' | '+' | ' ' | '#' | '0'))
+        .map_or(spec.len(), |i| i + 1);
+    let left = spec[1..flags_end].contains('-');
+    let width: usize = spec[flags_end..]
+        .split('.')
+        .next()
+        .and_then(|w| w.parse().ok())
+        .unwrap_or(0);
+    let n = std::str::from_utf8(&text).map_or(text.len(), |s| s.chars().count());
+    let fill = width.saturating_sub(n);
+    if !left {
+        out.extend(std::iter::repeat_n(b' ', fill));
+    }
+    out.extend_from_slice(&text);
+    if left {
+        out.extend(std::iter::repeat_n(b' ', fill));
+    }
+}

@@ -1,0 +1,51 @@
+//! `[[ s =~ re ]]`: POSIX extended regular expressions, through the C
+//! library's regcomp/regexec (the same engine bash uses).
+
+use std::ffi::CString;
+
+/// Matches `text` against `re`: the whole match and each group, or `None`
+/// if it does not match; `Err` if `re` does not compile.
+pub fn matches(re: &[u8], text: &[u8]) -> Result<Option<Vec<Vec<u8>>>, ()> {
+    let re = CString::new(re).map_err(|_| ())?;
+    let Ok(text_c) = CString::new(text) else {
+        return Ok(None);
+    };
+    // SAFETY: regex_t is plain data that regcomp initialises; it is freed
+    // with regfree on every path after a successful regcomp.
+    unsafe {
+        let mut compiled: libc::regex_t = std::mem::zeroed();
+        if libc::regcomp(&mut compiled, re.as_ptr(), libc::REG_EXTENDED) != 0 {
+            return Err(());
+        }
+        // Room for the match and 15 groups (regexec marks unused ones).
+        let n = 16;
+        let mut groups = vec![
+            libc::regmatch_t {
+                rm_so: -1,
+                rm_eo: -1
+            };
+            n
+        ];
+        let r = libc::regexec(&compiled, text_c.as_ptr(), n, groups.as_mut_ptr(), 0);
+        libc::regfree(&mut compiled);
+        if r != 0 {
+            return Ok(None);
+        }
+        let used = groups
+            .iter()
+            .rposition(|g| g.rm_so >= 0)
+            .map_or(0, |i| i + 1);
+        Ok(Some(
+            groups[..used]
+                .iter()
+                .map(|g| {
+                    if g.rm_so < 0 {
+                        Vec::new()
+                    } else {
+                        text[g.rm_so as usize..g.rm_eo as usize].to_vec()
+                    }
+                })
+                .collect(),
+        ))
+    }
+}

@@ -1,0 +1,1623 @@
+//! The shell's state and the executor that walks the syntax tree.
+//!
+//! External commands are started with posix_spawn and waited for with a
+//! blocking wait4. Output is never captured except by command substitution,
+//! which reads a pipe (or, for safe builtins, a buffer, with no fork).
+
+use crate::ast::*;
+use crate::parse::{Aliases, ParseError, Parser, Source};
+use crate::perf::Perf;
+use crate::sys;
+use std::collections::{BTreeSet, HashMap};
+use std::ffi::{CStr, CString};
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::rc::Rc;
+
+/// How control leaves a command other than by finishing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    Break(u32),
+    Continue(u32),
+    Return(i32),
+    /// Leave the shell (or the subshell) with this status.
+    Exit(i32),
+}
+
+pub type Exec = Result<i32, Flow>;
+
+/// `set` options.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub allexport: bool,
+    pub errexit: bool,
+    pub noglob: bool,
+    pub hashall: bool,
+    pub noexec: bool,
+    pub nounset: bool,
+    pub verbose: bool,
+    pub xtrace: bool,
+    pub noclobber: bool,
+    pub pipefail: bool,
+    pub monitor: bool,
+    pub notify: bool,
+    pub ignoreeof: bool,
+    pub vi: bool,
+    pub emacs: bool,
+    pub posix: bool,
+    pub nolog: bool,
+    pub interactive: bool,
+    /// Commands came from `-c`.
+    pub command_mode: bool,
+    /// Commands come from stdin (`-s`).
+    pub stdin_mode: bool,
+}
+
+/// Long names for `set -o`, with their single letters.
+pub const OPTION_NAMES: &[(&str, Option<char>)] = &[
+    ("allexport", Some('a')),
+    ("emacs", None),
+    ("errexit", Some('e')),
+    ("hashall", Some('h')),
+    ("ignoreeof", None),
+    ("monitor", Some('m')),
+    ("noclobber", Some('C')),
+    ("noexec", Some('n')),
+    ("noglob", Some('f')),
+    ("nolog", None),
+    ("notify", Some('b')),
+    ("nounset", Some('u')),
+    ("pipefail", None),
+    ("posix", None),
+    ("verbose", Some('v')),
+    ("vi", None),
+    ("xtrace", Some('x')),
+];
+
+impl Options {
+    pub fn get_mut(&mut self, name: &str) -> Option<&mut bool> {
+        Some(match name {
+            "allexport" => &mut self.allexport,
+            "errexit" => &mut self.errexit,
+            "noglob" => &mut self.noglob,
+            "hashall" => &mut self.hashall,
+            "noexec" => &mut self.noexec,
+            "nounset" => &mut self.nounset,
+            "verbose" => &mut self.verbose,
+            "xtrace" => &mut self.xtrace,
+            "noclobber" => &mut self.noclobber,
+            "pipefail" => &mut self.pipefail,
+            "monitor" => &mut self.monitor,
+            "notify" => &mut self.notify,
+            "ignoreeof" => &mut self.ignoreeof,
+            "vi" => &mut self.vi,
+            "emacs" => &mut self.emacs,
+            "posix" => &mut self.posix,
+            "nolog" => &mut self.nolog,
+            _ => return None,
+        })
+    }
+
+    pub fn get(&self, name: &str) -> Option<bool> {
+        let mut c = self.clone();
+        c.get_mut(name).map(|b| *b)
+    }
+
+    /// The long name of a single-letter option.
+    pub fn letter(c: char) -> Option<&'static str> {
+        OPTION_NAMES
+            .iter()
+            .find(|(_, l)| *l == Some(c))
+            .map(|(n, _)| *n)
+    }
+
+    /// `$-`
+    pub fn flags_string(&self) -> String {
+        let mut s = String::new();
+        for (name, letter) in OPTION_NAMES {
+            if let Some(l) = letter {
+                if self.get(name) == Some(true) {
+                    s.push(*l);
+                }
+            }
+        }
+        if self.interactive {
+            s.push('i');
+        }
+        if self.command_mode {
+            s.push('c');
+        }
+        if self.stdin_mode {
+            s.push('s');
+        }
+        s
+    }
+}
+
+/// A background job.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub id: usize,
+    pub pids: Vec<i32>,
+    /// Raw wait statuses of the pids that finished.
+    pub done: HashMap<i32, i32>,
+    pub command: String,
+    pub reported: bool,
+}
+
+impl Job {
+    pub fn finished(&self) -> bool {
+        self.pids.iter().all(|p| self.done.contains_key(p))
+    }
+
+    /// The job's status: its last process's.
+    pub fn status(&self) -> Option<i32> {
+        let last = self.pids.last()?;
+        self.done.get(last).map(|&s| sys::status_of(s))
+    }
+}
+
+/// fds saved while a redirection is in effect.
+#[derive(Debug, Default)]
+pub struct Saved {
+    /// (fd, its saved copy, or None if it was closed before)
+    fds: Vec<(RawFd, Option<RawFd>)>,
+}
+
+/// The shell.
+#[derive(Debug)]
+pub struct Shell {
+    pub vars: crate::vars::Vars,
+    pub positional: Vec<Vec<u8>>,
+    pub arg0: Vec<u8>,
+    pub functions: HashMap<Vec<u8>, Rc<Function>>,
+    pub aliases: Aliases,
+    pub opts: Options,
+    /// `$?`
+    pub status: i32,
+    /// `$!`
+    pub last_bg: Option<i32>,
+    /// `$$`: the main shell's pid, also in subshells.
+    pub shell_pid: i32,
+    /// Traps by signal number (0 = EXIT).
+    pub traps: HashMap<i32, Vec<u8>>,
+    pub jobs: Vec<Job>,
+    pub loop_depth: u32,
+    pub func_depth: u32,
+    pub source_depth: u32,
+    /// The line being run, for messages and `$LINENO`.
+    pub line: u32,
+    /// What to call the shell in messages.
+    pub name: String,
+    /// When set, builtins write their standard output here (in-process
+    /// command substitution).
+    pub capture: Option<Vec<u8>>,
+    /// `hash`: command name to path.
+    pub hash: HashMap<Vec<u8>, CString>,
+    pub shopts: BTreeSet<String>,
+    pub perf: Option<Perf>,
+    /// This process is a forked subshell: leaving means exiting.
+    pub subshell: bool,
+    /// Above 0 while running a condition, where `set -e` does not apply.
+    pub errexit_off: u32,
+    /// The status of the last command substitution (for `x=$(false)`).
+    pub cmdsub_status: Option<i32>,
+    /// The next external command may replace the shell (`-c` tail).
+    pub tail_ok: bool,
+    /// The EXIT trap already ran.
+    exited: bool,
+    random_state: u32,
+    /// Running a trap action (no nested EXIT traps).
+    pub in_trap: bool,
+    /// `getopts`: (OPTIND it last saw, position inside that argument).
+    pub getopts_state: (usize, usize),
+}
+
+impl Shell {
+    pub fn new(arg0: Vec<u8>) -> Self {
+        let vars = crate::vars::Vars::from_env();
+        let pid = std::process::id() as i32;
+        let mut sh = Shell {
+            vars,
+            positional: Vec::new(),
+            arg0,
+            functions: HashMap::new(),
+            aliases: Rc::new(HashMap::new()),
+            opts: Options {
+                hashall: true,
+                ..Options::default()
+            },
+            status: 0,
+            last_bg: None,
+            shell_pid: pid,
+            traps: HashMap::new(),
+            jobs: Vec::new(),
+            loop_depth: 0,
+            func_depth: 0,
+            source_depth: 0,
+            line: 0,
+            name: "rush".to_string(),
+            capture: None,
+            hash: HashMap::new(),
+            shopts: BTreeSet::new(),
+            perf: Perf::from_env(),
+            subshell: false,
+            errexit_off: 0,
+            cmdsub_status: None,
+            tail_ok: false,
+            exited: false,
+            random_state: pid as u32 ^ 0x9e37_79b9,
+            in_trap: false,
+            getopts_state: (1, 1),
+        };
+        sh.init_vars();
+        sh
+    }
+
+    fn init_vars(&mut self) {
+        let _ = self.vars.set(b"IFS", b" \t\n".to_vec());
+        if self.vars.get(b"PS1").is_none() {
+            let _ = self.vars.set(b"PS1", b"$ ".to_vec());
+        }
+        let _ = self.vars.set(b"PS2", b"> ".to_vec());
+        let _ = self.vars.set(b"PS4", b"+ ".to_vec());
+        let _ = self.vars.set(b"OPTIND", b"1".to_vec());
+        let ppid = nix::unistd::getppid().as_raw();
+        let _ = self.vars.set(b"PPID", ppid.to_string().into_bytes());
+        // PWD: keep an inherited value if it names the current directory.
+        let cwd = std::env::current_dir().ok();
+        let keep = match (self.vars.get(b"PWD"), &cwd) {
+            (Some(p), Some(c)) => {
+                let p = std::path::Path::new(std::ffi::OsStr::from_bytes(p));
+                p.is_absolute()
+                    && std::fs::metadata(p)
+                        .ok()
+                        .zip(std::fs::metadata(c).ok())
+                        .is_some_and(|(a, b)| {
+                            use std::os::unix::fs::MetadataExt;
+                            a.dev() == b.dev() && a.ino() == b.ino()
+                        })
+            }
+            _ => false,
+        };
+        if !keep {
+            if let Some(c) = cwd {
+                let _ = self
+                    .vars
+                    .export(b"PWD", Some(c.as_os_str().as_bytes().to_vec()));
+            }
+        }
+    }
+
+    pub fn random(&self) -> u32 {
+        // xorshift; RANDOM needs to vary, not to be strong.
+        let mut x = self.random_state.wrapping_add(self.line);
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        x % 32768
+    }
+
+    // ---- messages ------------------------------------------------------
+
+    /// Prints `rush: line N: msg` to stderr.
+    pub fn error(&self, msg: &str) {
+        let line = if self.opts.command_mode && !self.opts.interactive {
+            format!("{}: line {}: {msg}\n", self.name, self.line)
+        } else {
+            format!("{}: line {}: {msg}\n", self.name, self.line)
+        };
+        let _ = sys::write_all(2, line.as_bytes());
+    }
+
+    /// Reports an error that ends a non-interactive shell: returns the flow
+    /// that does so.
+    pub fn fatal(&mut self, msg: &str, status: i32) -> Flow {
+        self.error(msg);
+        Flow::Exit(status)
+    }
+
+    /// Standard output of builtins: the capture buffer, or fd 1.
+    pub fn out(&mut self, bytes: &[u8]) -> io::Result<()> {
+        match &mut self.capture {
+            Some(buf) => {
+                buf.extend_from_slice(bytes);
+                Ok(())
+            }
+            None => sys::write_all(1, bytes),
+        }
+    }
+
+    pub fn err_out(&self, bytes: &[u8]) {
+        let _ = sys::write_all(2, bytes);
+    }
+
+    // ---- the top level -------------------------------------------------
+
+    /// Reads and runs commands from `src` one at a time until the end, an
+    /// `exit`, or a fatal error. Returns the status to exit with.
+    pub fn run_source(&mut self, first: &[u8], src: &mut dyn Source, tail_exec: bool) -> i32 {
+        let aliases = self.aliases.clone();
+        let mut parser = Parser::new(first, src, aliases);
+        loop {
+            if !Rc::ptr_eq(&self.aliases, parser.aliases_ref()) {
+                parser.set_aliases(self.aliases.clone());
+            }
+            let t0 = self.perf.as_ref().map(|_| std::time::Instant::now());
+            let cmd = parser.next_command();
+            if let (Some(p), Some(t0)) = (self.perf.as_mut(), t0) {
+                p.record(crate::perf::Phase::Parse, t0.elapsed());
+            }
+            match cmd {
+                Ok(None) => return self.status,
+                Ok(Some(list)) => {
+                    if self.opts.noexec {
+                        continue;
+                    }
+                    // In -c mode, a last command that is external may replace
+                    // the shell.
+                    self.tail_ok = tail_exec && parser.at_end() && self.traps.is_empty();
+                    let r = self.run_list(&list);
+                    self.tail_ok = false;
+                    match r {
+                        Ok(s) => self.status = s,
+                        Err(Flow::Exit(s)) => {
+                            self.status = s;
+                            return s;
+                        }
+                        Err(Flow::Return(s)) => {
+                            // `return` at the top level of a script.
+                            self.status = s;
+                            if self.source_depth > 0 {
+                                return s;
+                            }
+                            return s;
+                        }
+                        Err(Flow::Break(_) | Flow::Continue(_)) => {}
+                    }
+                }
+                Err(e) => {
+                    self.syntax_error(&e);
+                    self.status = 2;
+                    return 2;
+                }
+            }
+        }
+    }
+
+    pub fn syntax_error(&mut self, e: &ParseError) {
+        self.line = e.line;
+        self.error(&e.message);
+    }
+
+    /// Runs the EXIT trap (once) and returns the status to exit with.
+    pub fn finish(&mut self, status: i32) -> i32 {
+        if self.exited {
+            return status;
+        }
+        self.exited = true;
+        if let Some(action) = self.traps.get(&0).cloned() {
+            self.status = status;
+            let saved = self.status;
+            self.in_trap = true;
+            let r = self.eval_text(&action);
+            self.in_trap = false;
+            if let Err(Flow::Exit(s)) = r {
+                return s;
+            }
+            return saved;
+        }
+        status
+    }
+
+    /// Parses and runs `text` (eval, traps, source'd files), command by
+    /// command.
+    pub fn eval_text(&mut self, text: &[u8]) -> Exec {
+        let mut src = crate::parse::Text;
+        let aliases = self.aliases.clone();
+        let mut parser = Parser::new(text, &mut src, aliases).with_line(self.line.max(1));
+        let mut status = 0;
+        loop {
+            if !Rc::ptr_eq(&self.aliases, parser.aliases_ref()) {
+                parser.set_aliases(self.aliases.clone());
+            }
+            match parser.next_command() {
+                Ok(None) => return Ok(status),
+                Ok(Some(list)) => {
+                    if self.opts.noexec {
+                        continue;
+                    }
+                    status = self.run_list(&list)?;
+                    self.status = status;
+                }
+                Err(e) => {
+                    self.syntax_error(&e);
+                    return Err(Flow::Exit(2));
+                }
+            }
+        }
+    }
+
+    /// Runs trap actions for signals that arrived.
+    pub fn run_traps(&mut self) -> Result<(), Flow> {
+        if !sys::trap_pending() || self.in_trap {
+            return Ok(());
+        }
+        for sig in sys::take_pending() {
+            if let Some(action) = self.traps.get(&sig).cloned() {
+                let saved = self.status;
+                self.in_trap = true;
+                let r = self.eval_text(&action);
+                self.in_trap = false;
+                self.status = saved;
+                if let Err(Flow::Exit(s)) = r {
+                    return Err(Flow::Exit(s));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    // ---- lists ---------------------------------------------------------
+
+    pub fn run_list(&mut self, list: &List) -> Exec {
+        let mut status = self.status;
+        let n = list.items.len();
+        let tail = self.tail_ok;
+        for (i, item) in list.items.iter().enumerate() {
+            self.tail_ok = tail && i + 1 == n && !item.background;
+            if item.background {
+                status = self.run_background(&item.and_or)?;
+            } else {
+                status = self.run_and_or(&item.and_or)?;
+            }
+            self.status = status;
+            self.run_traps()?;
+        }
+        Ok(status)
+    }
+
+    fn run_and_or(&mut self, ao: &AndOr) -> Exec {
+        let tail = self.tail_ok;
+        let has_rest = !ao.rest.is_empty();
+        if has_rest {
+            self.errexit_off += 1;
+        }
+        self.tail_ok = tail && !has_rest;
+        let first = self.run_pipeline(&ao.first);
+        if has_rest {
+            self.errexit_off -= 1;
+        }
+        let mut status = first?;
+        self.status = status;
+        let mut last_ran_bang = ao.first.bang;
+        let mut last_ran_final = !has_rest;
+        for (i, (conn, p)) in ao.rest.iter().enumerate() {
+            let is_last = i + 1 == ao.rest.len();
+            let run = match conn {
+                Connector::And => status == 0,
+                Connector::Or => status != 0,
+            };
+            if !run {
+                last_ran_final = false;
+                continue;
+            }
+            if !is_last {
+                self.errexit_off += 1;
+            }
+            self.tail_ok = tail && is_last;
+            let r = self.run_pipeline(p);
+            if !is_last {
+                self.errexit_off -= 1;
+            }
+            status = r?;
+            self.status = status;
+            last_ran_bang = p.bang;
+            last_ran_final = is_last;
+        }
+        self.tail_ok = false;
+        if status != 0 && last_ran_final && !last_ran_bang {
+            self.check_errexit(status)?;
+        }
+        Ok(status)
+    }
+
+    /// `set -e`: a failed command outside a condition ends the shell.
+    pub fn check_errexit(&mut self, status: i32) -> Result<(), Flow> {
+        if self.opts.errexit && self.errexit_off == 0 && status != 0 {
+            return Err(Flow::Exit(status));
+        }
+        Ok(())
+    }
+
+    fn run_background(&mut self, ao: &AndOr) -> Exec {
+        match sys::fork() {
+            Ok(sys::Forked::Child) => {
+                self.become_subshell();
+                // Without job control, a background command ignores SIGINT
+                // and SIGQUIT, and reads /dev/null.
+                if !self.opts.monitor {
+                    let _ = sys::set_disposition(libc::SIGINT, sys::Disposition::Ignore);
+                    let _ = sys::set_disposition(libc::SIGQUIT, sys::Disposition::Ignore);
+                    if let Ok(null) = std::fs::File::open("/dev/null") {
+                        let _ = sys::dup2(null.as_raw_fd(), 0);
+                    }
+                }
+                let r = self.run_and_or(ao);
+                self.exit_subshell(r)
+            }
+            Ok(sys::Forked::Parent(pid)) => {
+                self.last_bg = Some(pid);
+                let id = self.jobs.iter().map(|j| j.id).max().unwrap_or(0) + 1;
+                self.jobs.push(Job {
+                    id,
+                    pids: vec![pid],
+                    done: HashMap::new(),
+                    command: String::new(),
+                    reported: false,
+                });
+                Ok(0)
+            }
+            Err(e) => {
+                self.error(&format!("fork: {e}"));
+                Ok(1)
+            }
+        }
+    }
+
+    /// State changes on entering a forked subshell.
+    pub fn become_subshell(&mut self) {
+        self.subshell = true;
+        self.tail_ok = false;
+        self.jobs.clear();
+        // Traps are reset in a subshell, except ignored signals.
+        let traps = std::mem::take(&mut self.traps);
+        for (sig, action) in traps {
+            if action.is_empty() {
+                self.traps.insert(sig, action);
+            } else if sig != 0 {
+                let _ = sys::set_disposition(sig, sys::Disposition::Default);
+            }
+        }
+        self.exited = false;
+    }
+
+    /// Ends a forked subshell with the result of what it ran.
+    pub fn exit_subshell(&mut self, r: Exec) -> ! {
+        let status = match r {
+            Ok(s) => s,
+            Err(Flow::Exit(s)) | Err(Flow::Return(s)) => s,
+            Err(Flow::Break(_) | Flow::Continue(_)) => self.status,
+        };
+        let status = self.finish(status);
+        if let Some(p) = self.perf.as_mut() {
+            p.report();
+        }
+        sys::exit_now(status)
+    }
+
+    // ---- pipelines -----------------------------------------------------
+
+    fn run_pipeline(&mut self, p: &Pipeline) -> Exec {
+        let start = p.timed.then(std::time::Instant::now);
+        if p.bang {
+            self.errexit_off += 1;
+        }
+        let r = if p.commands.len() == 1 {
+            if p.bang {
+                self.tail_ok = false;
+            }
+            self.run_command(&p.commands[0])
+        } else {
+            self.tail_ok = false;
+            self.run_multi(p)
+        };
+        if p.bang {
+            self.errexit_off -= 1;
+        }
+        let mut status = r?;
+        if p.bang {
+            status = i32::from(status == 0);
+        }
+        if let Some(t) = start {
+            let e = t.elapsed().as_secs_f64();
+            self.err_out(format!("\nreal\t{}m{:.3}s\n", (e / 60.0) as u64, e % 60.0).as_bytes());
+        }
+        Ok(status)
+    }
+
+    fn run_multi(&mut self, p: &Pipeline) -> Exec {
+        let n = p.commands.len();
+        let mut pids = Vec::with_capacity(n);
+        let mut prev_read: Option<OwnedFd> = None;
+        for (i, cmd) in p.commands.iter().enumerate() {
+            let last = i + 1 == n;
+            let (next_read, write) = if last {
+                (None, None)
+            } else {
+                match sys::pipe() {
+                    Ok((r, w)) => (Some(r), Some(w)),
+                    Err(e) => {
+                        self.error(&format!("pipe: {e}"));
+                        return Ok(1);
+                    }
+                }
+            };
+            match sys::fork() {
+                Ok(sys::Forked::Child) => {
+                    self.become_subshell();
+                    if let Some(r) = &prev_read {
+                        let _ = sys::dup2(r.as_raw_fd(), 0);
+                    }
+                    if let Some(w) = &write {
+                        let _ = sys::dup2(w.as_raw_fd(), 1);
+                        if p.stderr_too.get(i).copied().unwrap_or(false) {
+                            let _ = sys::dup2(w.as_raw_fd(), 2);
+                        }
+                    }
+                    drop(prev_read);
+                    drop(write);
+                    drop(next_read);
+                    // The child ends after this command: it may exec it.
+                    self.tail_ok = true;
+                    let r = self.run_command(cmd);
+                    self.exit_subshell(r)
+                }
+                Ok(sys::Forked::Parent(pid)) => pids.push(pid),
+                Err(e) => {
+                    self.error(&format!("fork: {e}"));
+                    break;
+                }
+            }
+            prev_read = next_read;
+            drop(write);
+        }
+        drop(prev_read);
+        let mut statuses = Vec::with_capacity(pids.len());
+        for pid in pids {
+            let s = match sys::wait_pid(pid, false) {
+                Ok(sys::Waited::Done(raw)) => sys::status_of(raw),
+                _ => 127,
+            };
+            statuses.push(s);
+        }
+        let status = if self.opts.pipefail {
+            statuses
+                .iter()
+                .rev()
+                .find(|&&s| s != 0)
+                .copied()
+                .unwrap_or(0)
+        } else {
+            statuses.last().copied().unwrap_or(0)
+        };
+        let mut array = Vec::new();
+        for (i, s) in statuses.iter().enumerate() {
+            if i > 0 {
+                array.push(b' ');
+            }
+            array.extend_from_slice(s.to_string().as_bytes());
+        }
+        let _ = self.vars.set(b"PIPESTATUS", array);
+        Ok(status)
+    }
+
+    // ---- commands ------------------------------------------------------
+
+    pub fn run_command(&mut self, cmd: &Command) -> Exec {
+        match cmd {
+            Command::Simple(s) => self.run_simple(s),
+            Command::Compound(c, redirects) => {
+                self.tail_ok = false;
+                if redirects.is_empty() {
+                    return self.run_compound(c);
+                }
+                let saved = match self.redirect(redirects) {
+                    Ok(s) => s,
+                    Err(status) => return Ok(status),
+                };
+                let r = self.run_compound(c);
+                self.restore(saved);
+                r
+            }
+            Command::Function(f) => {
+                self.tail_ok = false;
+                self.functions.insert(f.name.clone(), f.clone());
+                Ok(0)
+            }
+        }
+    }
+
+    fn run_compound(&mut self, c: &Compound) -> Exec {
+        match c {
+            Compound::Brace(list) => self.run_list(list),
+            Compound::Subshell(list) => self.run_subshell(list),
+            Compound::If { arms, otherwise } => {
+                for (cond, body) in arms {
+                    self.errexit_off += 1;
+                    let r = self.run_list(cond);
+                    self.errexit_off -= 1;
+                    if r? == 0 {
+                        return self.run_list(body);
+                    }
+                }
+                match otherwise {
+                    Some(body) => self.run_list(body),
+                    None => Ok(0),
+                }
+            }
+            Compound::Loop { until, cond, body } => self.run_loop(*until, cond, body),
+            Compound::For {
+                var,
+                words,
+                body,
+                line,
+            } => {
+                self.line = *line;
+                let items = match words {
+                    Some(ws) => self.expand_words(ws)?,
+                    None => self.positional.clone(),
+                };
+                let mut status = 0;
+                self.loop_depth += 1;
+                let r = (|| {
+                    for item in items {
+                        if let Err(e) = self.vars.set(var, item) {
+                            self.error(&e.to_string());
+                            return Ok(1);
+                        }
+                        match step(self.run_list(body)) {
+                            Step::Done(s) => status = s,
+                            Step::Break => break,
+                            Step::Continue => status = 0,
+                            Step::Leave(f) => return Err(f),
+                        }
+                    }
+                    Ok(status)
+                })();
+                self.loop_depth -= 1;
+                r
+            }
+            Compound::Case { word, arms, line } => {
+                self.line = *line;
+                let subject = self.expand_string(word)?;
+                let mut status = 0;
+                let mut i = 0;
+                let mut fall = false;
+                while i < arms.len() {
+                    let arm = &arms[i];
+                    let mut hit = fall;
+                    if !hit {
+                        for p in &arm.patterns {
+                            let pat = self.expand_pattern(p)?;
+                            if pat.matches(&subject) {
+                                hit = true;
+                                break;
+                            }
+                        }
+                    }
+                    if hit {
+                        status = self.run_list(&arm.body)?;
+                        match arm.end {
+                            CaseEnd::Break => return Ok(status),
+                            CaseEnd::FallThrough => fall = true,
+                            CaseEnd::Continue => fall = false,
+                        }
+                    }
+                    i += 1;
+                }
+                Ok(status)
+            }
+            Compound::Arith { expr, line } => {
+                self.line = *line;
+                let text = self.expand_arith_text(expr)?;
+                let v = self.arith(&text)?;
+                Ok(i32::from(v == 0))
+            }
+            Compound::DoubleBracket { words, line } => {
+                self.line = *line;
+                crate::builtins::double_bracket(self, words)
+            }
+        }
+    }
+
+    fn run_loop(&mut self, until: bool, cond: &List, body: &List) -> Exec {
+        let mut status = 0;
+        self.loop_depth += 1;
+        let r = (|| loop {
+            self.errexit_off += 1;
+            let c = self.run_list(cond);
+            self.errexit_off -= 1;
+            match step(c) {
+                Step::Done(c) if (c == 0) == until => return Ok(status),
+                Step::Done(_) => {}
+                Step::Break => return Ok(status),
+                Step::Continue => continue,
+                Step::Leave(f) => return Err(f),
+            }
+            match step(self.run_list(body)) {
+                Step::Done(s) => status = s,
+                Step::Break => return Ok(status),
+                Step::Continue => {}
+                Step::Leave(f) => return Err(f),
+            }
+        })();
+        self.loop_depth -= 1;
+        r
+    }
+
+    fn run_subshell(&mut self, list: &List) -> Exec {
+        match sys::fork() {
+            Ok(sys::Forked::Child) => {
+                self.become_subshell();
+                self.tail_ok = true;
+                let r = self.run_list(list);
+                self.exit_subshell(r)
+            }
+            Ok(sys::Forked::Parent(pid)) => match sys::wait_pid(pid, false) {
+                Ok(sys::Waited::Done(raw)) => Ok(sys::status_of(raw)),
+                _ => Ok(127),
+            },
+            Err(e) => {
+                self.error(&format!("fork: {e}"));
+                Ok(1)
+            }
+        }
+    }
+
+    /// `$(…)`: runs `list` with its output captured; trailing newlines go.
+    pub fn command_sub(&mut self, list: &List) -> Result<Vec<u8>, Flow> {
+        let mut out = Vec::new();
+        if let Some(status) = self.command_sub_in_process(list, &mut out)? {
+            self.cmdsub_status = Some(status);
+            self.status = status;
+        } else {
+            let (r, w) = match sys::pipe() {
+                Ok(p) => p,
+                Err(e) => {
+                    self.error(&format!("pipe: {e}"));
+                    return Ok(Vec::new());
+                }
+            };
+            match sys::fork() {
+                Ok(sys::Forked::Child) => {
+                    drop(r);
+                    self.become_subshell();
+                    let _ = sys::dup2(w.as_raw_fd(), 1);
+                    drop(w);
+                    self.tail_ok = true;
+                    let res = self.run_list(list);
+                    self.exit_subshell(res)
+                }
+                Ok(sys::Forked::Parent(pid)) => {
+                    drop(w);
+                    let _ = sys::read_to_end(&r, &mut out);
+                    drop(r);
+                    let status = match sys::wait_pid(pid, false) {
+                        Ok(sys::Waited::Done(raw)) => sys::status_of(raw),
+                        _ => 127,
+                    };
+                    self.cmdsub_status = Some(status);
+                    self.status = status;
+                }
+                Err(e) => {
+                    self.error(&format!("fork: {e}"));
+                    return Ok(Vec::new());
+                }
+            }
+        }
+        while out.last() == Some(&b'\n') {
+            out.pop();
+        }
+        Ok(out)
+    }
+
+    /// Runs a command substitution without forking when it is one simple
+    /// command naming a builtin that only prints (`pwd`, `echo`, `printf`
+    /// without -v). Returns its status, or `None` if it needs a subshell.
+    fn command_sub_in_process(
+        &mut self,
+        list: &List,
+        out: &mut Vec<u8>,
+    ) -> Result<Option<i32>, Flow> {
+        let [item] = list.items.as_slice() else {
+            return Ok(None);
+        };
+        if item.background || !item.and_or.rest.is_empty() {
+            return Ok(None);
+        }
+        let p = &item.and_or.first;
+        let [Command::Simple(s)] = p.commands.as_slice() else {
+            return Ok(None);
+        };
+        if p.bang || !s.assigns.is_empty() || !s.redirects.is_empty() || s.words.is_empty() {
+            return Ok(None);
+        }
+        let Some(name) = s.words[0].as_plain() else {
+            return Ok(None);
+        };
+        if !matches!(
+            name,
+            b"pwd" | b"echo" | b"printf" | b"true" | b"false" | b":"
+        ) || self.functions.contains_key(name)
+            || self.opts.xtrace
+        {
+            return Ok(None);
+        }
+        // Arguments must expand without side effects of their own.
+        if s.words[1..]
+            .iter()
+            .any(|w| !w.parts.iter().all(is_pure_part))
+        {
+            return Ok(None);
+        }
+        let args = self.expand_words(&s.words)?;
+        if args.first().map(Vec::as_slice) == Some(b"printf".as_slice())
+            && args.get(1).is_some_and(|a| a.starts_with(b"-v"))
+        {
+            return Ok(None);
+        }
+        let old = self.capture.replace(Vec::new());
+        let r = crate::builtins::run_builtin(self, &args);
+        let captured = std::mem::replace(&mut self.capture, old).unwrap_or_default();
+        out.extend_from_slice(&captured);
+        match r {
+            Some(Ok(s)) => Ok(Some(s)),
+            Some(Err(Flow::Exit(s))) => Ok(Some(s)),
+            Some(Err(_)) => Ok(Some(1)),
+            None => Ok(None),
+        }
+    }
+
+    // ---- simple commands -----------------------------------------------
+
+    fn run_simple(&mut self, cmd: &Simple) -> Exec {
+        let tail = std::mem::take(&mut self.tail_ok);
+        self.line = cmd.line;
+        self.cmdsub_status = None;
+        let t0 = self.perf.as_ref().map(|_| std::time::Instant::now());
+        let argv = self.expand_words(&cmd.words)?;
+        if argv.is_empty() {
+            // Assignments (and redirections) only.
+            for a in &cmd.assigns {
+                let v = self.assign_value(a)?;
+                if let Err(e) = self.vars.set(&a.name, v) {
+                    self.error(&e.to_string());
+                    return if self.opts.interactive {
+                        Ok(1)
+                    } else {
+                        Err(Flow::Exit(1))
+                    };
+                }
+            }
+            if self.opts.xtrace && !cmd.assigns.is_empty() {
+                self.trace_assigns(&cmd.assigns);
+            }
+            let status = self.cmdsub_status.unwrap_or(0);
+            if !cmd.redirects.is_empty() {
+                match self.redirect(&cmd.redirects) {
+                    Ok(saved) => self.restore(saved),
+                    Err(s) => return Ok(s),
+                }
+            }
+            return Ok(status);
+        }
+        if let (Some(p), Some(t0)) = (self.perf.as_mut(), t0) {
+            p.record(crate::perf::Phase::Expand, t0.elapsed());
+        }
+        // Values of prefix assignments.
+        let mut assigns = Vec::with_capacity(cmd.assigns.len());
+        for a in &cmd.assigns {
+            let v = self.assign_value(a)?;
+            assigns.push((a.name.clone(), v));
+        }
+        if self.opts.xtrace {
+            self.trace(&cmd.assigns, &assigns, &argv);
+        }
+        let name = argv[0].clone();
+        // Special builtins: assignments stay, errors are fatal.
+        if crate::builtins::is_special(&name) {
+            for (k, v) in &assigns {
+                if let Err(e) = self.vars.set(k, v.clone()) {
+                    self.error(&e.to_string());
+                    return Err(Flow::Exit(1));
+                }
+            }
+            let saved = match self.redirect(&cmd.redirects) {
+                Ok(s) => s,
+                Err(s) => {
+                    return if self.opts.interactive {
+                        Ok(s)
+                    } else {
+                        Err(Flow::Exit(s))
+                    };
+                }
+            };
+            if name == b"exec" && argv.len() == 1 {
+                // `exec` alone: its redirections stay.
+                self.forget(saved);
+                return Ok(0);
+            }
+            let r = crate::builtins::run_builtin(self, &argv).unwrap_or(Ok(127));
+            self.restore(saved);
+            return r;
+        }
+        if let Some(f) = self.functions.get(&name).cloned() {
+            return self.call_function(&f, &argv, &assigns, &cmd.redirects);
+        }
+        if crate::builtins::is_builtin(&name) {
+            let saved = match self.redirect(&cmd.redirects) {
+                Ok(s) => s,
+                Err(s) => return Ok(s),
+            };
+            let old = self.push_temp_vars(&assigns);
+            let r = crate::builtins::run_builtin(self, &argv).unwrap_or(Ok(127));
+            self.pop_temp_vars(old);
+            self.restore(saved);
+            return r;
+        }
+        self.run_external(&argv, &assigns, &cmd.redirects, tail)
+    }
+
+    fn assign_value(&mut self, a: &Assign) -> Result<Vec<u8>, Flow> {
+        let mut v = self.expand_assignment(&a.value)?;
+        if a.append {
+            let mut old = self
+                .vars
+                .get(&a.name)
+                .map(<[u8]>::to_vec)
+                .unwrap_or_default();
+            old.append(&mut v);
+            v = old;
+        }
+        Ok(v)
+    }
+
+    /// Sets assignments for the length of one builtin; returns what to put
+    /// back.
+    fn push_temp_vars(
+        &mut self,
+        assigns: &[(Vec<u8>, Vec<u8>)],
+    ) -> Vec<(Vec<u8>, Option<Vec<u8>>)> {
+        let mut old = Vec::with_capacity(assigns.len());
+        for (k, v) in assigns {
+            old.push((k.clone(), self.vars.get(k).map(<[u8]>::to_vec)));
+            if let Err(e) = self.vars.set(k, v.clone()) {
+                self.error(&e.to_string());
+            }
+        }
+        old
+    }
+
+    fn pop_temp_vars(&mut self, old: Vec<(Vec<u8>, Option<Vec<u8>>)>) {
+        for (k, v) in old.into_iter().rev() {
+            let _ = match v {
+                Some(v) => self.vars.set(&k, v),
+                None => self.vars.unset(&k),
+            };
+        }
+    }
+
+    pub fn call_function(
+        &mut self,
+        f: &Rc<Function>,
+        argv: &[Vec<u8>],
+        assigns: &[(Vec<u8>, Vec<u8>)],
+        redirects: &[Redirect],
+    ) -> Exec {
+        const MAX_FUNC_DEPTH: u32 = 1000;
+        if self.func_depth >= MAX_FUNC_DEPTH {
+            self.error(&format!(
+                "{}: maximum function nesting level exceeded ({MAX_FUNC_DEPTH})",
+                String::from_utf8_lossy(&f.name)
+            ));
+            return Err(Flow::Exit(1));
+        }
+        let saved = match self.redirect(redirects) {
+            Ok(s) => s,
+            Err(s) => return Ok(s),
+        };
+        let saved_f = if f.redirects.is_empty() {
+            None
+        } else {
+            match self.redirect(&f.redirects) {
+                Ok(s) => Some(s),
+                Err(s) => {
+                    self.restore(saved);
+                    return Ok(s);
+                }
+            }
+        };
+        let old_pos = std::mem::replace(&mut self.positional, argv[1..].to_vec());
+        self.vars.push_scope();
+        for (k, v) in assigns {
+            let _ = self.vars.local(k, Some(v.clone()));
+            let _ = self.vars.export(k, None);
+        }
+        self.func_depth += 1;
+        let r = self.run_compound(&f.body);
+        self.func_depth -= 1;
+        self.vars.pop_scope();
+        self.positional = old_pos;
+        if let Some(s) = saved_f {
+            self.restore(s);
+        }
+        self.restore(saved);
+        match r {
+            Err(Flow::Return(s)) => Ok(s),
+            other => other,
+        }
+    }
+
+    /// Finds a command in PATH (through the hash table).
+    pub fn find_command(&mut self, name: &[u8]) -> Option<CString> {
+        if name.contains(&b'/') {
+            return CString::new(name).ok();
+        }
+        if let Some(p) = self.hash.get(name) {
+            return Some(p.clone());
+        }
+        let path = self
+            .vars
+            .get(b"PATH")
+            .map(<[u8]>::to_vec)
+            .unwrap_or_else(|| {
+                b"/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin".to_vec()
+            });
+        for dir in path.split(|&c| c == b':') {
+            let mut full = if dir.is_empty() {
+                b".".to_vec()
+            } else {
+                dir.to_vec()
+            };
+            full.push(b'/');
+            full.extend_from_slice(name);
+            let Ok(c) = CString::new(full) else { continue };
+            if is_executable_file(&c) {
+                if self.opts.hashall {
+                    self.hash.insert(name.to_vec(), c.clone());
+                }
+                return Some(c);
+            }
+        }
+        None
+    }
+
+    /// Runs an external command by name (for `command`).
+    pub fn run_external_argv(&mut self, argv: &[Vec<u8>]) -> Exec {
+        self.run_external(argv, &[], &[], false)
+    }
+
+    fn run_external(
+        &mut self,
+        argv: &[Vec<u8>],
+        assigns: &[(Vec<u8>, Vec<u8>)],
+        redirects: &[Redirect],
+        tail: bool,
+    ) -> Exec {
+        let name = &argv[0];
+        let Some(path) = self.find_command(name) else {
+            // Redirections are still performed (and may fail first).
+            match self.redirect(redirects) {
+                Ok(saved) => self.restore(saved),
+                Err(s) => return Ok(s),
+            }
+            self.error(&format!(
+                "{}: command not found",
+                String::from_utf8_lossy(name)
+            ));
+            return Ok(127);
+        };
+        let cargv: Vec<CString> = argv
+            .iter()
+            .map(|a| CString::new(a.as_slice()).unwrap_or_default())
+            .collect();
+        let env = self.vars.environment(assigns);
+        let saved = match self.redirect(redirects) {
+            Ok(s) => s,
+            Err(s) => return Ok(s),
+        };
+        if tail && !self.in_trap {
+            // Nothing follows: become the command (no fork).
+            self.perf_report();
+            let e = sys::exec(&path, &cargv, &env);
+            self.restore(Saved::default());
+            return Ok(self.exec_failed(name, &path, e, &cargv, &env));
+        }
+        let t0 = self.perf.as_ref().map(|_| std::time::Instant::now());
+        let spawned = sys::spawn(&path, &cargv, &env, &sys::caught_signals());
+        if let (Some(p), Some(t0)) = (self.perf.as_mut(), t0) {
+            p.record(crate::perf::Phase::Spawn, t0.elapsed());
+        }
+        self.restore(saved);
+        match spawned {
+            Ok(pid) => {
+                let t1 = self.perf.as_ref().map(|_| std::time::Instant::now());
+                let status = match sys::wait_pid(pid, false) {
+                    Ok(sys::Waited::Done(raw)) => sys::status_of(raw),
+                    _ => 127,
+                };
+                if let (Some(p), Some(t1)) = (self.perf.as_mut(), t1) {
+                    p.record(crate::perf::Phase::Wait, t1.elapsed());
+                }
+                Ok(status)
+            }
+            Err(e) => Ok(self.exec_failed(name, &path, e, &cargv, &env)),
+        }
+    }
+
+    /// After a failed exec or spawn: run the file as a script (ENOEXEC), or
+    /// report and return 126/127.
+    fn exec_failed(
+        &mut self,
+        name: &[u8],
+        path: &CStr,
+        e: nix::Error,
+        argv: &[CString],
+        env: &[CString],
+    ) -> i32 {
+        let shown = String::from_utf8_lossy(name);
+        match e {
+            nix::Error::ENOEXEC => {
+                // A script without #!: run it with this shell.
+                let self_exe = std::env::current_exe().ok();
+                if let Some(exe) =
+                    self_exe.and_then(|p| CString::new(p.as_os_str().as_bytes()).ok())
+                {
+                    let mut args = vec![CString::new("rush").unwrap_or_default(), path.to_owned()];
+                    args.extend(argv[1..].iter().cloned());
+                    match sys::spawn(&exe, &args, env, &sys::caught_signals()) {
+                        Ok(pid) => {
+                            return match sys::wait_pid(pid, false) {
+                                Ok(sys::Waited::Done(raw)) => sys::status_of(raw),
+                                _ => 126,
+                            };
+                        }
+                        Err(_) => return 126,
+                    }
+                }
+                126
+            }
+            nix::Error::ENOENT => {
+                self.error(&format!("{shown}: No such file or directory"));
+                127
+            }
+            nix::Error::EACCES | nix::Error::EISDIR | nix::Error::EPERM => {
+                let msg = if std::path::Path::new(std::ffi::OsStr::from_bytes(path.to_bytes()))
+                    .is_dir()
+                {
+                    "Is a directory".to_string()
+                } else {
+                    io::Error::from(e)
+                        .to_string()
+                        .split(" (os error")
+                        .next()
+                        .unwrap_or("")
+                        .to_string()
+                };
+                self.error(&format!("{shown}: {msg}"));
+                126
+            }
+            e => {
+                let msg = io::Error::from(e).to_string();
+                self.error(&format!(
+                    "{shown}: {}",
+                    msg.split(" (os error").next().unwrap_or("")
+                ));
+                126
+            }
+        }
+    }
+
+    pub fn perf_report(&mut self) {
+        if let Some(p) = self.perf.as_mut() {
+            p.report();
+        }
+    }
+
+    fn trace_assigns(&mut self, assigns: &[Assign]) {
+        let mut line = self.ps4();
+        for (i, a) in assigns.iter().enumerate() {
+            if i > 0 {
+                line.push(b' ');
+            }
+            line.extend_from_slice(&a.name);
+            line.push(b'=');
+            let v = self
+                .vars
+                .get(&a.name)
+                .map(<[u8]>::to_vec)
+                .unwrap_or_default();
+            line.extend_from_slice(&crate::builtins::quote_for_trace(&v));
+        }
+        line.push(b'\n');
+        self.err_out(&line);
+    }
+
+    fn trace(&mut self, assigns: &[Assign], values: &[(Vec<u8>, Vec<u8>)], argv: &[Vec<u8>]) {
+        let mut line = self.ps4();
+        let mut first = true;
+        for (a, (_, v)) in assigns.iter().zip(values) {
+            if !first {
+                line.push(b' ');
+            }
+            first = false;
+            line.extend_from_slice(&a.name);
+            line.push(b'=');
+            line.extend_from_slice(&crate::builtins::quote_for_trace(v));
+        }
+        for a in argv {
+            if !first {
+                line.push(b' ');
+            }
+            first = false;
+            line.extend_from_slice(&crate::builtins::quote_for_trace(a));
+        }
+        line.push(b'\n');
+        self.err_out(&line);
+    }
+
+    fn ps4(&mut self) -> Vec<u8> {
+        let ps4 = self
+            .vars
+            .get(b"PS4")
+            .map(<[u8]>::to_vec)
+            .unwrap_or_else(|| b"+ ".to_vec());
+        let saved = self.opts.xtrace;
+        self.opts.xtrace = false;
+        let mut src = crate::parse::Text;
+        let mut text = b"\"".to_vec();
+        text.extend_from_slice(&ps4);
+        text.push(b'"');
+        let mut p = Parser::new(&text, &mut src, self.aliases.clone());
+        let out = match p.read_word() {
+            Ok(Some(w)) => self.expand_string(&w).unwrap_or(ps4),
+            _ => ps4,
+        };
+        self.opts.xtrace = saved;
+        out
+    }
+
+    // ---- redirections --------------------------------------------------
+
+    /// Applies redirections, saving what they replace. On failure, reports
+    /// it, undoes what was done, and returns the status (1).
+    pub fn redirect(&mut self, redirects: &[Redirect]) -> Result<Saved, i32> {
+        let mut saved = Saved::default();
+        for r in redirects {
+            if let Err(msg) = self.redirect_one(r, &mut saved) {
+                if let Some(msg) = msg {
+                    self.error(&msg);
+                }
+                self.restore(saved);
+                return Err(1);
+            }
+        }
+        Ok(saved)
+    }
+
+    fn save(&mut self, fd: RawFd, saved: &mut Saved) {
+        if saved.fds.iter().any(|(f, _)| *f == fd) {
+            return;
+        }
+        let copy = sys::save_fd(fd).ok().flatten();
+        saved.fds.push((fd, copy));
+    }
+
+    /// Keeps redirections in effect for good (`exec >file`).
+    fn forget(&mut self, saved: Saved) {
+        for (_, copy) in saved.fds {
+            if let Some(c) = copy {
+                sys::close(c);
+            }
+        }
+    }
+
+    /// Undoes redirections, newest first.
+    pub fn restore(&mut self, saved: Saved) {
+        for (fd, copy) in saved.fds.into_iter().rev() {
+            match copy {
+                Some(c) => {
+                    let _ = sys::dup2(c, fd);
+                    sys::close(c);
+                }
+                None => sys::close(fd),
+            }
+        }
+    }
+
+    fn redirect_one(&mut self, r: &Redirect, saved: &mut Saved) -> Result<(), Option<String>> {
+        let fd = r.fd.unwrap_or_else(|| r.op.default_fd());
+        if fd < 0 || fd >= sys::FIRST_PRIVATE_FD * 100 {
+            return Err(Some(format!("{fd}: Bad file descriptor")));
+        }
+        let target = match &r.target {
+            RedirTarget::Word(w) => self.expand_redirect_target(w)?,
+            RedirTarget::HereDoc(doc) => {
+                let body = match doc.body.get() {
+                    Some(w) => self.expand_heredoc(w).map_err(|_| None)?,
+                    None => Vec::new(),
+                };
+                let file = here_fd(&body).map_err(|e| Some(format!("here-document: {e}")))?;
+                self.save(fd, saved);
+                let _ = sys::dup2(file.as_raw_fd(), fd);
+                return Ok(());
+            }
+        };
+        let shown = || String::from_utf8_lossy(&target).into_owned();
+        let open = |flags: rustix::fs::OFlags| -> Result<OwnedFd, Option<String>> {
+            let path = std::ffi::OsStr::from_bytes(&target);
+            rustix::fs::open(
+                path,
+                flags | rustix::fs::OFlags::CLOEXEC,
+                rustix::fs::Mode::from(0o666),
+            )
+            .map_err(|e| Some(format!("{}: {}", shown(), errno_text(e))))
+        };
+        use rustix::fs::OFlags as O;
+        let file = match r.op {
+            RedirOp::In => open(O::RDONLY)?,
+            RedirOp::Out | RedirOp::OutErr if self.opts.noclobber => {
+                match open(O::WRONLY | O::CREATE | O::EXCL) {
+                    Ok(f) => f,
+                    Err(e) => {
+                        // Existing non-regular files (like /dev/null) are fine.
+                        let p = std::ffi::OsStr::from_bytes(&target);
+                        match std::fs::metadata(p) {
+                            Ok(m) if !m.is_file() => open(O::WRONLY)?,
+                            Ok(_) => {
+                                return Err(Some(format!(
+                                    "{}: cannot overwrite existing file",
+                                    shown()
+                                )));
+                            }
+                            Err(_) => return Err(e),
+                        }
+                    }
+                }
+            }
+            RedirOp::Out | RedirOp::Clobber | RedirOp::OutErr => {
+                open(O::WRONLY | O::CREATE | O::TRUNC)?
+            }
+            RedirOp::Append | RedirOp::AppendOutErr => open(O::WRONLY | O::CREATE | O::APPEND)?,
+            RedirOp::ReadWrite => open(O::RDWR | O::CREATE)?,
+            RedirOp::HereString => {
+                let mut body = target.clone();
+                body.push(b'\n');
+                here_fd(&body).map_err(|e| Some(format!("here-string: {e}")))?
+            }
+            RedirOp::DupIn | RedirOp::DupOut => {
+                if target == b"-" {
+                    self.save(fd, saved);
+                    sys::close(fd);
+                    return Ok(());
+                }
+                let (num, close_src) = match target.strip_suffix(b"-") {
+                    Some(n) => (n, true),
+                    None => (target.as_slice(), false),
+                };
+                let Some(src) = std::str::from_utf8(num)
+                    .ok()
+                    .and_then(|s| s.parse::<RawFd>().ok())
+                else {
+                    if r.op == RedirOp::DupOut && r.fd.is_none() {
+                        // `>& file` (bash): stdout and stderr to a file.
+                        let f = open(O::WRONLY | O::CREATE | O::TRUNC)?;
+                        self.save(1, saved);
+                        self.save(2, saved);
+                        let _ = sys::dup2(f.as_raw_fd(), 1);
+                        let _ = sys::dup2(f.as_raw_fd(), 2);
+                        return Ok(());
+                    }
+                    return Err(Some(format!("{}: ambiguous redirect", shown())));
+                };
+                if src == fd {
+                    return Ok(());
+                }
+                if !sys::is_open(src) || src >= sys::FIRST_PRIVATE_FD && saved_copy(saved, src) {
+                    return Err(Some(format!("{src}: Bad file descriptor")));
+                }
+                self.save(fd, saved);
+                if let Err(e) = sys::dup2(src, fd) {
+                    return Err(Some(format!("{src}: {e}")));
+                }
+                if close_src {
+                    self.save(src, saved);
+                    sys::close(src);
+                }
+                return Ok(());
+            }
+            RedirOp::HereDoc => unreachable!("handled above"),
+        };
+        self.save(fd, saved);
+        if let Err(e) = sys::dup2(file.as_raw_fd(), fd) {
+            return Err(Some(format!("{fd}: {e}")));
+        }
+        if matches!(r.op, RedirOp::OutErr | RedirOp::AppendOutErr) {
+            self.save(2, saved);
+            let _ = sys::dup2(file.as_raw_fd(), 2);
+        }
+        Ok(())
+    }
+
+    fn expand_redirect_target(&mut self, w: &Word) -> Result<Vec<u8>, Option<String>> {
+        let fields = self
+            .expand_words(std::slice::from_ref(w))
+            .map_err(|_| None)?;
+        match fields.as_slice() {
+            [one] => Ok(one.clone()),
+            _ => Err(Some(format!(
+                "{}: ambiguous redirect",
+                String::from_utf8_lossy(&w.unquoted_text())
+            ))),
+        }
+    }
+}
+
+/// What a loop does after running part of itself.
+enum Step {
+    Done(i32),
+    Break,
+    Continue,
+    /// Leave this loop too (an outer `break N`, `return`, `exit`).
+    Leave(Flow),
+}
+
+fn step(r: Exec) -> Step {
+    match r {
+        Ok(s) => Step::Done(s),
+        Err(Flow::Break(1)) => Step::Break,
+        Err(Flow::Break(n)) => Step::Leave(Flow::Break(n - 1)),
+        Err(Flow::Continue(1)) => Step::Continue,
+        Err(Flow::Continue(n)) => Step::Leave(Flow::Continue(n - 1)),
+        Err(f) => Step::Leave(f),
+    }
+}
+
+fn saved_copy(saved: &Saved, fd: RawFd) -> bool {
+    saved.fds.iter().any(|(_, c)| *c == Some(fd))
+}
+
+/// A readable fd holding `body`: a pipe when it fits in the pipe buffer,
+/// otherwise an anonymous file.
+fn here_fd(body: &[u8]) -> io::Result<OwnedFd> {
+    const PIPE_CAPACITY: usize = 65536;
+    if body.len() < PIPE_CAPACITY {
+        let (r, w) = sys::pipe()?;
+        sys::write_all(w.as_raw_fd(), body)?;
+        drop(w);
+        return sys::to_private(r);
+    }
+    let f = rustix::fs::memfd_create("rush-heredoc", rustix::fs::MemfdFlags::CLOEXEC)?;
+    sys::write_all(f.as_raw_fd(), body)?;
+    rustix::fs::seek(&f, rustix::fs::SeekFrom::Start(0))?;
+    sys::to_private(f)
+}
+
+/// An errno as the shell words it ("No such file or directory").
+pub fn errno_text(e: rustix::io::Errno) -> String {
+    let s = io::Error::from(e).to_string();
+    s.split(" (os error").next().unwrap_or_default().to_string()
+}
+
+fn is_executable_file(path: &CStr) -> bool {
+    match rustix::fs::stat(path) {
+        Ok(st) => {
+            rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::RegularFile
+                && rustix::fs::access(path, rustix::fs::Access::EXEC_OK).is_ok()
+        }
+        Err(_) => false,
+    }
+}
+
+/// A part whose expansion runs nothing (no command substitution).
+fn is_pure_part(p: &Part) -> bool {
+    match p {
+        Part::CommandSub(_) => false,
+        Part::Double(inner) => inner.iter().all(is_pure_part),
+        Part::Arith(_) => false,
+        Part::Param(p) => matches!(p.op, ParamOp::Plain | ParamOp::Length),
+        _ => true,
+    }
+}

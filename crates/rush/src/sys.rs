@@ -1,0 +1,451 @@
+//! Processes, descriptors and signals: the only module that talks to the
+//! kernel about them. Everything blocks on the kernel (wait4, read); nothing
+//! sleeps or polls.
+
+use nix::sys::signal::{SaFlags, SigAction, SigHandler, SigSet, Signal, sigaction};
+use nix::sys::wait::WaitPidFlag;
+use nix::unistd::Pid;
+use std::ffi::{CStr, CString};
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// The lowest fd the shell keeps its own descriptors at (saved fds,
+/// here-doc pipes), out of the way of the 0–9 scripts use.
+pub const FIRST_PRIVATE_FD: RawFd = 10;
+
+/// Writes all of `buf` to `fd`, retrying on EINTR and short writes.
+pub fn write_all(fd: RawFd, mut buf: &[u8]) -> io::Result<()> {
+    while !buf.is_empty() {
+        // SAFETY: the caller names an fd; writing to a closed or foreign fd is
+        // an error the kernel reports, not undefined behaviour.
+        let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+        match rustix::io::write(fd, buf) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => buf = &buf[n..],
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
+
+/// Reads `fd` to its end.
+pub fn read_to_end(fd: &OwnedFd, out: &mut Vec<u8>) -> io::Result<()> {
+    let mut buf = [0u8; 8192];
+    loop {
+        match rustix::io::read(fd, &mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+/// A pipe whose ends are close-on-exec.
+pub fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    Ok(rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?)
+}
+
+/// `dup2(from, to)`, leaving `to` inheritable.
+pub fn dup2(from: RawFd, to: RawFd) -> io::Result<()> {
+    if from == to {
+        // dup2 would keep FD_CLOEXEC; clear it so the fd is inherited.
+        // SAFETY: fcntl on an fd number; errors are reported.
+        let r = unsafe { libc::fcntl(from, libc::F_SETFD, 0) };
+        return if r < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(())
+        };
+    }
+    loop {
+        // SAFETY: dup2 on fd numbers; the kernel checks them.
+        let r = unsafe { libc::dup2(from, to) };
+        if r >= 0 {
+            return Ok(());
+        }
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINTR) {
+            return Err(e);
+        }
+    }
+}
+
+/// A close-on-exec copy of `fd` at or above [`FIRST_PRIVATE_FD`], or `None`
+/// if `fd` is not open.
+pub fn save_fd(fd: RawFd) -> io::Result<Option<RawFd>> {
+    // SAFETY: fcntl on an fd number; EBADF means "not open".
+    let r = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, FIRST_PRIVATE_FD) };
+    if r >= 0 {
+        return Ok(Some(r));
+    }
+    let e = io::Error::last_os_error();
+    if e.raw_os_error() == Some(libc::EBADF) {
+        Ok(None)
+    } else {
+        Err(e)
+    }
+}
+
+pub fn close(fd: RawFd) {
+    // SAFETY: closing an fd number the shell owns (or a dead one: EBADF).
+    unsafe {
+        libc::close(fd);
+    }
+}
+
+/// Whether `fd` is open.
+pub fn is_open(fd: RawFd) -> bool {
+    // SAFETY: F_GETFD only reads the flags.
+    unsafe { libc::fcntl(fd, libc::F_GETFD) >= 0 }
+}
+
+/// Moves an fd the shell opened out of the 0–9 range scripts use, close-on-exec.
+pub fn to_private(fd: OwnedFd) -> io::Result<OwnedFd> {
+    if fd.as_raw_fd() >= FIRST_PRIVATE_FD {
+        return Ok(fd);
+    }
+    // SAFETY: duplicating a valid owned fd.
+    let r = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, FIRST_PRIVATE_FD) };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: r is a new fd that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(r) })
+}
+
+/// How a child ended, as a shell status: the exit code, or 128 + signal.
+pub fn status_of(raw: i32) -> i32 {
+    if libc::WIFEXITED(raw) {
+        libc::WEXITSTATUS(raw)
+    } else if libc::WIFSIGNALED(raw) {
+        128 + libc::WTERMSIG(raw)
+    } else if libc::WIFSTOPPED(raw) {
+        128 + libc::WSTOPSIG(raw)
+    } else {
+        raw
+    }
+}
+
+/// The result of a blocking wait.
+#[derive(Debug, Clone, Copy)]
+pub enum Waited {
+    /// The child ended with this raw wait status.
+    Done(i32),
+    /// A trapped signal arrived first (only when asked to stop for one).
+    Interrupted,
+}
+
+/// Waits for `pid` (blocking in wait4). If `stop_on_trap`, a trapped signal
+/// ends the wait early; otherwise the wait resumes after it.
+pub fn wait_pid(pid: i32, stop_on_trap: bool) -> io::Result<Waited> {
+    let mut status = 0;
+    loop {
+        // SAFETY: wait4 with valid out-pointers.
+        let r = unsafe { libc::wait4(pid, &mut status, 0, std::ptr::null_mut()) };
+        if r >= 0 {
+            return Ok(Waited::Done(status));
+        }
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINTR) {
+            return Err(e);
+        }
+        if stop_on_trap && trap_pending() {
+            return Ok(Waited::Interrupted);
+        }
+    }
+}
+
+/// Reaps any finished children without blocking: (pid, raw status).
+pub fn reap_any() -> Vec<(i32, i32)> {
+    let mut out = Vec::new();
+    loop {
+        match nix::sys::wait::waitpid(Pid::from_raw(-1), Some(WaitPidFlag::WNOHANG)) {
+            Ok(nix::sys::wait::WaitStatus::StillAlive) | Err(_) => return out,
+            Ok(ws) => {
+                if let Some(pid) = ws.pid() {
+                    out.push((pid.as_raw(), raw_status(ws)));
+                }
+            }
+        }
+    }
+}
+
+/// Waits for any child (blocking); `None` when there are none.
+pub fn wait_any(stop_on_trap: bool) -> Option<Waited2> {
+    let mut status = 0;
+    loop {
+        // SAFETY: wait4 with valid out-pointers.
+        let r = unsafe { libc::wait4(-1, &mut status, 0, std::ptr::null_mut()) };
+        if r > 0 {
+            return Some(Waited2::Done(r, status));
+        }
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINTR) {
+            return None;
+        }
+        if stop_on_trap && trap_pending() {
+            return Some(Waited2::Interrupted);
+        }
+    }
+}
+
+/// [`wait_any`]'s result.
+#[derive(Debug, Clone, Copy)]
+pub enum Waited2 {
+    Done(i32, i32),
+    Interrupted,
+}
+
+fn raw_status(ws: nix::sys::wait::WaitStatus) -> i32 {
+    use nix::sys::wait::WaitStatus;
+    match ws {
+        WaitStatus::Exited(_, c) => (c & 0xff) << 8,
+        WaitStatus::Signaled(_, s, core) => (s as i32) | if core { 0x80 } else { 0 },
+        _ => 0,
+    }
+}
+
+/// What a fork returned.
+#[derive(Debug)]
+pub enum Forked {
+    Child,
+    Parent(i32),
+}
+
+/// Forks the shell. The shell is single-threaded, so the child may go on
+/// running Rust code.
+pub fn fork() -> io::Result<Forked> {
+    // SAFETY: rush never starts a thread, so the child is a faithful copy.
+    match unsafe { nix::unistd::fork() } {
+        Ok(nix::unistd::ForkResult::Child) => {
+            in_child();
+            Ok(Forked::Child)
+        }
+        Ok(nix::unistd::ForkResult::Parent { child }) => Ok(Forked::Parent(child.as_raw())),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Leaves the process at once, without running destructors (for forked
+/// children, whose parent owns everything they inherited).
+pub fn exit_now(status: i32) -> ! {
+    // SAFETY: _exit ends the process; nothing after it runs.
+    unsafe { libc::_exit(status & 0xff) }
+}
+
+/// Spawns `path` with posix_spawn (vfork semantics in glibc) and returns its
+/// pid. The child gets default dispositions for `default_signals` and an
+/// empty signal mask.
+pub fn spawn(
+    path: &CStr,
+    argv: &[CString],
+    env: &[CString],
+    default_signals: &SigSet,
+) -> nix::Result<i32> {
+    use nix::spawn::{PosixSpawnAttr, PosixSpawnFileActions, PosixSpawnFlags, posix_spawn};
+    let actions = PosixSpawnFileActions::init()?;
+    let mut attr = PosixSpawnAttr::init()?;
+    attr.set_flags(
+        PosixSpawnFlags::POSIX_SPAWN_SETSIGMASK | PosixSpawnFlags::POSIX_SPAWN_SETSIGDEF,
+    )?;
+    attr.set_sigmask(&SigSet::empty())?;
+    attr.set_sigdefault(default_signals)?;
+    posix_spawn(path, &actions, &attr, argv, env).map(Pid::as_raw)
+}
+
+/// Replaces the process with `path`. Returns only on failure.
+pub fn exec(path: &CStr, argv: &[CString], env: &[CString]) -> nix::Error {
+    reset_signals_for_exec();
+    match nix::unistd::execve(path, argv, env) {
+        Err(e) => e,
+        Ok(never) => match never {},
+    }
+}
+
+// ---- signals and traps ------------------------------------------------------
+
+/// Signals 1..=64 that arrived and have a trap waiting to run.
+static PENDING: [AtomicBool; 65] = [const { AtomicBool::new(false) }; 65];
+static ANY_PENDING: AtomicBool = AtomicBool::new(false);
+/// Signals with a handler installed (bit n = signal n).
+static CAUGHT: AtomicU64 = AtomicU64::new(0);
+/// The last trapped signal that arrived.
+static LAST: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// The number of the last trapped signal that arrived.
+pub fn last_signal() -> i32 {
+    LAST.load(Ordering::SeqCst)
+}
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    if let Some(flag) = usize::try_from(sig).ok().and_then(|s| PENDING.get(s)) {
+        flag.store(true, Ordering::SeqCst);
+        LAST.store(sig, Ordering::SeqCst);
+        ANY_PENDING.store(true, Ordering::SeqCst);
+    }
+}
+
+pub fn trap_pending() -> bool {
+    ANY_PENDING.load(Ordering::SeqCst)
+}
+
+/// Takes the signals that arrived since the last call, lowest first.
+pub fn take_pending() -> Vec<i32> {
+    if !ANY_PENDING.swap(false, Ordering::SeqCst) {
+        return Vec::new();
+    }
+    (1..PENDING.len())
+        .filter(|&s| PENDING[s].swap(false, Ordering::SeqCst))
+        .map(|s| s as i32)
+        .collect()
+}
+
+/// What the shell does with a signal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Disposition {
+    Default,
+    Ignore,
+    /// Run the trap at the next safe point.
+    Catch,
+}
+
+/// Sets what happens on `sig`. Caught signals interrupt blocking waits
+/// (no SA_RESTART), so that `wait` can return for a trap.
+pub fn set_disposition(sig: i32, d: Disposition) -> io::Result<()> {
+    let signal = Signal::try_from(sig).map_err(io::Error::from)?;
+    let handler = match d {
+        Disposition::Default => SigHandler::SigDfl,
+        Disposition::Ignore => SigHandler::SigIgn,
+        Disposition::Catch => SigHandler::Handler(on_signal),
+    };
+    let action = SigAction::new(handler, SaFlags::empty(), SigSet::empty());
+    // SAFETY: the handler only stores to atomics, which is async-signal-safe.
+    unsafe { sigaction(signal, &action) }.map_err(io::Error::from)?;
+    let bit = 1u64 << (sig as u64 % 64);
+    if d == Disposition::Catch {
+        CAUGHT.fetch_or(bit, Ordering::SeqCst);
+    } else {
+        CAUGHT.fetch_and(!bit, Ordering::SeqCst);
+    }
+    Ok(())
+}
+
+/// Whether `sig` was ignored when the shell started (such signals cannot be
+/// trapped, per POSIX, in a non-interactive shell).
+pub fn ignored_at_start(sig: i32) -> bool {
+    let Ok(signal) = Signal::try_from(sig) else {
+        return false;
+    };
+    let query = SigAction::new(SigHandler::SigDfl, SaFlags::empty(), SigSet::empty());
+    // SAFETY: read the old action and put it straight back.
+    let old = unsafe { sigaction(signal, &query) };
+    match old {
+        Ok(old) => {
+            // SAFETY: restoring the action that was there.
+            let _ = unsafe { sigaction(signal, &old) };
+            old.handler() == SigHandler::SigIgn
+        }
+        Err(_) => false,
+    }
+}
+
+/// The signals a spawned child must see at their default: those the shell
+/// catches.
+pub fn caught_signals() -> SigSet {
+    let mut set = SigSet::empty();
+    let bits = CAUGHT.load(Ordering::SeqCst);
+    for s in 1..64 {
+        if bits & (1 << s) != 0 {
+            if let Ok(sig) = Signal::try_from(s) {
+                set.add(sig);
+            }
+        }
+    }
+    set
+}
+
+/// Caught signals go back to default before an exec (ignored ones stay
+/// ignored, as POSIX requires).
+fn reset_signals_for_exec() {
+    for s in caught_signals().iter() {
+        let _ = set_disposition(s as i32, Disposition::Default);
+    }
+}
+
+/// In a fresh child: pending traps belong to the parent.
+fn in_child() {
+    take_pending();
+}
+
+/// The number of a signal name (`INT`, `SIGINT`, `int`) or number.
+pub fn signal_number(name: &[u8]) -> Option<i32> {
+    let s = std::str::from_utf8(name).ok()?;
+    if let Ok(n) = s.parse::<i32>() {
+        return (0..=64).contains(&n).then_some(n);
+    }
+    let upper = s.to_ascii_uppercase();
+    let bare = upper.strip_prefix("SIG").unwrap_or(&upper);
+    if bare == "EXIT" {
+        return Some(0);
+    }
+    SIGNALS
+        .iter()
+        .find(|(_, n)| *n == bare)
+        .map(|(num, _)| *num)
+}
+
+/// The name of a signal without `SIG` (`EXIT` for 0).
+pub fn signal_name(num: i32) -> Option<&'static str> {
+    if num == 0 {
+        return Some("EXIT");
+    }
+    SIGNALS.iter().find(|(n, _)| *n == num).map(|(_, s)| *s)
+}
+
+pub const SIGNALS: &[(i32, &str)] = &[
+    (libc::SIGHUP, "HUP"),
+    (libc::SIGINT, "INT"),
+    (libc::SIGQUIT, "QUIT"),
+    (libc::SIGILL, "ILL"),
+    (libc::SIGTRAP, "TRAP"),
+    (libc::SIGABRT, "ABRT"),
+    (libc::SIGBUS, "BUS"),
+    (libc::SIGFPE, "FPE"),
+    (libc::SIGKILL, "KILL"),
+    (libc::SIGUSR1, "USR1"),
+    (libc::SIGSEGV, "SEGV"),
+    (libc::SIGUSR2, "USR2"),
+    (libc::SIGPIPE, "PIPE"),
+    (libc::SIGALRM, "ALRM"),
+    (libc::SIGTERM, "TERM"),
+    (libc::SIGSTKFLT, "STKFLT"),
+    (libc::SIGCHLD, "CHLD"),
+    (libc::SIGCONT, "CONT"),
+    (libc::SIGSTOP, "STOP"),
+    (libc::SIGTSTP, "TSTP"),
+    (libc::SIGTTIN, "TTIN"),
+    (libc::SIGTTOU, "TTOU"),
+    (libc::SIGURG, "URG"),
+    (libc::SIGXCPU, "XCPU"),
+    (libc::SIGXFSZ, "XFSZ"),
+    (libc::SIGVTALRM, "VTALRM"),
+    (libc::SIGPROF, "PROF"),
+    (libc::SIGWINCH, "WINCH"),
+    (libc::SIGIO, "IO"),
+    (libc::SIGPWR, "PWR"),
+    (libc::SIGSYS, "SYS"),
+];
+
+/// Sends `sig` to `pid` (a negative pid names a process group).
+pub fn kill(pid: i32, sig: i32) -> io::Result<()> {
+    // SAFETY: kill with numbers; the kernel checks them.
+    let r = unsafe { libc::kill(pid, sig) };
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}

@@ -1,0 +1,304 @@
+//! Shell variables: global, function-local (dynamic scope, as bash), exported
+//! and readonly, and the environment built from them for each spawn.
+
+use std::collections::HashMap;
+use std::ffi::CString;
+
+#[derive(Debug, Clone, Default)]
+pub struct Var {
+    /// `None`: declared (`export X`, `local X`) but unset.
+    pub value: Option<Vec<u8>>,
+    pub exported: bool,
+    pub readonly: bool,
+}
+
+/// Why an assignment was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadOnly(pub Vec<u8>);
+
+impl std::fmt::Display for ReadOnly {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: readonly variable", String::from_utf8_lossy(&self.0))
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct Vars {
+    globals: HashMap<Vec<u8>, Var>,
+    /// One map per running function that declared locals.
+    scopes: Vec<HashMap<Vec<u8>, Var>>,
+    /// The environment as last built, dropped on any change to an exported
+    /// variable.
+    env: Option<Vec<CString>>,
+    /// Set by `set -a`: every assignment exports.
+    pub allexport: bool,
+}
+
+impl Vars {
+    /// Imports the process environment.
+    pub fn from_env() -> Self {
+        let mut v = Vars::default();
+        for (k, val) in std::env::vars_os() {
+            use std::os::unix::ffi::OsStringExt;
+            let k = k.into_vec();
+            if !crate::parse::is_name(&k) {
+                continue;
+            }
+            v.globals.insert(
+                k,
+                Var {
+                    value: Some(val.into_vec()),
+                    exported: true,
+                    readonly: false,
+                },
+            );
+        }
+        v
+    }
+
+    fn find(&self, name: &[u8]) -> Option<&Var> {
+        for s in self.scopes.iter().rev() {
+            if let Some(v) = s.get(name) {
+                return Some(v);
+            }
+        }
+        self.globals.get(name)
+    }
+
+    fn find_mut(&mut self, name: &[u8]) -> Option<&mut Var> {
+        for s in self.scopes.iter_mut().rev() {
+            if let Some(v) = s.get_mut(name) {
+                return Some(v);
+            }
+        }
+        self.globals.get_mut(name)
+    }
+
+    pub fn get(&self, name: &[u8]) -> Option<&[u8]> {
+        self.find(name)?.value.as_deref()
+    }
+
+    pub fn var(&self, name: &[u8]) -> Option<&Var> {
+        self.find(name)
+    }
+
+    pub fn is_readonly(&self, name: &[u8]) -> bool {
+        self.find(name).is_some_and(|v| v.readonly)
+    }
+
+    /// Sets a variable where it lives (the innermost scope that has it, else
+    /// the globals).
+    pub fn set(&mut self, name: &[u8], value: Vec<u8>) -> Result<(), ReadOnly> {
+        let allexport = self.allexport;
+        match self.find_mut(name) {
+            Some(v) => {
+                if v.readonly {
+                    return Err(ReadOnly(name.to_vec()));
+                }
+                v.value = Some(value);
+                if allexport {
+                    v.exported = true;
+                }
+                if v.exported {
+                    self.env = None;
+                }
+            }
+            None => {
+                self.globals.insert(
+                    name.to_vec(),
+                    Var {
+                        value: Some(value),
+                        exported: allexport,
+                        readonly: false,
+                    },
+                );
+                if allexport {
+                    self.env = None;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn unset(&mut self, name: &[u8]) -> Result<(), ReadOnly> {
+        for s in self.scopes.iter_mut().rev() {
+            if let Some(v) = s.get_mut(name) {
+                if v.readonly {
+                    return Err(ReadOnly(name.to_vec()));
+                }
+                if v.exported {
+                    self.env = None;
+                }
+                // bash: unsetting a local leaves it unset in that scope.
+                v.value = None;
+                v.exported = false;
+                return Ok(());
+            }
+        }
+        if let Some(v) = self.globals.get(name) {
+            if v.readonly {
+                return Err(ReadOnly(name.to_vec()));
+            }
+            if v.exported {
+                self.env = None;
+            }
+            self.globals.remove(name);
+        }
+        Ok(())
+    }
+
+    pub fn export(&mut self, name: &[u8], value: Option<Vec<u8>>) -> Result<(), ReadOnly> {
+        if let Some(value) = value {
+            self.set(name, value)?;
+        }
+        match self.find_mut(name) {
+            Some(v) => v.exported = true,
+            None => {
+                self.globals.insert(
+                    name.to_vec(),
+                    Var {
+                        value: None,
+                        exported: true,
+                        readonly: false,
+                    },
+                );
+            }
+        }
+        self.env = None;
+        Ok(())
+    }
+
+    /// `export -n`
+    pub fn unexport(&mut self, name: &[u8]) {
+        if let Some(v) = self.find_mut(name) {
+            v.exported = false;
+            self.env = None;
+        }
+    }
+
+    pub fn readonly(&mut self, name: &[u8], value: Option<Vec<u8>>) -> Result<(), ReadOnly> {
+        if let Some(value) = value {
+            self.set(name, value)?;
+        }
+        match self.find_mut(name) {
+            Some(v) => v.readonly = true,
+            None => {
+                self.globals.insert(
+                    name.to_vec(),
+                    Var {
+                        value: None,
+                        exported: false,
+                        readonly: true,
+                    },
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Enters a function: a new scope for `local`.
+    pub fn push_scope(&mut self) {
+        self.scopes.push(HashMap::new());
+    }
+
+    pub fn pop_scope(&mut self) {
+        if let Some(s) = self.scopes.pop() {
+            if s.values().any(|v| v.exported) || s.keys().any(|k| self.is_exported(k)) {
+                self.env = None;
+            }
+        }
+    }
+
+    fn is_exported(&self, name: &[u8]) -> bool {
+        self.find(name).is_some_and(|v| v.exported)
+    }
+
+    pub fn in_function(&self) -> bool {
+        !self.scopes.is_empty()
+    }
+
+    /// `local name[=value]`: declares `name` in the innermost scope. Without
+    /// a value, a new local starts unset, as in bash (`local x` then `$x`
+    /// is empty).
+    pub fn local(&mut self, name: &[u8], value: Option<Vec<u8>>) -> Result<(), ReadOnly> {
+        if self.find(name).is_some_and(|v| v.readonly) {
+            return Err(ReadOnly(name.to_vec()));
+        }
+        let exported_outside = self.is_exported(name);
+        let Some(scope) = self.scopes.last_mut() else {
+            return self.set(name, value.unwrap_or_default());
+        };
+        let entry = scope.entry(name.to_vec()).or_insert_with(|| Var {
+            value: None,
+            exported: exported_outside,
+            readonly: false,
+        });
+        if value.is_some() {
+            entry.value = value;
+        }
+        if entry.exported {
+            self.env = None;
+        }
+        Ok(())
+    }
+
+    /// Every visible variable, sorted by name (for `set` and `export -p`).
+    pub fn visible(&self) -> Vec<(Vec<u8>, Var)> {
+        let mut all: HashMap<&[u8], &Var> = HashMap::new();
+        for (k, v) in &self.globals {
+            all.insert(k, v);
+        }
+        for s in &self.scopes {
+            for (k, v) in s {
+                all.insert(k, v);
+            }
+        }
+        let mut out: Vec<(Vec<u8>, Var)> = all
+            .into_iter()
+            .map(|(k, v)| (k.to_vec(), v.clone()))
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
+    }
+
+    /// The environment for a child, with `extra` assignments on top.
+    pub fn environment(&mut self, extra: &[(Vec<u8>, Vec<u8>)]) -> Vec<CString> {
+        if self.env.is_none() {
+            let mut env = Vec::new();
+            for (k, v) in self.visible() {
+                if let (true, Some(value)) = (v.exported, v.value) {
+                    let mut kv = k;
+                    kv.push(b'=');
+                    kv.extend_from_slice(&value);
+                    if let Ok(c) = CString::new(kv) {
+                        env.push(c);
+                    }
+                }
+            }
+            self.env = Some(env);
+        }
+        let base = self.env.as_ref().expect("just built");
+        if extra.is_empty() {
+            return base.clone();
+        }
+        let mut env: Vec<CString> = base
+            .iter()
+            .filter(|kv| {
+                let b = kv.as_bytes();
+                !extra
+                    .iter()
+                    .any(|(k, _)| b.len() > k.len() && b.starts_with(k) && b[k.len()] == b'=')
+            })
+            .cloned()
+            .collect();
+        for (k, v) in extra {
+            let mut kv = k.clone();
+            kv.push(b'=');
+            kv.extend_from_slice(v);
+            if let Ok(c) = CString::new(kv) {
+                env.push(c);
+            }
+        }
+        env
+    }
+}
