@@ -87,6 +87,32 @@ fn lex(s: &[u8]) -> Result<Vec<Tok>> {
             while i < s.len() && (s[i].is_ascii_alphanumeric() || s[i] == b'_') {
                 i += 1;
             }
+            // `a[expr]`: the subscript stays part of the name, for the
+            // environment to evaluate.
+            if i < s.len() && s[i] == b'[' {
+                let mut depth = 0;
+                while i < s.len() {
+                    match s[i] {
+                        b'[' => depth += 1,
+                        b']' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                i += 1;
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                    i += 1;
+                }
+                if depth != 0 {
+                    return err(format!(
+                        "{}: syntax error: invalid arithmetic operator (error token is \"{}\")",
+                        String::from_utf8_lossy(s).trim(),
+                        String::from_utf8_lossy(&s[start..])
+                    ));
+                }
+            }
             out.push(Tok::Name(s[start..i].to_vec()));
             continue;
         }

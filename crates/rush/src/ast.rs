@@ -64,9 +64,14 @@ pub struct Simple {
 #[derive(Debug, Clone)]
 pub struct Assign {
     pub name: Vec<u8>,
+    /// `name[sub]=…` (bash arrays): the subscript.
+    pub index: Option<Word>,
     /// `+=` (bash): append.
     pub append: bool,
     pub value: Word,
+    /// `name=(…)` (bash arrays): the elements, each with its `[key]=` if
+    /// written.
+    pub array: Option<Vec<(Option<Word>, Word)>>,
 }
 
 #[derive(Debug, Clone)]
@@ -257,6 +262,8 @@ pub enum Part {
     CommandSub(Rc<List>),
     /// `$((…))`: the expression as a word (expanded, then evaluated).
     Arith(Word),
+    /// `name=(…)` as an argument of `declare`, `local` and the like.
+    ArrayAssign(Box<Assign>),
 }
 
 impl Part {
@@ -273,7 +280,7 @@ impl Part {
                 out.push(b'$');
                 out.extend_from_slice(&p.name);
             }
-            Part::CommandSub(_) | Part::Arith(_) => {}
+            Part::CommandSub(_) | Part::Arith(_) | Part::ArrayAssign(_) => {}
         }
     }
 }

@@ -3,6 +3,7 @@
 
 use crate::shell::{Exec, Flow, OPTION_NAMES, Options, Shell};
 use crate::sys;
+use crate::vars::Value;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 
@@ -134,6 +135,75 @@ fn emit(sh: &mut Shell, name: &str, bytes: &[u8]) -> i32 {
             1
         }
     }
+}
+
+/// `declare -x name="value"`, as bash prints variables for `declare -p`,
+/// `export -p` and `readonly -p`.
+pub fn declare_line(name: &[u8], v: &crate::vars::Var) -> Vec<u8> {
+    let mut flags = String::new();
+    match v.value {
+        Some(Value::Indexed(_)) => flags.push('a'),
+        Some(Value::Assoc(_)) => flags.push('A'),
+        _ => {}
+    }
+    if v.readonly {
+        flags.push('r');
+    }
+    if v.exported {
+        flags.push('x');
+    }
+    if flags.is_empty() {
+        flags.push('-');
+    }
+    let mut out = format!("declare -{flags} ").into_bytes();
+    out.extend_from_slice(name);
+    match &v.value {
+        Some(Value::Str(s)) => {
+            out.push(b'=');
+            out.extend_from_slice(&double_quote(s));
+        }
+        Some(arr) => {
+            out.push(b'=');
+            out.extend_from_slice(&array_literal(arr));
+        }
+        None => {}
+    }
+    out.push(b'\n');
+    out
+}
+
+/// `"value"` with `"`, `\`, `$` and `` ` `` escaped.
+fn double_quote(s: &[u8]) -> Vec<u8> {
+    let mut out = vec![b'"'];
+    for &c in s {
+        if matches!(c, b'"' | b'\\' | b'$' | b'`') {
+            out.push(b'\\');
+        }
+        out.push(c);
+    }
+    out.push(b'"');
+    out
+}
+
+/// `([0]="a" [1]="b")`
+fn array_literal(v: &Value) -> Vec<u8> {
+    let mut out = vec![b'('];
+    let keys = v.keys();
+    let vals = v.elements();
+    for (i, (k, val)) in keys.iter().zip(&vals).enumerate() {
+        if i > 0 {
+            out.push(b' ');
+        }
+        out.push(b'[');
+        out.extend_from_slice(k);
+        out.extend_from_slice(b"]=");
+        out.extend_from_slice(&double_quote(val));
+    }
+    if matches!(v, Value::Assoc(_)) && !vals.is_empty() {
+        out.push(b' ');
+    }
+    out.push(b')');
+    out
 }
 
 /// Single-quotes a value for `set`, `alias` and `export -p` output, when it
@@ -382,19 +452,7 @@ fn export(sh: &mut Shell, argv: Args<'_>) -> Exec {
         let mut out = Vec::new();
         for (k, v) in sh.vars.visible() {
             if v.exported {
-                out.extend_from_slice(b"declare -x ");
-                out.extend_from_slice(&k);
-                if let Some(val) = v.value {
-                    out.extend_from_slice(b"=\"");
-                    for c in val {
-                        if matches!(c, b'"' | b'\\' | b'$' | b'`') {
-                            out.push(b'\\');
-                        }
-                        out.push(c);
-                    }
-                    out.push(b'"');
-                }
-                out.push(b'\n');
+                out.extend_from_slice(&declare_line(&k, &v));
             }
         }
         return Ok(emit(sh, "export", &out));
@@ -436,15 +494,7 @@ fn readonly(sh: &mut Shell, argv: Args<'_>) -> Exec {
         let mut out = Vec::new();
         for (k, v) in sh.vars.visible() {
             if v.readonly {
-                out.extend_from_slice(b"declare -r ");
-                out.extend_from_slice(&k);
-                if let Some(val) = v.value {
-                    out.push(b'=');
-                    out.push(b'"');
-                    out.extend_from_slice(&val);
-                    out.push(b'"');
-                }
-                out.push(b'\n');
+                out.extend_from_slice(&declare_line(&k, &v));
             }
         }
         return Ok(emit(sh, "readonly", &out));
@@ -487,6 +537,21 @@ fn unset(sh: &mut Shell, argv: Args<'_>) -> Exec {
             sh.functions.remove(name.as_slice());
             continue;
         }
+        // `unset 'a[i]'`
+        if let Some(open) = name.iter().position(|&c| c == b'[') {
+            if name.ends_with(b"]") && crate::parse::is_name(&name[..open]) {
+                let (n, sub) = (&name[..open], &name[open + 1..name.len() - 1]);
+                let key = sh.array_key(n, sub)?;
+                if let Err(e) = sh.vars.unset_elem(n, &key) {
+                    sh.error(&format!(
+                        "unset: {}: cannot unset: readonly variable",
+                        lossy(&e.0)
+                    ));
+                    status = 1;
+                }
+                continue;
+            }
+        }
         if !crate::parse::is_name(name) {
             sh.error(&format!("unset: `{}': not a valid identifier", lossy(name)));
             status = 1;
@@ -515,8 +580,14 @@ fn local(sh: &mut Shell, argv: Args<'_>) -> Exec {
         return Ok(1);
     }
     let mut status = 0;
+    let mut kind = None;
     for a in &argv[1..] {
         if a.starts_with(b"-") {
+            if a.contains(&b'A') {
+                kind = Some(Value::Assoc(Default::default()));
+            } else if a.contains(&b'a') {
+                kind = Some(Value::Indexed(Default::default()));
+            }
             continue;
         }
         let (name, value) = split_name_value(a);
@@ -524,6 +595,12 @@ fn local(sh: &mut Shell, argv: Args<'_>) -> Exec {
             sh.error(&format!("local: `{}': not a valid identifier", lossy(a)));
             status = 1;
             continue;
+        }
+        if let (Some(k), None) = (&kind, value) {
+            if !sh.vars.value(name).is_some_and(Value::is_array) {
+                let _ = sh.vars.local_value(name, Some(k.clone()));
+                continue;
+            }
         }
         if let Err(e) = sh.vars.local(name, value.map(<[u8]>::to_vec)) {
             sh.error(&format!("local: {e}"));
@@ -537,6 +614,7 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let mut export_ = false;
     let mut readonly_ = false;
     let mut global = false;
+    let mut kind = None;
     let mut print = false;
     let mut funcs = false;
     let mut i = 1;
@@ -546,6 +624,8 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 match c {
                     b'x' => export_ = a[0] == b'-',
                     b'r' => readonly_ = true,
+                    b'a' => kind = Some(Value::Indexed(Default::default())),
+                    b'A' => kind = Some(Value::Assoc(Default::default())),
                     b'g' => global = true,
                     b'p' => print = true,
                     b'f' | b'F' => funcs = true,
@@ -586,26 +666,7 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
             if i < argv.len() && !argv[i..].iter().any(|a| *a == k) {
                 continue;
             }
-            out.extend_from_slice(b"declare -");
-            let mut flags = String::new();
-            if v.exported {
-                flags.push('x');
-            }
-            if v.readonly {
-                flags.push('r');
-            }
-            if flags.is_empty() {
-                flags.push('-');
-            }
-            out.extend_from_slice(flags.as_bytes());
-            out.push(b' ');
-            out.extend_from_slice(&k);
-            if let Some(val) = v.value {
-                out.extend_from_slice(b"=\"");
-                out.extend_from_slice(&val);
-                out.push(b'"');
-            }
-            out.push(b'\n');
+            out.extend_from_slice(&declare_line(&k, &v));
         }
         return Ok(emit(sh, "declare", &out));
     }
@@ -617,7 +678,28 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
             status = 1;
             continue;
         }
-        let r = if sh.vars.in_function() && !global {
+        let local = sh.vars.in_function() && !global;
+        // -a / -A on a name that is not yet that kind of array.
+        if let Some(k) = &kind {
+            let same = matches!(
+                (sh.vars.value(name), k),
+                (Some(Value::Indexed(_)), Value::Indexed(_))
+                    | (Some(Value::Assoc(_)), Value::Assoc(_))
+            );
+            if !same && value.is_none() {
+                let r = if local {
+                    sh.vars.local_value(name, Some(k.clone()))
+                } else {
+                    sh.vars.set_value(name, k.clone())
+                };
+                if let Err(e) = r {
+                    sh.error(&format!("declare: {e}"));
+                    status = 1;
+                }
+                continue;
+            }
+        }
+        let r = if local {
             sh.vars.local(name, value.map(<[u8]>::to_vec))
         } else if let Some(v) = value {
             sh.vars.set(name, v.to_vec())
@@ -707,11 +789,20 @@ fn set(sh: &mut Shell, argv: Args<'_>) -> Exec {
     if argv.len() == 1 {
         let mut out = Vec::new();
         for (k, v) in sh.vars.visible() {
-            if let Some(val) = v.value {
-                out.extend_from_slice(&k);
-                out.push(b'=');
-                out.extend_from_slice(&quote_value(&val));
-                out.push(b'\n');
+            match v.value {
+                Some(Value::Str(val)) => {
+                    out.extend_from_slice(&k);
+                    out.push(b'=');
+                    out.extend_from_slice(&quote_value(&val));
+                    out.push(b'\n');
+                }
+                Some(val) => {
+                    out.extend_from_slice(&k);
+                    out.push(b'=');
+                    out.extend_from_slice(&array_literal(&val));
+                    out.push(b'\n');
+                }
+                None => {}
             }
         }
         return Ok(emit(sh, "set", &out));

@@ -9,6 +9,7 @@ use crate::arith;
 use crate::ast::{Anchor, Param, ParamOp, Part, Word};
 use crate::pattern::{Marked, Pattern};
 use crate::shell::{Flow, Shell};
+use crate::vars::{Key, Value};
 use std::os::unix::ffi::OsStrExt;
 
 type Result<T> = std::result::Result<T, Flow>;
@@ -112,6 +113,14 @@ impl Fields {
         self.finish();
         self.out
     }
+}
+
+/// What a parameter expansion works on.
+#[derive(Debug, Clone)]
+enum Subject {
+    One(Option<Vec<u8>>),
+    /// The list, and whether it is the `*` form.
+    Many(Vec<Vec<u8>>, bool),
 }
 
 /// The context a part is expanded in.
@@ -276,6 +285,7 @@ impl Shell {
                     let v = self.arith(&text)?;
                     self.push_value(v.to_string().as_bytes(), ctx, f);
                 }
+                Part::ArrayAssign(a) => f.literal(&a.name),
             }
         }
         Ok(())
@@ -298,15 +308,36 @@ impl Shell {
     /// Evaluates arithmetic, reporting errors as the shell does.
     pub fn arith(&mut self, text: &[u8]) -> Result<i64> {
         struct Env<'a>(&'a mut Shell);
+        /// `a[sub]` split into the name and the subscript text.
+        fn split_sub(name: &[u8]) -> Option<(&[u8], &[u8])> {
+            let i = name.iter().position(|&c| c == b'[')?;
+            Some((&name[..i], &name[i + 1..name.len() - 1]))
+        }
         impl arith::Env for Env<'_> {
             fn get(&mut self, name: &[u8]) -> Option<Vec<u8>> {
-                self.0.param_value(name)
+                match split_sub(name) {
+                    Some((n, sub)) => {
+                        let key = self.0.array_key(n, sub).ok()?;
+                        self.0.element(n, &key)
+                    }
+                    None => self.0.param_value(name),
+                }
             }
             fn set(&mut self, name: &[u8], value: i64) -> std::result::Result<(), String> {
-                self.0
-                    .vars
-                    .set(name, value.to_string().into_bytes())
-                    .map_err(|e| e.to_string())
+                let v = value.to_string().into_bytes();
+                let r = match split_sub(name) {
+                    Some((n, sub)) => match self.0.array_key(n, sub) {
+                        Ok(key) => self.0.vars.set_elem(n, key, v),
+                        Err(_) => {
+                            return Err(format!(
+                                "{}: bad array subscript",
+                                String::from_utf8_lossy(name)
+                            ));
+                        }
+                    },
+                    None => self.0.vars.set(name, v),
+                };
+                r.map_err(|e| e.to_string())
             }
         }
         let nounset = self.opts.nounset;
@@ -395,98 +426,227 @@ impl Shell {
         }
     }
 
-    fn expand_param(&mut self, p: &Param, ctx: Ctx, f: &mut Fields) -> Result<()> {
+    /// Evaluates an array subscript for `name`: a string key for an
+    /// associative array, an arithmetic index otherwise (negative counts
+    /// from the end).
+    pub fn array_key(&mut self, name: &[u8], sub: &[u8]) -> Result<Key> {
+        if let Some(Value::Assoc(_)) = self.vars.value(name) {
+            return Ok(Key::Name(sub.to_vec()));
+        }
+        let i = self.arith(sub)?;
+        if i < 0 {
+            let len = match self.vars.value(name) {
+                Some(Value::Indexed(m)) => m.keys().next_back().map_or(0, |k| k + 1),
+                Some(Value::Str(_)) => 1,
+                _ => 0,
+            };
+            return Ok(Key::Index(len + i));
+        }
+        Ok(Key::Index(i))
+    }
+
+    /// One element of an array variable (or of a string, at index 0).
+    pub fn element(&self, name: &[u8], key: &Key) -> Option<Vec<u8>> {
+        match (self.vars.value(name)?, key) {
+            (Value::Str(s), Key::Index(0)) => Some(s.clone()),
+            (Value::Str(_), _) => None,
+            (Value::Indexed(m), Key::Index(i)) => m.get(i).cloned(),
+            (Value::Indexed(_), Key::Name(_)) => None,
+            (Value::Assoc(m), Key::Name(k)) => m.get(k).cloned(),
+            (Value::Assoc(m), Key::Index(i)) => m.get(i.to_string().as_bytes()).cloned(),
+        }
+    }
+
+    /// What a parameter expansion works on: one value, or a list (`$@`,
+    /// `${a[@]}`), with whether it was the `*` form.
+    fn subject(&mut self, p: &Param) -> Result<(Vec<u8>, Subject)> {
         let mut name = p.name.clone();
+        let mut index: Option<Vec<u8>> = match &p.index {
+            Some(w) => Some(self.expand_index_text(w)?),
+            None => None,
+        };
         if p.indirect {
-            match self.param_value(&name) {
-                Some(target) => name = target,
-                None => {
-                    let msg = format!(
-                        "{}: invalid indirect expansion",
-                        String::from_utf8_lossy(&name)
-                    );
-                    return Err(self.fatal(&msg, 1));
+            // ${!a[@]}: the keys.
+            if let Some(i) = index.as_deref().filter(|i| matches!(*i, b"@" | b"*")) {
+                let star = i == b"*";
+                let keys = self.vars.value(&name).map(Value::keys).unwrap_or_default();
+                return Ok((name, Subject::Many(keys, star)));
+            }
+            let Some(target) = self.param_value(&name) else {
+                let msg = format!(
+                    "{}: invalid indirect expansion",
+                    String::from_utf8_lossy(&name)
+                );
+                return Err(self.fatal(&msg, 1));
+            };
+            match target.iter().position(|&c| c == b'[') {
+                Some(i) if target.ends_with(b"]") => {
+                    name = target[..i].to_vec();
+                    index = Some(target[i + 1..target.len() - 1].to_vec());
+                }
+                _ => {
+                    let ok = crate::parse::is_name(&target)
+                        || target.iter().all(u8::is_ascii_digit)
+                        || matches!(
+                            target.as_slice(),
+                            b"@" | b"*" | b"#" | b"?" | b"-" | b"$" | b"!"
+                        );
+                    if !ok {
+                        let msg = format!(
+                            "{}: invalid variable name",
+                            String::from_utf8_lossy(&target)
+                        );
+                        return Err(self.fatal(&msg, 1));
+                    }
+                    name = target;
                 }
             }
         }
-        let is_all = matches!(name.as_slice(), b"@" | b"*");
-        // "$@" and friends: one field per positional parameter.
-        if is_all && matches!(p.op, ParamOp::Plain) {
-            let params = self.positional.clone();
-            match (ctx, name.as_slice()) {
-                (Ctx::Quoted, b"*") => {
-                    let v = self.param_value(b"*").unwrap_or_default();
-                    f.quoted(&v);
+        match index {
+            Some(i) if matches!(i.as_slice(), b"@" | b"*") => {
+                let list = self
+                    .vars
+                    .value(&name)
+                    .map(Value::elements)
+                    .unwrap_or_default();
+                Ok((name, Subject::Many(list, i == b"*")))
+            }
+            Some(i) => {
+                let key = self.array_key(&name, &i)?;
+                let v = self.element(&name, &key);
+                Ok((name, Subject::One(v)))
+            }
+            None => match name.as_slice() {
+                b"@" => Ok((name, Subject::Many(self.positional.clone(), false))),
+                b"*" => Ok((name, Subject::Many(self.positional.clone(), true))),
+                _ => {
+                    let v = self.param_value(&name);
+                    Ok((name, Subject::One(v)))
                 }
-                (Ctx::Quoted, _) => {
-                    for (i, a) in params.iter().enumerate() {
-                        if i > 0 {
-                            f.finish_always();
+            },
+        }
+    }
+
+    /// The text of a subscript (expanded, quotes removed).
+    fn expand_index_text(&mut self, w: &Word) -> Result<Vec<u8>> {
+        if let Some(p) = w.as_plain() {
+            return Ok(p.to_vec());
+        }
+        self.expand_arith_text(w)
+    }
+
+    /// Emits a list the way `$@` and `$*` are emitted.
+    fn emit_list(&mut self, list: &[Vec<u8>], star: bool, ctx: Ctx, f: &mut Fields) {
+        match (ctx, star) {
+            (Ctx::Quoted, true) => {
+                let sep = match self.vars.get(b"IFS") {
+                    Some(i) => i.first().copied(),
+                    None => Some(b' '),
+                };
+                let mut joined = Vec::new();
+                for (i, a) in list.iter().enumerate() {
+                    if i > 0 {
+                        if let Some(s) = sep {
+                            joined.push(s);
                         }
-                        f.quoted(a);
                     }
+                    joined.extend_from_slice(a);
                 }
-                (Ctx::Unquoted, _) => {
-                    for (i, a) in params.iter().enumerate() {
-                        if i > 0 {
-                            if f.split {
-                                f.finish();
-                                f.last = Delim::White;
-                            } else {
-                                f.expansion(b" ");
-                            }
-                        }
-                        f.expansion(a);
+                f.quoted(&joined);
+            }
+            (Ctx::Quoted, false) => {
+                for (i, a) in list.iter().enumerate() {
+                    if i > 0 {
+                        f.finish_always();
                     }
+                    f.quoted(a);
                 }
             }
-            return Ok(());
+            (Ctx::Unquoted, _) => {
+                for (i, a) in list.iter().enumerate() {
+                    if i > 0 {
+                        if f.split {
+                            f.finish();
+                            f.last = Delim::White;
+                        } else {
+                            f.expansion(b" ");
+                        }
+                    }
+                    f.expansion(a);
+                }
+            }
         }
-        let value = self.param_value(&name);
-        let set = value.is_some();
-        let null = value.as_ref().is_none_or(Vec::is_empty);
-        let check_unset = |sh: &mut Shell, value: &Option<Vec<u8>>| -> Result<()> {
-            if value.is_none() && sh.opts.nounset && !is_all {
-                let msg = format!("{}: unbound variable", String::from_utf8_lossy(&name));
-                return Err(sh.fatal(&msg, 1));
+    }
+
+    fn emit_subject(&mut self, s: &Subject, ctx: Ctx, f: &mut Fields) {
+        match s {
+            Subject::One(v) => {
+                let v = v.clone().unwrap_or_default();
+                self.push_value(&v, ctx, f);
+            }
+            Subject::Many(list, star) => self.emit_list(list, *star, ctx, f),
+        }
+    }
+
+    fn expand_param(&mut self, p: &Param, ctx: Ctx, f: &mut Fields) -> Result<()> {
+        let (name, subject) = self.subject(p)?;
+        let (set, null) = match &subject {
+            Subject::One(v) => (v.is_some(), v.as_ref().is_none_or(Vec::is_empty)),
+            Subject::Many(list, _) => (
+                !list.is_empty(),
+                list.is_empty() || list.iter().all(Vec::is_empty) && list.len() <= 1,
+            ),
+        };
+        let check_unset = |sh: &mut Shell, subject: &Subject| -> Result<()> {
+            if let Subject::One(None) = subject {
+                if sh.opts.nounset {
+                    let mut shown = name.clone();
+                    if let Some(w) = &p.index {
+                        shown.push(b'[');
+                        shown.extend_from_slice(&w.unquoted_text());
+                        shown.push(b']');
+                    }
+                    let msg = format!("{}: unbound variable", String::from_utf8_lossy(&shown));
+                    return Err(sh.fatal(&msg, 1));
+                }
             }
             Ok(())
         };
+        // Applies a string function to the value, or to each element.
+        let map = |subject: &Subject, fun: &dyn Fn(&[u8]) -> Vec<u8>| -> Subject {
+            match subject {
+                Subject::One(v) => Subject::One(Some(fun(v.as_deref().unwrap_or_default()))),
+                Subject::Many(list, star) => {
+                    Subject::Many(list.iter().map(|x| fun(x)).collect(), *star)
+                }
+            }
+        };
         match &p.op {
             ParamOp::Plain => {
-                check_unset(self, &value)?;
-                self.push_value(&value.unwrap_or_default(), ctx, f);
+                check_unset(self, &subject)?;
+                self.emit_subject(&subject, ctx, f);
             }
             ParamOp::Length => {
-                let n = if is_all {
-                    self.positional.len()
-                } else {
-                    check_unset(self, &value)?;
-                    char_len(&value.unwrap_or_default())
+                let n = match &subject {
+                    Subject::Many(list, _) => list.len(),
+                    Subject::One(v) => {
+                        check_unset(self, &subject)?;
+                        char_len(v.as_deref().unwrap_or_default())
+                    }
                 };
                 self.push_value(n.to_string().as_bytes(), ctx, f);
             }
             ParamOp::Default { colon, word } | ParamOp::Alternative { colon, word } => {
-                let use_word = match &p.op {
-                    ParamOp::Default { .. } => !set || (*colon && null),
-                    _ => set && !(*colon && null),
+                let is_default = matches!(p.op, ParamOp::Default { .. });
+                let use_word = if is_default {
+                    !set || (*colon && null)
+                } else {
+                    set && !(*colon && null)
                 };
                 if use_word {
                     self.expand_sub_word(word, ctx, f)?;
-                } else if matches!(p.op, ParamOp::Default { .. }) {
-                    if is_all {
-                        return self.expand_param(
-                            &Param {
-                                name: name.clone(),
-                                index: None,
-                                indirect: false,
-                                op: ParamOp::Plain,
-                            },
-                            ctx,
-                            f,
-                        );
-                    }
-                    self.push_value(&value.unwrap_or_default(), ctx, f);
+                } else if is_default {
+                    self.emit_subject(&subject, ctx, f);
                 }
             }
             ParamOp::Assign { colon, word } => {
@@ -499,38 +659,43 @@ impl Shell {
                         return Err(self.fatal(&msg, 1));
                     }
                     let v = self.expand_string_in(word, ctx)?;
-                    if let Err(e) = self.vars.set(&name, v.clone()) {
+                    let r = match &p.index {
+                        Some(w) => {
+                            let i = self.expand_index_text(w)?;
+                            let key = self.array_key(&name, &i)?;
+                            self.vars.set_elem(&name, key, v.clone())
+                        }
+                        None => self.vars.set(&name, v.clone()),
+                    };
+                    if let Err(e) = r {
                         return Err(self.fatal(&e.to_string(), 1));
                     }
                     self.push_value(&v, ctx, f);
                 } else {
-                    self.push_value(&value.unwrap_or_default(), ctx, f);
+                    self.emit_subject(&subject, ctx, f);
                 }
             }
             ParamOp::Error { colon, word } => {
                 if !set || (*colon && null) {
                     let msg = self.expand_string_in(word, ctx)?;
-                    let msg = if msg.is_empty() {
-                        if set {
-                            "parameter null or not set".to_string()
-                        } else {
-                            "parameter null or not set".to_string()
-                        }
-                    } else {
+                    let msg = if !msg.is_empty() {
                         String::from_utf8_lossy(&msg).into_owned()
+                    } else if *colon {
+                        "parameter null or not set".to_string()
+                    } else {
+                        "parameter not set".to_string()
                     };
                     let full = format!("{}: {msg}", String::from_utf8_lossy(&name));
-                    return Err(self.fatal(&full, 1));
+                    return Err(self.fatal(&full, 127));
                 }
-                self.push_value(&value.unwrap_or_default(), ctx, f);
+                self.emit_subject(&subject, ctx, f);
             }
             ParamOp::TrimPrefix { longest, pattern } | ParamOp::TrimSuffix { longest, pattern } => {
-                check_unset(self, &value)?;
+                check_unset(self, &subject)?;
                 let pat = self.expand_pattern(pattern)?;
-                let v = value.unwrap_or_default();
                 let prefix = matches!(p.op, ParamOp::TrimPrefix { .. });
-                let r = trim(&v, &pat, prefix, *longest);
-                self.push_value(r, ctx, f);
+                let out = map(&subject, &|v| trim(v, &pat, prefix, *longest).to_vec());
+                self.emit_subject(&out, ctx, f);
             }
             ParamOp::Replace {
                 all,
@@ -538,15 +703,14 @@ impl Shell {
                 pattern,
                 with,
             } => {
-                check_unset(self, &value)?;
+                check_unset(self, &subject)?;
                 let pat = self.expand_pattern(pattern)?;
                 let rep = self.expand_string_in(with, Ctx::Quoted)?;
-                let v = value.unwrap_or_default();
-                let r = replace(&v, &pat, &rep, *all, *anchor);
-                self.push_value(&r, ctx, f);
+                let out = map(&subject, &|v| replace(v, &pat, &rep, *all, *anchor));
+                self.emit_subject(&out, ctx, f);
             }
             ParamOp::Slice { offset, length } => {
-                check_unset(self, &value)?;
+                check_unset(self, &subject)?;
                 let off_text = self.expand_arith_text(offset)?;
                 let off = self.arith(&off_text)?;
                 let len = match length {
@@ -556,38 +720,40 @@ impl Shell {
                     }
                     None => None,
                 };
-                if is_all {
-                    let mut items: Vec<Vec<u8>> = vec![self.arg0.clone()];
-                    items.extend(self.positional.iter().cloned());
-                    let sliced = slice_items(&items, off, len);
-                    for (i, a) in sliced.iter().enumerate() {
-                        if i > 0 {
-                            if ctx == Ctx::Quoted && name == b"@" {
-                                f.finish_always();
-                            } else {
-                                self.push_value(b" ", ctx, f);
-                            }
-                        }
-                        self.push_value(a, ctx, f);
+                match &subject {
+                    Subject::One(v) => {
+                        let r = slice_chars(v.as_deref().unwrap_or_default(), off, len);
+                        self.push_value(&r, ctx, f);
                     }
-                } else {
-                    let v = value.unwrap_or_default();
-                    let r = slice_chars(&v, off, len);
-                    self.push_value(&r, ctx, f);
+                    Subject::Many(list, star) => {
+                        // For $@ and $*, offset 0 is $0.
+                        let items = if p.index.is_none() {
+                            let mut items = vec![self.arg0.clone()];
+                            items.extend(list.iter().cloned());
+                            items
+                        } else {
+                            list.clone()
+                        };
+                        let sliced = slice_items(&items, off, len);
+                        self.emit_list(&sliced, *star, ctx, f);
+                    }
                 }
             }
             ParamOp::Case { upper, all } => {
-                check_unset(self, &value)?;
-                let mut v = value.unwrap_or_default();
-                let n = if *all { v.len() } else { v.len().min(1) };
-                for c in &mut v[..n] {
-                    *c = if *upper {
-                        c.to_ascii_uppercase()
-                    } else {
-                        c.to_ascii_lowercase()
-                    };
-                }
-                self.push_value(&v, ctx, f);
+                check_unset(self, &subject)?;
+                let out = map(&subject, &|v| {
+                    let mut v = v.to_vec();
+                    let n = if *all { v.len() } else { v.len().min(1) };
+                    for c in &mut v[..n] {
+                        *c = if *upper {
+                            c.to_ascii_uppercase()
+                        } else {
+                            c.to_ascii_lowercase()
+                        };
+                    }
+                    v
+                });
+                self.emit_subject(&out, ctx, f);
             }
         }
         Ok(())

@@ -1030,6 +1030,26 @@ impl<'s> Parser<'s> {
                 cmd.redirects.push(r);
                 continue;
             }
+            // `name=(…)`: before a command, or as an argument of a
+            // declaration builtin.
+            let decl = cmd.words.first().and_then(Word::as_plain).is_some_and(|w| {
+                matches!(
+                    w,
+                    b"declare" | b"typeset" | b"local" | b"export" | b"readonly"
+                )
+            });
+            if cmd.words.is_empty() || decl {
+                if let Some(a) = self.array_assignment()? {
+                    if cmd.words.is_empty() {
+                        cmd.assigns.push(a);
+                    } else {
+                        cmd.words.push(Word {
+                            parts: vec![Part::ArrayAssign(Box::new(a))],
+                        });
+                    }
+                    continue;
+                }
+            }
             let start = self.pos;
             let Some(word) = self.read_word()? else {
                 break;
@@ -1077,6 +1097,64 @@ impl<'s> Parser<'s> {
             return self.unexpected();
         }
         Ok(Command::Simple(cmd))
+    }
+
+    /// `name=(…)` or `name+=(…)` at the current position (bash arrays).
+    fn array_assignment(&mut self) -> Result<Option<Assign>> {
+        let mut k = 0;
+        while self.peek_at(k).is_some_and(|c| {
+            if k == 0 {
+                is_name_start(c)
+            } else {
+                is_name_char(c)
+            }
+        }) {
+            k += 1;
+        }
+        if k == 0 {
+            return Ok(None);
+        }
+        let append = self.peek_at(k) == Some(b'+');
+        let eq = k + usize::from(append);
+        if self.peek_at(eq) != Some(b'=') || self.peek_at(eq + 1) != Some(b'(') {
+            return Ok(None);
+        }
+        let name = self.buf[self.pos..self.pos + k].to_vec();
+        for _ in 0..eq + 2 {
+            self.bump();
+        }
+        let mut items = Vec::new();
+        loop {
+            self.linebreak()?;
+            if self.eat_operator(")") {
+                break;
+            }
+            let Some(w) = self.read_word()? else {
+                return self.unexpected();
+            };
+            // `[key]=value`
+            let keyed = match w.parts.first() {
+                Some(Part::Lit(b)) if b.starts_with(b"[") => {
+                    let mut probe = w.clone();
+                    if let Some(Part::Lit(b)) = probe.parts.first_mut() {
+                        b.splice(0..0, b"x".iter().copied());
+                    }
+                    split_assignment(&probe).and_then(|a| a.index.map(|i| (i, a.value)))
+                }
+                _ => None,
+            };
+            match keyed {
+                Some((key, value)) => items.push((Some(key), value)),
+                None => items.push((None, w)),
+            }
+        }
+        Ok(Some(Assign {
+            name,
+            index: None,
+            append,
+            value: Word::default(),
+            array: Some(items),
+        }))
     }
 
     /// If `word` (which started at `start`) is an alias not already being
@@ -1644,29 +1722,81 @@ fn flush_word_lit(parts: &mut Vec<Part>, lit: &mut Vec<u8>, dq: bool) {
     }
 }
 
-/// `NAME=value` or `NAME+=value` at the start of a word.
-fn split_assignment(word: &Word) -> Option<Assign> {
+/// `NAME=value`, `NAME+=value` or `NAME[sub]=value` at the start of a
+/// word.
+pub fn split_assignment(word: &Word) -> Option<Assign> {
     let Some(Part::Lit(first)) = word.parts.first() else {
         return None;
     };
-    let eq = first.iter().position(|&c| c == b'=')?;
-    let (name, append) = if eq > 0 && first[eq - 1] == b'+' {
-        (&first[..eq - 1], true)
-    } else {
-        (&first[..eq], false)
-    };
+    let name_end = first
+        .iter()
+        .position(|&c| !is_name_char(c))
+        .unwrap_or(first.len());
+    let name = &first[..name_end];
     if !is_name(name) {
         return None;
     }
+    // Where the value starts: (part index, byte offset in that Lit part).
+    let (index, append, at) = if first.get(name_end) == Some(&b'[') {
+        let mut sub = Vec::new();
+        let mut depth = 0u32;
+        let mut found = None;
+        'parts: for (pi, part) in word.parts.iter().enumerate() {
+            let Part::Lit(b) = part else {
+                sub.push(part.clone());
+                continue;
+            };
+            let start = if pi == 0 { name_end + 1 } else { 0 };
+            let mut lit = Vec::new();
+            for k in start..b.len() {
+                match b[k] {
+                    b'[' => depth += 1,
+                    b']' if depth > 0 => depth -= 1,
+                    b']' => {
+                        let rest = &b[k + 1..];
+                        let (app, skip) = if rest.starts_with(b"+=") {
+                            (true, 2)
+                        } else if rest.starts_with(b"=") {
+                            (false, 1)
+                        } else {
+                            return None;
+                        };
+                        if !lit.is_empty() {
+                            sub.push(Part::Lit(std::mem::take(&mut lit)));
+                        }
+                        found = Some((app, pi, k + 1 + skip));
+                        break 'parts;
+                    }
+                    _ => {}
+                }
+                lit.push(b[k]);
+            }
+            if !lit.is_empty() {
+                sub.push(Part::Lit(lit));
+            }
+        }
+        let (app, pi, off) = found?;
+        (Some(Word { parts: sub }), app, (pi, off))
+    } else if first[name_end..].starts_with(b"+=") {
+        (None, true, (0, name_end + 2))
+    } else if first[name_end..].starts_with(b"=") {
+        (None, false, (0, name_end + 1))
+    } else {
+        return None;
+    };
     let mut parts = Vec::with_capacity(word.parts.len());
-    if eq + 1 < first.len() {
-        parts.push(Part::Lit(first[eq + 1..].to_vec()));
+    if let Part::Lit(b) = &word.parts[at.0] {
+        if at.1 < b.len() {
+            parts.push(Part::Lit(b[at.1..].to_vec()));
+        }
     }
-    parts.extend(word.parts[1..].iter().cloned());
+    parts.extend(word.parts[at.0 + 1..].iter().cloned());
     Some(Assign {
         name: name.to_vec(),
+        index,
         append,
         value: Word { parts },
+        array: None,
     })
 }
 

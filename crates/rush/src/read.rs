@@ -61,10 +61,10 @@ pub fn read(sh: &mut Shell, argv: &[Vec<u8>]) -> Exec {
         }
         i += 1;
     }
-    let mut names: Vec<Vec<u8>> = argv[i..].to_vec();
-    if let Some(a) = array {
-        names = vec![a];
-    }
+    let names: Vec<Vec<u8>> = match &array {
+        Some(a) => vec![a.clone()],
+        None => argv[i..].to_vec(),
+    };
     for n in &names {
         if !crate::parse::is_name(n) {
             sh.error(&format!("read: `{}': not a valid identifier", lossy(n)));
@@ -146,6 +146,19 @@ pub fn read(sh: &mut Shell, argv: &[Vec<u8>]) -> Exec {
     }
     if exact {
         let _ = sh.vars.set(&names[0], line);
+        return Ok(status);
+    }
+    if let Some(a) = array {
+        let fields = split(&line, &escaped, &ifs, usize::MAX);
+        let m = fields
+            .into_iter()
+            .enumerate()
+            .map(|(k, v)| (k as i64, v))
+            .collect();
+        if let Err(e) = sh.vars.set_value(&a, crate::vars::Value::Indexed(m)) {
+            sh.error(&e.to_string());
+            return Ok(1);
+        }
         return Ok(status);
     }
     let fields = split(&line, &escaped, &ifs, names.len());

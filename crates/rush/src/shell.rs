@@ -8,6 +8,7 @@ use crate::ast::*;
 use crate::parse::{Aliases, ParseError, Parser, Source};
 use crate::perf::Perf;
 use crate::sys;
+use crate::vars::Value;
 use std::collections::{BTreeSet, HashMap};
 use std::ffi::{CStr, CString};
 use std::io;
@@ -699,7 +700,13 @@ impl Shell {
             }
             array.extend_from_slice(s.to_string().as_bytes());
         }
-        let _ = self.vars.set(b"PIPESTATUS", array);
+        let _ = array;
+        let statuses = statuses
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (i as i64, s.to_string().into_bytes()))
+            .collect();
+        let _ = self.vars.set_value(b"PIPESTATUS", Value::Indexed(statuses));
         Ok(status)
     }
 
@@ -977,18 +984,12 @@ impl Shell {
         self.line = cmd.line;
         self.cmdsub_status = None;
         let t0 = self.perf.as_ref().map(|_| std::time::Instant::now());
-        let argv = self.expand_words(&cmd.words)?;
+        let argv = self.expand_command_words(&cmd.words)?;
         if argv.is_empty() {
             // Assignments (and redirections) only.
             for a in &cmd.assigns {
-                let v = self.assign_value(a)?;
-                if let Err(e) = self.vars.set(&a.name, v) {
-                    self.error(&e.to_string());
-                    return if self.opts.interactive {
-                        Ok(1)
-                    } else {
-                        Err(Flow::Exit(1))
-                    };
+                if let Err(f) = self.assign(a, false) {
+                    return if self.opts.interactive { Ok(1) } else { Err(f) };
                 }
             }
             if self.opts.xtrace && !cmd.assigns.is_empty() {
@@ -1006,12 +1007,15 @@ impl Shell {
         if let (Some(p), Some(t0)) = (self.perf.as_mut(), t0) {
             p.record(crate::perf::Phase::Expand, t0.elapsed());
         }
-        // Values of prefix assignments.
+        // Values of prefix assignments, each visible to the ones after it.
         let mut assigns = Vec::with_capacity(cmd.assigns.len());
+        let mut undo = Vec::new();
         for a in &cmd.assigns {
             let v = self.assign_value(a)?;
+            undo.extend(self.push_temp_vars(&[(a.name.clone(), v.clone())]));
             assigns.push((a.name.clone(), v));
         }
+        self.pop_temp_vars(undo);
         if self.opts.xtrace {
             self.trace(&cmd.assigns, &assigns, &argv);
         }
@@ -1058,6 +1062,157 @@ impl Shell {
             return r;
         }
         self.run_external(&argv, &assigns, &cmd.redirects, tail)
+    }
+
+    /// Performs an assignment (`x=v`, `a[i]=v`, `a=(…)`, with `+=`), in
+    /// the innermost function scope if `local`.
+    pub fn assign(&mut self, a: &Assign, local: bool) -> Result<(), Flow> {
+        let r = if let Some(items) = &a.array {
+            let value = self.array_value(&a.name, items, a.append)?;
+            if local {
+                self.vars.local_value(&a.name, Some(value))
+            } else {
+                self.vars.set_value(&a.name, value)
+            }
+        } else if let Some(idx) = &a.index {
+            let sub = self.expand_arith_text(idx)?;
+            let key = self.array_key(&a.name, &sub)?;
+            let mut v = self.expand_assignment(&a.value)?;
+            if a.append {
+                let mut old = self.element(&a.name, &key).unwrap_or_default();
+                old.append(&mut v);
+                v = old;
+            }
+            self.vars.set_elem(&a.name, key, v)
+        } else {
+            let v = self.assign_value(a)?;
+            if local {
+                self.vars.local(&a.name, Some(v))
+            } else {
+                self.vars.set(&a.name, v)
+            }
+        };
+        r.map_err(|e| {
+            self.error(&e.to_string());
+            Flow::Exit(1)
+        })
+    }
+
+    /// The value of `name=(…)`.
+    fn array_value(
+        &mut self,
+        name: &[u8],
+        items: &[(Option<Word>, Word)],
+        append: bool,
+    ) -> Result<Value, Flow> {
+        if let Some(Value::Assoc(old)) = self.vars.value(name) {
+            let mut m = if append {
+                old.clone()
+            } else {
+                Default::default()
+            };
+            for (key, w) in items {
+                let Some(key) = key else {
+                    let shown = String::from_utf8_lossy(&w.unquoted_text()).into_owned();
+                    self.error(&format!(
+                        "{}: {shown}: must use subscript when assigning associative array",
+                        String::from_utf8_lossy(name)
+                    ));
+                    continue;
+                };
+                let k = self.expand_string(key)?;
+                let v = self.expand_assignment(w)?;
+                m.insert(k, v);
+            }
+            return Ok(Value::Assoc(m));
+        }
+        let mut m = match (append, self.vars.value(name)) {
+            (true, Some(Value::Indexed(old))) => old.clone(),
+            (true, Some(Value::Str(s))) => [(0, s.clone())].into_iter().collect(),
+            _ => Default::default(),
+        };
+        let mut next = m.keys().next_back().map_or(0, |k| k + 1);
+        for (key, w) in items {
+            match key {
+                Some(k) => {
+                    let t = self.expand_arith_text(k)?;
+                    let i = self.arith(&t)?;
+                    let v = self.expand_assignment(w)?;
+                    m.insert(i, v);
+                    next = i + 1;
+                }
+                None => {
+                    for field in self.expand_words(std::slice::from_ref(w))? {
+                        m.insert(next, field);
+                        next += 1;
+                    }
+                }
+            }
+        }
+        Ok(Value::Indexed(m))
+    }
+
+    /// Expands a command's words. For declaration builtins (`declare`,
+    /// `local`, `export`, `readonly`, `typeset`), arguments that look like
+    /// assignments expand as assignments: no field splitting, no globbing,
+    /// and `name=(…)` arrays are assigned here.
+    fn expand_command_words(&mut self, words: &[Word]) -> Result<Vec<Vec<u8>>, Flow> {
+        let decl = words
+            .first()
+            .and_then(Word::as_plain)
+            .filter(|w| {
+                matches!(
+                    *w,
+                    b"declare" | b"typeset" | b"local" | b"export" | b"readonly"
+                )
+            })
+            .filter(|w| !self.functions.contains_key(*w));
+        let Some(decl) = decl else {
+            return self.expand_words(words);
+        };
+        let mut out = vec![decl.to_vec()];
+        for w in &words[1..] {
+            let flags: Vec<u8> = out[1..]
+                .iter()
+                .filter(|a| a.starts_with(b"-"))
+                .flat_map(|a| a[1..].to_vec())
+                .collect();
+            let local = match decl {
+                b"local" => true,
+                b"declare" | b"typeset" => self.vars.in_function() && !flags.contains(&b'g'),
+                _ => false,
+            };
+            if let [Part::ArrayAssign(a)] = w.parts.as_slice() {
+                if flags.contains(&b'A')
+                    && !matches!(self.vars.value(&a.name), Some(Value::Assoc(_)))
+                {
+                    let empty = Value::Assoc(Default::default());
+                    let r = if local {
+                        self.vars.local_value(&a.name, Some(empty))
+                    } else {
+                        self.vars.set_value(&a.name, empty)
+                    };
+                    if let Err(e) = r {
+                        self.error(&e.to_string());
+                        return Err(Flow::Exit(1));
+                    }
+                }
+                self.assign(a, local)?;
+                out.push(a.name.clone());
+                continue;
+            }
+            match crate::parse::split_assignment(w) {
+                Some(a) if a.index.is_none() => {
+                    let v = self.assign_value(&a)?;
+                    let mut arg = a.name;
+                    arg.push(b'=');
+                    arg.extend_from_slice(&v);
+                    out.push(arg);
+                }
+                _ => out.extend(self.expand_words(std::slice::from_ref(w))?),
+            }
+        }
+        Ok(out)
     }
 
     fn assign_value(&mut self, a: &Assign) -> Result<Vec<u8>, Flow> {

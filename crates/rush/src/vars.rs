@@ -1,15 +1,75 @@
 //! Shell variables: global, function-local (dynamic scope, as bash), exported
 //! and readonly, and the environment built from them for each spawn.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ffi::CString;
+
+/// What a variable holds: a string, or a bash array.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Value {
+    Str(Vec<u8>),
+    /// `a=(x y)`: sparse, by index.
+    Indexed(BTreeMap<i64, Vec<u8>>),
+    /// `declare -A a`: by string key.
+    Assoc(BTreeMap<Vec<u8>, Vec<u8>>),
+}
+
+impl Value {
+    /// The value as a string: arrays stand for their element 0.
+    pub fn scalar(&self) -> Option<&[u8]> {
+        match self {
+            Value::Str(s) => Some(s),
+            Value::Indexed(m) => m.get(&0).map(Vec::as_slice),
+            Value::Assoc(m) => m.get(b"0".as_slice()).map(Vec::as_slice),
+        }
+    }
+
+    pub fn is_array(&self) -> bool {
+        !matches!(self, Value::Str(_))
+    }
+
+    /// Every element, in order (a string is one element).
+    pub fn elements(&self) -> Vec<Vec<u8>> {
+        match self {
+            Value::Str(s) => vec![s.clone()],
+            Value::Indexed(m) => m.values().cloned().collect(),
+            Value::Assoc(m) => m.values().cloned().collect(),
+        }
+    }
+
+    /// Every key, in order (`${!a[@]}`).
+    pub fn keys(&self) -> Vec<Vec<u8>> {
+        match self {
+            Value::Str(_) => vec![b"0".to_vec()],
+            Value::Indexed(m) => m.keys().map(|k| k.to_string().into_bytes()).collect(),
+            Value::Assoc(m) => m.keys().cloned().collect(),
+        }
+    }
+}
+
+/// An array subscript, evaluated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Key {
+    Index(i64),
+    Name(Vec<u8>),
+}
 
 #[derive(Debug, Clone, Default)]
 pub struct Var {
     /// `None`: declared (`export X`, `local X`) but unset.
-    pub value: Option<Vec<u8>>,
+    pub value: Option<Value>,
     pub exported: bool,
     pub readonly: bool,
+}
+
+impl Var {
+    fn string(value: Vec<u8>, exported: bool) -> Self {
+        Var {
+            value: Some(Value::Str(value)),
+            exported,
+            readonly: false,
+        }
+    }
 }
 
 /// Why an assignment was refused.
@@ -44,14 +104,7 @@ impl Vars {
             if !crate::parse::is_name(&k) {
                 continue;
             }
-            v.globals.insert(
-                k,
-                Var {
-                    value: Some(val.into_vec()),
-                    exported: true,
-                    readonly: false,
-                },
-            );
+            v.globals.insert(k, Var::string(val.into_vec(), true));
         }
         v
     }
@@ -75,7 +128,11 @@ impl Vars {
     }
 
     pub fn get(&self, name: &[u8]) -> Option<&[u8]> {
-        self.find(name)?.value.as_deref()
+        self.find(name)?.value.as_ref()?.scalar()
+    }
+
+    pub fn value(&self, name: &[u8]) -> Option<&Value> {
+        self.find(name)?.value.as_ref()
     }
 
     pub fn var(&self, name: &[u8]) -> Option<&Var> {
@@ -89,6 +146,23 @@ impl Vars {
     /// Sets a variable where it lives (the innermost scope that has it, else
     /// the globals).
     pub fn set(&mut self, name: &[u8], value: Vec<u8>) -> Result<(), ReadOnly> {
+        // Setting an array by its bare name sets element 0.
+        if let Some(Var {
+            value: Some(Value::Indexed(_) | Value::Assoc(_)),
+            ..
+        }) = self.find(name)
+        {
+            let key = match self.find(name).and_then(|v| v.value.as_ref()) {
+                Some(Value::Assoc(_)) => Key::Name(b"0".to_vec()),
+                _ => Key::Index(0),
+            };
+            return self.set_elem(name, key, value);
+        }
+        self.set_value(name, Value::Str(value))
+    }
+
+    /// Sets a whole value (a string or an array).
+    pub fn set_value(&mut self, name: &[u8], value: Value) -> Result<(), ReadOnly> {
         let allexport = self.allexport;
         match self.find_mut(name) {
             Some(v) => {
@@ -120,6 +194,67 @@ impl Vars {
         Ok(())
     }
 
+    /// Sets one element; a string variable becomes an array with the string
+    /// at index 0.
+    pub fn set_elem(&mut self, name: &[u8], key: Key, value: Vec<u8>) -> Result<(), ReadOnly> {
+        let mut cur = match self.find(name) {
+            Some(v) if v.readonly => return Err(ReadOnly(name.to_vec())),
+            Some(v) => v.value.clone(),
+            None => None,
+        };
+        match (&mut cur, key) {
+            (Some(Value::Assoc(m)), Key::Name(k)) => {
+                m.insert(k, value);
+            }
+            (Some(Value::Assoc(m)), Key::Index(i)) => {
+                m.insert(i.to_string().into_bytes(), value);
+            }
+            (Some(Value::Indexed(m)), Key::Index(i)) => {
+                m.insert(i, value);
+            }
+            (Some(Value::Indexed(m)), Key::Name(k)) => {
+                let i = String::from_utf8_lossy(&k).trim().parse().unwrap_or(0);
+                m.insert(i, value);
+            }
+            (slot, key) => {
+                let mut m = BTreeMap::new();
+                if let Some(Value::Str(s)) = slot.take() {
+                    m.insert(0, s);
+                }
+                let i = match key {
+                    Key::Index(i) => i,
+                    Key::Name(k) => String::from_utf8_lossy(&k).trim().parse().unwrap_or(0),
+                };
+                m.insert(i, value);
+                *slot = Some(Value::Indexed(m));
+            }
+        }
+        self.set_value(name, cur.expect("set above"))
+    }
+
+    /// Removes one element of an array (or the string, for index 0).
+    pub fn unset_elem(&mut self, name: &[u8], key: &Key) -> Result<(), ReadOnly> {
+        let Some(v) = self.find_mut(name) else {
+            return Ok(());
+        };
+        if v.readonly {
+            return Err(ReadOnly(name.to_vec()));
+        }
+        match (&mut v.value, key) {
+            (Some(Value::Indexed(m)), Key::Index(i)) => {
+                m.remove(i);
+            }
+            (Some(Value::Assoc(m)), Key::Name(k)) => {
+                m.remove(k);
+            }
+            (Some(Value::Assoc(m)), Key::Index(i)) => {
+                m.remove(i.to_string().as_bytes());
+            }
+            (Some(Value::Str(_)), Key::Index(0)) => v.value = None,
+            _ => {}
+        }
+        Ok(())
+    }
     pub fn unset(&mut self, name: &[u8]) -> Result<(), ReadOnly> {
         for s in self.scopes.iter_mut().rev() {
             if let Some(v) = s.get_mut(name) {
@@ -221,12 +356,17 @@ impl Vars {
     /// a value, a new local starts unset, as in bash (`local x` then `$x`
     /// is empty).
     pub fn local(&mut self, name: &[u8], value: Option<Vec<u8>>) -> Result<(), ReadOnly> {
+        self.local_value(name, value.map(Value::Str))
+    }
+
+    /// `local` with any kind of value.
+    pub fn local_value(&mut self, name: &[u8], value: Option<Value>) -> Result<(), ReadOnly> {
         if self.find(name).is_some_and(|v| v.readonly) {
             return Err(ReadOnly(name.to_vec()));
         }
         let exported_outside = self.is_exported(name);
         let Some(scope) = self.scopes.last_mut() else {
-            return self.set(name, value.unwrap_or_default());
+            return self.set_value(name, value.unwrap_or(Value::Str(Vec::new())));
         };
         let entry = scope.entry(name.to_vec()).or_insert_with(|| Var {
             value: None,
@@ -266,7 +406,7 @@ impl Vars {
         if self.env.is_none() {
             let mut env = Vec::new();
             for (k, v) in self.visible() {
-                if let (true, Some(value)) = (v.exported, v.value) {
+                if let (true, Some(Value::Str(value))) = (v.exported, v.value) {
                     let mut kv = k;
                     kv.push(b'=');
                     kv.extend_from_slice(&value);
