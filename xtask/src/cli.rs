@@ -9,6 +9,7 @@ USAGE:
     cargo xtask test  [SYSTEM...]
     cargo xtask bench [SYSTEM...] [--quick] [--micro]
     cargo xtask install [BIN...] [--root DIR]
+    cargo xtask conformance rush --oils PATH [--python PATH] [SPEC...]
 
 COMMANDS:
     test    fmt, clippy -D warnings, and every test (Rust, and Python/Node as
@@ -18,11 +19,17 @@ COMMANDS:
             report.md and SVG charts, and prints each system's table.
     install Builds the binaries in release mode, statically linked (faster
             to start), and copies them into DIR/bin (default ~/.cargo/bin).
+    conformance
+            Runs the Oils shell spec tests (a checkout of oils-for-unix/oils
+            at PATH; the runner needs Python 2.7) against the release build
+            of rush, and prints pass/total per spec file and in total.
 
 OPTIONS:
     --quick   a short run, for smoke checks (bench)
     --micro   run the criterion micro-benchmarks of the crates instead (bench)
     --root    where to install (install)
+    --oils    the Oils checkout (conformance)
+    --python  the Python 2.7 to run it with (conformance)
     -h, --help
 
 SYSTEMS:
@@ -45,6 +52,12 @@ pub enum Command {
         bins: Vec<String>,
         root: Option<std::path::PathBuf>,
     },
+    Conformance {
+        system: String,
+        oils: Option<std::path::PathBuf>,
+        python: Option<std::path::PathBuf>,
+        only: Vec<String>,
+    },
 }
 
 pub fn parse(args: impl IntoIterator<Item = std::ffi::OsString>) -> Result<Command> {
@@ -53,12 +66,15 @@ pub fn parse(args: impl IntoIterator<Item = std::ffi::OsString>) -> Result<Comma
     let mut verb: Option<String> = None;
     let (mut systems, mut quick, mut micro, mut help) = (Vec::new(), false, false, false);
     let mut root = None;
+    let (mut oils, mut python) = (None, None);
     while let Some(arg) = p.next()? {
         match arg {
             Short('h') | Long("help") => help = true,
             Long("quick") => quick = true,
             Long("micro") => micro = true,
             Long("root") => root = Some(std::path::PathBuf::from(p.value()?)),
+            Long("oils") => oils = Some(std::path::PathBuf::from(p.value()?)),
+            Long("python") => python = Some(std::path::PathBuf::from(p.value()?)),
             Value(v) if verb.is_none() => verb = Some(v.string()?),
             Value(v) => systems.push(v.string()?),
             _ => return Err(arg.unexpected().into()),
@@ -78,6 +94,21 @@ pub fn parse(args: impl IntoIterator<Item = std::ffi::OsString>) -> Result<Comma
             quick,
             micro,
         },
+        Some("conformance") => {
+            let mut rest = systems.into_iter();
+            let Some(system) = rest.next() else {
+                bail!("conformance needs a system: `cargo xtask conformance rush --oils PATH`");
+            };
+            Command::Conformance {
+                system,
+                oils,
+                python,
+                only: rest.collect(),
+            }
+        }
+        _ if oils.is_some() || python.is_some() => {
+            bail!("--oils and --python belong to `conformance`")
+        }
         Some("install") if quick || micro => bail!("--quick and --micro belong to `bench`"),
         Some("install") => Command::Install {
             bins: systems,
@@ -101,6 +132,12 @@ pub fn main() -> Result<()> {
         } if micro => crate::bench::micro(&systems, quick),
         Command::Bench { systems, quick, .. } => crate::bench::run(&systems, quick),
         Command::Install { bins, root } => crate::install::run(&bins, root),
+        Command::Conformance {
+            system,
+            oils,
+            python,
+            only,
+        } => crate::conformance::run(&system, oils.as_deref(), python.as_deref(), &only),
     }
 }
 
@@ -141,5 +178,16 @@ mod tests {
             }
         );
         assert!(p("bench --root /tmp").is_err());
+        assert_eq!(
+            p("conformance rush --oils /o glob").unwrap(),
+            Command::Conformance {
+                system: "rush".into(),
+                oils: Some("/o".into()),
+                python: None,
+                only: vec!["glob".into()]
+            }
+        );
+        assert!(p("conformance").is_err());
+        assert!(p("bench --oils /o").is_err());
     }
 }

@@ -5,6 +5,7 @@
 pub mod bench;
 pub mod cli;
 pub mod cmd;
+pub mod conformance;
 pub mod install;
 pub mod peers;
 pub mod report;

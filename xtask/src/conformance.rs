@@ -1,0 +1,274 @@
+//! `cargo xtask conformance rush --oils <path>`: runs the Oils project's
+//! shell spec tests (a suite no one here wrote) against the release build of
+//! rush, and prints pass/total per spec file and in total.
+//!
+//! The binary is copied under a neutral name, so that none of the per-shell
+//! allowances in the spec files (`## OK bash …`, `## N-I dash …`) applies:
+//! only the ideal expectation counts.
+
+use crate::cmd;
+use anyhow::{Context, Result, bail};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The commit the numbers in issue 4 were measured at.
+pub const OILS_COMMIT: &str = "15de8fd779569e6e3a9f5fcbfc00e7df0ebe0380";
+
+/// The POSIX-core spec files of issue 4.
+pub const FILES: &[&str] = &[
+    "alias",
+    "arith",
+    "assign",
+    "background",
+    "builtin-bracket",
+    "builtin-cd",
+    "builtin-echo",
+    "builtin-eval-source",
+    "builtin-getopts",
+    "builtin-meta",
+    "builtin-misc",
+    "builtin-printf",
+    "builtin-process",
+    "builtin-read",
+    "builtin-set",
+    "builtin-special",
+    "builtin-trap",
+    "builtin-type",
+    "builtin-vars",
+    "case_",
+    "command-parsing",
+    "command-sub",
+    "command_",
+    "comments",
+    "errexit",
+    "exit-status",
+    "glob",
+    "here-doc",
+    "if_",
+    "loop",
+    "parse-errors",
+    "pipeline",
+    "posix",
+    "quote",
+    "redirect",
+    "redirect-command",
+    "redirect-multi",
+    "sh-func",
+    "sh-options",
+    "shell-grammar",
+    "smoke",
+    "subshell",
+    "tilde",
+    "toysh-posix",
+    "var-op-len",
+    "var-op-strip",
+    "var-op-test",
+    "var-sub",
+    "var-sub-quote",
+    "vars-special",
+    "whitespace",
+    "word-eval",
+    "word-split",
+];
+
+/// The name the binary runs under.
+const NEUTRAL: &str = "shell-under-test";
+
+/// One spec file's outcome.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub pass: usize,
+    pub total: usize,
+    pub timeouts: usize,
+    pub panics: usize,
+}
+
+/// Counts the result rows of the runner's text output (`case line result
+/// description`, colour codes removed).
+pub fn tally(output: &str) -> Tally {
+    let mut t = Tally::default();
+    for line in output.lines() {
+        let clean = strip_ansi(line);
+        let cols: Vec<&str> = clean.split('\t').map(str::trim).collect();
+        let is_row =
+            cols.len() >= 4 && cols[0].parse::<u32>().is_ok() && cols[1].parse::<u32>().is_ok();
+        if is_row {
+            t.total += 1;
+            match cols[2] {
+                "pass" => t.pass += 1,
+                "TIME" => t.timeouts += 1,
+                _ => {}
+            }
+        }
+        if clean.contains("panicked at") {
+            t.panics += 1;
+        }
+    }
+    t
+}
+
+fn strip_ansi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' && chars.peek() == Some(&'[') {
+            for d in chars.by_ref() {
+                if d.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Python 2.7, which the runner needs: `--python`, then `python2` on the
+/// PATH, then pyenv's 2.7 installs.
+fn python2(given: Option<&Path>) -> Result<PathBuf> {
+    if let Some(p) = given {
+        return Ok(p.to_path_buf());
+    }
+    if cmd::on_path("python2") {
+        if let Some(p) =
+            cmd::output(Command::new("python2").args(["-c", "import sys; print(sys.executable)"]))
+        {
+            return Ok(PathBuf::from(p));
+        }
+    }
+    if let Some(root) = cmd::output(Command::new("pyenv").arg("root")) {
+        let versions = Path::new(&root).join("versions");
+        if let Ok(rd) = std::fs::read_dir(&versions) {
+            let mut found: Vec<PathBuf> = rd
+                .filter_map(|e| e.ok())
+                .filter(|e| e.file_name().to_string_lossy().starts_with("2.7"))
+                .map(|e| e.path().join("bin/python"))
+                .filter(|p| p.is_file())
+                .collect();
+            found.sort();
+            if let Some(p) = found.pop() {
+                return Ok(p);
+            }
+        }
+    }
+    bail!("the Oils runner needs Python 2.7: install it (pyenv install 2.7.18) or pass --python")
+}
+
+pub fn run(
+    system: &str,
+    oils: Option<&Path>,
+    python: Option<&Path>,
+    only: &[String],
+) -> Result<()> {
+    if system != "rush" {
+        bail!("conformance knows only `rush` (got {system:?})");
+    }
+    let Some(oils) = oils else {
+        bail!(
+            "--oils <path> is required: a checkout of oils-for-unix/oils at commit {OILS_COMMIT} \
+             (for example, `git clone` it and `git checkout {}`)",
+            &OILS_COMMIT[..12]
+        );
+    };
+    let oils = oils
+        .canonicalize()
+        .with_context(|| format!("no Oils checkout at {}", oils.display()))?;
+    let runner = oils.join("test/sh_spec.py");
+    if !runner.is_file() {
+        bail!(
+            "{} has no test/sh_spec.py; is it an Oils checkout?",
+            oils.display()
+        );
+    }
+    let python = python2(python)?;
+    cmd::run(cmd::cargo().args(["build", "--release", "-p", "rush", "--bin", "rush"]))?;
+    let work = crate::target_dir().join("conformance");
+    let bin_dir = work.join("bin");
+    std::fs::create_dir_all(&bin_dir)?;
+    let shell = bin_dir.join(NEUTRAL);
+    let _ = std::fs::remove_file(&shell);
+    std::fs::copy(crate::target_dir().join("release/rush"), &shell)
+        .context("copy target/release/rush")?;
+    let python_dir = python.parent().map(Path::to_path_buf).unwrap_or_default();
+    let path_env = format!(
+        "{}:{}:/usr/local/bin:/usr/bin:/bin",
+        oils.join("spec/bin").display(),
+        python_dir.display()
+    );
+    let files: Vec<&str> = if only.is_empty() {
+        FILES.to_vec()
+    } else {
+        FILES
+            .iter()
+            .copied()
+            .filter(|f| only.iter().any(|o| o == f))
+            .collect()
+    };
+    let mut sum = Tally::default();
+    println!(
+        "{:<22} {:>9} {:>9} {:>7}",
+        "spec file", "pass", "total", "timeouts"
+    );
+    for f in files {
+        let tmp = work.join("tmp");
+        let _ = std::fs::remove_dir_all(&tmp);
+        std::fs::create_dir_all(&tmp)?;
+        let out = Command::new(&python)
+            .current_dir(&oils)
+            .env("PYTHONPATH", &oils)
+            .arg(&runner)
+            .args(["--tmp-env"])
+            .arg(&tmp)
+            .args(["--path-env", &path_env, "--timeout", "10", "-v"])
+            .arg(oils.join(format!("spec/{f}.test.sh")))
+            .arg(&shell)
+            .output()
+            .with_context(|| format!("run the Oils runner on {f}"))?;
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        let t = tally(&text);
+        if t.total == 0 {
+            bail!("no results for {f}; the runner said:\n{text}");
+        }
+        println!(
+            "{f:<22} {:>9} {:>9} {:>7}{}",
+            t.pass,
+            t.total,
+            t.timeouts,
+            if t.panics > 0 {
+                format!("  PANICS: {}", t.panics)
+            } else {
+                String::new()
+            }
+        );
+        sum.pass += t.pass;
+        sum.total += t.total;
+        sum.timeouts += t.timeouts;
+        sum.panics += t.panics;
+    }
+    println!(
+        "{:<22} {:>9} {:>9} {:>7}   ({} panics)",
+        "TOTAL", sum.pass, sum.total, sum.timeouts, sum.panics
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_rows_and_ignores_the_rest() {
+        let out = "case\tline\tx\t\n  0\t 14\t\u{1b}[32mpass\u{1b}[0m\tOne\n  1\t 18\tFAIL\tTwo\n 12\t300\tTIME\tThree\n\tFAIL\t1\nthread 'main' panicked at src/x.rs\n";
+        assert_eq!(
+            tally(out),
+            Tally {
+                pass: 1,
+                total: 3,
+                timeouts: 1,
+                panics: 1
+            }
+        );
+    }
+}
