@@ -130,12 +130,11 @@ fn python2(given: Option<&Path>) -> Result<PathBuf> {
     if let Some(p) = given {
         return Ok(p.to_path_buf());
     }
-    if cmd::on_path("python2") {
-        if let Some(p) =
+    if cmd::on_path("python2")
+        && let Some(p) =
             cmd::output(Command::new("python2").args(["-c", "import sys; print(sys.executable)"]))
-        {
-            return Ok(PathBuf::from(p));
-        }
+    {
+        return Ok(PathBuf::from(p));
     }
     if let Some(root) = cmd::output(Command::new("pyenv").arg("root")) {
         let versions = Path::new(&root).join("versions");

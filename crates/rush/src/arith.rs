@@ -236,16 +236,15 @@ impl Parser<'_> {
     fn assign(&mut self) -> Result<Expr> {
         if let (Some(Tok::Name(n)), Some(Tok::Op(op))) =
             (self.toks.get(self.i), self.toks.get(self.i + 1))
-        {
-            if matches!(
+            && matches!(
                 *op,
                 "=" | "*=" | "/=" | "%=" | "+=" | "-=" | "<<=" | ">>=" | "&=" | "^=" | "|="
-            ) {
-                let name = n.clone();
-                self.i += 2;
-                let rhs = self.assign()?;
-                return Ok(Expr::Assign(op, name, Box::new(rhs)));
-            }
+            )
+        {
+            let name = n.clone();
+            self.i += 2;
+            let rhs = self.assign()?;
+            return Ok(Expr::Assign(op, name, Box::new(rhs)));
         }
         self.cond()
     }
@@ -267,8 +266,7 @@ impl Parser<'_> {
 
     fn binary(&mut self, min: u8) -> Result<Expr> {
         let mut lhs = self.unary()?;
-        loop {
-            let Some(op) = self.peek_op() else { break };
+        while let Some(op) = self.peek_op() {
             let Some(prec) = precedence(op) else { break };
             if prec < min {
                 break;
@@ -314,16 +312,16 @@ impl Parser<'_> {
 
     fn postfix(&mut self) -> Result<Expr> {
         let e = self.primary()?;
-        if let Expr::Var(name) = &e {
-            if let Some(op @ ("++" | "--")) = self.peek_op() {
-                let name = name.clone();
-                self.i += 1;
-                return Ok(Expr::Step {
-                    name,
-                    delta: if op == "++" { 1 } else { -1 },
-                    prefix: false,
-                });
-            }
+        if let Expr::Var(name) = &e
+            && let Some(op @ ("++" | "--")) = self.peek_op()
+        {
+            let name = name.clone();
+            self.i += 1;
+            return Ok(Expr::Step {
+                name,
+                delta: if op == "++" { 1 } else { -1 },
+                prefix: false,
+            });
         }
         Ok(e)
     }
@@ -581,7 +579,7 @@ mod tests {
         assert_eq!(eval(b"e * 2", &mut m).unwrap(), 16);
         assert_eq!(eval(b"y += 3, y *= 2", &mut m).unwrap(), 6);
         assert_eq!(eval(b"0 && (z = 1)", &mut m).unwrap(), 0);
-        assert!(!m.0.contains_key(&b"z".to_vec()), "short-circuit skips it");
+        assert!(!m.0.contains_key(b"z".as_slice()), "short-circuit skips it");
     }
 
     #[test]

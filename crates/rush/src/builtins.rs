@@ -329,10 +329,7 @@ fn eval(sh: &mut Shell, argv: Args<'_>) -> Exec {
     sh.tail_ok = false;
     let r = sh.eval_text(&text);
     sh.tail_ok = saved_tail;
-    match r {
-        Err(Flow::Exit(2)) if !sh.opts.interactive => Err(Flow::Exit(2)),
-        r => r,
-    }
+    r
 }
 
 fn source(sh: &mut Shell, argv: Args<'_>) -> Exec {
@@ -538,19 +535,20 @@ fn unset(sh: &mut Shell, argv: Args<'_>) -> Exec {
             continue;
         }
         // `unset 'a[i]'`
-        if let Some(open) = name.iter().position(|&c| c == b'[') {
-            if name.ends_with(b"]") && crate::parse::is_name(&name[..open]) {
-                let (n, sub) = (&name[..open], &name[open + 1..name.len() - 1]);
-                let key = sh.array_key(n, sub)?;
-                if let Err(e) = sh.vars.unset_elem(n, &key) {
-                    sh.error(&format!(
-                        "unset: {}: cannot unset: readonly variable",
-                        lossy(&e.0)
-                    ));
-                    status = 1;
-                }
-                continue;
+        if let Some(open) = name.iter().position(|&c| c == b'[')
+            && name.ends_with(b"]")
+            && crate::parse::is_name(&name[..open])
+        {
+            let (n, sub) = (&name[..open], &name[open + 1..name.len() - 1]);
+            let key = sh.array_key(n, sub)?;
+            if let Err(e) = sh.vars.unset_elem(n, &key) {
+                sh.error(&format!(
+                    "unset: {}: cannot unset: readonly variable",
+                    lossy(&e.0)
+                ));
+                status = 1;
             }
+            continue;
         }
         if !crate::parse::is_name(name) {
             sh.error(&format!("unset: `{}': not a valid identifier", lossy(name)));
@@ -596,11 +594,11 @@ fn local(sh: &mut Shell, argv: Args<'_>) -> Exec {
             status = 1;
             continue;
         }
-        if let (Some(k), None) = (&kind, value) {
-            if !sh.vars.value(name).is_some_and(Value::is_array) {
-                let _ = sh.vars.local_value(name, Some(k.clone()));
-                continue;
-            }
+        if let (Some(k), None) = (&kind, value)
+            && !sh.vars.value(name).is_some_and(Value::is_array)
+        {
+            let _ = sh.vars.local_value(name, Some(k.clone()));
+            continue;
         }
         if let Err(e) = sh.vars.local(name, value.map(<[u8]>::to_vec)) {
             sh.error(&format!("local: {e}"));
@@ -663,7 +661,7 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
         let mut out = Vec::new();
         let vars = sh.vars.visible();
         for (k, v) in vars {
-            if i < argv.len() && !argv[i..].iter().any(|a| *a == k) {
+            if i < argv.len() && !argv[i..].contains(&k) {
                 continue;
             }
             out.extend_from_slice(&declare_line(&k, &v));
@@ -1177,20 +1175,18 @@ fn resolve(sh: &mut Shell, name: &[u8], all: bool) -> Vec<Kind> {
             };
             p.push(b'/');
             p.extend_from_slice(name);
-            if let Ok(c) = std::ffi::CString::new(p.clone()) {
-                if rustix::fs::access(c.as_c_str(), rustix::fs::Access::EXEC_OK).is_ok()
-                    && std::path::Path::new(OsStr::from_bytes(&p)).is_file()
-                {
-                    out.push(Kind::File(p));
-                }
+            if let Ok(c) = std::ffi::CString::new(p.clone())
+                && rustix::fs::access(c.as_c_str(), rustix::fs::Access::EXEC_OK).is_ok()
+                && std::path::Path::new(OsStr::from_bytes(&p)).is_file()
+            {
+                out.push(Kind::File(p));
             }
         }
-    } else if out.is_empty() || all {
-        if let Some(p) = sh.find_command(name) {
-            if std::path::Path::new(OsStr::from_bytes(p.as_bytes())).is_file() {
-                out.push(Kind::File(p.into_bytes()));
-            }
-        }
+    } else if (out.is_empty() || all)
+        && let Some(p) = sh.find_command(name)
+        && std::path::Path::new(OsStr::from_bytes(p.as_bytes())).is_file()
+    {
+        out.push(Kind::File(p.into_bytes()));
     }
     out
 }
@@ -1472,20 +1468,21 @@ fn cd(sh: &mut Shell, argv: Args<'_>) -> Exec {
     }
     // CDPATH for relative names not starting with . or ..
     let mut dest = target.clone();
-    if !target.starts_with(b"/") && !target.starts_with(b".") {
-        if let Some(cdpath) = sh.vars.get(b"CDPATH").map(<[u8]>::to_vec) {
-            for d in cdpath.split(|&c| c == b':') {
-                if d.is_empty() {
-                    continue;
-                }
-                let mut cand = d.to_vec();
-                cand.push(b'/');
-                cand.extend_from_slice(&target);
-                if std::path::Path::new(OsStr::from_bytes(&cand)).is_dir() {
-                    dest = cand;
-                    print = true;
-                    break;
-                }
+    if !target.starts_with(b"/")
+        && !target.starts_with(b".")
+        && let Some(cdpath) = sh.vars.get(b"CDPATH").map(<[u8]>::to_vec)
+    {
+        for d in cdpath.split(|&c| c == b':') {
+            if d.is_empty() {
+                continue;
+            }
+            let mut cand = d.to_vec();
+            cand.push(b'/');
+            cand.extend_from_slice(&target);
+            if std::path::Path::new(OsStr::from_bytes(&cand)).is_dir() {
+                dest = cand;
+                print = true;
+                break;
             }
         }
     }
@@ -1661,7 +1658,7 @@ fn trap(sh: &mut Shell, argv: Args<'_>) -> Exec {
     }
     // `trap N…` with a number first: reset those signals.
     let (action, sigs): (Option<&[u8]>, &[Vec<u8>]) =
-        if args.len() == 1 || args[0].iter().all(u8::is_ascii_digit) {
+        if args.len() == 1 || !args[0].is_empty() && args[0].iter().all(u8::is_ascii_digit) {
             (None, args)
         } else if args[0] == b"-" {
             (None, &args[1..])

@@ -138,11 +138,11 @@ impl Shell {
         let mut out = Vec::with_capacity(words.len());
         for w in words {
             // Fast path: a plain word needs no machinery.
-            if let Some(p) = w.as_plain() {
-                if !p.iter().any(|c| matches!(c, b'*' | b'?' | b'[' | b'~')) {
-                    out.push(p.to_vec());
-                    continue;
-                }
+            if let Some(p) = w.as_plain()
+                && !p.iter().any(|c| matches!(c, b'*' | b'?' | b'[' | b'~'))
+            {
+                out.push(p.to_vec());
+                continue;
             }
             let ifs = self.ifs();
             let mut f = Fields::new(true, ifs);
@@ -157,10 +157,10 @@ impl Shell {
     /// Expands a word to one string: no field splitting, no globbing (for
     /// assignments, here-docs, `case` words, redirection targets).
     pub fn expand_string(&mut self, w: &Word) -> Result<Vec<u8>> {
-        if let Some(p) = w.as_plain() {
-            if !p.starts_with(b"~") {
-                return Ok(p.to_vec());
-            }
+        if let Some(p) = w.as_plain()
+            && !p.starts_with(b"~")
+        {
+            return Ok(p.to_vec());
         }
         let mut f = Fields::new(false, Vec::new());
         self.expand_parts(&w.parts, Ctx::Unquoted, &mut f, true)?;
@@ -191,12 +191,16 @@ impl Shell {
                         }
                         let at_start = i == 0 || !first;
                         let ends_here = segs.peek().is_some() || i + 1 == w.parts.len();
-                        match (at_start && ends_here, self.tilde(seg)) {
+                        let slash = seg.iter().position(|&c| c == b'/');
+                        let prefix = &seg[..slash.unwrap_or(seg.len())];
+                        let whole = ends_here || slash.is_some();
+                        match (at_start && whole, self.tilde(prefix)) {
                             (true, Some(home)) => {
                                 if !text.is_empty() {
                                     parts.push(Part::Lit(std::mem::take(&mut text)));
                                 }
                                 parts.push(Part::Quoted(home));
+                                text.extend_from_slice(&seg[prefix.len()..]);
                             }
                             _ => text.extend_from_slice(seg),
                         }
@@ -254,12 +258,10 @@ impl Shell {
                     if i == 0 && word_start && b.first() == Some(&b'~') && ctx == Ctx::Unquoted {
                         let end = b.iter().position(|&c| c == b'/').unwrap_or(b.len());
                         let whole = end < b.len() || parts.len() == 1;
-                        if whole {
-                            if let Some(home) = self.tilde(&b[..end]) {
-                                f.quoted(&home);
-                                f.literal(&b[end..]);
-                                continue;
-                            }
+                        if whole && let Some(home) = self.tilde(&b[..end]) {
+                            f.quoted(&home);
+                            f.literal(&b[end..]);
+                            continue;
                         }
                     }
                     if ctx == Ctx::Quoted {
@@ -407,10 +409,10 @@ impl Shell {
                 };
                 let mut out = Vec::new();
                 for (i, p) in self.positional.iter().enumerate() {
-                    if i > 0 {
-                        if let Some(s) = sep {
-                            out.push(s);
-                        }
+                    if i > 0
+                        && let Some(s) = sep
+                    {
+                        out.push(s);
                     }
                     out.extend_from_slice(p);
                 }
@@ -545,10 +547,10 @@ impl Shell {
                 };
                 let mut joined = Vec::new();
                 for (i, a) in list.iter().enumerate() {
-                    if i > 0 {
-                        if let Some(s) = sep {
-                            joined.push(s);
-                        }
+                    if i > 0
+                        && let Some(s) = sep
+                    {
+                        joined.push(s);
                     }
                     joined.extend_from_slice(a);
                 }
@@ -598,17 +600,17 @@ impl Shell {
             ),
         };
         let check_unset = |sh: &mut Shell, subject: &Subject| -> Result<()> {
-            if let Subject::One(None) = subject {
-                if sh.opts.nounset {
-                    let mut shown = name.clone();
-                    if let Some(w) = &p.index {
-                        shown.push(b'[');
-                        shown.extend_from_slice(&w.unquoted_text());
-                        shown.push(b']');
-                    }
-                    let msg = format!("{}: unbound variable", String::from_utf8_lossy(&shown));
-                    return Err(sh.fatal(&msg, 1));
+            if let Subject::One(None) = subject
+                && sh.opts.nounset
+            {
+                let mut shown = name.clone();
+                if let Some(w) = &p.index {
+                    shown.push(b'[');
+                    shown.extend_from_slice(&w.unquoted_text());
+                    shown.push(b']');
                 }
+                let msg = format!("{}: unbound variable", String::from_utf8_lossy(&shown));
+                return Err(sh.fatal(&msg, 1));
             }
             Ok(())
         };

@@ -96,8 +96,9 @@ pub struct Parser<'s> {
     aliases: Aliases,
     /// Aliases being expanded, with the end of their text in `buf`.
     expanding: Vec<(Vec<u8>, usize)>,
-    /// The last alias ended in a blank: check the next word too.
-    alias_next: bool,
+    /// Where the text of the last alias that ended in a blank ends: the word
+    /// that follows it is checked for an alias too.
+    alias_next: Option<usize>,
     /// Here-docs named on the current line, waiting for their bodies.
     pending: Vec<(Rc<HereDoc>, Vec<u8>)>,
     /// Nesting of `$(…)`, backticks and the like, to bound recursion.
@@ -126,7 +127,7 @@ impl<'s> Parser<'s> {
             eof: false,
             aliases,
             expanding: Vec::new(),
-            alias_next: false,
+            alias_next: None,
             pending: Vec::new(),
             depth: 0,
         }
@@ -430,9 +431,7 @@ impl<'s> Parser<'s> {
             self.skip_blanks();
             let background = if self.eat_operator("&") {
                 true
-            } else if self.eat_operator(";") {
-                false
-            } else if matches!(self.peek(), None | Some(b'\n')) {
+            } else if self.eat_operator(";") || matches!(self.peek(), None | Some(b'\n')) {
                 false
             } else {
                 return self.unexpected();
@@ -594,10 +593,10 @@ impl<'s> Parser<'s> {
     /// A compound command at the current position (a reserved word or `(`).
     fn compound(&mut self) -> Result<Compound> {
         let line = self.line;
-        if self.starts_with(b"((") {
-            if let Some(expr) = self.arith_command()? {
-                return Ok(Compound::Arith { expr, line });
-            }
+        if self.starts_with(b"((")
+            && let Some(expr) = self.arith_command()?
+        {
+            return Ok(Compound::Arith { expr, line });
         }
         if self.eat_operator("(") {
             let body = self.body(End::Paren)?;
@@ -793,12 +792,47 @@ impl<'s> Parser<'s> {
                     _ => return self.unexpected(),
                 }
             }
-            match self.read_word()? {
+            let regex = words.last().and_then(Word::as_plain) == Some(b"=~".as_slice());
+            let w = if regex {
+                self.regex_word()?
+            } else {
+                self.read_word()?
+            };
+            match w {
                 Some(w) => words.push(w),
                 None => return self.unexpected(),
             }
         }
         Ok(Compound::DoubleBracket { words, line })
+    }
+
+    /// The right side of `=~`: `(`, `)` and `|` are part of the word.
+    fn regex_word(&mut self) -> Result<Option<Word>> {
+        let mut parts = Vec::new();
+        loop {
+            match self.peek() {
+                Some(c @ (b'(' | b')' | b'|')) => {
+                    self.bump();
+                    match parts.last_mut() {
+                        Some(Part::Lit(l)) => l.push(c),
+                        _ => parts.push(Part::Lit(vec![c])),
+                    }
+                }
+                Some(c) if !is_meta(c) => match self.read_word()? {
+                    Some(w) => {
+                        for p in w.parts {
+                            match (parts.last_mut(), p) {
+                                (Some(Part::Lit(l)), Part::Lit(b)) => l.extend_from_slice(&b),
+                                (_, p) => parts.push(p),
+                            }
+                        }
+                    }
+                    None => break,
+                },
+                _ => break,
+            }
+        }
+        Ok((!parts.is_empty()).then_some(Word { parts }))
     }
 
     /// `(( expr ))`, or `None` (position unchanged) if this is really a
@@ -1038,17 +1072,17 @@ impl<'s> Parser<'s> {
                     b"declare" | b"typeset" | b"local" | b"export" | b"readonly"
                 )
             });
-            if cmd.words.is_empty() || decl {
-                if let Some(a) = self.array_assignment()? {
-                    if cmd.words.is_empty() {
-                        cmd.assigns.push(a);
-                    } else {
-                        cmd.words.push(Word {
-                            parts: vec![Part::ArrayAssign(Box::new(a))],
-                        });
-                    }
-                    continue;
+            if (cmd.words.is_empty() || decl)
+                && let Some(a) = self.array_assignment()?
+            {
+                if cmd.words.is_empty() {
+                    cmd.assigns.push(a);
+                } else {
+                    cmd.words.push(Word {
+                        parts: vec![Part::ArrayAssign(Box::new(a))],
+                    });
                 }
+                continue;
             }
             let start = self.pos;
             let Some(word) = self.read_word()? else {
@@ -1082,8 +1116,8 @@ impl<'s> Parser<'s> {
                         (self.pos, self.line) = save;
                     }
                 }
-            } else if self.alias_next {
-                self.alias_next = false;
+            } else if self.alias_next.is_some_and(|end| start >= end) {
+                self.alias_next = None;
                 if self.expand_alias(&word, start) {
                     continue;
                 }
@@ -1173,12 +1207,20 @@ impl<'s> Parser<'s> {
         let old_len = self.pos - start;
         self.buf.splice(start..self.pos, value.iter().copied());
         let grow = value.len() as isize - old_len as isize;
+        let shift = |end: &mut usize| *end = (*end as isize + grow) as usize;
         for (_, end) in &mut self.expanding {
-            *end = (*end as isize + grow) as usize;
+            shift(end);
+        }
+        if let Some(end) = &mut self.alias_next
+            && *end > start
+        {
+            shift(end);
         }
         self.pos = start;
         self.expanding.push((name, start + value.len()));
-        self.alias_next = value.last().is_some_and(|c| matches!(c, b' ' | b'\t'));
+        if value.last().is_some_and(|c| matches!(c, b' ' | b'\t')) {
+            self.alias_next = Some(start + value.len());
+        }
         true
     }
 
@@ -1785,10 +1827,10 @@ pub fn split_assignment(word: &Word) -> Option<Assign> {
         return None;
     };
     let mut parts = Vec::with_capacity(word.parts.len());
-    if let Part::Lit(b) = &word.parts[at.0] {
-        if at.1 < b.len() {
-            parts.push(Part::Lit(b[at.1..].to_vec()));
-        }
+    if let Part::Lit(b) = &word.parts[at.0]
+        && at.1 < b.len()
+    {
+        parts.push(Part::Lit(b[at.1..].to_vec()));
     }
     parts.extend(word.parts[at.0 + 1..].iter().cloned());
     Some(Assign {

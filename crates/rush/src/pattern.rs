@@ -207,14 +207,16 @@ fn class(text: &[u8], quoted: &[bool], mut i: usize) -> Option<(Tok, usize)> {
         }
         first = false;
         // [:class:]
-        if c == b'[' && !quoted[i] && text.get(i + 1) == Some(&b':') {
-            if let Some(end) = text[i + 2..].windows(2).position(|w| w == b":]") {
-                let name = &text[i + 2..i + 2 + end];
-                if let Some(n) = Named::parse(name) {
-                    items.push(ClassItem::Named(n));
-                    i += end + 4;
-                    continue;
-                }
+        if c == b'['
+            && !quoted[i]
+            && text.get(i + 1) == Some(&b':')
+            && let Some(end) = text[i + 2..].windows(2).position(|w| w == b":]")
+        {
+            let name = &text[i + 2..i + 2 + end];
+            if let Some(n) = Named::parse(name) {
+                items.push(ClassItem::Named(n));
+                i += end + 4;
+                continue;
             }
         }
         let (lo, next) = if c == b'\\' && !quoted[i] && i + 1 < text.len() {
@@ -225,7 +227,7 @@ fn class(text: &[u8], quoted: &[bool], mut i: usize) -> Option<(Tok, usize)> {
         // a range lo-hi (a `-` before `]` is literal)
         if next + 1 < text.len()
             && text[next] == b'-'
-            && !(text[next + 1] == b']' && !quoted[next + 1])
+            && (text[next + 1] != b']' || quoted[next + 1])
         {
             let (hi, after) =
                 if text[next + 1] == b'\\' && !quoted[next + 1] && next + 2 < text.len() {

@@ -90,10 +90,10 @@ pub fn read(sh: &mut Shell, argv: &[Vec<u8>]) -> Exec {
         if nchars.is_some_and(|n| line.len() >= n) {
             break;
         }
-        if let Some(t) = timeout {
-            if !ready(fd, (t * 1000.0) as i32) {
-                return Ok(142);
-            }
+        if let Some(t) = timeout
+            && !ready(fd, (t * 1000.0) as i32)
+        {
+            return Ok(142);
         }
         let mut b = [0u8; 1];
         // SAFETY: reading one byte into a valid buffer.

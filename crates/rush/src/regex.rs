@@ -3,10 +3,14 @@
 
 use std::ffi::CString;
 
+/// A regular expression that does not compile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BadRegex;
+
 /// Matches `text` against `re`: the whole match and each group, or `None`
-/// if it does not match; `Err` if `re` does not compile.
-pub fn matches(re: &[u8], text: &[u8]) -> Result<Option<Vec<Vec<u8>>>, ()> {
-    let re = CString::new(re).map_err(|_| ())?;
+/// if it does not match.
+pub fn matches(re: &[u8], text: &[u8]) -> Result<Option<Vec<Vec<u8>>>, BadRegex> {
+    let re = CString::new(re).map_err(|_| BadRegex)?;
     let Ok(text_c) = CString::new(text) else {
         return Ok(None);
     };
@@ -15,7 +19,7 @@ pub fn matches(re: &[u8], text: &[u8]) -> Result<Option<Vec<Vec<u8>>>, ()> {
     unsafe {
         let mut compiled: libc::regex_t = std::mem::zeroed();
         if libc::regcomp(&mut compiled, re.as_ptr(), libc::REG_EXTENDED) != 0 {
-            return Err(());
+            return Err(BadRegex);
         }
         // Room for the match and 15 groups (regexec marks unused ones).
         let n = 16;

@@ -117,10 +117,10 @@ impl Options {
     pub fn flags_string(&self) -> String {
         let mut s = String::new();
         for (name, letter) in OPTION_NAMES {
-            if let Some(l) = letter {
-                if self.get(name) == Some(true) {
-                    s.push(*l);
-                }
+            if let Some(l) = letter
+                && self.get(name) == Some(true)
+            {
+                s.push(*l);
             }
         }
         if self.interactive {
@@ -282,12 +282,10 @@ impl Shell {
             }
             _ => false,
         };
-        if !keep {
-            if let Some(c) = cwd {
-                let _ = self
-                    .vars
-                    .export(b"PWD", Some(c.as_os_str().as_bytes().to_vec()));
-            }
+        if !keep && let Some(c) = cwd {
+            let _ = self
+                .vars
+                .export(b"PWD", Some(c.as_os_str().as_bytes().to_vec()));
         }
     }
 
@@ -304,11 +302,7 @@ impl Shell {
 
     /// Prints `rush: line N: msg` to stderr.
     pub fn error(&self, msg: &str) {
-        let line = if self.opts.command_mode && !self.opts.interactive {
-            format!("{}: line {}: {msg}\n", self.name, self.line)
-        } else {
-            format!("{}: line {}: {msg}\n", self.name, self.line)
-        };
+        let line = format!("{}: line {}: {msg}\n", self.name, self.line);
         let _ = sys::write_all(2, line.as_bytes());
     }
 
@@ -1584,7 +1578,7 @@ impl Shell {
 
     fn redirect_one(&mut self, r: &Redirect, saved: &mut Saved) -> Result<(), Option<String>> {
         let fd = r.fd.unwrap_or_else(|| r.op.default_fd());
-        if fd < 0 || fd >= sys::FIRST_PRIVATE_FD * 100 {
+        if !(0..sys::FIRST_PRIVATE_FD * 100).contains(&fd) {
             return Err(Some(format!("{fd}: Bad file descriptor")));
         }
         let target = match &r.target {
@@ -1611,6 +1605,8 @@ impl Shell {
             .map_err(|e| Some(format!("{}: {}", shown(), errno_text(e))))
         };
         use rustix::fs::OFlags as O;
+        // Saved first: if `fd` is closed now, the open below may land on it.
+        self.save(fd, saved);
         let file = match r.op {
             RedirOp::In => open(O::RDONLY)?,
             RedirOp::Out | RedirOp::OutErr if self.opts.noclobber => {
@@ -1685,13 +1681,16 @@ impl Shell {
             }
             RedirOp::HereDoc => unreachable!("handled above"),
         };
-        self.save(fd, saved);
-        if let Err(e) = sys::dup2(file.as_raw_fd(), fd) {
-            return Err(Some(format!("{fd}: {e}")));
-        }
         if matches!(r.op, RedirOp::OutErr | RedirOp::AppendOutErr) {
             self.save(2, saved);
             let _ = sys::dup2(file.as_raw_fd(), 2);
+        }
+        if file.as_raw_fd() == fd {
+            // Opened right where it belongs: keep it, inheritable.
+            let raw = std::os::fd::IntoRawFd::into_raw_fd(file);
+            let _ = sys::dup2(raw, raw);
+        } else if let Err(e) = sys::dup2(file.as_raw_fd(), fd) {
+            return Err(Some(format!("{fd}: {e}")));
         }
         Ok(())
     }

@@ -358,10 +358,10 @@ pub fn caught_signals() -> SigSet {
     let mut set = SigSet::empty();
     let bits = CAUGHT.load(Ordering::SeqCst);
     for s in 1..64 {
-        if bits & (1 << s) != 0 {
-            if let Ok(sig) = Signal::try_from(s) {
-                set.add(sig);
-            }
+        if bits & (1 << s) != 0
+            && let Ok(sig) = Signal::try_from(s)
+        {
+            set.add(sig);
         }
     }
     set

@@ -182,17 +182,17 @@ impl Plain<'_> {
             self.i += 1;
             return Ok(v);
         }
-        if let (Some(&op), Some(&r)) = (self.a.get(self.i + 1), self.a.get(self.i + 2)) {
-            if is_binary(op) {
-                self.i += 3;
-                return binary(t, op, r);
-            }
+        if let (Some(&op), Some(&r)) = (self.a.get(self.i + 1), self.a.get(self.i + 2))
+            && is_binary(op)
+        {
+            self.i += 3;
+            return binary(t, op, r);
         }
-        if is_unary(t) {
-            if let Some(&x) = self.a.get(self.i + 1) {
-                self.i += 2;
-                return unary(t, x);
-            }
+        if is_unary(t)
+            && let Some(&x) = self.a.get(self.i + 1)
+        {
+            self.i += 2;
+            return unary(t, x);
         }
         self.i += 1;
         Ok(!t.is_empty())
@@ -385,63 +385,64 @@ impl Cond<'_, '_> {
             .get(self.i + 1)
             .and_then(|w| w.as_plain())
             .map(<[u8]>::to_vec)
+            && (is_binary(&op) || op == b"=~")
+            && self.i + 2 < self.words.len()
         {
-            if (is_binary(&op) || op == b"=~") && self.i + 2 < self.words.len() {
-                let l = self.expand(self.i)?;
-                let ri = self.i + 2;
-                self.i += 3;
-                return match op.as_slice() {
-                    b"==" | b"=" | b"!=" => {
-                        let pat = self.sh.expand_pattern(&self.words[ri]).map_err(Err)?;
-                        let m = pat.matches(&l);
-                        Ok(if op == b"!=" { !m } else { m })
-                    }
-                    b"=~" => {
-                        let re = self.sh.expand_string(&self.words[ri]).map_err(Err)?;
-                        match crate::regex::matches(&re, &l) {
-                            Ok(Some(groups)) => {
-                                let _ = self.sh.vars.set(
-                                    b"BASH_REMATCH",
-                                    groups.first().cloned().unwrap_or_default(),
-                                );
-                                Ok(true)
-                            }
-                            Ok(None) => Ok(false),
-                            Err(()) => Err(Ok(2)),
+            let l = self.expand(self.i)?;
+            let ri = self.i + 2;
+            self.i += 3;
+            return match op.as_slice() {
+                b"==" | b"=" | b"!=" => {
+                    let pat = self.sh.expand_pattern(&self.words[ri]).map_err(Err)?;
+                    let m = pat.matches(&l);
+                    Ok(if op == b"!=" { !m } else { m })
+                }
+                b"=~" => {
+                    let re = self.sh.expand_string(&self.words[ri]).map_err(Err)?;
+                    match crate::regex::matches(&re, &l) {
+                        Ok(Some(groups)) => {
+                            let _ = self
+                                .sh
+                                .vars
+                                .set(b"BASH_REMATCH", groups.first().cloned().unwrap_or_default());
+                            Ok(true)
                         }
+                        Ok(None) => Ok(false),
+                        Err(crate::regex::BadRegex) => Err(Ok(2)),
                     }
-                    b"-eq" | b"-ne" | b"-lt" | b"-le" | b"-gt" | b"-ge" => {
-                        let r = self.expand(ri)?;
-                        let a = self.sh.arith(&l).map_err(Err)?;
-                        let b = self.sh.arith(&r).map_err(Err)?;
-                        Ok(match op.as_slice() {
-                            b"-eq" => a == b,
-                            b"-ne" => a != b,
-                            b"-lt" => a < b,
-                            b"-le" => a <= b,
-                            b"-gt" => a > b,
-                            _ => a >= b,
-                        })
+                }
+                b"-eq" | b"-ne" | b"-lt" | b"-le" | b"-gt" | b"-ge" => {
+                    let r = self.expand(ri)?;
+                    let a = self.sh.arith(&l).map_err(Err)?;
+                    let b = self.sh.arith(&r).map_err(Err)?;
+                    Ok(match op.as_slice() {
+                        b"-eq" => a == b,
+                        b"-ne" => a != b,
+                        b"-lt" => a < b,
+                        b"-le" => a <= b,
+                        b"-gt" => a > b,
+                        _ => a >= b,
+                    })
+                }
+                _ => {
+                    let r = self.expand(ri)?;
+                    match binary(&l, &op, &r) {
+                        Ok(v) => Ok(v),
+                        Err(m) => self.syntax(&m),
                     }
-                    _ => {
-                        let r = self.expand(ri)?;
-                        match binary(&l, &op, &r) {
-                            Ok(v) => Ok(v),
-                            Err(m) => self.syntax(&m),
-                        }
-                    }
-                };
-            }
+                }
+            };
         }
-        if let Some(op) = self.peek_op() {
-            if is_unary(&op) && self.i + 1 < self.words.len() {
-                let x = self.expand(self.i + 1)?;
-                self.i += 2;
-                return match unary(&op, &x) {
-                    Ok(v) => Ok(v),
-                    Err(m) => self.syntax(&m),
-                };
-            }
+        if let Some(op) = self.peek_op()
+            && is_unary(&op)
+            && self.i + 1 < self.words.len()
+        {
+            let x = self.expand(self.i + 1)?;
+            self.i += 2;
+            return match unary(&op, &x) {
+                Ok(v) => Ok(v),
+                Err(m) => self.syntax(&m),
+            };
         }
         let v = self.expand(self.i)?;
         self.i += 1;

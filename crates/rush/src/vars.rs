@@ -337,10 +337,10 @@ impl Vars {
     }
 
     pub fn pop_scope(&mut self) {
-        if let Some(s) = self.scopes.pop() {
-            if s.values().any(|v| v.exported) || s.keys().any(|k| self.is_exported(k)) {
-                self.env = None;
-            }
+        if let Some(s) = self.scopes.pop()
+            && (s.values().any(|v| v.exported) || s.keys().any(|k| self.is_exported(k)))
+        {
+            self.env = None;
         }
     }
 

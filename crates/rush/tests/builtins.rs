@@ -1,0 +1,123 @@
+//! Builtins: the special ones, the regular ones, and bash's that agents use.
+
+mod common;
+use common::{check, stdin, table};
+
+#[test]
+fn special_builtins() {
+    table(&[
+        (": ignored; echo $?\n", "0\n"),
+        ("eval 'x=1; echo $x'\n", "1\n"),
+        ("export E=exported; sh -c 'echo $E'\n", "exported\n"),
+        ("set -- a b c; shift 2; echo $1\n", "c\n"),
+        ("x=1; unset x; echo ${x-gone}\n", "gone\n"),
+        (
+            "f() { echo f; }; unset -f f; type f >/dev/null 2>&1 || echo nofunc\n",
+            "nofunc\n",
+        ),
+        ("times | wc -l\n", "2\n"),
+        ("trap 'echo bye' EXIT; echo hi\n", "hi\nbye\n"),
+        ("(exit 7); echo $?\n", "7\n"),
+        ("exec echo replaced; echo not-reached\n", "replaced\n"),
+    ]);
+    check("exit 42\n", "", 42);
+    // Assigning a readonly variable ends a non-interactive shell, as in bash.
+    check("readonly r=1; r=2; echo not-reached\n", "", 1);
+}
+
+#[test]
+fn source_and_dot() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(
+        d.path().join("lib.sh"),
+        "libvar=loaded\nlibf() { echo \"libf $1\"; }\nreturn 5\necho unreachable\n",
+    )
+    .unwrap();
+    let r = common::stdin_in(
+        ". ./lib.sh; echo $? $libvar; source ./lib.sh; libf x\n",
+        Some(d.path()),
+    );
+    assert_eq!(r.stdout, "5 loaded\nlibf x\n", "{}", r.stderr);
+    let r = stdin("source /nonexistent/file 2>/dev/null || echo failed-ok\n");
+    assert_eq!(r.stdout, "failed-ok\n");
+}
+
+#[test]
+fn regular_builtins() {
+    table(&[
+        (
+            "cd /tmp && pwd && cd - >/dev/null && [ \"$PWD\" != /tmp ] && echo back\n",
+            "/tmp\nback\n",
+        ),
+        ("cd /; cd ./usr; echo $PWD $OLDPWD\n", "/usr /\n"),
+        (
+            "echo -n a; echo -e 'b\\tc'; echo -E 'd\\te'\n",
+            "ab\tc\nd\\te\n",
+        ),
+        (
+            "printf '%s-%d-%05.1f|%x|%-3s|\\n' s 42 3.14159 255 ab\n",
+            "s-42-003.1|ff|ab |\n",
+        ),
+        ("printf '%s\\n' a b c\n", "a\nb\nc\n"),
+        ("printf '%b\\n' 'x\\ty'\n", "x\ty\n"),
+        ("printf -v out '%03d' 7; echo $out\n", "007\n"),
+        (
+            "test 1 -lt 2 && [ abc = abc ] && [ ! -e /nonexistent ] && echo tests\n",
+            "tests\n",
+        ),
+        ("[ -d / -a -f /etc/passwd ] && echo both\n", "both\n"),
+        ("true; echo $?; false; echo $?\n", "0\n1\n"),
+        ("echo 'a b c' | { read x y; echo \"$y\"; }\n", "b c\n"),
+        ("printf 'a\\\\\\nb\\n' | { read x; echo $x; }\n", "ab\n"),
+        ("printf 'a\\\\b\\n' | { read -r x; echo $x; }\n", "a\\b\n"),
+        ("IFS=: read a b <<EOF\n1:2\nEOF\necho $a $b\n", "1 2\n"),
+        ("command -v echo; command -v sh\n", "echo\n/usr/bin/sh\n"),
+        ("type cd | head -1\n", "cd is a shell builtin\n"),
+        ("getopts ab: o -b val; echo $o $OPTARG\n", "b val\n"),
+        ("umask 027; umask\n", "0027\n"),
+        ("sleep 0 & wait; echo waited\n", "waited\n"),
+        ("kill -l 15\n", "TERM\n"),
+        (
+            "f() { local v=1; echo $v; }; f; echo ${v-none}\n",
+            "1\nnone\n",
+        ),
+        ("hash -r; echo $?\n", "0\n"),
+        ("ulimit -n >/dev/null && echo limit\n", "limit\n"),
+        ("shopt -s extglob; shopt -q extglob && echo on\n", "on\n"),
+        ("\\builtin echo via-builtin\n", "via-builtin\n"),
+        ("let 'x = 2 + 3'; echo $x\n", "5\n"),
+        ("declare -x D=1; sh -c 'echo $D'\n", "1\n"),
+        ("jobs; echo none\n", "none\n"),
+    ]);
+}
+
+#[test]
+fn the_claude_code_wrapper_runs() {
+    let d = tempfile::tempdir().unwrap();
+    let snap = d.path().join("snapshot.sh");
+    std::fs::write(
+        &snap,
+        "alias ll='ls -l'\nexport SNAP=1\nf() { echo from-snapshot; }\n",
+    )
+    .unwrap();
+    let cwd_file = d.path().join("cwd");
+    let wrapper = format!(
+        "source {} 2>/dev/null || true && shopt -u extglob 2>/dev/null || true && {{ \\builtin unalias -- 'unsetenv'; \\builtin unset -f -- 'unsetenv'; }} >/dev/null 2>&1 || true && eval 'f; echo $SNAP' < /dev/null && pwd -P >| {}",
+        snap.display(),
+        cwd_file.display()
+    );
+    let r = common::rush()
+        .arg("-c")
+        .arg(&wrapper)
+        .current_dir(d.path())
+        .output()
+        .unwrap();
+    let r: common::Run = r.into();
+    assert_eq!(r.stdout, "from-snapshot\n1\n", "{}", r.stderr);
+    assert_eq!(r.status, 0);
+    let cwd = std::fs::read_to_string(&cwd_file).unwrap();
+    assert_eq!(
+        cwd.trim(),
+        d.path().canonicalize().unwrap().to_str().unwrap()
+    );
+}

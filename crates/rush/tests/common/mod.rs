@@ -1,0 +1,92 @@
+//! Helpers for rush's integration tests: the real binary, run on real
+//! scripts, with stdout, stderr and the exit status compared.
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+/// The binary under test.
+pub fn rush() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_rush"));
+    c.env_remove("RUSH_PERF");
+    c
+}
+
+/// A finished run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Run {
+    pub status: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl From<Output> for Run {
+    fn from(o: Output) -> Self {
+        use std::os::unix::process::ExitStatusExt;
+        Run {
+            status: o
+                .status
+                .code()
+                .unwrap_or_else(|| 128 + o.status.signal().unwrap_or(0)),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+}
+
+/// Runs `script` fed on stdin (the mode the Oils runner uses).
+pub fn stdin(script: &str) -> Run {
+    stdin_in(script, None)
+}
+
+/// `stdin`, in the directory `dir`.
+pub fn stdin_in(script: &str, dir: Option<&std::path::Path>) -> Run {
+    let mut c = rush();
+    c.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(d) = dir {
+        c.current_dir(d);
+    }
+    let mut child = c.spawn().expect("spawn rush");
+    let mut input = child.stdin.take().unwrap();
+    let text = script.as_bytes().to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&text);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out.into()
+}
+
+/// Runs `rush -c script args...`.
+pub fn dash_c(script: &str, args: &[&str]) -> Run {
+    rush()
+        .arg("-c")
+        .arg(script)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run rush")
+        .into()
+}
+
+/// Asserts that `script` on stdin prints `stdout` and exits with `status`.
+#[track_caller]
+pub fn check(script: &str, stdout: &str, status: i32) {
+    let r = stdin(script);
+    assert_eq!(
+        (r.stdout.as_str(), r.status),
+        (stdout, status),
+        "script:\n{script}\nstderr:\n{}",
+        r.stderr
+    );
+}
+
+/// `check` for a table of (script, stdout) that all exit 0.
+#[track_caller]
+pub fn table(cases: &[(&str, &str)]) {
+    for (script, out) in cases {
+        check(script, out, 0);
+    }
+}
