@@ -83,6 +83,9 @@ pub fn parse(args: impl IntoIterator<Item = std::ffi::OsString>) -> Result<Comma
     if help {
         return Ok(Command::Help);
     }
+    if (oils.is_some() || python.is_some()) && verb.as_deref() != Some("conformance") {
+        bail!("--oils and --python belong to `conformance`");
+    }
     Ok(match verb.as_deref() {
         None | Some("help") => Command::Help,
         Some("test") if quick || micro => bail!("--quick and --micro belong to `bench`"),
