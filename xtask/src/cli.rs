@@ -33,7 +33,7 @@ OPTIONS:
     -h, --help
 
 SYSTEMS:
-    floor (the machine's physical limits), fast-rm
+    floor (the machine's physical limits), fast-rm, rush
 ";
 
 /// What the user asked for.

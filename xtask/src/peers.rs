@@ -110,6 +110,17 @@ fn apt_update_once() -> anyhow::Result<()> {
     }
 }
 
+/// The version of the Debian package a peer came from (for programs, like
+/// dash, that cannot print their own).
+fn package_version(peer: &Peer) -> Option<String> {
+    let Install::Apt(pkg) = peer.install else {
+        return None;
+    };
+    cmd::output(Command::new("dpkg-query").args(["-W", "-f=${Version}", pkg]))
+        .filter(|v| !v.is_empty())
+        .map(|v| format!("{pkg} {v}"))
+}
+
 /// Finds the peer, installing it if needed, and asks its version.
 pub fn ensure(peer: &Peer) -> PeerStatus {
     let mut status = PeerStatus {
@@ -129,6 +140,8 @@ pub fn ensure(peer: &Peer) -> PeerStatus {
         Some(p) => {
             status.version = cmd::output(Command::new(&p).args(peer.version_args))
                 .and_then(|v| v.lines().next().map(str::to_string))
+                .filter(|v| !v.is_empty())
+                .or_else(|| package_version(peer))
                 .or_else(|| Some("unknown".into()));
             status.program = Some(p);
         }

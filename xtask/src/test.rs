@@ -10,6 +10,7 @@ use std::time::Instant;
 const SYSTEMS: &[(&str, &[&str])] = &[
     ("floor", &["floor", "latency"]),
     ("fast-rm", &["fast-rm", "fast-rm-bench"]),
+    ("rush", &["rush", "rush-bench"]),
     ("xtask", &["xtask"]),
 ];
 

@@ -8,6 +8,7 @@
 
 mod fast_rm;
 mod floor;
+mod rush;
 
 use crate::cmd;
 use crate::peers::{self, Peer, PeerStatus};
@@ -42,7 +43,7 @@ pub struct System {
 
 /// Every system, in report order.
 pub fn systems() -> Vec<System> {
-    vec![floor::system(), fast_rm::system()]
+    vec![floor::system(), fast_rm::system(), rush::system()]
 }
 
 fn select(names: &[String]) -> Result<Vec<System>> {
