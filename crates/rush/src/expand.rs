@@ -32,6 +32,9 @@ struct Fields {
     /// Whether unquoted expansion results are split.
     split: bool,
     ifs: Vec<u8>,
+    /// Whether to record which bytes were quoted (for globbing and
+    /// patterns; plain strings do without).
+    marks: bool,
 }
 
 impl Fields {
@@ -43,18 +46,44 @@ impl Fields {
             last: Delim::None,
             split,
             ifs,
+            marks: true,
         }
+    }
+
+    /// For a single string with no splitting and no pattern: no marks.
+    fn string() -> Self {
+        Fields {
+            marks: false,
+            ..Fields::new(false, Vec::new())
+        }
+    }
+
+    fn put(&mut self, b: &[u8], quoted: bool) {
+        if self.marks {
+            self.cur.push(b, quoted);
+        } else {
+            self.cur.bytes.extend_from_slice(b);
+        }
+    }
+
+    /// Everything, as one string (fields joined without separators).
+    fn concat(self) -> Vec<u8> {
+        let mut fields = self.done();
+        if fields.len() == 1 {
+            return fields.pop().map(|m| m.bytes).unwrap_or_default();
+        }
+        fields.into_iter().flat_map(|m| m.bytes).collect()
     }
 
     /// Literal text of the word itself (unquoted): never split.
     fn literal(&mut self, b: &[u8]) {
-        self.cur.push(b, false);
+        self.put(b, false);
         self.started = true;
         self.last = Delim::None;
     }
 
     fn quoted(&mut self, b: &[u8]) {
-        self.cur.push(b, true);
+        self.put(b, true);
         self.started = true;
         self.last = Delim::None;
     }
@@ -62,7 +91,7 @@ impl Fields {
     /// The result of an unquoted expansion: split by IFS.
     fn expansion(&mut self, b: &[u8]) {
         if !self.split {
-            self.cur.push(b, false);
+            self.put(b, false);
             if !b.is_empty() {
                 self.started = true;
             }
@@ -88,7 +117,7 @@ impl Fields {
                     }
                 }
             } else {
-                self.cur.push(&[c], false);
+                self.put(&[c], false);
                 self.started = true;
                 self.last = Delim::None;
             }
@@ -162,9 +191,16 @@ impl Shell {
         {
             return Ok(p.to_vec());
         }
-        let mut f = Fields::new(false, Vec::new());
+        let mut f = Fields::string();
         self.expand_parts(&w.parts, Ctx::Unquoted, &mut f, true)?;
         let fields = f.done();
+        if fields.len() == 1 {
+            return Ok(fields
+                .into_iter()
+                .next()
+                .map(|m| m.bytes)
+                .unwrap_or_default());
+        }
         let mut out = Vec::new();
         for (i, m) in fields.into_iter().enumerate() {
             if i > 0 {
@@ -213,9 +249,9 @@ impl Shell {
                 p => parts.push(p.clone()),
             }
         }
-        let mut f = Fields::new(false, Vec::new());
+        let mut f = Fields::string();
         self.expand_parts(&parts, Ctx::Unquoted, &mut f, false)?;
-        Ok(f.done().into_iter().flat_map(|m| m.bytes).collect())
+        Ok(f.concat())
     }
 
     /// Expands a pattern word (`case`, `${x#p}`): quoted bytes are marked so
@@ -233,9 +269,9 @@ impl Shell {
 
     /// The expansion of a here-doc body (already parsed as quoted parts).
     pub fn expand_heredoc(&mut self, w: &Word) -> Result<Vec<u8>> {
-        let mut f = Fields::new(false, Vec::new());
+        let mut f = Fields::string();
         self.expand_parts(&w.parts, Ctx::Quoted, &mut f, false)?;
-        Ok(f.done().into_iter().flat_map(|m| m.bytes).collect())
+        Ok(f.concat())
     }
 
     pub fn ifs(&self) -> Vec<u8> {
@@ -302,9 +338,9 @@ impl Shell {
 
     /// The text of an arithmetic expression, expanded (no splitting).
     pub fn expand_arith_text(&mut self, w: &Word) -> Result<Vec<u8>> {
-        let mut f = Fields::new(false, Vec::new());
+        let mut f = Fields::string();
         self.expand_parts(&w.parts, Ctx::Quoted, &mut f, false)?;
-        Ok(f.done().into_iter().flat_map(|m| m.bytes).collect())
+        Ok(f.concat())
     }
 
     /// Evaluates arithmetic, reporting errors as the shell does.
@@ -781,9 +817,9 @@ impl Shell {
     }
 
     fn expand_string_in(&mut self, w: &Word, ctx: Ctx) -> Result<Vec<u8>> {
-        let mut f = Fields::new(false, Vec::new());
+        let mut f = Fields::string();
         self.expand_parts(&w.parts, ctx, &mut f, false)?;
-        Ok(f.done().into_iter().flat_map(|m| m.bytes).collect())
+        Ok(f.concat())
     }
 
     /// Pathname expansion of one field, appending the results.
@@ -822,6 +858,14 @@ fn char_bounds(v: &[u8]) -> Vec<usize> {
 }
 
 fn trim<'v>(v: &'v [u8], pat: &Pattern, prefix: bool, longest: bool) -> &'v [u8] {
+    // A literal pattern needs no search (and shortest = longest).
+    if let Some(lit) = pat.literal() {
+        return if prefix {
+            v.strip_prefix(lit.as_slice()).unwrap_or(v)
+        } else {
+            v.strip_suffix(lit.as_slice()).unwrap_or(v)
+        };
+    }
     let bounds = char_bounds(v);
     if prefix {
         let order: Box<dyn Iterator<Item = &usize>> = if longest {

@@ -100,12 +100,22 @@ impl Marked {
         self.quoted.extend(std::iter::repeat_n(quoted, bytes.len()));
     }
 
-    /// Whether an unquoted byte makes this a pattern.
+    /// Whether this is a pattern: an unquoted `*` or `?`, or an unquoted
+    /// `[` that a `]` closes (a lone `[`, as in `[ -n x ]`, is not).
     pub fn has_magic(&self) -> bool {
-        self.bytes
-            .iter()
-            .zip(&self.quoted)
-            .any(|(&c, &q)| !q && matches!(c, b'*' | b'?' | b'['))
+        let mut open = false;
+        for (&c, &q) in self.bytes.iter().zip(&self.quoted) {
+            if q {
+                continue;
+            }
+            match c {
+                b'*' | b'?' => return true,
+                b'[' => open = true,
+                b']' if open => return true,
+                _ => {}
+            }
+        }
+        false
     }
 }
 
@@ -320,6 +330,22 @@ mod tests {
         let p = Pattern::compile(b"a*", &[false, true]);
         assert!(p.matches(b"a*"));
         assert!(!p.matches(b"ab"));
+    }
+
+    #[test]
+    fn a_lone_bracket_is_not_a_pattern() {
+        let m = |s: &str| {
+            let mut m = Marked::default();
+            m.push(s.as_bytes(), false);
+            m
+        };
+        assert!(!m("[").has_magic(), "as in `[ -n x ]`");
+        assert!(!m("a]").has_magic());
+        assert!(m("[ab]").has_magic());
+        assert!(m("*").has_magic());
+        let mut q = Marked::default();
+        q.push(b"*", true);
+        assert!(!q.has_magic());
     }
 
     #[test]

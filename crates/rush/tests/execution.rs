@@ -286,3 +286,24 @@ fn builtin_command_substitution_forks_nothing() {
     let trace = std::fs::read_to_string(&log).unwrap();
     assert!(trace.trim().is_empty(), "{trace}");
 }
+
+#[test]
+fn test_brackets_read_no_directory() {
+    // `[` alone is not a glob pattern: no directory is listed for it.
+    if !strace() {
+        eprintln!("strace not installed: skipped");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let log = d.path().join("trace");
+    let status = std::process::Command::new("strace")
+        .args(["-f", "-qq", "-e", "trace=getdents64", "-o"])
+        .arg(&log)
+        .arg(env!("CARGO_BIN_EXE_rush"))
+        .args(["-c", "i=0; while [ $i -lt 3 ]; do i=$((i+1)); done"])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let trace = std::fs::read_to_string(&log).unwrap();
+    assert!(trace.trim().is_empty(), "{trace}");
+}
