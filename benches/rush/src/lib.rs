@@ -273,15 +273,13 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             .map(|s| {
                 let s = s.clone();
                 let w = w.clone();
-                Subject::new(&s.name.clone(), &s.version.clone(), move || {
-                    run_once(&s, &w)
-                })
+                Subject::new(s.name.clone(), s.version.clone(), move || run_once(&s, &w))
             })
             .collect();
         let n = w.processes;
         let truth = &truth;
         subjects.push(Subject::new(
-            &format!("floor: {n} x posix_spawn+wait /bin/true"),
+            format!("floor: {n} x posix_spawn+wait /bin/true"),
             "kernel",
             move || floor_run(truth, n),
         ));
