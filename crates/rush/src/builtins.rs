@@ -1815,11 +1815,18 @@ pub fn reap(sh: &mut Shell) {
     }
 }
 
-fn jobs(sh: &mut Shell, _argv: Args<'_>) -> Exec {
+fn jobs(sh: &mut Shell, argv: Args<'_>) -> Exec {
     reap(sh);
+    let pids_only = argv[1..].iter().any(|a| a == b"-p");
     let mut out = String::new();
     let n = sh.jobs.len();
     for (i, j) in sh.jobs.iter().enumerate() {
+        if pids_only {
+            if let Some(p) = j.pids.first() {
+                out.push_str(&format!("{p}\n"));
+            }
+            continue;
+        }
         let mark = if i + 1 == n {
             '+'
         } else if i + 2 == n {
@@ -1830,79 +1837,134 @@ fn jobs(sh: &mut Shell, _argv: Args<'_>) -> Exec {
         let state = if j.finished() { "Done" } else { "Running" };
         out.push_str(&format!("[{}]{mark}  {state}\t{}\n", j.id, j.command));
     }
-    sh.jobs.retain(|j| !j.finished());
+    if !sh.subshell {
+        sh.jobs.retain(|j| !j.finished());
+    }
     Ok(emit(sh, "jobs", out.as_bytes()))
 }
 
-fn wait(sh: &mut Shell, argv: Args<'_>) -> Exec {
-    let args: Vec<&Vec<u8>> = argv[1..]
-        .iter()
-        .filter(|a| a.as_slice() != b"-n" && a.as_slice() != b"--")
-        .collect();
-    if args.is_empty() {
-        // Every background job.
-        loop {
-            if sh.jobs.iter().all(|j| j.finished()) {
-                sh.jobs.clear();
-                return Ok(0);
-            }
-            match sys::wait_any(true) {
-                Some(sys::Waited2::Done(pid, raw)) => {
-                    for j in &mut sh.jobs {
-                        if j.pids.contains(&pid) {
-                            j.done.insert(pid, raw);
-                        }
-                    }
-                }
-                Some(sys::Waited2::Interrupted) => {
-                    let sig = pending_signal();
-                    sh.run_traps()?;
-                    return Ok(128 + sig);
-                }
-                None => {
-                    sh.jobs.clear();
-                    return Ok(0);
-                }
-            }
+/// Records that `pid` ended with `raw`.
+fn job_done(sh: &mut Shell, pid: i32, raw: i32) {
+    for j in &mut sh.jobs {
+        if j.pids.contains(&pid) {
+            j.done.insert(pid, raw);
         }
     }
-    let mut status = 0;
-    for a in args {
-        let Some(pids) = job_pids(sh, "wait", a, "not a pid or valid job spec") else {
-            status = 127;
-            continue;
-        };
-        for pid in pids {
-            // Already reaped?
-            let known = sh.jobs.iter().find(|j| j.pids.contains(&pid)).cloned();
-            let Some(job) = known else {
-                sh.error(&format!("wait: pid {pid} is not a child of this shell"));
+}
+
+/// Waits (blocking) for any child; `Err` carries the status of a trapped
+/// signal that ended the wait.
+fn wait_one(sh: &mut Shell) -> Result<Option<i32>, Result<i32, Flow>> {
+    match sys::wait_any(true) {
+        Some(sys::Waited2::Done(pid, raw)) => {
+            job_done(sh, pid, raw);
+            Ok(Some(pid))
+        }
+        Some(sys::Waited2::Interrupted) => {
+            let sig = pending_signal();
+            if let Err(f) = sh.run_traps() {
+                return Err(Err(f));
+            }
+            Err(Ok(128 + sig))
+        }
+        None => Ok(None),
+    }
+}
+
+fn wait(sh: &mut Shell, argv: Args<'_>) -> Exec {
+    let mut next = false;
+    let mut i = 1;
+    while let Some(a) = argv.get(i) {
+        match a.as_slice() {
+            b"-n" => next = true,
+            b"--" => {
+                i += 1;
+                break;
+            }
+            a if a.len() > 1 && a[0] == b'-' && !a[1].is_ascii_digit() => {
+                sh.error(&format!("wait: {}: invalid option", lossy(a)));
+                return Ok(2);
+            }
+            _ => break,
+        }
+        i += 1;
+    }
+    let args = &argv[i..];
+    let status = if args.is_empty() && next {
+        // The next job to finish.
+        loop {
+            if let Some(k) = sh.jobs.iter().position(|j| j.finished()) {
+                let job = sh.jobs.remove(k);
+                break job.status().unwrap_or(0);
+            }
+            if sh.jobs.is_empty() {
+                break 127;
+            }
+            match wait_one(sh) {
+                Ok(Some(_)) => {}
+                Ok(None) => {
+                    sh.jobs.clear();
+                    break 127;
+                }
+                Err(r) => return r,
+            }
+        }
+    } else if args.is_empty() {
+        // Every background job.
+        while !sh.jobs.iter().all(|j| j.finished()) {
+            match wait_one(sh) {
+                Ok(Some(_)) => {}
+                Ok(None) => break,
+                Err(r) => return r,
+            }
+        }
+        sh.jobs.clear();
+        0
+    } else {
+        let mut status = 0;
+        for a in args {
+            let pids = if a.starts_with(b"%") || lossy(a).parse::<i32>().is_ok() {
+                job_pids(sh, "wait", a, "not a pid or valid job spec")
+            } else {
+                sh.error(&format!(
+                    "wait: `{}': not a pid or valid job spec",
+                    lossy(a)
+                ));
+                status = 2;
+                continue;
+            };
+            let Some(pids) = pids else {
                 status = 127;
                 continue;
             };
-            if let Some(&raw) = job.done.get(&pid) {
-                status = sys::status_of(raw);
-                continue;
-            }
-            match sys::wait_pid(pid, true) {
-                Ok(sys::Waited::Done(raw)) => {
+            for pid in pids {
+                let Some(job) = sh.jobs.iter().find(|j| j.pids.contains(&pid)).cloned() else {
+                    sh.error(&format!("wait: pid {pid} is not a child of this shell"));
+                    status = 127;
+                    continue;
+                };
+                if let Some(&raw) = job.done.get(&pid) {
                     status = sys::status_of(raw);
-                    for j in &mut sh.jobs {
-                        if j.pids.contains(&pid) {
-                            j.done.insert(pid, raw);
-                        }
+                    continue;
+                }
+                match sys::wait_pid(pid, true) {
+                    Ok(sys::Waited::Done(raw)) => {
+                        status = sys::status_of(raw);
+                        job_done(sh, pid, raw);
                     }
+                    Ok(sys::Waited::Interrupted) => {
+                        let sig = pending_signal();
+                        sh.run_traps()?;
+                        return Ok(128 + sig);
+                    }
+                    Err(_) => status = 127,
                 }
-                Ok(sys::Waited::Interrupted) => {
-                    let sig = pending_signal();
-                    sh.run_traps()?;
-                    return Ok(128 + sig);
-                }
-                Err(_) => status = 127,
             }
         }
-    }
-    sh.jobs.retain(|j| !j.finished());
+        sh.jobs.retain(|j| !j.finished());
+        status
+    };
+    sh.set_pipestatus(&[status]);
     Ok(status)
 }
 

@@ -540,6 +540,9 @@ impl Shell {
                 }
             }
         }
+        if let Some(v) = self.special_array(&name) {
+            let _ = self.vars.set_value(&name, v);
+        }
         match index {
             Some(i) if matches!(i.as_slice(), b"@" | b"*") => {
                 let list = self

@@ -213,6 +213,8 @@ pub struct Shell {
     pub in_trap: bool,
     /// `getopts`: (OPTIND it last saw, position inside that argument).
     pub getopts_state: (usize, usize),
+    /// The statuses of the last pipeline (`PIPESTATUS`).
+    pub pipestatus: Vec<i32>,
 }
 
 impl Shell {
@@ -251,6 +253,7 @@ impl Shell {
             random_state: pid as u32 ^ 0x9e37_79b9,
             in_trap: false,
             getopts_state: (1, 1),
+            pipestatus: Vec::new(),
         };
         sh.init_vars();
         sh
@@ -552,6 +555,7 @@ impl Shell {
                     command: String::new(),
                     reported: false,
                 });
+                self.set_pipestatus(&[0]);
                 Ok(0)
             }
             Err(e) => {
@@ -565,7 +569,8 @@ impl Shell {
     pub fn become_subshell(&mut self) {
         self.subshell = true;
         self.tail_ok = false;
-        self.jobs.clear();
+        // The parent's jobs stay listed (`jobs | wc -l`), though this
+        // process cannot wait for them.
         // Traps are reset in a subshell, except ignored signals.
         let traps = std::mem::take(&mut self.traps);
         for (sig, action) in traps {
@@ -603,7 +608,11 @@ impl Shell {
             if p.bang {
                 self.tail_ok = false;
             }
-            self.run_command(&p.commands[0])
+            let r = self.run_command(&p.commands[0]);
+            if let Ok(s) = r {
+                self.set_pipestatus(&[s]);
+            }
+            r
         } else {
             self.tail_ok = false;
             self.run_multi(p)
@@ -687,21 +696,28 @@ impl Shell {
         } else {
             statuses.last().copied().unwrap_or(0)
         };
-        let mut array = Vec::new();
-        for (i, s) in statuses.iter().enumerate() {
-            if i > 0 {
-                array.push(b' ');
-            }
-            array.extend_from_slice(s.to_string().as_bytes());
-        }
-        let _ = array;
-        let statuses = statuses
-            .iter()
-            .enumerate()
-            .map(|(i, s)| (i as i64, s.to_string().into_bytes()))
-            .collect();
-        let _ = self.vars.set_value(b"PIPESTATUS", Value::Indexed(statuses));
+        self.set_pipestatus(&statuses);
         Ok(status)
+    }
+
+    /// `PIPESTATUS`: the statuses of the last pipeline's commands (kept
+    /// as numbers, and made an array only when read).
+    pub fn set_pipestatus(&mut self, statuses: &[i32]) {
+        self.pipestatus.clear();
+        self.pipestatus.extend_from_slice(statuses);
+    }
+
+    /// Arrays the shell keeps itself (`PIPESTATUS`).
+    pub fn special_array(&self, name: &[u8]) -> Option<Value> {
+        (name == b"PIPESTATUS").then(|| {
+            Value::Indexed(
+                self.pipestatus
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| (i as i64, s.to_string().into_bytes()))
+                    .collect(),
+            )
+        })
     }
 
     // ---- commands ------------------------------------------------------
