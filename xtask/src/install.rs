@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 /// The binaries this repository installs: (package, binary).
-pub const BINARIES: &[(&str, &str)] = &[("fast-rm", "fast-rm")];
+pub const BINARIES: &[(&str, &str)] = &[("fast-rm", "fast-rm"), ("rush", "rush")];
 
 /// The host's target triple, from `rustc -vV`.
 pub fn host_triple() -> Result<String> {

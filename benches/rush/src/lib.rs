@@ -239,6 +239,14 @@ fn shells(args: &Args) -> anyhow::Result<Vec<Shell>> {
         version: env!("CARGO_PKG_VERSION").into(),
         path: args.bin("rush")?,
     }];
+    // The same code linked dynamically, as `cargo install --path` builds it.
+    if let Ok(dynamic) = args.sibling("rush") {
+        out.push(Shell {
+            name: "rush (dynamic, cargo install)".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            path: dynamic,
+        });
+    }
     for name in ["dash", "bash", "zsh", "mksh"] {
         match args.peer(name) {
             Some((path, version)) => out.push(Shell {

@@ -43,9 +43,8 @@ enum Input {
 
 /// Runs the shell with `args` (without argv[0]) and returns the exit status.
 pub fn main_with(arg0: Vec<u8>, args: Vec<OsString>) -> i32 {
-    // Rust starts programs with SIGPIPE ignored; a shell's children must
-    // not inherit that.
-    let _ = sys::set_disposition(libc::SIGPIPE, sys::Disposition::Default);
+    // The binary skips the Rust runtime's start-up (see main.rs), so SIGPIPE
+    // is as the parent left it, which is what children must inherit.
     let args: Vec<Vec<u8>> = args.into_iter().map(OsStringExt::into_vec).collect();
     let mut sh = Shell::new(arg0.clone());
     builtins::init_shopts(&mut sh);

@@ -125,10 +125,19 @@ fn the_claude_code_wrapper_runs() {
 #[test]
 fn jobs_wait_and_pipestatus() {
     table(&[
-        ("false | (exit 3) | true; echo ${PIPESTATUS[@]}\n", "1 3 0\n"),
+        (
+            "false | (exit 3) | true; echo ${PIPESTATUS[@]}\n",
+            "1 3 0\n",
+        ),
         ("false; echo ${PIPESTATUS[0]}\n", "1\n"),
-        ("{ sleep 0.2; exit 9; } & { exit 3; } & wait -n; echo $?; wait -n; echo $?\n", "3\n9\n"),
-        ("sleep 0.1 & sleep 0.1 | cat & jobs -p | wc -l; jobs | wc -l; wait\n", "2\n2\n"),
+        (
+            "{ sleep 0.2; exit 9; } & { exit 3; } & wait -n; echo $?; wait -n; echo $?\n",
+            "3\n9\n",
+        ),
+        (
+            "sleep 0.1 & sleep 0.1 | cat & jobs -p | wc -l; jobs | wc -l; wait\n",
+            "2\n2\n",
+        ),
         ("wait 12345678 2>/dev/null; echo $?\n", "127\n"),
         ("wait zzz 2>/dev/null; echo $?\n", "2\n"),
         ("wait -n; echo $?\n", "127\n"),
