@@ -460,8 +460,33 @@ impl Shell {
             }
             b"LINENO" => Some(self.line.to_string().into_bytes()),
             b"RANDOM" => Some(self.random().to_string().into_bytes()),
-            n => self.vars.get(n).map(<[u8]>::to_vec),
+            b"_" => Some(self.last_arg.clone()),
+            n => self
+                .vars
+                .get(n)
+                .map(<[u8]>::to_vec)
+                .or_else(|| self.dynamic_var(n)),
         }
+    }
+
+    /// Variables the shell computes when read and nobody has set: bash's
+    /// `UID`, `EUID`, `BASHPID`, `SECONDS`, `HOSTNAME`, `OSTYPE` and the
+    /// first element of `PIPESTATUS`.
+    fn dynamic_var(&self, name: &[u8]) -> Option<Vec<u8>> {
+        let s = match name {
+            b"UID" => nix::unistd::getuid().as_raw().to_string(),
+            b"EUID" => nix::unistd::geteuid().as_raw().to_string(),
+            b"BASHPID" => std::process::id().to_string(),
+            b"SECONDS" => self.started.elapsed().as_secs().to_string(),
+            b"HOSTNAME" => nix::unistd::gethostname()
+                .ok()?
+                .to_string_lossy()
+                .into_owned(),
+            b"OSTYPE" => "linux-gnu".to_string(),
+            b"PIPESTATUS" => self.pipestatus.first()?.to_string(),
+            _ => return None,
+        };
+        Some(s.into_bytes())
     }
 
     /// Evaluates an array subscript for `name`: a string key for an

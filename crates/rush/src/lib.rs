@@ -130,6 +130,8 @@ pub fn main_with(arg0: Vec<u8>, args: Vec<OsString>) -> i32 {
         sh.positional = operands[1..].to_vec();
         Input::File(operands[0].clone())
     };
+    // `$_` starts as the shell's own name.
+    sh.last_arg = sh.arg0.clone();
     let status = match input {
         Input::Command(text) => {
             let mut src = parse::Text;

@@ -215,6 +215,10 @@ pub struct Shell {
     pub getopts_state: (usize, usize),
     /// The statuses of the last pipeline (`PIPESTATUS`).
     pub pipestatus: Vec<i32>,
+    /// `$_`: the last argument of the last simple command.
+    pub last_arg: Vec<u8>,
+    /// When the shell started (`SECONDS`).
+    pub started: std::time::Instant,
 }
 
 impl Shell {
@@ -254,6 +258,8 @@ impl Shell {
             in_trap: false,
             getopts_state: (1, 1),
             pipestatus: Vec::new(),
+            last_arg: Vec::new(),
+            started: std::time::Instant::now(),
         };
         sh.init_vars();
         sh
@@ -995,6 +1001,9 @@ impl Shell {
         self.cmdsub_status = None;
         let t0 = self.perf.as_ref().map(|_| std::time::Instant::now());
         let argv = self.expand_command_words(&cmd.words)?;
+        // `$_` is the previous command's last argument while this one
+        // expands, and this one's afterwards.
+        self.last_arg = argv.last().cloned().unwrap_or_default();
         if argv.is_empty() {
             // Assignments (and redirections) only.
             for a in &cmd.assigns {

@@ -175,3 +175,24 @@ fn arrays() {
     ]);
     check("f() { local -a l=(1 2); echo ${l[1]}; }; f\n", "2\n", 0);
 }
+
+#[test]
+fn bash_dynamic_variables() {
+    table(&[
+        ("echo \"hi there\"; echo \"$_\"\n", "hi there\nhi there\n"),
+        (": a b; echo $_\n", "b\n"),
+        (
+            "[ \"$UID\" = \"$(id -u)\" ] && [ -n \"$EUID\" ] && echo ids\n",
+            "ids\n",
+        ),
+        (
+            "[ \"$HOSTNAME\" = \"$(hostname)\" ] && echo host\n",
+            "host\n",
+        ),
+        ("echo $OSTYPE $SECONDS\n", "linux-gnu 0\n"),
+        (
+            "[ $BASHPID = $$ ] && (sh -c 'exit 0'; [ $BASHPID != $$ ] && echo sub)\n",
+            "sub\n",
+        ),
+    ]);
+}
