@@ -190,11 +190,16 @@ pub fn run(
     std::fs::copy(crate::target_dir().join("release/rush"), &shell)
         .context("copy target/release/rush")?;
     let python_dir = python.parent().map(Path::to_path_buf).unwrap_or_default();
+    // As the Oils project's own spec runner (test/spec-common.sh) calls it:
+    // spec/bin first on the PATH, a UTF-8 locale, and REPO_ROOT for the
+    // spec/testdata files.
     let path_env = format!(
-        "{}:{}:/usr/local/bin:/usr/bin:/bin",
+        "{}:{}:{}",
         oils.join("spec/bin").display(),
-        python_dir.display()
+        python_dir.display(),
+        std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into())
     );
+    let repo_root = format!("REPO_ROOT={}", oils.display());
     let files: Vec<&str> = if only.is_empty() {
         FILES.to_vec()
     } else {
@@ -220,6 +225,7 @@ pub fn run(
             .args(["--tmp-env"])
             .arg(&tmp)
             .args(["--path-env", &path_env, "--timeout", "10", "-v"])
+            .args(["--env-pair", "LC_ALL=C.UTF-8", "--env-pair", &repo_root])
             .arg(oils.join(format!("spec/{f}.test.sh")))
             .arg(&shell)
             .output()
