@@ -321,7 +321,16 @@ fn return_(sh: &mut Shell, argv: Args<'_>) -> Exec {
 }
 
 fn eval(sh: &mut Shell, argv: Args<'_>) -> Exec {
-    let text = argv[1..].join(&b' ');
+    let mut args = &argv[1..];
+    match args.first().map(Vec::as_slice) {
+        Some(b"--") => args = &args[1..],
+        Some(a) if a.len() > 1 && a[0] == b'-' => {
+            sh.error(&format!("eval: {}: invalid option", lossy(a)));
+            return Ok(2);
+        }
+        _ => {}
+    }
+    let text = args.join(&b' ');
     if text.is_empty() {
         return Ok(0);
     }
@@ -334,6 +343,14 @@ fn eval(sh: &mut Shell, argv: Args<'_>) -> Exec {
 
 fn source(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let name = lossy(&argv[0]);
+    // `source -- file`
+    let argv: Vec<Vec<u8>> = if argv.get(1).map(Vec::as_slice) == Some(b"--") {
+        std::iter::once(argv[0].clone())
+            .chain(argv[2..].iter().cloned())
+            .collect()
+    } else {
+        argv.to_vec()
+    };
     let Some(file) = argv.get(1) else {
         sh.error(&format!("{name}: filename argument required"));
         return Ok(2);
@@ -390,8 +407,20 @@ fn source(sh: &mut Shell, argv: Args<'_>) -> Exec {
 
 fn exec(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let mut args = &argv[1..];
-    if args.first().map(Vec::as_slice) == Some(b"--") {
-        args = &args[1..];
+    let mut arg0 = None;
+    loop {
+        match args.first().map(Vec::as_slice) {
+            Some(b"--") => {
+                args = &args[1..];
+                break;
+            }
+            Some(b"-a") if args.len() > 1 => {
+                arg0 = Some(args[1].clone());
+                args = &args[2..];
+            }
+            Some(b"-c" | b"-l") => args = &args[1..],
+            _ => break,
+        }
     }
     if args.is_empty() {
         // Redirections on `exec` alone stay: handled by the caller.
@@ -402,13 +431,28 @@ fn exec(sh: &mut Shell, argv: Args<'_>) -> Exec {
         sh.error(&format!("exec: {}: not found", lossy(name)));
         return Err(Flow::Exit(127));
     };
-    let cargv: Vec<std::ffi::CString> = args
+    let mut cargv: Vec<std::ffi::CString> = args
         .iter()
         .map(|a| std::ffi::CString::new(a.as_slice()).unwrap_or_default())
         .collect();
+    if let Some(a) = arg0 {
+        cargv[0] = std::ffi::CString::new(a).unwrap_or_default();
+    }
     let env = sh.vars.environment(&[]);
     sh.perf_report();
-    let e = sys::exec(&path, &cargv, &env);
+    let mut e = sys::exec(&path, &cargv, &env);
+    if e == nix::Error::ENOEXEC {
+        // A script without #!: this shell runs it, in place of this one.
+        if let Ok(me) = std::env::current_exe() {
+            let me = std::ffi::CString::new(me.as_os_str().as_bytes()).unwrap_or_default();
+            let mut script = vec![
+                std::ffi::CString::new("rush").unwrap_or_default(),
+                path.clone(),
+            ];
+            script.extend(cargv[1..].iter().cloned());
+            e = sys::exec(&me, &script, &env);
+        }
+    }
     let msg = std::io::Error::from(e).to_string();
     sh.error(&format!(
         "exec: {}: {}",

@@ -436,8 +436,10 @@ impl Shell {
                     self.status = status;
                 }
                 Err(e) => {
+                    // In eval, source and traps a syntax error is the
+                    // command's failure (status 2), not the shell's end.
                     self.syntax_error(&e);
-                    return Err(Flow::Exit(2));
+                    return Ok(2);
                 }
             }
         }
@@ -1005,7 +1007,14 @@ impl Shell {
         // expands, and this one's afterwards.
         self.last_arg = argv.last().cloned().unwrap_or_default();
         if argv.is_empty() {
-            // Assignments (and redirections) only.
+            // Assignments (and redirections) only. The redirections come
+            // first: if one fails, nothing is assigned.
+            if !cmd.redirects.is_empty() {
+                match self.redirect(&cmd.redirects) {
+                    Ok(saved) => self.restore(saved),
+                    Err(s) => return Ok(s),
+                }
+            }
             for a in &cmd.assigns {
                 if let Err(f) = self.assign(a, false) {
                     return if self.opts.interactive { Ok(1) } else { Err(f) };
@@ -1014,14 +1023,7 @@ impl Shell {
             if self.opts.xtrace && !cmd.assigns.is_empty() {
                 self.trace_assigns(&cmd.assigns);
             }
-            let status = self.cmdsub_status.unwrap_or(0);
-            if !cmd.redirects.is_empty() {
-                match self.redirect(&cmd.redirects) {
-                    Ok(saved) => self.restore(saved),
-                    Err(s) => return Ok(s),
-                }
-            }
-            return Ok(status);
+            return Ok(self.cmdsub_status.unwrap_or(0));
         }
         if let (Some(p), Some(t0)) = (self.perf.as_mut(), t0) {
             p.record(crate::perf::Phase::Expand, t0.elapsed());

@@ -144,3 +144,27 @@ fn jobs_wait_and_pipestatus() {
         ("(exit 5) & wait $!; echo $? ${PIPESTATUS[0]}\n", "5 5\n"),
     ]);
 }
+
+#[test]
+fn eval_source_and_exec_details() {
+    table(&[
+        ("eval -- 'echo dashdash'\n", "dashdash\n"),
+        ("eval -z 2>/dev/null; echo $?\n", "2\n"),
+        ("eval 'if' 2>/dev/null; echo status=$?\n", "status=2\n"),
+        (
+            "x=old; x=new >/nonexistent/f 2>/dev/null; echo $x\n",
+            "old\n",
+        ),
+        ("(exec -a NAME sh -c 'echo $0')\n", "NAME\n"),
+    ]);
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("lib.sh"), "echo sourced $1\n").unwrap();
+    let f = d.path().join("noshebang");
+    std::fs::write(&f, "echo no-shebang $1\n").unwrap();
+    std::fs::set_permissions(&f, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let r = common::stdin_in(
+        "source -- ./lib.sh a\n(exec ./noshebang b)\n",
+        Some(d.path()),
+    );
+    assert_eq!(r.stdout, "sourced a\nno-shebang b\n", "{}", r.stderr);
+}
