@@ -164,6 +164,14 @@ enum Ctx {
 impl Shell {
     /// Expands command words into fields: the full POSIX sequence.
     pub fn expand_words(&mut self, words: &[Word]) -> Result<Vec<Vec<u8>>> {
+        if self.opts.braceexpand && words.iter().any(crate::brace::may_expand) {
+            let braced: Vec<Word> = words.iter().flat_map(crate::brace::expand).collect();
+            return self.expand_words_unbraced(&braced);
+        }
+        self.expand_words_unbraced(words)
+    }
+
+    fn expand_words_unbraced(&mut self, words: &[Word]) -> Result<Vec<Vec<u8>>> {
         let mut out = Vec::with_capacity(words.len());
         for w in words {
             // Fast path: a plain word needs no machinery.

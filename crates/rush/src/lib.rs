@@ -4,7 +4,7 @@
 //! Layers, each using only those above it:
 //! - [`ast`]: the syntax tree.
 //! - [`parse`]: bytes to syntax tree, one complete command at a time.
-//! - [`arith`], [`pattern`], [`glob`], [`regex`], [`escape`]: the small
+//! - [`arith`], [`brace`], [`pattern`], [`glob`], [`regex`], [`escape`]: the small
 //!   languages inside words.
 //! - [`expand`]: words to fields.
 //! - [`shell`]: state and execution; [`builtins`] (with [`printf`], [`read`]
@@ -14,6 +14,7 @@
 
 pub mod arith;
 pub mod ast;
+pub mod brace;
 pub mod builtins;
 pub mod escape;
 pub mod expand;

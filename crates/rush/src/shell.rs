@@ -31,6 +31,8 @@ pub type Exec = Result<i32, Flow>;
 /// `set` options.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
+    /// `set -B` (bash, on by default): brace expansion.
+    pub braceexpand: bool,
     pub allexport: bool,
     pub errexit: bool,
     pub noglob: bool,
@@ -58,6 +60,7 @@ pub struct Options {
 /// Long names for `set -o`, with their single letters.
 pub const OPTION_NAMES: &[(&str, Option<char>)] = &[
     ("allexport", Some('a')),
+    ("braceexpand", Some('B')),
     ("emacs", None),
     ("errexit", Some('e')),
     ("hashall", Some('h')),
@@ -80,6 +83,7 @@ impl Options {
     pub fn get_mut(&mut self, name: &str) -> Option<&mut bool> {
         Some(match name {
             "allexport" => &mut self.allexport,
+            "braceexpand" => &mut self.braceexpand,
             "errexit" => &mut self.errexit,
             "noglob" => &mut self.noglob,
             "hashall" => &mut self.hashall,
@@ -116,21 +120,17 @@ impl Options {
     /// `$-`
     pub fn flags_string(&self) -> String {
         let mut s = String::new();
+        // Options set by the user; B and h, on by default, are left out, as
+        // in dash (and so are c and s).
         for (name, letter) in OPTION_NAMES {
-            if let Some(l) = letter
+            if let Some(l) = letter.filter(|l| !matches!(l, 'B' | 'h'))
                 && self.get(name) == Some(true)
             {
-                s.push(*l);
+                s.push(l);
             }
         }
         if self.interactive {
             s.push('i');
-        }
-        if self.command_mode {
-            s.push('c');
-        }
-        if self.stdin_mode {
-            s.push('s');
         }
         s
     }
@@ -233,6 +233,7 @@ impl Shell {
             aliases: Rc::new(HashMap::new()),
             opts: Options {
                 hashall: true,
+                braceexpand: true,
                 ..Options::default()
             },
             status: 0,

@@ -101,6 +101,12 @@ fn options_e_u_x_v_f_n_c_a() {
         .unwrap();
     assert_eq!(r.status.code(), Some(1));
     check("set -o | grep -c pipefail\n", "1\n", 0);
+    let r: common::Run = rush()
+        .args(["-eu", "-c", "echo $-"])
+        .output()
+        .unwrap()
+        .into();
+    assert_eq!(r.stdout, "eu\n");
 }
 
 #[test]

@@ -196,3 +196,21 @@ fn bash_dynamic_variables() {
         ),
     ]);
 }
+
+#[test]
+fn brace_expansion() {
+    table(&[
+        ("echo a{b,c}d {1..3} x{,.bak}\n", "abd acd 1 2 3 x x.bak\n"),
+        (
+            "echo {a..c}{1,2} {05..07}\n",
+            "a1 a2 b1 b2 c1 c2 05 06 07\n",
+        ),
+        (
+            "x=1; echo {$x,y} '{a,b}' \\{a,b\\} {a}\n",
+            "1 y {a,b} {a,b} {a}\n",
+        ),
+        ("v={a,b}; echo $v\n", "{a,b}\n"),
+        ("set +B; echo {a,b}\n", "{a,b}\n"),
+        ("for i in {1..3}; do printf $i; done; echo\n", "123\n"),
+    ]);
+}
