@@ -43,12 +43,6 @@ pub struct ParseError {
 
 type Result<T> = std::result::Result<T, ParseError>;
 
-/// Operators, longest first within each leading byte.
-const OPERATORS: &[&str] = &[
-    "&&", "&>>", "&>", "&", "||", "|&", "|", ";;&", ";;", ";&", ";", "<<<", "<<-", "<<", "<&",
-    "<>", "<", ">>", ">&", ">|", ">", "(", ")",
-];
-
 /// Reserved words that end a list rather than start a command.
 const CLOSERS: &[&[u8]] = &[
     b"then", b"else", b"elif", b"fi", b"do", b"done", b"esac", b"}",
@@ -293,10 +287,35 @@ impl<'s> Parser<'s> {
         if !matches!(c, b'&' | b'|' | b';' | b'<' | b'>' | b'(' | b')') {
             return None;
         }
-        OPERATORS
-            .iter()
-            .copied()
-            .find(|op| self.starts_with(op.as_bytes()))
+        // The longest operator starting here (operators never span lines,
+        // so the bytes are in the buffer once the first one is).
+        let rest = &self.buf[self.pos..];
+        let at = |i: usize| rest.get(i).copied();
+        Some(match (c, at(1), at(2)) {
+            (b'&', Some(b'&'), _) => "&&",
+            (b'&', Some(b'>'), Some(b'>')) => "&>>",
+            (b'&', Some(b'>'), _) => "&>",
+            (b'&', ..) => "&",
+            (b'|', Some(b'|'), _) => "||",
+            (b'|', Some(b'&'), _) => "|&",
+            (b'|', ..) => "|",
+            (b';', Some(b';'), Some(b'&')) => ";;&",
+            (b';', Some(b';'), _) => ";;",
+            (b';', Some(b'&'), _) => ";&",
+            (b';', ..) => ";",
+            (b'<', Some(b'<'), Some(b'<')) => "<<<",
+            (b'<', Some(b'<'), Some(b'-')) => "<<-",
+            (b'<', Some(b'<'), _) => "<<",
+            (b'<', Some(b'&'), _) => "<&",
+            (b'<', Some(b'>'), _) => "<>",
+            (b'<', ..) => "<",
+            (b'>', Some(b'>'), _) => ">>",
+            (b'>', Some(b'&'), _) => ">&",
+            (b'>', Some(b'|'), _) => ">|",
+            (b'>', ..) => ">",
+            (b'(', ..) => "(",
+            _ => ")",
+        })
     }
 
     fn eat_operator(&mut self, op: &str) -> bool {
@@ -407,9 +426,13 @@ impl<'s> Parser<'s> {
     /// Parses the next complete command: the and-or lists up to the end of
     /// a line (with the bodies of its here-docs). `None` at the end of input.
     pub fn next_command(&mut self) -> Result<Option<List>> {
-        // Drop what has been run, so a long script on stdin stays small.
-        if self.expanding.is_empty() && self.pos > 0 {
+        // Drop what has been run, so a long script on stdin stays small;
+        // only once it is most of the buffer, so the copying stays linear.
+        if self.expanding.is_empty() && self.pos >= 4096 && self.pos * 2 >= self.buf.len() {
             self.buf.drain(..self.pos);
+            if let Some(end) = &mut self.alias_next {
+                *end = end.saturating_sub(self.pos);
+            }
             self.pos = 0;
         }
         self.linebreak()?;
