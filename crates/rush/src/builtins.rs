@@ -1073,7 +1073,7 @@ fn list_shopts(sh: &Shell, names: &[String], only: Option<bool>, as_commands: bo
 
 fn alias(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let mut args = &argv[1..];
-    if args.first().map(Vec::as_slice) == Some(b"-p") {
+    while let Some(b"-p" | b"--") = args.first().map(Vec::as_slice) {
         args = &args[1..];
     }
     let print = |k: &[u8], v: &[u8], out: &mut Vec<u8>| {

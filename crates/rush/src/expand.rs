@@ -836,8 +836,19 @@ impl Shell {
     /// The word of `${x:-word}`: unquoted text in it is split like an
     /// expansion result when the whole is unquoted.
     fn expand_sub_word(&mut self, w: &Word, ctx: Ctx, f: &mut Fields) -> Result<()> {
-        for part in &w.parts {
+        for (i, part) in w.parts.iter().enumerate() {
             match part {
+                // `${x:-~/dir}`: a tilde at the start of the word expands.
+                Part::Lit(b) if i == 0 && ctx == Ctx::Unquoted && b.first() == Some(&b'~') => {
+                    let end = b.iter().position(|&c| c == b'/').unwrap_or(b.len());
+                    match (end < b.len() || w.parts.len() == 1, self.tilde(&b[..end])) {
+                        (true, Some(home)) => {
+                            f.quoted(&home);
+                            f.expansion(&b[end..]);
+                        }
+                        _ => f.expansion(b),
+                    }
+                }
                 Part::Lit(b) => match ctx {
                     Ctx::Quoted => f.quoted(b),
                     Ctx::Unquoted => {

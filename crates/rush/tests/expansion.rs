@@ -24,6 +24,10 @@ fn tilde() {
         ("HOME=/h; echo ~ ~/x \"~\" a~\n", "/h /h/x ~ a~\n"),
         ("HOME=/h; x=~/a:~/b; echo $x\n", "/h/a:/h/b\n"),
         ("echo ~root\n", "/root\n"),
+        (
+            "HOME=/h; unset u; echo ${u:-~} ${u:-~/z} \"${u:-~}\"\n",
+            "/h /h/z ~\n",
+        ),
     ]);
 }
 

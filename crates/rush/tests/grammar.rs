@@ -108,6 +108,7 @@ fn aliases_expand_in_command_position_from_the_next_line() {
         ("alias say='echo said'\nsay hi\n", "said hi\n"),
         ("alias a='echo x' b='a '\nb a\n", "x echo x\n"),
         ("alias ls=ls\nalias ls\n", "alias ls='ls'\n"),
+        ("alias -- a=b\nalias a\n", "alias a='b'\n"),
         (
             "alias e=echo; unalias e; type e >/dev/null 2>&1 || echo gone\n",
             "gone\n",
