@@ -155,7 +155,20 @@ pub fn printf(sh: &mut Shell, argv: &[Vec<u8>]) -> Exec {
     }
     match var {
         Some(v) => {
-            if let Err(e) = sh.vars.set(&v, out) {
+            // `printf -v a[i]` sets one element.
+            let r = match v.iter().position(|&c| c == b'[') {
+                Some(open) if v.ends_with(b"]") && crate::parse::is_name(&v[..open]) => {
+                    let (name, sub) = (&v[..open], &v[open + 1..v.len() - 1]);
+                    let key = sh.array_key(name, sub)?;
+                    sh.vars.set_elem(name, key, out)
+                }
+                _ if crate::parse::is_name(&v) => sh.vars.set(&v, out),
+                _ => {
+                    sh.error(&format!("printf: `{}': not a valid identifier", lossy(&v)));
+                    return Ok(2);
+                }
+            };
+            if let Err(e) = r {
                 sh.error(&e.to_string());
                 return Ok(1);
             }
@@ -281,7 +294,7 @@ fn format_once(
         }
         // Length modifiers are accepted and ignored.
         while let Some(&m) = f.get(i) {
-            if matches!(m, b'h' | b'l' | b'L' | b'q' | b'j' | b'z' | b't') {
+            if matches!(m, b'h' | b'l' | b'L' | b'j' | b'z' | b't') {
                 i += 1;
             } else {
                 break;

@@ -145,7 +145,11 @@ pub fn read(sh: &mut Shell, argv: &[Vec<u8>]) -> Exec {
         return Ok(status);
     }
     if exact {
+        // -N: the characters as read, no splitting; other names are emptied.
         let _ = sh.vars.set(&names[0], line);
+        for n in &names[1..] {
+            let _ = sh.vars.set(n, Vec::new());
+        }
         return Ok(status);
     }
     if let Some(a) = array {

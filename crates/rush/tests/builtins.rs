@@ -61,6 +61,13 @@ fn regular_builtins() {
         ("printf '%s\\n' a b c\n", "a\nb\nc\n"),
         ("printf '%b\\n' 'x\\ty'\n", "x\ty\n"),
         ("printf -v out '%03d' 7; echo $out\n", "007\n"),
+        ("printf '%q\\n' 'a b'\n", "a\\ b\n"),
+        (
+            "a=(x y z); printf -v 'a[1]' %s foo; echo ${a[@]}\n",
+            "x foo z\n",
+        ),
+        ("printf -v 1x x 2>/dev/null; echo $?\n", "2\n"),
+        ("read -N 3 a b <<< 'xyzw'; echo \"$a|$b\"\n", "xyz|\n"),
         (
             "test 1 -lt 2 && [ abc = abc ] && [ ! -e /nonexistent ] && echo tests\n",
             "tests\n",
