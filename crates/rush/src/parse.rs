@@ -1692,6 +1692,9 @@ impl<'s> Parser<'s> {
         let mut parts = Vec::new();
         let mut lit = Vec::new();
         let mut braces = 0u32;
+        // Inside double quotes the text of a value is quoted, but the text
+        // of a pattern keeps its special characters ("${x#?}").
+        let lit_quoted = dq && !pattern;
         loop {
             let Some(c) = self.peek() else {
                 return self.eof_error("unexpected EOF while looking for matching `}'");
@@ -1716,35 +1719,35 @@ impl<'s> Parser<'s> {
                             lit.push(b'\\');
                             lit.push(e);
                         } else {
-                            flush_word_lit(&mut parts, &mut lit, dq);
+                            flush_word_lit(&mut parts, &mut lit, lit_quoted);
                             parts.push(Part::Escaped(e));
                         }
                     }
                     None => lit.push(b'\\'),
                 },
                 b'\'' if !dq || pattern => {
-                    flush_word_lit(&mut parts, &mut lit, dq);
+                    flush_word_lit(&mut parts, &mut lit, lit_quoted);
                     parts.push(Part::Single(self.single_quoted()?));
                 }
                 b'"' => {
-                    flush_word_lit(&mut parts, &mut lit, dq);
+                    flush_word_lit(&mut parts, &mut lit, lit_quoted);
                     parts.push(Part::Double(self.double_quoted()?));
                 }
                 b'$' => match self.dollar(dq)? {
                     Part::Lit(b) => lit.extend_from_slice(&b),
                     p => {
-                        flush_word_lit(&mut parts, &mut lit, dq);
+                        flush_word_lit(&mut parts, &mut lit, lit_quoted);
                         parts.push(p);
                     }
                 },
                 b'`' => {
-                    flush_word_lit(&mut parts, &mut lit, dq);
+                    flush_word_lit(&mut parts, &mut lit, lit_quoted);
                     parts.push(self.backtick(dq)?);
                 }
                 c => lit.push(c),
             }
         }
-        flush_word_lit(&mut parts, &mut lit, dq);
+        flush_word_lit(&mut parts, &mut lit, lit_quoted);
         Ok(Word { parts })
     }
 }

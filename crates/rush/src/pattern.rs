@@ -23,8 +23,9 @@ enum Tok {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum ClassItem {
-    Byte(u8),
-    Range(u8, u8),
+    /// A character (a code point; a byte for text that is not UTF-8).
+    Char(u32),
+    Range(u32, u32),
     Named(Named),
 }
 
@@ -230,9 +231,11 @@ fn class(text: &[u8], quoted: &[bool], mut i: usize) -> Option<(Tok, usize)> {
             }
         }
         let (lo, next) = if c == b'\\' && !quoted[i] && i + 1 < text.len() {
-            (text[i + 1], i + 2)
+            let (ch, n) = decode(text, i + 1);
+            (ch, i + 1 + n)
         } else {
-            (c, i + 1)
+            let (ch, n) = decode(text, i);
+            (ch, i + n)
         };
         // a range lo-hi (a `-` before `]` is literal)
         if next + 1 < text.len()
@@ -241,33 +244,70 @@ fn class(text: &[u8], quoted: &[bool], mut i: usize) -> Option<(Tok, usize)> {
         {
             let (hi, after) =
                 if text[next + 1] == b'\\' && !quoted[next + 1] && next + 2 < text.len() {
-                    (text[next + 2], next + 3)
+                    let (ch, n) = decode(text, next + 2);
+                    (ch, next + 2 + n)
                 } else {
-                    (text[next + 1], next + 2)
+                    let (ch, n) = decode(text, next + 1);
+                    (ch, next + 1 + n)
                 };
             items.push(ClassItem::Range(lo, hi));
             i = after;
         } else {
-            items.push(ClassItem::Byte(lo));
+            items.push(ClassItem::Char(lo));
             i = next;
         }
     }
 }
 
-fn class_matches(negated: bool, items: &[ClassItem], c: u8) -> bool {
+/// The length of the UTF-8 character at `s[i]`, or 1 if there is none
+/// there (bytes that are not UTF-8 match one by one).
+fn char_len(s: &[u8], i: usize) -> usize {
+    let b = s[i];
+    let n = match b {
+        0x00..=0x7f => return 1,
+        0xc2..=0xdf => 2,
+        0xe0..=0xef => 3,
+        0xf0..=0xf4 => 4,
+        _ => return 1,
+    };
+    if i + n <= s.len() && s[i + 1..i + n].iter().all(|&c| c & 0xc0 == 0x80) {
+        n
+    } else {
+        1
+    }
+}
+
+/// The character at `s[i]` and its length in bytes.
+fn decode(s: &[u8], i: usize) -> (u32, usize) {
+    let n = char_len(s, i);
+    if n == 1 {
+        return (u32::from(s[i]), 1);
+    }
+    let mut v = u32::from(s[i]) & (0x7f >> n);
+    for &c in &s[i + 1..i + n] {
+        v = (v << 6) | u32::from(c & 0x3f);
+    }
+    (v, n)
+}
+
+fn class_matches(negated: bool, items: &[ClassItem], c: u32) -> bool {
     let hit = items.iter().any(|it| match *it {
-        ClassItem::Byte(b) => b == c,
+        ClassItem::Char(b) => b == c,
         ClassItem::Range(lo, hi) => lo <= c && c <= hi,
-        ClassItem::Named(n) => n.matches(c),
+        ClassItem::Named(n) => u8::try_from(c).is_ok_and(|b| n.matches(b)),
     });
     hit != negated
 }
 
-fn one_matches(tok: &Tok, c: u8) -> bool {
+/// Whether `tok` matches at `s[i]`; the number of bytes it takes.
+fn one_matches(tok: &Tok, s: &[u8], i: usize) -> Option<usize> {
     match tok {
-        Tok::Byte(b) => *b == c,
-        Tok::One => true,
-        Tok::Class { negated, items } => class_matches(*negated, items, c),
+        Tok::Byte(b) => (*b == s[i]).then_some(1),
+        Tok::One => Some(char_len(s, i)),
+        Tok::Class { negated, items } => {
+            let (c, n) = decode(s, i);
+            class_matches(*negated, items, c).then_some(n)
+        }
         Tok::Star => unreachable!("stars are handled by the caller"),
     }
 }
@@ -283,19 +323,23 @@ fn matches_from(toks: &[Tok], s: &[u8]) -> bool {
                 p += 1;
                 continue;
             }
-            if i < s.len() && one_matches(&toks[p], s[i]) {
-                p += 1;
-                i += 1;
-                continue;
+            if i < s.len() {
+                if let Some(n) = one_matches(&toks[p], s, i) {
+                    p += 1;
+                    i += n;
+                    continue;
+                }
             }
         } else if i == s.len() {
             return true;
         }
         match back {
             Some((bp, bi)) if bi < s.len() => {
-                back = Some((bp, bi + 1));
+                // The star takes one more character.
+                let next = bi + char_len(s, bi);
+                back = Some((bp, next));
                 p = bp;
-                i = bi + 1;
+                i = next;
             }
             _ => return false,
         }
@@ -323,6 +367,17 @@ mod tests {
         assert!(Pattern::new(b"*a*b*c*").matches(b"xxaxxbxxcxx"));
         assert!(Pattern::new(b"").matches(b""));
         assert!(Pattern::new(b"*").matches(b""));
+    }
+
+    #[test]
+    fn one_character_is_a_whole_utf8_character() {
+        assert!(Pattern::new("?".as_bytes()).matches("μ".as_bytes()));
+        assert!(Pattern::new("[μ]x".as_bytes()).matches("μx".as_bytes()));
+        assert!(Pattern::new("[α-ω]".as_bytes()).matches("μ".as_bytes()));
+        assert!(Pattern::new("*?".as_bytes()).matches("aμ".as_bytes()));
+        assert!(!Pattern::new("??".as_bytes()).matches("μ".as_bytes()));
+        // Bytes that are not UTF-8 still match one by one.
+        assert!(Pattern::new(b"?").matches(b"\xff"));
     }
 
     #[test]

@@ -52,6 +52,11 @@ fn parameter_expansion_posix_forms() {
         ("x=aaa; echo ${x/a/b} ${x//a/b}\n", "baa bbb\n"),
         ("x=abcdef; echo ${x:1:3} ${x: -2}\n", "bcd ef\n"),
         ("x=Hello; echo ${x^^} ${x,,}\n", "HELLO hello\n"),
+        (
+            "x=abc; echo \"${x#?}\" \"${x%?}\" \"[${x##*}]\" \"${x#\"?\"}\"\n",
+            "bc ab [] abc\n",
+        ),
+        ("x=μabcμ; echo ${x#?} ${x%?} ${#x}\n", "abcμ μabc 5\n"),
         ("x=v; r=x; echo ${!r}\n", "v\n"),
     ]);
 }
