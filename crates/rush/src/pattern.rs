@@ -323,12 +323,12 @@ fn matches_from(toks: &[Tok], s: &[u8]) -> bool {
                 p += 1;
                 continue;
             }
-            if i < s.len() {
-                if let Some(n) = one_matches(&toks[p], s, i) {
-                    p += 1;
-                    i += n;
-                    continue;
-                }
+            if i < s.len()
+                && let Some(n) = one_matches(&toks[p], s, i)
+            {
+                p += 1;
+                i += n;
+                continue;
             }
         } else if i == s.len() {
             return true;
