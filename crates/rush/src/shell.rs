@@ -644,8 +644,37 @@ impl Shell {
         let n = p.commands.len();
         let mut pids = Vec::with_capacity(n);
         let mut prev_read: Option<OwnedFd> = None;
+        // `shopt -s lastpipe`: the last command runs in this shell.
+        let lastpipe = !self.opts.monitor && crate::builtins::shopt_on(self, "lastpipe");
+        let mut last_status = None;
         for (i, cmd) in p.commands.iter().enumerate() {
             let last = i + 1 == n;
+            if last && lastpipe {
+                let saved = sys::save_fd(0).ok().flatten();
+                if let Some(r) = &prev_read {
+                    let _ = sys::dup2(r.as_raw_fd(), 0);
+                }
+                drop(prev_read.take());
+                let r = self.run_command(cmd);
+                match saved {
+                    Some(c) => {
+                        let _ = sys::dup2(c, 0);
+                        sys::close(c);
+                    }
+                    None => sys::close(0),
+                }
+                match r {
+                    Ok(s) => last_status = Some(s),
+                    Err(f) => {
+                        // Reap the others before leaving.
+                        for pid in pids {
+                            let _ = sys::wait_pid(pid, false);
+                        }
+                        return Err(f);
+                    }
+                }
+                break;
+            }
             let (next_read, write) = if last {
                 (None, None)
             } else {
@@ -687,7 +716,7 @@ impl Shell {
             drop(write);
         }
         drop(prev_read);
-        let mut statuses = Vec::with_capacity(pids.len());
+        let mut statuses = Vec::with_capacity(pids.len() + 1);
         for pid in pids {
             let s = match sys::wait_pid(pid, false) {
                 Ok(sys::Waited::Done(raw)) => sys::status_of(raw),
@@ -695,6 +724,7 @@ impl Shell {
             };
             statuses.push(s);
         }
+        statuses.extend(last_status);
         let status = if self.opts.pipefail {
             statuses
                 .iter()

@@ -26,6 +26,15 @@ fn pipelines_stream_and_report_the_last_status() {
         ("set -o pipefail; false | true; echo $?\n", "1\n"),
         ("echo x | { read v; echo got $v; }\n", "got x\n"),
         ("ls /nonexistent-rush 2>&1 >/dev/null | wc -l\n", "1\n"),
+        ("echo hi | read x; echo \"[$x]\"\n", "[]\n"),
+        (
+            "shopt -s lastpipe; i=0; seq 3 | while read l; do i=$((i+1)); done; echo $i\n",
+            "3\n",
+        ),
+        (
+            "shopt -s lastpipe; false | true | (exit 4); echo ${PIPESTATUS[@]}\n",
+            "1 0 4\n",
+        ),
     ]);
 }
 
