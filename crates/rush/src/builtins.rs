@@ -2295,6 +2295,13 @@ fn getopts(sh: &mut Shell, argv: Args<'_>) -> Exec {
     }
     let optstring = argv[1].clone();
     let name = argv[2].clone();
+    if !crate::parse::is_name(&name) {
+        sh.error(&format!(
+            "getopts: `{}': not a valid identifier",
+            lossy(&name)
+        ));
+        return Ok(2);
+    }
     let args: Vec<Vec<u8>> = if argv.len() > 3 {
         argv[3..].to_vec()
     } else {
@@ -2371,7 +2378,8 @@ fn getopts(sh: &mut Shell, argv: Args<'_>) -> Exec {
         set(sh, &name, vec![c]);
     } else {
         set(sh, &name, vec![c]);
-        let _ = sh.vars.unset(b"OPTARG");
+        // A flag without an argument leaves OPTARG empty (set).
+        set(sh, b"OPTARG", Vec::new());
     }
     if pos >= arg.len() {
         ind += 1;

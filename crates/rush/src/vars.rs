@@ -368,11 +368,15 @@ impl Vars {
         let Some(scope) = self.scopes.last_mut() else {
             return self.set_value(name, value.unwrap_or(Value::Str(Vec::new())));
         };
+        let allexport = self.allexport;
         let entry = scope.entry(name.to_vec()).or_insert_with(|| Var {
             value: None,
             exported: exported_outside,
             readonly: false,
         });
+        if allexport && value.is_some() {
+            entry.exported = true;
+        }
         if value.is_some() {
             entry.value = value;
         }

@@ -81,6 +81,11 @@ fn regular_builtins() {
         ("command -v echo; command -v sh\n", "echo\n/usr/bin/sh\n"),
         ("type cd | head -1\n", "cd is a shell builtin\n"),
         ("getopts ab: o -b val; echo $o $OPTARG\n", "b val\n"),
+        ("set -u; getopts a o -a; echo \"$o[$OPTARG]\"\n", "a[]\n"),
+        (
+            "f() { local v=1; sh -c 'echo ${v-unexported}'; }; set -a; f\n",
+            "1\n",
+        ),
         ("umask 027; umask\n", "0027\n"),
         ("sleep 0 & wait; echo waited\n", "waited\n"),
         ("kill -l 15\n", "TERM\n"),
