@@ -1090,7 +1090,7 @@ impl Shell {
                     };
                 }
             };
-            if name == b"exec" && argv.len() == 1 {
+            if name == b"exec" && (argv.len() == 1 || argv.len() == 2 && argv[1] == b"--") {
                 // `exec` alone: its redirections stay.
                 self.forget(saved);
                 return Ok(0);

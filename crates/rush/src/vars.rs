@@ -257,16 +257,15 @@ impl Vars {
     }
     pub fn unset(&mut self, name: &[u8]) -> Result<(), ReadOnly> {
         for s in self.scopes.iter_mut().rev() {
-            if let Some(v) = s.get_mut(name) {
+            if let Some(v) = s.get(name) {
                 if v.readonly {
                     return Err(ReadOnly(name.to_vec()));
                 }
-                if v.exported {
-                    self.env = None;
-                }
-                // bash: unsetting a local leaves it unset in that scope.
-                v.value = None;
-                v.exported = false;
+                // Unsetting a local removes it, revealing the variable of an
+                // outer scope (bash does so when the unset comes from another
+                // function; the Oils suite asks for it always).
+                s.remove(name);
+                self.env = None;
                 return Ok(());
             }
         }

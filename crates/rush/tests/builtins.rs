@@ -168,6 +168,11 @@ fn eval_source_and_exec_details() {
             "old\n",
         ),
         ("(exec -a NAME sh -c 'echo $0')\n", "NAME\n"),
+        ("exec -- 3>&1; echo via3 >&3\n", "via3\n"),
+        (
+            "x=global; f() { local x=loc; unset x; echo ${x-unset}; }; f\n",
+            "global\n",
+        ),
     ]);
     let d = tempfile::tempdir().unwrap();
     std::fs::write(d.path().join("lib.sh"), "echo sourced $1\n").unwrap();
