@@ -326,6 +326,9 @@ pub enum ParamOp {
     Slice { offset: Word, length: Option<Word> },
     /// `${x^}` `${x^^}` `${x,}` `${x,,}` (bash)
     Case { upper: bool, all: bool },
+    /// `${!prefix*}` / `${!prefix@}` (bash): the names of the variables
+    /// that start with the prefix (`name`).
+    Names { star: bool },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

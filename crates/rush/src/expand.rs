@@ -663,6 +663,17 @@ impl Shell {
     }
 
     fn expand_param(&mut self, p: &Param, ctx: Ctx, f: &mut Fields) -> Result<()> {
+        if let ParamOp::Names { star } = p.op {
+            let names: Vec<Vec<u8>> = self
+                .vars
+                .visible()
+                .into_iter()
+                .filter(|(k, v)| k.starts_with(&p.name) && v.value.is_some())
+                .map(|(k, _)| k)
+                .collect();
+            self.emit_list(&names, star, ctx, f);
+            return Ok(());
+        }
         let (name, subject) = self.subject(p)?;
         let (set, null) = match &subject {
             Subject::One(v) => (v.is_some(), v.as_ref().is_none_or(Vec::is_empty)),
@@ -813,6 +824,7 @@ impl Shell {
                     }
                 }
             }
+            ParamOp::Names { .. } => unreachable!("handled above"),
             ParamOp::Case { upper, all } => {
                 check_unset(self, &subject)?;
                 let out = map(&subject, &|v| {

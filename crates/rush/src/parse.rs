@@ -1475,6 +1475,10 @@ impl<'s> Parser<'s> {
                     flush_quoted(&mut parts, &mut lit);
                     parts.extend(self.double_quoted()?);
                 }
+                b'\'' => {
+                    let q = self.single_quoted()?;
+                    lit.extend_from_slice(&q);
+                }
                 c => lit.push(c),
             }
         }
@@ -1555,6 +1559,18 @@ impl<'s> Parser<'s> {
         } else if self.peek() == Some(b'!') && self.peek_at(1).is_some_and(is_name_start) {
             self.bump();
             indirect = true;
+            // `${!prefix*}` and `${!prefix@}`
+            let mut k = 0;
+            while self.peek_at(k).is_some_and(is_name_char) {
+                k += 1;
+            }
+            if let (Some(c @ (b'*' | b'@')), Some(b'}')) = (self.peek_at(k), self.peek_at(k + 1)) {
+                let name = self.buf[self.pos..self.pos + k].to_vec();
+                for _ in 0..k + 2 {
+                    self.bump();
+                }
+                return Ok(param(name, ParamOp::Names { star: c == b'*' }));
+            }
         }
         let mut name = Vec::new();
         match self.peek() {

@@ -58,6 +58,10 @@ fn parameter_expansion_posix_forms() {
         ),
         ("x=μabcμ; echo ${x#?} ${x%?} ${#x}\n", "abcμ μabc 5\n"),
         ("x=v; r=x; echo ${!r}\n", "v\n"),
+        (
+            "pfx_a=1 pfx_b=2; echo ${!pfx_*}; for n in \"${!pfx_@}\"; do echo $n; done\n",
+            "pfx_a pfx_b\npfx_a\npfx_b\n",
+        ),
     ]);
 }
 
@@ -120,6 +124,7 @@ fn arithmetic_with_the_c_operators() {
         ("x=5; echo $((x += 2)) $((x++)) $x $((--x))\n", "7 7 8 7\n"),
         ("a=3 b=4; echo $(( (a + b) * 2 ))\n", "14\n"),
         ("echo $((010 + 2#11 + 16#f))\n", "26\n"),
+        ("echo $(( '1' + 2 ))\n", "3\n"),
     ]);
     let r = common::stdin("echo $((1 / 0)); echo after\n");
     assert_ne!(r.status, 0);
