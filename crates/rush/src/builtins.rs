@@ -1176,6 +1176,11 @@ fn unalias(sh: &mut Shell, argv: Args<'_>) -> Exec {
 // ---- commands and lookup -------------------------------------------------
 
 fn builtin(sh: &mut Shell, argv: Args<'_>) -> Exec {
+    let argv = if argv.get(1).map(Vec::as_slice) == Some(b"--") {
+        &argv[1..]
+    } else {
+        argv
+    };
     let Some(name) = argv.get(1) else {
         return Ok(0);
     };
@@ -1229,6 +1234,7 @@ fn resolve(sh: &mut Shell, name: &[u8], all: bool) -> Vec<Kind> {
     } else if (out.is_empty() || all)
         && let Some(p) = sh.find_command(name)
         && std::path::Path::new(OsStr::from_bytes(p.as_bytes())).is_file()
+        && rustix::fs::access(p.as_c_str(), rustix::fs::Access::EXEC_OK).is_ok()
     {
         out.push(Kind::File(p.into_bytes()));
     }
@@ -1238,13 +1244,20 @@ fn resolve(sh: &mut Shell, name: &[u8], all: bool) -> Vec<Kind> {
 fn command(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let mut i = 1;
     let mut verbose = None;
+    let mut default_path = false;
     while let Some(a) = argv.get(i) {
         match a.as_slice() {
-            b"-p" => {}
+            b"-p" => default_path = true,
             b"-v" => verbose = Some(false),
             b"-V" => verbose = Some(true),
-            b"-pv" | b"-vp" => verbose = Some(false),
-            b"-pV" | b"-Vp" => verbose = Some(true),
+            b"-pv" | b"-vp" => {
+                default_path = true;
+                verbose = Some(false);
+            }
+            b"-pV" | b"-Vp" => {
+                default_path = true;
+                verbose = Some(true);
+            }
             b"--" => {
                 i += 1;
                 break;
@@ -1294,7 +1307,7 @@ fn command(sh: &mut Shell, argv: Args<'_>) -> Exec {
     if let Some(r) = run_builtin(sh, args) {
         return r;
     }
-    sh.run_external_argv(args)
+    sh.run_external_argv(args, default_path)
 }
 
 fn describe(name: &[u8], k: &Kind, out: &mut Vec<u8>) {

@@ -1359,19 +1359,29 @@ impl Shell {
 
     /// Finds a command in PATH (through the hash table).
     pub fn find_command(&mut self, name: &[u8]) -> Option<CString> {
+        self.find_command_in(name, None)
+    }
+
+    /// Finds a command in `path` (a `PATH=` prefix, `command -p`) or, if
+    /// `None`, in `$PATH` through the hash table.
+    pub fn find_command_in(&mut self, name: &[u8], path: Option<&[u8]>) -> Option<CString> {
         if name.contains(&b'/') {
             return CString::new(name).ok();
         }
-        if let Some(p) = self.hash.get(name) {
+        if path.is_none()
+            && let Some(p) = self.hash.get(name)
+        {
             return Some(p.clone());
         }
-        let path = self
-            .vars
-            .get(b"PATH")
-            .map(<[u8]>::to_vec)
-            .unwrap_or_else(|| {
-                b"/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin".to_vec()
-            });
+        let cache = path.is_none() && self.opts.hashall;
+        let path = match path {
+            Some(p) => p.to_vec(),
+            None => self
+                .vars
+                .get(b"PATH")
+                .map(<[u8]>::to_vec)
+                .unwrap_or_else(|| DEFAULT_PATH.to_vec()),
+        };
         for dir in path.split(|&c| c == b':') {
             let mut full = if dir.is_empty() {
                 b".".to_vec()
@@ -1382,7 +1392,7 @@ impl Shell {
             full.extend_from_slice(name);
             let Ok(c) = CString::new(full) else { continue };
             if is_executable_file(&c) {
-                if self.opts.hashall {
+                if cache {
                     self.hash.insert(name.to_vec(), c.clone());
                 }
                 return Some(c);
@@ -1391,8 +1401,13 @@ impl Shell {
         None
     }
 
-    /// Runs an external command by name (for `command`).
-    pub fn run_external_argv(&mut self, argv: &[Vec<u8>]) -> Exec {
+    /// Runs an external command by name (for `command`); with
+    /// `default_path`, found in the default PATH (`command -p`).
+    pub fn run_external_argv(&mut self, argv: &[Vec<u8>], default_path: bool) -> Exec {
+        if default_path {
+            let p = vec![(b"PATH".to_vec(), DEFAULT_PATH.to_vec())];
+            return self.run_external(argv, &p, &[], false);
+        }
         self.run_external(argv, &[], &[], false)
     }
 
@@ -1404,7 +1419,13 @@ impl Shell {
         tail: bool,
     ) -> Exec {
         let name = &argv[0];
-        let Some(path) = self.find_command(name) else {
+        // `PATH=dir cmd` looks cmd up in that PATH.
+        let prefix_path = assigns
+            .iter()
+            .rev()
+            .find(|(k, _)| k == b"PATH")
+            .map(|(_, v)| v.clone());
+        let Some(path) = self.find_command_in(name, prefix_path.as_deref()) else {
             // Redirections are still performed (and may fail first).
             match self.redirect(redirects) {
                 Ok(saved) => self.restore(saved),
@@ -1766,6 +1787,9 @@ impl Shell {
         }
     }
 }
+
+/// The search path when PATH is unset, and for `command -p`.
+pub const DEFAULT_PATH: &[u8] = b"/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin";
 
 /// What a loop does after running part of itself.
 enum Step {

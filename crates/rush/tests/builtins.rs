@@ -79,6 +79,16 @@ fn regular_builtins() {
         ("printf 'a\\\\b\\n' | { read -r x; echo $x; }\n", "a\\b\n"),
         ("IFS=: read a b <<EOF\n1:2\nEOF\necho $a $b\n", "1 2\n"),
         ("command -v echo; command -v sh\n", "echo\n/usr/bin/sh\n"),
+        ("touch ./nx; command -v ./nx; echo $?; rm nx\n", "1\n"),
+        (
+            "ls() { echo fn; }; command -p ls / >/dev/null && echo external\n",
+            "external\n",
+        ),
+        (
+            "PATH=/nonexistent command -p ls / >/dev/null && echo default-path\n",
+            "default-path\n",
+        ),
+        ("builtin -- echo dd\n", "dd\n"),
         ("type cd | head -1\n", "cd is a shell builtin\n"),
         ("getopts ab: o -b val; echo $o $OPTARG\n", "b val\n"),
         ("set -u; getopts a o -a; echo \"$o[$OPTARG]\"\n", "a[]\n"),

@@ -26,6 +26,27 @@ fn exit_statuses_126_127_and_signals() {
 }
 
 #[test]
+fn prefix_path_assignment_finds_the_command() {
+    let d = tempfile::tempdir().unwrap();
+    let bin = d.path().join("bin");
+    std::fs::create_dir_all(bin.join("sub")).unwrap();
+    std::fs::create_dir_all(d.path().join("dir/hello")).unwrap();
+    std::fs::write(bin.join("hello"), "#!/bin/sh\necho hi\n").unwrap();
+    std::fs::set_permissions(
+        bin.join("hello"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let script = format!(
+        "PATH={dir}:{bin}:$PATH hello; echo $?; hello 2>/dev/null; echo $?\n",
+        dir = d.path().join("dir").display(),
+        bin = bin.display()
+    );
+    let r = stdin(&script);
+    assert_eq!(r.stdout, "hi\n0\n127\n", "{}", r.stderr);
+}
+
+#[test]
 fn a_script_without_a_shebang_runs_in_rush() {
     let d = tempfile::tempdir().unwrap();
     let f = d.path().join("plain");
