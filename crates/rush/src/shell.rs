@@ -1039,17 +1039,28 @@ impl Shell {
         self.last_arg = argv.last().cloned().unwrap_or_default();
         if argv.is_empty() {
             // Assignments (and redirections) only. The redirections come
-            // first: if one fails, nothing is assigned.
-            if !cmd.redirects.is_empty() {
+            // first (if one fails, nothing is assigned) and stay while the
+            // values expand: `x=$(cmd) 2>/dev/null` silences cmd.
+            let saved = if cmd.redirects.is_empty() {
+                None
+            } else {
                 match self.redirect(&cmd.redirects) {
-                    Ok(saved) => self.restore(saved),
+                    Ok(saved) => Some(saved),
                     Err(s) => return Ok(s),
                 }
-            }
+            };
+            let mut failed = None;
             for a in &cmd.assigns {
                 if let Err(f) = self.assign(a, false) {
-                    return if self.opts.interactive { Ok(1) } else { Err(f) };
+                    failed = Some(f);
+                    break;
                 }
+            }
+            if let Some(saved) = saved {
+                self.restore(saved);
+            }
+            if let Some(f) = failed {
+                return if self.opts.interactive { Ok(1) } else { Err(f) };
             }
             if self.opts.xtrace && !cmd.assigns.is_empty() {
                 self.trace_assigns(&cmd.assigns);

@@ -26,6 +26,10 @@ fn file_redirections() {
         ("echo x > f; 3<f cat <&3\n", "x\n"),
         ("echo both &> f; cat f\n", "both\n"),
         ("cat <<< 'here string'\n", "here string\n"),
+        (
+            "x=$(echo err >&2; echo out) 2>f; echo $x; cat f\n",
+            "out\nerr\n",
+        ),
     ];
     for (script, out) in cases {
         let r = stdin_in(script, Some(d.path()));
