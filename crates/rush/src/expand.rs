@@ -887,9 +887,13 @@ impl Shell {
             out.push(field.bytes);
             return;
         }
-        let matches = crate::glob::expand(&field);
+        let dotglob = crate::builtins::shopt_on(self, "dotglob");
+        let matches = crate::glob::expand(&field, dotglob);
         if matches.is_empty() {
-            out.push(field.bytes);
+            // nullglob: a pattern that matches nothing disappears.
+            if !crate::builtins::shopt_on(self, "nullglob") {
+                out.push(field.bytes);
+            }
         } else {
             out.extend(matches);
         }

@@ -7,7 +7,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 /// The paths `field` matches, sorted bytewise; empty if none.
-pub fn expand(field: &Marked) -> Vec<Vec<u8>> {
+/// With `dotglob`, names starting with `.` match without a literal dot.
+pub fn expand(field: &Marked, dotglob: bool) -> Vec<Vec<u8>> {
     // Split into components at every `/`.
     let mut comps: Vec<Marked> = vec![Marked::default()];
     for (&c, &q) in field.bytes.iter().zip(&field.quoted) {
@@ -53,7 +54,7 @@ pub fn expand(field: &Marked) -> Vec<Vec<u8>> {
                 let mut names: Vec<Vec<u8>> = rd
                     .filter_map(|e| e.ok())
                     .map(|e| e.file_name().as_bytes().to_vec())
-                    .filter(|name| pat.matches_name(name))
+                    .filter(|name| pat.matches_name(name, dotglob))
                     .collect();
                 // `.` and `..` are not listed by read_dir; `.*` matches them
                 // in other shells only sometimes, and bash leaves them out.

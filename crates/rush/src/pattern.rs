@@ -190,8 +190,9 @@ impl Pattern {
 
     /// For pathname expansion: a leading `.` must be matched by a literal
     /// dot.
-    pub fn matches_name(&self, name: &[u8]) -> bool {
-        if name.first() == Some(&b'.') && self.toks.first() != Some(&Tok::Byte(b'.')) {
+    /// `dotglob` lifts that rule (`.` and `..` are never listed anyway).
+    pub fn matches_name(&self, name: &[u8], dotglob: bool) -> bool {
+        if !dotglob && name.first() == Some(&b'.') && self.toks.first() != Some(&Tok::Byte(b'.')) {
             return false;
         }
         self.matches(name)
@@ -405,7 +406,8 @@ mod tests {
 
     #[test]
     fn dot_files_need_a_dot() {
-        assert!(!Pattern::new(b"*").matches_name(b".hidden"));
-        assert!(Pattern::new(b".*").matches_name(b".hidden"));
+        assert!(!Pattern::new(b"*").matches_name(b".hidden", false));
+        assert!(Pattern::new(b".*").matches_name(b".hidden", false));
+        assert!(Pattern::new(b"*").matches_name(b".hidden", true));
     }
 }

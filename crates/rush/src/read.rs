@@ -227,6 +227,115 @@ fn split(line: &[u8], escaped: &[bool], ifs: &[u8], n: usize) -> Vec<Vec<u8>> {
     out
 }
 
+/// `mapfile` / `readarray`: lines of stdin (or `-u fd`) into an indexed
+/// array (`MAPFILE` by default). `-t` drops the delimiter, `-d` sets it,
+/// `-n` caps the count, `-s` skips lines first.
+pub fn mapfile(sh: &mut Shell, argv: &[Vec<u8>]) -> Exec {
+    let mut strip = false;
+    let mut delim = b'\n';
+    let mut count = usize::MAX;
+    let mut skip = 0usize;
+    let mut fd = 0;
+    let mut i = 1;
+    while let Some(a) = argv.get(i) {
+        if a.len() < 2 || a[0] != b'-' {
+            break;
+        }
+        let value = |i: &mut usize| -> Option<Vec<u8>> {
+            *i += 1;
+            argv.get(*i).cloned()
+        };
+        match a.as_slice() {
+            b"-t" => strip = true,
+            b"-d" => delim = value(&mut i).and_then(|v| v.first().copied()).unwrap_or(0),
+            b"-n" => {
+                count = value(&mut i)
+                    .and_then(|v| lossy(&v).parse().ok())
+                    .unwrap_or(0);
+            }
+            b"-s" => {
+                skip = value(&mut i)
+                    .and_then(|v| lossy(&v).parse().ok())
+                    .unwrap_or(0);
+            }
+            b"-u" => {
+                fd = value(&mut i)
+                    .and_then(|v| lossy(&v).parse().ok())
+                    .unwrap_or(0);
+            }
+            b"--" => {
+                i += 1;
+                break;
+            }
+            other => {
+                sh.error(&format!("mapfile: {}: invalid option", lossy(other)));
+                return Ok(2);
+            }
+        }
+        i += 1;
+    }
+    let name = argv.get(i).cloned().unwrap_or_else(|| b"MAPFILE".to_vec());
+    if !crate::parse::is_name(&name) {
+        sh.error(&format!(
+            "mapfile: `{}': not a valid identifier",
+            lossy(&name)
+        ));
+        return Ok(1);
+    }
+    // Read all of it (a byte at a time would be needlessly slow here: the
+    // whole input is wanted, up to the count).
+    let mut data = Vec::new();
+    let mut buf = [0u8; 8192];
+    let mut lines = 0usize;
+    loop {
+        if count != usize::MAX && lines >= count + skip {
+            break;
+        }
+        // With a count, read a byte at a time so as to leave the rest.
+        let want = if count == usize::MAX { buf.len() } else { 1 };
+        // SAFETY: reading into a valid buffer of the given length.
+        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), want) };
+        if n < 0 {
+            if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            let e = std::io::Error::last_os_error();
+            sh.error(&format!(
+                "mapfile: read error: {}",
+                e.to_string().split(" (os error").next().unwrap_or_default()
+            ));
+            return Ok(1);
+        }
+        if n == 0 {
+            break;
+        }
+        let got = &buf[..n as usize];
+        lines += got.iter().filter(|&&c| c == delim).count();
+        data.extend_from_slice(got);
+    }
+    let mut m = std::collections::BTreeMap::new();
+    let mut k = 0i64;
+    for (idx, piece) in data.split_inclusive(|&c| c == delim).enumerate() {
+        if idx < skip {
+            continue;
+        }
+        if m.len() >= count {
+            break;
+        }
+        let mut v = piece.to_vec();
+        if strip && v.last() == Some(&delim) {
+            v.pop();
+        }
+        m.insert(k, v);
+        k += 1;
+    }
+    if let Err(e) = sh.vars.set_value(&name, crate::vars::Value::Indexed(m)) {
+        sh.error(&e.to_string());
+        return Ok(1);
+    }
+    Ok(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::split;

@@ -609,7 +609,11 @@ impl Shell {
     // ---- pipelines -----------------------------------------------------
 
     fn run_pipeline(&mut self, p: &Pipeline) -> Exec {
-        let start = p.timed.then(std::time::Instant::now);
+        let start = p.timed.then(|| (std::time::Instant::now(), cpu_times()));
+        if p.timed {
+            // The shell must outlive the command to report its time.
+            self.tail_ok = false;
+        }
         if p.bang {
             self.errexit_off += 1;
         }
@@ -633,9 +637,19 @@ impl Shell {
         if p.bang {
             status = i32::from(status == 0);
         }
-        if let Some(t) = start {
+        if let Some((t, before)) = start {
             let e = t.elapsed().as_secs_f64();
-            self.err_out(format!("\nreal\t{}m{:.3}s\n", (e / 60.0) as u64, e % 60.0).as_bytes());
+            let after = cpu_times();
+            let fmt = |s: f64| format!("{}m{:.3}s", (s / 60.0) as u64, s % 60.0);
+            self.err_out(
+                format!(
+                    "\nreal\t{}\nuser\t{}\nsys\t{}\n",
+                    fmt(e),
+                    fmt(after.0 - before.0),
+                    fmt(after.1 - before.1)
+                )
+                .as_bytes(),
+            );
         }
         Ok(status)
     }
@@ -1797,6 +1811,22 @@ impl Shell {
             ))),
         }
     }
+}
+
+/// User and system CPU seconds of the shell and its waited-for children.
+fn cpu_times() -> (f64, f64) {
+    let usage = |who| {
+        // SAFETY: getrusage fills the struct it is given.
+        let u = unsafe {
+            let mut u: libc::rusage = std::mem::zeroed();
+            libc::getrusage(who, &mut u);
+            u
+        };
+        let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 / 1e6;
+        (t(u.ru_utime), t(u.ru_stime))
+    };
+    let (a, b) = (usage(libc::RUSAGE_SELF), usage(libc::RUSAGE_CHILDREN));
+    (a.0 + b.0, a.1 + b.1)
 }
 
 /// The search path when PATH is unset, and for `command -p`.

@@ -195,3 +195,28 @@ fn eval_source_and_exec_details() {
     );
     assert_eq!(r.stdout, "sourced a\nno-shebang b\n", "{}", r.stderr);
 }
+
+#[test]
+fn mapfile_globbing_options_and_time() {
+    table(&[
+        (
+            "printf 'a\\nb\\nc\\n' | { mapfile -t L; echo ${#L[@]} ${L[2]}; }\n",
+            "3 c\n",
+        ),
+        (
+            "printf 'a\\nb\\nc\\n' | { readarray -s 1 -n 1 L; echo \"[${L[0]}]\"; }\n",
+            "[b\n]\n",
+        ),
+        ("shopt -s nullglob; set -- /nonexistent/*; echo $#\n", "0\n"),
+    ]);
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join(".hidden"), "").unwrap();
+    let r = common::stdin_in("echo *; shopt -s dotglob; echo *\n", Some(d.path()));
+    assert_eq!(r.stdout, "*\n.hidden\n");
+    let r = common::dash_c("time sleep 0.01", &[]);
+    assert!(
+        r.stderr.contains("real") && r.stderr.contains("user") && r.stderr.contains("sys"),
+        "{}",
+        r.stderr
+    );
+}
