@@ -105,6 +105,14 @@ pub enum Compound {
         expr: Word,
         line: u32,
     },
+    /// `for (( init; cond; step ))` (bash); an empty cond is true.
+    ArithFor {
+        init: Word,
+        cond: Word,
+        step: Word,
+        body: List,
+        line: u32,
+    },
     /// `[[ … ]]` (bash), kept as words and evaluated like `test`.
     DoubleBracket {
         words: Vec<Word>,

@@ -650,41 +650,15 @@ fn local(sh: &mut Shell, argv: Args<'_>) -> Exec {
         sh.error("local: can only be used in a function");
         return Ok(1);
     }
-    let mut status = 0;
-    let mut kind = None;
-    for a in &argv[1..] {
-        if a.starts_with(b"-") {
-            if a.contains(&b'A') {
-                kind = Some(Value::Assoc(Default::default()));
-            } else if a.contains(&b'a') {
-                kind = Some(Value::Indexed(Default::default()));
-            }
-            continue;
-        }
-        let (name, value) = split_name_value(a);
-        if !crate::parse::is_name(name) {
-            sh.error(&format!("local: `{}': not a valid identifier", lossy(a)));
-            status = 1;
-            continue;
-        }
-        if let (Some(k), None) = (&kind, value)
-            && !sh.vars.value(name).is_some_and(Value::is_array)
-        {
-            let _ = sh.vars.local_value(name, Some(k.clone()));
-            continue;
-        }
-        if let Err(e) = sh.vars.local(name, value.map(<[u8]>::to_vec)) {
-            sh.error(&format!("local: {e}"));
-            status = 1;
-        }
-    }
-    Ok(status)
+    // Inside a function, `declare` makes locals, with the same flags.
+    declare(sh, argv)
 }
 
 fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let mut export_ = false;
     let mut readonly_ = false;
     let mut global = false;
+    let mut integer = false;
     let mut kind = None;
     let mut print = false;
     let mut funcs = false;
@@ -695,6 +669,7 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 match c {
                     b'x' => export_ = a[0] == b'-',
                     b'r' => readonly_ = true,
+                    b'i' => integer = a[0] == b'-',
                     b'a' => kind = Some(Value::Indexed(Default::default())),
                     b'A' => kind = Some(Value::Assoc(Default::default())),
                     b'g' => global = true,
@@ -750,6 +725,20 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
             continue;
         }
         let local = sh.vars.in_function() && !global;
+        let value_owned;
+        let value = match value {
+            Some(v) if integer => {
+                value_owned = match sh.arith(v) {
+                    Ok(n) => n.to_string().into_bytes(),
+                    Err(_) => {
+                        status = 1;
+                        continue;
+                    }
+                };
+                Some(value_owned.as_slice())
+            }
+            v => v,
+        };
         // -a / -A on a name that is not yet that kind of array.
         if let Some(k) = &kind {
             let same = matches!(
@@ -784,6 +773,9 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
         }
         if export_ {
             let _ = sh.vars.export(name, None);
+        }
+        if integer {
+            sh.vars.set_integer(name);
         }
         if readonly_ {
             let _ = sh.vars.readonly(name, None);
@@ -895,31 +887,26 @@ fn set(sh: &mut Shell, argv: Args<'_>) -> Exec {
             break;
         }
         let on = a[0] == b'-';
-        if &a[1..] == b"o" {
-            match argv.get(i + 1) {
-                None => {
+        // A cluster such as `-euo pipefail`: each `o` takes the next
+        // argument as an option name (or, with none left, lists them).
+        let mut next = i + 1;
+        for &c in &a[1..] {
+            if c == b'o' {
+                let Some(name) = argv.get(next) else {
                     print_options(sh, on);
                     return Ok(0);
+                };
+                next += 1;
+                if !set_option(sh, &lossy(name), on) {
+                    sh.error(&format!("set: {}: invalid option name", lossy(name)));
+                    return Ok(2);
                 }
-                Some(name) => {
-                    if !set_option(sh, &lossy(name), on) {
-                        sh.error(&format!("set: {}: invalid option name", lossy(name)));
-                        return if sh.opts.interactive {
-                            Ok(2)
-                        } else {
-                            Err(Flow::Exit(2))
-                        };
-                    }
-                    i += 2;
-                    continue;
-                }
+            } else if let Err(c) = set_flags(sh, &[a[0], c]) {
+                sh.error(&format!("set: {}{c}: invalid option", a[0] as char));
+                return Err(Flow::Exit(2));
             }
         }
-        if let Err(c) = set_flags(sh, a) {
-            sh.error(&format!("set: {}{c}: invalid option", a[0] as char));
-            return Err(Flow::Exit(2));
-        }
-        i += 1;
+        i = next;
     }
     if i < argv.len() {
         sh.positional = argv[i..].to_vec();

@@ -679,6 +679,9 @@ impl<'s> Parser<'s> {
 
     fn for_loop(&mut self, line: u32) -> Result<Compound> {
         self.skip_blanks();
+        if self.starts_with(b"((") {
+            return self.arith_for(line);
+        }
         let Some(var) = self.read_word()? else {
             return self.unexpected();
         };
@@ -714,6 +717,67 @@ impl<'s> Parser<'s> {
         Ok(Compound::For {
             var,
             words,
+            body,
+            line,
+        })
+    }
+
+    /// `for (( init; cond; step )) do … done`: the three expressions are
+    /// split at top-level `;` and parsed as arithmetic words.
+    fn arith_for(&mut self, line: u32) -> Result<Compound> {
+        self.bump();
+        self.bump();
+        let Some(all) = self.arith_text()? else {
+            return self.unexpected();
+        };
+        // Split the word's literal text at `;` (expansions stay whole).
+        let mut exprs = vec![Word::default()];
+        for part in all.parts {
+            match part {
+                Part::Quoted(b) | Part::Lit(b) => {
+                    let mut pieces = b.split(|&c| c == b';').peekable();
+                    while let Some(piece) = pieces.next() {
+                        if !piece.is_empty()
+                            && let Some(w) = exprs.last_mut()
+                        {
+                            w.parts.push(Part::Quoted(piece.to_vec()));
+                        }
+                        if pieces.peek().is_some() {
+                            exprs.push(Word::default());
+                        }
+                    }
+                }
+                other => {
+                    if let Some(w) = exprs.last_mut() {
+                        w.parts.push(other);
+                    }
+                }
+            }
+        }
+        if exprs.len() != 3 {
+            return self.error("syntax error: arithmetic expression required");
+        }
+        let step = exprs.pop().unwrap_or_default();
+        let cond = exprs.pop().unwrap_or_default();
+        let init = exprs.pop().unwrap_or_default();
+        self.skip_blanks();
+        self.eat_operator(";");
+        self.linebreak()?;
+        let body = if self.eat_keyword(b"do") {
+            let b = self.body(End::Keyword)?;
+            self.expect_keyword(b"done")?;
+            b
+        } else if self.eat_keyword(b"{") {
+            let b = self.body(End::Keyword)?;
+            self.expect_keyword(b"}")?;
+            b
+        } else {
+            return self.unexpected();
+        };
+        Ok(Compound::ArithFor {
+            init,
+            cond,
+            step,
             body,
             line,
         })
@@ -1556,6 +1620,13 @@ impl<'s> Parser<'s> {
                 self.bump();
                 length = true;
             }
+        } else if self.peek() == Some(b'!')
+            && matches!(self.peek_at(1), Some(b'#' | b'0'..=b'9'))
+            && self.peek_at(2) == Some(b'}')
+        {
+            // `${!#}`, `${!1}`: indirection through a special parameter.
+            self.bump();
+            indirect = true;
         } else if self.peek() == Some(b'!') && self.peek_at(1).is_some_and(is_name_start) {
             self.bump();
             indirect = true;
@@ -1749,7 +1820,7 @@ impl<'s> Parser<'s> {
                     flush_word_lit(&mut parts, &mut lit, lit_quoted);
                     parts.push(Part::Double(self.double_quoted()?));
                 }
-                b'$' => match self.dollar(dq)? {
+                b'$' => match self.dollar(lit_quoted)? {
                     Part::Lit(b) => lit.extend_from_slice(&b),
                     p => {
                         flush_word_lit(&mut parts, &mut lit, lit_quoted);

@@ -879,6 +879,35 @@ impl Shell {
                 }
                 Ok(status)
             }
+            Compound::ArithFor {
+                init,
+                cond,
+                step: step_word,
+                body,
+                line,
+            } => {
+                self.line = *line;
+                let t = self.expand_arith_text(init)?;
+                self.arith(&t)?;
+                let mut status = 0;
+                self.loop_depth += 1;
+                let r = (|| loop {
+                    let c = self.expand_arith_text(cond)?;
+                    if !c.iter().all(u8::is_ascii_whitespace) && self.arith(&c)? == 0 {
+                        return Ok(status);
+                    }
+                    match step(self.run_list(body)) {
+                        Step::Done(s) => status = s,
+                        Step::Break => return Ok(status),
+                        Step::Continue => {}
+                        Step::Leave(f) => return Err(f),
+                    }
+                    let t = self.expand_arith_text(step_word)?;
+                    self.arith(&t)?;
+                })();
+                self.loop_depth -= 1;
+                r
+            }
             Compound::Arith { expr, line } => {
                 self.line = *line;
                 let text = self.expand_arith_text(expr)?;
@@ -1294,6 +1323,19 @@ impl Shell {
 
     fn assign_value(&mut self, a: &Assign) -> Result<Vec<u8>, Flow> {
         let mut v = self.expand_assignment(&a.value)?;
+        if self.vars.is_integer(&a.name) {
+            // `declare -i`: the value is arithmetic; += adds.
+            let mut n = self.arith(&v)?;
+            if a.append {
+                let old = self
+                    .vars
+                    .get(&a.name)
+                    .map(<[u8]>::to_vec)
+                    .unwrap_or_default();
+                n = n.wrapping_add(self.arith(&old)?);
+            }
+            return Ok(n.to_string().into_bytes());
+        }
         if a.append {
             let mut old = self
                 .vars

@@ -401,13 +401,24 @@ impl Cond<'_, '_> {
                     let re = self.sh.expand_string(&self.words[ri]).map_err(Err)?;
                     match crate::regex::matches(&re, &l) {
                         Ok(Some(groups)) => {
+                            let m = groups
+                                .into_iter()
+                                .enumerate()
+                                .map(|(i, g)| (i as i64, g))
+                                .collect();
                             let _ = self
                                 .sh
                                 .vars
-                                .set(b"BASH_REMATCH", groups.first().cloned().unwrap_or_default());
+                                .set_value(b"BASH_REMATCH", crate::vars::Value::Indexed(m));
                             Ok(true)
                         }
-                        Ok(None) => Ok(false),
+                        Ok(None) => {
+                            let _ = self.sh.vars.set_value(
+                                b"BASH_REMATCH",
+                                crate::vars::Value::Indexed(Default::default()),
+                            );
+                            Ok(false)
+                        }
                         Err(crate::regex::BadRegex) => Err(Ok(2)),
                     }
                 }

@@ -60,6 +60,8 @@ pub struct Var {
     pub value: Option<Value>,
     pub exported: bool,
     pub readonly: bool,
+    /// `declare -i`: assignments are evaluated as arithmetic.
+    pub integer: bool,
 }
 
 impl Var {
@@ -68,6 +70,7 @@ impl Var {
             value: Some(Value::Str(value)),
             exported,
             readonly: false,
+            integer: false,
         }
     }
 }
@@ -184,6 +187,7 @@ impl Vars {
                         value: Some(value),
                         exported: allexport,
                         readonly: false,
+                        integer: false,
                     },
                 );
                 if allexport {
@@ -294,12 +298,36 @@ impl Vars {
                         value: None,
                         exported: true,
                         readonly: false,
+                        integer: false,
                     },
                 );
             }
         }
         self.env = None;
         Ok(())
+    }
+
+    /// Whether assignments to `name` are arithmetic (`declare -i`).
+    pub fn is_integer(&self, name: &[u8]) -> bool {
+        self.find(name).is_some_and(|v| v.integer)
+    }
+
+    /// `declare -i name`: declares it if needed.
+    pub fn set_integer(&mut self, name: &[u8]) {
+        match self.find_mut(name) {
+            Some(v) => v.integer = true,
+            None => {
+                self.globals.insert(
+                    name.to_vec(),
+                    Var {
+                        value: None,
+                        exported: false,
+                        readonly: false,
+                        integer: true,
+                    },
+                );
+            }
+        }
     }
 
     /// `export -n`
@@ -323,6 +351,7 @@ impl Vars {
                         value: None,
                         exported: false,
                         readonly: true,
+                        integer: false,
                     },
                 );
             }
@@ -372,6 +401,7 @@ impl Vars {
             value: None,
             exported: exported_outside,
             readonly: false,
+            integer: false,
         });
         if allexport && value.is_some() {
             entry.exported = true;

@@ -220,3 +220,23 @@ fn mapfile_globbing_options_and_time() {
         r.stderr
     );
 }
+
+#[test]
+fn bash_forms_agents_use() {
+    table(&[
+        ("for ((i=0; i<3; i++)); do printf $i; done; echo\n", "012\n"),
+        ("for ((;;)); do break; done; echo out\n", "out\n"),
+        ("set -- a b c; echo \"${!#}\"\n", "c\n"),
+        (
+            "[[ abc =~ ^a(b)c$ ]] && echo \"${BASH_REMATCH[1]} ${BASH_REMATCH[0]}\"\n",
+            "b abc\n",
+        ),
+        ("s=$'a\\nb'; echo \"${s//$'\\n'/,}\"\n", "a,b\n"),
+        ("declare -i n=5; n+=2; echo $n; n=3*4; echo $n\n", "7\n12\n"),
+        (
+            "f() { local -i x=1+1; local -r r=1; echo $x $r; }; f\n",
+            "2 1\n",
+        ),
+        ("set -euo pipefail; echo $-\n", "eu\n"),
+    ]);
+}
