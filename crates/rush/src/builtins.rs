@@ -708,13 +708,21 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
     if i >= argv.len() || print {
         let mut out = Vec::new();
         let vars = sh.vars.visible();
+        let mut status = 0;
+        for a in argv.get(i..).unwrap_or_default() {
+            if !vars.iter().any(|(k, _)| k == a) {
+                sh.error(&format!("declare: {}: not found", lossy(a)));
+                status = 1;
+            }
+        }
         for (k, v) in vars {
             if i < argv.len() && !argv[i..].contains(&k) {
                 continue;
             }
             out.extend_from_slice(&declare_line(&k, &v));
         }
-        return Ok(emit(sh, "declare", &out));
+        emit(sh, "declare", &out);
+        return Ok(status);
     }
     let mut status = 0;
     for a in &argv[i..] {
@@ -1438,6 +1446,24 @@ fn hash(sh: &mut Shell, argv: Args<'_>) -> Exec {
             out.push(b'\n');
         }
         return Ok(emit(sh, "hash", &out));
+    }
+    if argv[1] == b"-t" {
+        // hash -t name…: print the remembered paths.
+        let mut out = Vec::new();
+        for a in &argv[2..] {
+            match sh.hash.get(a.as_slice()) {
+                Some(p) => {
+                    out.extend_from_slice(p.as_bytes());
+                    out.push(b'\n');
+                }
+                None => {
+                    sh.error(&format!("hash: {}: not found", lossy(a)));
+                    status = 1;
+                }
+            }
+        }
+        emit(sh, "hash", &out);
+        return Ok(status);
     }
     for a in &argv[1..] {
         if a == b"-r" {

@@ -492,6 +492,7 @@ impl Shell {
                 .into_owned(),
             b"OSTYPE" => "linux-gnu".to_string(),
             b"PIPESTATUS" => self.pipestatus.first()?.to_string(),
+            b"FUNCNAME" => return self.func_names.last().cloned(),
             _ => return None,
         };
         Some(s.into_bytes())

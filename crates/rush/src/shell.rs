@@ -217,6 +217,8 @@ pub struct Shell {
     pub pipestatus: Vec<i32>,
     /// `$_`: the last argument of the last simple command.
     pub last_arg: Vec<u8>,
+    /// The functions being run, outermost first (`FUNCNAME`).
+    pub func_names: Vec<Vec<u8>>,
     /// When the shell started (`SECONDS`).
     pub started: std::time::Instant,
 }
@@ -260,6 +262,7 @@ impl Shell {
             getopts_state: (1, 1),
             pipestatus: Vec::new(),
             last_arg: Vec::new(),
+            func_names: Vec::new(),
             started: std::time::Instant::now(),
         };
         sh.init_vars();
@@ -762,15 +765,24 @@ impl Shell {
 
     /// Arrays the shell keeps itself (`PIPESTATUS`).
     pub fn special_array(&self, name: &[u8]) -> Option<Value> {
-        (name == b"PIPESTATUS").then(|| {
-            Value::Indexed(
-                self.pipestatus
-                    .iter()
-                    .enumerate()
-                    .map(|(i, s)| (i as i64, s.to_string().into_bytes()))
-                    .collect(),
-            )
-        })
+        let items: Vec<Vec<u8>> = match name {
+            b"PIPESTATUS" => self
+                .pipestatus
+                .iter()
+                .map(|s| s.to_string().into_bytes())
+                .collect(),
+            b"FUNCNAME" if !self.func_names.is_empty() => {
+                self.func_names.iter().rev().cloned().collect()
+            }
+            _ => return None,
+        };
+        Some(Value::Indexed(
+            items
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| (i as i64, v))
+                .collect(),
+        ))
     }
 
     // ---- commands ------------------------------------------------------
@@ -1410,7 +1422,9 @@ impl Shell {
             let _ = self.vars.export(k, None);
         }
         self.func_depth += 1;
+        self.func_names.push(f.name.clone());
         let r = self.run_compound(&f.body);
+        self.func_names.pop();
         self.func_depth -= 1;
         self.vars.pop_scope();
         self.positional = old_pos;

@@ -238,5 +238,11 @@ fn bash_forms_agents_use() {
             "2 1\n",
         ),
         ("set -euo pipefail; echo $-\n", "eu\n"),
+        (
+            "f() { echo \"$FUNCNAME\"; g; }; g() { echo \"${FUNCNAME[@]}\"; }; f\n",
+            "f\ng f\n",
+        ),
+        ("hash ls; hash -t ls | grep -c /ls\n", "1\n"),
+        ("declare -p nosuch 2>/dev/null; echo $?\n", "1\n"),
     ]);
 }
