@@ -1535,7 +1535,7 @@ impl Shell {
             return Ok(self.exec_failed(name, &path, e, &cargv, &env));
         }
         let t0 = self.perf.as_ref().map(|_| std::time::Instant::now());
-        let spawned = sys::spawn(&path, &cargv, &env, &sys::caught_signals());
+        let spawned = sys::spawn(&path, &cargv, &env);
         if let (Some(p), Some(t0)) = (self.perf.as_mut(), t0) {
             p.record(crate::perf::Phase::Spawn, t0.elapsed());
         }
@@ -1576,7 +1576,7 @@ impl Shell {
                 {
                     let mut args = vec![CString::new("rush").unwrap_or_default(), path.to_owned()];
                     args.extend(argv[1..].iter().cloned());
-                    match sys::spawn(&exe, &args, env, &sys::caught_signals()) {
+                    match sys::spawn(&exe, &args, env) {
                         Ok(pid) => {
                             return match sys::wait_pid(pid, false) {
                                 Ok(sys::Waited::Done(raw)) => sys::status_of(raw),

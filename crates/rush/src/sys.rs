@@ -236,24 +236,110 @@ pub fn exit_now(status: i32) -> ! {
     unsafe { libc::_exit(status & 0xff) }
 }
 
-/// Spawns `path` with posix_spawn (vfork semantics in glibc) and returns its
-/// pid. The child gets default dispositions for `default_signals` and an
-/// empty signal mask.
-pub fn spawn(
-    path: &CStr,
-    argv: &[CString],
-    env: &[CString],
-    default_signals: &SigSet,
-) -> nix::Result<i32> {
-    use nix::spawn::{PosixSpawnAttr, PosixSpawnFileActions, PosixSpawnFlags, posix_spawn};
-    let actions = PosixSpawnFileActions::init()?;
-    let mut attr = PosixSpawnAttr::init()?;
-    attr.set_flags(
-        PosixSpawnFlags::POSIX_SPAWN_SETSIGMASK | PosixSpawnFlags::POSIX_SPAWN_SETSIGDEF,
-    )?;
-    attr.set_sigmask(&SigSet::empty())?;
-    attr.set_sigdefault(default_signals)?;
-    posix_spawn(path, &actions, &attr, argv, env).map(Pid::as_raw)
+/// What the spawned child needs, in memory it shares with the parent until
+/// it execs (CLONE_VM).
+struct ChildArgs {
+    path: *const libc::c_char,
+    argv: *const *const libc::c_char,
+    envp: *const *const libc::c_char,
+    /// The signal mask to restore before exec (the parent's).
+    mask: libc::sigset_t,
+    /// Signals with a handler in the parent: back to default before the
+    /// mask is lifted (a handler must not run in the child).
+    reset: u64,
+    /// Set by the child when exec fails.
+    errno: libc::c_int,
+}
+
+extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` points at the parent's ChildArgs, alive until this
+    // child execs or exits (CLONE_VFORK suspends the parent until then).
+    // Only async-signal-safe calls are made.
+    unsafe {
+        let a = &mut *arg.cast::<ChildArgs>();
+        for sig in 1..64 {
+            if a.reset & (1u64 << sig) != 0 {
+                let mut sa: libc::sigaction = std::mem::zeroed();
+                sa.sa_sigaction = libc::SIG_DFL;
+                libc::sigaction(sig, &sa, std::ptr::null_mut());
+            }
+        }
+        libc::sigprocmask(libc::SIG_SETMASK, &a.mask, std::ptr::null_mut());
+        libc::execve(a.path, a.argv, a.envp);
+        a.errno = *libc::__errno_location();
+        libc::_exit(127)
+    }
+}
+
+/// The child's stack, allocated once and reused: the parent is suspended
+/// while the child runs on it, and the child is gone (exec'd or exited)
+/// before `clone` returns.
+struct ChildStack(std::cell::UnsafeCell<[u128; 4096]>);
+
+// SAFETY: rush is single-threaded; the stack is only used inside `spawn`.
+unsafe impl Sync for ChildStack {}
+
+static CHILD_STACK: ChildStack = ChildStack(std::cell::UnsafeCell::new([0; 4096]));
+
+/// Starts `path` in a new process and returns its pid, as posix_spawn does
+/// (clone with CLONE_VM|CLONE_VFORK: no copy of the shell's memory), but
+/// without glibc's loop over every signal in the child: only the signals
+/// the shell catches are reset (exec resets handlers anyway; ignored
+/// signals stay ignored, as POSIX wants).
+pub fn spawn(path: &CStr, argv: &[CString], env: &[CString]) -> nix::Result<i32> {
+    let argv_ptrs: Vec<*const libc::c_char> = argv
+        .iter()
+        .map(|a| a.as_ptr())
+        .chain(std::iter::once(std::ptr::null()))
+        .collect();
+    let env_ptrs: Vec<*const libc::c_char> = env
+        .iter()
+        .map(|a| a.as_ptr())
+        .chain(std::iter::once(std::ptr::null()))
+        .collect();
+    // SAFETY: sigset_t is plain data; the calls fill it.
+    let mut all: libc::sigset_t = unsafe { std::mem::zeroed() };
+    let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointers to sigsets.
+    unsafe {
+        libc::sigfillset(&mut all);
+        libc::sigprocmask(libc::SIG_BLOCK, &all, &mut old);
+    }
+    let mut args = ChildArgs {
+        path: path.as_ptr(),
+        argv: argv_ptrs.as_ptr(),
+        envp: env_ptrs.as_ptr(),
+        mask: old,
+        reset: CAUGHT.load(Ordering::SeqCst),
+        errno: 0,
+    };
+    // SAFETY: the stack is ours alone (single thread, see ChildStack); its
+    // top is 16-byte aligned; the child only reads `args`, which outlives
+    // it, and the parent resumes only once the child has exec'd or exited.
+    let pid = unsafe {
+        let base = CHILD_STACK.0.get().cast::<u8>();
+        let top = base.add(std::mem::size_of::<[u128; 4096]>());
+        libc::clone(
+            child_main,
+            top.cast(),
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            (&raw mut args).cast(),
+        )
+    };
+    let clone_errno = nix::errno::Errno::last_raw();
+    // SAFETY: restoring the mask saved above.
+    unsafe {
+        libc::sigprocmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+    }
+    if pid < 0 {
+        return Err(nix::Error::from_raw(clone_errno));
+    }
+    if args.errno != 0 {
+        // The child could not exec: reap it and report why.
+        let _ = wait_pid(pid, false);
+        return Err(nix::Error::from_raw(args.errno));
+    }
+    Ok(pid)
 }
 
 /// Replaces the process with `path`. Returns only on failure.
