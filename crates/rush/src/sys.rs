@@ -297,8 +297,9 @@ pub fn spawn(path: &CStr, argv: &[CString], env: &[CString]) -> nix::Result<i32>
         .map(|a| a.as_ptr())
         .chain(std::iter::once(std::ptr::null()))
         .collect();
-    // SAFETY: sigset_t is plain data; the calls fill it.
+    // SAFETY: sigset_t is plain data; the calls below fill it.
     let mut all: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
     let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
     // SAFETY: valid pointers to sigsets.
     unsafe {
