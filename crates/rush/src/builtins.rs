@@ -1635,22 +1635,28 @@ fn pwd(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let mut p = if physical {
         None
     } else {
+        // $PWD, unless it names another directory than the current one
+        // (a removed directory still reports its old name, as in bash).
         sh.vars.get(b"PWD").map(<[u8]>::to_vec).filter(|p| {
+            use std::os::unix::fs::MetadataExt;
+            let here = std::fs::metadata(".");
             p.starts_with(b"/")
-                && std::fs::metadata(OsStr::from_bytes(p))
-                    .ok()
-                    .zip(std::fs::metadata(".").ok())
-                    .is_some_and(|(a, b)| {
-                        use std::os::unix::fs::MetadataExt;
-                        a.ino() == b.ino() && a.dev() == b.dev()
-                    })
+                && match (std::fs::metadata(OsStr::from_bytes(p)), here) {
+                    (Ok(a), Ok(b)) => a.ino() == b.ino() && a.dev() == b.dev(),
+                    // Gone (removed under us): the shell's own record stands.
+                    _ => true,
+                }
         })
     };
     if p.is_none() {
         match std::env::current_dir() {
             Ok(d) => p = Some(d.as_os_str().as_bytes().to_vec()),
             Err(e) => {
-                sh.error(&format!("pwd: error retrieving current directory: {e}"));
+                let m = e.to_string();
+                sh.error(&format!(
+                    "pwd: error retrieving current directory: {}",
+                    m.split(" (os error").next().unwrap_or_default()
+                ));
                 return Ok(1);
             }
         }

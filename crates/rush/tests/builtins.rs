@@ -51,6 +51,10 @@ fn regular_builtins() {
         ),
         ("cd /; cd ./usr; echo $PWD $OLDPWD\n", "/usr /\n"),
         (
+            "mkdir -p /tmp/rush-gone-$$ && cd /tmp/rush-gone-$$ && rmdir $PWD && pwd | grep -c rush-gone\n",
+            "1\n",
+        ),
+        (
             "echo -n a; echo -e 'b\\tc'; echo -E 'd\\te'\n",
             "ab\tc\nd\\te\n",
         ),
