@@ -41,6 +41,11 @@ pub fn unescape(s: &[u8], out: &mut Vec<u8>, dialect: Dialect) -> bool {
                 out.push(s[i] & 0x1f);
                 i += 1;
             }
+            // echo -e knows only \0NNN; \1 to \7 stay as they are.
+            b'1'..=b'7' if echo_mode => {
+                out.push(b'\\');
+                out.push(e);
+            }
             b'0'..=b'7' => {
                 // echo/%b: \0NNN (up to 3 digits after the 0); format: \NNN.
                 let (start, max) = if echo_mode && e == b'0' {

@@ -1138,8 +1138,12 @@ impl Shell {
             self.trace(&cmd.assigns, &assigns, &argv);
         }
         let name = argv[0].clone();
-        // Special builtins: assignments stay, errors are fatal.
-        if crate::builtins::is_special(&name) {
+        // Special builtins: assignments stay, errors are fatal. (Prefix
+        // assignments before `local`, `declare` and `typeset` stay too, as
+        // in every shell.)
+        if crate::builtins::is_special(&name)
+            || matches!(name.as_slice(), b"local" | b"declare" | b"typeset")
+        {
             for (k, v) in &assigns {
                 if let Err(e) = self.vars.set(k, v.clone()) {
                     self.error(&e.to_string());
