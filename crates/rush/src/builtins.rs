@@ -1744,8 +1744,8 @@ fn trap(sh: &mut Shell, argv: Args<'_>) -> Exec {
             out.extend_from_slice(&quote_value(action));
             out.push(b' ');
             let name = sys::signal_name(*sig).unwrap_or("?");
-            if *sig == 0 {
-                out.extend_from_slice(b"EXIT");
+            if *sig <= 0 {
+                out.extend_from_slice(name.as_bytes());
             } else {
                 out.extend_from_slice(b"SIG");
                 out.extend_from_slice(name.as_bytes());
@@ -1777,6 +1777,17 @@ fn trap(sh: &mut Shell, argv: Args<'_>) -> Exec {
             status = 1;
             continue;
         };
+        if num == sys::ERR_TRAP {
+            match action {
+                None => {
+                    sh.traps.remove(&num);
+                }
+                Some(a) => {
+                    sh.traps.insert(num, a.to_vec());
+                }
+            }
+            continue;
+        }
         if num == libc::SIGKILL || num == libc::SIGSTOP {
             sh.traps.remove(&num);
             continue;

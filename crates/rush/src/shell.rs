@@ -535,7 +535,23 @@ impl Shell {
 
     /// `set -e`: a failed command outside a condition ends the shell.
     pub fn check_errexit(&mut self, status: i32) -> Result<(), Flow> {
-        if self.opts.errexit && self.errexit_off == 0 && status != 0 {
+        if self.errexit_off > 0 || status == 0 {
+            return Ok(());
+        }
+        // bash's ERR trap runs where errexit would act.
+        if !self.in_trap
+            && let Some(action) = self.traps.get(&sys::ERR_TRAP).cloned()
+            && !action.is_empty()
+        {
+            self.in_trap = true;
+            let r = self.eval_text(&action);
+            self.in_trap = false;
+            self.status = status;
+            if let Err(Flow::Exit(s)) = r {
+                return Err(Flow::Exit(s));
+            }
+        }
+        if self.opts.errexit {
             return Err(Flow::Exit(status));
         }
         Ok(())

@@ -467,6 +467,10 @@ fn in_child() {
     take_pending();
 }
 
+/// The pseudo-signal of bash's `trap … ERR`: run after a command fails
+/// where `set -e` would stop.
+pub const ERR_TRAP: i32 = -1;
+
 /// The number of a signal name (`INT`, `SIGINT`, `int`) or number.
 pub fn signal_number(name: &[u8]) -> Option<i32> {
     let s = std::str::from_utf8(name).ok()?;
@@ -478,6 +482,9 @@ pub fn signal_number(name: &[u8]) -> Option<i32> {
     if bare == "EXIT" {
         return Some(0);
     }
+    if bare == "ERR" {
+        return Some(ERR_TRAP);
+    }
     SIGNALS
         .iter()
         .find(|(_, n)| *n == bare)
@@ -488,6 +495,9 @@ pub fn signal_number(name: &[u8]) -> Option<i32> {
 pub fn signal_name(num: i32) -> Option<&'static str> {
     if num == 0 {
         return Some("EXIT");
+    }
+    if num == ERR_TRAP {
+        return Some("ERR");
     }
     SIGNALS.iter().find(|(n, _)| *n == num).map(|(_, s)| *s)
 }

@@ -89,6 +89,12 @@ fn traps_on_exit_and_signals() {
         ),
     ]);
     check("trap 'echo exit trap' EXIT; exit 3\n", "exit trap\n", 3);
+    // bash's ERR: after a failure outside conditions, before set -e acts.
+    check(
+        "trap 'echo err $?' ERR; false; if false; then :; fi; false || true; set -e; (exit 3); echo no\n",
+        "err 1\nerr 3\n",
+        3,
+    );
     let r = stdin("trap 'echo status $?' EXIT; false\n");
     assert_eq!((r.stdout.as_str(), r.status), ("status 1\n", 1));
     // `wait` returns early for a trapped signal: 128 + its number.
