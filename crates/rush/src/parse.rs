@@ -8,7 +8,7 @@
 //! time, leaving the rest of stdin unread for the commands themselves.
 
 use crate::ast::*;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::rc::Rc;
 
 /// Where more input comes from.
@@ -379,16 +379,14 @@ impl<'s> Parser<'s> {
         if !(first.is_ascii_lowercase() || matches!(first, b'{' | b'}' | b'!' | b'[')) {
             return None;
         }
-        for w in WORDS {
-            if self.starts_with(w) {
-                match self.peek_at(w.len()) {
-                    None => return Some(w),
-                    Some(c) if is_meta(c) => return Some(w),
-                    _ => {}
-                }
-            }
+        // The word at the cursor (the whole line is in the buffer).
+        let rest = &self.buf[self.pos..];
+        let len = rest.iter().position(|&c| is_meta(c)).unwrap_or(rest.len());
+        if len > 8 {
+            return None;
         }
-        None
+        let word = &rest[..len];
+        WORDS.iter().copied().find(|w| *w == word)
     }
 
     fn eat_keyword(&mut self, w: &[u8]) -> bool {

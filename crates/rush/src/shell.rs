@@ -9,7 +9,8 @@ use crate::parse::{Aliases, ParseError, Parser, Source};
 use crate::perf::Perf;
 use crate::sys;
 use crate::vars::Value;
-use std::collections::{BTreeSet, HashMap};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::BTreeSet;
 use std::ffi::{CStr, CString};
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -231,8 +232,8 @@ impl Shell {
             vars,
             positional: Vec::new(),
             arg0,
-            functions: HashMap::new(),
-            aliases: Rc::new(HashMap::new()),
+            functions: HashMap::default(),
+            aliases: Rc::new(HashMap::default()),
             opts: Options {
                 hashall: true,
                 braceexpand: true,
@@ -241,7 +242,7 @@ impl Shell {
             status: 0,
             last_bg: None,
             shell_pid: pid,
-            traps: HashMap::new(),
+            traps: HashMap::default(),
             jobs: Vec::new(),
             loop_depth: 0,
             func_depth: 0,
@@ -249,7 +250,7 @@ impl Shell {
             line: 0,
             name: "rush".to_string(),
             capture: None,
-            hash: HashMap::new(),
+            hash: HashMap::default(),
             shopts: BTreeSet::new(),
             perf: Perf::from_env(),
             subshell: false,
@@ -579,7 +580,7 @@ impl Shell {
                 self.jobs.push(Job {
                     id,
                     pids: vec![pid],
-                    done: HashMap::new(),
+                    done: HashMap::default(),
                     command: String::new(),
                     reported: false,
                 });

@@ -1,7 +1,8 @@
 //! Shell variables: global, function-local (dynamic scope, as bash), exported
 //! and readonly, and the environment built from them for each spawn.
 
-use std::collections::{BTreeMap, HashMap};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::BTreeMap;
 use std::ffi::CString;
 
 /// What a variable holds: a string, or a bash array.
@@ -361,7 +362,7 @@ impl Vars {
 
     /// Enters a function: a new scope for `local`.
     pub fn push_scope(&mut self) {
-        self.scopes.push(HashMap::new());
+        self.scopes.push(HashMap::default());
     }
 
     pub fn pop_scope(&mut self) {
@@ -417,7 +418,7 @@ impl Vars {
 
     /// Every visible variable, sorted by name (for `set` and `export -p`).
     pub fn visible(&self) -> Vec<(Vec<u8>, Var)> {
-        let mut all: HashMap<&[u8], &Var> = HashMap::new();
+        let mut all: HashMap<&[u8], &Var> = HashMap::default();
         for (k, v) in &self.globals {
             all.insert(k, v);
         }
