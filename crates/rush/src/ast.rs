@@ -334,6 +334,9 @@ pub enum ParamOp {
     Slice { offset: Word, length: Option<Word> },
     /// `${x^}` `${x^^}` `${x,}` `${x,,}` (bash)
     Case { upper: bool, all: bool },
+    /// `${x@Q}`, `@E`, `@U`, `@u`, `@L`, `@A`, `@a` (bash): quoted,
+    /// escapes expanded, case changed, as an assignment, attributes.
+    Transform(u8),
     /// `${!prefix*}` / `${!prefix@}` (bash): the names of the variables
     /// that start with the prefix (`name`).
     Names { star: bool },

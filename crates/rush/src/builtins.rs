@@ -261,6 +261,20 @@ pub fn quote_value(v: &[u8]) -> Vec<u8> {
     out
 }
 
+/// Single quotes around any value (`${x@Q}`).
+pub fn quote_always(v: &[u8]) -> Vec<u8> {
+    let mut out = vec![b'\''];
+    for &c in v {
+        if c == b'\'' {
+            out.extend_from_slice(b"'\\''");
+        } else {
+            out.push(c);
+        }
+    }
+    out.push(b'\'');
+    out
+}
+
 /// Quoting for `set -x` lines (bash style: only when needed).
 pub fn quote_for_trace(v: &[u8]) -> Vec<u8> {
     let needs = v.is_empty()

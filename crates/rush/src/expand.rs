@@ -826,6 +826,57 @@ impl Shell {
                 }
             }
             ParamOp::Names { .. } => unreachable!("handled above"),
+            ParamOp::Transform(op) => {
+                check_unset(self, &subject)?;
+                let attrs = match self.vars.var(&name) {
+                    Some(v) => {
+                        let mut a = String::new();
+                        match v.value {
+                            Some(Value::Indexed(_)) => a.push('a'),
+                            Some(Value::Assoc(_)) => a.push('A'),
+                            _ => {}
+                        }
+                        if v.integer {
+                            a.push('i');
+                        }
+                        if v.readonly {
+                            a.push('r');
+                        }
+                        if v.exported {
+                            a.push('x');
+                        }
+                        a
+                    }
+                    None => String::new(),
+                };
+                let op = *op;
+                let shown = name.clone();
+                let out = map(&subject, &|v| match op {
+                    b'Q' => crate::builtins::quote_always(v),
+                    b'E' => {
+                        let mut o = Vec::new();
+                        crate::escape::unescape(v, &mut o, crate::escape::Dialect::AnsiC);
+                        o
+                    }
+                    b'U' => v.to_ascii_uppercase(),
+                    b'L' => v.to_ascii_lowercase(),
+                    b'u' => {
+                        let mut o = v.to_vec();
+                        if let Some(c) = o.first_mut() {
+                            *c = c.to_ascii_uppercase();
+                        }
+                        o
+                    }
+                    b'A' => {
+                        let mut o = shown.clone();
+                        o.push(b'=');
+                        o.extend_from_slice(&crate::builtins::quote_always(v));
+                        o
+                    }
+                    _ => attrs.clone().into_bytes(),
+                });
+                self.emit_subject(&out, ctx, f);
+            }
             ParamOp::Case { upper, all } => {
                 check_unset(self, &subject)?;
                 let out = map(&subject, &|v| {

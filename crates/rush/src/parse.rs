@@ -1750,6 +1750,14 @@ impl<'s> Parser<'s> {
                     with,
                 }
             }
+            b'@' if matches!(
+                self.peek(),
+                Some(b'Q' | b'E' | b'U' | b'u' | b'L' | b'A' | b'a')
+            ) && self.peek_at(1) == Some(b'}') =>
+            {
+                let op = self.bump().unwrap_or_default();
+                ParamOp::Transform(op)
+            }
             b'^' | b',' => {
                 let all = self.peek() == Some(c);
                 if all {

@@ -59,6 +59,10 @@ fn parameter_expansion_posix_forms() {
         ("x=μabcμ; echo ${x#?} ${x%?} ${#x}\n", "abcμ μabc 5\n"),
         ("x=v; r=x; echo ${!r}\n", "v\n"),
         (
+            "x=\"it's\"; echo ${x@Q} ${x@U} ${x@A}\n",
+            "'it'\\''s' IT'S x='it'\\''s'\n",
+        ),
+        (
             "pfx_a=1 pfx_b=2; echo ${!pfx_*}; for n in \"${!pfx_@}\"; do echo $n; done\n",
             "pfx_a pfx_b\npfx_a\npfx_b\n",
         ),
