@@ -1548,7 +1548,7 @@ impl Shell {
             Ok(s) => s,
             Err(s) => return Ok(s),
         };
-        if tail && !self.in_trap {
+        if tail && !self.in_trap && self.traps.is_empty() {
             // Nothing follows: become the command (no fork).
             self.perf_report();
             let e = sys::exec(&path, &cargv, &env);

@@ -89,6 +89,10 @@ fn traps_on_exit_and_signals() {
         ),
     ]);
     check("trap 'echo exit trap' EXIT; exit 3\n", "exit trap\n", 3);
+    // A trap set on the same line keeps the shell alive past its last
+    // command (no exec), so the trap still runs.
+    let r = dash_c("trap 'echo on exit' EXIT; /bin/true", &[]);
+    assert_eq!(r.stdout, "on exit\n");
     // bash's ERR: after a failure outside conditions, before set -e acts.
     check(
         "trap 'echo err $?' ERR; false; if false; then :; fi; false || true; set -e; (exit 3); echo no\n",
