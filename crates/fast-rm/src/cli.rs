@@ -29,8 +29,12 @@ pub enum PreserveRoot {
 )]
 pub struct Cli {
     /// Ignore missing paths, never prompt.
-    #[arg(short = 'f', long, overrides_with = "interactive_once")]
+    #[arg(short = 'f', long, overrides_with_all = ["interactive_once", "interactive_always", "interactive"])]
     pub force: bool,
+
+    /// Prompt before every removal.
+    #[arg(short = 'i', overrides_with_all = ["force", "interactive_once", "interactive"])]
+    pub interactive_always: bool,
 
     /// Accepted for rm compatibility; recursion is always on.
     #[arg(short = 'r', visible_short_alias = 'R', long, action = ArgAction::SetTrue)]
@@ -70,8 +74,20 @@ pub struct Cli {
 
     /// Prompt once before removing more than three arguments, or any
     /// directory (only when standard input is a terminal).
-    #[arg(short = 'I', overrides_with = "force")]
+    #[arg(short = 'I', overrides_with_all = ["force", "interactive_always", "interactive"])]
     pub interactive_once: bool,
+
+    /// Prompt never, once (-I) or always (-i) [default without WHEN: always].
+    #[arg(
+        long,
+        value_enum,
+        value_name = "WHEN",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "always",
+        overrides_with_all = ["force", "interactive_always", "interactive_once"]
+    )]
+    pub interactive: Option<When>,
 
     /// When to show progress.
     #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
@@ -86,7 +102,50 @@ pub struct Cli {
     pub paths: Vec<OsString>,
 }
 
+/// `--interactive=WHEN`, with GNU rm's spellings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum When {
+    #[value(alias = "no", alias = "none")]
+    Never,
+    Once,
+    #[value(alias = "yes")]
+    Always,
+}
+
+/// How much to ask, all flags considered (the last of -f, -i, -I and
+/// --interactive wins, as in rm).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Interactive {
+    /// Never ask.
+    Never,
+    /// Ask only for write-protected entries, when standard input is a
+    /// terminal (rm's default).
+    WriteProtected,
+    /// Ask once up front (-I), and for write-protected entries.
+    Once,
+    /// Ask before every removal (-i).
+    Always,
+}
+
 impl Cli {
+    /// What the prompting flags add up to.
+    pub fn interactive(&self) -> Interactive {
+        if self.force {
+            Interactive::Never
+        } else if self.interactive_always {
+            Interactive::Always
+        } else if self.interactive_once {
+            Interactive::Once
+        } else {
+            match self.interactive {
+                Some(When::Never) => Interactive::Never,
+                Some(When::Once) => Interactive::Once,
+                Some(When::Always) => Interactive::Always,
+                None => Interactive::WriteProtected,
+            }
+        }
+    }
+
     /// `None` for --no-preserve-root.
     pub fn preserve(&self) -> Option<PreserveRoot> {
         if self.no_preserve_root {

@@ -16,7 +16,7 @@
 //! it; the pool's scope ends when the last directory is gone, so shutdown is
 //! an event, never a timer.
 
-use crate::report::Reporter;
+use crate::report::{Reporter, quote};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir, SeekFrom};
 use rustix::io::Errno;
 use std::cell::RefCell;
@@ -40,6 +40,23 @@ pub struct Config {
     /// `None`: as many as there are CPUs, asked only when a pool starts
     /// (asking reads cgroup files, which a small run need not pay for).
     pub threads: Option<usize>,
+    /// What to ask the user about before removing it.
+    pub prompt: Prompt,
+}
+
+/// Which removals need a yes first (rm's interactive rules).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Prompt {
+    /// Every entry, and every non-empty directory before descending (-i).
+    pub always: bool,
+    /// Entries the user may not write to (symlinks excepted).
+    pub write_protected: bool,
+}
+
+impl Prompt {
+    fn active(self) -> bool {
+        self.always || self.write_protected
+    }
 }
 
 /// Entries handled on the calling thread before a pool may start.
@@ -351,7 +368,12 @@ impl<'r> Engine<'r> {
                     }
                 }
                 let _ = dir.fd.set(fd);
-                self.scan(&dir, to);
+                if self.cfg.prompt.active() && !self.may_descend(parent, &dir) {
+                    // Declined: keep it and everything above it, silently.
+                    dir.fail();
+                } else {
+                    self.scan(&dir, to);
+                }
             }
             // Gone already: nothing to do, and not an error.
             Err(Errno::NOENT) => dir.state.store(HANDLED, Ordering::Release),
@@ -457,6 +479,9 @@ impl<'r> Engine<'r> {
         if self.cfg.dry_run {
             return self.report.removed(false, || dir.entry_path(name));
         }
+        if self.cfg.prompt.active() && !self.may_unlink(dir, name) {
+            return dir.fail();
+        }
         match rustix::fs::unlinkat(dir.fd(), name, AtFlags::empty()) {
             Ok(()) => self.report.removed(false, || dir.entry_path(name)),
             Err(Errno::NOENT) => {}
@@ -484,6 +509,7 @@ impl<'r> Engine<'r> {
                 FAILED => parent.fail(),
                 HANDLED => {}
                 _ if self.cfg.dry_run => self.report.removed(true, || dir.path()),
+                _ if self.cfg.prompt.active() && !self.may_rmdir(&parent, &dir) => parent.fail(),
                 _ => {
                     match rustix::fs::unlinkat(parent.fd(), dir.name.as_c_str(), AtFlags::REMOVEDIR)
                     {
@@ -507,6 +533,109 @@ impl<'r> Engine<'r> {
             }
             dir = parent;
         }
+    }
+}
+
+/// Questions, asked only when [`Prompt::active`] (a terminal user without
+/// -f, or -i): they cost a syscall or two per entry, which the fast path
+/// never pays.
+impl Engine<'_> {
+    /// Whether to unlink `name`, a non-directory of `dir`.
+    fn may_unlink(&self, dir: &Dir, name: &CStr) -> bool {
+        let p = self.cfg.prompt;
+        let mut wp = p.write_protected && write_protected(dir.fd(), name);
+        if !(p.always || wp) {
+            return true;
+        }
+        // What it is, for the question (and symlinks are never
+        // "write-protected": their own mode means nothing).
+        let (kind, empty) = match rustix::fs::statat(dir.fd(), name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => (FileType::from_raw_mode(st.st_mode), st.st_size == 0),
+            // Gone: let unlinkat find that out.
+            Err(_) => return true,
+        };
+        if kind == FileType::Symlink {
+            wp = false;
+            if !p.always {
+                return true;
+            }
+        }
+        self.report.ask(&format!(
+            "remove {}{} {}?",
+            if wp { "write-protected " } else { "" },
+            describe_kind(kind, empty),
+            quote(&dir.entry_path(name))
+        ))
+    }
+
+    /// Whether to read `dir` (open, in `parent`) and remove what is in it.
+    /// An empty directory is not asked about here; its removal is.
+    fn may_descend(&self, parent: &Dir, dir: &Dir) -> bool {
+        let p = self.cfg.prompt;
+        let wp = p.write_protected && write_protected(parent.fd(), &dir.name);
+        if !(p.always || wp) || is_empty(dir.fd()) {
+            return true;
+        }
+        self.report.ask(&format!(
+            "descend into {}directory {}?",
+            if wp { "write-protected " } else { "" },
+            quote(&dir.path())
+        ))
+    }
+
+    /// Whether to remove the (now empty) directory `dir` from `parent`.
+    fn may_rmdir(&self, parent: &Dir, dir: &Dir) -> bool {
+        let p = self.cfg.prompt;
+        let wp = p.write_protected && write_protected(parent.fd(), &dir.name);
+        if !(p.always || wp) {
+            return true;
+        }
+        self.report.ask(&format!(
+            "remove {}directory {}?",
+            if wp { "write-protected " } else { "" },
+            quote(&dir.path())
+        ))
+    }
+}
+
+/// Whether the user may not write to `name` in `dir` (rm's test: an access
+/// check with the effective ids; only EACCES counts).
+fn write_protected(dir: BorrowedFd<'_>, name: &CStr) -> bool {
+    use rustix::fs::Access;
+    matches!(
+        rustix::fs::accessat(dir, name, Access::WRITE_OK, AtFlags::EACCESS),
+        Err(Errno::ACCESS)
+    )
+}
+
+/// Whether an open directory has no entries but `.` and `..`. Leaves the
+/// offset at the start.
+fn is_empty(fd: BorrowedFd<'_>) -> bool {
+    let mut buf = [MaybeUninit::<u8>::uninit(); 1024];
+    let mut entries = RawDir::new(fd, &mut buf);
+    let mut empty = true;
+    while let Some(Ok(e)) = entries.next() {
+        if !matches!(e.file_name().to_bytes(), b"." | b"..") {
+            empty = false;
+            break;
+        }
+    }
+    let _ = rustix::fs::seek(fd, SeekFrom::Start(0));
+    empty
+}
+
+/// How rm names a kind of file in its questions.
+fn describe_kind(kind: FileType, empty: bool) -> &'static str {
+    match kind {
+        FileType::RegularFile if empty => "regular empty file",
+        FileType::RegularFile => "regular file",
+        FileType::Directory => "directory",
+        FileType::Symlink => "symbolic link",
+        FileType::Fifo => "fifo",
+        FileType::Socket => "socket",
+        FileType::CharacterDevice => "character special file",
+        FileType::BlockDevice => "block special file",
+        FileType::Unknown => "file",
     }
 }
 

@@ -12,10 +12,10 @@ pub mod engine;
 pub mod report;
 pub mod safety;
 
-use cli::Cli;
+use cli::{Cli, Interactive};
 use report::Reporter;
 use safety::Refusal;
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{IsTerminal, Write};
 
 /// Runs the command and returns its exit status: 0 if everything named is
 /// gone, 1 otherwise.
@@ -47,17 +47,27 @@ pub fn run(cli: &Cli) -> i32 {
         }
     }
     let checked = safety::drop_covered(checked);
-    if cli.interactive_once && !cli.dry_run && std::io::stdin().is_terminal() {
+    let interactive = cli.interactive();
+    // Only asked when it matters: a dry run and -f never prompt.
+    let stdin_tty = || std::io::stdin().is_terminal();
+    if interactive == Interactive::Once && !cli.dry_run && stdin_tty() {
         let dirs = checked.iter().any(|c| c.is_dir);
-        if (checked.len() > 3 || dirs) && !confirm(checked.len(), dirs) {
+        if (checked.len() > 3 || dirs) && !confirm(&reporter, checked.len(), dirs) {
             return 0;
         }
     }
-    let threads = cli.threads.map(usize::from);
+    let prompt = prompt(interactive, cli.dry_run, stdin_tty);
+    // -i asks in order, one question at a time: one thread.
+    let threads = if prompt.always {
+        Some(1)
+    } else {
+        cli.threads.map(usize::from)
+    };
     let cfg = engine::Config {
         dry_run: cli.dry_run,
         one_file_system: cli.one_file_system,
         threads,
+        prompt,
     };
     engine::Engine::new(cfg, &reporter).run(checked.into_iter().map(|c| c.root).collect());
     let summary = reporter.finish();
@@ -81,14 +91,29 @@ pub fn run(cli: &Cli) -> i32 {
 }
 
 /// Asks once, as `rm -I` does.
-fn confirm(n: usize, recursive: bool) -> bool {
+fn confirm(reporter: &Reporter, n: usize, recursive: bool) -> bool {
     let what = if n == 1 { "argument" } else { "arguments" };
     let how = if recursive { " recursively" } else { "" };
-    eprint!("fast-rm: remove {n} {what}{how}? ");
-    let _ = std::io::stderr().flush();
-    let mut answer = String::new();
-    if std::io::stdin().lock().read_line(&mut answer).is_err() {
-        return false;
+    reporter.ask(&format!("remove {n} {what}{how}?"))
+}
+
+/// Which entries the engine asks about, as rm decides it: everything under
+/// -i; otherwise write-protected entries, when standard input is a terminal
+/// and -f was not given. Root may write to anything, so it is never asked
+/// about write protection (rm's access check passes for root too), and the
+/// check costs nothing then.
+fn prompt(interactive: Interactive, dry_run: bool, stdin_tty: impl Fn() -> bool) -> engine::Prompt {
+    if dry_run {
+        return engine::Prompt::default();
     }
-    matches!(answer.trim_start().chars().next(), Some('y' | 'Y'))
+    let always = interactive == Interactive::Always;
+    let write_protected = match interactive {
+        Interactive::Never => false,
+        Interactive::Always => true,
+        Interactive::WriteProtected | Interactive::Once => stdin_tty(),
+    } && !rustix::process::geteuid().is_root();
+    engine::Prompt {
+        always,
+        write_protected,
+    }
 }

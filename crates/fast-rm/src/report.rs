@@ -115,6 +115,29 @@ impl Reporter {
         }
     }
 
+    /// Asks `question` on stderr and reads the answer from stdin: true for an
+    /// answer starting with y or Y. One question at a time; the progress
+    /// display (and every other line) waits until it is answered.
+    pub fn ask(&self, question: &str) -> bool {
+        use std::io::BufRead;
+        let bar = self.bar.lock().unwrap_or_else(|e| e.into_inner());
+        let ask = || {
+            let mut err = io::stderr().lock();
+            let _ = write!(err, "fast-rm: {question} ");
+            let _ = err.flush();
+            let mut answer = String::new();
+            match io::stdin().lock().read_line(&mut answer) {
+                Ok(n) if n > 0 => matches!(answer.trim_start().chars().next(), Some('y' | 'Y')),
+                // End of input, or unreadable: no.
+                _ => false,
+            }
+        };
+        match bar.as_ref() {
+            Some(b) => b.suspend(ask),
+            None => ask(),
+        }
+    }
+
     /// `path` could not be removed because of `err`.
     pub fn error(&self, path: &Path, err: io::Error) {
         self.fail(

@@ -7,6 +7,7 @@ mod common;
 use common::{fast_rm, give_away, is_root, nested, snapshot};
 use std::ffi::OsStr;
 use std::fs;
+use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::os::unix::process::CommandExt;
@@ -82,20 +83,41 @@ fn cases() -> Vec<(&'static str, Build, Vec<&'static [u8]>)> {
     ]
 }
 
-fn run(program: &mut Command, base: &Path, args: &[&[u8]], unprivileged: bool) -> i32 {
+/// Runs `program` in `base`; with `answer`, stdin says it to every question.
+fn run(
+    program: &mut Command,
+    base: &Path,
+    args: &[&[u8]],
+    unprivileged: bool,
+    answer: Option<&str>,
+) -> i32 {
     program
         .current_dir(base)
-        .stdin(Stdio::null())
+        .stdin(if answer.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     program.args(args.iter().map(|a| OsStr::from_bytes(a)));
     if unprivileged && is_root() {
         program.uid(65534).gid(65534);
     }
-    program.status().unwrap().code().unwrap()
+    let mut child = program.spawn().unwrap();
+    if let Some(a) = answer {
+        let answers = format!("{a}\n").repeat(1000);
+        // More answers than questions: the write may meet a closed pipe.
+        let _ = child.stdin.take().unwrap().write_all(answers.as_bytes());
+    }
+    child.wait().unwrap().code().unwrap()
 }
 
 fn compare(flags: &[&str]) {
+    compare_answering(flags, None);
+}
+
+fn compare_answering(flags: &[&str], answer: Option<&str>) {
     for (name, build, args) in cases() {
         let unprivileged = name == "permission denied";
         let (gnu, ours) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
@@ -103,10 +125,10 @@ fn compare(flags: &[&str]) {
         build(ours.path());
         let mut rm = Command::new("rm");
         rm.arg("-r").args(flags);
-        let gnu_code = run(&mut rm, gnu.path(), &args, unprivileged);
+        let gnu_code = run(&mut rm, gnu.path(), &args, unprivileged, answer);
         let mut us = fast_rm();
         us.args(flags);
-        let our_code = run(&mut us, ours.path(), &args, unprivileged);
+        let our_code = run(&mut us, ours.path(), &args, unprivileged, answer);
         // Let the test clean up what permissions kept.
         for d in [gnu.path(), ours.path()] {
             let _ = fs::set_permissions(d.join("p/locked"), fs::Permissions::from_mode(0o755));
@@ -131,13 +153,23 @@ fn same_outcome_as_gnu_rm_forced() {
 }
 
 #[test]
+fn same_outcome_as_gnu_rm_interactive_answering_yes() {
+    compare_answering(&["-i"], Some("y"));
+}
+
+#[test]
+fn same_outcome_as_gnu_rm_interactive_answering_no() {
+    compare_answering(&["-i"], Some("n"));
+}
+
+#[test]
 fn a_symlink_to_a_directory_with_a_trailing_slash_is_safer_than_gnu_rm() {
     // GNU rm -r follows `link/` and empties the directory it points to; we
     // remove the link and leave the directory alone.
     let s = tempfile::tempdir().unwrap();
     fs::create_dir_all(s.path().join("real/inside")).unwrap();
     symlink("real", s.path().join("link")).unwrap();
-    let code = run(&mut fast_rm(), s.path(), &[b"link/"], false);
+    let code = run(&mut fast_rm(), s.path(), &[b"link/"], false, None);
     assert_eq!(code, 0);
     assert!(s.path().join("real/inside").is_dir());
     assert!(fs::symlink_metadata(s.path().join("link")).is_err());

@@ -3,14 +3,28 @@
 
 mod common;
 
-use common::{fast_rm, nested, rm};
+use common::{fast_rm, give_away, is_root, nested, rm};
 use std::fs;
 use std::io::Write;
+use std::os::unix::fs::{PermissionsExt, symlink};
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
 /// Runs fast-rm with `args` on a pseudo-terminal in `dir`, typing `input`.
 fn on_tty(dir: &Path, args: &str, input: &str, env: &[(&str, &str)]) -> (i32, String) {
+    on_tty_as(dir, args, input, env, false)
+}
+
+/// `on_tty`, as the unprivileged user `nobody` if `unprivileged` and we are
+/// root.
+fn on_tty_as(
+    dir: &Path,
+    args: &str,
+    input: &str,
+    env: &[(&str, &str)],
+    unprivileged: bool,
+) -> (i32, String) {
     let bin = fast_rm().get_program().to_string_lossy().into_owned();
     let mut c = Command::new("script");
     c.current_dir(dir)
@@ -20,6 +34,9 @@ fn on_tty(dir: &Path, args: &str, input: &str, env: &[(&str, &str)]) -> (i32, St
         .stderr(Stdio::piped());
     for (k, v) in env {
         c.env(k, v);
+    }
+    if unprivileged && is_root() {
+        c.uid(65534).gid(65534);
     }
     let mut child = c.spawn().expect("util-linux script");
     child
@@ -76,6 +93,138 @@ fn dash_i_asks_for_a_directory_and_not_for_three_files() {
     let (_, screen) = on_tty(s.path(), "-I -f dir", "", &[]);
     assert!(!screen.contains('?'), "{screen}");
     assert!(!s.path().join("dir").exists());
+}
+
+#[test]
+fn lower_i_asks_before_each_removal() {
+    let s = tempfile::tempdir().unwrap();
+    fs::create_dir_all(s.path().join("d/e")).unwrap();
+    fs::write(s.path().join("d/f"), b"x").unwrap();
+    let (code, screen) = on_tty(s.path(), "-i d", "y\ny\ny\ny\n", &[]);
+    assert_eq!(code, 0, "{screen}");
+    for q in [
+        "fast-rm: descend into directory 'd'?",
+        "fast-rm: remove regular file 'd/f'?",
+        "fast-rm: remove directory 'd/e'?",
+        "fast-rm: remove directory 'd'?",
+    ] {
+        assert!(screen.contains(q), "{q:?} not asked: {screen}");
+    }
+    assert!(
+        !screen.contains("descend into directory 'd/e'"),
+        "an empty directory is not descended into: {screen}"
+    );
+    assert!(!s.path().join("d").exists());
+}
+
+#[test]
+fn lower_i_keeps_what_is_declined_and_what_holds_it() {
+    let s = tempfile::tempdir().unwrap();
+    fs::create_dir_all(s.path().join("d")).unwrap();
+    fs::write(s.path().join("d/f"), b"").unwrap();
+    // Yes to descending, no to the file: the file and its directory stay,
+    // without a question about the directory, without an error.
+    let (code, screen) = on_tty(s.path(), "-i d", "y\nn\n", &[]);
+    assert_eq!(code, 0, "{screen}");
+    assert!(
+        screen.contains("remove regular empty file 'd/f'?"),
+        "{screen}"
+    );
+    assert!(!screen.contains("remove directory"), "{screen}");
+    assert!(!screen.contains("cannot"), "{screen}");
+    assert!(s.path().join("d/f").exists());
+    // No to descending: nothing inside is asked about.
+    let (code, screen) = on_tty(s.path(), "-i d", "n\n", &[]);
+    assert_eq!(code, 0);
+    assert!(!screen.contains("'d/f'"), "{screen}");
+    assert!(s.path().join("d/f").exists());
+}
+
+#[test]
+fn lower_i_reads_answers_from_a_pipe_too() {
+    let s = tempfile::tempdir().unwrap();
+    symlink("nowhere", s.path().join("link")).unwrap();
+    fs::write(s.path().join("keep"), b"").unwrap();
+    fs::write(s.path().join("also-kept"), b"").unwrap();
+    let mut c = fast_rm();
+    c.current_dir(s.path())
+        .args(["-i", "link", "keep", "also-kept"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    // Yes, then no, then the end of input (which means no).
+    child.stdin.take().unwrap().write_all(b"yes\nno\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("remove symbolic link 'link'?"), "{err}");
+    assert!(fs::symlink_metadata(s.path().join("link")).is_err());
+    assert!(s.path().join("keep").exists() && s.path().join("also-kept").exists());
+}
+
+#[test]
+fn write_protected_files_are_asked_about_on_a_terminal_only() {
+    if !is_root() {
+        // The test needs to run the unprivileged side as `nobody`.
+        return;
+    }
+    let s = tempfile::tempdir().unwrap();
+    let t = s.path().join("t");
+    let build = || {
+        fs::create_dir_all(&t).unwrap();
+        fs::write(t.join("ro"), b"").unwrap();
+        fs::write(t.join("rw"), b"").unwrap();
+        symlink("ro", t.join("link")).unwrap();
+        give_away(s.path());
+        fs::set_permissions(s.path(), fs::Permissions::from_mode(0o755)).unwrap();
+        fs::set_permissions(t.join("ro"), fs::Permissions::from_mode(0o444)).unwrap();
+    };
+    build();
+    let (code, screen) = on_tty_as(s.path(), "t", "n\n", &[], true);
+    assert_eq!(code, 0, "{screen}");
+    assert!(
+        screen.contains("fast-rm: remove write-protected regular empty file 't/ro'?"),
+        "{screen}"
+    );
+    assert_eq!(
+        screen.matches('?').count(),
+        1,
+        "only 'ro' is asked about: {screen}"
+    );
+    assert!(t.join("ro").exists());
+    assert!(!t.join("rw").exists() && fs::symlink_metadata(t.join("link")).is_err());
+
+    let (code, screen) = on_tty_as(s.path(), "t", "y\n", &[], true);
+    assert_eq!(code, 0, "{screen}");
+    assert!(!t.exists());
+
+    // -f: no question.
+    build();
+    let (code, screen) = on_tty_as(s.path(), "-f t", "", &[], true);
+    assert_eq!(code, 0);
+    assert!(!screen.contains('?'), "{screen}");
+    assert!(!t.exists());
+
+    // No terminal: no question, as rm.
+    build();
+    let r = Command::new(fast_rm().get_program())
+        .current_dir(s.path())
+        .arg("t")
+        .stdin(Stdio::null())
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .unwrap();
+    assert_eq!(r.status.code(), Some(0));
+    assert!(r.stderr.is_empty());
+    assert!(!t.exists());
+
+    // Root may write anything: never asked, as rm's access check says.
+    build();
+    let (code, screen) = on_tty(s.path(), "t", "", &[]);
+    assert_eq!(code, 0);
+    assert!(!screen.contains('?'), "{screen}");
+    assert!(!t.exists());
 }
 
 #[test]
