@@ -541,24 +541,50 @@ fn export(sh: &mut Shell, argv: Args<'_>) -> Exec {
         }
         return Ok(emit(sh, "export", &out));
     }
+    Ok(each_name_value(
+        sh,
+        "export",
+        &argv[i..],
+        |vars, name, value| {
+            if unexport {
+                vars.unexport(name);
+                Ok(())
+            } else {
+                vars.export(name, value)
+            }
+        },
+    ))
+}
+
+/// For `export` and `readonly`: applies `f` to each `name[=value]`
+/// argument, reporting bad names and readonly errors; the status.
+fn each_name_value(
+    sh: &mut Shell,
+    builtin: &str,
+    args: &[Vec<u8>],
+    mut f: impl FnMut(
+        &mut crate::vars::Vars,
+        &[u8],
+        Option<Vec<u8>>,
+    ) -> Result<(), crate::vars::ReadOnly>,
+) -> i32 {
     let mut status = 0;
-    for a in &argv[i..] {
+    for a in args {
         let (name, value) = split_name_value(a);
         if !crate::parse::is_name(name) {
-            sh.error(&format!("export: `{}': not a valid identifier", lossy(a)));
+            sh.error(&format!(
+                "{builtin}: `{}': not a valid identifier",
+                lossy(a)
+            ));
             status = 1;
             continue;
         }
-        if unexport {
-            sh.vars.unexport(name);
-            continue;
-        }
-        if let Err(e) = sh.vars.export(name, value.map(<[u8]>::to_vec)) {
+        if let Err(e) = f(&mut sh.vars, name, value.map(<[u8]>::to_vec)) {
             sh.error(&e.to_string());
             status = 1;
         }
     }
-    Ok(status)
+    status
 }
 
 fn readonly(sh: &mut Shell, argv: Args<'_>) -> Exec {
@@ -583,20 +609,12 @@ fn readonly(sh: &mut Shell, argv: Args<'_>) -> Exec {
         }
         return Ok(emit(sh, "readonly", &out));
     }
-    let mut status = 0;
-    for a in &argv[i..] {
-        let (name, value) = split_name_value(a);
-        if !crate::parse::is_name(name) {
-            sh.error(&format!("readonly: `{}': not a valid identifier", lossy(a)));
-            status = 1;
-            continue;
-        }
-        if let Err(e) = sh.vars.readonly(name, value.map(<[u8]>::to_vec)) {
-            sh.error(&e.to_string());
-            status = 1;
-        }
-    }
-    Ok(status)
+    Ok(each_name_value(
+        sh,
+        "readonly",
+        &argv[i..],
+        |vars, name, value| vars.readonly(name, value),
+    ))
 }
 
 fn unset(sh: &mut Shell, argv: Args<'_>) -> Exec {

@@ -233,29 +233,31 @@ fn strace() -> bool {
         .is_ok_and(|s| s.success())
 }
 
-#[test]
-fn dash_c_execs_the_last_command_without_forking() {
+/// Runs `rush -c script` under `strace -f -e trace=SYSCALLS` and returns the
+/// trace, or `None` (with a note) where strace cannot run.
+fn traced(syscalls: &str, script: &str) -> Option<String> {
     if !strace() {
-        eprintln!("strace not installed: skipped");
-        return;
+        eprintln!("strace not installed or not allowed: skipped");
+        return None;
     }
     let d = tempfile::tempdir().unwrap();
     let log = d.path().join("trace");
     let status = std::process::Command::new("strace")
-        .args([
-            "-f",
-            "-qq",
-            "-e",
-            "trace=execve,clone,clone3,fork,vfork",
-            "-o",
-        ])
+        .args(["-f", "-qq", "-e", &format!("trace={syscalls}"), "-o"])
         .arg(&log)
         .arg(env!("CARGO_BIN_EXE_rush"))
-        .args(["-c", "/bin/true"])
+        .args(["-c", script])
         .status()
         .unwrap();
-    assert!(status.success());
-    let trace = std::fs::read_to_string(&log).unwrap();
+    assert!(status.success(), "{script}");
+    Some(std::fs::read_to_string(&log).unwrap())
+}
+
+#[test]
+fn dash_c_execs_the_last_command_without_forking() {
+    let Some(trace) = traced("execve,clone,clone3,fork,vfork", "/bin/true") else {
+        return;
+    };
     let execs = trace.lines().filter(|l| l.contains("execve(")).count();
     assert_eq!(execs, 2, "rush itself, then /bin/true:\n{trace}");
     assert!(
@@ -266,30 +268,12 @@ fn dash_c_execs_the_last_command_without_forking() {
 
 #[test]
 fn waiting_never_sleeps() {
-    if !strace() {
-        eprintln!("strace not installed: skipped");
+    let Some(trace) = traced(
+        "nanosleep,clock_nanosleep,wait4",
+        "sleep 0.2; x=$(sleep 0.1; echo y); sleep 0.1 | cat; wait",
+    ) else {
         return;
-    }
-    let d = tempfile::tempdir().unwrap();
-    let log = d.path().join("trace");
-    let status = std::process::Command::new("strace")
-        .args([
-            "-f",
-            "-qq",
-            "-e",
-            "trace=nanosleep,clock_nanosleep,wait4",
-            "-o",
-        ])
-        .arg(&log)
-        .arg(env!("CARGO_BIN_EXE_rush"))
-        .args([
-            "-c",
-            "sleep 0.2; x=$(sleep 0.1; echo y); sleep 0.1 | cat; wait",
-        ])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let trace = std::fs::read_to_string(&log).unwrap();
+    };
     // The sleeps belong to the sleep processes; the shell only waits.
     let shell_pid = trace
         .lines()
@@ -304,44 +288,20 @@ fn waiting_never_sleeps() {
 
 #[test]
 fn builtin_command_substitution_forks_nothing() {
-    if !strace() {
-        eprintln!("strace not installed: skipped");
+    let Some(trace) = traced(
+        "clone,clone3,fork,vfork",
+        "x=$(pwd); y=$(echo a b); z=$(printf %s c); echo \"$x$y$z\" >/dev/null",
+    ) else {
         return;
-    }
-    let d = tempfile::tempdir().unwrap();
-    let log = d.path().join("trace");
-    let status = std::process::Command::new("strace")
-        .args(["-f", "-qq", "-e", "trace=clone,clone3,fork,vfork", "-o"])
-        .arg(&log)
-        .arg(env!("CARGO_BIN_EXE_rush"))
-        .args([
-            "-c",
-            "x=$(pwd); y=$(echo a b); z=$(printf %s c); echo \"$x$y$z\" >/dev/null",
-        ])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let trace = std::fs::read_to_string(&log).unwrap();
+    };
     assert!(trace.trim().is_empty(), "{trace}");
 }
 
 #[test]
 fn test_brackets_read_no_directory() {
-    // `[` alone is not a glob pattern: no directory is listed for it.
-    if !strace() {
-        eprintln!("strace not installed: skipped");
+    let Some(trace) = traced("getdents64", "i=0; while [ $i -lt 3 ]; do i=$((i+1)); done") else {
         return;
-    }
-    let d = tempfile::tempdir().unwrap();
-    let log = d.path().join("trace");
-    let status = std::process::Command::new("strace")
-        .args(["-f", "-qq", "-e", "trace=getdents64", "-o"])
-        .arg(&log)
-        .arg(env!("CARGO_BIN_EXE_rush"))
-        .args(["-c", "i=0; while [ $i -lt 3 ]; do i=$((i+1)); done"])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let trace = std::fs::read_to_string(&log).unwrap();
+    };
+    // `[` alone is not a glob pattern: no directory is listed for it.
     assert!(trace.trim().is_empty(), "{trace}");
 }
