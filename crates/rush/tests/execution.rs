@@ -276,13 +276,16 @@ fn waiting_never_sleeps() {
     ) else {
         return;
     };
-    // The sleeps belong to the sleep processes; the shell only waits.
-    let shell_pid = trace
+    // The sleeps belong to the sleep processes; the shell (and its forked
+    // subshells: every process that calls wait4) only waits. The first line
+    // may be a sleep's, so the shell is found by its wait4 calls.
+    let pid = |l: &str| l.split_whitespace().next().unwrap_or_default().to_string();
+    let shells: Vec<String> = trace
         .lines()
-        .next()
-        .and_then(|l| l.split_whitespace().next())
-        .unwrap();
-    for line in trace.lines().filter(|l| l.starts_with(shell_pid)) {
+        .filter(|l| l.contains("wait4"))
+        .map(pid)
+        .collect();
+    for line in trace.lines().filter(|l| shells.contains(&pid(l))) {
         assert!(!line.contains("nanosleep"), "the shell slept: {line}");
     }
     assert!(trace.contains("wait4"), "{trace}");
