@@ -249,16 +249,7 @@ pub fn quote_value(v: &[u8]) -> Vec<u8> {
     if plain {
         return v.to_vec();
     }
-    let mut out = vec![b'\''];
-    for &c in v {
-        if c == b'\'' {
-            out.extend_from_slice(b"'\\''");
-        } else {
-            out.push(c);
-        }
-    }
-    out.push(b'\'');
-    out
+    quote_always(v)
 }
 
 /// Single quotes around any value (`${x@Q}`).
@@ -1136,16 +1127,7 @@ fn alias(sh: &mut Shell, argv: Args<'_>) -> Exec {
         out.extend_from_slice(b"alias ");
         out.extend_from_slice(k);
         out.push(b'=');
-        let mut q = vec![b'\''];
-        for &c in v {
-            if c == b'\'' {
-                q.extend_from_slice(b"'\\''");
-            } else {
-                q.push(c);
-            }
-        }
-        q.push(b'\'');
-        out.extend_from_slice(&q);
+        out.extend_from_slice(&quote_always(v));
         out.push(b'\n');
     };
     let mut out = Vec::new();

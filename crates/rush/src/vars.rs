@@ -290,22 +290,22 @@ impl Vars {
         if let Some(value) = value {
             self.set(name, value)?;
         }
-        match self.find_mut(name) {
-            Some(v) => v.exported = true,
-            None => {
-                self.globals.insert(
-                    name.to_vec(),
-                    Var {
-                        value: None,
-                        exported: true,
-                        readonly: false,
-                        integer: false,
-                    },
-                );
-            }
-        }
+        self.declare_with(name, |v| v.exported = true);
         self.env = None;
         Ok(())
+    }
+
+    /// Sets an attribute of `name`, declaring it (unset, global) if it does
+    /// not exist yet.
+    fn declare_with(&mut self, name: &[u8], attribute: impl Fn(&mut Var)) {
+        match self.find_mut(name) {
+            Some(v) => attribute(v),
+            None => {
+                let mut v = Var::default();
+                attribute(&mut v);
+                self.globals.insert(name.to_vec(), v);
+            }
+        }
     }
 
     /// Whether assignments to `name` are arithmetic (`declare -i`).
@@ -315,20 +315,7 @@ impl Vars {
 
     /// `declare -i name`: declares it if needed.
     pub fn set_integer(&mut self, name: &[u8]) {
-        match self.find_mut(name) {
-            Some(v) => v.integer = true,
-            None => {
-                self.globals.insert(
-                    name.to_vec(),
-                    Var {
-                        value: None,
-                        exported: false,
-                        readonly: false,
-                        integer: true,
-                    },
-                );
-            }
-        }
+        self.declare_with(name, |v| v.integer = true);
     }
 
     /// `export -n`
@@ -343,20 +330,7 @@ impl Vars {
         if let Some(value) = value {
             self.set(name, value)?;
         }
-        match self.find_mut(name) {
-            Some(v) => v.readonly = true,
-            None => {
-                self.globals.insert(
-                    name.to_vec(),
-                    Var {
-                        value: None,
-                        exported: false,
-                        readonly: true,
-                        integer: false,
-                    },
-                );
-            }
-        }
+        self.declare_with(name, |v| v.readonly = true);
         Ok(())
     }
 
