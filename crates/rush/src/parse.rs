@@ -1116,15 +1116,9 @@ impl<'s> Parser<'s> {
                         _ => lit.push(b'\\'),
                     }
                 }
-                b'$' => {
-                    flush_quoted(&mut parts, &mut lit);
+                b'$' | b'`' => {
                     self.bump();
-                    parts.push(self.dollar(true)?);
-                }
-                b'`' => {
-                    flush_quoted(&mut parts, &mut lit);
-                    self.bump();
-                    parts.push(self.backtick(true)?);
+                    self.quoted_expansion(c, &mut parts, &mut lit)?;
                 }
                 _ => {
                     self.bump();
@@ -1406,25 +1400,31 @@ impl<'s> Parser<'s> {
                     }
                     _ => lit.push(b'\\'),
                 },
-                b'$' => {
-                    let p = self.dollar(true)?;
-                    match p {
-                        Part::Lit(b) => lit.extend_from_slice(&b),
-                        p => {
-                            flush_quoted(&mut parts, &mut lit);
-                            parts.push(p);
-                        }
-                    }
-                }
-                b'`' => {
-                    flush_quoted(&mut parts, &mut lit);
-                    parts.push(self.backtick(true)?);
-                }
+                b'$' | b'`' => self.quoted_expansion(c, &mut parts, &mut lit)?,
                 c => lit.push(c),
             }
         }
         flush_quoted(&mut parts, &mut lit);
         Ok(parts)
+    }
+
+    /// After `$` or a backtick (`c`) in quoted text (double quotes, here-doc
+    /// bodies, arithmetic): the expansion joins `parts`; a `$` that starts
+    /// nothing stays in the quoted text.
+    fn quoted_expansion(&mut self, c: u8, parts: &mut Vec<Part>, lit: &mut Vec<u8>) -> Result<()> {
+        let p = if c == b'$' {
+            self.dollar(true)?
+        } else {
+            self.backtick(true)?
+        };
+        match p {
+            Part::Lit(b) => lit.extend_from_slice(&b),
+            p => {
+                flush_quoted(parts, lit);
+                parts.push(p);
+            }
+        }
+        Ok(())
     }
 
     /// After `$`. A `$` that starts nothing is returned as a literal.
@@ -1522,17 +1522,7 @@ impl<'s> Parser<'s> {
                     }
                     _ => lit.push(c),
                 },
-                b'$' => match self.dollar(true)? {
-                    Part::Lit(b) => lit.extend_from_slice(&b),
-                    p => {
-                        flush_quoted(&mut parts, &mut lit);
-                        parts.push(p);
-                    }
-                },
-                b'`' => {
-                    flush_quoted(&mut parts, &mut lit);
-                    parts.push(self.backtick(true)?);
-                }
+                b'$' | b'`' => self.quoted_expansion(c, &mut parts, &mut lit)?,
                 b'"' => {
                     flush_quoted(&mut parts, &mut lit);
                     parts.extend(self.double_quoted()?);
