@@ -209,7 +209,8 @@ pub struct Shell {
     pub tail_ok: bool,
     /// The EXIT trap already ran.
     exited: bool,
-    random_state: u32,
+    /// `RANDOM`'s xorshift state, advanced on every read.
+    random_state: std::cell::Cell<u32>,
     /// Running a trap action (no nested EXIT traps).
     pub in_trap: bool,
     /// `getopts`: (OPTIND it last saw, position inside that argument).
@@ -258,7 +259,7 @@ impl Shell {
             cmdsub_status: None,
             tail_ok: false,
             exited: false,
-            random_state: pid as u32 ^ 0x9e37_79b9,
+            random_state: std::cell::Cell::new((pid as u32 ^ 0x9e37_79b9).max(1)),
             in_trap: false,
             getopts_state: (1, 1),
             pipestatus: Vec::new(),
@@ -303,12 +304,13 @@ impl Shell {
         }
     }
 
+    /// The next `RANDOM` (xorshift: it needs to vary, not to be strong).
     pub fn random(&self) -> u32 {
-        // xorshift; RANDOM needs to vary, not to be strong.
-        let mut x = self.random_state.wrapping_add(self.line);
+        let mut x = self.random_state.get();
         x ^= x << 13;
         x ^= x >> 17;
         x ^= x << 5;
+        self.random_state.set(x);
         x % 32768
     }
 

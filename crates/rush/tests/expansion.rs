@@ -209,6 +209,10 @@ fn bash_dynamic_variables() {
         ),
         ("echo $OSTYPE $SECONDS\n", "linux-gnu 0\n"),
         (
+            "a=$RANDOM b=$RANDOM c=$RANDOM; [ \"$a$b\" != \"$b$c\" ] && [ $a -lt 32768 ] && echo varies\n",
+            "varies\n",
+        ),
+        (
             "[ $BASHPID = $$ ] && (sh -c 'exit 0'; [ $BASHPID != $$ ] && echo sub)\n",
             "sub\n",
         ),
