@@ -1,6 +1,6 @@
 //! The shell's state and the executor that walks the syntax tree.
 //!
-//! External commands are started with posix_spawn and waited for with a
+//! External commands are started with `sys::spawn` (vfork semantics) and waited for with a
 //! blocking wait4. Output is never captured except by command substitution,
 //! which reads a pipe (or, for safe builtins, a buffer, with no fork).
 
@@ -145,7 +145,6 @@ pub struct Job {
     /// Raw wait statuses of the pids that finished.
     pub done: HashMap<i32, i32>,
     pub command: String,
-    pub reported: bool,
 }
 
 impl Job {
@@ -584,7 +583,6 @@ impl Shell {
                     pids: vec![pid],
                     done: HashMap::default(),
                     command: String::new(),
-                    reported: false,
                 });
                 self.set_pipestatus(&[0]);
                 Ok(0)
