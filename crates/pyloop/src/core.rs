@@ -1,0 +1,771 @@
+//! `LoopCore`: the ready queue, the timer heap, the file-descriptor table and
+//! the `run` loop. The Python class `pyloop.Loop` derives from it and adds the
+//! rest of `asyncio.AbstractEventLoop` in Python.
+//!
+//! Borrows of the core are short: none is held across a call into Python
+//! (callbacks re-enter `call_soon`) or while the GIL is released (other
+//! threads call `call_soon_threadsafe`).
+
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, VecDeque};
+use std::os::fd::RawFd;
+
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+use rustc_hash::FxHashMap;
+
+use crate::handle::{Failure, Handle, closed_error};
+use crate::poll::{self, Poller, READ, Ready, TIMER_TOKEN, WAKE_TOKEN, WRITE};
+use crate::transport::SocketTransport;
+
+/// What runs when a file descriptor is ready.
+#[derive(Debug)]
+pub(crate) enum FdCallback {
+    /// A handle from `add_reader`/`add_writer`: queued on the ready queue.
+    Handle(Py<Handle>),
+    /// A transport: called directly, with no handle.
+    Transport(Py<SocketTransport>),
+}
+
+#[derive(Debug, Default)]
+struct FdEntry {
+    reader: Option<FdCallback>,
+    writer: Option<FdCallback>,
+    /// The interest registered with epoll (READ | WRITE).
+    mask: u8,
+}
+
+#[derive(Debug)]
+struct Timer {
+    when: f64,
+    seq: u64,
+    handle: Py<Handle>,
+}
+
+impl PartialEq for Timer {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Timer {}
+impl PartialOrd for Timer {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Timer {
+    /// Reversed, so that `BinaryHeap` (a max-heap) pops the earliest timer;
+    /// equal deadlines run in the order they were scheduled.
+    fn cmp(&self, other: &Self) -> Ordering {
+        other
+            .when
+            .total_cmp(&self.when)
+            .then(other.seq.cmp(&self.seq))
+    }
+}
+
+#[pyclass(subclass, module = "pyloop._pyloop", dict)]
+#[derive(Debug)]
+pub struct LoopCore {
+    ready: VecDeque<Py<Handle>>,
+    timers: BinaryHeap<Timer>,
+    cancelled_timers: usize,
+    seq: u64,
+    stopping: bool,
+    closed: bool,
+    running: bool,
+    #[pyo3(get)]
+    debug: bool,
+    #[pyo3(get, set)]
+    slow_callback_duration: f64,
+    poller: Option<Poller>,
+    fds: FxHashMap<RawFd, FdEntry>,
+    /// The eventfd, kept outside `poller` so that waking needs no borrow of
+    /// anything that `close` drops.
+    wake_fd: RawFd,
+}
+
+/// Below this many timers, cancelled ones are left in the heap until they
+/// come up; above it, the heap is rebuilt once half of it is cancelled, as
+/// asyncio does, so that schedule-and-cancel keeps memory flat.
+const MIN_HEAP_FOR_CLEANUP: usize = 100;
+
+fn time_now() -> f64 {
+    poll::now_ns() as f64 / 1e9
+}
+
+fn fileno(obj: &Bound<'_, PyAny>) -> PyResult<RawFd> {
+    let fd: i64 = if let Ok(fd) = obj.extract::<i64>() {
+        fd
+    } else {
+        obj.call_method0("fileno")
+            .map_err(|_| PyValueError::new_err(format!("Invalid file object: {obj}")))?
+            .extract()
+            .map_err(|_| PyValueError::new_err(format!("Invalid file object: {obj}")))?
+    };
+    if fd < 0 || fd > i32::MAX as i64 {
+        return Err(PyValueError::new_err(format!(
+            "Invalid file descriptor: {fd}"
+        )));
+    }
+    Ok(fd as RawFd)
+}
+
+impl LoopCore {
+    pub(crate) fn timer_cancelled(&mut self) {
+        self.cancelled_timers += 1;
+    }
+
+    fn check_closed(&self) -> PyResult<()> {
+        if self.closed {
+            Err(closed_error())
+        } else {
+            Ok(())
+        }
+    }
+
+    fn poller(&self) -> PyResult<&Poller> {
+        self.poller.as_ref().ok_or_else(closed_error)
+    }
+
+    /// Sets the callback for one direction of `fd` and updates epoll.
+    pub(crate) fn set_fd(
+        &mut self,
+        py: Python<'_>,
+        fd: RawFd,
+        dir: u8,
+        cb: Option<FdCallback>,
+    ) -> PyResult<Option<FdCallback>> {
+        let entry = self.fds.entry(fd).or_default();
+        let old = if dir == READ {
+            std::mem::replace(&mut entry.reader, cb)
+        } else {
+            std::mem::replace(&mut entry.writer, cb)
+        };
+        let new = (entry.reader.is_some() as u8 * READ) | (entry.writer.is_some() as u8 * WRITE);
+        let before = entry.mask;
+        if new == 0 {
+            self.fds.remove(&fd);
+        } else {
+            entry.mask = new;
+        }
+        if before != new
+            && let Some(p) = self.poller.as_ref()
+            && let Err(e) = p.update(fd, before, new)
+        {
+            // Keep the table in step with epoll: nothing registered.
+            self.fds.remove(&fd);
+            let _ = py;
+            return Err(PyOSError::new_err((
+                e.raw_os_error().unwrap_or(0),
+                e.to_string(),
+            )));
+        }
+        Ok(old)
+    }
+
+    /// The transport registered for `fd`, if a transport owns it.
+    fn transport_of(&self, fd: RawFd) -> Option<&Py<SocketTransport>> {
+        let e = self.fds.get(&fd)?;
+        for cb in [&e.reader, &e.writer].into_iter().flatten() {
+            if let FdCallback::Transport(t) = cb {
+                return Some(t);
+            }
+        }
+        None
+    }
+
+    fn new_handle(
+        slf: &Bound<'_, Self>,
+        callback: &Bound<'_, PyAny>,
+        args: &Bound<'_, PyTuple>,
+        context: Option<Py<PyAny>>,
+        when: f64,
+        what: &str,
+    ) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        if !callback.is_callable() {
+            return Err(PyTypeError::new_err(format!(
+                "a callable object was expected by {what}(), got {}",
+                callback.repr()?
+            )));
+        }
+        if slf.borrow().debug {
+            let iscoro = py
+                .import("asyncio")?
+                .getattr("iscoroutinefunction")?
+                .call1((callback,))?
+                .is_truthy()?
+                || py
+                    .import("asyncio")?
+                    .getattr("iscoroutine")?
+                    .call1((callback,))?
+                    .is_truthy()?;
+            if iscoro {
+                return Err(PyTypeError::new_err(format!(
+                    "coroutines cannot be used with {what}()"
+                )));
+            }
+        }
+        Handle::create(
+            py,
+            slf.clone().unbind(),
+            callback.clone().unbind(),
+            args.clone().unbind(),
+            context,
+            when,
+        )
+    }
+
+    fn schedule_timer(&mut self, py: Python<'_>, handle: &Py<PyAny>, when: f64) -> PyResult<()> {
+        let h: Py<Handle> = handle.bind(py).cast::<Handle>()?.clone().unbind();
+        h.borrow_mut(py).scheduled = true;
+        self.seq += 1;
+        self.timers.push(Timer {
+            when,
+            seq: self.seq,
+            handle: h,
+        });
+        Ok(())
+    }
+
+    /// Drops cancelled timers from the top of the heap, and rebuilds the heap
+    /// without them once they are most of it.
+    fn prune_timers(&mut self, py: Python<'_>) {
+        if self.timers.len() > MIN_HEAP_FOR_CLEANUP && self.cancelled_timers * 2 > self.timers.len()
+        {
+            let timers = std::mem::take(&mut self.timers);
+            self.timers = timers
+                .into_iter()
+                .filter(|t| {
+                    let mut h = t.handle.borrow_mut(py);
+                    if h.cancelled {
+                        h.scheduled = false;
+                    }
+                    !h.cancelled
+                })
+                .collect();
+            self.cancelled_timers = 0;
+        } else {
+            while let Some(top) = self.timers.peek() {
+                let mut h = top.handle.borrow_mut(py);
+                if !h.cancelled {
+                    break;
+                }
+                h.scheduled = false;
+                drop(h);
+                self.timers.pop();
+                self.cancelled_timers = self.cancelled_timers.saturating_sub(1);
+            }
+        }
+    }
+
+    /// One iteration: wait for I/O (or not, if work is ready), queue due
+    /// timers, then run the callbacks that were ready when it began.
+    fn run_once(
+        slf: &Bound<'_, Self>,
+        events: &mut poll::Events,
+        ready_fds: &mut Vec<Ready>,
+    ) -> PyResult<()> {
+        let py = slf.py();
+        let (epfd, wake_fd, block) = {
+            let mut lp = slf.borrow_mut();
+            lp.prune_timers(py);
+            let next = lp.timers.peek().map(|t| t.when);
+            let busy = !lp.ready.is_empty() || lp.stopping;
+            let mut block = !busy;
+            if block {
+                let deadline = next.map(|w| (w * 1e9).ceil() as i128);
+                if let Some(d) = deadline
+                    && d <= poll::now_ns()
+                {
+                    block = false;
+                }
+                if block {
+                    let p = lp.poller.as_mut().ok_or_else(closed_error)?;
+                    p.arm(deadline).map_err(PyErr::from)?;
+                }
+            }
+            (lp.poller()?.epoll_fd(), lp.wake_fd, block)
+        };
+        let waited = py.detach(|| poll::wait(epfd, events, block, ready_fds));
+        if let Err(e) = waited {
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                // A signal: run Python's handlers (KeyboardInterrupt is
+                // raised from here), then carry on with the iteration.
+                py.check_signals()?;
+                ready_fds.clear();
+            } else {
+                return Err(e.into());
+            }
+        }
+
+        // I/O: queue handles, and collect the transports to call.
+        let mut transports: Vec<(Py<SocketTransport>, bool, bool)> = Vec::new();
+        {
+            let mut lp = slf.borrow_mut();
+            for r in ready_fds.iter() {
+                match r.token {
+                    WAKE_TOKEN => poll::drain_wake(wake_fd),
+                    TIMER_TOKEN => {}
+                    tok => {
+                        let fd = tok as RawFd;
+                        let Some(entry) = lp.fds.get(&fd) else {
+                            continue;
+                        };
+                        let mut t_read = false;
+                        let mut t_write = false;
+                        let mut tr = None;
+                        let mut queue = Vec::new();
+                        if r.readable {
+                            match &entry.reader {
+                                Some(FdCallback::Handle(h)) => queue.push(h.clone_ref(py)),
+                                Some(FdCallback::Transport(t)) => {
+                                    t_read = true;
+                                    tr = Some(t.clone_ref(py));
+                                }
+                                None => {}
+                            }
+                        }
+                        if r.writable {
+                            match &entry.writer {
+                                Some(FdCallback::Handle(h)) => queue.push(h.clone_ref(py)),
+                                Some(FdCallback::Transport(t)) => {
+                                    t_write = true;
+                                    tr = Some(t.clone_ref(py));
+                                }
+                                None => {}
+                            }
+                        }
+                        for h in queue {
+                            if !h.borrow(py).cancelled {
+                                lp.ready.push_back(h);
+                            }
+                        }
+                        if let Some(t) = tr {
+                            transports.push((t, t_read, t_write));
+                        }
+                    }
+                }
+            }
+        }
+        for (t, r, w) in transports {
+            SocketTransport::on_ready(t.bind(py), r, w)?;
+        }
+
+        // Timers that are due.
+        {
+            let mut lp = slf.borrow_mut();
+            let end = time_now() + 1e-9;
+            while let Some(top) = lp.timers.peek() {
+                if top.when >= end {
+                    break;
+                }
+                let t = lp.timers.pop().expect("peeked");
+                let cancelled = {
+                    let mut h = t.handle.borrow_mut(py);
+                    h.scheduled = false;
+                    h.cancelled
+                };
+                if cancelled {
+                    lp.cancelled_timers = lp.cancelled_timers.saturating_sub(1);
+                } else {
+                    lp.ready.push_back(t.handle);
+                }
+            }
+        }
+
+        // Run what is ready now; callbacks they schedule wait for the next
+        // iteration.
+        let (ntodo, debug, slow) = {
+            let lp = slf.borrow();
+            (lp.ready.len(), lp.debug, lp.slow_callback_duration)
+        };
+        for _ in 0..ntodo {
+            let Some(h) = slf.borrow_mut().ready.pop_front() else {
+                break;
+            };
+            let h = h.into_bound(py);
+            let t0 = if debug { Some(time_now()) } else { None };
+            let res = Handle::run(&h);
+            if let Some(t0) = t0 {
+                let dt = time_now() - t0;
+                if dt >= slow {
+                    slf.call_method1("_log_slow_callback", (&h, dt))?;
+                }
+            }
+            match res {
+                Ok(()) => {}
+                Err(Failure::Report(e)) => Handle::report(&h, e)?,
+                Err(Failure::Propagate(e)) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+}
+
+#[pymethods]
+impl LoopCore {
+    #[new]
+    #[pyo3(signature = (*_args, **_kwargs))]
+    fn py_new(
+        _args: &Bound<'_, PyTuple>,
+        _kwargs: Option<&Bound<'_, pyo3::types::PyDict>>,
+    ) -> PyResult<Self> {
+        let poller = Poller::new()?;
+        let wake_fd = poller.wake_fd();
+        Ok(Self {
+            ready: VecDeque::new(),
+            timers: BinaryHeap::new(),
+            cancelled_timers: 0,
+            seq: 0,
+            stopping: false,
+            closed: false,
+            running: false,
+            debug: false,
+            slow_callback_duration: 0.1,
+            poller: Some(poller),
+            fds: FxHashMap::default(),
+            wake_fd,
+        })
+    }
+
+    /// `time.monotonic()`: the clock timers use.
+    fn time(&self) -> f64 {
+        time_now()
+    }
+
+    #[pyo3(signature = (callback, *args, context = None))]
+    fn call_soon(
+        slf: &Bound<'_, Self>,
+        callback: &Bound<'_, PyAny>,
+        args: &Bound<'_, PyTuple>,
+        context: Option<Py<PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        slf.borrow().check_closed()?;
+        if slf.borrow().debug {
+            slf.call_method0("_check_thread")?;
+        }
+        let h = Self::new_handle(slf, callback, args, context, f64::NAN, "call_soon")?;
+        let hh = h.bind(slf.py()).cast::<Handle>()?.clone().unbind();
+        slf.borrow_mut().ready.push_back(hh);
+        Ok(h)
+    }
+
+    #[pyo3(signature = (callback, *args, context = None))]
+    fn call_soon_threadsafe(
+        slf: &Bound<'_, Self>,
+        callback: &Bound<'_, PyAny>,
+        args: &Bound<'_, PyTuple>,
+        context: Option<Py<PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        slf.borrow().check_closed()?;
+        let h = Self::new_handle(
+            slf,
+            callback,
+            args,
+            context,
+            f64::NAN,
+            "call_soon_threadsafe",
+        )?;
+        let hh = h.bind(slf.py()).cast::<Handle>()?.clone().unbind();
+        let wake = {
+            let mut lp = slf.borrow_mut();
+            lp.ready.push_back(hh);
+            lp.wake_fd
+        };
+        poll::wake(wake);
+        Ok(h)
+    }
+
+    #[pyo3(signature = (delay, callback, *args, context = None))]
+    fn call_later(
+        slf: &Bound<'_, Self>,
+        delay: &Bound<'_, PyAny>,
+        callback: &Bound<'_, PyAny>,
+        args: &Bound<'_, PyTuple>,
+        context: Option<Py<PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let delay: f64 = delay.extract().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "delay must be a number, not {}",
+                delay
+                    .get_type()
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default()
+            ))
+        })?;
+        if delay.is_nan() {
+            return Err(PyValueError::new_err("delay must not be NaN"));
+        }
+        let when = time_now() + delay;
+        Self::call_at_f(slf, when, callback, args, context, "call_later")
+    }
+
+    #[pyo3(signature = (when, callback, *args, context = None))]
+    fn call_at(
+        slf: &Bound<'_, Self>,
+        when: &Bound<'_, PyAny>,
+        callback: &Bound<'_, PyAny>,
+        args: &Bound<'_, PyTuple>,
+        context: Option<Py<PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let when: f64 = when.extract().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "when must be a number, not {}",
+                when.get_type()
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default()
+            ))
+        })?;
+        if when.is_nan() {
+            return Err(PyValueError::new_err("when must not be NaN"));
+        }
+        Self::call_at_f(slf, when, callback, args, context, "call_at")
+    }
+
+    /// Runs iterations until `stop()`. `run_forever` in Python sets up and
+    /// tears down around it.
+    fn _run(slf: &Bound<'_, Self>) -> PyResult<()> {
+        {
+            let mut lp = slf.borrow_mut();
+            lp.check_closed()?;
+            if lp.running {
+                return Err(PyRuntimeError::new_err(
+                    "This event loop is already running",
+                ));
+            }
+            lp.running = true;
+        }
+        let mut events = poll::Events::with_capacity(1024);
+        let mut ready = Vec::with_capacity(1024);
+        let res = loop {
+            if let Err(e) = Self::run_once(slf, &mut events, &mut ready) {
+                break Err(e);
+            }
+            if slf.borrow().stopping {
+                break Ok(());
+            }
+        };
+        let mut lp = slf.borrow_mut();
+        lp.running = false;
+        lp.stopping = false;
+        res
+    }
+
+    /// Makes `run_forever` return after the current iteration.
+    fn stop(&mut self) {
+        self.stopping = true;
+    }
+
+    fn _is_stopping(&self) -> bool {
+        self.stopping
+    }
+
+    fn is_closed(&self) -> bool {
+        self.closed
+    }
+
+    fn _core_running(&self) -> bool {
+        self.running
+    }
+
+    fn set_debug(&mut self, enabled: bool) {
+        self.debug = enabled;
+    }
+
+    fn get_debug(&self) -> bool {
+        self.debug
+    }
+
+    /// Drops every queued callback and timer, and closes epoll, the eventfd
+    /// and the timerfd. `close()` in Python does the rest.
+    fn _close_core(&mut self, py: Python<'_>) -> PyResult<()> {
+        if self.running {
+            return Err(PyRuntimeError::new_err("Cannot close a running event loop"));
+        }
+        self.closed = true;
+        self.ready.clear();
+        for t in self.timers.drain() {
+            t.handle.borrow_mut(py).scheduled = false;
+        }
+        self.cancelled_timers = 0;
+        self.fds.clear();
+        self.poller = None;
+        self.wake_fd = -1;
+        Ok(())
+    }
+
+    #[pyo3(signature = (fd, callback, *args))]
+    fn add_reader(
+        slf: &Bound<'_, Self>,
+        fd: &Bound<'_, PyAny>,
+        callback: &Bound<'_, PyAny>,
+        args: &Bound<'_, PyTuple>,
+    ) -> PyResult<Py<PyAny>> {
+        Self::add_fd(slf, fd, callback, args, READ, "add_reader")
+    }
+
+    #[pyo3(signature = (fd, callback, *args))]
+    fn add_writer(
+        slf: &Bound<'_, Self>,
+        fd: &Bound<'_, PyAny>,
+        callback: &Bound<'_, PyAny>,
+        args: &Bound<'_, PyTuple>,
+    ) -> PyResult<Py<PyAny>> {
+        Self::add_fd(slf, fd, callback, args, WRITE, "add_writer")
+    }
+
+    fn remove_reader(slf: &Bound<'_, Self>, fd: &Bound<'_, PyAny>) -> PyResult<bool> {
+        Self::remove_fd(slf, fd, READ)
+    }
+
+    fn remove_writer(slf: &Bound<'_, Self>, fd: &Bound<'_, PyAny>) -> PyResult<bool> {
+        Self::remove_fd(slf, fd, WRITE)
+    }
+
+    /// Raises if a transport owns `fd`, as asyncio's `_ensure_fd_no_transport`.
+    fn _ensure_fd_no_transport(&self, py: Python<'_>, fd: &Bound<'_, PyAny>) -> PyResult<()> {
+        let fd = fileno(fd)?;
+        if let Some(t) = self.transport_of(fd) {
+            return Err(PyRuntimeError::new_err(format!(
+                "File descriptor {fd} is used by transport {}",
+                t.bind(py).repr()?
+            )));
+        }
+        Ok(())
+    }
+
+    /// The number of callbacks queued to run: for tests and debugging.
+    fn _ready_count(&self) -> usize {
+        self.ready.len()
+    }
+
+    /// The number of timers in the heap, cancelled ones included.
+    fn _timer_count(&self) -> usize {
+        self.timers.len()
+    }
+
+    fn _fd_count(&self) -> usize {
+        self.fds.len()
+    }
+}
+
+impl LoopCore {
+    fn call_at_f(
+        slf: &Bound<'_, Self>,
+        when: f64,
+        callback: &Bound<'_, PyAny>,
+        args: &Bound<'_, PyTuple>,
+        context: Option<Py<PyAny>>,
+        what: &str,
+    ) -> PyResult<Py<PyAny>> {
+        slf.borrow().check_closed()?;
+        if slf.borrow().debug {
+            slf.call_method0("_check_thread")?;
+        }
+        let h = Self::new_handle(slf, callback, args, context, when, what)?;
+        slf.borrow_mut().schedule_timer(slf.py(), &h, when)?;
+        Ok(h)
+    }
+
+    fn add_fd(
+        slf: &Bound<'_, Self>,
+        fd: &Bound<'_, PyAny>,
+        callback: &Bound<'_, PyAny>,
+        args: &Bound<'_, PyTuple>,
+        dir: u8,
+        what: &str,
+    ) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        slf.borrow().check_closed()?;
+        let fdn = fileno(fd)?;
+        if let Some(t) = slf.borrow().transport_of(fdn) {
+            return Err(PyRuntimeError::new_err(format!(
+                "File descriptor {fdn} is used by transport {}",
+                t.bind(py).repr()?
+            )));
+        }
+        let h = Self::new_handle(slf, callback, args, None, f64::NAN, what)?;
+        let hh = h.bind(py).cast::<Handle>()?.clone().unbind();
+        let old = slf
+            .borrow_mut()
+            .set_fd(py, fdn, dir, Some(FdCallback::Handle(hh)))?;
+        if let Some(FdCallback::Handle(old)) = old {
+            old.borrow_mut(py).cancel(py);
+        }
+        Ok(h)
+    }
+
+    fn remove_fd(slf: &Bound<'_, Self>, fd: &Bound<'_, PyAny>, dir: u8) -> PyResult<bool> {
+        let py = slf.py();
+        let fdn = fileno(fd)?;
+        if slf.borrow().closed {
+            return Ok(false);
+        }
+        if let Some(t) = slf.borrow().transport_of(fdn) {
+            return Err(PyRuntimeError::new_err(format!(
+                "File descriptor {fdn} is used by transport {}",
+                t.bind(py).repr()?
+            )));
+        }
+        let present = slf
+            .borrow()
+            .fds
+            .get(&fdn)
+            .map(|e| {
+                if dir == READ {
+                    e.reader.is_some()
+                } else {
+                    e.writer.is_some()
+                }
+            })
+            .unwrap_or(false);
+        if !present {
+            return Ok(false);
+        }
+        let old = slf.borrow_mut().set_fd(py, fdn, dir, None)?;
+        if let Some(FdCallback::Handle(old)) = old {
+            old.borrow_mut(py).cancel(py);
+        }
+        Ok(true)
+    }
+
+    /// For transports: register or drop their own readiness interest.
+    pub(crate) fn transport_fd(
+        slf: &Bound<'_, Self>,
+        fd: RawFd,
+        dir: u8,
+        t: Option<&Py<SocketTransport>>,
+    ) -> PyResult<()> {
+        let py = slf.py();
+        let cb = t.map(|t| FdCallback::Transport(t.clone_ref(py)));
+        let mut lp = slf.borrow_mut();
+        if lp.closed {
+            return Ok(());
+        }
+        let has = lp
+            .fds
+            .get(&fd)
+            .map(|e| {
+                if dir == READ {
+                    e.reader.is_some()
+                } else {
+                    e.writer.is_some()
+                }
+            })
+            .unwrap_or(false);
+        if !has && cb.is_none() {
+            return Ok(());
+        }
+        lp.set_fd(py, fd, dir, cb)?;
+        Ok(())
+    }
+
+    pub(crate) fn get_debug_flag(&self) -> bool {
+        self.debug
+    }
+}

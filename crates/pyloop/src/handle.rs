@@ -1,0 +1,237 @@
+//! `Handle` and `TimerHandle`: a callback, its arguments and the
+//! `contextvars.Context` it runs in, as returned by `call_soon` and
+//! `call_later`.
+
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+
+use crate::core::LoopCore;
+
+#[pyclass(subclass, module = "pyloop._pyloop")]
+#[derive(Debug)]
+pub struct Handle {
+    pub(crate) callback: Option<Py<PyAny>>,
+    pub(crate) args: Option<Py<PyTuple>>,
+    pub(crate) context: Option<Py<PyAny>>,
+    pub(crate) cancelled: bool,
+    /// The loop, for the exception handler and for counting cancelled timers.
+    pub(crate) loop_: Py<LoopCore>,
+    /// The deadline of a timer, in `loop.time()` seconds; NaN for plain handles.
+    pub(crate) when: f64,
+    /// A timer still in the loop's heap.
+    pub(crate) scheduled: bool,
+}
+
+/// The outcome of running a callback that raised.
+pub(crate) enum Failure {
+    /// An `Exception`: reported to the loop's exception handler.
+    Report(PyErr),
+    /// A `BaseException` such as `KeyboardInterrupt` or `SystemExit`: ends
+    /// `run_forever`, as in asyncio.
+    Propagate(PyErr),
+}
+
+impl Handle {
+    pub(crate) fn create(
+        py: Python<'_>,
+        loop_: Py<LoopCore>,
+        callback: Py<PyAny>,
+        args: Py<PyTuple>,
+        context: Option<Py<PyAny>>,
+        when: f64,
+    ) -> PyResult<Py<PyAny>> {
+        let context = match context {
+            Some(c) if !c.is_none(py) => c,
+            // SAFETY: called with the GIL held; returns a new reference or
+            // NULL with an exception set, which from_owned_ptr_or_err takes.
+            _ => unsafe {
+                Bound::from_owned_ptr_or_err(py, ffi::PyContext_CopyCurrent())?.unbind()
+            },
+        };
+        let handle = Handle {
+            callback: Some(callback),
+            args: Some(args),
+            context: Some(context),
+            cancelled: false,
+            loop_,
+            when,
+            scheduled: false,
+        };
+        if when.is_nan() {
+            Ok(Py::new(py, handle)?.into_any())
+        } else {
+            let init = PyClassInitializer::from(handle).add_subclass(TimerHandle);
+            Ok(Py::new(py, init)?.into_any())
+        }
+    }
+
+    /// Runs the callback in its context. Cancelled handles do nothing.
+    pub(crate) fn run(slf: &Bound<'_, Handle>) -> Result<(), Failure> {
+        let py = slf.py();
+        let (cb, args, ctx) = {
+            let h = slf.borrow();
+            if h.cancelled {
+                return Ok(());
+            }
+            match (&h.callback, &h.args, &h.context) {
+                (Some(cb), Some(args), Some(ctx)) => {
+                    (cb.clone_ref(py), args.clone_ref(py), ctx.clone_ref(py))
+                }
+                _ => return Ok(()),
+            }
+        };
+        // SAFETY: ctx is a contextvars.Context (from PyContext_CopyCurrent or
+        // checked by the caller); Enter and Exit are paired below.
+        if unsafe { ffi::PyContext_Enter(ctx.as_ptr()) } != 0 {
+            return Err(Failure::Report(PyErr::fetch(py)));
+        }
+        let res = cb.bind(py).call1(args.bind(py));
+        // SAFETY: paired with the Enter above, on the same thread.
+        let exit = unsafe { ffi::PyContext_Exit(ctx.as_ptr()) };
+        if exit != 0 {
+            return Err(Failure::Report(PyErr::fetch(py)));
+        }
+        match res {
+            Ok(_) => Ok(()),
+            Err(e) if e.is_instance_of::<pyo3::exceptions::PyException>(py) => {
+                Err(Failure::Report(e))
+            }
+            Err(e) => Err(Failure::Propagate(e)),
+        }
+    }
+
+    /// Reports `err` raised by this handle's callback to the loop's
+    /// exception handler, as asyncio's `Handle._run` does.
+    pub(crate) fn report(slf: &Bound<'_, Handle>, err: PyErr) -> PyResult<()> {
+        let py = slf.py();
+        let lp = slf.borrow().loop_.clone_ref(py);
+        let repr = slf.repr()?;
+        let ctx = PyDict::new(py);
+        ctx.set_item(
+            "message",
+            format!("Exception in callback {}", repr_body(&repr)),
+        )?;
+        ctx.set_item("exception", err.value(py))?;
+        ctx.set_item("handle", slf)?;
+        lp.bind(py).call_method1("call_exception_handler", (ctx,))?;
+        Ok(())
+    }
+}
+
+fn repr_body(repr: &Bound<'_, pyo3::types::PyString>) -> String {
+    let s = repr.to_string();
+    // "<Handle cb(args)>" → "cb(args)", as asyncio's message has it.
+    s.strip_prefix("<Handle ")
+        .or_else(|| s.strip_prefix("<TimerHandle "))
+        .and_then(|s| s.strip_suffix('>'))
+        .map(str::to_owned)
+        .unwrap_or(s)
+}
+
+#[pymethods]
+impl Handle {
+    /// Cancels the callback: it will not run. Releases its references.
+    pub(crate) fn cancel(&mut self, py: Python<'_>) {
+        if self.cancelled {
+            return;
+        }
+        self.cancelled = true;
+        if self.scheduled
+            && let Ok(mut lp) = self.loop_.bind(py).try_borrow_mut()
+        {
+            lp.timer_cancelled();
+        }
+        self.callback = None;
+        self.args = None;
+    }
+
+    fn cancelled(&self) -> bool {
+        self.cancelled
+    }
+
+    fn get_context(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        self.context.as_ref().map(|c| c.clone_ref(py))
+    }
+
+    #[getter]
+    fn _callback(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        self.callback.as_ref().map(|c| c.clone_ref(py))
+    }
+
+    #[getter]
+    fn _args(&self, py: Python<'_>) -> Option<Py<PyTuple>> {
+        self.args.as_ref().map(|c| c.clone_ref(py))
+    }
+
+    #[getter]
+    fn _loop(&self, py: Python<'_>) -> Py<LoopCore> {
+        self.loop_.clone_ref(py)
+    }
+
+    /// Runs the callback now, reporting an exception to the loop's handler.
+    fn _run(slf: &Bound<'_, Handle>) -> PyResult<()> {
+        match Handle::run(slf) {
+            Ok(()) => Ok(()),
+            Err(Failure::Report(e)) => Handle::report(slf, e),
+            Err(Failure::Propagate(e)) => Err(e),
+        }
+    }
+
+    fn __repr__(slf: &Bound<'_, Handle>) -> PyResult<String> {
+        let py = slf.py();
+        let name = if slf.is_instance_of::<TimerHandle>() {
+            "TimerHandle"
+        } else {
+            "Handle"
+        };
+        let h = slf.borrow();
+        let mut parts = Vec::new();
+        if h.cancelled {
+            parts.push("cancelled".to_owned());
+        }
+        if !h.when.is_nan() {
+            parts.push(format!("when={}", h.when));
+        }
+        if let (Some(cb), Some(args)) = (&h.callback, &h.args) {
+            let helpers = py.import("asyncio.format_helpers")?;
+            let src = helpers.call_method1("_format_callback_source", (cb, args))?;
+            parts.push(src.extract::<String>()?);
+        }
+        Ok(format!("<{name} {}>", parts.join(" ")))
+    }
+}
+
+/// A `Handle` with a deadline, as returned by `call_later` and `call_at`.
+#[pyclass(extends = Handle, module = "pyloop._pyloop")]
+#[derive(Debug)]
+pub struct TimerHandle;
+
+#[pymethods]
+impl TimerHandle {
+    /// The absolute deadline, in `loop.time()` seconds.
+    fn when(slf: PyRef<'_, Self>) -> f64 {
+        slf.as_super().when
+    }
+
+    fn __lt__(slf: PyRef<'_, Self>, other: PyRef<'_, Self>) -> bool {
+        slf.as_super().when < other.as_super().when
+    }
+
+    fn __le__(slf: PyRef<'_, Self>, other: PyRef<'_, Self>) -> bool {
+        slf.as_super().when <= other.as_super().when
+    }
+
+    fn __gt__(slf: PyRef<'_, Self>, other: PyRef<'_, Self>) -> bool {
+        slf.as_super().when > other.as_super().when
+    }
+
+    fn __ge__(slf: PyRef<'_, Self>, other: PyRef<'_, Self>) -> bool {
+        slf.as_super().when >= other.as_super().when
+    }
+}
+
+pub(crate) fn closed_error() -> PyErr {
+    PyRuntimeError::new_err("Event loop is closed")
+}

@@ -1,0 +1,27 @@
+//! pyloop: a drop-in asyncio event loop for CPython, written in Rust.
+//!
+//! This crate is the extension module `pyloop._pyloop`. It holds the hot
+//! parts of the loop: the ready queue, the timer heap, the epoll/timerfd/
+//! eventfd core and the socket transports. The Python package in `python/`
+//! derives `pyloop.Loop` from [`core::LoopCore`] and `asyncio.AbstractEventLoop`
+//! and adds the API that is not on a hot path (servers, executors, signals).
+//!
+//! A Rust panic never aborts the Python process: pyo3 turns a panic at any
+//! `#[pymethods]` boundary into `pyo3_runtime.PanicException`, and the release
+//! profile keeps unwinding on.
+
+pub mod core;
+pub mod handle;
+mod poll;
+pub mod transport;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _pyloop(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<core::LoopCore>()?;
+    m.add_class::<handle::Handle>()?;
+    m.add_class::<handle::TimerHandle>()?;
+    m.add_class::<transport::SocketTransport>()?;
+    Ok(())
+}

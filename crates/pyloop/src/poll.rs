@@ -1,0 +1,241 @@
+//! The kernel side of the loop: one epoll instance, an eventfd that other
+//! threads write to wake the loop, and a timerfd armed at the next timer's
+//! deadline. This is the only module that makes system calls for the core.
+//!
+//! The loop never polls: it blocks in `epoll_wait` with no timeout, and the
+//! timerfd, armed with an absolute `CLOCK_MONOTONIC` deadline at nanosecond
+//! precision, ends the wait when a timer is due. A millisecond epoll timeout
+//! would make every timer late by up to a millisecond; the timerfd's hrtimer is
+//! not subject to the thread's timer slack either.
+
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
+
+use rustix::event::{EventfdFlags, epoll, eventfd};
+use rustix::time::{
+    ClockId, Itimerspec, TimerfdClockId, TimerfdFlags, TimerfdTimerFlags, Timespec, timerfd_create,
+    timerfd_settime,
+};
+
+/// The epoll token of the eventfd.
+pub(crate) const WAKE_TOKEN: u64 = u64::MAX;
+/// The epoll token of the timerfd.
+pub(crate) const TIMER_TOKEN: u64 = u64::MAX - 1;
+
+/// Readiness of one file descriptor, from one `epoll_wait`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Ready {
+    pub(crate) token: u64,
+    pub(crate) readable: bool,
+    pub(crate) writable: bool,
+}
+
+#[derive(Debug)]
+pub(crate) struct Poller {
+    epoll: OwnedFd,
+    wake: OwnedFd,
+    timer: OwnedFd,
+    /// The deadline the timerfd is armed with, in nanoseconds of
+    /// `CLOCK_MONOTONIC`; `None` when disarmed.
+    armed: Option<i128>,
+}
+
+fn to_io(e: rustix::io::Errno) -> io::Error {
+    io::Error::from_raw_os_error(e.raw_os_error())
+}
+
+impl Poller {
+    pub(crate) fn new() -> io::Result<Self> {
+        let epoll = epoll::create(epoll::CreateFlags::CLOEXEC).map_err(to_io)?;
+        let wake = eventfd(0, EventfdFlags::CLOEXEC | EventfdFlags::NONBLOCK).map_err(to_io)?;
+        let timer = timerfd_create(
+            TimerfdClockId::Monotonic,
+            TimerfdFlags::CLOEXEC | TimerfdFlags::NONBLOCK,
+        )
+        .map_err(to_io)?;
+        epoll::add(
+            &epoll,
+            &wake,
+            epoll::EventData::new_u64(WAKE_TOKEN),
+            epoll::EventFlags::IN,
+        )
+        .map_err(to_io)?;
+        // Edge-triggered: each expiry wakes the loop once, and re-arming
+        // resets the count, so the timerfd never needs to be read.
+        epoll::add(
+            &epoll,
+            &timer,
+            epoll::EventData::new_u64(TIMER_TOKEN),
+            epoll::EventFlags::IN | epoll::EventFlags::ET,
+        )
+        .map_err(to_io)?;
+        Ok(Self {
+            epoll,
+            wake,
+            timer,
+            armed: None,
+        })
+    }
+
+    pub(crate) fn epoll_fd(&self) -> RawFd {
+        self.epoll.as_raw_fd()
+    }
+
+    pub(crate) fn wake_fd(&self) -> RawFd {
+        self.wake.as_raw_fd()
+    }
+
+    /// Registers, changes or removes the interest in `fd`. `old` is the mask
+    /// registered before (0 for none), `new` the one wanted (0 to remove).
+    pub(crate) fn update(&self, fd: RawFd, old: u8, new: u8) -> io::Result<()> {
+        // SAFETY: the fd is only borrowed for the duration of the epoll_ctl
+        // call; whether it is open is the kernel's to check (EBADF).
+        let bfd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+        let flags = interest(new);
+        let data = epoll::EventData::new_u64(fd as u64);
+        let res = match (old, new) {
+            (0, 0) => Ok(()),
+            (0, _) => match epoll::add(&self.epoll, bfd, data, flags) {
+                Err(rustix::io::Errno::EXIST) => epoll::modify(&self.epoll, bfd, data, flags),
+                r => r,
+            },
+            (_, 0) => match epoll::delete(&self.epoll, bfd) {
+                // The fd was closed (and so left the epoll set) before its
+                // callbacks were removed: nothing is registered any more.
+                Err(rustix::io::Errno::NOENT | rustix::io::Errno::BADF) => Ok(()),
+                r => r,
+            },
+            _ => match epoll::modify(&self.epoll, bfd, data, flags) {
+                Err(rustix::io::Errno::NOENT) => epoll::add(&self.epoll, bfd, data, flags),
+                r => r,
+            },
+        };
+        res.map_err(to_io)
+    }
+
+    /// Arms the timerfd for `deadline_ns` (absolute, `CLOCK_MONOTONIC`), or
+    /// disarms it for `None`. Costs a system call only when the deadline
+    /// changes.
+    pub(crate) fn arm(&mut self, deadline_ns: Option<i128>) -> io::Result<()> {
+        if self.armed == deadline_ns {
+            return Ok(());
+        }
+        let value = match deadline_ns {
+            // A zero it_value disarms; a deadline at 0 cannot occur.
+            Some(ns) => Timespec {
+                tv_sec: (ns / 1_000_000_000) as i64,
+                tv_nsec: (ns % 1_000_000_000).max(1) as _,
+            },
+            None => Timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
+        };
+        let spec = Itimerspec {
+            it_interval: Timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
+            it_value: value,
+        };
+        timerfd_settime(&self.timer, TimerfdTimerFlags::ABSTIME, &spec).map_err(to_io)?;
+        self.armed = deadline_ns;
+        Ok(())
+    }
+}
+
+fn interest(mask: u8) -> epoll::EventFlags {
+    let mut f = epoll::EventFlags::empty();
+    if mask & READ != 0 {
+        f |= epoll::EventFlags::IN;
+    }
+    if mask & WRITE != 0 {
+        f |= epoll::EventFlags::OUT;
+    }
+    f
+}
+
+pub(crate) const READ: u8 = 1;
+pub(crate) const WRITE: u8 = 2;
+
+/// The buffer `epoll_wait` fills. Its events carry only integer tokens, so
+/// it may cross to the thread-detached wait.
+pub(crate) struct Events(Vec<epoll::Event>);
+
+impl std::fmt::Debug for Events {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Events({})", self.0.len())
+    }
+}
+
+// SAFETY: the pointer variant of `EventData` is never used: every token is
+// an integer (an fd or a reserved value), so nothing is shared.
+unsafe impl Send for Events {}
+
+impl Events {
+    pub(crate) fn with_capacity(n: usize) -> Self {
+        Self(Vec::with_capacity(n))
+    }
+}
+
+/// Blocks in `epoll_wait` on `epfd` until an event, or returns at once when
+/// `block` is false. Called with the GIL released. `Interrupted` is returned
+/// as an error so that the caller can run Python's signal handlers.
+pub(crate) fn wait(
+    epfd: RawFd,
+    events: &mut Events,
+    block: bool,
+    out: &mut Vec<Ready>,
+) -> io::Result<()> {
+    // SAFETY: the epoll fd is owned by the loop, which outlives the wait: the
+    // loop cannot be closed while it runs.
+    let ep = unsafe { std::os::fd::BorrowedFd::borrow_raw(epfd) };
+    let events = &mut events.0;
+    events.clear();
+    let zero = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    let timeout = if block { None } else { Some(&zero) };
+    epoll::wait(ep, rustix::buffer::spare_capacity(events), timeout).map_err(to_io)?;
+    out.clear();
+    for ev in events.iter() {
+        let f = ev.flags;
+        let err = f.intersects(epoll::EventFlags::ERR | epoll::EventFlags::HUP);
+        out.push(Ready {
+            token: ev.data.u64(),
+            readable: err || f.intersects(epoll::EventFlags::IN | epoll::EventFlags::RDHUP),
+            writable: err || f.contains(epoll::EventFlags::OUT),
+        });
+    }
+    Ok(())
+}
+
+/// Reads the eventfd's counter to zero, so that level-triggered epoll stops
+/// reporting it.
+pub(crate) fn drain_wake(fd: RawFd) {
+    // SAFETY: the eventfd is owned by the loop and open while it runs.
+    let bfd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+    let mut buf = [0u8; 8];
+    let _ = rustix::io::read(bfd, &mut buf);
+}
+
+/// Adds one to the eventfd's counter: wakes the loop from any thread.
+pub(crate) fn wake(fd: RawFd) {
+    // SAFETY: as above; a write to a closed loop's fd fails with EBADF,
+    // which is ignored, and the loop checks `closed` before it gets here.
+    let bfd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+    let _ = rustix::io::write(bfd, &1u64.to_ne_bytes());
+}
+
+/// `CLOCK_MONOTONIC` in nanoseconds: the clock of `time.monotonic()`.
+pub(crate) fn now_ns() -> i128 {
+    let t = rustix::time::clock_gettime(ClockId::Monotonic);
+    t.tv_sec as i128 * 1_000_000_000 + t.tv_nsec as i128
+}
+
+impl AsFd for Poller {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.epoll.as_fd()
+    }
+}

@@ -1,0 +1,730 @@
+//! `SocketTransport`: asyncio's stream transport for TCP and Unix sockets,
+//! in Rust. The loop calls it directly when its socket is ready (no handle is
+//! queued); it reads into a reused buffer and calls the protocol, and writes
+//! straight to the socket until the kernel pushes back, then buffers.
+//!
+//! The Python socket object owns the file descriptor and is closed after
+//! `connection_lost`, as in asyncio; the transport only borrows the fd.
+
+use std::collections::VecDeque;
+use std::os::fd::{BorrowedFd, RawFd};
+
+use pyo3::buffer::PyBuffer;
+use pyo3::exceptions::{PyException, PyOSError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView};
+use rustix::io::Errno;
+use rustix::net::{RecvFlags, SendFlags, Shutdown};
+
+use crate::core::LoopCore;
+use crate::poll::{READ, WRITE};
+
+const READ_CHUNK: usize = 256 * 1024;
+const DEFAULT_HIGH: usize = 64 * 1024;
+
+#[pyclass(module = "pyloop._pyloop", weakref)]
+#[derive(Debug)]
+pub struct SocketTransport {
+    loop_: Option<Py<LoopCore>>,
+    sock: Option<Py<PyAny>>,
+    fd: RawFd,
+    protocol: Option<Py<PyAny>>,
+    buffered: bool,
+    extra: Py<PyDict>,
+    server: Option<Py<PyAny>>,
+    /// Bytes accepted by `write` that the kernel has not taken yet.
+    wbuf: VecDeque<u8>,
+    high: usize,
+    low: usize,
+    protocol_paused: bool,
+    reading_paused: bool,
+    reading: bool,
+    writing: bool,
+    closing: bool,
+    eof_requested: bool,
+    eof_written: bool,
+    conn_lost: u32,
+    rbuf: Vec<u8>,
+}
+
+fn errno_to_py(e: Errno) -> PyErr {
+    PyErr::from(std::io::Error::from_raw_os_error(e.raw_os_error()))
+}
+
+fn is_buffered(protocol: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let py = protocol.py();
+    let bp = py.import("asyncio")?.getattr("BufferedProtocol")?;
+    protocol.is_instance(&bp)
+}
+
+impl SocketTransport {
+    fn fd(&self) -> BorrowedFd<'_> {
+        // SAFETY: the socket object owns the fd and outlives every use: the
+        // transport drops its readiness interest before it closes the socket.
+        unsafe { BorrowedFd::borrow_raw(self.fd) }
+    }
+
+    fn lp<'py>(&self, py: Python<'py>) -> Option<Bound<'py, LoopCore>> {
+        self.loop_.as_ref().map(|l| l.bind(py).clone())
+    }
+
+    /// Called by the loop when the socket is ready.
+    pub(crate) fn on_ready(slf: &Bound<'_, Self>, readable: bool, writable: bool) -> PyResult<()> {
+        if readable {
+            Self::read_ready(slf)?;
+        }
+        if writable {
+            Self::write_ready(slf)?;
+        }
+        Ok(())
+    }
+
+    fn set_interest(slf: &Bound<'_, Self>, dir: u8, on: bool) -> PyResult<()> {
+        let py = slf.py();
+        let (lp, fd) = {
+            let mut t = slf.borrow_mut();
+            let flag = if dir == READ {
+                &mut t.reading
+            } else {
+                &mut t.writing
+            };
+            if *flag == on {
+                return Ok(());
+            }
+            *flag = on;
+            (t.lp(py), t.fd)
+        };
+        let Some(lp) = lp else { return Ok(()) };
+        let me = slf.clone().unbind();
+        LoopCore::transport_fd(&lp, fd, dir, if on { Some(&me) } else { None })
+    }
+
+    fn read_ready(slf: &Bound<'_, Self>) -> PyResult<()> {
+        let py = slf.py();
+        let (closing, buffered) = {
+            let t = slf.borrow();
+            (t.closing || t.protocol.is_none(), t.buffered)
+        };
+        if closing {
+            return Ok(());
+        }
+        if buffered {
+            return Self::read_ready_buffered(slf);
+        }
+        let res = {
+            let mut t = slf.borrow_mut();
+            let fd = t.fd;
+            // SAFETY: as in `fd()`.
+            let bfd = unsafe { BorrowedFd::borrow_raw(fd) };
+            match rustix::net::recv(bfd, &mut t.rbuf[..], RecvFlags::empty()) {
+                Ok((n, _)) => Ok(PyBytes::new(py, &t.rbuf[..n])),
+                Err(e) => Err(e),
+            }
+        };
+        match res {
+            Err(Errno::AGAIN | Errno::INTR) => Ok(()),
+            Err(e) => {
+                Self::fatal_error(slf, errno_to_py(e), "Fatal read error on socket transport")
+            }
+            Ok(data) if data.as_bytes().is_empty() => Self::read_eof(slf),
+            Ok(data) => {
+                let proto = slf.borrow().protocol.as_ref().map(|p| p.clone_ref(py));
+                if let Some(p) = proto
+                    && let Err(e) = p.bind(py).call_method1("data_received", (data,))
+                {
+                    return Self::fail_or_raise(
+                        slf,
+                        e,
+                        "Fatal error: protocol.data_received() call failed.",
+                    );
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn read_ready_buffered(slf: &Bound<'_, Self>) -> PyResult<()> {
+        let py = slf.py();
+        let Some(proto) = slf.borrow().protocol.as_ref().map(|p| p.clone_ref(py)) else {
+            return Ok(());
+        };
+        let proto = proto.bind(py);
+        let buf = match proto.call_method1("get_buffer", (-1,)) {
+            Ok(b) => b,
+            Err(e) => {
+                return Self::fail_or_raise(
+                    slf,
+                    e,
+                    "Fatal error: protocol.get_buffer() call failed.",
+                );
+            }
+        };
+        let pybuf = match PyBuffer::<u8>::get(&buf) {
+            Ok(b) if b.readonly() => {
+                return Self::fatal_error(
+                    slf,
+                    PyTypeError::new_err("get_buffer() returned a read-only buffer"),
+                    "Fatal error: protocol.get_buffer() call failed.",
+                );
+            }
+            Ok(b) if b.item_count() == 0 => {
+                return Self::fatal_error(
+                    slf,
+                    PyRuntimeError::new_err("get_buffer() returned an empty buffer"),
+                    "Fatal error: protocol.get_buffer() call failed.",
+                );
+            }
+            Ok(b) if !b.is_c_contiguous() => {
+                return Self::fatal_error(
+                    slf,
+                    PyTypeError::new_err("get_buffer() returned a non-contiguous buffer"),
+                    "Fatal error: protocol.get_buffer() call failed.",
+                );
+            }
+            Ok(b) => b,
+            Err(e) => {
+                return Self::fatal_error(
+                    slf,
+                    e,
+                    "Fatal error: protocol.get_buffer() call failed.",
+                );
+            }
+        };
+        let fd = slf.borrow().fd;
+        // SAFETY: the buffer is writable, C-contiguous and `item_count` bytes
+        // long; it stays alive (pybuf holds it) during the recv, and the GIL
+        // is held so no Python code can resize it meanwhile.
+        let slice = unsafe {
+            std::slice::from_raw_parts_mut(pybuf.buf_ptr() as *mut u8, pybuf.item_count())
+        };
+        // SAFETY: as in `fd()`.
+        let bfd = unsafe { BorrowedFd::borrow_raw(fd) };
+        let res = rustix::net::recv(bfd, slice, RecvFlags::empty());
+        drop(pybuf);
+        match res {
+            Err(Errno::AGAIN | Errno::INTR) => Ok(()),
+            Err(e) => {
+                Self::fatal_error(slf, errno_to_py(e), "Fatal read error on socket transport")
+            }
+            Ok((0, _)) => Self::read_eof(slf),
+            Ok((n, _)) => match proto.call_method1("buffer_updated", (n,)) {
+                Ok(_) => Ok(()),
+                Err(e) => Self::fail_or_raise(
+                    slf,
+                    e,
+                    "Fatal error: protocol.buffer_updated() call failed.",
+                ),
+            },
+        }
+    }
+
+    fn read_eof(slf: &Bound<'_, Self>) -> PyResult<()> {
+        let py = slf.py();
+        Self::set_interest(slf, READ, false)?;
+        let Some(proto) = slf.borrow().protocol.as_ref().map(|p| p.clone_ref(py)) else {
+            return Ok(());
+        };
+        match proto.bind(py).call_method0("eof_received") {
+            Ok(keep) => {
+                if !keep.is_truthy()? {
+                    Self::do_close(slf)?;
+                }
+                Ok(())
+            }
+            Err(e) => {
+                Self::fail_or_raise(slf, e, "Fatal error: protocol.eof_received() call failed.")
+            }
+        }
+    }
+
+    /// An exception from a protocol method: `Exception`s close the transport
+    /// and go to the exception handler; `BaseException`s (SystemExit,
+    /// KeyboardInterrupt) propagate out of the loop, as in asyncio.
+    fn fail_or_raise(slf: &Bound<'_, Self>, e: PyErr, msg: &str) -> PyResult<()> {
+        if e.is_instance_of::<PyException>(slf.py()) {
+            Self::fatal_error(slf, e, msg)
+        } else {
+            Err(e)
+        }
+    }
+
+    fn fatal_error(slf: &Bound<'_, Self>, e: PyErr, msg: &str) -> PyResult<()> {
+        let py = slf.py();
+        let (lp, proto) = {
+            let t = slf.borrow();
+            (t.lp(py), t.protocol.as_ref().map(|p| p.clone_ref(py)))
+        };
+        if let Some(lp) = &lp {
+            if e.is_instance_of::<PyOSError>(py) {
+                if lp.borrow().get_debug_flag() {
+                    let logger = py.import("asyncio.log")?.getattr("logger")?;
+                    logger.call_method1("debug", ("%r: %s", slf, msg))?;
+                }
+            } else {
+                let ctx = PyDict::new(py);
+                ctx.set_item("message", msg)?;
+                ctx.set_item("exception", e.value(py))?;
+                ctx.set_item("transport", slf)?;
+                ctx.set_item("protocol", proto)?;
+                lp.call_method1("call_exception_handler", (ctx,))?;
+            }
+        }
+        Self::force_close(slf, Some(e.value(py).clone().into_any().unbind()))
+    }
+
+    fn force_close(slf: &Bound<'_, Self>, exc: Option<Py<PyAny>>) -> PyResult<()> {
+        let py = slf.py();
+        {
+            let t = slf.borrow();
+            if t.conn_lost > 0 {
+                return Ok(());
+            }
+        }
+        if !slf.borrow().wbuf.is_empty() {
+            slf.borrow_mut().wbuf.clear();
+            Self::set_interest(slf, WRITE, false)?;
+        }
+        if !slf.borrow().closing {
+            slf.borrow_mut().closing = true;
+            Self::set_interest(slf, READ, false)?;
+        }
+        slf.borrow_mut().conn_lost += 1;
+        Self::schedule_lost(slf, exc.unwrap_or_else(|| py.None()))
+    }
+
+    fn schedule_lost(slf: &Bound<'_, Self>, exc: Py<PyAny>) -> PyResult<()> {
+        let py = slf.py();
+        let Some(lp) = slf.borrow().lp(py) else {
+            return Ok(());
+        };
+        let cb = slf.getattr("_call_connection_lost")?;
+        lp.call_method1("call_soon", (cb, exc))?;
+        Ok(())
+    }
+
+    fn do_close(slf: &Bound<'_, Self>) -> PyResult<()> {
+        let py = slf.py();
+        if slf.borrow().closing {
+            return Ok(());
+        }
+        slf.borrow_mut().closing = true;
+        Self::set_interest(slf, READ, false)?;
+        if slf.borrow().wbuf.is_empty() {
+            slf.borrow_mut().conn_lost += 1;
+            Self::set_interest(slf, WRITE, false)?;
+            Self::schedule_lost(slf, py.None())?;
+        }
+        Ok(())
+    }
+
+    fn write_ready(slf: &Bound<'_, Self>) -> PyResult<()> {
+        let res = {
+            let mut t = slf.borrow_mut();
+            if t.conn_lost > 0 || t.fd < 0 {
+                return Ok(());
+            }
+            let mut sent_total = Ok(());
+            while !t.wbuf.is_empty() {
+                let (a, _) = t.wbuf.as_slices();
+                match rustix::net::send(t.fd(), a, SendFlags::NOSIGNAL) {
+                    Ok(n) => {
+                        t.wbuf.drain(..n);
+                    }
+                    Err(Errno::INTR) => {}
+                    Err(Errno::AGAIN) => break,
+                    Err(e) => {
+                        sent_total = Err(e);
+                        break;
+                    }
+                }
+            }
+            sent_total
+        };
+        if let Err(e) = res {
+            Self::set_interest(slf, WRITE, false)?;
+            slf.borrow_mut().wbuf.clear();
+            return Self::fatal_error(slf, errno_to_py(e), "Fatal write error on socket transport");
+        }
+        Self::maybe_resume_protocol(slf)?;
+        if slf.borrow().wbuf.is_empty() {
+            Self::set_interest(slf, WRITE, false)?;
+            let (closing, eof) = {
+                let t = slf.borrow();
+                (t.closing, t.eof_requested)
+            };
+            if closing {
+                slf.borrow_mut().conn_lost += 1;
+                Self::schedule_lost(slf, slf.py().None())?;
+            } else if eof {
+                let _ = rustix::net::shutdown(slf.borrow().fd(), Shutdown::Write);
+            }
+        }
+        Ok(())
+    }
+
+    fn maybe_pause_protocol(slf: &Bound<'_, Self>) -> PyResult<()> {
+        let py = slf.py();
+        let proto = {
+            let mut t = slf.borrow_mut();
+            if t.protocol_paused || t.wbuf.len() <= t.high {
+                return Ok(());
+            }
+            t.protocol_paused = true;
+            t.protocol.as_ref().map(|p| p.clone_ref(py))
+        };
+        if let Some(p) = proto
+            && let Err(e) = p.bind(py).call_method0("pause_writing")
+        {
+            Self::report_flow_error(slf, e, "protocol.pause_writing() failed")?;
+        }
+        Ok(())
+    }
+
+    fn maybe_resume_protocol(slf: &Bound<'_, Self>) -> PyResult<()> {
+        let py = slf.py();
+        let proto = {
+            let mut t = slf.borrow_mut();
+            if !t.protocol_paused || t.wbuf.len() > t.low {
+                return Ok(());
+            }
+            t.protocol_paused = false;
+            t.protocol.as_ref().map(|p| p.clone_ref(py))
+        };
+        if let Some(p) = proto
+            && let Err(e) = p.bind(py).call_method0("resume_writing")
+        {
+            Self::report_flow_error(slf, e, "protocol.resume_writing() failed")?;
+        }
+        Ok(())
+    }
+
+    fn report_flow_error(slf: &Bound<'_, Self>, e: PyErr, msg: &str) -> PyResult<()> {
+        let py = slf.py();
+        if !e.is_instance_of::<PyException>(py) {
+            return Err(e);
+        }
+        let (lp, proto) = {
+            let t = slf.borrow();
+            (t.lp(py), t.protocol.as_ref().map(|p| p.clone_ref(py)))
+        };
+        if let Some(lp) = lp {
+            let ctx = PyDict::new(py);
+            ctx.set_item("message", msg)?;
+            ctx.set_item("exception", e.value(py))?;
+            ctx.set_item("transport", slf)?;
+            ctx.set_item("protocol", proto)?;
+            lp.call_method1("call_exception_handler", (ctx,))?;
+        }
+        Ok(())
+    }
+}
+
+#[pymethods]
+impl SocketTransport {
+    #[new]
+    #[pyo3(signature = (loop_, sock, protocol, extra, server = None))]
+    fn py_new(
+        loop_: &Bound<'_, LoopCore>,
+        sock: &Bound<'_, PyAny>,
+        protocol: &Bound<'_, PyAny>,
+        extra: &Bound<'_, PyDict>,
+        server: Option<Py<PyAny>>,
+    ) -> PyResult<Self> {
+        let fd: RawFd = sock.call_method0("fileno")?.extract()?;
+        if fd < 0 {
+            return Err(PyValueError::new_err("the socket is closed"));
+        }
+        Ok(Self {
+            loop_: Some(loop_.clone().unbind()),
+            sock: Some(sock.clone().unbind()),
+            fd,
+            protocol: Some(protocol.clone().unbind()),
+            buffered: is_buffered(protocol)?,
+            extra: extra.clone().unbind(),
+            server,
+            wbuf: VecDeque::new(),
+            high: DEFAULT_HIGH,
+            low: DEFAULT_HIGH / 4,
+            protocol_paused: false,
+            reading_paused: false,
+            reading: false,
+            writing: false,
+            closing: false,
+            eof_requested: false,
+            eof_written: false,
+            conn_lost: 0,
+            rbuf: vec![0; READ_CHUNK],
+        })
+    }
+
+    /// Starts reading, unless `pause_reading()` came first or it is closing.
+    fn _start_reading(slf: &Bound<'_, Self>) -> PyResult<()> {
+        let (paused, closing) = {
+            let t = slf.borrow();
+            (t.reading_paused, t.closing)
+        };
+        if paused || closing {
+            return Ok(());
+        }
+        Self::set_interest(slf, READ, true)
+    }
+
+    fn write(slf: &Bound<'_, Self>, data: &Bound<'_, PyAny>) -> PyResult<()> {
+        let py = slf.py();
+        if !(data.is_instance_of::<PyBytes>()
+            || data.is_instance_of::<PyByteArray>()
+            || data.is_instance_of::<PyMemoryView>())
+        {
+            return Err(PyTypeError::new_err(format!(
+                "data argument must be a bytes-like object, not {:?}",
+                data.get_type().name()?.to_string()
+            )));
+        }
+        {
+            let t = slf.borrow();
+            if t.eof_written || t.eof_requested {
+                return Err(PyRuntimeError::new_err(
+                    "Cannot call write() after write_eof()",
+                ));
+            }
+        }
+        let buf = PyBuffer::<u8>::get(data)?;
+        let bytes: std::borrow::Cow<'_, [u8]> = if buf.is_c_contiguous() {
+            // SAFETY: a C-contiguous buffer of item_count bytes, alive while
+            // `buf` is, and the GIL is held so it cannot change under us.
+            std::borrow::Cow::Borrowed(unsafe {
+                std::slice::from_raw_parts(buf.buf_ptr() as *const u8, buf.item_count())
+            })
+        } else {
+            std::borrow::Cow::Owned(buf.to_vec(py)?)
+        };
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        {
+            let mut t = slf.borrow_mut();
+            if t.conn_lost > 0 {
+                if t.conn_lost >= 5 {
+                    py.import("asyncio.log")?
+                        .getattr("logger")?
+                        .call_method1("warning", ("socket.send() raised exception.",))?;
+                }
+                t.conn_lost += 1;
+                return Ok(());
+            }
+        }
+        let mut rest: &[u8] = &bytes;
+        if slf.borrow().wbuf.is_empty() {
+            let res = loop {
+                match rustix::net::send(slf.borrow().fd(), rest, SendFlags::NOSIGNAL) {
+                    Err(Errno::INTR) => continue,
+                    r => break r,
+                }
+            };
+            match res {
+                Ok(n) => {
+                    rest = &rest[n..];
+                    if rest.is_empty() {
+                        return Ok(());
+                    }
+                }
+                Err(Errno::AGAIN) => {}
+                Err(e) => {
+                    return Self::fatal_error(
+                        slf,
+                        errno_to_py(e),
+                        "Fatal write error on socket transport",
+                    );
+                }
+            }
+            Self::set_interest(slf, WRITE, true)?;
+        }
+        slf.borrow_mut().wbuf.extend(rest);
+        drop(buf);
+        Self::maybe_pause_protocol(slf)
+    }
+
+    fn writelines(slf: &Bound<'_, Self>, list: &Bound<'_, PyAny>) -> PyResult<()> {
+        let py = slf.py();
+        let mut all = Vec::new();
+        for item in list.try_iter()? {
+            let item = item?;
+            let b = PyBuffer::<u8>::get(&item)?;
+            all.extend(b.to_vec(py)?);
+        }
+        Self::write(slf, PyBytes::new(py, &all).as_any())
+    }
+
+    fn write_eof(slf: &Bound<'_, Self>) -> PyResult<()> {
+        let pending = {
+            let mut t = slf.borrow_mut();
+            if t.closing || t.eof_written || t.eof_requested {
+                return Ok(());
+            }
+            t.eof_written = true;
+            if t.wbuf.is_empty() {
+                false
+            } else {
+                t.eof_requested = true;
+                true
+            }
+        };
+        if !pending {
+            let _ = rustix::net::shutdown(slf.borrow().fd(), Shutdown::Write);
+        }
+        Ok(())
+    }
+
+    fn can_write_eof(&self) -> bool {
+        true
+    }
+
+    fn close(slf: &Bound<'_, Self>) -> PyResult<()> {
+        Self::do_close(slf)
+    }
+
+    fn abort(slf: &Bound<'_, Self>) -> PyResult<()> {
+        Self::force_close(slf, None)
+    }
+
+    fn is_closing(&self) -> bool {
+        self.closing
+    }
+
+    fn is_reading(&self) -> bool {
+        !self.reading_paused && !self.closing
+    }
+
+    fn pause_reading(slf: &Bound<'_, Self>) -> PyResult<()> {
+        {
+            let mut t = slf.borrow_mut();
+            if t.closing || t.reading_paused {
+                return Ok(());
+            }
+            t.reading_paused = true;
+        }
+        Self::set_interest(slf, READ, false)
+    }
+
+    fn resume_reading(slf: &Bound<'_, Self>) -> PyResult<()> {
+        {
+            let mut t = slf.borrow_mut();
+            if t.closing || !t.reading_paused {
+                return Ok(());
+            }
+            t.reading_paused = false;
+        }
+        Self::set_interest(slf, READ, true)
+    }
+
+    #[pyo3(signature = (high = None, low = None))]
+    fn set_write_buffer_limits(
+        slf: &Bound<'_, Self>,
+        high: Option<i64>,
+        low: Option<i64>,
+    ) -> PyResult<()> {
+        let high = match (high, low) {
+            (Some(h), _) => h,
+            (None, Some(l)) => 4 * l,
+            (None, None) => DEFAULT_HIGH as i64,
+        };
+        let low = low.unwrap_or(high / 4);
+        if !(high >= low && low >= 0) {
+            return Err(PyValueError::new_err(format!(
+                "high ({high}) must be >= low ({low}) must be >= 0"
+            )));
+        }
+        {
+            let mut t = slf.borrow_mut();
+            t.high = high as usize;
+            t.low = low as usize;
+        }
+        Self::maybe_pause_protocol(slf)
+    }
+
+    fn get_write_buffer_limits(&self) -> (usize, usize) {
+        (self.low, self.high)
+    }
+
+    fn get_write_buffer_size(&self) -> usize {
+        self.wbuf.len()
+    }
+
+    #[pyo3(signature = (name, default = None))]
+    fn get_extra_info(
+        &self,
+        py: Python<'_>,
+        name: &Bound<'_, PyAny>,
+        default: Option<Py<PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        match self.extra.bind(py).get_item(name)? {
+            Some(v) => Ok(v.unbind()),
+            None => Ok(default.unwrap_or_else(|| py.None())),
+        }
+    }
+
+    fn get_protocol(&self, py: Python<'_>) -> Py<PyAny> {
+        self.protocol
+            .as_ref()
+            .map(|p| p.clone_ref(py))
+            .unwrap_or_else(|| py.None())
+    }
+
+    fn set_protocol(&mut self, protocol: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.buffered = is_buffered(protocol)?;
+        self.protocol = Some(protocol.clone().unbind());
+        Ok(())
+    }
+
+    #[getter]
+    fn _sock(&self, py: Python<'_>) -> Py<PyAny> {
+        self.sock
+            .as_ref()
+            .map(|s| s.clone_ref(py))
+            .unwrap_or_else(|| py.None())
+    }
+
+    #[getter]
+    fn _loop(&self, py: Python<'_>) -> Option<Py<LoopCore>> {
+        self.loop_.as_ref().map(|l| l.clone_ref(py))
+    }
+
+    /// Calls `protocol.connection_lost(exc)`, then closes the socket and lets
+    /// go of the protocol, the loop and the server.
+    fn _call_connection_lost(slf: &Bound<'_, Self>, exc: Py<PyAny>) -> PyResult<()> {
+        let py = slf.py();
+        let proto = slf.borrow().protocol.as_ref().map(|p| p.clone_ref(py));
+        let res = match proto {
+            Some(p) => p
+                .bind(py)
+                .call_method1("connection_lost", (exc,))
+                .map(|_| ()),
+            None => Ok(()),
+        };
+        let (sock, server) = {
+            let mut t = slf.borrow_mut();
+            t.protocol = None;
+            t.loop_ = None;
+            t.fd = -1;
+            (t.sock.take(), t.server.take())
+        };
+        if let Some(s) = sock {
+            s.bind(py).call_method0("close")?;
+        }
+        if let Some(s) = server {
+            s.bind(py).call_method0("_detach")?;
+        }
+        res
+    }
+
+    fn __repr__(&self) -> String {
+        let state = if self.fd < 0 {
+            " closed"
+        } else if self.closing {
+            " closing"
+        } else {
+            ""
+        };
+        format!("<pyloop.SocketTransport{state} fd={}>", self.fd)
+    }
+}

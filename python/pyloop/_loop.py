@@ -1,0 +1,1287 @@
+"""pyloop.Loop: the asyncio API on top of the Rust core.
+
+The hot paths live in Rust (``pyloop._pyloop``): scheduling, timers, the
+epoll/timerfd/eventfd core, fd callbacks and the socket transports. This
+module adds what asyncio users call rarely per second: running and stopping,
+the exception handler, executors, name resolution, ``sock_*`` helpers,
+connections, servers and signals. Its behaviour follows CPython's
+``asyncio.base_events``, ``selector_events`` and ``unix_events``; where it
+reuses a stdlib helper (address parsing, Happy Eyeballs) it calls it rather
+than copying it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections.abc
+import concurrent.futures
+import errno
+import functools
+import itertools
+import os
+import signal
+import socket
+import stat
+import sys
+import threading
+import traceback
+import warnings
+import weakref
+from asyncio import base_events, coroutines, events, futures, tasks, trsock
+from asyncio.log import logger
+
+from . import _pyloop
+
+_NOT_IN_PART_1 = (
+    "pyloop does not implement {} yet (subprocesses, TLS, UDP, pipes and "
+    "sendfile come in a later release); use asyncio's default loop for it"
+)
+
+
+def _not_implemented(what):
+    raise NotImplementedError(_NOT_IN_PART_1.format(what))
+
+
+def _sighandler_noop(signum, frame):
+    """Dummy signal handler: the wakeup fd carries the signal to the loop."""
+
+
+def _format_handle(handle):
+    cb = handle._callback
+    if isinstance(getattr(cb, "__self__", None), tasks.Task):
+        return repr(cb.__self__)
+    return str(handle)
+
+
+class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
+    """An asyncio event loop whose core is written in Rust."""
+
+    def __init__(self):
+        self._thread_id = None
+        self._exception_handler = None
+        self._task_factory = None
+        self._default_executor = None
+        self._executor_shutdown_called = False
+        self._asyncgens = weakref.WeakSet()
+        self._asyncgens_shutdown_called = False
+        self._signal_handlers = {}
+        self._ssock = None
+        self._csock = None
+        self._coroutine_origin_tracking_enabled = False
+        self._coroutine_origin_tracking_saved_depth = None
+        self._unix_server_sockets = {}
+
+    def __repr__(self):
+        return (
+            f"<{self.__class__.__name__} running={self.is_running()} "
+            f"closed={self.is_closed()} debug={self.get_debug()}>"
+        )
+
+    def __del__(self, _warn=warnings.warn):
+        if not self.is_closed():
+            _warn(f"unclosed event loop {self!r}", ResourceWarning, source=self)
+            if not self.is_running():
+                self.close()
+
+    # Running and stopping.
+
+    def _check_closed(self):
+        if self.is_closed():
+            raise RuntimeError("Event loop is closed")
+
+    def _check_running(self):
+        if self.is_running():
+            raise RuntimeError("This event loop is already running")
+        if events._get_running_loop() is not None:
+            raise RuntimeError(
+                "Cannot run the event loop while another loop is running"
+            )
+
+    def _check_thread(self):
+        if self._thread_id is None:
+            return
+        if threading.get_ident() != self._thread_id:
+            raise RuntimeError(
+                "Non-thread-safe operation invoked on an event loop other "
+                "than the current one"
+            )
+
+    def is_running(self):
+        return self._thread_id is not None
+
+    def run_forever(self):
+        self._check_closed()
+        self._check_running()
+        self._set_coroutine_origin_tracking(self.get_debug())
+        old_agen_hooks = sys.get_asyncgen_hooks()
+        try:
+            self._thread_id = threading.get_ident()
+            sys.set_asyncgen_hooks(
+                firstiter=self._asyncgen_firstiter_hook,
+                finalizer=self._asyncgen_finalizer_hook,
+            )
+            events._set_running_loop(self)
+            self._run()
+        finally:
+            self._thread_id = None
+            events._set_running_loop(None)
+            self._set_coroutine_origin_tracking(False)
+            sys.set_asyncgen_hooks(*old_agen_hooks)
+
+    def run_until_complete(self, future):
+        self._check_closed()
+        self._check_running()
+        new_task = not futures.isfuture(future)
+        future = tasks.ensure_future(future, loop=self)
+        if new_task:
+            # An exception raised by the task is not "never retrieved".
+            future._log_destroy_pending = False
+        future.add_done_callback(_run_until_complete_cb)
+        try:
+            self.run_forever()
+        except BaseException:
+            if new_task and future.done() and not future.cancelled():
+                future.exception()
+            raise
+        finally:
+            future.remove_done_callback(_run_until_complete_cb)
+        if not future.done():
+            raise RuntimeError("Event loop stopped before Future completed.")
+        return future.result()
+
+    def close(self):
+        if self.is_running():
+            raise RuntimeError("Cannot close a running event loop")
+        if self.is_closed():
+            return
+        if not sys.is_finalizing():
+            for sig in list(self._signal_handlers):
+                self.remove_signal_handler(sig)
+        if self.get_debug():
+            logger.debug("Close %r", self)
+        self._close_core()
+        self._close_self_pipe()
+        self._executor_shutdown_called = True
+        executor = self._default_executor
+        if executor is not None:
+            self._default_executor = None
+            executor.shutdown(wait=False)
+
+    def set_debug(self, enabled):
+        super().set_debug(enabled)
+        if self.is_running():
+            self.call_soon_threadsafe(self._set_coroutine_origin_tracking, enabled)
+
+    def _set_coroutine_origin_tracking(self, enabled):
+        if bool(enabled) == bool(self._coroutine_origin_tracking_enabled):
+            return
+        if enabled:
+            self._coroutine_origin_tracking_saved_depth = (
+                sys.get_coroutine_origin_tracking_depth()
+            )
+            sys.set_coroutine_origin_tracking_depth(
+                asyncio.constants.DEBUG_STACK_DEPTH
+            )
+        else:
+            sys.set_coroutine_origin_tracking_depth(
+                self._coroutine_origin_tracking_saved_depth
+            )
+        self._coroutine_origin_tracking_enabled = enabled
+
+    def _log_slow_callback(self, handle, dt):
+        logger.warning("Executing %s took %.3f seconds", _format_handle(handle), dt)
+
+    # Futures and tasks.
+
+    def create_future(self):
+        return futures.Future(loop=self)
+
+    def create_task(self, coro, *, name=None, context=None):
+        self._check_closed()
+        if self._task_factory is None:
+            task = tasks.Task(coro, loop=self, name=name, context=context)
+            if task._source_traceback:
+                del task._source_traceback[-1]
+        else:
+            if context is None:
+                task = self._task_factory(self, coro)
+            else:
+                task = self._task_factory(self, coro, context=context)
+            if name is not None:
+                task.set_name(name)
+        return task
+
+    def set_task_factory(self, factory):
+        if factory is not None and not callable(factory):
+            raise TypeError("task factory must be a callable or None")
+        self._task_factory = factory
+
+    def get_task_factory(self):
+        return self._task_factory
+
+    # Errors.
+
+    def get_exception_handler(self):
+        return self._exception_handler
+
+    def set_exception_handler(self, handler):
+        if handler is not None and not callable(handler):
+            raise TypeError(
+                f"A callable object or None is expected, got {handler!r}"
+            )
+        self._exception_handler = handler
+
+    def default_exception_handler(self, context):
+        message = context.get("message") or "Unhandled exception in event loop"
+        exception = context.get("exception")
+        if exception is not None:
+            exc_info = (type(exception), exception, exception.__traceback__)
+        else:
+            exc_info = False
+        log_lines = [message]
+        for key in sorted(context):
+            if key in {"message", "exception"}:
+                continue
+            value = context[key]
+            if key == "source_traceback":
+                tb = "".join(traceback.format_list(value))
+                value = "Object created at (most recent call last):\n" + tb.rstrip()
+            elif key == "handle_traceback":
+                tb = "".join(traceback.format_list(value))
+                value = "Handle created at (most recent call last):\n" + tb.rstrip()
+            else:
+                value = repr(value)
+            log_lines.append(f"{key}: {value}")
+        logger.error("\n".join(log_lines), exc_info=exc_info)
+
+    def call_exception_handler(self, context):
+        if self._exception_handler is None:
+            try:
+                self.default_exception_handler(context)
+            except (SystemExit, KeyboardInterrupt):
+                raise
+            except BaseException:
+                logger.error("Exception in default exception handler", exc_info=True)
+            return
+        try:
+            ctx = None
+            thing = context.get("task")
+            if thing is None:
+                thing = context.get("future")
+            if thing is None:
+                thing = context.get("handle")
+            if thing is not None and hasattr(thing, "get_context"):
+                ctx = thing.get_context()
+            if ctx is not None and hasattr(ctx, "run"):
+                ctx.run(self._exception_handler, self, context)
+            else:
+                self._exception_handler(self, context)
+        except (SystemExit, KeyboardInterrupt):
+            raise
+        except BaseException as exc:
+            try:
+                self.default_exception_handler(
+                    {
+                        "message": "Unhandled error in exception handler",
+                        "exception": exc,
+                        "context": context,
+                    }
+                )
+            except (SystemExit, KeyboardInterrupt):
+                raise
+            except BaseException:
+                logger.error(
+                    "Exception in default exception handler while handling an "
+                    "unexpected error in custom exception handler",
+                    exc_info=True,
+                )
+
+    # Async generators and executors.
+
+    def _asyncgen_finalizer_hook(self, agen):
+        self._asyncgens.discard(agen)
+        if not self.is_closed():
+            self.call_soon_threadsafe(self.create_task, agen.aclose())
+
+    def _asyncgen_firstiter_hook(self, agen):
+        if self._asyncgens_shutdown_called:
+            warnings.warn(
+                f"asynchronous generator {agen!r} was scheduled after "
+                f"loop.shutdown_asyncgens() call",
+                ResourceWarning,
+                source=self,
+            )
+        self._asyncgens.add(agen)
+
+    async def shutdown_asyncgens(self):
+        self._asyncgens_shutdown_called = True
+        if not len(self._asyncgens):
+            return
+        closing_agens = list(self._asyncgens)
+        self._asyncgens.clear()
+        results = await tasks.gather(
+            *[ag.aclose() for ag in closing_agens], return_exceptions=True
+        )
+        for result, agen in zip(results, closing_agens):
+            if isinstance(result, Exception):
+                self.call_exception_handler(
+                    {
+                        "message": "an error occurred during closing of "
+                        f"asynchronous generator {agen!r}",
+                        "exception": result,
+                        "asyncgen": agen,
+                    }
+                )
+
+    async def shutdown_default_executor(self, timeout=None):
+        self._executor_shutdown_called = True
+        if self._default_executor is None:
+            return
+        future = self.create_future()
+        thread = threading.Thread(target=self._do_shutdown, args=(future,))
+        thread.start()
+        try:
+            async with asyncio.timeout(timeout):
+                await future
+        except TimeoutError:
+            warnings.warn(
+                "The executor did not finishing joining its threads within "
+                f"{timeout} seconds.",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+            self._default_executor.shutdown(wait=False)
+        else:
+            thread.join()
+
+    def _do_shutdown(self, future):
+        try:
+            self._default_executor.shutdown(wait=True)
+            if not self.is_closed():
+                self.call_soon_threadsafe(
+                    futures._set_result_unless_cancelled, future, None
+                )
+        except Exception as ex:
+            if not self.is_closed() and not future.cancelled():
+                self.call_soon_threadsafe(future.set_exception, ex)
+
+    def run_in_executor(self, executor, func, *args):
+        self._check_closed()
+        if self.get_debug() and (
+            coroutines.iscoroutine(func) or coroutines.iscoroutinefunction(func)
+        ):
+            raise TypeError("coroutines cannot be used with run_in_executor()")
+        if executor is None:
+            executor = self._default_executor
+            if self._executor_shutdown_called:
+                raise RuntimeError("Executor shutdown has been called")
+            if executor is None:
+                executor = concurrent.futures.ThreadPoolExecutor(
+                    thread_name_prefix="pyloop"
+                )
+                self._default_executor = executor
+        return futures.wrap_future(executor.submit(func, *args), loop=self)
+
+    def set_default_executor(self, executor):
+        if not isinstance(executor, concurrent.futures.ThreadPoolExecutor):
+            raise TypeError("executor must be ThreadPoolExecutor")
+        self._default_executor = executor
+
+    async def getaddrinfo(self, host, port, *, family=0, type=0, proto=0, flags=0):
+        return await self.run_in_executor(
+            None, socket.getaddrinfo, host, port, family, type, proto, flags
+        )
+
+    async def getnameinfo(self, sockaddr, flags=0):
+        return await self.run_in_executor(None, socket.getnameinfo, sockaddr, flags)
+
+    async def _ensure_resolved(
+        self, address, *, family=0, type=socket.SOCK_STREAM, proto=0, flags=0
+    ):
+        host, port = address[:2]
+        info = base_events._ipaddr_info(host, port, family, type, proto, *address[2:])
+        if info is not None:
+            return [info]
+        return await self.getaddrinfo(
+            host, port, family=family, type=type, proto=proto, flags=flags
+        )
+
+    # Low-level socket operations, on top of add_reader/add_writer.
+
+    def _check_nonblocking(self, sock):
+        base_events._check_ssl_socket(sock)
+        if self.get_debug() and sock.gettimeout() != 0:
+            raise ValueError("the socket must be non-blocking")
+
+    def _sock_read_done(self, fd, fut, handle=None):
+        if handle is None or not handle.cancelled():
+            self.remove_reader(fd)
+
+    def _sock_write_done(self, fd, fut, handle=None):
+        if handle is None or not handle.cancelled():
+            self.remove_writer(fd)
+
+    async def sock_recv(self, sock, n):
+        self._check_nonblocking(sock)
+        try:
+            return sock.recv(n)
+        except (BlockingIOError, InterruptedError):
+            pass
+        fut = self.create_future()
+        fd = sock.fileno()
+        self._ensure_fd_no_transport(fd)
+        handle = self.add_reader(fd, self._sock_recv, fut, sock.recv, n)
+        fut.add_done_callback(functools.partial(self._sock_read_done, fd, handle=handle))
+        return await fut
+
+    async def sock_recv_into(self, sock, buf):
+        self._check_nonblocking(sock)
+        try:
+            return sock.recv_into(buf)
+        except (BlockingIOError, InterruptedError):
+            pass
+        fut = self.create_future()
+        fd = sock.fileno()
+        self._ensure_fd_no_transport(fd)
+        handle = self.add_reader(fd, self._sock_recv, fut, sock.recv_into, buf)
+        fut.add_done_callback(functools.partial(self._sock_read_done, fd, handle=handle))
+        return await fut
+
+    def _sock_recv(self, fut, method, arg):
+        if fut.done():
+            return
+        try:
+            data = method(arg)
+        except (BlockingIOError, InterruptedError):
+            return
+        except (SystemExit, KeyboardInterrupt):
+            raise
+        except BaseException as exc:
+            fut.set_exception(exc)
+        else:
+            fut.set_result(data)
+
+    async def sock_sendall(self, sock, data):
+        self._check_nonblocking(sock)
+        try:
+            n = sock.send(data)
+        except (BlockingIOError, InterruptedError):
+            n = 0
+        if n == len(data):
+            return
+        fut = self.create_future()
+        fd = sock.fileno()
+        self._ensure_fd_no_transport(fd)
+        handle = self.add_writer(
+            fd, self._sock_sendall, fut, sock, memoryview(data), [n]
+        )
+        fut.add_done_callback(
+            functools.partial(self._sock_write_done, fd, handle=handle)
+        )
+        return await fut
+
+    def _sock_sendall(self, fut, sock, view, pos):
+        if fut.done():
+            return
+        start = pos[0]
+        try:
+            n = sock.send(view[start:])
+        except (BlockingIOError, InterruptedError):
+            return
+        except (SystemExit, KeyboardInterrupt):
+            raise
+        except BaseException as exc:
+            fut.set_exception(exc)
+            return
+        start += n
+        if start == len(view):
+            fut.set_result(None)
+        else:
+            pos[0] = start
+
+    async def sock_connect(self, sock, address):
+        self._check_nonblocking(sock)
+        if sock.family == socket.AF_INET or sock.family == socket.AF_INET6:
+            resolved = await self._ensure_resolved(
+                address, family=sock.family, type=sock.type, proto=sock.proto
+            )
+            _, _, _, _, address = resolved[0]
+        fut = self.create_future()
+        self._sock_connect(fut, sock, address)
+        try:
+            return await fut
+        finally:
+            fut = None
+
+    def _sock_connect(self, fut, sock, address):
+        fd = sock.fileno()
+        try:
+            sock.connect(address)
+        except (BlockingIOError, InterruptedError):
+            self._ensure_fd_no_transport(fd)
+            handle = self.add_writer(fd, self._sock_connect_cb, fut, sock, address)
+            fut.add_done_callback(
+                functools.partial(self._sock_write_done, fd, handle=handle)
+            )
+        except (SystemExit, KeyboardInterrupt):
+            raise
+        except BaseException as exc:
+            fut.set_exception(exc)
+        else:
+            fut.set_result(None)
+        finally:
+            fut = None
+
+    def _sock_connect_cb(self, fut, sock, address):
+        if fut.done():
+            return
+        try:
+            err = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+            if err != 0:
+                raise OSError(err, f"Connect call failed {address}")
+        except (BlockingIOError, InterruptedError):
+            pass
+        except (SystemExit, KeyboardInterrupt):
+            raise
+        except BaseException as exc:
+            fut.set_exception(exc)
+        else:
+            fut.set_result(None)
+        finally:
+            fut = None
+
+    async def sock_accept(self, sock):
+        self._check_nonblocking(sock)
+        fut = self.create_future()
+        self._sock_accept(fut, sock)
+        return await fut
+
+    def _sock_accept(self, fut, sock):
+        fd = sock.fileno()
+        try:
+            conn, address = sock.accept()
+            conn.setblocking(False)
+        except (BlockingIOError, InterruptedError):
+            self._ensure_fd_no_transport(fd)
+            handle = self.add_reader(fd, self._sock_accept, fut, sock)
+            fut.add_done_callback(
+                functools.partial(self._sock_read_done, fd, handle=handle)
+            )
+        except (SystemExit, KeyboardInterrupt):
+            raise
+        except BaseException as exc:
+            fut.set_exception(exc)
+        else:
+            fut.set_result((conn, address))
+
+    # Transports.
+
+    def _make_socket_transport(self, sock, protocol, waiter=None, extra=None, server=None):
+        extra = dict(extra or ())
+        extra["socket"] = trsock.TransportSocket(sock)
+        try:
+            extra["sockname"] = sock.getsockname()
+        except OSError:
+            extra["sockname"] = None
+        if "peername" not in extra:
+            try:
+                extra["peername"] = sock.getpeername()
+            except OSError:
+                extra["peername"] = None
+        if sock.family in (socket.AF_INET, socket.AF_INET6) and sock.type == socket.SOCK_STREAM:
+            try:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            except OSError:
+                pass
+        transport = _pyloop.SocketTransport(self, sock, protocol, extra, server)
+        if server is not None:
+            server._attach(transport)
+        self.call_soon(protocol.connection_made, transport)
+        self.call_soon(transport._start_reading)
+        if waiter is not None:
+            self.call_soon(futures._set_result_unless_cancelled, waiter, None)
+        return transport
+
+    async def _create_connection_transport(self, sock, protocol_factory):
+        sock.setblocking(False)
+        protocol = protocol_factory()
+        waiter = self.create_future()
+        transport = self._make_socket_transport(sock, protocol, waiter)
+        try:
+            await waiter
+        except BaseException:
+            transport.close()
+            raise
+        return transport, protocol
+
+    async def _connect_sock(self, exceptions, addr_info, local_addr_infos=None):
+        my_exceptions = []
+        exceptions.append(my_exceptions)
+        family, type_, proto, _, address = addr_info
+        sock = None
+        try:
+            sock = socket.socket(family=family, type=type_, proto=proto)
+            sock.setblocking(False)
+            if local_addr_infos is not None:
+                for lfamily, _, _, _, laddr in local_addr_infos:
+                    if lfamily != family:
+                        continue
+                    try:
+                        sock.bind(laddr)
+                        break
+                    except OSError as exc:
+                        msg = (
+                            f"error while attempting to bind on address {laddr!r}: "
+                            f"{exc.strerror.lower()}"
+                        )
+                        my_exceptions.append(OSError(exc.errno, msg))
+                else:
+                    if my_exceptions:
+                        raise my_exceptions.pop()
+                    raise OSError(f"no matching local address with {family=} found")
+            await self.sock_connect(sock, address)
+            return sock
+        except OSError as exc:
+            my_exceptions.append(exc)
+            if sock is not None:
+                sock.close()
+            raise
+        except BaseException:
+            if sock is not None:
+                sock.close()
+            raise
+        finally:
+            exceptions = my_exceptions = None
+
+    async def create_connection(
+        self,
+        protocol_factory,
+        host=None,
+        port=None,
+        *,
+        ssl=None,
+        family=0,
+        proto=0,
+        flags=0,
+        sock=None,
+        local_addr=None,
+        server_hostname=None,
+        ssl_handshake_timeout=None,
+        ssl_shutdown_timeout=None,
+        happy_eyeballs_delay=None,
+        interleave=None,
+        all_errors=False,
+    ):
+        if ssl:
+            _not_implemented("TLS (ssl=)")
+        if server_hostname is not None:
+            raise ValueError("server_hostname is only meaningful with ssl")
+        if ssl_handshake_timeout is not None:
+            raise ValueError("ssl_handshake_timeout is only meaningful with ssl")
+        if ssl_shutdown_timeout is not None:
+            raise ValueError("ssl_shutdown_timeout is only meaningful with ssl")
+        if sock is not None:
+            base_events._check_ssl_socket(sock)
+        if happy_eyeballs_delay is not None and interleave is None:
+            interleave = 1
+        if host is not None or port is not None:
+            if sock is not None:
+                raise ValueError("host/port and sock can not be specified at the same time")
+            infos = await self._ensure_resolved(
+                (host, port), family=family, type=socket.SOCK_STREAM, proto=proto, flags=flags
+            )
+            if not infos:
+                raise OSError("getaddrinfo() returned empty list")
+            if local_addr is not None:
+                laddr_infos = await self._ensure_resolved(
+                    local_addr, family=family, type=socket.SOCK_STREAM, proto=proto, flags=flags
+                )
+                if not laddr_infos:
+                    raise OSError("getaddrinfo() returned empty list")
+            else:
+                laddr_infos = None
+            if interleave:
+                infos = base_events._interleave_addrinfos(infos, interleave)
+            exceptions = []
+            if happy_eyeballs_delay is None:
+                for addrinfo in infos:
+                    try:
+                        sock = await self._connect_sock(exceptions, addrinfo, laddr_infos)
+                        break
+                    except OSError:
+                        continue
+            else:
+                sock, _, _ = await asyncio.staggered.staggered_race(
+                    (
+                        functools.partial(self._connect_sock, exceptions, addrinfo, laddr_infos)
+                        for addrinfo in infos
+                    ),
+                    happy_eyeballs_delay,
+                    loop=self,
+                )
+            if sock is None:
+                exceptions = [exc for sub in exceptions for exc in sub]
+                try:
+                    if all_errors:
+                        raise ExceptionGroup("create_connection failed", exceptions)
+                    if len(exceptions) == 1:
+                        raise exceptions[0]
+                    model = str(exceptions[0])
+                    if all(str(exc) == model for exc in exceptions):
+                        raise exceptions[0]
+                    raise OSError(
+                        "Multiple exceptions: {}".format(", ".join(str(exc) for exc in exceptions))
+                    )
+                finally:
+                    exceptions = None
+        else:
+            if sock is None:
+                raise ValueError("host and port was not specified and no sock specified")
+            if sock.type != socket.SOCK_STREAM:
+                raise ValueError(f"A Stream Socket was expected, got {sock!r}")
+        return await self._create_connection_transport(sock, protocol_factory)
+
+    async def create_unix_connection(
+        self,
+        protocol_factory,
+        path=None,
+        *,
+        ssl=None,
+        sock=None,
+        server_hostname=None,
+        ssl_handshake_timeout=None,
+        ssl_shutdown_timeout=None,
+    ):
+        if ssl:
+            _not_implemented("TLS (ssl=)")
+        if server_hostname is not None:
+            raise ValueError("server_hostname is only meaningful with ssl")
+        if ssl_handshake_timeout is not None:
+            raise ValueError("ssl_handshake_timeout is only meaningful with ssl")
+        if ssl_shutdown_timeout is not None:
+            raise ValueError("ssl_shutdown_timeout is only meaningful with ssl")
+        if path is not None:
+            if sock is not None:
+                raise ValueError("path and sock can not be specified at the same time")
+            path = os.fspath(path)
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, 0)
+            try:
+                sock.setblocking(False)
+                await self.sock_connect(sock, path)
+            except BaseException:
+                sock.close()
+                raise
+        else:
+            if sock is None:
+                raise ValueError("no path and sock were specified")
+            if sock.family != socket.AF_UNIX or sock.type != socket.SOCK_STREAM:
+                raise ValueError(f"A UNIX Domain Stream Socket was expected, got {sock!r}")
+        return await self._create_connection_transport(sock, protocol_factory)
+
+    async def connect_accepted_socket(
+        self,
+        protocol_factory,
+        sock,
+        *,
+        ssl=None,
+        ssl_handshake_timeout=None,
+        ssl_shutdown_timeout=None,
+    ):
+        if sock.type != socket.SOCK_STREAM:
+            raise ValueError(f"A Stream Socket was expected, got {sock!r}")
+        if ssl:
+            _not_implemented("TLS (ssl=)")
+        if ssl_handshake_timeout is not None:
+            raise ValueError("ssl_handshake_timeout is only meaningful with ssl")
+        if ssl_shutdown_timeout is not None:
+            raise ValueError("ssl_shutdown_timeout is only meaningful with ssl")
+        return await self._create_connection_transport(sock, protocol_factory)
+
+    # Servers.
+
+    async def create_server(
+        self,
+        protocol_factory,
+        host=None,
+        port=None,
+        *,
+        family=socket.AF_UNSPEC,
+        flags=socket.AI_PASSIVE,
+        sock=None,
+        backlog=100,
+        ssl=None,
+        reuse_address=None,
+        reuse_port=None,
+        keep_alive=None,
+        ssl_handshake_timeout=None,
+        ssl_shutdown_timeout=None,
+        start_serving=True,
+    ):
+        if isinstance(ssl, bool):
+            raise TypeError("ssl argument must be an SSLContext or None")
+        if ssl is not None:
+            _not_implemented("TLS (ssl=)")
+        if ssl_handshake_timeout is not None:
+            raise ValueError("ssl_handshake_timeout is only meaningful with ssl")
+        if ssl_shutdown_timeout is not None:
+            raise ValueError("ssl_shutdown_timeout is only meaningful with ssl")
+        if sock is not None:
+            base_events._check_ssl_socket(sock)
+        if host is not None or port is not None:
+            if sock is not None:
+                raise ValueError("host/port and sock can not be specified at the same time")
+            if reuse_address is None:
+                reuse_address = True
+            sockets = []
+            if host == "":
+                hosts = [None]
+            elif isinstance(host, str) or not isinstance(host, collections.abc.Iterable):
+                hosts = [host]
+            else:
+                hosts = host
+            fs = [self._create_server_getaddrinfo(h, port, family, flags) for h in hosts]
+            infos = await tasks.gather(*fs)
+            infos = set(itertools.chain.from_iterable(infos))
+            completed = False
+            try:
+                for af, socktype, proto, _canonname, sa in infos:
+                    try:
+                        sock = socket.socket(af, socktype, proto)
+                    except OSError:
+                        if self.get_debug():
+                            logger.warning(
+                                "create_server() failed to create socket.socket(%r, %r, %r)",
+                                af, socktype, proto, exc_info=True,
+                            )
+                        continue
+                    sockets.append(sock)
+                    if reuse_address:
+                        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, True)
+                    if reuse_port:
+                        base_events._set_reuseport(sock)
+                    if keep_alive:
+                        sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, True)
+                    if af == socket.AF_INET6:
+                        sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, True)
+                    try:
+                        sock.bind(sa)
+                    except OSError as err:
+                        msg = (
+                            "error while attempting to bind on address %r: %s"
+                            % (sa, err.strerror.lower())
+                        )
+                        if err.errno == errno.EADDRNOTAVAIL:
+                            # Assume the family is not enabled (bpo-30945).
+                            sockets.pop()
+                            sock.close()
+                            if self.get_debug():
+                                logger.warning(msg)
+                            continue
+                        raise OSError(err.errno, msg) from None
+                if not sockets:
+                    raise OSError(
+                        "could not bind on any address out of %r"
+                        % [info[4] for info in infos]
+                    )
+                completed = True
+            finally:
+                if not completed:
+                    for s in sockets:
+                        s.close()
+        else:
+            if sock is None:
+                raise ValueError("Neither host/port nor sock were specified")
+            if sock.type != socket.SOCK_STREAM:
+                raise ValueError(f"A Stream Socket was expected, got {sock!r}")
+            sockets = [sock]
+        for s in sockets:
+            s.setblocking(False)
+        server = Server(self, sockets, protocol_factory, backlog)
+        if start_serving:
+            server._start_serving()
+            await tasks.sleep(0)
+        if self.get_debug():
+            logger.info("%r is serving", server)
+        return server
+
+    async def _create_server_getaddrinfo(self, host, port, family, flags):
+        infos = await self._ensure_resolved(
+            (host, port), family=family, type=socket.SOCK_STREAM, flags=flags
+        )
+        if not infos:
+            raise OSError(f"getaddrinfo({host!r}) returned empty list")
+        return infos
+
+    async def create_unix_server(
+        self,
+        protocol_factory,
+        path=None,
+        *,
+        sock=None,
+        backlog=100,
+        ssl=None,
+        ssl_handshake_timeout=None,
+        ssl_shutdown_timeout=None,
+        start_serving=True,
+        cleanup_socket=True,
+    ):
+        if isinstance(ssl, bool):
+            raise TypeError("ssl argument must be an SSLContext or None")
+        if ssl is not None:
+            _not_implemented("TLS (ssl=)")
+        if ssl_handshake_timeout is not None:
+            raise ValueError("ssl_handshake_timeout is only meaningful with ssl")
+        if ssl_shutdown_timeout is not None:
+            raise ValueError("ssl_shutdown_timeout is only meaningful with ssl")
+        if path is not None:
+            if sock is not None:
+                raise ValueError("path and sock can not be specified at the same time")
+            path = os.fspath(path)
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            if path[0] not in (0, "\x00"):
+                try:
+                    if stat.S_ISSOCK(os.stat(path).st_mode):
+                        os.remove(path)
+                except FileNotFoundError:
+                    pass
+                except OSError as err:
+                    logger.error(
+                        "Unable to check or remove stale UNIX socket %r: %r", path, err
+                    )
+            try:
+                sock.bind(path)
+            except OSError as exc:
+                sock.close()
+                if exc.errno == errno.EADDRINUSE:
+                    raise OSError(
+                        errno.EADDRINUSE, f"Address {path!r} is already in use"
+                    ) from None
+                raise
+            except BaseException:
+                sock.close()
+                raise
+        else:
+            if sock is None:
+                raise ValueError("path was not specified, and no sock specified")
+            if sock.family != socket.AF_UNIX or sock.type != socket.SOCK_STREAM:
+                raise ValueError(f"A UNIX Domain Stream Socket was expected, got {sock!r}")
+        unix_path = None
+        if cleanup_socket:
+            name = sock.getsockname()
+            if isinstance(name, (str, bytes)) and name and name[0] not in (0, "\x00"):
+                try:
+                    unix_path = (name, os.stat(name).st_ino)
+                except OSError:
+                    pass
+        sock.setblocking(False)
+        server = Server(self, [sock], protocol_factory, backlog, unix_path)
+        if start_serving:
+            server._start_serving()
+            await tasks.sleep(0)
+        return server
+
+    def _start_serving(self, protocol_factory, sock, server, backlog):
+        self.add_reader(
+            sock.fileno(), self._accept_connection, protocol_factory, sock, server, backlog
+        )
+
+    def _accept_connection(self, protocol_factory, sock, server, backlog):
+        for _ in range(backlog):
+            try:
+                conn, addr = sock.accept()
+                conn.setblocking(False)
+            except (BlockingIOError, InterruptedError, ConnectionAbortedError):
+                return
+            except OSError as exc:
+                if exc.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+                    # Out of descriptors or memory: stop accepting for a
+                    # second instead of spinning on a listening socket.
+                    self.call_exception_handler(
+                        {
+                            "message": "socket.accept() out of system resource",
+                            "exception": exc,
+                            "socket": trsock.TransportSocket(sock),
+                        }
+                    )
+                    self.remove_reader(sock.fileno())
+                    self.call_later(
+                        asyncio.constants.ACCEPT_RETRY_DELAY,
+                        self._start_serving,
+                        protocol_factory, sock, server, backlog,
+                    )
+                    return
+                raise
+            else:
+                try:
+                    protocol = protocol_factory()
+                    self._make_socket_transport(
+                        conn, protocol, extra={"peername": addr}, server=server
+                    )
+                except (SystemExit, KeyboardInterrupt):
+                    raise
+                except BaseException as exc:
+                    conn.close()
+                    self.call_exception_handler(
+                        {
+                            "message": "Error on transport creation for incoming connection",
+                            "exception": exc,
+                        }
+                    )
+
+    def _stop_serving(self, sock):
+        try:
+            self.remove_reader(sock.fileno())
+        except ValueError:
+            pass
+        sock.close()
+
+    # Signals.
+
+    def _make_self_pipe(self):
+        if self._ssock is not None:
+            return
+        self._ssock, self._csock = socket.socketpair()
+        self._ssock.setblocking(False)
+        self._csock.setblocking(False)
+        self.add_reader(self._ssock.fileno(), self._read_from_self)
+
+    def _close_self_pipe(self):
+        if self._ssock is None:
+            return
+        self._ssock.close()
+        self._csock.close()
+        self._ssock = self._csock = None
+
+    def _read_from_self(self):
+        while True:
+            try:
+                data = self._ssock.recv(4096)
+                if not data:
+                    break
+                for signum in data:
+                    if signum:
+                        self._handle_signal(signum)
+            except InterruptedError:
+                continue
+            except BlockingIOError:
+                break
+
+    def _handle_signal(self, sig):
+        handle = self._signal_handlers.get(sig)
+        if handle is None:
+            return
+        if handle._cancelled:
+            self.remove_signal_handler(sig)
+        else:
+            self.call_soon(handle._run)
+
+    def _check_signal(self, sig):
+        if not isinstance(sig, int):
+            raise TypeError(f"sig must be an int, not {sig!r}")
+        if sig not in signal.valid_signals():
+            raise ValueError(f"invalid signal number {sig}")
+
+    def add_signal_handler(self, sig, callback, *args):
+        if coroutines.iscoroutine(callback) or coroutines.iscoroutinefunction(callback):
+            raise TypeError("coroutines cannot be used with add_signal_handler()")
+        self._check_signal(sig)
+        self._check_closed()
+        self._make_self_pipe()
+        try:
+            signal.set_wakeup_fd(self._csock.fileno())
+        except (ValueError, OSError) as exc:
+            raise RuntimeError(str(exc))
+        handle = events.Handle(callback, args, self, None)
+        self._signal_handlers[sig] = handle
+        try:
+            signal.signal(sig, _sighandler_noop)
+            signal.siginterrupt(sig, False)
+        except OSError as exc:
+            del self._signal_handlers[sig]
+            if not self._signal_handlers:
+                try:
+                    signal.set_wakeup_fd(-1)
+                except (ValueError, OSError) as nexc:
+                    logger.info("set_wakeup_fd(-1) failed: %s", nexc)
+            if exc.errno == errno.EINVAL:
+                raise RuntimeError(f"sig {sig:d} cannot be caught")
+            raise
+
+    def remove_signal_handler(self, sig):
+        self._check_signal(sig)
+        try:
+            del self._signal_handlers[sig]
+        except KeyError:
+            return False
+        handler = signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL
+        try:
+            signal.signal(sig, handler)
+        except OSError as exc:
+            if exc.errno == errno.EINVAL:
+                raise RuntimeError(f"sig {sig:d} cannot be caught")
+            raise
+        if not self._signal_handlers:
+            try:
+                signal.set_wakeup_fd(-1)
+            except (ValueError, OSError) as exc:
+                logger.info("set_wakeup_fd(-1) failed: %s", exc)
+        return True
+
+    # What part 1 does not have.
+
+    async def create_datagram_endpoint(self, protocol_factory, *args, **kwargs):
+        _not_implemented("UDP (create_datagram_endpoint)")
+
+    async def subprocess_exec(self, protocol_factory, *args, **kwargs):
+        _not_implemented("subprocesses (subprocess_exec)")
+
+    async def subprocess_shell(self, protocol_factory, cmd, **kwargs):
+        _not_implemented("subprocesses (subprocess_shell)")
+
+    async def connect_read_pipe(self, protocol_factory, pipe):
+        _not_implemented("pipes (connect_read_pipe)")
+
+    async def connect_write_pipe(self, protocol_factory, pipe):
+        _not_implemented("pipes (connect_write_pipe)")
+
+    async def start_tls(self, transport, protocol, sslcontext, **kwargs):
+        _not_implemented("TLS (start_tls)")
+
+    async def sendfile(self, transport, file, offset=0, count=None, *, fallback=True):
+        _not_implemented("sendfile")
+
+    async def sock_sendfile(self, sock, file, offset=0, count=None, *, fallback=True):
+        _not_implemented("sock_sendfile")
+
+    async def sock_recvfrom(self, sock, bufsize):
+        _not_implemented("UDP (sock_recvfrom)")
+
+    async def sock_recvfrom_into(self, sock, buf, nbytes=0):
+        _not_implemented("UDP (sock_recvfrom_into)")
+
+    async def sock_sendto(self, sock, data, address):
+        _not_implemented("UDP (sock_sendto)")
+
+
+def _run_until_complete_cb(fut):
+    if not fut.cancelled():
+        exc = fut.exception()
+        if isinstance(exc, (SystemExit, KeyboardInterrupt)):
+            # Let run_forever propagate it: the loop is stopped by the raise.
+            return
+    fut.get_loop().stop()
+
+
+class Server(asyncio.AbstractServer):
+    """What ``create_server`` and ``create_unix_server`` return."""
+
+    def __init__(self, loop, sockets, protocol_factory, backlog, unix_path=None):
+        self._loop = loop
+        self._sockets = sockets
+        self._active_count = 0
+        self._clients = weakref.WeakSet()
+        self._waiters = []
+        self._protocol_factory = protocol_factory
+        self._backlog = backlog
+        self._serving = False
+        self._serving_forever_fut = None
+        self._unix_path = unix_path
+
+    def __repr__(self):
+        return f"<{self.__class__.__name__} sockets={self.sockets!r}>"
+
+    def _attach(self, transport):
+        assert self._sockets is not None
+        self._active_count += 1
+        self._clients.add(transport)
+
+    def _detach(self):
+        self._active_count -= 1
+        if self._active_count == 0 and self._sockets is None:
+            self._wakeup()
+
+    def _wakeup(self):
+        waiters = self._waiters
+        self._waiters = None
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def _start_serving(self):
+        if self._serving:
+            return
+        self._serving = True
+        for sock in self._sockets:
+            sock.listen(self._backlog)
+            self._loop._start_serving(self._protocol_factory, sock, self, self._backlog)
+
+    def get_loop(self):
+        return self._loop
+
+    def is_serving(self):
+        return self._serving
+
+    @property
+    def sockets(self):
+        if self._sockets is None:
+            return ()
+        return tuple(trsock.TransportSocket(s) for s in self._sockets)
+
+    def close(self):
+        sockets = self._sockets
+        if sockets is None:
+            return
+        self._sockets = None
+        for sock in sockets:
+            self._loop._stop_serving(sock)
+        self._serving = False
+        if self._unix_path is not None:
+            path, ino = self._unix_path
+            self._unix_path = None
+            try:
+                if os.stat(path).st_ino == ino:
+                    os.unlink(path)
+            except OSError:
+                pass
+        if self._serving_forever_fut is not None and not self._serving_forever_fut.done():
+            self._serving_forever_fut.cancel()
+            self._serving_forever_fut = None
+        if self._active_count == 0:
+            self._wakeup()
+
+    def close_clients(self):
+        for transport in list(self._clients):
+            transport.close()
+
+    def abort_clients(self):
+        for transport in list(self._clients):
+            transport.abort()
+
+    async def start_serving(self):
+        self._start_serving()
+        await tasks.sleep(0)
+
+    async def serve_forever(self):
+        if self._serving_forever_fut is not None:
+            raise RuntimeError(f"server {self!r} is already being awaited on serve_forever()")
+        if self._sockets is None:
+            raise RuntimeError(f"server {self!r} is closed")
+        self._start_serving()
+        self._serving_forever_fut = self._loop.create_future()
+        try:
+            await self._serving_forever_fut
+        except asyncio.CancelledError:
+            try:
+                self.close()
+                await self.wait_closed()
+            finally:
+                raise
+        finally:
+            self._serving_forever_fut = None
+
+    async def wait_closed(self):
+        if self._waiters is None:
+            return
+        waiter = self._loop.create_future()
+        self._waiters.append(waiter)
+        await waiter
