@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import asyncio as __asyncio
 
-from ._loop import Loop, Server
-from ._pyloop import Handle, SocketTransport, TimerHandle
+from ._loop import Loop, Server, SocketTransport
+from ._pyloop import Handle, TimerHandle
 
 __all__ = (
     "EventLoopPolicy",

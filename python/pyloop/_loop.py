@@ -593,7 +593,9 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             except OSError:
                 pass
-        transport = _pyloop.SocketTransport(self, sock, protocol, extra, server)
+        transport = SocketTransport(
+            _pyloop.SocketTransport(self, sock, protocol, extra, server), extra
+        )
         if server is not None:
             server._attach(transport)
         self.call_soon(protocol.connection_made, transport)
@@ -1161,6 +1163,80 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
 
     async def sock_sendto(self, sock, data, address):
         _not_implemented("UDP (sock_sendto)")
+
+
+class SocketTransport(asyncio.Transport):
+    """The transport of a TCP or Unix stream socket.
+
+    The work is done by ``pyloop._pyloop.SocketTransport`` (Rust). This
+    class makes it an ``asyncio.Transport`` for ``isinstance``; the methods
+    called per message (``write``, ``writelines``, ``get_extra_info``,
+    ``is_closing``) are the Rust object's own bound methods, stored in slots,
+    so calling them costs no Python frame.
+    """
+
+    __slots__ = (
+        "_core",
+        "write",
+        "writelines",
+        "get_extra_info",
+        "is_closing",
+        "__weakref__",
+    )
+
+    def __init__(self, core, extra):
+        self._extra = extra
+        self._core = core
+        self.write = core.write
+        self.writelines = core.writelines
+        self.get_extra_info = core.get_extra_info
+        self.is_closing = core.is_closing
+
+    def __repr__(self):
+        return repr(self._core)
+
+    def close(self):
+        self._core.close()
+
+    def abort(self):
+        self._core.abort()
+
+    def is_reading(self):
+        return self._core.is_reading()
+
+    def pause_reading(self):
+        self._core.pause_reading()
+
+    def resume_reading(self):
+        self._core.resume_reading()
+
+    def set_write_buffer_limits(self, high=None, low=None):
+        self._core.set_write_buffer_limits(high, low)
+
+    def get_write_buffer_size(self):
+        return self._core.get_write_buffer_size()
+
+    def get_write_buffer_limits(self):
+        return self._core.get_write_buffer_limits()
+
+    def write_eof(self):
+        self._core.write_eof()
+
+    def can_write_eof(self):
+        return True
+
+    def get_protocol(self):
+        return self._core.get_protocol()
+
+    def set_protocol(self, protocol):
+        self._core.set_protocol(protocol)
+
+    def _start_reading(self):
+        self._core._start_reading()
+
+    @property
+    def _sock(self):
+        return self._core._sock
 
 
 def _run_until_complete_cb(fut):
