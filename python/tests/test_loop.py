@@ -1,0 +1,894 @@
+"""pyloop's own tests: every public API, on real sockets, threads and signals."""
+
+import asyncio
+import concurrent.futures
+import contextvars
+import os
+import resource
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+import pyloop
+
+
+@pytest.fixture
+def loop():
+    lp = pyloop.new_event_loop()
+    yield lp
+    if not lp.is_closed():
+        lp.run_until_complete(lp.shutdown_asyncgens())
+        lp.close()
+
+
+# Entry points.
+
+
+def test_is_an_abstract_event_loop(loop):
+    assert isinstance(loop, asyncio.AbstractEventLoop)
+    assert isinstance(loop, pyloop.Loop)
+
+
+def test_run_returns_the_result():
+    async def main():
+        await asyncio.sleep(0.001)
+        return 42
+
+    assert pyloop.run(main()) == 42
+
+
+def test_runner_with_loop_factory():
+    async def main():
+        return type(asyncio.get_running_loop())
+
+    with asyncio.Runner(loop_factory=pyloop.new_event_loop) as runner:
+        assert runner.run(main()) is pyloop.Loop
+
+
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="loop_factory is new in 3.12")
+def test_asyncio_run_loop_factory():
+    async def main():
+        return type(asyncio.get_running_loop())
+
+    assert asyncio.run(main(), loop_factory=pyloop.new_event_loop) is pyloop.Loop
+
+
+def test_install_sets_the_policy():
+    old = asyncio.get_event_loop_policy()
+    try:
+        pyloop.install()
+        assert isinstance(asyncio.get_event_loop_policy(), pyloop.EventLoopPolicy)
+        lp = asyncio.new_event_loop()
+        assert isinstance(lp, pyloop.Loop)
+        lp.close()
+    finally:
+        asyncio.set_event_loop_policy(old)
+
+
+# Scheduling.
+
+
+def test_call_soon_runs_in_order_with_args(loop):
+    out = []
+    loop.call_soon(out.append, 1)
+    loop.call_soon(out.append, 2)
+    loop.call_soon(loop.stop)
+    loop.run_forever()
+    assert out == [1, 2]
+
+
+def test_call_soon_context_is_honoured(loop):
+    var = contextvars.ContextVar("var", default="default")
+    ctx = contextvars.copy_context()
+    ctx.run(var.set, "in ctx")
+    seen = []
+    loop.call_soon(lambda: seen.append(var.get()), context=ctx)
+    var.set("outside")
+    loop.call_soon(lambda: seen.append(var.get()))
+    loop.call_soon(loop.stop)
+    loop.run_forever()
+    assert seen == ["in ctx", "outside"]
+
+
+def test_callbacks_scheduled_by_callbacks_wait_for_the_next_iteration(loop):
+    out = []
+
+    def first():
+        out.append("first")
+        loop.call_soon(out.append, "third")
+
+    loop.call_soon(first)
+    loop.call_soon(out.append, "second")
+    loop.call_soon(loop.stop)
+    loop.run_forever()
+    assert out == ["first", "second"]
+    loop.call_soon(loop.stop)
+    loop.run_forever()
+    assert out == ["first", "second", "third"]
+
+
+def test_handle_cancel(loop):
+    out = []
+    h = loop.call_soon(out.append, 1)
+    assert not h.cancelled()
+    h.cancel()
+    assert h.cancelled()
+    loop.call_soon(loop.stop)
+    loop.run_forever()
+    assert out == []
+
+
+def test_call_soon_rejects_non_callables(loop):
+    with pytest.raises(TypeError):
+        loop.call_soon(42)
+
+
+def test_call_later_order_and_when(loop):
+    out = []
+    t0 = loop.time()
+    h2 = loop.call_later(0.02, out.append, 2)
+    h1 = loop.call_later(0.01, out.append, 1)
+    loop.call_later(0.03, loop.stop)
+    assert isinstance(h1, pyloop.TimerHandle)
+    assert t0 + 0.01 <= h1.when() < t0 + 0.02
+    loop.run_forever()
+    assert out == [1, 2]
+    assert h2.when() <= loop.time()
+
+
+def test_call_at_and_cancelled_timer(loop):
+    out = []
+    h = loop.call_at(loop.time() + 0.005, out.append, "cancelled")
+    loop.call_at(loop.time() + 0.01, out.append, "ran")
+    h.cancel()
+    loop.call_later(0.02, loop.stop)
+    loop.run_forever()
+    assert out == ["ran"]
+
+
+def test_timers_are_never_early(loop):
+    lateness = []
+
+    def fire(when):
+        lateness.append(loop.time() - when)
+
+    for delay in (0.0001, 0.001, 0.003):
+        h = loop.call_later(delay, lambda: fire(h.when()))
+        loop.call_later(delay, lambda: None)
+        loop.run_until_complete(asyncio.sleep(delay + 0.002))
+    assert len(lateness) == 3
+    assert min(lateness) >= 0
+
+
+def test_time_is_monotonic_clock(loop):
+    a = time.monotonic()
+    b = loop.time()
+    c = time.monotonic()
+    assert a <= b <= c
+
+
+def test_call_later_rejects_nan_and_non_numbers(loop):
+    with pytest.raises(ValueError):
+        loop.call_later(float("nan"), print)
+    with pytest.raises(TypeError):
+        loop.call_later("1", print)
+
+
+def test_cancelled_timers_do_not_accumulate(loop):
+    for _ in range(10_000):
+        loop.call_later(100, print).cancel()
+    loop.call_soon(loop.stop)
+    loop.run_forever()
+    assert loop._timer_count() < 200
+
+
+def test_call_soon_threadsafe_wakes_a_blocked_loop(loop):
+    fut = loop.create_future()
+
+    def other_thread():
+        time.sleep(0.05)
+        loop.call_soon_threadsafe(fut.set_result, "woken")
+
+    threading.Thread(target=other_thread).start()
+    t0 = time.monotonic()
+    assert loop.run_until_complete(fut) == "woken"
+    assert time.monotonic() - t0 < 5
+
+
+# Running.
+
+
+def test_run_until_complete_and_state(loop):
+    async def check():
+        assert loop.is_running()
+        assert asyncio.get_running_loop() is loop
+        return "done"
+
+    assert not loop.is_running()
+    assert loop.run_until_complete(check()) == "done"
+    assert not loop.is_running()
+    assert not loop.is_closed()
+    loop.close()
+    assert loop.is_closed()
+    with pytest.raises(RuntimeError, match="closed"):
+        loop.call_soon(print)
+
+
+def test_stop_before_run_forever_runs_one_iteration(loop):
+    out = []
+    loop.call_soon(out.append, 1)
+    loop.stop()
+    loop.run_forever()
+    assert out == [1]
+
+
+def test_nested_run_is_refused(loop):
+    async def nested():
+        coro = asyncio.sleep(0)
+        with pytest.raises(RuntimeError):
+            loop.run_until_complete(coro)
+        coro.close()
+
+    loop.run_until_complete(nested())
+
+
+def test_close_running_loop_is_refused(loop):
+    async def close():
+        with pytest.raises(RuntimeError):
+            loop.close()
+
+    loop.run_until_complete(close())
+
+
+def test_run_until_complete_stopped_early(loop):
+    fut = loop.create_future()
+    loop.call_soon(loop.stop)
+    with pytest.raises(RuntimeError, match="stopped before"):
+        loop.run_until_complete(fut)
+
+
+def test_keyboard_interrupt_propagates_from_callback(loop):
+    def boom():
+        raise KeyboardInterrupt
+
+    loop.call_soon(boom)
+    with pytest.raises(KeyboardInterrupt):
+        loop.run_forever()
+    # The loop can run again.
+    assert loop.run_until_complete(asyncio.sleep(0, "again")) == "again"
+
+
+def test_sigint_while_blocked_raises_keyboard_interrupt(loop):
+    def send():
+        time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=send).start()
+    with pytest.raises(KeyboardInterrupt):
+        loop.run_until_complete(asyncio.sleep(10))
+
+
+def test_sleep_wait_for_taskgroup(loop):
+    async def main():
+        async with asyncio.TaskGroup() as tg:
+            a = tg.create_task(asyncio.sleep(0.001, "a"))
+            b = tg.create_task(asyncio.sleep(0.002, "b"))
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(asyncio.sleep(1), 0.01)
+        return a.result() + b.result()
+
+    assert loop.run_until_complete(main()) == "ab"
+
+
+# Futures and tasks.
+
+
+def test_create_future_and_task_are_the_c_types(loop):
+    fut = loop.create_future()
+    assert type(fut) is asyncio.Future
+
+    async def coro():
+        return 1
+
+    task = loop.create_task(coro(), name="named")
+    assert type(task) is asyncio.Task
+    assert task.get_name() == "named"
+    assert loop.run_until_complete(task) == 1
+    fut.cancel()
+
+
+def test_create_task_context(loop):
+    var = contextvars.ContextVar("v", default=0)
+    ctx = contextvars.copy_context()
+    ctx.run(var.set, 7)
+
+    async def read():
+        return var.get()
+
+    assert loop.run_until_complete(loop.create_task(read(), context=ctx)) == 7
+
+
+def test_task_factory(loop):
+    made = []
+
+    def factory(lp, coro, **kw):
+        t = asyncio.Task(coro, loop=lp, **kw)
+        made.append(t)
+        return t
+
+    loop.set_task_factory(factory)
+    assert loop.get_task_factory() is factory
+    loop.run_until_complete(loop.create_task(asyncio.sleep(0)))
+    assert len(made) == 1
+    with pytest.raises(TypeError):
+        loop.set_task_factory(1)
+    loop.set_task_factory(None)
+
+
+# Errors and debugging.
+
+
+def test_exception_in_callback_goes_to_the_handler(loop):
+    contexts = []
+    loop.set_exception_handler(lambda lp, ctx: contexts.append(ctx))
+    assert loop.get_exception_handler() is not None
+
+    def boom():
+        raise ValueError("boom")
+
+    loop.call_soon(boom)
+    loop.call_soon(loop.stop)
+    loop.run_forever()
+    assert len(contexts) == 1
+    assert isinstance(contexts[0]["exception"], ValueError)
+    assert "Exception in callback" in contexts[0]["message"]
+    assert isinstance(contexts[0]["handle"], pyloop.Handle)
+    with pytest.raises(TypeError):
+        loop.set_exception_handler(42)
+
+
+def test_default_exception_handler_logs(loop, caplog):
+    loop.call_exception_handler({"message": "something odd", "exception": ValueError("x")})
+    assert "something odd" in caplog.text
+
+
+def test_debug_mode_warns_about_slow_callbacks(loop, caplog):
+    loop.set_debug(True)
+    assert loop.get_debug()
+    loop.slow_callback_duration = 0.01
+    loop.call_soon(time.sleep, 0.03)
+    loop.call_soon(loop.stop)
+    loop.run_forever()
+    assert "Executing" in caplog.text and "took" in caplog.text
+
+
+def test_debug_mode_rejects_coroutine_callbacks(loop):
+    loop.set_debug(True)
+
+    async def coro():
+        pass
+
+    with pytest.raises(TypeError):
+        loop.call_soon(coro)
+
+
+# Shutdown and executors.
+
+
+def test_shutdown_asyncgens(loop):
+    closed = []
+
+    async def agen():
+        try:
+            yield 1
+            yield 2
+        finally:
+            closed.append(True)
+
+    async def main():
+        g = agen()
+        await g.__anext__()
+        return g
+
+    g = loop.run_until_complete(main())
+    loop.run_until_complete(loop.shutdown_asyncgens())
+    assert closed == [True]
+    del g
+
+
+def test_run_in_executor_and_default_executor(loop):
+    assert loop.run_until_complete(loop.run_in_executor(None, sum, [1, 2])) == 3
+    ex = concurrent.futures.ThreadPoolExecutor(1)
+    loop.set_default_executor(ex)
+    tid = loop.run_until_complete(loop.run_in_executor(None, threading.get_ident))
+    assert tid != threading.get_ident()
+    loop.run_until_complete(loop.shutdown_default_executor())
+    with pytest.raises(RuntimeError):
+        loop.run_in_executor(None, print)
+    with pytest.raises(TypeError):
+        loop.set_default_executor(object())
+
+
+def test_getaddrinfo_getnameinfo(loop):
+    infos = loop.run_until_complete(loop.getaddrinfo("127.0.0.1", 80, type=socket.SOCK_STREAM))
+    assert infos[0][4] == ("127.0.0.1", 80)
+    host, port = loop.run_until_complete(
+        loop.getnameinfo(("127.0.0.1", 80), socket.NI_NUMERICHOST | socket.NI_NUMERICSERV)
+    )
+    assert (host, port) == ("127.0.0.1", "80")
+
+
+# File descriptors and sockets.
+
+
+def test_add_remove_reader_writer(loop):
+    a, b = socket.socketpair()
+    a.setblocking(False)
+    b.setblocking(False)
+    got = []
+
+    def on_read():
+        got.append(a.recv(100))
+        loop.stop()
+
+    loop.add_reader(a, on_read)
+    b.send(b"ping")
+    loop.run_forever()
+    assert got == [b"ping"]
+    assert loop.remove_reader(a)
+    assert not loop.remove_reader(a)
+
+    wrote = []
+    loop.add_writer(b.fileno(), lambda: (wrote.append(1), loop.remove_writer(b), loop.stop()))
+    loop.run_forever()
+    assert wrote == [1]
+    assert loop._fd_count() == 0
+    a.close()
+    b.close()
+
+
+def test_add_reader_rejects_bad_fd(loop):
+    with pytest.raises(ValueError):
+        loop.add_reader(-1, print)
+    with pytest.raises(ValueError):
+        loop.add_reader(object(), print)
+
+
+def test_sock_methods(loop):
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen()
+    srv.setblocking(False)
+
+    async def main():
+        cli = socket.socket()
+        cli.setblocking(False)
+        accept = asyncio.ensure_future(loop.sock_accept(srv))
+        await loop.sock_connect(cli, srv.getsockname())
+        conn, addr = await accept
+        payload = os.urandom(3_000_000)
+        send = asyncio.ensure_future(loop.sock_sendall(cli, payload))
+        got = bytearray()
+        while len(got) < len(payload):
+            got += await loop.sock_recv(conn, 65536)
+        await send
+        buf = bytearray(10)
+        await loop.sock_sendall(conn, b"0123456789")
+        n = await loop.sock_recv_into(cli, buf)
+        conn.close()
+        cli.close()
+        return bytes(got) == payload, bytes(buf[:n])
+
+    same, tail = loop.run_until_complete(main())
+    assert same
+    assert tail.startswith(b"0")
+    srv.close()
+
+
+def test_sock_connect_refused(loop):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+
+    async def main():
+        c = socket.socket()
+        c.setblocking(False)
+        try:
+            await loop.sock_connect(c, ("127.0.0.1", port))
+        finally:
+            c.close()
+
+    with pytest.raises(ConnectionRefusedError):
+        loop.run_until_complete(main())
+
+
+# Transports and protocols.
+
+
+class Echo(asyncio.Protocol):
+    def connection_made(self, transport):
+        self.transport = transport
+
+    def data_received(self, data):
+        self.transport.write(data)
+
+
+class Collect(asyncio.Protocol):
+    def __init__(self, loop, expect):
+        self.buf = bytearray()
+        self.expect = expect
+        self.done = loop.create_future()
+        self.lost = loop.create_future()
+        self.paused = 0
+
+    def connection_made(self, transport):
+        self.transport = transport
+
+    def data_received(self, data):
+        self.buf += data
+        if len(self.buf) >= self.expect and not self.done.done():
+            self.done.set_result(bytes(self.buf))
+
+    def pause_writing(self):
+        self.paused += 1
+
+    def connection_lost(self, exc):
+        if not self.lost.done():
+            self.lost.set_result(exc)
+
+
+def test_tcp_server_and_connection(loop):
+    async def main():
+        server = await loop.create_server(Echo, "127.0.0.1", 0)
+        assert server.is_serving()
+        host, port = server.sockets[0].getsockname()
+        payload = os.urandom(1_000_000)
+        tr, pr = await loop.create_connection(lambda: Collect(loop, len(payload)), host, port)
+        assert isinstance(tr, asyncio.Transport)
+        assert tr.get_extra_info("peername") == (host, port)
+        assert tr.get_extra_info("sockname")[0] == "127.0.0.1"
+        assert tr.get_extra_info("socket") is not None
+        assert tr.get_extra_info("nope", "default") == "default"
+        tr.write(payload)
+        assert await pr.done == payload
+        tr.close()
+        assert tr.is_closing()
+        assert await pr.lost is None
+        server.close()
+        await server.wait_closed()
+        assert not server.is_serving()
+
+    loop.run_until_complete(main())
+
+
+def test_create_server_several_hosts_reuse_port_backlog(loop):
+    async def main():
+        server = await loop.create_server(
+            Echo, ["127.0.0.1", "localhost"], 0, reuse_port=True, backlog=5, start_serving=False
+        )
+        assert not server.is_serving()
+        assert len(server.sockets) >= 1
+        await server.start_serving()
+        assert server.is_serving()
+        server.close()
+        await server.wait_closed()
+
+    loop.run_until_complete(main())
+
+
+def test_serve_forever_cancel(loop):
+    async def main():
+        server = await loop.create_server(Echo, "127.0.0.1", 0)
+        task = asyncio.ensure_future(server.serve_forever())
+        await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert not server.is_serving()
+
+    loop.run_until_complete(main())
+
+
+def test_create_connection_sock_and_local_addr(loop):
+    async def main():
+        server = await loop.create_server(Echo, "127.0.0.1", 0)
+        addr = server.sockets[0].getsockname()
+        s = socket.socket()
+        s.connect(addr)
+        tr, pr = await loop.create_connection(lambda: Collect(loop, 2), sock=s)
+        tr.write(b"hi")
+        assert await pr.done == b"hi"
+        tr.close()
+        tr2, _ = await loop.create_connection(
+            lambda: Collect(loop, 1), *addr, local_addr=("127.0.0.1", 0)
+        )
+        assert tr2.get_extra_info("sockname")[0] == "127.0.0.1"
+        tr2.abort()
+        server.close()
+        await server.wait_closed()
+
+    loop.run_until_complete(main())
+
+
+def test_write_buffer_limits_pause_and_resume_reading(loop):
+    async def main():
+        a, b = socket.socketpair()
+        tr, pr = await loop.connect_accepted_socket(lambda: Collect(loop, 1 << 40), a)
+        tr.set_write_buffer_limits(high=1024, low=256)
+        assert tr.get_write_buffer_limits() == (256, 1024)
+        with pytest.raises(ValueError):
+            tr.set_write_buffer_limits(high=1, low=2)
+        tr.write(b"x" * 10_000_000)
+        assert tr.get_write_buffer_size() > 0
+        assert pr.paused == 1
+        tr.pause_reading()
+        assert not tr.is_reading()
+        tr.resume_reading()
+        assert tr.is_reading()
+        tr.abort()
+        await pr.lost
+        b.close()
+
+    loop.run_until_complete(main())
+
+
+def test_write_eof_and_eof_received(loop):
+    class HalfClose(asyncio.Protocol):
+        def __init__(self):
+            self.eof = loop.create_future()
+
+        def connection_made(self, transport):
+            self.transport = transport
+
+        def eof_received(self):
+            self.eof.set_result(True)
+            self.transport.write(b"after eof")
+            self.transport.close()
+            return True
+
+    async def main():
+        server = await loop.create_server(HalfClose, "127.0.0.1", 0)
+        tr, pr = await loop.create_connection(
+            lambda: Collect(loop, 9), *server.sockets[0].getsockname()
+        )
+        assert tr.can_write_eof()
+        tr.write_eof()
+        with pytest.raises(RuntimeError):
+            tr.write(b"x")
+        assert await pr.done == b"after eof"
+        await pr.lost
+        server.close()
+        await server.wait_closed()
+
+    loop.run_until_complete(main())
+
+
+def test_write_rejects_str(loop):
+    async def main():
+        a, b = socket.socketpair()
+        tr, _ = await loop.connect_accepted_socket(asyncio.Protocol, a)
+        with pytest.raises(TypeError):
+            tr.write("text")
+        tr.close()
+        b.close()
+
+    loop.run_until_complete(main())
+
+
+def test_buffered_protocol(loop):
+    class Buffered(asyncio.BufferedProtocol):
+        def __init__(self):
+            self.buf = bytearray(100)
+            self.got = bytearray()
+            self.done = loop.create_future()
+
+        def get_buffer(self, sizehint):
+            return self.buf
+
+        def buffer_updated(self, nbytes):
+            self.got += self.buf[:nbytes]
+            if len(self.got) >= 1000:
+                self.done.set_result(bytes(self.got))
+
+    async def main():
+        a, b = socket.socketpair()
+        tr, pr = await loop.connect_accepted_socket(Buffered, a)
+        b.sendall(b"y" * 1000)
+        assert await pr.done == b"y" * 1000
+        tr.close()
+        b.close()
+
+    loop.run_until_complete(main())
+
+
+def test_protocol_error_closes_transport_and_reports(loop):
+    contexts = []
+    loop.set_exception_handler(lambda lp, ctx: contexts.append(ctx))
+
+    class Bad(asyncio.Protocol):
+        def __init__(self):
+            self.lost = loop.create_future()
+
+        def data_received(self, data):
+            raise ValueError("bad protocol")
+
+        def connection_lost(self, exc):
+            self.lost.set_result(exc)
+
+    async def main():
+        a, b = socket.socketpair()
+        tr, pr = await loop.connect_accepted_socket(Bad, a)
+        b.send(b"x")
+        exc = await pr.lost
+        b.close()
+        return exc
+
+    exc = loop.run_until_complete(main())
+    assert isinstance(exc, ValueError)
+    assert "data_received" in contexts[0]["message"]
+
+
+def test_unix_server_and_connection(loop, tmp_path):
+    path = str(tmp_path / "sock")
+
+    async def main():
+        server = await loop.create_unix_server(Echo, path)
+        tr, pr = await loop.create_unix_connection(lambda: Collect(loop, 5), path)
+        tr.write(b"hello")
+        assert await pr.done == b"hello"
+        tr.close()
+        server.close()
+        await server.wait_closed()
+
+    loop.run_until_complete(main())
+    assert not os.path.exists(path)
+
+
+def test_streams(loop, tmp_path):
+    async def handle(reader, writer):
+        while data := await reader.read(65536):
+            writer.write(data)
+            await writer.drain()
+        writer.close()
+
+    async def main():
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        r, w = await asyncio.open_connection(*server.sockets[0].getsockname())
+        for size in (1, 1024, 100 * 1024):
+            msg = os.urandom(size)
+            w.write(msg)
+            await w.drain()
+            assert await r.readexactly(size) == msg
+        w.close()
+        await w.wait_closed()
+        server.close()
+        await server.wait_closed()
+
+        path = str(tmp_path / "s")
+        userver = await asyncio.start_unix_server(handle, path)
+        r, w = await asyncio.open_unix_connection(path)
+        w.write(b"line\n")
+        assert await r.readline() == b"line\n"
+        w.close()
+        await w.wait_closed()
+        userver.close()
+        await userver.wait_closed()
+
+    loop.run_until_complete(main())
+
+
+def test_fd_used_by_transport_is_refused(loop):
+    async def main():
+        a, b = socket.socketpair()
+        tr, _ = await loop.connect_accepted_socket(asyncio.Protocol, a)
+        await asyncio.sleep(0)
+        with pytest.raises(RuntimeError, match="used by transport"):
+            loop.add_reader(a.fileno(), print)
+        tr.close()
+        b.close()
+
+    loop.run_until_complete(main())
+
+
+# Signals.
+
+
+def test_add_remove_signal_handler(loop):
+    got = []
+    loop.add_signal_handler(signal.SIGUSR1, lambda: (got.append("usr1"), loop.stop()))
+    loop.call_later(0.01, os.kill, os.getpid(), signal.SIGUSR1)
+    loop.run_forever()
+    assert got == ["usr1"]
+    assert loop.remove_signal_handler(signal.SIGUSR1)
+    assert not loop.remove_signal_handler(signal.SIGUSR1)
+    with pytest.raises(TypeError):
+        loop.add_signal_handler("x", print)
+    with pytest.raises(RuntimeError):
+        loop.add_signal_handler(signal.SIGKILL, print)
+
+
+# What part 1 does not have.
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lp: lp.subprocess_exec(asyncio.SubprocessProtocol, "true"),
+        lambda lp: lp.create_datagram_endpoint(asyncio.DatagramProtocol),
+        lambda lp: lp.connect_read_pipe(asyncio.Protocol, None),
+        lambda lp: lp.create_connection(asyncio.Protocol, "127.0.0.1", 1, ssl=True),
+    ],
+)
+def test_later_features_raise_not_implemented(loop, call):
+    with pytest.raises(NotImplementedError, match="pyloop does not implement"):
+        loop.run_until_complete(call(loop))
+
+
+# The core never polls.
+
+
+def test_idle_loop_sleeps_in_the_kernel():
+    """An idle second costs at most 2 context switches and 1 ms of CPU."""
+    code = r"""
+import asyncio, resource, time, pyloop
+async def main():
+    await asyncio.sleep(0.05)
+    r0 = resource.getrusage(resource.RUSAGE_SELF)
+    await asyncio.sleep(1)
+    r1 = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
+    print(r1.ru_nvcsw - r0.ru_nvcsw + r1.ru_nivcsw - r0.ru_nivcsw, cpu)
+pyloop.run(main())
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    switches, cpu = out.stdout.split()
+    assert int(switches) <= 2, out.stdout
+    assert float(cpu) <= 0.001 + 0.004, out.stdout  # rusage ticks are 4 ms at worst
+
+
+def test_epoll_wait_has_no_timeout_while_idle():
+    """strace: the idle loop blocks in epoll_wait(-1); the timerfd ends it."""
+    if subprocess.run(["which", "strace"], capture_output=True).returncode:
+        pytest.skip("strace is not installed")
+    code = "import asyncio, pyloop; pyloop.run(asyncio.sleep(0.2))"
+    out = subprocess.run(
+        ["strace", "-f", "-e", "trace=epoll_wait,epoll_pwait,epoll_pwait2,timerfd_settime", sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+    )
+    waits = [line for line in out.stderr.splitlines() if "epoll_" in line and "resumed" not in line]
+    assert any("timerfd_settime" in line for line in out.stderr.splitlines())
+    blocking = [w for w in waits if ", -1" in w or "NULL" in w]
+    assert blocking, out.stderr
+    assert len(waits) < 20, waits
+
+
+def test_rss_is_flat_over_many_callbacks(loop):
+    def rss_kib():
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * (os.sysconf("SC_PAGE_SIZE") // 1024)
+
+    def run(n):
+        left = [n]
+
+        def step():
+            left[0] -= 1
+            if left[0]:
+                loop.call_soon(step)
+            else:
+                loop.stop()
+
+        loop.call_soon(step)
+        loop.run_forever()
+
+    run(200_000)
+    before = rss_kib()
+    run(1_000_000)
+    assert rss_kib() - before < 2048
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss > 0
