@@ -834,7 +834,12 @@ def test_later_features_raise_not_implemented(loop, call):
 
 
 def test_idle_loop_sleeps_in_the_kernel():
-    """An idle second costs at most 2 context switches and 1 ms of CPU."""
+    """An idle second costs at most 2 wakeups and 1 ms of CPU.
+
+    Wakeups are voluntary context switches: the loop blocking again after it
+    woke. Involuntary ones come from other load on the machine, so they are
+    not counted here (the benchmark reports both).
+    """
     code = r"""
 import asyncio, resource, time, pyloop
 async def main():
@@ -843,10 +848,10 @@ async def main():
     await asyncio.sleep(1)
     r1 = resource.getrusage(resource.RUSAGE_SELF)
     cpu = (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
-    print(r1.ru_nvcsw - r0.ru_nvcsw + r1.ru_nivcsw - r0.ru_nivcsw, cpu)
+    print(r1.ru_nvcsw - r0.ru_nvcsw, cpu)
 pyloop.run(main())
 """
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, check=True)
     switches, cpu = out.stdout.split()
     assert int(switches) <= 2, out.stdout
     assert float(cpu) <= 0.001 + 0.004, out.stdout  # rusage ticks are 4 ms at worst
@@ -858,7 +863,7 @@ def test_epoll_wait_has_no_timeout_while_idle():
         pytest.skip("strace is not installed")
     code = "import asyncio, pyloop; pyloop.run(asyncio.sleep(0.2))"
     out = subprocess.run(
-        ["strace", "-f", "-e", "trace=epoll_wait,epoll_pwait,epoll_pwait2,timerfd_settime", sys.executable, "-c", code],
+        ["strace", "-f", "-e", "trace=epoll_wait,epoll_pwait,epoll_pwait2,timerfd_settime", sys.executable, "-P", "-c", code],
         capture_output=True,
         text=True,
     )

@@ -11,8 +11,15 @@ const SYSTEMS: &[(&str, &[&str])] = &[
     ("floor", &["floor", "latency"]),
     ("fast-rm", &["fast-rm", "fast-rm-bench"]),
     ("rush", &["rush", "rush-bench"]),
+    ("pyloop", &["pyloop"]),
     ("xtask", &["xtask"]),
 ];
+
+/// One step of the run: a command, or work done here.
+enum Step {
+    Command(std::process::Command),
+    Fn(fn() -> Result<()>),
+}
 
 fn packages(systems: &[String]) -> Result<Vec<String>> {
     let mut out = Vec::new();
@@ -37,19 +44,19 @@ pub fn run(systems: &[String]) -> Result<()> {
             .flat_map(|p| ["-p".to_string(), p.clone()])
             .collect()
     };
-    let mut steps: Vec<(&str, std::process::Command)> = Vec::new();
+    let mut steps: Vec<(&str, Step)> = Vec::new();
     let mut fmt = cargo();
     fmt.args(["fmt", "--all", "--check"]);
-    steps.push(("rustfmt", fmt));
+    steps.push(("rustfmt", Step::Command(fmt)));
     let mut clippy = cargo();
     clippy
         .arg("clippy")
         .args(&scope)
         .args(["--all-targets", "--", "-D", "warnings"]);
-    steps.push(("clippy", clippy));
+    steps.push(("clippy", Step::Command(clippy)));
     let mut test = cargo();
     test.arg("test").args(&scope);
-    steps.push(("cargo test", test));
+    steps.push(("cargo test", Step::Command(test)));
 
     // The statically linked release build that `cargo xtask install` makes
     // must keep building.
@@ -61,14 +68,30 @@ pub fn run(systems: &[String]) -> Result<()> {
         let mut install = cargo();
         install.args(["run", "-q", "-p", "xtask", "--", "install", "--root"]);
         install.arg(crate::target_dir().join("install-check"));
-        steps.push(("static release build (cargo xtask install)", install));
+        steps.push((
+            "static release build (cargo xtask install)",
+            Step::Command(install),
+        ));
+    }
+
+    // pyloop's behaviour is tested from Python, on every supported CPython
+    // found here.
+    if pkgs.is_empty() || pkgs.iter().any(|p| p == "pyloop") {
+        steps.push((
+            "pyloop: pytest on CPython 3.11-3.13",
+            Step::Fn(crate::python::test_pyloop),
+        ));
     }
 
     let mut results = Vec::new();
-    for (name, mut c) in steps {
+    for (name, step) in steps {
         eprintln!("\n== {name}");
         let start = Instant::now();
-        let ok = cmd::run(&mut c).map_err(|e| eprintln!("{e:#}")).is_ok();
+        let res = match step {
+            Step::Command(mut c) => cmd::run(&mut c),
+            Step::Fn(f) => f(),
+        };
+        let ok = res.map_err(|e| eprintln!("{e:#}")).is_ok();
         results.push((name, ok, start.elapsed()));
     }
     eprintln!("\n== summary");

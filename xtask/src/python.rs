@@ -1,0 +1,186 @@
+//! Python for pyloop: finding CPython 3.11–3.13, private venvs under
+//! `target/pyloop/`, and building and installing the pyloop wheel into them
+//! with maturin (the same build `pip install ./python` runs).
+
+use crate::cmd;
+use anyhow::{Context, Result, bail};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The CPython versions pyloop supports.
+pub const VERSIONS: &[&str] = &["3.11", "3.12", "3.13"];
+
+/// What the tests need in a venv besides pyloop.
+pub const TEST_PACKAGES: &[&str] = &["maturin>=1.7,<2", "pytest>=8"];
+
+pub fn dir() -> PathBuf {
+    crate::target_dir().join("pyloop")
+}
+
+/// A CPython `minor` ("3.11"): pyenv's newest 3.11.x, else `python3.11` on
+/// the PATH, else `python3` if it is that version.
+pub fn find(minor: &str) -> Option<PathBuf> {
+    let exe = format!("python{minor}");
+    if let Some(p) = find_pyenv(minor) {
+        return Some(p);
+    }
+    if let Some(p) = which(&exe) {
+        return Some(p);
+    }
+    let v = cmd::output(
+        Command::new("python3").args(["-c", "import sys; print('%d.%d' % sys.version_info[:2])"]),
+    )?;
+    (v == minor).then(|| which("python3")).flatten()
+}
+
+fn find_pyenv(minor: &str) -> Option<PathBuf> {
+    let exe = format!("python{minor}");
+    let pyenv_root = std::env::var_os("PYENV_ROOT")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".pyenv")))?;
+    let versions = pyenv_root.join("versions");
+    let mut found: Vec<(u32, PathBuf)> = std::fs::read_dir(&versions)
+        .ok()?
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let patch = name.strip_prefix(minor)?.strip_prefix('.')?.parse().ok()?;
+            let p = e.path().join("bin").join(&exe);
+            p.is_file().then_some((patch, p))
+        })
+        .collect();
+    found.sort();
+    found.pop().map(|(_, p)| p)
+}
+
+/// An exact CPython version ("3.11.7") from pyenv, or `python3` if it is it.
+pub fn find_exact(version: &str) -> Option<PathBuf> {
+    let minor = version.rsplit_once('.').map(|(m, _)| m)?;
+    let exe = format!("python{minor}");
+    let pyenv_root = std::env::var_os("PYENV_ROOT")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".pyenv")))?;
+    let p = pyenv_root
+        .join("versions")
+        .join(version)
+        .join("bin")
+        .join(exe);
+    if p.is_file() {
+        return Some(p);
+    }
+    let v = cmd::output(
+        Command::new("python3").args(["-c", "import platform; print(platform.python_version())"]),
+    )?;
+    (v == version).then(|| which("python3")).flatten()
+}
+
+/// `program` on the PATH, skipping pyenv's shims (which fail for versions
+/// that are installed but not selected).
+fn which(program: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .filter(|d| !d.ends_with("shims"))
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+}
+
+/// A venv made from `python` at `target/pyloop/<name>`, with `packages`
+/// installed. Returns the venv's interpreter.
+pub fn venv(name: &str, python: &Path, packages: &[&str]) -> Result<PathBuf> {
+    let venv = dir().join(name);
+    let py = venv.join("bin/python");
+    if !py.is_file() {
+        std::fs::create_dir_all(dir())?;
+        cmd::run(Command::new(python).args(["-m", "venv"]).arg(&venv))?;
+    }
+    if !packages.is_empty() {
+        cmd::run(
+            Command::new(&py)
+                .args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
+                .args(packages),
+        )?;
+    }
+    Ok(py)
+}
+
+/// Builds the pyloop wheel for the venv's interpreter and installs it there.
+/// `release` builds with the release profile (what users get from pip);
+/// otherwise the dev profile, which builds in a fraction of the time.
+pub fn install_pyloop(py: &Path, release: bool) -> Result<()> {
+    let venv = py
+        .parent()
+        .and_then(Path::parent)
+        .context("venv interpreter has no venv")?;
+    let wheels = venv.join("wheels");
+    let _ = std::fs::remove_dir_all(&wheels);
+    let maturin = venv.join("bin/maturin");
+    let mut build = Command::new(&maturin);
+    build
+        .current_dir(crate::root().join("python"))
+        .args(["build", "-q", "--interpreter"])
+        .arg(py)
+        .arg("--out")
+        .arg(&wheels);
+    if release {
+        build.arg("--release");
+    }
+    cmd::run(&mut build)?;
+    let wheel = std::fs::read_dir(&wheels)?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "whl"));
+    let Some(wheel) = wheel else {
+        bail!("maturin built no wheel in {}", wheels.display());
+    };
+    cmd::run(
+        Command::new(py)
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--disable-pip-version-check",
+                "--force-reinstall",
+                "--no-deps",
+            ])
+            .arg(&wheel),
+    )
+}
+
+/// `cargo xtask test`'s pyloop step: for each supported CPython found, build
+/// pyloop (dev profile) into a venv and run `python/tests` with pytest.
+pub fn test_pyloop() -> Result<()> {
+    let mut ran = 0;
+    let mut failed = Vec::new();
+    for minor in VERSIONS {
+        let Some(python) = find(minor) else {
+            eprintln!("CPython {minor} not found: pyloop is not tested on it");
+            continue;
+        };
+        eprintln!("\n-- pyloop on CPython {minor} ({})", python.display());
+        let step = || -> Result<()> {
+            let py = venv(&format!("test-{minor}"), &python, TEST_PACKAGES)?;
+            install_pyloop(&py, false)?;
+            // bin/pytest, not `python -m pytest`, so that the source folder
+            // python/pyloop (no extension module in it) is not on sys.path.
+            let pytest = py.with_file_name("pytest");
+            cmd::run(
+                Command::new(pytest)
+                    .current_dir(crate::root().join("python"))
+                    .args(["-q", "-p", "no:cacheprovider", "tests"]),
+            )
+        };
+        ran += 1;
+        if let Err(e) = step() {
+            eprintln!("{e:#}");
+            failed.push(*minor);
+        }
+    }
+    if ran == 0 {
+        bail!("no CPython 3.11, 3.12 or 3.13 found: install one (pyenv or apt) to test pyloop");
+    }
+    if !failed.is_empty() {
+        bail!("pyloop tests failed on CPython {}", failed.join(", "));
+    }
+    Ok(())
+}
