@@ -10,7 +10,14 @@ The event loop policy is set before the module is imported. The modules that
 test a loop class through a mixin get a subclass of their epoll (or selector)
 test case whose `create_event_loop`/`new_loop` returns the chosen loop; only
 those classes run there, since the other classes in those modules test
-asyncio's own Handle, policy and helpers rather than a loop.
+asyncio's own Handle, policy and helpers rather than a loop. Those modules
+keep asyncio's default policy: their setUp installs a child watcher through
+the policy, which uvloop's policy refuses.
+
+One shim, for uvloop only: CPython's test utilities read the private
+attribute `loop._default_executor` when they close a loop, and uvloop's
+Cython loop does not expose it, so every test would fail in tearDown. The
+runner sets it to None on uvloop loops that lack it.
 
 A test that runs longer than --test-timeout seconds is stopped by SIGALRM and
 counted as a hang.
@@ -51,6 +58,16 @@ def loop_factory(name):
     if name == "asyncio":
         return asyncio.SelectorEventLoop, asyncio.DefaultEventLoopPolicy()
     raise SystemExit(f"unknown loop {name!r}")
+
+
+def _with_default_executor_attr(factory):
+    def make():
+        loop = factory()
+        if not hasattr(loop, "_default_executor"):
+            loop._default_executor = None
+        return loop
+
+    return make
 
 
 class Result(unittest.TestResult):
@@ -105,7 +122,11 @@ def main():
     args = ap.parse_args()
 
     factory, policy = loop_factory(args.loop)
-    asyncio.set_event_loop_policy(policy)
+    if args.module not in MIXIN_CLASSES:
+        asyncio.set_event_loop_policy(policy)
+    if args.loop == "uvloop":
+        factory = _with_default_executor_attr(factory)
+        policy._loop_factory = factory
 
     def on_alarm(signum, frame):
         raise Hang(f"test ran longer than {args.test_timeout} s")

@@ -10,6 +10,7 @@ USAGE:
     cargo xtask bench [SYSTEM...] [--quick] [--micro]
     cargo xtask install [BIN...] [--root DIR]
     cargo xtask conformance rush --oils PATH [--python PATH] [SPEC...]
+    cargo xtask conformance pyloop [--python PATH] [MODULE...]
 
 COMMANDS:
     test    fmt, clippy -D warnings, and every test (Rust, and Python/Node as
@@ -23,17 +24,21 @@ COMMANDS:
             Runs the Oils shell spec tests (a checkout of oils-for-unix/oils
             at PATH; the runner needs Python 2.7) against the release build
             of rush, and prints pass/total per spec file and in total.
+            With pyloop: runs CPython 3.11.7's own test.test_asyncio modules
+            with pyloop, asyncio and uvloop, one module per process, and
+            prints pass/total per module for each loop.
 
 OPTIONS:
     --quick   a short run, for smoke checks (bench)
     --micro   run the criterion micro-benchmarks of the crates instead (bench)
     --root    where to install (install)
     --oils    the Oils checkout (conformance)
-    --python  the Python 2.7 to run it with (conformance)
+    --python  the Python to run it with (conformance: 2.7 for rush,
+              CPython 3.11.7 for pyloop; found with pyenv by default)
     -h, --help
 
 SYSTEMS:
-    floor (the machine's physical limits), fast-rm, rush
+    floor (the machine's physical limits), fast-rm, rush, pyloop
 ";
 
 /// What the user asked for.

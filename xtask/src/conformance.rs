@@ -160,8 +160,14 @@ pub fn run(
     python: Option<&Path>,
     only: &[String],
 ) -> Result<()> {
+    if system == "pyloop" {
+        if oils.is_some() {
+            bail!("--oils belongs to `conformance rush`");
+        }
+        return crate::pyloop_conformance::run(python, only);
+    }
     if system != "rush" {
-        bail!("conformance knows only `rush` (got {system:?})");
+        bail!("conformance knows `rush` and `pyloop` (got {system:?})");
     }
     let Some(oils) = oils else {
         bail!(

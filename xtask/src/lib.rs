@@ -8,6 +8,7 @@ pub mod cmd;
 pub mod conformance;
 pub mod install;
 pub mod peers;
+pub mod pyloop_conformance;
 pub mod python;
 pub mod report;
 pub mod test;

@@ -1,0 +1,147 @@
+//! `cargo xtask conformance pyloop`: runs modules of CPython's own
+//! `test.test_asyncio` (from CPython 3.11.7) with pyloop, asyncio's default
+//! loop and uvloop, one module per process, and prints pass/total per module
+//! for each loop. `python/conformance/cpython_asyncio.py` runs one module.
+
+use crate::{cmd, python};
+use anyhow::{Context, Result, bail};
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// The CPython whose test suite is the reference.
+pub const CPYTHON: &str = "3.11.7";
+
+/// The modules issue 5 names, in its order.
+pub const MODULES: &[&str] = &[
+    "test_futures",
+    "test_futures2",
+    "test_tasks",
+    "test_locks",
+    "test_queues",
+    "test_taskgroups",
+    "test_timeouts",
+    "test_waitfor",
+    "test_context",
+    "test_pep492",
+    "test_runners",
+    "test_threads",
+    "test_streams",
+    "test_events",
+    "test_sock_lowlevel",
+    "test_buffered_proto",
+    "test_server",
+];
+
+pub const LOOPS: &[&str] = &["pyloop", "asyncio", "uvloop"];
+
+/// A whole module that runs longer than this is stopped and counted as hung
+/// (the runner also stops any single test after 60 s).
+const MODULE_TIMEOUT_S: u32 = 900;
+
+pub fn run(python: Option<&Path>, only: &[String]) -> Result<()> {
+    let python = match python {
+        Some(p) => p.to_path_buf(),
+        None => python::find_exact(CPYTHON).with_context(|| {
+            format!("CPython {CPYTHON} not found: `pyenv install {CPYTHON}`, or pass --python")
+        })?,
+    };
+    let modules: Vec<&str> = if only.is_empty() {
+        MODULES.to_vec()
+    } else {
+        for m in only {
+            if !MODULES.contains(&m.as_str()) {
+                bail!("unknown module {m:?}; known: {}", MODULES.join(", "));
+            }
+        }
+        only.iter().map(String::as_str).collect()
+    };
+    let py = python::venv(
+        &format!("conformance-{CPYTHON}"),
+        &python,
+        &["maturin>=1.7,<2", "uvloop"],
+    )?;
+    python::install_pyloop(&py, true)?;
+    let runner = crate::root().join("python/conformance/cpython_asyncio.py");
+    let mut rows = vec![
+        std::iter::once("module".to_string())
+            .chain(LOOPS.iter().map(|l| l.to_string()))
+            .collect::<Vec<_>>(),
+    ];
+    let mut all = Vec::new();
+    let mut totals = vec![(0u64, 0u64); LOOPS.len()];
+    for module in &modules {
+        let mut row = vec![module.to_string()];
+        for (i, lp) in LOOPS.iter().enumerate() {
+            eprintln!("-- {module} with {lp}");
+            let result = run_module(&py, &runner, lp, module);
+            let cell = match &result {
+                Ok(v) => {
+                    let passed = v["passed"].as_u64().unwrap_or(0);
+                    let total = v["total"].as_u64().unwrap_or(0);
+                    totals[i].0 += passed;
+                    totals[i].1 += total;
+                    let hung = v["hung"].as_array().map_or(0, Vec::len);
+                    if hung > 0 {
+                        format!("{passed}/{total} ({hung} hung)")
+                    } else {
+                        format!("{passed}/{total}")
+                    }
+                }
+                Err(e) => {
+                    eprintln!("{e:#}");
+                    "no result (crash or hang)".to_string()
+                }
+            };
+            if let (Ok(v), "pyloop") = (&result, *lp)
+                && let Some(bad) = v["not_passed"].as_object()
+            {
+                for (test, kind) in bad {
+                    eprintln!("   pyloop {kind}: {test}");
+                }
+            }
+            all.push(serde_json::json!({
+                "module": module,
+                "loop": lp,
+                "result": result.as_ref().ok(),
+            }));
+            row.push(cell);
+        }
+        rows.push(row);
+    }
+    rows.push(
+        std::iter::once("total".to_string())
+            .chain(totals.iter().map(|(p, t)| format!("{p}/{t}")))
+            .collect(),
+    );
+    let out = crate::target_dir().join("conformance");
+    std::fs::create_dir_all(&out)?;
+    let json = out.join("pyloop.json");
+    std::fs::write(&json, serde_json::to_string_pretty(&all)?)?;
+    println!("CPython {CPYTHON} test.test_asyncio, one module per process:\n");
+    println!("{}", crate::report::markdown_table(&rows));
+    println!("Details: {}", json.display());
+    Ok(())
+}
+
+fn run_module(py: &Path, runner: &Path, lp: &str, module: &str) -> Result<Value> {
+    let mut c = Command::new("timeout");
+    c.args(["--kill-after=10", &MODULE_TIMEOUT_S.to_string()])
+        .arg(py)
+        .arg("-P")
+        .arg(runner)
+        .args(["--loop", lp, module])
+        .current_dir(std::env::temp_dir())
+        .stdin(Stdio::null())
+        .stderr(Stdio::null());
+    let out = c
+        .output()
+        .with_context(|| format!("cannot run {}", cmd::show(&c)))?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout
+        .lines()
+        .rev()
+        .find(|l| l.starts_with('{'))
+        .with_context(|| format!("{module} with {lp} gave no result ({})", out.status))?;
+    Ok(serde_json::from_str(line)?)
+}
