@@ -84,6 +84,12 @@ pub struct LoopCore {
     /// The eventfd, kept outside `poller` so that waking needs no borrow of
     /// anything that `close` drops.
     wake_fd: RawFd,
+    /// The loop is blocked (or about to block) in `epoll_wait`. Set and read
+    /// with the GIL held, so a thread that queues work sees it.
+    sleeping: bool,
+    /// The eventfd has been written since the loop last drained it: further
+    /// `call_soon_threadsafe` calls need not write it again.
+    wake_pending: bool,
 }
 
 /// Below this many timers, cancelled ones are left in the heap until they
@@ -285,11 +291,13 @@ impl LoopCore {
                 if block {
                     let p = lp.poller.as_mut().ok_or_else(closed_error)?;
                     p.arm(deadline).map_err(PyErr::from)?;
+                    lp.sleeping = true;
                 }
             }
             (lp.poller()?.epoll_fd(), lp.wake_fd, block)
         };
         let waited = py.detach(|| poll::wait(epfd, events, block, ready_fds));
+        slf.borrow_mut().sleeping = false;
         if let Err(e) = waited {
             if e.kind() == std::io::ErrorKind::Interrupted {
                 // A signal: run Python's handlers (KeyboardInterrupt is
@@ -307,7 +315,10 @@ impl LoopCore {
             let mut lp = slf.borrow_mut();
             for r in ready_fds.iter() {
                 match r.token {
-                    WAKE_TOKEN => poll::drain_wake(wake_fd),
+                    WAKE_TOKEN => {
+                        poll::drain_wake(wake_fd);
+                        lp.wake_pending = false;
+                    }
                     TIMER_TOKEN => {}
                     tok => {
                         let fd = tok as RawFd;
@@ -428,6 +439,8 @@ impl LoopCore {
             poller: Some(poller),
             fds: FxHashMap::default(),
             wake_fd,
+            sleeping: false,
+            wake_pending: false,
         })
     }
 
@@ -470,12 +483,14 @@ impl LoopCore {
             "call_soon_threadsafe",
         )?;
         let hh = h.bind(slf.py()).cast::<Handle>()?.clone().unbind();
-        let wake = {
-            let mut lp = slf.borrow_mut();
-            lp.ready.push_back(hh);
-            lp.wake_fd
-        };
-        poll::wake(wake);
+        let mut lp = slf.borrow_mut();
+        lp.ready.push_back(hh);
+        // A loop that is running callbacks sees the queue before it blocks
+        // again; only a sleeping loop needs the eventfd, and only once.
+        if lp.sleeping && !lp.wake_pending {
+            lp.wake_pending = true;
+            poll::wake(lp.wake_fd);
+        }
         Ok(h)
     }
 

@@ -1,0 +1,527 @@
+"""pyloop's benchmark driver, run by `cargo xtask bench pyloop`.
+
+Each measurement runs in a fresh process (`bench.py child WORKLOAD LOOP`),
+and the loops take turns within every round (A B C D, then B C D A, ...),
+after a warm-up round. The driver writes `latency` events as JSON lines on
+stdout: a `run` event per workload, with one sample per loop per round; xtask
+turns them into histograms, medians and ratios against pyloop.
+
+The echo workloads run the server in the measured process and drive it from a
+dedicated client process that uses plain blocking sockets, the same for every
+loop.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.metadata
+import json
+import os
+import platform
+import random
+import resource
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+LOOPS = ["pyloop", "asyncio", "uvloop", "rloop"]
+
+
+def new_loop(name):
+    if name == "pyloop":
+        import pyloop
+
+        return pyloop.new_event_loop()
+    if name == "asyncio":
+        return asyncio.SelectorEventLoop()
+    if name == "uvloop":
+        import uvloop
+
+        return uvloop.new_event_loop()
+    if name == "rloop":
+        import rloop
+
+        return rloop.new_event_loop()
+    raise SystemExit(f"unknown loop {name}")
+
+
+def version(name):
+    if name == "asyncio":
+        return f"CPython {platform.python_version()}"
+    try:
+        return f"{name} {importlib.metadata.version(name)}"
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+# The workloads. Each child returns {"value": int} in the run's unit.
+
+
+def w_call_soon(loop, n):
+    """Chained call_soon, with a live socket registered so polling happens."""
+    a, b = socket.socketpair()
+    loop.add_reader(a.fileno(), lambda: None)
+    left = [n]
+
+    def step():
+        left[0] -= 1
+        if left[0]:
+            loop.call_soon(step)
+        else:
+            loop.stop()
+
+    loop.call_soon(step)
+    t0 = time.perf_counter_ns()
+    loop.run_forever()
+    dt = time.perf_counter_ns() - t0
+    loop.remove_reader(a.fileno())
+    a.close()
+    b.close()
+    return dt // n
+
+
+def w_threadsafe(loop, n):
+    """call_soon_threadsafe from another thread, n calls, until all ran."""
+    done = loop.create_future()
+    count = [0]
+
+    def cb():
+        count[0] += 1
+        if count[0] == n:
+            done.set_result(None)
+
+    def producer():
+        for _ in range(n):
+            loop.call_soon_threadsafe(cb)
+
+    async def main():
+        t = threading.Thread(target=producer)
+        t0 = time.perf_counter_ns()
+        t.start()
+        await done
+        dt = time.perf_counter_ns() - t0
+        t.join()
+        return dt // n
+
+    return loop.run_until_complete(main())
+
+
+def w_future(loop, n):
+    """A future round trip: create, resolve from a callback, await."""
+
+    async def main():
+        t0 = time.perf_counter_ns()
+        for _ in range(n):
+            fut = loop.create_future()
+            loop.call_soon(fut.set_result, None)
+            await fut
+        return (time.perf_counter_ns() - t0) // n
+
+    return loop.run_until_complete(main())
+
+
+def w_sleep0(loop, n):
+    """sleep(0) task switching between two tasks."""
+
+    async def spin():
+        for _ in range(n):
+            await asyncio.sleep(0)
+
+    async def main():
+        t0 = time.perf_counter_ns()
+        await asyncio.gather(spin(), spin())
+        return (time.perf_counter_ns() - t0) // (2 * n)
+
+    return loop.run_until_complete(main())
+
+
+def w_gather(loop, n):
+    """gather of n tasks that each switch once; the whole gather's time."""
+
+    async def one():
+        await asyncio.sleep(0)
+
+    async def main():
+        t0 = time.perf_counter_ns()
+        await asyncio.gather(*[one() for _ in range(n)])
+        return time.perf_counter_ns() - t0
+
+    return loop.run_until_complete(main())
+
+
+def w_timers(loop, n):
+    """Schedule n timers and cancel them all; the whole time."""
+
+    async def main():
+        t0 = time.perf_counter_ns()
+        hs = [loop.call_later(1 + i * 1e-6, _noop) for i in range(n)]
+        for h in hs:
+            h.cancel()
+        await asyncio.sleep(0)
+        return time.perf_counter_ns() - t0
+
+    return loop.run_until_complete(main())
+
+
+def _noop():
+    pass
+
+
+def w_lateness(loop, n):
+    """Lateness of n sleeps, delays log-uniform in 0.1..10 ms. Returns a list."""
+    rng = random.Random(7)
+    delays = [10 ** rng.uniform(-4, -2) for _ in range(n)]
+
+    async def main():
+        out = []
+        for d in delays:
+            fut = loop.create_future()
+            when = loop.time() + d
+            t0 = time.monotonic_ns()
+            loop.call_at(when, fut.set_result, None)
+            await fut
+            late = time.monotonic_ns() - t0 - int(d * 1e9)
+            out.append(late)
+        return out
+
+    return loop.run_until_complete(main())
+
+
+def w_idle(loop, seconds):
+    """CPU time and context switches of the process over an idle period."""
+
+    async def main():
+        await asyncio.sleep(0.05)
+        r0 = resource.getrusage(resource.RUSAGE_SELF)
+        await asyncio.sleep(seconds)
+        r1 = resource.getrusage(resource.RUSAGE_SELF)
+        cpu = (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
+        switches = (r1.ru_nvcsw - r0.ru_nvcsw) + (r1.ru_nivcsw - r0.ru_nivcsw)
+        return {"cpu_ns": int(cpu * 1e9), "switches": switches}
+
+    return loop.run_until_complete(main())
+
+
+def w_rss(loop, n):
+    """RSS growth (KiB) from after 1M callbacks to after n callbacks."""
+
+    def rss_kib():
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * (os.sysconf("SC_PAGE_SIZE") // 1024)
+
+    def run(count):
+        left = [count]
+
+        def step():
+            left[0] -= 1
+            if left[0]:
+                loop.call_soon(step)
+            else:
+                loop.stop()
+
+        loop.call_soon(step)
+        loop.run_forever()
+
+    run(1_000_000)
+    before = rss_kib()
+    run(n)
+    return max(0, rss_kib() - before)
+
+
+CLIENT = r"""
+import socket, sys, time
+family, addr, size, n = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+if family == "unix":
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(addr)
+else:
+    host, port = addr.rsplit(":", 1)
+    s = socket.create_connection((host, int(port)))
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+msg = b"x" * size
+buf = bytearray(size)
+view = memoryview(buf)
+def once():
+    s.sendall(msg)
+    got = 0
+    while got < size:
+        k = s.recv_into(view[got:])
+        if not k:
+            raise SystemExit("server closed")
+        got += k
+for _ in range(max(10, n // 10)):
+    once()
+t0 = time.perf_counter_ns()
+for _ in range(n):
+    once()
+print((time.perf_counter_ns() - t0) // n)
+s.close()
+"""
+
+
+def w_echo(loop, mode, family, size, n):
+    """Echo ping-pong, served by `mode` (protocol, streams, sock) on `loop`."""
+
+    class Echo(asyncio.Protocol):
+        def connection_made(self, transport):
+            self.t = transport
+
+        def data_received(self, data):
+            self.t.write(data)
+
+    async def stream_handler(reader, writer):
+        while True:
+            data = await reader.read(262144)
+            if not data:
+                break
+            writer.write(data)
+            await writer.drain()
+        writer.close()
+
+    async def sock_handler(conn):
+        while True:
+            data = await loop.sock_recv(conn, 262144)
+            if not data:
+                break
+            await loop.sock_sendall(conn, data)
+        conn.close()
+
+    async def main():
+        tmp = None
+        if family == "unix":
+            tmp = tempfile.mkdtemp()
+            path = os.path.join(tmp, "s")
+            addr = path
+        if mode == "protocol":
+            if family == "unix":
+                server = await loop.create_unix_server(Echo, path)
+            else:
+                server = await loop.create_server(Echo, "127.0.0.1", 0)
+        elif mode == "streams":
+            if family == "unix":
+                server = await asyncio.start_unix_server(stream_handler, path)
+            else:
+                server = await asyncio.start_server(stream_handler, "127.0.0.1", 0)
+        else:
+            lsock = socket.socket(socket.AF_UNIX if family == "unix" else socket.AF_INET)
+            lsock.bind(path if family == "unix" else ("127.0.0.1", 0))
+            lsock.listen()
+            lsock.setblocking(False)
+            server = None
+        if family != "unix":
+            sock = server.sockets[0] if server else lsock
+            host, port = sock.getsockname()[:2]
+            addr = f"{host}:{port}"
+        # The client is started with subprocess.Popen: subprocesses are not
+        # part of every loop's feature set, and the client's start is not timed.
+        client = subprocess.Popen(
+            [sys.executable, "-c", CLIENT, family, addr, str(size), str(n)],
+            stdout=subprocess.PIPE,
+        )
+        handler = None
+        if server is None:
+            conn, _ = await loop.sock_accept(lsock)
+            conn.setblocking(False)
+            handler = asyncio.ensure_future(sock_handler(conn))
+        out = await loop.run_in_executor(None, client.communicate)
+        if client.returncode != 0:
+            raise SystemExit(f"echo client failed: {client.returncode}")
+        if handler is not None:
+            await handler
+            lsock.close()
+        else:
+            server.close()
+            await server.wait_closed()
+        if tmp:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+            os.rmdir(tmp)
+        return int(out[0])
+
+    return loop.run_until_complete(main())
+
+
+def workloads(quick):
+    k = 10 if quick else 1
+    w = [
+        ("call_soon chain (socket registered)", "ns/callback", "call_soon", 300_000 // k),
+        ("call_soon_threadsafe from a thread", "ns/call", "threadsafe", 100_000 // k),
+        ("future round trip", "ns/round trip", "future", 100_000 // k),
+        ("sleep(0) task switch", "ns/switch", "sleep0", 100_000 // k),
+        ("gather of 10k tasks", "ns", "gather", 10_000),
+        ("schedule and cancel 10k timers", "ns", "timers", 10_000),
+    ]
+    return w
+
+
+ECHO_SIZES = [1024, 10 * 1024, 100 * 1024]
+
+
+def child(args):
+    loop = new_loop(args.loop)
+    asyncio.set_event_loop(loop)
+    try:
+        kind = args.workload
+        n = args.n
+        if kind == "call_soon":
+            v = w_call_soon(loop, n)
+        elif kind == "threadsafe":
+            v = w_threadsafe(loop, n)
+        elif kind == "future":
+            v = w_future(loop, n)
+        elif kind == "sleep0":
+            v = w_sleep0(loop, n)
+        elif kind == "gather":
+            v = w_gather(loop, n)
+        elif kind == "timers":
+            v = w_timers(loop, n)
+        elif kind == "lateness":
+            v = w_lateness(loop, n)
+        elif kind == "idle":
+            v = w_idle(loop, n)
+        elif kind == "rss":
+            v = w_rss(loop, n)
+        elif kind.startswith("echo:"):
+            _, mode, family, size = kind.split(":")
+            v = w_echo(loop, mode, family, int(size), n)
+        else:
+            raise SystemExit(f"unknown workload {kind}")
+    finally:
+        loop.close()
+    print(json.dumps(v))
+
+
+def spawn(workload, loop, n):
+    out = subprocess.run(
+        [sys.executable, "-P", __file__, "child", workload, loop, str(n)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if out.returncode != 0:
+        raise RuntimeError(f"{workload} on {loop} failed: {out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def emit(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def interleaved(label, workload, n, subjects, rounds, unit="ns", params=None, size=None, pick=None):
+    """Runs `rounds` rounds (plus a warm-up) and emits one run event."""
+    emit({"event": "step", "label": label})
+    table = []
+    for r in range(rounds + 1):
+        order = subjects[r % len(subjects):] + subjects[: r % len(subjects)]
+        got = {}
+        for s in order:
+            v = spawn(workload, s, n)
+            got[s] = pick(v) if pick else v
+        if r > 0:
+            table.append([{"value": max(0, int(got[s]))} for s in subjects])
+    run = {
+        "event": "run",
+        "system": "pyloop",
+        "workload": label,
+        "unit": unit,
+        "subjects": [{"name": s, "version": version(s)} for s in subjects],
+        "reference": 0,
+        "rounds": table,
+    }
+    if params:
+        run["params"] = params
+    if size is not None:
+        run["size"] = size
+    emit(run)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--scratch")
+    ap.add_argument("--shm")
+    args, _ = ap.parse_known_args()
+    rounds = 3 if args.quick else 7
+
+    subjects = []
+    for name in LOOPS:
+        if version(name) is None:
+            emit({"event": "note", "text": f"peer {name} is missing: not installed in the bench venv"})
+        else:
+            subjects.append(name)
+    wl = workloads(args.quick)
+    echo = [
+        (mode, fam, size)
+        for mode in ("protocol", "streams", "sock")
+        for fam in ("tcp", "unix")
+        for size in ECHO_SIZES
+    ]
+    emit({"event": "plan", "steps": len(wl) + 3 + len(echo)})
+
+    for label, unit_label, kind, n in wl:
+        interleaved(label, kind, n, subjects, rounds, params={"per": unit_label})
+
+    # Timer lateness: every loop's samples from one process per round; the
+    # run's rounds are the individual timers.
+    emit({"event": "step", "label": "timer lateness"})
+    per = 60 if args.quick else 200
+    samples = {s: [] for s in subjects}
+    for r in range(rounds):
+        order = subjects[r % len(subjects):] + subjects[: r % len(subjects)]
+        for s in order:
+            samples[s].extend(spawn("lateness", s, per))
+    k = min(len(v) for v in samples.values())
+    emit(
+        {
+            "event": "run",
+            "system": "pyloop",
+            "workload": "timer lateness (0.1-10 ms delays)",
+            "unit": "ns",
+            "subjects": [{"name": s, "version": version(s)} for s in subjects],
+            "reference": 0,
+            "rounds": [[{"value": max(0, samples[s][i])} for s in subjects] for i in range(k)],
+        }
+    )
+    early = {s: sum(1 for x in samples[s] if x < 0) for s in subjects}
+    emit({"event": "note", "text": "timers that fired early: " + ", ".join(f"{s} {early[s]}" for s in subjects)})
+
+    idle_rounds = 3 if args.quick else 5
+    interleaved("idle second: CPU time", "idle", 1, subjects, idle_rounds, pick=lambda v: v["cpu_ns"])
+    interleaved(
+        "idle second: context switches", "idle", 1, subjects, idle_rounds, unit="count",
+        pick=lambda v: v["switches"],
+    )
+    n_rss = 2_000_000 if args.quick else 10_000_000
+    rss_label = f"RSS growth, 1M to {n_rss // 1_000_000}M callbacks"
+    interleaved(rss_label, "rss", n_rss, subjects, 1 if args.quick else 3, unit="KiB")
+
+    n_echo = 300 if args.quick else 2000
+    for mode, fam, size in echo:
+        interleaved(
+            f"echo {mode} {fam}",
+            f"echo:{mode}:{fam}:{size}",
+            n_echo,
+            subjects,
+            rounds,
+            params={"size": f"{size // 1024} KiB"},
+            size=size,
+        )
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "child":
+        ap = argparse.ArgumentParser()
+        ap.add_argument("mode")
+        ap.add_argument("workload")
+        ap.add_argument("loop")
+        ap.add_argument("n", type=int)
+        child(ap.parse_args())
+    else:
+        main()
