@@ -415,23 +415,41 @@ def emit(obj):
 
 
 def interleaved(label, workload, n, subjects, rounds, unit="ns", params=None, size=None, pick=None):
-    """Runs `rounds` rounds (plus a warm-up) and emits one run event."""
+    """Runs `rounds` rounds (plus a warm-up) and emits one run event.
+
+    A loop that fails the workload (rloop lacks Unix servers, say) is dropped
+    from this workload's run, and a note says why.
+    """
     emit({"event": "step", "label": label})
-    table = []
+    active = list(subjects)
+    rows = []
     for r in range(rounds + 1):
-        order = subjects[r % len(subjects):] + subjects[: r % len(subjects)]
+        order = active[r % len(active):] + active[: r % len(active)]
         got = {}
         for s in order:
-            v = spawn(workload, s, n)
+            try:
+                v = spawn(workload, s, n)
+            except (RuntimeError, subprocess.TimeoutExpired, ValueError) as e:
+                last = str(e).strip().splitlines()[-1][:200]
+                emit({"event": "note", "text": f"{label}: {s} could not run it ({last})"})
+                active.remove(s)
+                for row in rows:
+                    row.pop(s, None)
+                continue
             got[s] = pick(v) if pick else v
         if r > 0:
-            table.append([{"value": max(0, int(got[s]))} for s in subjects])
+            rows.append(got)
+        if not active:
+            return
+    if "pyloop" not in active:
+        return
+    table = [[{"value": max(0, int(row[s]))} for s in active] for row in rows]
     run = {
         "event": "run",
         "system": "pyloop",
         "workload": label,
         "unit": unit,
-        "subjects": [{"name": s, "version": version(s)} for s in subjects],
+        "subjects": [{"name": s, "version": version(s)} for s in active],
         "reference": 0,
         "rounds": table,
     }

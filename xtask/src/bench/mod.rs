@@ -8,6 +8,7 @@
 
 mod fast_rm;
 mod floor;
+mod pyloop;
 mod rush;
 
 use crate::cmd;
@@ -30,6 +31,12 @@ pub enum Driver {
         bin: &'static str,
         also: &'static [(&'static str, &'static str)],
     },
+    /// A Python script, run in a venv under `target/pyloop/` that has the
+    /// release build of pyloop and `packages` installed.
+    Python {
+        script: &'static str,
+        packages: &'static [&'static str],
+    },
 }
 
 /// One system's benchmarks.
@@ -43,7 +50,12 @@ pub struct System {
 
 /// Every system, in report order.
 pub fn systems() -> Vec<System> {
-    vec![floor::system(), fast_rm::system(), rush::system()]
+    vec![
+        floor::system(),
+        fast_rm::system(),
+        rush::system(),
+        pyloop::system(),
+    ]
 }
 
 fn select(names: &[String]) -> Result<Vec<System>> {
@@ -82,20 +94,27 @@ pub fn run(names: &[String], quick: bool) -> Result<()> {
     let mut build = cmd::cargo();
     build.args(["build", "--release"]);
     for s in &systems {
-        for Driver::Cargo { package, bin, also } in &s.drivers {
-            build.args(["-p", package, "--bin", bin]);
-            for (p, b) in *also {
-                build.args(["-p", p, "--bin", b]);
+        for d in &s.drivers {
+            if let Driver::Cargo { package, bin, also } = d {
+                build.args(["-p", package, "--bin", bin]);
+                for (p, b) in *also {
+                    build.args(["-p", p, "--bin", b]);
+                }
             }
         }
     }
-    cmd::run(&mut build)?;
+    if build.get_args().any(|a| a == "-p") {
+        cmd::run(&mut build)?;
+    }
     // What the drivers measure is what `cargo xtask install` installs: the
     // statically linked builds. The dynamic ones stay in target/release.
     let measured: Vec<(&str, &str)> = systems
         .iter()
         .flat_map(|s| s.drivers.iter())
-        .flat_map(|Driver::Cargo { also, .. }| also.iter().copied())
+        .flat_map(|d| match d {
+            Driver::Cargo { also, .. } => also.iter().copied(),
+            Driver::Python { .. } => [].iter().copied(),
+        })
         .collect();
     let bins: std::collections::BTreeMap<String, PathBuf> = if measured.is_empty() {
         Default::default()
@@ -170,9 +189,17 @@ struct DriverArgs {
     bins: String,
 }
 
-fn driver_command(driver: &Driver, args: &DriverArgs) -> Command {
+fn driver_command(driver: &Driver, args: &DriverArgs) -> Result<Command> {
     let mut c = match driver {
         Driver::Cargo { bin, .. } => Command::new(crate::target_dir().join("release").join(bin)),
+        Driver::Python { script, packages } => {
+            let py = pyloop::prepare(packages)?;
+            let mut c = Command::new(py);
+            // -P: the repository's python/ folder must not shadow the
+            // installed package.
+            c.arg("-P").arg(crate::root().join(script));
+            c
+        }
     };
     if args.quick {
         c.arg("--quick");
@@ -183,11 +210,11 @@ fn driver_command(driver: &Driver, args: &DriverArgs) -> Command {
         .arg(&args.shm)
         .env("XTASK_PEERS", &args.peers)
         .env("XTASK_BINS", &args.bins);
-    c
+    Ok(c)
 }
 
 fn run_driver(system: &str, driver: &Driver, args: &DriverArgs, out: &mut Outcome) -> Result<()> {
-    let mut c = driver_command(driver, args);
+    let mut c = driver_command(driver, args)?;
     c.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

@@ -1,0 +1,31 @@
+//! `pyloop`: the event loop against asyncio's default loop, uvloop and rloop,
+//! each in fresh processes, interleaved. The driver is Python
+//! (`benches/pyloop/bench.py`); it runs in a private venv under
+//! `target/pyloop/` with the release build of pyloop and the peers from PyPI.
+
+use super::{Driver, System};
+
+pub fn system() -> System {
+    System {
+        name: "pyloop",
+        // The peers are Python packages, installed into the driver's venv;
+        // the driver reports their versions and says which are missing.
+        peers: vec![],
+        drivers: vec![Driver::Python {
+            script: "benches/pyloop/bench.py",
+            packages: &["maturin>=1.7,<2", "uvloop", "rloop"],
+        }],
+    }
+}
+
+/// The venv interpreter the driver runs with, pyloop (release) installed.
+pub fn prepare(packages: &[&str]) -> anyhow::Result<std::path::PathBuf> {
+    use anyhow::Context;
+    let python = crate::python::find("3.11")
+        .or_else(|| crate::python::find("3.12"))
+        .or_else(|| crate::python::find("3.13"))
+        .context("no CPython 3.11-3.13 found for the pyloop benchmark")?;
+    let py = crate::python::venv("bench", &python, packages)?;
+    crate::python::install_pyloop(&py, true)?;
+    Ok(py)
+}
