@@ -897,3 +897,33 @@ def test_rss_is_flat_over_many_callbacks(loop):
     run(1_000_000)
     assert rss_kib() - before < 2048
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss > 0
+
+
+def test_protocol_callbacks_run_in_the_transport_context(loop):
+    """data_received runs in the context the transport was made in (a bug:
+    it ran in the loop's own context)."""
+    cvar = contextvars.ContextVar("cvar", default="outer")
+
+    class P(asyncio.Protocol):
+        def __init__(self):
+            self.made = loop.create_future()
+            self.data = loop.create_future()
+
+        def connection_made(self, transport):
+            self.made.set_result(cvar.get())
+
+        def data_received(self, data):
+            self.data.set_result(cvar.get())
+
+    async def main():
+        cvar.set("inner")
+        a, b = socket.socketpair()
+        p = P()
+        tr, _ = await loop.connect_accepted_socket(lambda: p, a)
+        b.send(b"x")
+        got = (await p.made, await p.data)
+        tr.close()
+        b.close()
+        return got
+
+    assert loop.run_until_complete(main()) == ("inner", "inner")

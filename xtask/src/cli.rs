@@ -10,7 +10,7 @@ USAGE:
     cargo xtask bench [SYSTEM...] [--quick] [--micro]
     cargo xtask install [BIN...] [--root DIR]
     cargo xtask conformance rush --oils PATH [--python PATH] [SPEC...]
-    cargo xtask conformance pyloop [--python PATH] [MODULE...]
+    cargo xtask conformance pyloop [--python PATH] [--uvloop PATH] [MODULE...]
 
 COMMANDS:
     test    fmt, clippy -D warnings, and every test (Rust, and Python/Node as
@@ -26,13 +26,17 @@ COMMANDS:
             of rush, and prints pass/total per spec file and in total.
             With pyloop: runs CPython 3.11.7's own test.test_asyncio modules
             with pyloop, asyncio and uvloop, one module per process, and
-            prints pass/total per module for each loop.
+            prints pass/total per module for each loop. With --uvloop (a
+            checkout of MagicStack/uvloop), also uvloop's own test mixins
+            for TCP, Unix, sockets, context, executors, signals and the base
+            loop.
 
 OPTIONS:
     --quick   a short run, for smoke checks (bench)
     --micro   run the criterion micro-benchmarks of the crates instead (bench)
     --root    where to install (install)
     --oils    the Oils checkout (conformance)
+    --uvloop  a MagicStack/uvloop checkout (conformance pyloop)
     --python  the Python to run it with (conformance: 2.7 for rush,
               CPython 3.11.7 for pyloop; found with pyenv by default)
     -h, --help
@@ -61,6 +65,7 @@ pub enum Command {
         system: String,
         oils: Option<std::path::PathBuf>,
         python: Option<std::path::PathBuf>,
+        uvloop: Option<std::path::PathBuf>,
         only: Vec<String>,
     },
 }
@@ -71,7 +76,7 @@ pub fn parse(args: impl IntoIterator<Item = std::ffi::OsString>) -> Result<Comma
     let mut verb: Option<String> = None;
     let (mut systems, mut quick, mut micro, mut help) = (Vec::new(), false, false, false);
     let mut root = None;
-    let (mut oils, mut python) = (None, None);
+    let (mut oils, mut python, mut uvloop) = (None, None, None);
     while let Some(arg) = p.next()? {
         match arg {
             Short('h') | Long("help") => help = true,
@@ -80,6 +85,7 @@ pub fn parse(args: impl IntoIterator<Item = std::ffi::OsString>) -> Result<Comma
             Long("root") => root = Some(std::path::PathBuf::from(p.value()?)),
             Long("oils") => oils = Some(std::path::PathBuf::from(p.value()?)),
             Long("python") => python = Some(std::path::PathBuf::from(p.value()?)),
+            Long("uvloop") => uvloop = Some(std::path::PathBuf::from(p.value()?)),
             Value(v) if verb.is_none() => verb = Some(v.string()?),
             Value(v) => systems.push(v.string()?),
             _ => return Err(arg.unexpected().into()),
@@ -88,8 +94,10 @@ pub fn parse(args: impl IntoIterator<Item = std::ffi::OsString>) -> Result<Comma
     if help {
         return Ok(Command::Help);
     }
-    if (oils.is_some() || python.is_some()) && verb.as_deref() != Some("conformance") {
-        bail!("--oils and --python belong to `conformance`");
+    if (oils.is_some() || python.is_some() || uvloop.is_some())
+        && verb.as_deref() != Some("conformance")
+    {
+        bail!("--oils, --uvloop and --python belong to `conformance`");
     }
     Ok(match verb.as_deref() {
         None | Some("help") => Command::Help,
@@ -111,6 +119,7 @@ pub fn parse(args: impl IntoIterator<Item = std::ffi::OsString>) -> Result<Comma
                 system,
                 oils,
                 python,
+                uvloop,
                 only: rest.collect(),
             }
         }
@@ -144,8 +153,15 @@ pub fn main() -> Result<()> {
             system,
             oils,
             python,
+            uvloop,
             only,
-        } => crate::conformance::run(&system, oils.as_deref(), python.as_deref(), &only),
+        } => crate::conformance::run(
+            &system,
+            oils.as_deref(),
+            python.as_deref(),
+            uvloop.as_deref(),
+            &only,
+        ),
     }
 }
 
@@ -192,10 +208,22 @@ mod tests {
                 system: "rush".into(),
                 oils: Some("/o".into()),
                 python: None,
+                uvloop: None,
                 only: vec!["glob".into()]
+            }
+        );
+        assert_eq!(
+            p("conformance pyloop --uvloop /u test_tasks").unwrap(),
+            Command::Conformance {
+                system: "pyloop".into(),
+                oils: None,
+                python: None,
+                uvloop: Some("/u".into()),
+                only: vec!["test_tasks".into()]
             }
         );
         assert!(p("conformance").is_err());
         assert!(p("bench --oils /o").is_err());
+        assert!(p("test --uvloop /u").is_err());
     }
 }

@@ -158,13 +158,17 @@ pub fn run(
     system: &str,
     oils: Option<&Path>,
     python: Option<&Path>,
+    uvloop: Option<&Path>,
     only: &[String],
 ) -> Result<()> {
     if system == "pyloop" {
         if oils.is_some() {
             bail!("--oils belongs to `conformance rush`");
         }
-        return crate::pyloop_conformance::run(python, only);
+        return crate::pyloop_conformance::run(python, uvloop, only);
+    }
+    if uvloop.is_some() {
+        bail!("--uvloop belongs to `conformance pyloop`");
     }
     if system != "rush" {
         bail!("conformance knows `rush` and `pyloop` (got {system:?})");

@@ -35,11 +35,23 @@ pub const MODULES: &[&str] = &[
 
 pub const LOOPS: &[&str] = &["pyloop", "asyncio", "uvloop"];
 
+/// uvloop's own test modules whose mixins apply to pyloop's part 1 (its TLS
+/// mixins are left out by the runner).
+pub const UVLOOP_MODULES: &[&str] = &[
+    "test_base",
+    "test_tcp",
+    "test_unix",
+    "test_sockets",
+    "test_context",
+    "test_executors",
+    "test_signals",
+];
+
 /// A whole module that runs longer than this is stopped and counted as hung
 /// (the runner also stops any single test after 60 s).
 const MODULE_TIMEOUT_S: u32 = 900;
 
-pub fn run(python: Option<&Path>, only: &[String]) -> Result<()> {
+pub fn run(python: Option<&Path>, uvloop: Option<&Path>, only: &[String]) -> Result<()> {
     let python = match python {
         Some(p) => p.to_path_buf(),
         None => python::find_exact(CPYTHON).with_context(|| {
@@ -59,10 +71,47 @@ pub fn run(python: Option<&Path>, only: &[String]) -> Result<()> {
     let py = python::venv(
         &format!("conformance-{CPYTHON}"),
         &python,
-        &["maturin>=1.7,<2", "uvloop"],
+        // pyOpenSSL: uvloop's test_tcp imports it.
+        &["maturin>=1.7,<2", "uvloop", "pyOpenSSL"],
     )?;
     python::install_pyloop(&py, true)?;
     let runner = crate::root().join("python/conformance/cpython_asyncio.py");
+    let out = crate::target_dir().join("conformance");
+    std::fs::create_dir_all(&out)?;
+    let cpython = suite(&py, &[runner], &modules, &out.join("pyloop.json"))?;
+    println!("CPython {CPYTHON} test.test_asyncio, one module per process:\n");
+    println!("{cpython}");
+    if let Some(checkout) = uvloop {
+        let tests = checkout.join("tests");
+        if !tests.join("test_tcp.py").is_file() {
+            bail!(
+                "{} has no tests/test_tcp.py; is it a uvloop checkout?",
+                checkout.display()
+            );
+        }
+        let runner = crate::root().join("python/conformance/uvloop_suite.py");
+        let args = [runner, "--tests".into(), tests];
+        let table = suite(
+            &py,
+            &args,
+            UVLOOP_MODULES,
+            &out.join("pyloop-uvloop-suite.json"),
+        )?;
+        println!("uvloop's own test mixins (TLS left out), one module per process:\n");
+        println!("{table}");
+    }
+    println!("Details: {}", out.display());
+    Ok(())
+}
+
+/// Runs `modules` with every loop through `runner` (a script and its first
+/// arguments), and returns the table; the details go to `json`.
+fn suite(
+    py: &Path,
+    runner: &[std::path::PathBuf],
+    modules: &[&str],
+    json: &Path,
+) -> Result<String> {
     let mut rows = vec![
         std::iter::once("module".to_string())
             .chain(LOOPS.iter().map(|l| l.to_string()))
@@ -70,11 +119,11 @@ pub fn run(python: Option<&Path>, only: &[String]) -> Result<()> {
     ];
     let mut all = Vec::new();
     let mut totals = vec![(0u64, 0u64); LOOPS.len()];
-    for module in &modules {
+    for module in modules {
         let mut row = vec![module.to_string()];
         for (i, lp) in LOOPS.iter().enumerate() {
             eprintln!("-- {module} with {lp}");
-            let result = run_module(&py, &runner, lp, module);
+            let result = run_module(py, runner, lp, module);
             let cell = match &result {
                 Ok(v) => {
                     let passed = v["passed"].as_u64().unwrap_or(0);
@@ -114,22 +163,16 @@ pub fn run(python: Option<&Path>, only: &[String]) -> Result<()> {
             .chain(totals.iter().map(|(p, t)| format!("{p}/{t}")))
             .collect(),
     );
-    let out = crate::target_dir().join("conformance");
-    std::fs::create_dir_all(&out)?;
-    let json = out.join("pyloop.json");
-    std::fs::write(&json, serde_json::to_string_pretty(&all)?)?;
-    println!("CPython {CPYTHON} test.test_asyncio, one module per process:\n");
-    println!("{}", crate::report::markdown_table(&rows));
-    println!("Details: {}", json.display());
-    Ok(())
+    std::fs::write(json, serde_json::to_string_pretty(&all)?)?;
+    Ok(crate::report::markdown_table(&rows))
 }
 
-fn run_module(py: &Path, runner: &Path, lp: &str, module: &str) -> Result<Value> {
+fn run_module(py: &Path, runner: &[std::path::PathBuf], lp: &str, module: &str) -> Result<Value> {
     let mut c = Command::new("timeout");
     c.args(["--kill-after=10", &MODULE_TIMEOUT_S.to_string()])
         .arg(py)
         .arg("-P")
-        .arg(runner)
+        .args(runner)
         .args(["--loop", lp, module])
         .current_dir(std::env::temp_dir())
         .stdin(Stdio::null())

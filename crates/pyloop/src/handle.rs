@@ -9,7 +9,7 @@ use pyo3::types::{PyDict, PyTuple};
 
 use crate::core::LoopCore;
 
-#[pyclass(subclass, module = "pyloop._pyloop")]
+#[pyclass(subclass, weakref, module = "pyloop._pyloop")]
 #[derive(Debug)]
 pub struct Handle {
     pub(crate) callback: Option<Py<PyAny>>,

@@ -11,6 +11,7 @@ use std::os::fd::{BorrowedFd, RawFd};
 
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::{PyException, PyOSError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView};
 use rustix::io::Errno;
@@ -45,6 +46,10 @@ pub struct SocketTransport {
     eof_written: bool,
     conn_lost: u32,
     rbuf: Vec<u8>,
+    /// The `contextvars.Context` current when the transport was made: the
+    /// protocol's callbacks run in it, as asyncio's reader handles and
+    /// uvloop's transports do.
+    context: Py<PyAny>,
 }
 
 fn errno_to_py(e: Errno) -> PyErr {
@@ -68,15 +73,28 @@ impl SocketTransport {
         self.loop_.as_ref().map(|l| l.bind(py).clone())
     }
 
-    /// Called by the loop when the socket is ready.
+    /// Called by the loop when the socket is ready; runs the protocol's
+    /// callbacks in the transport's context.
     pub(crate) fn on_ready(slf: &Bound<'_, Self>, readable: bool, writable: bool) -> PyResult<()> {
+        let py = slf.py();
+        let ctx = slf.borrow().context.clone_ref(py);
+        // SAFETY: ctx is a contextvars.Context (from PyContext_CopyCurrent);
+        // Enter and Exit are paired on this thread.
+        if unsafe { ffi::PyContext_Enter(ctx.as_ptr()) } != 0 {
+            return Err(PyErr::fetch(py));
+        }
+        let mut res = Ok(());
         if readable {
-            Self::read_ready(slf)?;
+            res = Self::read_ready(slf);
         }
-        if writable {
-            Self::write_ready(slf)?;
+        if writable && res.is_ok() {
+            res = Self::write_ready(slf);
         }
-        Ok(())
+        // SAFETY: paired with the Enter above.
+        if unsafe { ffi::PyContext_Exit(ctx.as_ptr()) } != 0 {
+            return Err(PyErr::fetch(py));
+        }
+        res
     }
 
     fn set_interest(slf: &Bound<'_, Self>, dir: u8, on: bool) -> PyResult<()> {
@@ -454,6 +472,11 @@ impl SocketTransport {
             eof_written: false,
             conn_lost: 0,
             rbuf: vec![0; READ_CHUNK],
+            // SAFETY: with the GIL held; a new reference, or NULL with an
+            // exception set, which from_owned_ptr_or_err takes.
+            context: unsafe {
+                Bound::from_owned_ptr_or_err(loop_.py(), ffi::PyContext_CopyCurrent())?.unbind()
+            },
         })
     }
 
