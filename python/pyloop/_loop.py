@@ -109,6 +109,11 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
     def is_running(self):
         return self._thread_id is not None
 
+    @property
+    def _closed(self):
+        # asyncio's loops have this attribute, and code in the wild reads it.
+        return self.is_closed()
+
     def run_forever(self):
         self._check_closed()
         self._check_running()

@@ -927,3 +927,9 @@ def test_protocol_callbacks_run_in_the_transport_context(loop):
         return got
 
     assert loop.run_until_complete(main()) == ("inner", "inner")
+
+
+def test_closed_attribute_as_asyncio_has_it(loop):
+    assert loop._closed is False
+    loop.close()
+    assert loop._closed is True
