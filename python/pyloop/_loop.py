@@ -42,6 +42,19 @@ def _not_implemented(what):
     raise NotImplementedError(_NOT_IN_PART_1.format(what))
 
 
+def _check_no_tls(ssl, handshake_timeout=None, shutdown_timeout=None, server_hostname=None):
+    """TLS comes in part 2: refuse it by name, and its options without it, as
+    asyncio does."""
+    if ssl:
+        _not_implemented("TLS (ssl=)")
+    if server_hostname is not None:
+        raise ValueError("server_hostname is only meaningful with ssl")
+    if handshake_timeout is not None:
+        raise ValueError("ssl_handshake_timeout is only meaningful with ssl")
+    if shutdown_timeout is not None:
+        raise ValueError("ssl_shutdown_timeout is only meaningful with ssl")
+
+
 def _sighandler_noop(signum, frame):
     """Dummy signal handler: the wakeup fd carries the signal to the loop."""
 
@@ -679,14 +692,7 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
         interleave=None,
         all_errors=False,
     ):
-        if ssl:
-            _not_implemented("TLS (ssl=)")
-        if server_hostname is not None:
-            raise ValueError("server_hostname is only meaningful with ssl")
-        if ssl_handshake_timeout is not None:
-            raise ValueError("ssl_handshake_timeout is only meaningful with ssl")
-        if ssl_shutdown_timeout is not None:
-            raise ValueError("ssl_shutdown_timeout is only meaningful with ssl")
+        _check_no_tls(ssl, ssl_handshake_timeout, ssl_shutdown_timeout, server_hostname)
         if sock is not None:
             base_events._check_ssl_socket(sock)
         if happy_eyeballs_delay is not None and interleave is None:
@@ -759,14 +765,7 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
         ssl_handshake_timeout=None,
         ssl_shutdown_timeout=None,
     ):
-        if ssl:
-            _not_implemented("TLS (ssl=)")
-        if server_hostname is not None:
-            raise ValueError("server_hostname is only meaningful with ssl")
-        if ssl_handshake_timeout is not None:
-            raise ValueError("ssl_handshake_timeout is only meaningful with ssl")
-        if ssl_shutdown_timeout is not None:
-            raise ValueError("ssl_shutdown_timeout is only meaningful with ssl")
+        _check_no_tls(ssl, ssl_handshake_timeout, ssl_shutdown_timeout, server_hostname)
         if path is not None:
             if sock is not None:
                 raise ValueError("path and sock can not be specified at the same time")
@@ -796,12 +795,7 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
     ):
         if sock.type != socket.SOCK_STREAM:
             raise ValueError(f"A Stream Socket was expected, got {sock!r}")
-        if ssl:
-            _not_implemented("TLS (ssl=)")
-        if ssl_handshake_timeout is not None:
-            raise ValueError("ssl_handshake_timeout is only meaningful with ssl")
-        if ssl_shutdown_timeout is not None:
-            raise ValueError("ssl_shutdown_timeout is only meaningful with ssl")
+        _check_no_tls(ssl, ssl_handshake_timeout, ssl_shutdown_timeout)
         return await self._create_connection_transport(sock, protocol_factory)
 
     # Servers.
@@ -826,12 +820,7 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
     ):
         if isinstance(ssl, bool):
             raise TypeError("ssl argument must be an SSLContext or None")
-        if ssl is not None:
-            _not_implemented("TLS (ssl=)")
-        if ssl_handshake_timeout is not None:
-            raise ValueError("ssl_handshake_timeout is only meaningful with ssl")
-        if ssl_shutdown_timeout is not None:
-            raise ValueError("ssl_shutdown_timeout is only meaningful with ssl")
+        _check_no_tls(ssl, ssl_handshake_timeout, ssl_shutdown_timeout)
         if sock is not None:
             base_events._check_ssl_socket(sock)
         if host is not None or port is not None:
@@ -934,12 +923,7 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
     ):
         if isinstance(ssl, bool):
             raise TypeError("ssl argument must be an SSLContext or None")
-        if ssl is not None:
-            _not_implemented("TLS (ssl=)")
-        if ssl_handshake_timeout is not None:
-            raise ValueError("ssl_handshake_timeout is only meaningful with ssl")
-        if ssl_shutdown_timeout is not None:
-            raise ValueError("ssl_shutdown_timeout is only meaningful with ssl")
+        _check_no_tls(ssl, ssl_handshake_timeout, ssl_shutdown_timeout)
         if path is not None:
             if sock is not None:
                 raise ValueError("path and sock can not be specified at the same time")

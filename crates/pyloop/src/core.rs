@@ -101,6 +101,22 @@ fn time_now() -> f64 {
     poll::now_ns() as f64 / 1e9
 }
 
+/// A time argument in seconds: a number, not NaN.
+fn seconds(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<f64> {
+    let v: f64 = obj.extract().map_err(|_| {
+        let ty = obj
+            .get_type()
+            .name()
+            .map(|n| n.to_string())
+            .unwrap_or_default();
+        PyTypeError::new_err(format!("{what} must be a number, not {ty}"))
+    })?;
+    if v.is_nan() {
+        return Err(PyValueError::new_err(format!("{what} must not be NaN")));
+    }
+    Ok(v)
+}
+
 fn fileno(obj: &Bound<'_, PyAny>) -> PyResult<RawFd> {
     let fd: i64 = if let Ok(fd) = obj.extract::<i64>() {
         fd
@@ -502,19 +518,7 @@ impl LoopCore {
         args: &Bound<'_, PyTuple>,
         context: Option<Py<PyAny>>,
     ) -> PyResult<Py<PyAny>> {
-        let delay: f64 = delay.extract().map_err(|_| {
-            PyTypeError::new_err(format!(
-                "delay must be a number, not {}",
-                delay
-                    .get_type()
-                    .name()
-                    .map(|n| n.to_string())
-                    .unwrap_or_default()
-            ))
-        })?;
-        if delay.is_nan() {
-            return Err(PyValueError::new_err("delay must not be NaN"));
-        }
+        let delay = seconds(delay, "delay")?;
         let when = time_now() + delay;
         Self::call_at_f(slf, when, callback, args, context, "call_later")
     }
@@ -527,18 +531,7 @@ impl LoopCore {
         args: &Bound<'_, PyTuple>,
         context: Option<Py<PyAny>>,
     ) -> PyResult<Py<PyAny>> {
-        let when: f64 = when.extract().map_err(|_| {
-            PyTypeError::new_err(format!(
-                "when must be a number, not {}",
-                when.get_type()
-                    .name()
-                    .map(|n| n.to_string())
-                    .unwrap_or_default()
-            ))
-        })?;
-        if when.is_nan() {
-            return Err(PyValueError::new_err("when must not be NaN"));
-        }
+        let when = seconds(when, "when")?;
         Self::call_at_f(slf, when, callback, args, context, "call_at")
     }
 
