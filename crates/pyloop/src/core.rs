@@ -312,7 +312,13 @@ impl LoopCore {
             }
             (lp.poller()?.epoll_fd(), lp.wake_fd, block)
         };
-        let waited = py.detach(|| poll::wait(epfd, events, block, ready_fds));
+        // A zero-timeout poll returns at once: keep the GIL for it, since
+        // releasing and taking it back costs more than the system call.
+        let waited = if block {
+            py.detach(|| poll::wait(epfd, events, true, ready_fds))
+        } else {
+            poll::wait(epfd, events, false, ready_fds)
+        };
         slf.borrow_mut().sleeping = false;
         if let Err(e) = waited {
             if e.kind() == std::io::ErrorKind::Interrupted {
