@@ -187,6 +187,45 @@ impl LoopCore {
         Ok(old)
     }
 
+    /// Raises if the loop is closed and, in debug mode, if called from a
+    /// thread other than the loop's. One borrow for both checks.
+    fn check_open_and_thread(slf: &Bound<'_, Self>) -> PyResult<()> {
+        let debug = {
+            let lp = slf.borrow();
+            lp.check_closed()?;
+            lp.debug
+        };
+        if debug {
+            slf.call_method0("_check_thread")?;
+        }
+        Ok(())
+    }
+
+    /// Whether `fd` has a reader (`dir` READ) or a writer (WRITE).
+    fn has_callback(&self, fd: RawFd, dir: u8) -> bool {
+        self.fds.get(&fd).is_some_and(|e| {
+            if dir == READ {
+                e.reader.is_some()
+            } else {
+                e.writer.is_some()
+            }
+        })
+    }
+
+    /// Raises if a transport owns `fd`, as asyncio's `_ensure_fd_no_transport`.
+    /// The transport's repr is taken after the borrow ends.
+    fn ensure_no_transport(slf: &Bound<'_, Self>, fd: RawFd) -> PyResult<()> {
+        let py = slf.py();
+        let owner = slf.borrow().transport_of(fd).map(|t| t.clone_ref(py));
+        match owner {
+            Some(t) => Err(PyRuntimeError::new_err(format!(
+                "File descriptor {fd} is used by transport {}",
+                t.bind(py).repr()?
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// The transport registered for `fd`, if a transport owns it.
     fn transport_of(&self, fd: RawFd) -> Option<&Py<SocketTransport>> {
         let e = self.fds.get(&fd)?;
@@ -478,10 +517,7 @@ impl LoopCore {
         args: &Bound<'_, PyTuple>,
         context: Option<Py<PyAny>>,
     ) -> PyResult<Py<PyAny>> {
-        slf.borrow().check_closed()?;
-        if slf.borrow().debug {
-            slf.call_method0("_check_thread")?;
-        }
+        Self::check_open_and_thread(slf)?;
         let h = Self::new_handle(slf, callback, args, context, f64::NAN, "call_soon")?;
         let hh = h.bind(slf.py()).cast::<Handle>()?.clone().unbind();
         slf.borrow_mut().ready.push_back(hh);
@@ -642,15 +678,8 @@ impl LoopCore {
     }
 
     /// Raises if a transport owns `fd`, as asyncio's `_ensure_fd_no_transport`.
-    fn _ensure_fd_no_transport(&self, py: Python<'_>, fd: &Bound<'_, PyAny>) -> PyResult<()> {
-        let fd = fileno(fd)?;
-        if let Some(t) = self.transport_of(fd) {
-            return Err(PyRuntimeError::new_err(format!(
-                "File descriptor {fd} is used by transport {}",
-                t.bind(py).repr()?
-            )));
-        }
-        Ok(())
+    fn _ensure_fd_no_transport(slf: &Bound<'_, Self>, fd: &Bound<'_, PyAny>) -> PyResult<()> {
+        Self::ensure_no_transport(slf, fileno(fd)?)
     }
 
     /// The number of callbacks queued to run: for tests and debugging.
@@ -677,10 +706,7 @@ impl LoopCore {
         context: Option<Py<PyAny>>,
         what: &str,
     ) -> PyResult<Py<PyAny>> {
-        slf.borrow().check_closed()?;
-        if slf.borrow().debug {
-            slf.call_method0("_check_thread")?;
-        }
+        Self::check_open_and_thread(slf)?;
         let h = Self::new_handle(slf, callback, args, context, when, what)?;
         slf.borrow_mut().schedule_timer(slf.py(), &h, when)?;
         Ok(h)
@@ -697,12 +723,7 @@ impl LoopCore {
         let py = slf.py();
         slf.borrow().check_closed()?;
         let fdn = fileno(fd)?;
-        if let Some(t) = slf.borrow().transport_of(fdn) {
-            return Err(PyRuntimeError::new_err(format!(
-                "File descriptor {fdn} is used by transport {}",
-                t.bind(py).repr()?
-            )));
-        }
+        Self::ensure_no_transport(slf, fdn)?;
         let h = Self::new_handle(slf, callback, args, None, f64::NAN, what)?;
         let hh = h.bind(py).cast::<Handle>()?.clone().unbind();
         let old = slf
@@ -720,24 +741,8 @@ impl LoopCore {
         if slf.borrow().closed {
             return Ok(false);
         }
-        if let Some(t) = slf.borrow().transport_of(fdn) {
-            return Err(PyRuntimeError::new_err(format!(
-                "File descriptor {fdn} is used by transport {}",
-                t.bind(py).repr()?
-            )));
-        }
-        let present = slf
-            .borrow()
-            .fds
-            .get(&fdn)
-            .map(|e| {
-                if dir == READ {
-                    e.reader.is_some()
-                } else {
-                    e.writer.is_some()
-                }
-            })
-            .unwrap_or(false);
+        Self::ensure_no_transport(slf, fdn)?;
+        let present = slf.borrow().has_callback(fdn, dir);
         if !present {
             return Ok(false);
         }
@@ -761,17 +766,7 @@ impl LoopCore {
         if lp.closed {
             return Ok(());
         }
-        let has = lp
-            .fds
-            .get(&fd)
-            .map(|e| {
-                if dir == READ {
-                    e.reader.is_some()
-                } else {
-                    e.writer.is_some()
-                }
-            })
-            .unwrap_or(false);
+        let has = lp.has_callback(fd, dir);
         if !has && cb.is_none() {
             return Ok(());
         }
