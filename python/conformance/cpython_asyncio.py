@@ -113,6 +113,33 @@ class Result(unittest.TestResult):
         self.passed.append(test.id())
 
 
+def run_and_report(suite, args):
+    """Runs `suite` with a SIGALRM watchdog per test and prints the JSON
+    line: the shared end of this runner and uvloop_suite.py."""
+
+    def on_alarm(signum, frame):
+        raise Hang(f"test ran longer than {args.test_timeout} s")
+
+    signal.signal(signal.SIGALRM, on_alarm)
+    result = Result(args.test_timeout)
+    # Module-level fixtures (tearDownModule) run at the end of suite.run.
+    suite.run(result)
+    if args.verbose:
+        for test, text in result.failures + result.errors:
+            print(f"==== {test.id()}\n{text}", file=sys.stderr)
+    skipped = len(result.skipped)
+    out = {
+        "module": args.module,
+        "loop": args.loop,
+        "passed": len(result.passed),
+        "total": result.testsRun - skipped,
+        "skipped": skipped,
+        "hung": result.hung,
+        "not_passed": result.bad,
+    }
+    print(json.dumps(out), flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--loop", required=True)
@@ -128,11 +155,6 @@ def main():
     if args.loop == "uvloop":
         factory = _with_default_executor_attr(factory)
         policy._loop_factory = factory
-
-    def on_alarm(signum, frame):
-        raise Hang(f"test ran longer than {args.test_timeout} s")
-
-    signal.signal(signal.SIGALRM, on_alarm)
 
     mod = importlib.import_module(f"test.test_asyncio.{args.module}")
     loader = unittest.TestLoader()
@@ -161,24 +183,7 @@ def main():
         walk(suite)
         suite = unittest.TestSuite(flat)
 
-    result = Result(args.test_timeout)
-    suite.run(result)
-    if args.verbose:
-        for test, text in result.failures + result.errors:
-            print(f"==== {test.id()}\n{text}", file=sys.stderr)
-    # Module-level fixtures (tearDownModule) run at the end of suite.run.
-    skipped = len(result.skipped)
-    total = result.testsRun - skipped
-    out = {
-        "module": args.module,
-        "loop": args.loop,
-        "passed": len(result.passed),
-        "total": total,
-        "skipped": skipped,
-        "hung": result.hung,
-        "not_passed": result.bad,
-    }
-    print(json.dumps(out), flush=True)
+    run_and_report(suite, args)
 
 
 if __name__ == "__main__":

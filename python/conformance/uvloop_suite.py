@@ -17,14 +17,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import os
-import signal
 import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cpython_asyncio import Hang, Result  # noqa: E402
+from cpython_asyncio import run_and_report  # noqa: E402
 
 SKIP_MIXINS = {"_TestSSL"}
 
@@ -67,11 +65,6 @@ def main():
     else:
         raise SystemExit(f"unknown loop {args.loop!r}")
 
-    def on_alarm(signum, frame):
-        raise Hang(f"test ran longer than {args.test_timeout} s")
-
-    signal.signal(signal.SIGALRM, on_alarm)
-
     mod = importlib.import_module(f"{os.path.basename(tests_dir)}.{args.module}")
     loader = unittest.TestLoader()
     suite = unittest.TestSuite()
@@ -98,26 +91,7 @@ def main():
         cls = type(f"{mixin.__name__}_{args.loop}", (mixin, Case), attrs)
         suite.addTests(loader.loadTestsFromTestCase(cls))
 
-    result = Result(args.test_timeout)
-    suite.run(result)
-    if args.verbose:
-        for test, text in result.failures + result.errors:
-            print(f"==== {test.id()}\n{text}", file=sys.stderr)
-    skipped = len(result.skipped)
-    print(
-        json.dumps(
-            {
-                "module": args.module,
-                "loop": args.loop,
-                "passed": len(result.passed),
-                "total": result.testsRun - skipped,
-                "skipped": skipped,
-                "hung": result.hung,
-                "not_passed": result.bad,
-            }
-        ),
-        flush=True,
-    )
+    run_and_report(suite, args)
 
 
 if __name__ == "__main__":
