@@ -36,10 +36,8 @@ def new_event_loop() -> Loop:
     return Loop()
 
 
-def run(main, *, debug=None, **run_kwargs):
+def run(main, *, debug=None):
     """Runs the coroutine ``main`` on a new pyloop loop, as ``asyncio.run``."""
-    if run_kwargs:
-        raise TypeError(f"run() got unexpected keyword arguments {sorted(run_kwargs)}")
     with __asyncio.Runner(loop_factory=new_event_loop, debug=debug) as runner:
         return runner.run(main)
 

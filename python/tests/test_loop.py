@@ -933,3 +933,10 @@ def test_closed_attribute_as_asyncio_has_it(loop):
     assert loop._closed is False
     loop.close()
     assert loop._closed is True
+
+
+def test_run_rejects_unknown_keywords():
+    coro = asyncio.sleep(0)
+    with pytest.raises(TypeError):
+        pyloop.run(coro, loop_factory=None)
+    coro.close()
