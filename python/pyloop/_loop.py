@@ -32,8 +32,14 @@ from asyncio.log import logger
 
 from . import _pyloop
 
+try:
+    import ssl as _ssl
+    from asyncio import sslproto
+except ImportError:  # Python built without OpenSSL
+    _ssl = sslproto = None
+
 _NOT_IN_PART_1 = (
-    "pyloop does not implement {} yet (subprocesses, TLS, UDP, pipes and "
+    "pyloop does not implement {} yet (subprocesses, UDP, pipes and "
     "sendfile come in a later release); use asyncio's default loop for it"
 )
 
@@ -42,17 +48,15 @@ def _not_implemented(what):
     raise NotImplementedError(_NOT_IN_PART_1.format(what))
 
 
-def _check_no_tls(ssl, handshake_timeout=None, shutdown_timeout=None, server_hostname=None):
-    """TLS comes in part 2: refuse it by name, and its options without it, as
-    asyncio does."""
-    if ssl:
-        _not_implemented("TLS (ssl=)")
-    if server_hostname is not None:
-        raise ValueError("server_hostname is only meaningful with ssl")
-    if handshake_timeout is not None:
-        raise ValueError("ssl_handshake_timeout is only meaningful with ssl")
-    if shutdown_timeout is not None:
-        raise ValueError("ssl_shutdown_timeout is only meaningful with ssl")
+def _check_ssl_options(ssl, handshake_timeout=None, shutdown_timeout=None):
+    """The TLS timeouts mean something only with ``ssl``, as in asyncio."""
+    if ssl is None or ssl is False:
+        if handshake_timeout is not None:
+            raise ValueError("ssl_handshake_timeout is only meaningful with ssl")
+        if shutdown_timeout is not None:
+            raise ValueError("ssl_shutdown_timeout is only meaningful with ssl")
+    elif _ssl is None:
+        raise RuntimeError("Python ssl module is not available")
 
 
 def _sighandler_noop(signum, frame):
@@ -622,11 +626,64 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
             self.call_soon(futures._set_result_unless_cancelled, waiter, None)
         return transport
 
-    async def _create_connection_transport(self, sock, protocol_factory):
+    def _make_ssl_transport(
+        self,
+        rawsock,
+        protocol,
+        sslcontext,
+        waiter=None,
+        *,
+        server_side=False,
+        server_hostname=None,
+        extra=None,
+        server=None,
+        ssl_handshake_timeout=None,
+        ssl_shutdown_timeout=None,
+    ):
+        """TLS over the Rust socket transport: asyncio's own ``SSLProtocol``
+        (a BufferedProtocol) sits between the socket transport and the
+        application's protocol, as in asyncio and uvloop."""
+        ssl_protocol = sslproto.SSLProtocol(
+            self,
+            protocol,
+            sslcontext,
+            waiter,
+            server_side,
+            server_hostname,
+            ssl_handshake_timeout=ssl_handshake_timeout,
+            ssl_shutdown_timeout=ssl_shutdown_timeout,
+        )
+        self._make_socket_transport(rawsock, ssl_protocol, extra=extra, server=server)
+        return ssl_protocol._app_transport
+
+    async def _create_connection_transport(
+        self,
+        sock,
+        protocol_factory,
+        ssl=None,
+        server_hostname=None,
+        server_side=False,
+        ssl_handshake_timeout=None,
+        ssl_shutdown_timeout=None,
+    ):
         sock.setblocking(False)
         protocol = protocol_factory()
         waiter = self.create_future()
-        transport = self._make_socket_transport(sock, protocol, waiter)
+        if ssl:
+            # ssl=True: SSLProtocol makes a default client context.
+            sslcontext = None if isinstance(ssl, bool) else ssl
+            transport = self._make_ssl_transport(
+                sock,
+                protocol,
+                sslcontext,
+                waiter,
+                server_side=server_side,
+                server_hostname=server_hostname,
+                ssl_handshake_timeout=ssl_handshake_timeout,
+                ssl_shutdown_timeout=ssl_shutdown_timeout,
+            )
+        else:
+            transport = self._make_socket_transport(sock, protocol, waiter)
         try:
             await waiter
         except BaseException:
@@ -692,7 +749,15 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
         interleave=None,
         all_errors=False,
     ):
-        _check_no_tls(ssl, ssl_handshake_timeout, ssl_shutdown_timeout, server_hostname)
+        if server_hostname is not None and not ssl:
+            raise ValueError("server_hostname is only meaningful with ssl")
+        if server_hostname is None and ssl:
+            # The host is the default name to check the certificate against;
+            # without one, the caller must say (or pass '' to skip the check).
+            if not host:
+                raise ValueError("You must set server_hostname when using ssl without a host")
+            server_hostname = host
+        _check_ssl_options(ssl, ssl_handshake_timeout, ssl_shutdown_timeout)
         if sock is not None:
             base_events._check_ssl_socket(sock)
         if happy_eyeballs_delay is not None and interleave is None:
@@ -752,7 +817,14 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
                 raise ValueError("host and port was not specified and no sock specified")
             if sock.type != socket.SOCK_STREAM:
                 raise ValueError(f"A Stream Socket was expected, got {sock!r}")
-        return await self._create_connection_transport(sock, protocol_factory)
+        return await self._create_connection_transport(
+            sock,
+            protocol_factory,
+            ssl,
+            server_hostname,
+            ssl_handshake_timeout=ssl_handshake_timeout,
+            ssl_shutdown_timeout=ssl_shutdown_timeout,
+        )
 
     async def create_unix_connection(
         self,
@@ -765,7 +837,12 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
         ssl_handshake_timeout=None,
         ssl_shutdown_timeout=None,
     ):
-        _check_no_tls(ssl, ssl_handshake_timeout, ssl_shutdown_timeout, server_hostname)
+        if ssl:
+            if server_hostname is None:
+                raise ValueError("you have to pass server_hostname when using ssl")
+        elif server_hostname is not None:
+            raise ValueError("server_hostname is only meaningful with ssl")
+        _check_ssl_options(ssl, ssl_handshake_timeout, ssl_shutdown_timeout)
         if path is not None:
             if sock is not None:
                 raise ValueError("path and sock can not be specified at the same time")
@@ -782,7 +859,14 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
                 raise ValueError("no path and sock were specified")
             if sock.family != socket.AF_UNIX or sock.type != socket.SOCK_STREAM:
                 raise ValueError(f"A UNIX Domain Stream Socket was expected, got {sock!r}")
-        return await self._create_connection_transport(sock, protocol_factory)
+        return await self._create_connection_transport(
+            sock,
+            protocol_factory,
+            ssl,
+            server_hostname,
+            ssl_handshake_timeout=ssl_handshake_timeout,
+            ssl_shutdown_timeout=ssl_shutdown_timeout,
+        )
 
     async def connect_accepted_socket(
         self,
@@ -795,8 +879,16 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
     ):
         if sock.type != socket.SOCK_STREAM:
             raise ValueError(f"A Stream Socket was expected, got {sock!r}")
-        _check_no_tls(ssl, ssl_handshake_timeout, ssl_shutdown_timeout)
-        return await self._create_connection_transport(sock, protocol_factory)
+        _check_ssl_options(ssl, ssl_handshake_timeout, ssl_shutdown_timeout)
+        return await self._create_connection_transport(
+            sock,
+            protocol_factory,
+            ssl,
+            "",
+            server_side=True,
+            ssl_handshake_timeout=ssl_handshake_timeout,
+            ssl_shutdown_timeout=ssl_shutdown_timeout,
+        )
 
     # Servers.
 
@@ -820,7 +912,7 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
     ):
         if isinstance(ssl, bool):
             raise TypeError("ssl argument must be an SSLContext or None")
-        _check_no_tls(ssl, ssl_handshake_timeout, ssl_shutdown_timeout)
+        _check_ssl_options(ssl, ssl_handshake_timeout, ssl_shutdown_timeout)
         if sock is not None:
             base_events._check_ssl_socket(sock)
         if host is not None or port is not None:
@@ -892,7 +984,9 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
             sockets = [sock]
         for s in sockets:
             s.setblocking(False)
-        server = Server(self, sockets, protocol_factory, backlog)
+        server = Server(
+            self, sockets, protocol_factory, backlog, ssl, ssl_handshake_timeout, ssl_shutdown_timeout
+        )
         if start_serving:
             server._start_serving()
             await tasks.sleep(0)
@@ -923,7 +1017,7 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
     ):
         if isinstance(ssl, bool):
             raise TypeError("ssl argument must be an SSLContext or None")
-        _check_no_tls(ssl, ssl_handshake_timeout, ssl_shutdown_timeout)
+        _check_ssl_options(ssl, ssl_handshake_timeout, ssl_shutdown_timeout)
         if path is not None:
             if sock is not None:
                 raise ValueError("path and sock can not be specified at the same time")
@@ -965,7 +1059,16 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
                 except OSError:
                     pass
         sock.setblocking(False)
-        server = Server(self, [sock], protocol_factory, backlog, unix_path)
+        server = Server(
+            self,
+            [sock],
+            protocol_factory,
+            backlog,
+            ssl,
+            ssl_handshake_timeout,
+            ssl_shutdown_timeout,
+            unix_path,
+        )
         if start_serving:
             server._start_serving()
             await tasks.sleep(0)
@@ -1003,6 +1106,11 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
                     return
                 raise
             else:
+                if server._ssl_context is not None:
+                    self.create_task(
+                        self._accept_tls_connection(protocol_factory, conn, addr, server)
+                    )
+                    continue
                 try:
                     protocol = protocol_factory()
                     self._make_socket_transport(
@@ -1018,6 +1126,46 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
                             "exception": exc,
                         }
                     )
+
+    async def _accept_tls_connection(self, protocol_factory, conn, addr, server):
+        """Runs the server side of the TLS handshake for one accepted socket;
+        a failed handshake closes that connection and reaches the exception
+        handler, and the server goes on."""
+        protocol = None
+        transport = None
+        try:
+            protocol = protocol_factory()
+            waiter = self.create_future()
+            transport = self._make_ssl_transport(
+                conn,
+                protocol,
+                server._ssl_context,
+                waiter,
+                server_side=True,
+                extra={"peername": addr},
+                server=server,
+                ssl_handshake_timeout=server._ssl_handshake_timeout,
+                ssl_shutdown_timeout=server._ssl_shutdown_timeout,
+            )
+            try:
+                await waiter
+            except BaseException:
+                transport.close()
+                raise
+        except (SystemExit, KeyboardInterrupt):
+            raise
+        except BaseException as exc:
+            if self.is_closed():
+                return
+            context = {
+                "message": "Error on transport creation for incoming connection",
+                "exception": exc,
+            }
+            if protocol is not None:
+                context["protocol"] = protocol
+            if transport is not None:
+                context["transport"] = transport
+            self.call_exception_handler(context)
 
     def _stop_serving(self, sock):
         try:
@@ -1135,8 +1283,54 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
     async def connect_write_pipe(self, protocol_factory, pipe):
         _not_implemented("pipes (connect_write_pipe)")
 
-    async def start_tls(self, transport, protocol, sslcontext, **kwargs):
-        _not_implemented("TLS (start_tls)")
+    async def start_tls(
+        self,
+        transport,
+        protocol,
+        sslcontext,
+        *,
+        server_side=False,
+        server_hostname=None,
+        ssl_handshake_timeout=None,
+        ssl_shutdown_timeout=None,
+    ):
+        """Upgrades a connection to TLS: the socket transport's protocol
+        becomes an ``SSLProtocol``, and the returned transport carries the
+        application's protocol."""
+        if _ssl is None:
+            raise RuntimeError("Python ssl module is not available")
+        if not isinstance(sslcontext, _ssl.SSLContext):
+            raise TypeError(
+                f"sslcontext is expected to be an instance of ssl.SSLContext, got {sslcontext!r}"
+            )
+        if not getattr(transport, "_start_tls_compatible", False):
+            raise TypeError(f"transport {transport!r} is not supported by start_tls()")
+        waiter = self.create_future()
+        ssl_protocol = sslproto.SSLProtocol(
+            self,
+            protocol,
+            sslcontext,
+            waiter,
+            server_side,
+            server_hostname,
+            ssl_handshake_timeout=ssl_handshake_timeout,
+            ssl_shutdown_timeout=ssl_shutdown_timeout,
+            call_connection_made=False,
+        )
+        # Pause first, so that the SSL protocol sees no data before
+        # connection_made.
+        transport.pause_reading()
+        transport.set_protocol(ssl_protocol)
+        conmade_cb = self.call_soon(ssl_protocol.connection_made, transport)
+        resume_cb = self.call_soon(transport.resume_reading)
+        try:
+            await waiter
+        except BaseException:
+            transport.close()
+            conmade_cb.cancel()
+            resume_cb.cancel()
+            raise
+        return ssl_protocol._app_transport
 
     async def sendfile(self, transport, file, offset=0, count=None, *, fallback=True):
         _not_implemented("sendfile")
@@ -1220,8 +1414,13 @@ class SocketTransport(asyncio.Transport):
     def set_protocol(self, protocol):
         self._core.set_protocol(protocol)
 
+    _start_tls_compatible = True
+
     def _start_reading(self):
         self._core._start_reading()
+
+    def _force_close(self, exc):
+        self._core._force_close(exc)
 
     @property
     def _sock(self):
@@ -1240,8 +1439,21 @@ def _run_until_complete_cb(fut):
 class Server(asyncio.AbstractServer):
     """What ``create_server`` and ``create_unix_server`` return."""
 
-    def __init__(self, loop, sockets, protocol_factory, backlog, unix_path=None):
+    def __init__(
+        self,
+        loop,
+        sockets,
+        protocol_factory,
+        backlog,
+        ssl_context=None,
+        ssl_handshake_timeout=None,
+        ssl_shutdown_timeout=None,
+        unix_path=None,
+    ):
         self._loop = loop
+        self._ssl_context = ssl_context
+        self._ssl_handshake_timeout = ssl_handshake_timeout
+        self._ssl_shutdown_timeout = ssl_shutdown_timeout
         self._sockets = sockets
         self._active_count = 0
         self._clients = weakref.WeakSet()

@@ -813,6 +813,141 @@ def test_add_remove_signal_handler(loop):
         loop.add_signal_handler(signal.SIGKILL, print)
 
 
+# TLS: asyncio's SSLProtocol over the Rust socket transport.
+
+CERTS = os.path.join(os.path.dirname(__file__), "certs")
+
+
+def tls_contexts():
+    import ssl
+
+    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server.load_cert_chain(os.path.join(CERTS, "cert.pem"), os.path.join(CERTS, "key.pem"))
+    client = ssl.create_default_context(cafile=os.path.join(CERTS, "ca.pem"))
+    return server, client
+
+
+async def tls_echo_handler(reader, writer):
+    while data := await reader.read(65536):
+        writer.write(data)
+        await writer.drain()
+    writer.close()
+    await writer.wait_closed()
+
+
+@pytest.mark.parametrize("family", ["tcp", "unix"])
+def test_tls_echo_over_tcp_and_unix(loop, family, tmp_path):
+    server_ctx, client_ctx = tls_contexts()
+    payload = os.urandom(1 << 20)
+
+    async def main():
+        if family == "tcp":
+            server = await asyncio.start_server(tls_echo_handler, "127.0.0.1", 0, ssl=server_ctx)
+            port = server.sockets[0].getsockname()[1]
+            conn = asyncio.open_connection("127.0.0.1", port, ssl=client_ctx, server_hostname="localhost")
+        else:
+            path = str(tmp_path / "tls.sock")
+            server = await asyncio.start_unix_server(tls_echo_handler, path, ssl=server_ctx)
+            conn = asyncio.open_unix_connection(path, ssl=client_ctx, server_hostname="localhost")
+        reader, writer = await conn
+        assert writer.get_extra_info("peercert")["subject"] == ((("commonName", "localhost"),),)
+        assert writer.get_extra_info("ssl_object").version().startswith("TLS")
+        writer.write(payload)
+        got = await reader.readexactly(len(payload))
+        writer.close()
+        await writer.wait_closed()
+        server.close()
+        await server.wait_closed()
+        return got
+
+    assert loop.run_until_complete(main()) == payload
+
+
+def test_tls_untrusted_certificate_fails_the_handshake(loop):
+    import ssl
+
+    server_ctx, client_ctx = tls_contexts()
+    loop.set_exception_handler(lambda lp, ctx: None)
+
+    async def main():
+        server = await loop.create_server(asyncio.Protocol, "127.0.0.1", 0, ssl=server_ctx)
+        port = server.sockets[0].getsockname()[1]
+        with pytest.raises(ssl.SSLCertVerificationError):
+            # The system's CAs do not know the test CA.
+            await loop.create_connection(
+                asyncio.Protocol, "127.0.0.1", port, ssl=ssl.create_default_context(),
+                server_hostname="localhost",
+            )
+        # The server survived the failed handshake.
+        tr, _ = await loop.create_connection(
+            asyncio.Protocol, "127.0.0.1", port, ssl=client_ctx, server_hostname="localhost"
+        )
+        assert tr.get_extra_info("ssl_object") is not None
+        tr.close()
+        server.close()
+        await server.wait_closed()
+
+    loop.run_until_complete(main())
+
+
+def test_start_tls_upgrades_a_plain_connection(loop):
+    server_ctx, client_ctx = tls_contexts()
+
+    async def handler(reader, writer):
+        assert await reader.readline() == b"STARTTLS\n"
+        writer.write(b"OK\n")
+        await writer.drain()
+        await writer.start_tls(server_ctx)
+        await tls_echo_handler(reader, writer)
+
+    async def main():
+        server = await asyncio.start_server(handler, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        assert writer.get_extra_info("ssl_object") is None
+        writer.write(b"STARTTLS\n")
+        assert await reader.readline() == b"OK\n"
+        await writer.start_tls(client_ctx, server_hostname="localhost")
+        assert writer.get_extra_info("ssl_object") is not None
+        writer.write(b"secret\n")
+        line = await reader.readline()
+        writer.close()
+        await writer.wait_closed()
+        server.close()
+        await server.wait_closed()
+        return line
+
+    assert loop.run_until_complete(main()) == b"secret\n"
+
+
+def test_tls_argument_errors(loop, tmp_path):
+    _, client_ctx = tls_contexts()
+
+    async def main():
+        with pytest.raises(ValueError, match="server_hostname is only meaningful"):
+            await loop.create_connection(asyncio.Protocol, "127.0.0.1", 1, server_hostname="x")
+        with pytest.raises(ValueError, match="ssl_handshake_timeout is only meaningful"):
+            await loop.create_connection(asyncio.Protocol, "127.0.0.1", 1, ssl_handshake_timeout=1)
+        with pytest.raises(ValueError, match="server_hostname when using ssl without a host"):
+            await loop.create_connection(asyncio.Protocol, sock=socket.socket(), ssl=client_ctx)
+        with pytest.raises(ValueError, match="you have to pass server_hostname"):
+            await loop.create_unix_connection(asyncio.Protocol, str(tmp_path / "x"), ssl=client_ctx)
+        with pytest.raises(TypeError, match="ssl argument must be an SSLContext"):
+            await loop.create_server(asyncio.Protocol, "127.0.0.1", 0, ssl=True)
+        reader, writer = await asyncio.open_connection(*server.sockets[0].getsockname())
+        with pytest.raises(TypeError, match="sslcontext is expected"):
+            await loop.start_tls(writer.transport, writer.transport.get_protocol(), object())
+        writer.close()
+
+    async def setup():
+        return await asyncio.start_server(lambda r, w: w.close(), "127.0.0.1", 0)
+
+    server = loop.run_until_complete(setup())
+    loop.run_until_complete(main())
+    server.close()
+    loop.run_until_complete(server.wait_closed())
+
+
 # What part 1 does not have.
 
 
@@ -822,7 +957,6 @@ def test_add_remove_signal_handler(loop):
         lambda lp: lp.subprocess_exec(asyncio.SubprocessProtocol, "true"),
         lambda lp: lp.create_datagram_endpoint(asyncio.DatagramProtocol),
         lambda lp: lp.connect_read_pipe(asyncio.Protocol, None),
-        lambda lp: lp.create_connection(asyncio.Protocol, "127.0.0.1", 1, ssl=True),
     ],
 )
 def test_later_features_raise_not_implemented(loop, call):

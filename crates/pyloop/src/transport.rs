@@ -610,6 +610,12 @@ impl SocketTransport {
         Self::force_close(slf, None)
     }
 
+    /// Closes at once with `exc` as the cause: what asyncio's SSL protocol
+    /// calls on a fatal TLS error or a shutdown timeout.
+    fn _force_close(slf: &Bound<'_, Self>, exc: Py<PyAny>) -> PyResult<()> {
+        Self::force_close(slf, Some(exc))
+    }
+
     fn is_closing(&self) -> bool {
         self.closing
     }
