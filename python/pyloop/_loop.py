@@ -1266,6 +1266,56 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
                 logger.info("set_wakeup_fd(-1) failed: %s", exc)
         return True
 
+    # Pipes.
+
+    def _make_pipe_transport(self, kind, pipe, protocol, waiter=None, extra=None):
+        fileno = pipe.fileno()
+        mode = os.fstat(fileno).st_mode
+        is_socket = stat.S_ISSOCK(mode)
+        is_fifo = stat.S_ISFIFO(mode)
+        if not (is_fifo or is_socket or stat.S_ISCHR(mode)):
+            raise ValueError("Pipe transport is only for pipes, sockets and character devices")
+        cls = ReadPipeTransport if kind == "read_pipe" else WritePipeTransport
+        os.set_blocking(fileno, False)
+        extra = dict(extra or ())
+        extra["pipe"] = pipe
+        transport = cls(_pyloop.SocketTransport(self, pipe, protocol, extra, None, kind), extra)
+        self.call_soon(protocol.connection_made, transport)
+        # A read pipe reads; a write pipe on a FIFO or a socket watches for
+        # readability, which means its reader went away (a PTY never says).
+        if kind == "read_pipe" or is_fifo or is_socket:
+            self.call_soon(transport._start_reading)
+        if waiter is not None:
+            self.call_soon(futures._set_result_unless_cancelled, waiter, None)
+        return transport
+
+    def _make_read_pipe_transport(self, pipe, protocol, waiter=None, extra=None):
+        return self._make_pipe_transport("read_pipe", pipe, protocol, waiter, extra)
+
+    def _make_write_pipe_transport(self, pipe, protocol, waiter=None, extra=None):
+        return self._make_pipe_transport("write_pipe", pipe, protocol, waiter, extra)
+
+    async def _connect_pipe(self, kind, protocol_factory, pipe):
+        protocol = protocol_factory()
+        waiter = self.create_future()
+        transport = self._make_pipe_transport(kind, pipe, protocol, waiter)
+        try:
+            await waiter
+        except BaseException:
+            transport.close()
+            raise
+        if self.get_debug():
+            logger.debug("%s pipe=%r transport=%r protocol=%r", kind, pipe, transport, protocol)
+        return transport, protocol
+
+    async def connect_read_pipe(self, protocol_factory, pipe):
+        """Reads a pipe (any object with ``fileno()``) into a protocol."""
+        return await self._connect_pipe("read_pipe", protocol_factory, pipe)
+
+    async def connect_write_pipe(self, protocol_factory, pipe):
+        """Writes to a pipe through a transport with a buffer and water marks."""
+        return await self._connect_pipe("write_pipe", protocol_factory, pipe)
+
     # What part 1 does not have.
 
     async def create_datagram_endpoint(self, protocol_factory, *args, **kwargs):
@@ -1277,11 +1327,6 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
     async def subprocess_shell(self, protocol_factory, cmd, **kwargs):
         _not_implemented("subprocesses (subprocess_shell)")
 
-    async def connect_read_pipe(self, protocol_factory, pipe):
-        _not_implemented("pipes (connect_read_pipe)")
-
-    async def connect_write_pipe(self, protocol_factory, pipe):
-        _not_implemented("pipes (connect_write_pipe)")
 
     async def start_tls(
         self,
@@ -1348,32 +1393,25 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
         _not_implemented("UDP (sock_sendto)")
 
 
-class SocketTransport(asyncio.Transport):
-    """The transport of a TCP or Unix stream socket.
+class _CoreTransport:
+    """What the Python faces of the Rust transport share.
 
-    The work is done by ``pyloop._pyloop.SocketTransport`` (Rust). This
-    class makes it an ``asyncio.Transport`` for ``isinstance``; the methods
-    called per message (``write``, ``writelines``, ``get_extra_info``,
-    ``is_closing``) are the Rust object's own bound methods, stored in slots,
-    so calling them costs no Python frame.
+    The work is done by ``pyloop._pyloop.SocketTransport`` (Rust). The
+    classes below make it an ``asyncio.Transport``, ``ReadTransport`` or
+    ``WriteTransport`` for ``isinstance``; the methods called per message
+    (``write``, ``writelines``, ``get_extra_info``, ``is_closing``) are the
+    Rust object's own bound methods, stored in slots, so calling them costs no
+    Python frame.
     """
 
-    __slots__ = (
-        "_core",
-        "write",
-        "writelines",
-        "get_extra_info",
-        "is_closing",
-        "__weakref__",
-    )
+    __slots__ = ()
+    _bound = ("get_extra_info", "is_closing")
 
     def __init__(self, core, extra):
         self._extra = extra
         self._core = core
-        self.write = core.write
-        self.writelines = core.writelines
-        self.get_extra_info = core.get_extra_info
-        self.is_closing = core.is_closing
+        for name in self._bound:
+            setattr(self, name, getattr(core, name))
 
     def __repr__(self):
         return repr(self._core)
@@ -1381,8 +1419,21 @@ class SocketTransport(asyncio.Transport):
     def close(self):
         self._core.close()
 
-    def abort(self):
-        self._core.abort()
+    def get_protocol(self):
+        return self._core.get_protocol()
+
+    def set_protocol(self, protocol):
+        self._core.set_protocol(protocol)
+
+    def _start_reading(self):
+        self._core._start_reading()
+
+    def _force_close(self, exc):
+        self._core._force_close(exc)
+
+
+class _ReadingTransport(_CoreTransport):
+    __slots__ = ()
 
     def is_reading(self):
         return self._core.is_reading()
@@ -1392,6 +1443,14 @@ class SocketTransport(asyncio.Transport):
 
     def resume_reading(self):
         self._core.resume_reading()
+
+
+class _WritingTransport(_CoreTransport):
+    __slots__ = ()
+    _bound = ("get_extra_info", "is_closing", "write", "writelines")
+
+    def abort(self):
+        self._core.abort()
 
     def set_write_buffer_limits(self, high=None, low=None):
         self._core.set_write_buffer_limits(high, low)
@@ -1408,23 +1467,47 @@ class SocketTransport(asyncio.Transport):
     def can_write_eof(self):
         return True
 
-    def get_protocol(self):
-        return self._core.get_protocol()
 
-    def set_protocol(self, protocol):
-        self._core.set_protocol(protocol)
+class SocketTransport(_ReadingTransport, _WritingTransport, asyncio.Transport):
+    """The transport of a TCP or Unix stream socket."""
 
+    __slots__ = ("_core", "write", "writelines", "get_extra_info", "is_closing", "__weakref__")
     _start_tls_compatible = True
-
-    def _start_reading(self):
-        self._core._start_reading()
-
-    def _force_close(self, exc):
-        self._core._force_close(exc)
 
     @property
     def _sock(self):
         return self._core._sock
+
+
+class _PipeTransport(_CoreTransport):
+    __slots__ = ()
+
+    def __init__(self, core, extra):
+        super().__init__(core, extra)
+        self._pipe = extra["pipe"]
+
+    def __del__(self, _warn=warnings.warn):
+        # As asyncio's pipe transports: a transport dropped while its pipe is
+        # open warns and closes the pipe. Tests that mean to leak a transport
+        # set _pipe to None first.
+        if self._pipe is not None and not self._core.is_closing():
+            _warn(f"unclosed transport {self!r}", ResourceWarning, source=self)
+            try:
+                self._core.abort()  # connection_lost closes the pipe
+            except RuntimeError:
+                self._pipe.close()  # the loop is closed: nothing else will
+
+
+class ReadPipeTransport(_PipeTransport, _ReadingTransport, asyncio.ReadTransport):
+    """The transport of the read end of a pipe (``connect_read_pipe``)."""
+
+    __slots__ = ("_core", "get_extra_info", "is_closing", "_pipe", "__weakref__")
+
+
+class WritePipeTransport(_PipeTransport, _WritingTransport, asyncio.WriteTransport):
+    """The transport of the write end of a pipe (``connect_write_pipe``)."""
+
+    __slots__ = ("_core", "write", "writelines", "get_extra_info", "is_closing", "_pipe", "__weakref__")
 
 
 def _run_until_complete_cb(fut):

@@ -948,6 +948,151 @@ def test_tls_argument_errors(loop, tmp_path):
     loop.run_until_complete(server.wait_closed())
 
 
+# Pipes: the Rust transport over read(2)/write(2).
+
+
+class PipeRecorder(asyncio.Protocol):
+    def __init__(self):
+        self.events = []
+        self.data = bytearray()
+        self.lost = None
+        self.done = asyncio.get_running_loop().create_future()
+
+    def connection_made(self, transport):
+        self.events.append("made")
+
+    def data_received(self, data):
+        self.data += data
+
+    def eof_received(self):
+        self.events.append("eof")
+        return True  # a pipe closes at EOF whatever this returns
+
+    def pause_writing(self):
+        self.events.append("pause")
+
+    def resume_writing(self):
+        self.events.append("resume")
+
+    def connection_lost(self, exc):
+        self.events.append("lost")
+        self.lost = exc
+        self.done.set_result(None)
+
+
+def test_read_pipe_reads_until_eof_then_closes_the_pipe(loop):
+    rfd, wfd = os.pipe()
+    rpipe = open(rfd, "rb", 0)
+
+    async def main():
+        proto = PipeRecorder()
+        tr, _ = await loop.connect_read_pipe(lambda: proto, rpipe)
+        assert isinstance(tr, asyncio.ReadTransport)
+        assert tr.get_extra_info("pipe") is rpipe
+        os.write(wfd, b"hello ")
+        await asyncio.sleep(0.01)
+        tr.pause_reading()
+        assert not tr.is_reading()
+        os.write(wfd, b"pipe")
+        await asyncio.sleep(0.01)
+        assert bytes(proto.data) == b"hello "
+        tr.resume_reading()
+        os.close(wfd)
+        await proto.done
+        return proto
+
+    proto = loop.run_until_complete(main())
+    assert bytes(proto.data) == b"hello pipe"
+    assert proto.events == ["made", "eof", "lost"] and proto.lost is None
+    assert rpipe.closed
+
+
+def test_write_pipe_buffers_with_flow_control_and_flushes_on_close(loop):
+    rfd, wfd = os.pipe()
+    wpipe = open(wfd, "wb", 0)
+    payload = os.urandom(4 << 20)  # far more than a pipe holds
+    received = bytearray()
+
+    def drain():
+        with open(rfd, "rb", 0) as r:
+            while chunk := r.read(1 << 16):
+                received.extend(chunk)
+
+    reader = threading.Thread(target=drain)
+
+    async def main():
+        proto = PipeRecorder()
+        tr, _ = await loop.connect_write_pipe(lambda: proto, wpipe)
+        assert isinstance(tr, asyncio.WriteTransport)
+        tr.set_write_buffer_limits(high=1 << 16)
+        tr.write(payload)
+        assert tr.get_write_buffer_size() > 0
+        assert proto.events == ["made", "pause"]
+        reader.start()
+        tr.close()  # flushes first
+        assert tr.is_closing()
+        await proto.done
+        return proto
+
+    proto = loop.run_until_complete(main())
+    reader.join()
+    assert bytes(received) == payload
+    assert proto.events == ["made", "pause", "resume", "lost"] and proto.lost is None
+    assert wpipe.closed
+
+
+def test_write_pipe_sees_its_reader_go_away(loop):
+    async def lost_after_reader_closes(buffered):
+        rfd, wfd = os.pipe()
+        proto = PipeRecorder()
+        tr, _ = await loop.connect_write_pipe(lambda: proto, open(wfd, "wb", 0))
+        if buffered:
+            tr.write(b"x" * (4 << 20))
+        os.close(rfd)
+        await asyncio.wait_for(proto.done, 5)
+        return proto.lost
+
+    assert loop.run_until_complete(lost_after_reader_closes(False)) is None
+    assert isinstance(loop.run_until_complete(lost_after_reader_closes(True)), BrokenPipeError)
+
+
+def test_stream_reader_on_a_read_pipe(loop):
+    rfd, wfd = os.pipe()
+
+    async def main():
+        reader = asyncio.StreamReader()
+        await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), open(rfd, "rb", 0)
+        )
+        os.write(wfd, b"line one\nline two\n")
+        os.close(wfd)
+        return [line async for line in reader]
+
+    assert loop.run_until_complete(main()) == [b"line one\n", b"line two\n"]
+
+
+def test_pipe_transport_refuses_a_regular_file(loop, tmp_path):
+    path = tmp_path / "file"
+    path.write_bytes(b"")
+    with open(path, "rb") as f, pytest.raises(ValueError, match="only for pipes"):
+        loop.run_until_complete(loop.connect_read_pipe(asyncio.Protocol, f))
+
+
+def test_unclosed_pipe_transport_warns(loop):
+    import gc
+
+    rfd, wfd = os.pipe()
+    rpipe = open(rfd, "rb", 0)
+    tr, _ = loop.run_until_complete(loop.connect_read_pipe(asyncio.Protocol, rpipe))
+    assert "open" in repr(tr)
+    with pytest.warns(ResourceWarning, match="unclosed transport"):
+        del tr
+        gc.collect()
+    loop.run_until_complete(asyncio.sleep(0.01))
+    assert rpipe.closed
+    os.close(wfd)
+
+
 # What part 1 does not have.
 
 
@@ -956,7 +1101,6 @@ def test_tls_argument_errors(loop, tmp_path):
     [
         lambda lp: lp.subprocess_exec(asyncio.SubprocessProtocol, "true"),
         lambda lp: lp.create_datagram_endpoint(asyncio.DatagramProtocol),
-        lambda lp: lp.connect_read_pipe(asyncio.Protocol, None),
     ],
 )
 def test_later_features_raise_not_implemented(loop, call):

@@ -1,16 +1,20 @@
 //! `SocketTransport`: asyncio's stream transport for TCP and Unix sockets,
-//! in Rust. The loop calls it directly when its socket is ready (no handle is
-//! queued); it reads into a reused buffer and calls the protocol, and writes
-//! straight to the socket until the kernel pushes back, then buffers.
+//! and its read and write pipe transports, in Rust. The loop calls it
+//! directly when its fd is ready (no handle is queued); it reads into a
+//! reused buffer and calls the protocol, and writes straight to the fd until
+//! the kernel pushes back, then buffers.
 //!
-//! The Python socket object owns the file descriptor and is closed after
-//! `connection_lost`, as in asyncio; the transport only borrows the fd.
+//! The Python socket (or pipe file) object owns the file descriptor and is
+//! closed after `connection_lost`, as in asyncio; the transport only borrows
+//! the fd.
 
 use std::collections::VecDeque;
 use std::os::fd::{BorrowedFd, RawFd};
 
 use pyo3::buffer::PyBuffer;
-use pyo3::exceptions::{PyException, PyOSError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{
+    PyBrokenPipeError, PyException, PyOSError, PyRuntimeError, PyTypeError, PyValueError,
+};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView};
@@ -23,12 +27,50 @@ use crate::poll::{READ, WRITE};
 const READ_CHUNK: usize = 256 * 1024;
 const DEFAULT_HIGH: usize = 64 * 1024;
 
+/// What the transport carries; the three share buffering, flow control and
+/// closing, as asyncio's socket and pipe transports do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A connected stream socket: `recv`/`send`, `shutdown` for EOF.
+    Socket,
+    /// The read end of a pipe (or a socket or character device used as
+    /// one): end of file closes the transport.
+    ReadPipe,
+    /// The write end of a pipe: `write_eof` closes it, and when the fd is a
+    /// FIFO or a socket, readiness to read means the reader has gone.
+    WritePipe,
+}
+
+impl Kind {
+    fn what(self) -> &'static str {
+        match self {
+            Kind::Socket => "socket",
+            Kind::ReadPipe | Kind::WritePipe => "pipe",
+        }
+    }
+
+    fn read(self, fd: BorrowedFd<'_>, buf: &mut [u8]) -> Result<usize, Errno> {
+        match self {
+            Kind::Socket => rustix::net::recv(fd, buf, RecvFlags::empty()).map(|(n, _)| n),
+            _ => rustix::io::read(fd, buf),
+        }
+    }
+
+    fn write(self, fd: BorrowedFd<'_>, buf: &[u8]) -> Result<usize, Errno> {
+        match self {
+            Kind::Socket => rustix::net::send(fd, buf, SendFlags::NOSIGNAL),
+            _ => rustix::io::write(fd, buf),
+        }
+    }
+}
+
 #[pyclass(module = "pyloop._pyloop", weakref)]
 #[derive(Debug)]
 pub struct SocketTransport {
     loop_: Option<Py<LoopCore>>,
     sock: Option<Py<PyAny>>,
     fd: RawFd,
+    kind: Kind,
     protocol: Option<Py<PyAny>>,
     buffered: bool,
     extra: Py<PyDict>,
@@ -119,31 +161,39 @@ impl SocketTransport {
 
     fn read_ready(slf: &Bound<'_, Self>) -> PyResult<()> {
         let py = slf.py();
-        let (closing, buffered) = {
+        let (closing, buffered, kind) = {
             let t = slf.borrow();
-            (t.closing || t.protocol.is_none(), t.buffered)
+            (t.closing || t.protocol.is_none(), t.buffered, t.kind)
         };
         if closing {
             return Ok(());
+        }
+        if kind == Kind::WritePipe {
+            // The reader closed its end (a write pipe is watched for reading
+            // only for this): unsent data is lost, as asyncio reports it.
+            let exc = if slf.borrow().wbuf.is_empty() {
+                None
+            } else {
+                Some(PyBrokenPipeError::new_err(()).into_value(py).into_any())
+            };
+            return Self::force_close(slf, exc);
         }
         if buffered {
             return Self::read_ready_buffered(slf);
         }
         let res = {
             let mut t = slf.borrow_mut();
-            let fd = t.fd;
+            let (fd, kind) = (t.fd, t.kind);
             // SAFETY: as in `fd()`.
             let bfd = unsafe { BorrowedFd::borrow_raw(fd) };
-            match rustix::net::recv(bfd, &mut t.rbuf[..], RecvFlags::empty()) {
-                Ok((n, _)) => Ok(PyBytes::new(py, &t.rbuf[..n])),
+            match kind.read(bfd, &mut t.rbuf[..]) {
+                Ok(n) => Ok(PyBytes::new(py, &t.rbuf[..n])),
                 Err(e) => Err(e),
             }
         };
         match res {
             Err(Errno::AGAIN | Errno::INTR) => Ok(()),
-            Err(e) => {
-                Self::fatal_error(slf, errno_to_py(e), "Fatal read error on socket transport")
-            }
+            Err(e) => Self::read_error(slf, e),
             Ok(data) if data.as_bytes().is_empty() => Self::read_eof(slf),
             Ok(data) => {
                 let proto = slf.borrow().protocol.as_ref().map(|p| p.clone_ref(py));
@@ -208,7 +258,10 @@ impl SocketTransport {
                 );
             }
         };
-        let fd = slf.borrow().fd;
+        let (fd, kind) = {
+            let t = slf.borrow();
+            (t.fd, t.kind)
+        };
         // SAFETY: the buffer is writable, C-contiguous and `item_count` bytes
         // long; it stays alive (pybuf holds it) during the recv, and the GIL
         // is held so no Python code can resize it meanwhile.
@@ -217,15 +270,13 @@ impl SocketTransport {
         };
         // SAFETY: as in `fd()`.
         let bfd = unsafe { BorrowedFd::borrow_raw(fd) };
-        let res = rustix::net::recv(bfd, slice, RecvFlags::empty());
+        let res = kind.read(bfd, slice);
         drop(pybuf);
         match res {
             Err(Errno::AGAIN | Errno::INTR) => Ok(()),
-            Err(e) => {
-                Self::fatal_error(slf, errno_to_py(e), "Fatal read error on socket transport")
-            }
-            Ok((0, _)) => Self::read_eof(slf),
-            Ok((n, _)) => match proto.call_method1("buffer_updated", (n,)) {
+            Err(e) => Self::read_error(slf, e),
+            Ok(0) => Self::read_eof(slf),
+            Ok(n) => match proto.call_method1("buffer_updated", (n,)) {
                 Ok(_) => Ok(()),
                 Err(e) => Self::fail_or_raise(
                     slf,
@@ -236,12 +287,26 @@ impl SocketTransport {
         }
     }
 
+    fn read_error(slf: &Bound<'_, Self>, e: Errno) -> PyResult<()> {
+        let msg = format!("Fatal read error on {} transport", slf.borrow().kind.what());
+        Self::fatal_error(slf, errno_to_py(e), &msg)
+    }
+
     fn read_eof(slf: &Bound<'_, Self>) -> PyResult<()> {
         let py = slf.py();
         Self::set_interest(slf, READ, false)?;
         let Some(proto) = slf.borrow().protocol.as_ref().map(|p| p.clone_ref(py)) else {
             return Ok(());
         };
+        if slf.borrow().kind == Kind::ReadPipe {
+            // A pipe's end of file ends the transport: eof_received, then
+            // connection_lost, whatever eof_received returns (as asyncio).
+            let lp = slf.borrow().lp(py);
+            if let Some(lp) = lp {
+                lp.call_method1("call_soon", (proto.getattr(py, "eof_received")?,))?;
+            }
+            return Self::do_close(slf);
+        }
         match proto.bind(py).call_method0("eof_received") {
             Ok(keep) => {
                 if !keep.is_truthy()? {
@@ -344,7 +409,7 @@ impl SocketTransport {
             let mut sent_total = Ok(());
             while !t.wbuf.is_empty() {
                 let (a, _) = t.wbuf.as_slices();
-                match rustix::net::send(t.fd(), a, SendFlags::NOSIGNAL) {
+                match t.kind.write(t.fd(), a) {
                     Ok(n) => {
                         t.wbuf.drain(..n);
                     }
@@ -361,7 +426,7 @@ impl SocketTransport {
         if let Err(e) = res {
             Self::set_interest(slf, WRITE, false)?;
             slf.borrow_mut().wbuf.clear();
-            return Self::fatal_error(slf, errno_to_py(e), "Fatal write error on socket transport");
+            return Self::write_error(slf, e);
         }
         Self::maybe_resume_protocol(slf)?;
         if slf.borrow().wbuf.is_empty() {
@@ -371,6 +436,8 @@ impl SocketTransport {
                 (t.closing, t.eof_requested)
             };
             if closing {
+                // A write pipe still watches for its reader going away.
+                Self::set_interest(slf, READ, false)?;
                 slf.borrow_mut().conn_lost += 1;
                 Self::schedule_lost(slf, slf.py().None())?;
             } else if eof {
@@ -378,6 +445,14 @@ impl SocketTransport {
             }
         }
         Ok(())
+    }
+
+    fn write_error(slf: &Bound<'_, Self>, e: Errno) -> PyResult<()> {
+        let msg = format!(
+            "Fatal write error on {} transport",
+            slf.borrow().kind.what()
+        );
+        Self::fatal_error(slf, errno_to_py(e), &msg)
     }
 
     fn maybe_pause_protocol(slf: &Bound<'_, Self>) -> PyResult<()> {
@@ -440,22 +515,39 @@ impl SocketTransport {
 #[pymethods]
 impl SocketTransport {
     #[new]
-    #[pyo3(signature = (loop_, sock, protocol, extra, server = None))]
+    /// `kind` is "socket", "read_pipe" or "write_pipe"; `sock` is the
+    /// object that owns the fd (a socket, or a pipe's file object).
+    #[pyo3(signature = (loop_, sock, protocol, extra, server = None, kind = "socket"))]
     fn py_new(
         loop_: &Bound<'_, LoopCore>,
         sock: &Bound<'_, PyAny>,
         protocol: &Bound<'_, PyAny>,
         extra: &Bound<'_, PyDict>,
         server: Option<Py<PyAny>>,
+        kind: &str,
     ) -> PyResult<Self> {
+        let kind = match kind {
+            "socket" => Kind::Socket,
+            "read_pipe" => Kind::ReadPipe,
+            "write_pipe" => Kind::WritePipe,
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown transport kind {kind:?}"
+                )));
+            }
+        };
         let fd: RawFd = sock.call_method0("fileno")?.extract()?;
         if fd < 0 {
-            return Err(PyValueError::new_err("the socket is closed"));
+            return Err(PyValueError::new_err(format!(
+                "the {} is closed",
+                kind.what()
+            )));
         }
         Ok(Self {
             loop_: Some(loop_.clone().unbind()),
             sock: Some(sock.clone().unbind()),
             fd,
+            kind,
             protocol: Some(protocol.clone().unbind()),
             buffered: is_buffered(protocol)?,
             extra: extra.clone().unbind(),
@@ -471,7 +563,12 @@ impl SocketTransport {
             eof_requested: false,
             eof_written: false,
             conn_lost: 0,
-            rbuf: vec![0; READ_CHUNK],
+            // A write pipe reads nothing: it only learns that its reader left.
+            rbuf: if kind == Kind::WritePipe {
+                Vec::new()
+            } else {
+                vec![0; READ_CHUNK]
+            },
             // SAFETY: with the GIL held; a new reference, or NULL with an
             // exception set, which from_owned_ptr_or_err takes.
             context: unsafe {
@@ -505,6 +602,11 @@ impl SocketTransport {
         }
         {
             let t = slf.borrow();
+            if t.kind == Kind::ReadPipe {
+                return Err(PyRuntimeError::new_err(
+                    "a read pipe transport cannot write",
+                ));
+            }
             if t.eof_written || t.eof_requested {
                 return Err(PyRuntimeError::new_err(
                     "Cannot call write() after write_eof()",
@@ -526,11 +628,15 @@ impl SocketTransport {
         }
         {
             let mut t = slf.borrow_mut();
-            if t.conn_lost > 0 {
+            if t.conn_lost > 0 || (t.kind == Kind::WritePipe && t.closing) {
                 if t.conn_lost >= 5 {
+                    let msg = match t.kind {
+                        Kind::Socket => "socket.send() raised exception.",
+                        _ => "pipe closed by peer or os.write(pipe, data) raised exception.",
+                    };
                     py.import("asyncio.log")?
                         .getattr("logger")?
-                        .call_method1("warning", ("socket.send() raised exception.",))?;
+                        .call_method1("warning", (msg,))?;
                 }
                 t.conn_lost += 1;
                 return Ok(());
@@ -539,7 +645,8 @@ impl SocketTransport {
         let mut rest: &[u8] = &bytes;
         if slf.borrow().wbuf.is_empty() {
             let res = loop {
-                match rustix::net::send(slf.borrow().fd(), rest, SendFlags::NOSIGNAL) {
+                let t = slf.borrow();
+                match t.kind.write(t.fd(), rest) {
                     Err(Errno::INTR) => continue,
                     r => break r,
                 }
@@ -552,13 +659,7 @@ impl SocketTransport {
                     }
                 }
                 Err(Errno::AGAIN) => {}
-                Err(e) => {
-                    return Self::fatal_error(
-                        slf,
-                        errno_to_py(e),
-                        "Fatal write error on socket transport",
-                    );
-                }
+                Err(e) => return Self::write_error(slf, e),
             }
             Self::set_interest(slf, WRITE, true)?;
         }
@@ -579,6 +680,11 @@ impl SocketTransport {
     }
 
     fn write_eof(slf: &Bound<'_, Self>) -> PyResult<()> {
+        if slf.borrow().kind != Kind::Socket {
+            // A pipe has no half close: its end of file is closing it, once
+            // the buffer is written.
+            return Self::do_close(slf);
+        }
         let pending = {
             let mut t = slf.borrow_mut();
             if t.closing || t.eof_written || t.eof_requested {
@@ -748,12 +854,17 @@ impl SocketTransport {
 
     fn __repr__(&self) -> String {
         let state = if self.fd < 0 {
-            " closed"
+            "closed"
         } else if self.closing {
-            " closing"
+            "closing"
         } else {
-            ""
+            "open"
         };
-        format!("<pyloop.SocketTransport{state} fd={}>", self.fd)
+        let class = match self.kind {
+            Kind::Socket => "SocketTransport",
+            Kind::ReadPipe => "ReadPipeTransport",
+            Kind::WritePipe => "WritePipeTransport",
+        };
+        format!("<pyloop.{class} fd={} {state}>", self.fd)
     }
 }
