@@ -7,8 +7,7 @@ are a mixin of loop-independent tests (`_TestTCP`, `_TestUnix`, ...) combined
 with `uvloop._testbase.UVTestCase` (uvloop) or `AIOTestCase` (asyncio). For
 each such pair in the module, this runs the mixin alone with the chosen
 loop's test case: uvloop-only tests written in the UV subclass itself do not
-run for anyone. Mixins for TLS, which pyloop's part 1 does not have, are left
-out (`SKIP_MIXINS`).
+run for anyone.
 
 Prints one JSON line, as cpython_asyncio.py does.
 """
@@ -23,8 +22,6 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cpython_asyncio import run_and_report  # noqa: E402
-
-SKIP_MIXINS = {"_TestSSL"}
 
 NEW_LOOP_EXPR = {
     "pyloop": "__import__('pyloop').new_event_loop()",
@@ -73,11 +70,7 @@ def main():
         if not (isinstance(obj, type) and issubclass(obj, tb.UVTestCase)):
             continue
         mixin = obj.__bases__[0]
-        if (
-            issubclass(mixin, tb.BaseTestCase)
-            or mixin.__name__ in SKIP_MIXINS
-            or mixin in seen
-        ):
+        if issubclass(mixin, tb.BaseTestCase) or mixin in seen:
             continue
         seen.add(mixin)
         # Settings the UV subclass gives its mixin (test_signals' NEW_LOOP,

@@ -22,12 +22,13 @@ import os
 import signal
 import socket
 import stat
+import subprocess
 import sys
 import threading
 import traceback
 import warnings
 import weakref
-from asyncio import base_events, coroutines, events, futures, tasks, trsock
+from asyncio import base_events, base_subprocess, coroutines, events, futures, tasks, trsock
 from asyncio.log import logger
 
 from . import _pyloop
@@ -59,6 +60,20 @@ def _check_ssl_options(ssl, handshake_timeout=None, shutdown_timeout=None):
         raise RuntimeError("Python ssl module is not available")
 
 
+def _check_subprocess_options(universal_newlines, bufsize, encoding, errors, text):
+    """The loop's pipes carry bytes, unbuffered, as in asyncio."""
+    if universal_newlines:
+        raise ValueError("universal_newlines must be False")
+    if bufsize != 0:
+        raise ValueError("bufsize must be 0")
+    if text:
+        raise ValueError("text must be False")
+    if encoding is not None:
+        raise ValueError("encoding must be None")
+    if errors is not None:
+        raise ValueError("errors must be None")
+
+
 def _sighandler_noop(signum, frame):
     """Dummy signal handler: the wakeup fd carries the signal to the loop."""
 
@@ -87,6 +102,7 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
         self._coroutine_origin_tracking_enabled = False
         self._coroutine_origin_tracking_saved_depth = None
         self._unix_server_sockets = {}
+        self._child_pidfds = {}  # pidfd -> subprocess transport
 
     def __repr__(self):
         return (
@@ -183,6 +199,9 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
             logger.debug("Close %r", self)
         self._close_core()
         self._close_self_pipe()
+        for pidfd in self._child_pidfds:
+            os.close(pidfd)
+        self._child_pidfds.clear()
         self._executor_shutdown_called = True
         executor = self._default_executor
         if executor is not None:
@@ -1316,16 +1335,123 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
         """Writes to a pipe through a transport with a buffer and water marks."""
         return await self._connect_pipe("write_pipe", protocol_factory, pipe)
 
+    # Subprocesses: asyncio's subprocess transport over pyloop's pipe
+    # transports; a pidfd in the loop's epoll reports the exit.
+
+    async def subprocess_exec(
+        self,
+        protocol_factory,
+        program,
+        *args,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        universal_newlines=False,
+        shell=False,
+        bufsize=0,
+        encoding=None,
+        errors=None,
+        text=None,
+        **kwargs,
+    ):
+        if shell:
+            raise ValueError("shell must be False")
+        _check_subprocess_options(universal_newlines, bufsize, encoding, errors, text)
+        return await self._subprocess(
+            protocol_factory, (program, *args), False, stdin, stdout, stderr, bufsize, kwargs
+        )
+
+    async def subprocess_shell(
+        self,
+        protocol_factory,
+        cmd,
+        *,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        universal_newlines=False,
+        shell=True,
+        bufsize=0,
+        encoding=None,
+        errors=None,
+        text=None,
+        **kwargs,
+    ):
+        if not isinstance(cmd, (bytes, str)):
+            raise ValueError("cmd must be a string")
+        if not shell:
+            raise ValueError("shell must be True")
+        _check_subprocess_options(universal_newlines, bufsize, encoding, errors, text)
+        return await self._subprocess(
+            protocol_factory, cmd, True, stdin, stdout, stderr, bufsize, kwargs
+        )
+
+    async def _subprocess(self, protocol_factory, args, shell, stdin, stdout, stderr, bufsize, kwargs):
+        protocol = protocol_factory()
+        if self.get_debug():
+            logger.debug("run %s %r stdin=%r stdout=%r stderr=%r",
+                         "shell command" if shell else "program", args, stdin, stdout, stderr)
+        transport = await self._make_subprocess_transport(
+            protocol, args, shell, stdin, stdout, stderr, bufsize, **kwargs
+        )
+        return transport, protocol
+
+    async def _make_subprocess_transport(
+        self, protocol, args, shell, stdin, stdout, stderr, bufsize, extra=None, **kwargs
+    ):
+        self._check_closed()
+        waiter = self.create_future()
+        transp = SubprocessTransport(
+            self, protocol, args, shell, stdin, stdout, stderr, bufsize,
+            waiter=waiter, extra=extra, **kwargs,
+        )
+        self._watch_child(transp)
+        try:
+            await waiter
+        except (SystemExit, KeyboardInterrupt):
+            raise
+        except BaseException:
+            transp.close()
+            await transp._wait()
+            raise
+        return transp
+
+    def _watch_child(self, transp):
+        try:
+            pidfd = os.pidfd_open(transp.get_pid())
+        except ProcessLookupError:
+            # Already reaped, by Popen itself (it polls when it fails to
+            # start the program, for one).
+            self.call_soon(self._child_exited_without_status, transp)
+            return
+        self._child_pidfds[pidfd] = transp
+        self.add_reader(pidfd, self._child_exited, pidfd)
+
+    def _child_exited(self, pidfd):
+        """The pidfd is readable: the child has exited. Reap it."""
+        transp = self._child_pidfds.pop(pidfd)
+        self.remove_reader(pidfd)
+        os.close(pidfd)
+        try:
+            _, status = os.waitpid(transp.get_pid(), 0)
+        except ChildProcessError:
+            # Someone else reaped it (Popen.poll() from transport.close()).
+            self._child_exited_without_status(transp)
+        else:
+            transp._process_exited(os.waitstatus_to_exitcode(status))
+
+    def _child_exited_without_status(self, transp):
+        returncode = transp._proc.returncode if transp._proc is not None else None
+        if returncode is None:
+            logger.warning("child process pid %d exit status already read: will report 255",
+                           transp.get_pid())
+            returncode = 255
+        transp._process_exited(returncode)
+
     # What part 1 does not have.
 
     async def create_datagram_endpoint(self, protocol_factory, *args, **kwargs):
         _not_implemented("UDP (create_datagram_endpoint)")
-
-    async def subprocess_exec(self, protocol_factory, *args, **kwargs):
-        _not_implemented("subprocesses (subprocess_exec)")
-
-    async def subprocess_shell(self, protocol_factory, cmd, **kwargs):
-        _not_implemented("subprocesses (subprocess_shell)")
 
 
     async def start_tls(
@@ -1401,7 +1527,8 @@ class _CoreTransport:
     ``WriteTransport`` for ``isinstance``; the methods called per message
     (``write``, ``writelines``, ``get_extra_info``, ``is_closing``) are the
     Rust object's own bound methods, stored in slots, so calling them costs no
-    Python frame.
+    Python frame. They also have a ``__dict__``: code and tests patch
+    methods on a transport instance, as they can on asyncio's.
     """
 
     __slots__ = ()
@@ -1471,7 +1598,7 @@ class _WritingTransport(_CoreTransport):
 class SocketTransport(_ReadingTransport, _WritingTransport, asyncio.Transport):
     """The transport of a TCP or Unix stream socket."""
 
-    __slots__ = ("_core", "write", "writelines", "get_extra_info", "is_closing", "__weakref__")
+    __slots__ = ("_core", "write", "writelines", "get_extra_info", "is_closing", "__weakref__", "__dict__")
     _start_tls_compatible = True
 
     @property
@@ -1501,13 +1628,29 @@ class _PipeTransport(_CoreTransport):
 class ReadPipeTransport(_PipeTransport, _ReadingTransport, asyncio.ReadTransport):
     """The transport of the read end of a pipe (``connect_read_pipe``)."""
 
-    __slots__ = ("_core", "get_extra_info", "is_closing", "_pipe", "__weakref__")
+    __slots__ = ("_core", "get_extra_info", "is_closing", "_pipe", "__weakref__", "__dict__")
 
 
-class WritePipeTransport(_PipeTransport, _WritingTransport, asyncio.WriteTransport):
-    """The transport of the write end of a pipe (``connect_write_pipe``)."""
+class WritePipeTransport(_PipeTransport, _WritingTransport, asyncio.Transport):
+    """The transport of the write end of a pipe (``connect_write_pipe``).
 
-    __slots__ = ("_core", "write", "writelines", "get_extra_info", "is_closing", "_pipe", "__weakref__")
+    An ``asyncio.Transport``, as asyncio's is: its reading methods raise
+    ``NotImplementedError``.
+    """
+
+    __slots__ = ("_core", "write", "writelines", "get_extra_info", "is_closing", "_pipe", "__weakref__", "__dict__")
+
+
+class SubprocessTransport(base_subprocess.BaseSubprocessTransport):
+    """asyncio's subprocess transport: ``subprocess.Popen`` starts the child,
+    its pipes become pyloop pipe transports, and the loop learns of the exit
+    through a pidfd."""
+
+    def _start(self, args, shell, stdin, stdout, stderr, bufsize, **kwargs):
+        self._proc = subprocess.Popen(
+            args, shell=shell, stdin=stdin, stdout=stdout, stderr=stderr,
+            universal_newlines=False, bufsize=bufsize, **kwargs,
+        )
 
 
 def _run_until_complete_cb(fut):

@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 /// The CPython whose test suite is the reference.
 pub const CPYTHON: &str = "3.11.7";
 
-/// The modules issue 5 names, in its order.
+/// The modules issue 5 names, in its order, then test_subprocess.
 pub const MODULES: &[&str] = &[
     "test_futures",
     "test_futures2",
@@ -31,12 +31,13 @@ pub const MODULES: &[&str] = &[
     "test_sock_lowlevel",
     "test_buffered_proto",
     "test_server",
+    "test_subprocess",
 ];
 
 pub const LOOPS: &[&str] = &["pyloop", "asyncio", "uvloop"];
 
-/// uvloop's own test modules whose mixins apply to pyloop's part 1 (its TLS
-/// mixins are left out by the runner).
+/// uvloop's own test modules whose mixins apply to pyloop (TLS mixins
+/// included).
 pub const UVLOOP_MODULES: &[&str] = &[
     "test_base",
     "test_tcp",
@@ -45,6 +46,8 @@ pub const UVLOOP_MODULES: &[&str] = &[
     "test_context",
     "test_executors",
     "test_signals",
+    "test_pipes",
+    "test_process",
 ];
 
 /// A whole module that runs longer than this is stopped and counted as hung
@@ -72,7 +75,7 @@ pub fn run(python: Option<&Path>, uvloop: Option<&Path>, only: &[String]) -> Res
         &format!("conformance-{CPYTHON}"),
         &python,
         // pyOpenSSL: uvloop's test_tcp imports it.
-        &["maturin>=1.7,<2", "uvloop", "pyOpenSSL"],
+        &["maturin>=1.7,<2", "uvloop", "pyOpenSSL", "psutil"],
     )?;
     python::install_pyloop(&py, true)?;
     let runner = crate::root().join("python/conformance/cpython_asyncio.py");
@@ -97,7 +100,7 @@ pub fn run(python: Option<&Path>, uvloop: Option<&Path>, only: &[String]) -> Res
             UVLOOP_MODULES,
             &out.join("pyloop-uvloop-suite.json"),
         )?;
-        println!("uvloop's own test mixins (TLS left out), one module per process:\n");
+        println!("uvloop's own test mixins, one module per process:\n");
         println!("{table}");
     }
     println!("Details: {}", out.display());
