@@ -426,8 +426,8 @@ impl LoopCore {
             SocketTransport::on_ready(t.bind(py), r, w)?;
         }
 
-        // Timers that are due.
-        {
+        // Timers that are due (the clock is read only when there are any).
+        if !slf.borrow().timers.is_empty() {
             let mut lp = slf.borrow_mut();
             let end = time_now() + 1e-9;
             while let Some(top) = lp.timers.peek() {
