@@ -13,16 +13,26 @@ from __future__ import annotations
 
 import asyncio as __asyncio
 
-from ._loop import Loop, Server, SocketTransport
+from ._loop import (
+    Loop,
+    ReadPipeTransport,
+    Server,
+    SocketTransport,
+    SubprocessTransport,
+    WritePipeTransport,
+)
 from ._pyloop import Handle, TimerHandle
 
 __all__ = (
     "EventLoopPolicy",
     "Handle",
     "Loop",
+    "ReadPipeTransport",
     "Server",
     "SocketTransport",
+    "SubprocessTransport",
     "TimerHandle",
+    "WritePipeTransport",
     "install",
     "new_event_loop",
     "run",
