@@ -1196,6 +1196,30 @@ def test_subprocess_close_kills_a_running_child(loop):
     assert loop.run_until_complete(main()) == -signal.SIGKILL
 
 
+def test_closing_the_loop_with_a_running_child_releases_its_pidfd():
+    def pidfds():
+        fds = []
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                if os.readlink(f"/proc/self/fd/{fd}") == "anon_inode:[pidfd]":
+                    fds.append(fd)
+            except OSError:
+                pass
+        return fds
+
+    lp = pyloop.new_event_loop()
+
+    async def start():
+        return await asyncio.create_subprocess_exec("sleep", "30")
+
+    proc = lp.run_until_complete(start())
+    assert len(pidfds()) == 1
+    proc.kill()
+    lp.close()
+    assert pidfds() == []
+    os.waitpid(proc.pid, 0)  # nobody else reaps it once the loop is closed
+
+
 def test_child_exit_wakes_the_loop_without_polling():
     """The exit reaches the loop through a pidfd in epoll: waiting half a
     second for a child costs a handful of wakeups, not one per tick."""
