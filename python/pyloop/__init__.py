@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio as __asyncio
 
 from ._loop import (
+    DatagramTransport,
     Loop,
     ReadPipeTransport,
     Server,
@@ -24,6 +25,7 @@ from ._loop import (
 from ._pyloop import Handle, TimerHandle
 
 __all__ = (
+    "DatagramTransport",
     "EventLoopPolicy",
     "Handle",
     "Loop",

@@ -27,6 +27,9 @@ class WritePipeTransport(asyncio.Transport):
 
 class SubprocessTransport(asyncio.SubprocessTransport): ...
 
+class DatagramTransport(asyncio.Transport, asyncio.DatagramTransport):
+    def get_write_buffer_limits(self) -> tuple[int, int]: ...
+
 class Server(asyncio.AbstractServer):
     @property
     def sockets(self) -> tuple[socket.socket, ...]: ...

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import collections.abc
 import concurrent.futures
+import contextvars
 import errno
 import functools
 import itertools
@@ -40,8 +41,8 @@ except ImportError:  # Python built without OpenSSL
     _ssl = sslproto = None
 
 _NOT_IN_PART_1 = (
-    "pyloop does not implement {} yet (subprocesses, UDP, pipes and "
-    "sendfile come in a later release); use asyncio's default loop for it"
+    "pyloop does not implement {} yet (sendfile comes in a later release); "
+    "use asyncio's default loop for it"
 )
 
 
@@ -463,36 +464,42 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
             self.remove_writer(fd)
 
     async def sock_recv(self, sock, n):
-        self._check_nonblocking(sock)
-        try:
-            return sock.recv(n)
-        except (BlockingIOError, InterruptedError):
-            pass
-        fut = self.create_future()
-        fd = sock.fileno()
-        self._ensure_fd_no_transport(fd)
-        handle = self.add_reader(fd, self._sock_recv, fut, sock.recv, n)
-        fut.add_done_callback(functools.partial(self._sock_read_done, fd, handle=handle))
-        return await fut
+        return await self._sock_io(self.add_reader, sock, "recv", n)
 
     async def sock_recv_into(self, sock, buf):
+        return await self._sock_io(self.add_reader, sock, "recv_into", buf)
+
+    async def sock_recvfrom(self, sock, bufsize):
+        return await self._sock_io(self.add_reader, sock, "recvfrom", bufsize)
+
+    async def sock_recvfrom_into(self, sock, buf, nbytes=0):
+        return await self._sock_io(self.add_reader, sock, "recvfrom_into", buf, nbytes or len(buf))
+
+    async def sock_sendto(self, sock, data, address):
+        return await self._sock_io(self.add_writer, sock, "sendto", data, address)
+
+    async def _sock_io(self, add, sock, method, *args):
+        """Calls ``sock.<method>(*args)`` now, or when ``sock`` is ready
+        (``add`` is add_reader or add_writer). The method is looked up at
+        each try, as asyncio does."""
         self._check_nonblocking(sock)
         try:
-            return sock.recv_into(buf)
+            return getattr(sock, method)(*args)
         except (BlockingIOError, InterruptedError):
             pass
         fut = self.create_future()
         fd = sock.fileno()
         self._ensure_fd_no_transport(fd)
-        handle = self.add_reader(fd, self._sock_recv, fut, sock.recv_into, buf)
-        fut.add_done_callback(functools.partial(self._sock_read_done, fd, handle=handle))
+        handle = add(fd, self._sock_try, fut, sock, method, *args)
+        done = self._sock_read_done if add == self.add_reader else self._sock_write_done
+        fut.add_done_callback(functools.partial(done, fd, handle=handle))
         return await fut
 
-    def _sock_recv(self, fut, method, arg):
+    def _sock_try(self, fut, sock, method, *args):
         if fut.done():
             return
         try:
-            data = method(arg)
+            data = getattr(sock, method)(*args)
         except (BlockingIOError, InterruptedError):
             return
         except (SystemExit, KeyboardInterrupt):
@@ -1448,10 +1455,146 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
             returncode = 255
         transp._process_exited(returncode)
 
-    # What part 1 does not have.
+    # UDP.
 
-    async def create_datagram_endpoint(self, protocol_factory, *args, **kwargs):
-        _not_implemented("UDP (create_datagram_endpoint)")
+    async def create_datagram_endpoint(
+        self,
+        protocol_factory,
+        local_addr=None,
+        remote_addr=None,
+        *,
+        family=0,
+        proto=0,
+        flags=0,
+        reuse_address=None,
+        reuse_port=None,
+        allow_broadcast=None,
+        sock=None,
+    ):
+        """A datagram (UDP or Unix datagram) endpoint, as asyncio makes it.
+
+        ``reuse_address`` is accepted for old code, as uvloop does (asyncio
+        3.11 removed it): True is refused, since SO_REUSEADDR on UDP lets
+        another process take the port's traffic, and False warns."""
+        if reuse_address:
+            raise ValueError(
+                "Passing `reuse_address=True` is no longer supported, as the usage of "
+                "SO_REUSEPORT in UDP poses a significant security concern."
+            )
+        if reuse_address is not None:
+            warnings.warn(
+                "The *reuse_address* parameter has been deprecated as of 0.15.",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+        if sock is not None:
+            if sock.type == socket.SOCK_STREAM:
+                raise ValueError(f"A datagram socket was expected, got {sock!r}")
+            if (local_addr or remote_addr or family or proto or flags or reuse_port
+                    or allow_broadcast):
+                opts = dict(local_addr=local_addr, remote_addr=remote_addr, family=family,
+                            proto=proto, flags=flags, reuse_address=reuse_address,
+                            reuse_port=reuse_port, allow_broadcast=allow_broadcast)
+                problems = ", ".join(f"{k}={v}" for k, v in opts.items() if v)
+                raise ValueError(
+                    f"socket modifier keyword arguments can not be used when sock is "
+                    f"specified. ({problems})"
+                )
+            sock.setblocking(False)
+            r_addr = None
+        else:
+            sock, r_addr = await self._datagram_socket(
+                local_addr, remote_addr, family, proto, flags, reuse_port, allow_broadcast
+            )
+        protocol = protocol_factory()
+        waiter = self.create_future()
+        transport = DatagramTransport(self, sock, protocol, r_addr, waiter)
+        try:
+            await waiter
+        except BaseException:
+            transport.close()
+            raise
+        return transport, protocol
+
+    async def _datagram_socket(
+        self, local_addr, remote_addr, family, proto, flags, reuse_port, allow_broadcast
+    ):
+        """Resolves the addresses and makes the socket, for each family that
+        has both, until one works (asyncio's order)."""
+        if not (local_addr or remote_addr):
+            if family == 0:
+                raise ValueError("unexpected address family")
+            addr_pairs_info = (((family, proto), (None, None)),)
+        elif hasattr(socket, "AF_UNIX") and family == socket.AF_UNIX:
+            for addr in (local_addr, remote_addr):
+                if addr is not None and not isinstance(addr, str):
+                    raise TypeError("string is expected")
+            if local_addr and local_addr[0] not in (0, "\x00"):
+                try:
+                    if stat.S_ISSOCK(os.stat(local_addr).st_mode):
+                        os.remove(local_addr)
+                except FileNotFoundError:
+                    pass
+                except OSError as err:
+                    logger.error(
+                        "Unable to check or remove stale UNIX socket %r: %r", local_addr, err
+                    )
+            addr_pairs_info = (((family, proto), (local_addr, remote_addr)),)
+        else:
+            addr_infos = {}  # (family, proto) -> [local, remote]
+            for idx, addr in ((0, local_addr), (1, remote_addr)):
+                if addr is None:
+                    continue
+                if not (isinstance(addr, tuple) and len(addr) == 2):
+                    raise TypeError("2-tuple is expected")
+                infos = await self._ensure_resolved(
+                    addr, family=family, type=socket.SOCK_DGRAM, proto=proto, flags=flags
+                )
+                if not infos:
+                    raise OSError("getaddrinfo() returned empty list")
+                for fam, _, pro, _, address in infos:
+                    key = (fam, pro)
+                    if key not in addr_infos:
+                        addr_infos[key] = [None, None]
+                    addr_infos[key][idx] = address
+            addr_pairs_info = [
+                (key, addr_pair)
+                for key, addr_pair in addr_infos.items()
+                if not ((local_addr and addr_pair[0] is None)
+                        or (remote_addr and addr_pair[1] is None))
+            ]
+            if not addr_pairs_info:
+                raise ValueError("can not get address information")
+        exceptions = []
+        for (fam, pro), (local_address, remote_address) in addr_pairs_info:
+            sock = None
+            r_addr = None
+            try:
+                sock = socket.socket(family=fam, type=socket.SOCK_DGRAM, proto=pro)
+                if reuse_port:
+                    base_events._set_reuseport(sock)
+                if allow_broadcast:
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
+                sock.setblocking(False)
+                if local_addr:
+                    sock.bind(local_address)
+                if remote_addr:
+                    if not allow_broadcast:
+                        await self.sock_connect(sock, remote_address)
+                    r_addr = remote_address
+            except OSError as exc:
+                if sock is not None:
+                    sock.close()
+                exceptions.append(exc)
+            except BaseException:
+                if sock is not None:
+                    sock.close()
+                raise
+            else:
+                return sock, r_addr
+        raise exceptions[0]
+
+    # What part 1 does not have.
 
 
     async def start_tls(
@@ -1509,14 +1652,213 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
     async def sock_sendfile(self, sock, file, offset=0, count=None, *, fallback=True):
         _not_implemented("sock_sendfile")
 
-    async def sock_recvfrom(self, sock, bufsize):
-        _not_implemented("UDP (sock_recvfrom)")
 
-    async def sock_recvfrom_into(self, sock, buf, nbytes=0):
-        _not_implemented("UDP (sock_recvfrom_into)")
 
-    async def sock_sendto(self, sock, data, address):
-        _not_implemented("UDP (sock_sendto)")
+class DatagramTransport(asyncio.transports._FlowControlMixin, asyncio.DatagramTransport):
+    """A UDP or Unix datagram transport, on the loop's reader and writer
+    callbacks (asyncio's design): each readable event receives one datagram;
+    ``sendto`` sends at once and queues only what the kernel refuses, with
+    water marks over the queued bytes (asyncio's flow-control mixin)."""
+
+    max_size = 256 * 1024
+
+    def __init__(self, loop, sock, protocol, address=None, waiter=None, extra=None):
+        super().__init__(extra, loop)
+        self._extra["socket"] = trsock.TransportSocket(sock)
+        try:
+            self._extra["sockname"] = sock.getsockname()
+        except OSError:
+            self._extra["sockname"] = None
+        if "peername" not in self._extra:
+            try:
+                self._extra["peername"] = sock.getpeername()
+            except OSError:
+                self._extra["peername"] = None
+        self._loop = loop
+        self._sock = sock
+        self._sock_fd = sock.fileno()
+        self._protocol = protocol
+        self._address = address
+        self._buffer = collections.deque()
+        self._buffer_size = 0
+        self._conn_lost = 0
+        self._closing = False
+        self._paused = False
+        # The protocol's callbacks run in the context the transport was made
+        # in, as the Rust transports' do. Callbacks get copies, so that the
+        # registrations below can enter this one from inside them.
+        self._context = contextvars.copy_context()
+        loop.call_soon(protocol.connection_made, self, context=self._context.copy())
+        loop.call_soon(self._add_reader)
+        if waiter is not None:
+            loop.call_soon(futures._set_result_unless_cancelled, waiter, None)
+
+    def __repr__(self):
+        state = "closed" if self._sock is None else "closing" if self._closing else "open"
+        return f"<pyloop.DatagramTransport fd={self._sock_fd} {state}>"
+
+    def __del__(self, _warn=warnings.warn):
+        if self._sock is not None:
+            _warn(f"unclosed transport {self!r}", ResourceWarning, source=self)
+            self._sock.close()
+
+    def _add_reader(self):
+        if not self._paused and not self._closing:
+            # The handle copies the current context: make it the transport's.
+            self._context.run(self._loop.add_reader, self._sock_fd, self._read_ready)
+
+    def get_protocol(self):
+        return self._protocol
+
+    def set_protocol(self, protocol):
+        self._protocol = protocol
+
+    def is_closing(self):
+        return self._closing
+
+    def is_reading(self):
+        return not self._paused and not self._closing
+
+    def pause_reading(self):
+        if self._closing or self._paused:
+            return
+        self._paused = True
+        self._loop.remove_reader(self._sock_fd)
+
+    def resume_reading(self):
+        if self._closing or not self._paused:
+            return
+        self._paused = False
+        self._add_reader()
+
+    def get_write_buffer_size(self):
+        return self._buffer_size
+
+    def _read_ready(self):
+        if self._conn_lost:
+            return
+        try:
+            data, addr = self._sock.recvfrom(self.max_size)
+        except (BlockingIOError, InterruptedError):
+            pass
+        except OSError as exc:
+            self._protocol.error_received(exc)
+        except (SystemExit, KeyboardInterrupt):
+            raise
+        except BaseException as exc:
+            self._fatal_error(exc, "Fatal read error on datagram transport")
+        else:
+            self._protocol.datagram_received(data, addr)
+
+    def _send(self, data, addr):
+        # A connected socket (a socketpair's peer name is '') sends to its
+        # peer; an unconnected one without an address fails in send(), and
+        # the protocol's error_received hears of it.
+        if self._extra["peername"] or addr is None:
+            self._sock.send(data)
+        else:
+            self._sock.sendto(data, addr)
+
+    def sendto(self, data, addr=None):
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(
+                f"data argument must be a bytes-like object, not {type(data).__name__!r}"
+            )
+        if self._address:
+            if addr not in (None, self._address):
+                raise ValueError(f"Invalid address: must be None or {self._address}")
+            addr = self._address
+        if self._conn_lost and self._address:
+            if self._conn_lost >= asyncio.constants.LOG_THRESHOLD_FOR_CONNLOST_WRITES:
+                logger.warning("socket.send() raised exception.")
+            self._conn_lost += 1
+            return
+        if not self._buffer:
+            try:
+                self._send(data, addr)
+                return
+            except (BlockingIOError, InterruptedError):
+                self._context.run(self._loop.add_writer, self._sock_fd, self._sendto_ready)
+            except OSError as exc:
+                self._protocol.error_received(exc)
+                return
+            except (SystemExit, KeyboardInterrupt):
+                raise
+            except BaseException as exc:
+                self._fatal_error(exc, "Fatal write error on datagram transport")
+                return
+        self._buffer.append((bytes(data), addr))  # what is queued stays as it was
+        self._buffer_size += len(data)
+        self._maybe_pause_protocol()
+
+    def _sendto_ready(self):
+        while self._buffer:
+            data, addr = self._buffer.popleft()
+            self._buffer_size -= len(data)
+            try:
+                self._send(data, addr)
+            except (BlockingIOError, InterruptedError):
+                self._buffer.appendleft((data, addr))
+                self._buffer_size += len(data)
+                break
+            except OSError as exc:
+                self._protocol.error_received(exc)
+                return
+            except (SystemExit, KeyboardInterrupt):
+                raise
+            except BaseException as exc:
+                self._fatal_error(exc, "Fatal write error on datagram transport")
+                return
+        self._maybe_resume_protocol()
+        if not self._buffer:
+            self._loop.remove_writer(self._sock_fd)
+            if self._closing:
+                self._call_connection_lost(None)
+
+    def close(self):
+        if self._closing:
+            return
+        self._closing = True
+        self._loop.remove_reader(self._sock_fd)
+        if not self._buffer:
+            self._conn_lost += 1
+            self._loop.call_soon(self._call_connection_lost, None, context=self._context.copy())
+
+    def abort(self):
+        self._force_close(None)
+
+    def _fatal_error(self, exc, message):
+        if isinstance(exc, OSError):
+            if self._loop.get_debug():
+                logger.debug("%r: %s", self, message, exc_info=True)
+        else:
+            self._loop.call_exception_handler({
+                "message": message, "exception": exc,
+                "transport": self, "protocol": self._protocol,
+            })
+        self._force_close(exc)
+
+    def _force_close(self, exc):
+        if self._conn_lost:
+            return
+        if self._buffer:
+            self._buffer.clear()
+            self._buffer_size = 0
+            self._loop.remove_writer(self._sock_fd)
+        if not self._closing:
+            self._closing = True
+            self._loop.remove_reader(self._sock_fd)
+        self._conn_lost += 1
+        self._loop.call_soon(self._call_connection_lost, exc, context=self._context.copy())
+
+    def _call_connection_lost(self, exc):
+        try:
+            self._protocol.connection_lost(exc)
+        finally:
+            self._sock.close()
+            self._sock = None
+            self._protocol = None
+            self._loop = None
 
 
 class _CoreTransport:

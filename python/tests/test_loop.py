@@ -1239,13 +1239,189 @@ pyloop.run(main())
     assert int(switches) <= 5, out.stdout
 
 
+# UDP: datagram endpoints and sock_recvfrom/sock_sendto.
+
+
+class DatagramRecorder(asyncio.DatagramProtocol):
+    def __init__(self):
+        self.transport = None
+        self.got = asyncio.Queue()
+        self.errors = asyncio.Queue()
+        self.done = asyncio.get_running_loop().create_future()
+
+    def connection_made(self, transport):
+        self.transport = transport
+
+    def datagram_received(self, data, addr):
+        self.got.put_nowait((data, addr))
+
+    def error_received(self, exc):
+        self.errors.put_nowait(exc)
+
+    def connection_lost(self, exc):
+        self.done.set_result(exc)
+
+
+def test_udp_endpoints_exchange_datagrams(loop):
+    async def main():
+        srv_tr, srv = await loop.create_datagram_endpoint(
+            DatagramRecorder, local_addr=("127.0.0.1", 0)
+        )
+        addr = srv_tr.get_extra_info("sockname")
+        assert isinstance(srv_tr, asyncio.DatagramTransport)
+        assert srv_tr.get_extra_info("peername") is None
+        cli_tr, cli = await loop.create_datagram_endpoint(DatagramRecorder, remote_addr=addr)
+        assert cli_tr.get_extra_info("peername") == addr
+        cli_tr.sendto(b"ping")
+        data, from_addr = await asyncio.wait_for(srv.got.get(), 5)
+        assert data == b"ping" and from_addr == cli_tr.get_extra_info("sockname")
+        srv_tr.sendto(b"pong", from_addr)
+        assert (await asyncio.wait_for(cli.got.get(), 5))[0] == b"pong"
+        with pytest.raises(ValueError, match="Invalid address"):
+            cli_tr.sendto(b"x", ("127.0.0.1", 9))
+        with pytest.raises(TypeError, match="bytes-like"):
+            cli_tr.sendto("text")
+        cli_tr.close()
+        srv_tr.close()
+        return await cli.done, await srv.done
+
+    assert loop.run_until_complete(main()) == (None, None)
+
+
+def test_udp_error_received_for_a_refused_port(loop):
+    async def main():
+        closed = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        closed.bind(("127.0.0.1", 0))
+        addr = closed.getsockname()
+        closed.close()  # nobody listens there now: ICMP port unreachable
+        tr, proto = await loop.create_datagram_endpoint(DatagramRecorder, remote_addr=addr)
+        tr.sendto(b"anyone?")
+        await asyncio.sleep(0.05)
+        tr.sendto(b"anyone?")
+        exc = await asyncio.wait_for(proto.errors.get(), 5)
+        tr.close()
+        return exc
+
+    assert isinstance(loop.run_until_complete(main()), ConnectionRefusedError)
+
+
+def test_unix_datagram_socketpair_endpoint(loop):
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+
+    async def main():
+        tr, proto = await loop.create_datagram_endpoint(DatagramRecorder, sock=a)
+        b.send(b"hello")
+        got = await asyncio.wait_for(proto.got.get(), 5)
+        tr.sendto(b"back")  # connected: no address needed
+        reply = await loop.sock_recv(b, 100)
+        tr.close()
+        await proto.done
+        return got, reply
+
+    b.setblocking(False)
+    assert loop.run_until_complete(main()) == ((b"hello", None), b"back")
+    assert a.fileno() == -1  # the transport closed its socket
+    b.close()
+
+
+def test_datagram_endpoint_argument_errors(loop):
+    async def main():
+        with pytest.raises(ValueError, match="reuse_address=True"):
+            await loop.create_datagram_endpoint(
+                asyncio.DatagramProtocol, local_addr=("127.0.0.1", 0), reuse_address=True
+            )
+        with socket.socket() as stream, pytest.raises(ValueError, match="datagram socket"):
+            await loop.create_datagram_endpoint(asyncio.DatagramProtocol, sock=stream)
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as dgram:
+            with pytest.raises(ValueError, match="can not be used when sock"):
+                await loop.create_datagram_endpoint(
+                    asyncio.DatagramProtocol, sock=dgram, local_addr=("127.0.0.1", 0)
+                )
+        with pytest.raises(ValueError, match="unexpected address family"):
+            await loop.create_datagram_endpoint(asyncio.DatagramProtocol)
+
+    loop.run_until_complete(main())
+
+
+def test_sock_sendto_recvfrom(loop):
+    async def main():
+        a = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        b = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        with a, b:
+            for s in (a, b):
+                s.bind(("127.0.0.1", 0))
+                s.setblocking(False)
+            pending = asyncio.ensure_future(loop.sock_recvfrom(b, 100))
+            await asyncio.sleep(0.01)  # b waits in the loop for a datagram
+            assert await loop.sock_sendto(a, b"one", b.getsockname()) == 3
+            data, addr = await asyncio.wait_for(pending, 5)
+            buf = bytearray(10)
+            await loop.sock_sendto(a, b"two", b.getsockname())
+            n, addr2 = await loop.sock_recvfrom_into(b, buf)
+            return data, addr == a.getsockname(), bytes(buf[:n]), addr2 == addr
+
+    assert loop.run_until_complete(main()) == (b"one", True, b"two", True)
+
+
+def test_datagram_connection_made_may_pause_and_resume_reading(loop):
+    class Proto(DatagramRecorder):
+        def connection_made(self, transport):
+            super().connection_made(transport)
+            transport.pause_reading()
+            transport.resume_reading()
+
+    async def main():
+        tr, proto = await loop.create_datagram_endpoint(Proto, local_addr=("127.0.0.1", 0))
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.sendto(b"x", tr.get_extra_info("sockname"))
+            got = await asyncio.wait_for(proto.got.get(), 5)
+        tr.close()
+        return got[0]
+
+    errors = []
+    loop.set_exception_handler(lambda lp, ctx: errors.append(ctx))
+    assert loop.run_until_complete(main()) == b"x"
+    assert errors == []
+
+
+def test_datagram_callbacks_run_in_the_transports_context(loop):
+    var = contextvars.ContextVar("var", default="outer")
+    seen = {}
+
+    class Proto(DatagramRecorder):
+        def datagram_received(self, data, addr):
+            seen["data"] = var.get()
+            super().datagram_received(data, addr)
+
+        def connection_lost(self, exc):
+            seen["lost"] = var.get()
+            super().connection_lost(exc)
+
+    async def main():
+        var.set("inner")
+        tr, proto = await loop.create_datagram_endpoint(Proto, local_addr=("127.0.0.1", 0))
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.sendto(b"x", tr.get_extra_info("sockname"))
+            await asyncio.wait_for(proto.got.get(), 5)
+
+        def close():
+            var.set("closing")
+            tr.close()
+
+        loop.call_soon(close)
+        await proto.done
+
+    loop.run_until_complete(main())
+    assert seen == {"data": "inner", "lost": "inner"}
+
+
 # What part 1 does not have.
 
 
 @pytest.mark.parametrize(
     "call",
     [
-        lambda lp: lp.create_datagram_endpoint(asyncio.DatagramProtocol),
+        lambda lp: lp.sock_sendfile(socket.socket(), open(os.devnull, "rb")),
     ],
 )
 def test_later_features_raise_not_implemented(loop, call):

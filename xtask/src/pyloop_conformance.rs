@@ -48,6 +48,7 @@ pub const UVLOOP_MODULES: &[&str] = &[
     "test_signals",
     "test_pipes",
     "test_process",
+    "test_udp",
 ];
 
 /// A whole module that runs longer than this is stopped and counted as hung
