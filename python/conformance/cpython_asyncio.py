@@ -106,6 +106,17 @@ class Result(unittest.TestResult):
     def addError(self, test, err):
         self._bad(test, err, "error")
 
+    def addSubTest(self, test, subtest, err):
+        # A failed subtest fails its test, which then never reaches
+        # addSuccess: count it here, under the test's id.
+        super().addSubTest(test, subtest, err)
+        if err is not None:
+            kind = "fail" if issubclass(err[0], test.failureException) else "error"
+            if err[0] is Hang:
+                self.hung.append(test.id())
+                kind = "hang"
+            self.bad.setdefault(test.id(), kind)
+
     def addUnexpectedSuccess(self, test):
         self.passed.append(test.id())
 
