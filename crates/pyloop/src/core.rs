@@ -269,14 +269,23 @@ impl LoopCore {
                 )));
             }
         }
-        Handle::create(
+        let h = Handle::create(
             py,
             slf.clone().unbind(),
             callback.clone().unbind(),
             args.clone().unbind(),
             context,
             when,
-        )
+        )?;
+        if slf.borrow().debug {
+            // The innermost Python frame is the caller's: this method has none.
+            let frame = py.import("sys")?.call_method1("_getframe", (0,))?;
+            let tb = py
+                .import("asyncio.format_helpers")?
+                .call_method1("extract_stack", (frame,))?;
+            h.bind(py).cast::<Handle>()?.borrow_mut().source_traceback = Some(tb.unbind());
+        }
+        Ok(h)
     }
 
     fn schedule_timer(&mut self, py: Python<'_>, handle: &Py<PyAny>, when: f64) -> PyResult<()> {

@@ -22,6 +22,9 @@ pub struct Handle {
     pub(crate) when: f64,
     /// A timer still in the loop's heap.
     pub(crate) scheduled: bool,
+    /// In debug mode, where the handle was made (asyncio's
+    /// `_source_traceback`: a `traceback.StackSummary`).
+    pub(crate) source_traceback: Option<Py<PyAny>>,
 }
 
 /// The outcome of running a callback that raised.
@@ -58,6 +61,7 @@ impl Handle {
             loop_,
             when,
             scheduled: false,
+            source_traceback: None,
         };
         if when.is_nan() {
             Ok(Py::new(py, handle)?.into_any())
@@ -115,6 +119,9 @@ impl Handle {
         )?;
         ctx.set_item("exception", err.value(py))?;
         ctx.set_item("handle", slf)?;
+        if let Some(tb) = &slf.borrow().source_traceback {
+            ctx.set_item("source_traceback", tb)?;
+        }
         lp.bind(py).call_method1("call_exception_handler", (ctx,))?;
         Ok(())
     }
@@ -132,6 +139,11 @@ fn repr_body(repr: &Bound<'_, pyo3::types::PyString>) -> String {
 
 #[pymethods]
 impl Handle {
+    #[getter]
+    fn _source_traceback(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        self.source_traceback.as_ref().map(|t| t.clone_ref(py))
+    }
+
     /// Cancels the callback: it will not run. Releases its references.
     pub(crate) fn cancel(&mut self, py: Python<'_>) {
         if self.cancelled {
