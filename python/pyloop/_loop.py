@@ -1039,7 +1039,7 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
         ssl_handshake_timeout=None,
         ssl_shutdown_timeout=None,
         start_serving=True,
-        cleanup_socket=True,
+        cleanup_socket=None,
     ):
         if isinstance(ssl, bool):
             raise TypeError("ssl argument must be an SSLContext or None")
@@ -1077,6 +1077,11 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
             if sock.family != socket.AF_UNIX or sock.type != socket.SOCK_STREAM:
                 raise ValueError(f"A UNIX Domain Stream Socket was expected, got {sock!r}")
         unix_path = None
+        if cleanup_socket is None:
+            # asyncio removes the socket file on close from 3.13 on; before,
+            # it leaves it (and has no such parameter). Follow the running
+            # version, so that a program sees what asyncio would do.
+            cleanup_socket = sys.version_info >= (3, 13)
         if cleanup_socket:
             name = sock.getsockname()
             if isinstance(name, (str, bytes)) and name and name[0] not in (0, "\x00"):

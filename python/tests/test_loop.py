@@ -367,6 +367,30 @@ def test_debug_mode_warns_about_slow_callbacks(loop, caplog):
     assert "Executing" in caplog.text and "took" in caplog.text
 
 
+def test_debug_mode_reports_where_a_failing_callback_was_scheduled(loop):
+    contexts = []
+    loop.set_exception_handler(lambda lp, ctx: contexts.append(ctx))
+
+    def fail():
+        1 / 0
+
+    def schedule_here():
+        loop.call_soon(fail)
+
+    loop.set_debug(True)
+    schedule_here()
+    loop.call_later(0.001, fail)
+    loop.run_until_complete(asyncio.sleep(0.01))
+    loop.set_debug(False)
+    loop.call_soon(fail)
+    loop.run_until_complete(asyncio.sleep(0))
+    assert [c["source_traceback"][-1].name for c in contexts[:2]] == [
+        "schedule_here",
+        "test_debug_mode_reports_where_a_failing_callback_was_scheduled",
+    ]
+    assert "source_traceback" not in contexts[2]
+
+
 def test_debug_mode_rejects_coroutine_callbacks(loop):
     loop.set_debug(True)
 
@@ -747,7 +771,19 @@ def test_unix_server_and_connection(loop, tmp_path):
         await server.wait_closed()
 
     loop.run_until_complete(main())
-    assert not os.path.exists(path)
+    # asyncio removes the socket file on close from 3.13 on, not before.
+    assert os.path.exists(path) == (sys.version_info < (3, 13))
+
+
+def test_unix_server_cleanup_socket(loop, tmp_path):
+    async def serve(path, **kw):
+        server = await loop.create_unix_server(Echo, path, **kw)
+        server.close()
+        await server.wait_closed()
+        return os.path.exists(path)
+
+    assert loop.run_until_complete(serve(str(tmp_path / "a"), cleanup_socket=True)) is False
+    assert loop.run_until_complete(serve(str(tmp_path / "b"), cleanup_socket=False)) is True
 
 
 def test_streams(loop, tmp_path):
