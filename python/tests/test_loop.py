@@ -1564,6 +1564,49 @@ def test_protocol_callbacks_run_in_the_transport_context(loop):
     assert loop.run_until_complete(main()) == ("inner", "inner")
 
 
+def test_flow_control_and_connection_lost_run_in_the_transport_context(loop):
+    """pause_writing (called from a write() in another task) and
+    connection_lost (after a close() in another context) run in the
+    transport's context too, as uvloop's do (they ran in the caller's)."""
+    cvar = contextvars.ContextVar("cvar", default="outer")
+    seen = {}
+
+    class P(asyncio.Protocol):
+        def __init__(self):
+            self.lost = loop.create_future()
+
+        def pause_writing(self):
+            seen.setdefault("pause_writing", cvar.get())
+
+        def connection_lost(self, exc):
+            seen["connection_lost"] = cvar.get()
+            self.lost.set_result(None)
+
+    async def main():
+        cvar.set("inner")
+        a, b = socket.socketpair()
+        p = P()
+        tr, _ = await loop.connect_accepted_socket(lambda: p, a)
+        tr.set_write_buffer_limits(high=1)
+
+        async def write_elsewhere():
+            cvar.set("writer")
+            tr.write(b"x" * (4 << 20))  # more than the socket takes: pauses
+
+        await loop.create_task(write_elsewhere())
+
+        def close():
+            cvar.set("closing")
+            tr.abort()
+
+        loop.call_soon(close)
+        await p.lost
+        b.close()
+
+    loop.run_until_complete(main())
+    assert seen == {"pause_writing": "inner", "connection_lost": "inner"}
+
+
 def test_closed_attribute_as_asyncio_has_it(loop):
     assert loop._closed is False
     loop.close()

@@ -17,7 +17,7 @@ use pyo3::exceptions::{
 };
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView};
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyTuple};
 use rustix::io::Errno;
 use rustix::net::{RecvFlags, SendFlags, Shutdown};
 
@@ -118,25 +118,61 @@ impl SocketTransport {
     /// Called by the loop when the socket is ready; runs the protocol's
     /// callbacks in the transport's context.
     pub(crate) fn on_ready(slf: &Bound<'_, Self>, readable: bool, writable: bool) -> PyResult<()> {
+        Self::in_context(slf, || {
+            let mut res = Ok(());
+            if readable {
+                res = Self::read_ready(slf);
+            }
+            if writable && res.is_ok() {
+                res = Self::write_ready(slf);
+            }
+            res
+        })
+    }
+
+    /// Runs `f` in the transport's context, where every protocol callback
+    /// runs, whoever triggered it (`pause_writing` from a `write()` in
+    /// another task, say). If the context is entered already, `f` runs
+    /// inside it as it is.
+    fn in_context<R>(slf: &Bound<'_, Self>, f: impl FnOnce() -> PyResult<R>) -> PyResult<R> {
         let py = slf.py();
         let ctx = slf.borrow().context.clone_ref(py);
         // SAFETY: ctx is a contextvars.Context (from PyContext_CopyCurrent);
-        // Enter and Exit are paired on this thread.
-        if unsafe { ffi::PyContext_Enter(ctx.as_ptr()) } != 0 {
-            return Err(PyErr::fetch(py));
+        // an Enter that succeeds is paired with the Exit below, on this
+        // thread. One that fails (the context is entered already) sets a
+        // RuntimeError, which is cleared.
+        let entered = unsafe { ffi::PyContext_Enter(ctx.as_ptr()) } == 0;
+        if !entered {
+            drop(PyErr::take(py));
         }
-        let mut res = Ok(());
-        if readable {
-            res = Self::read_ready(slf);
-        }
-        if writable && res.is_ok() {
-            res = Self::write_ready(slf);
-        }
-        // SAFETY: paired with the Enter above.
-        if unsafe { ffi::PyContext_Exit(ctx.as_ptr()) } != 0 {
+        let res = f();
+        // SAFETY: paired with the successful Enter above.
+        if entered && unsafe { ffi::PyContext_Exit(ctx.as_ptr()) } != 0 {
             return Err(PyErr::fetch(py));
         }
         res
+    }
+
+    /// `loop.call_soon(cb[, arg])`, with the handle in the transport's
+    /// context.
+    fn call_soon_in_context(
+        slf: &Bound<'_, Self>,
+        cb: Bound<'_, PyAny>,
+        arg: Option<Py<PyAny>>,
+    ) -> PyResult<()> {
+        let py = slf.py();
+        let (lp, ctx) = {
+            let t = slf.borrow();
+            (t.lp(py), t.context.clone_ref(py))
+        };
+        let Some(lp) = lp else { return Ok(()) };
+        let mut items = vec![cb.unbind()];
+        items.extend(arg);
+        let all = PyTuple::new(py, items)?;
+        let kw = PyDict::new(py);
+        kw.set_item("context", ctx)?;
+        lp.call_method("call_soon", all, Some(&kw))?;
+        Ok(())
     }
 
     fn set_interest(slf: &Bound<'_, Self>, dir: u8, on: bool) -> PyResult<()> {
@@ -301,10 +337,7 @@ impl SocketTransport {
         if slf.borrow().kind == Kind::ReadPipe {
             // A pipe's end of file ends the transport: eof_received, then
             // connection_lost, whatever eof_received returns (as asyncio).
-            let lp = slf.borrow().lp(py);
-            if let Some(lp) = lp {
-                lp.call_method1("call_soon", (proto.getattr(py, "eof_received")?,))?;
-            }
+            Self::call_soon_in_context(slf, proto.bind(py).getattr("eof_received")?, None)?;
             return Self::do_close(slf);
         }
         match proto.bind(py).call_method0("eof_received") {
@@ -376,13 +409,8 @@ impl SocketTransport {
     }
 
     fn schedule_lost(slf: &Bound<'_, Self>, exc: Py<PyAny>) -> PyResult<()> {
-        let py = slf.py();
-        let Some(lp) = slf.borrow().lp(py) else {
-            return Ok(());
-        };
         let cb = slf.getattr("_call_connection_lost")?;
-        lp.call_method1("call_soon", (cb, exc))?;
-        Ok(())
+        Self::call_soon_in_context(slf, cb, Some(exc))
     }
 
     fn do_close(slf: &Bound<'_, Self>) -> PyResult<()> {
@@ -466,7 +494,7 @@ impl SocketTransport {
             t.protocol.as_ref().map(|p| p.clone_ref(py))
         };
         if let Some(p) = proto
-            && let Err(e) = p.bind(py).call_method0("pause_writing")
+            && let Err(e) = Self::in_context(slf, || p.bind(py).call_method0("pause_writing"))
         {
             Self::report_flow_error(slf, e, "protocol.pause_writing() failed")?;
         }
@@ -484,7 +512,7 @@ impl SocketTransport {
             t.protocol.as_ref().map(|p| p.clone_ref(py))
         };
         if let Some(p) = proto
-            && let Err(e) = p.bind(py).call_method0("resume_writing")
+            && let Err(e) = Self::in_context(slf, || p.bind(py).call_method0("resume_writing"))
         {
             Self::report_flow_error(slf, e, "protocol.resume_writing() failed")?;
         }
