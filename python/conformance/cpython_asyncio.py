@@ -125,8 +125,8 @@ class Result(unittest.TestResult):
 
 
 def run_and_report(suite, args):
-    """Runs `suite` with a SIGALRM watchdog per test and prints the JSON
-    line: the shared end of this runner and uvloop_suite.py."""
+    """Runs `suite` with a SIGALRM watchdog per test, prints the JSON line
+    and ends the process: the shared end of this runner and uvloop_suite.py."""
 
     def on_alarm(signum, frame):
         raise Hang(f"test ran longer than {args.test_timeout} s")
@@ -149,6 +149,11 @@ def run_and_report(suite, args):
         "not_passed": result.bad,
     }
     print(json.dumps(out), flush=True)
+    # Leave without joining leftover threads: a failed test can leave an
+    # executor thread blocked in accept(), and interpreter shutdown would
+    # wait for it forever. The result is already printed.
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def main():
@@ -199,9 +204,3 @@ def main():
 
 if __name__ == "__main__":
     main()
-    # Leave without joining leftover threads: a failed test can leave an
-    # executor thread blocked in accept(), and interpreter shutdown would
-    # wait for it forever. The result is already printed.
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
