@@ -464,24 +464,24 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
             self.remove_writer(fd)
 
     async def sock_recv(self, sock, n):
-        return await self._sock_io(self.add_reader, sock, "recv", n)
+        return await self._sock_io(False, sock, "recv", n)
 
     async def sock_recv_into(self, sock, buf):
-        return await self._sock_io(self.add_reader, sock, "recv_into", buf)
+        return await self._sock_io(False, sock, "recv_into", buf)
 
     async def sock_recvfrom(self, sock, bufsize):
-        return await self._sock_io(self.add_reader, sock, "recvfrom", bufsize)
+        return await self._sock_io(False, sock, "recvfrom", bufsize)
 
     async def sock_recvfrom_into(self, sock, buf, nbytes=0):
-        return await self._sock_io(self.add_reader, sock, "recvfrom_into", buf, nbytes or len(buf))
+        return await self._sock_io(False, sock, "recvfrom_into", buf, nbytes or len(buf))
 
     async def sock_sendto(self, sock, data, address):
-        return await self._sock_io(self.add_writer, sock, "sendto", data, address)
+        return await self._sock_io(True, sock, "sendto", data, address)
 
-    async def _sock_io(self, add, sock, method, *args):
-        """Calls ``sock.<method>(*args)`` now, or when ``sock`` is ready
-        (``add`` is add_reader or add_writer). The method is looked up at
-        each try, as asyncio does."""
+    async def _sock_io(self, writing, sock, method, *args):
+        """Calls ``sock.<method>(*args)`` now, or when ``sock`` is readable
+        (or writable, if ``writing``). The method is looked up at each try,
+        as asyncio does."""
         self._check_nonblocking(sock)
         try:
             return getattr(sock, method)(*args)
@@ -490,8 +490,12 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
         fut = self.create_future()
         fd = sock.fileno()
         self._ensure_fd_no_transport(fd)
+        add, done = (
+            (self.add_writer, self._sock_write_done)
+            if writing
+            else (self.add_reader, self._sock_read_done)
+        )
         handle = add(fd, self._sock_try, fut, sock, method, *args)
-        done = self._sock_read_done if add == self.add_reader else self._sock_write_done
         fut.add_done_callback(functools.partial(done, fd, handle=handle))
         return await fut
 
