@@ -1360,6 +1360,80 @@ def test_unix_datagram_socketpair_endpoint(loop):
     b.close()
 
 
+def fill_datagram_queue(sock):
+    """Sends datagrams on a Unix datagram socket until the peer's queue is
+    full, so that the next send would block."""
+    sock.setblocking(False)
+    n = 0
+    try:
+        while True:
+            sock.send(b"f" * 1024)
+            n += 1
+    except BlockingIOError:
+        return n
+
+
+def test_datagram_flow_control_when_the_peer_does_not_read(loop):
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    b.setblocking(False)
+
+    class Proto(DatagramRecorder):
+        def __init__(self):
+            super().__init__()
+            self.events = []
+
+        def pause_writing(self):
+            self.events.append("pause")
+
+        def resume_writing(self):
+            self.events.append("resume")
+
+    async def main():
+        tr, proto = await loop.create_datagram_endpoint(Proto, sock=a)
+        tr.set_write_buffer_limits(high=4096)
+        filled = fill_datagram_queue(a)
+        for i in range(10):
+            tr.sendto(b"%04d" % i * 256)  # 1 KiB each, queued in the transport
+        assert tr.get_write_buffer_size() == 10 * 1024
+        assert proto.events == ["pause"]
+        got = []
+        while len(got) < filled + 10:  # drain b; the transport sends the rest
+            try:
+                got.append(b.recv(2048))
+            except BlockingIOError:
+                await asyncio.sleep(0.001)
+        tr.close()
+        await proto.done
+        return got[filled:], proto.events, tr.get_write_buffer_size()
+
+    tail, events, left = loop.run_until_complete(main())
+    assert tail == [b"%04d" % i * 256 for i in range(10)]  # in order, none lost
+    assert events == ["pause", "resume"] and left == 0
+    b.close()
+
+
+def test_sock_sendto_waits_until_the_peer_has_room(loop, tmp_path):
+    path = str(tmp_path / "dgram")
+    b = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    b.bind(path)
+    a = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    a.connect(path)
+
+    async def main():
+        filled = fill_datagram_queue(a)
+        send = asyncio.ensure_future(loop.sock_sendto(a, b"last", path))
+        await asyncio.sleep(0.01)
+        assert not send.done()  # waits in the loop for room
+        b.setblocking(False)
+        for _ in range(filled):
+            b.recv(2048)
+        await asyncio.wait_for(send, 5)
+        return b.recv(2048)
+
+    with a, b:
+        assert loop.run_until_complete(main()) == b"last"
+
+
 def test_datagram_endpoint_argument_errors(loop):
     async def main():
         with pytest.raises(ValueError, match="reuse_address=True"):
