@@ -252,7 +252,8 @@ impl LoopCore {
                 callback.repr()?
             )));
         }
-        if slf.borrow().debug {
+        let debug = slf.borrow().debug;
+        if debug {
             let iscoro = py
                 .import("asyncio")?
                 .getattr("iscoroutinefunction")?
@@ -277,7 +278,7 @@ impl LoopCore {
             context,
             when,
         )?;
-        if slf.borrow().debug {
+        if debug {
             // The innermost Python frame is the caller's: this method has none.
             let frame = py.import("sys")?.call_method1("_getframe", (0,))?;
             let tb = py
