@@ -591,6 +591,29 @@ def test_tcp_server_and_connection(loop):
     loop.run_until_complete(main())
 
 
+def test_concurrent_connections_keep_their_own_bytes(loop):
+    # Every transport on a loop reads through one buffer: eight connections
+    # echoing different 1 MB payloads at once must each get back their own.
+    async def main():
+        server = await loop.create_server(Echo, "127.0.0.1", 0)
+        host, port = server.sockets[0].getsockname()
+        payloads = [os.urandom(1_000_000) for _ in range(8)]
+        conns = [
+            await loop.create_connection(lambda n=len(p): Collect(loop, n), host, port)
+            for p in payloads
+        ]
+        for (tr, _), p in zip(conns, payloads):
+            tr.write(p)
+        got = await asyncio.gather(*(pr.done for _, pr in conns))
+        assert got == payloads
+        for tr, _ in conns:
+            tr.close()
+        server.close()
+        await server.wait_closed()
+
+    loop.run_until_complete(main())
+
+
 def test_create_server_several_hosts_reuse_port_backlog(loop):
     async def main():
         server = await loop.create_server(
