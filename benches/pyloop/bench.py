@@ -8,7 +8,8 @@ turns them into histograms, medians and ratios against pyloop.
 
 The echo workloads run the server in the measured process and drive it from a
 dedicated client process that uses plain blocking sockets, the same for every
-loop.
+loop. They run twice: as the scheduler places the two processes, and with
+both pinned to one vCPU (see `pin_to_one_cpu`).
 """
 
 from __future__ import annotations
@@ -394,7 +395,23 @@ def floor_lateness(n):
     return out
 
 
+def pin_to_one_cpu():
+    """Pins this process, its later threads and its children (the echo
+    client) to one vCPU, the lowest it may run on.
+
+    Unpinned, the scheduler decides per run whether the echo client and the
+    server share a vCPU, and on this VM the round trip differs by up to 10x
+    between the two placements: medians then depend on which placements a
+    loop drew. Pinned, every loop gets the same placement, and the round trip
+    is the CPU that the client, the kernel and the loop spend on it.
+    """
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+
 def child(args):
+    if args.workload.endswith(":pinned"):
+        pin_to_one_cpu()
+        args.workload = args.workload.removesuffix(":pinned")
     if args.loop == "floor":
         print(json.dumps(floor_lateness(args.n)))
         return
@@ -521,7 +538,7 @@ def main():
         for fam in ("tcp", "unix")
         for size in ECHO_SIZES
     ]
-    emit({"event": "plan", "steps": len(wl) + 3 + len(echo)})
+    emit({"event": "plan", "steps": len(wl) + 3 + 2 * len(echo)})
 
     for label, unit_label, kind, n in wl:
         interleaved(label, kind, n, subjects, rounds, params={"per": unit_label})
@@ -572,18 +589,26 @@ def main():
     interleaved(rss_label, "rss", n_rss, subjects, 1 if args.quick else 3, unit="KiB")
 
     n_echo = 300 if args.quick else 2000
-    for mode, fam, size in echo:
-        interleaved(
-            f"echo {mode} {fam}",
-            f"echo:{mode}:{fam}:{size}",
-            n_echo,
-            subjects,
-            rounds,
-            params={"size": f"{size // 1024} KiB"},
-            size=size,
-            pick=lambda v: v["rtt_ns"],
-            also=[(f"echo {mode} {fam}: server CPU per round trip", "ns", lambda v: v["cpu_ns"])],
-        )
+    for pinned in (False, True):
+        where = ", one vCPU" if pinned else ""
+        for mode, fam, size in echo:
+            interleaved(
+                f"echo {mode} {fam}{where}",
+                f"echo:{mode}:{fam}:{size}" + (":pinned" if pinned else ""),
+                n_echo,
+                subjects,
+                rounds,
+                params={"size": f"{size // 1024} KiB"},
+                size=size,
+                pick=lambda v: v["rtt_ns"],
+                also=[
+                    (
+                        f"echo {mode} {fam}{where}: server CPU per round trip",
+                        "ns",
+                        lambda v: v["cpu_ns"],
+                    )
+                ],
+            )
 
 
 if __name__ == "__main__":
