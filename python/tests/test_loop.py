@@ -3,6 +3,7 @@
 import asyncio
 import concurrent.futures
 import contextvars
+import gc
 import os
 import resource
 import signal
@@ -11,6 +12,8 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
+import weakref
 
 import pytest
 
@@ -1629,6 +1632,75 @@ def test_rss_is_flat_over_many_callbacks(loop):
     run(1_000_000)
     assert rss_kib() - before < 2048
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss > 0
+
+
+def test_reference_cycles_through_handles_are_collected(loop):
+    """An object that keeps the handle of its own callback forms a cycle
+    through the handle; the garbage collector frees it, as with asyncio's
+    handles (a bug: pyloop's handles hid their references from the collector,
+    so every such cycle leaked)."""
+
+    class Owner:
+        def cb(self):
+            pass
+
+    refs = []
+    for schedule in (loop.call_soon, lambda cb: loop.call_later(0.001, cb)):
+        o = Owner()
+        o.handle = schedule(o.cb)
+        refs.append(weakref.ref(o))
+        del o
+    pending = Owner()
+    pending.handle = loop.call_later(3600, pending.cb)
+    pending.handle.cancel()
+    refs.append(weakref.ref(pending))
+    del pending
+    loop.run_until_complete(asyncio.sleep(0.01))
+    gc.collect()
+    assert [r() for r in refs] == [None, None, None]
+
+
+def test_an_abandoned_loop_is_collected():
+    """A loop dropped unclosed, with a pending callback and a reader that
+    refer back to it, is freed by the garbage collector (with a
+    ResourceWarning), as asyncio's is."""
+    a, b = socket.socketpair()
+    lp = pyloop.new_event_loop()
+    lp.call_soon(lp.stop)
+    lp.call_later(3600, lp.stop)
+    lp.add_reader(a.fileno(), lp.stop)
+    ref = weakref.ref(lp)
+    del lp
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        gc.collect()
+    assert ref() is None
+    a.close()
+    b.close()
+
+
+def test_an_abandoned_open_transport_is_collected():
+    """A transport and its protocol, which refer to each other, are freed
+    with their loop when both are dropped unclosed."""
+
+    class P(asyncio.Protocol):
+        def connection_made(self, transport):
+            self.transport = transport
+
+    a, b = socket.socketpair()
+    lp = pyloop.new_event_loop()
+
+    async def connect():
+        return await lp.create_connection(P, sock=a)
+
+    tr, pr = lp.run_until_complete(connect())
+    refs = [weakref.ref(x) for x in (tr, pr, lp)]
+    del tr, pr, lp, a
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        gc.collect()
+    assert [r() for r in refs] == [None, None, None]
+    b.close()
 
 
 def test_protocol_callbacks_run_in_the_transport_context(loop):

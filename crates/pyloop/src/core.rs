@@ -13,6 +13,7 @@ use std::os::fd::RawFd;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
+use pyo3::{PyTraverseError, PyVisit};
 use rustc_hash::FxHashMap;
 
 use crate::handle::{Failure, Handle, closed_error};
@@ -489,6 +490,36 @@ impl LoopCore {
 
 #[pymethods]
 impl LoopCore {
+    /// Shows the garbage collector the handles and transports the loop
+    /// holds, so that a loop dropped unclosed, whose callbacks refer back to
+    /// it, is collected, as asyncio's is.
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        for h in &self.ready {
+            visit.call(h)?;
+        }
+        for t in &self.timers {
+            visit.call(&t.handle)?;
+        }
+        for e in self.fds.values() {
+            for cb in [&e.reader, &e.writer].into_iter().flatten() {
+                match cb {
+                    FdCallback::Handle(h) => visit.call(h)?,
+                    FdCallback::Transport(t) => visit.call(t)?,
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Breaks the cycles the collector found: drops every callback. The
+    /// epoll set goes with the loop.
+    fn __clear__(&mut self) {
+        self.ready.clear();
+        self.timers.clear();
+        self.cancelled_timers = 0;
+        self.fds.clear();
+    }
+
     #[new]
     #[pyo3(signature = (*_args, **_kwargs))]
     fn py_new(

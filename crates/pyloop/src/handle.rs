@@ -6,6 +6,7 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
+use pyo3::{PyTraverseError, PyVisit};
 
 use crate::core::LoopCore;
 
@@ -139,6 +140,25 @@ fn repr_body(repr: &Bound<'_, pyo3::types::PyString>) -> String {
 
 #[pymethods]
 impl Handle {
+    /// Shows the garbage collector what the handle refers to, so that a
+    /// cycle through it (an object that keeps the handle of its own bound
+    /// method) is collected, as with asyncio's handles.
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.callback)?;
+        visit.call(&self.args)?;
+        visit.call(&self.context)?;
+        visit.call(&self.loop_)?;
+        visit.call(&self.source_traceback)
+    }
+
+    /// Breaks the cycles the collector found. The handle will not run.
+    fn __clear__(&mut self) {
+        self.callback = None;
+        self.args = None;
+        self.context = None;
+        self.source_traceback = None;
+    }
+
     #[getter]
     fn _source_traceback(&self, py: Python<'_>) -> Option<Py<PyAny>> {
         self.source_traceback.as_ref().map(|t| t.clone_ref(py))

@@ -19,6 +19,7 @@ use pyo3::exceptions::{
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyTuple};
+use pyo3::{PyTraverseError, PyVisit};
 use rustix::io::Errno;
 use rustix::net::{RecvFlags, SendFlags, Shutdown};
 
@@ -576,6 +577,27 @@ impl SocketTransport {
 
 #[pymethods]
 impl SocketTransport {
+    /// Shows the garbage collector the transport's references: a protocol
+    /// that keeps its transport forms a cycle, which is collected when both
+    /// are dropped unclosed, as asyncio's transports are.
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.loop_)?;
+        visit.call(&self.sock)?;
+        visit.call(&self.protocol)?;
+        visit.call(&self.extra)?;
+        visit.call(&self.server)?;
+        visit.call(&self.context)
+    }
+
+    /// Breaks the cycles the collector found. The socket object, dropped
+    /// here, closes the fd.
+    fn __clear__(&mut self) {
+        self.loop_ = None;
+        self.sock = None;
+        self.protocol = None;
+        self.server = None;
+    }
+
     #[new]
     /// `kind` is "socket", "read_pipe" or "write_pipe"; `sock` is the
     /// object that owns the fd (a socket, or a pipe's file object).
