@@ -35,6 +35,9 @@ struct Fields {
     /// Whether to record which bytes were quoted (for globbing and
     /// patterns; plain strings do without).
     marks: bool,
+    /// A quoted `@`-form list (`"$@"`, `"${a[@]}"`) was expanded inside the
+    /// current double quotes: if they produce nothing, no field is made.
+    saw_at: bool,
 }
 
 impl Fields {
@@ -47,6 +50,7 @@ impl Fields {
             split,
             ifs,
             marks: true,
+            saw_at: false,
         }
     }
 
@@ -66,13 +70,19 @@ impl Fields {
         }
     }
 
-    /// Everything, as one string (fields joined without separators).
+    /// Everything, as one string. Several fields can only come from a
+    /// quoted `"$@"`, whose elements are joined with spaces (as bash does in
+    /// assignments, here-docs and other one-string contexts).
     fn concat(self) -> Vec<u8> {
         let mut fields = self.done();
         if fields.len() == 1 {
             return fields.pop().map(|m| m.bytes).unwrap_or_default();
         }
-        fields.into_iter().flat_map(|m| m.bytes).collect()
+        fields
+            .into_iter()
+            .map(|m| m.bytes)
+            .collect::<Vec<_>>()
+            .join(&b' ')
     }
 
     /// Literal text of the word itself (unquoted): never split.
@@ -85,6 +95,17 @@ impl Fields {
     fn quoted(&mut self, b: &[u8]) {
         self.put(b, true);
         self.started = true;
+        self.last = Delim::None;
+    }
+
+    /// The result of an expansion inside double quotes. An empty one does
+    /// not make a field by itself: the enclosing quotes decide (see
+    /// `Part::Double`).
+    fn quoted_expansion(&mut self, b: &[u8]) {
+        self.put(b, true);
+        if !b.is_empty() {
+            self.started = true;
+        }
         self.last = Delim::None;
     }
 
@@ -317,9 +338,15 @@ impl Shell {
                 Part::Escaped(c) => f.quoted(&[*c]),
                 Part::Single(b) | Part::Quoted(b) => f.quoted(b),
                 Part::Double(inner) => {
-                    // `""` makes an empty field.
-                    f.quoted(b"");
+                    // `""` and `"$x"` make a field even when empty; `"$@"`
+                    // and `"${a[@]}"` of no elements make none, as in bash,
+                    // even beside other empty expansions (`"$@$x"`).
+                    let outer = std::mem::take(&mut f.saw_at);
                     self.expand_parts(inner, Ctx::Quoted, f, false)?;
+                    if !f.started && !f.saw_at {
+                        f.quoted(b"");
+                    }
+                    f.saw_at = outer;
                 }
                 Part::Param(p) => self.expand_param(p, ctx, f)?,
                 Part::CommandSub(list) => {
@@ -339,7 +366,7 @@ impl Shell {
 
     fn push_value(&mut self, v: &[u8], ctx: Ctx, f: &mut Fields) {
         match ctx {
-            Ctx::Quoted => f.quoted(v),
+            Ctx::Quoted => f.quoted_expansion(v),
             Ctx::Unquoted => f.expansion(v),
         }
     }
@@ -672,10 +699,14 @@ impl Shell {
                 .filter(|(k, v)| k.starts_with(&p.name) && v.value.is_some())
                 .map(|(k, _)| k)
                 .collect();
+            f.saw_at |= ctx == Ctx::Quoted && !star;
             self.emit_list(&names, star, ctx, f);
             return Ok(());
         }
         let (name, subject) = self.subject(p)?;
+        if ctx == Ctx::Quoted && matches!(subject, Subject::Many(_, false)) {
+            f.saw_at = true;
+        }
         let (set, null) = match &subject {
             Subject::One(v) => (v.is_some(), v.as_ref().is_none_or(Vec::is_empty)),
             Subject::Many(list, _) => (
@@ -731,6 +762,11 @@ impl Shell {
                 };
                 if use_word {
                     self.expand_sub_word(word, ctx, f)?;
+                    if ctx == Ctx::Quoted && is_default {
+                        // `"${@:-}"`: the word stands in for the list, and
+                        // makes a field even when empty.
+                        f.quoted(b"");
+                    }
                 } else if is_default {
                     self.emit_subject(&subject, ctx, f);
                 }

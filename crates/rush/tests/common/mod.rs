@@ -90,3 +90,33 @@ pub fn table(cases: &[(&str, &str)]) {
         check(script, out, 0);
     }
 }
+
+/// Runs `script` with `rush -c script sh args...` and, when bash is
+/// installed, with bash too; asserts that rush prints `stdout` and exits
+/// with `status`, and that bash agrees (so the expectation is bash's).
+#[track_caller]
+pub fn like_bash(script: &str, args: &[&str], stdout: &str, status: i32) {
+    let mut all = vec!["sh"];
+    all.extend_from_slice(args);
+    let r = dash_c(script, &all);
+    assert_eq!(
+        (r.stdout.as_str(), r.status),
+        (stdout, status),
+        "rush -c {script:?} {args:?}\nstderr:\n{}",
+        r.stderr
+    );
+    if let Ok(o) = Command::new("bash")
+        .arg("-c")
+        .arg(script)
+        .args(&all)
+        .stdin(Stdio::null())
+        .output()
+    {
+        let b: Run = o.into();
+        assert_eq!(
+            (b.stdout.as_str(), b.status),
+            (stdout, status),
+            "bash disagrees with the expectation for {script:?} {args:?}"
+        );
+    }
+}
