@@ -286,6 +286,14 @@ impl Shell {
     /// Expands a pattern word (`case`, `${x#p}`): quoted bytes are marked so
     /// that they match literally.
     pub fn expand_pattern(&mut self, w: &Word) -> Result<Pattern> {
+        let all = self.expand_marked(w)?;
+        Ok(Pattern::compile(&all.bytes, &all.quoted))
+    }
+
+    /// Expands a word to one string with each byte marked quoted or not,
+    /// for the languages where quoting makes characters literal (patterns,
+    /// `=~` regular expressions).
+    pub fn expand_marked(&mut self, w: &Word) -> Result<Marked> {
         let mut f = Fields::new(false, Vec::new());
         self.expand_parts(&w.parts, Ctx::Unquoted, &mut f, true)?;
         let mut all = Marked::default();
@@ -293,7 +301,7 @@ impl Shell {
             all.bytes.extend_from_slice(&m.bytes);
             all.quoted.extend_from_slice(&m.quoted);
         }
-        Ok(Pattern::compile(&all.bytes, &all.quoted))
+        Ok(all)
     }
 
     /// The expansion of a here-doc body (already parsed as quoted parts).

@@ -867,7 +867,10 @@ impl<'s> Parser<'s> {
                 self.bump();
                 break;
             }
-            if let Some(op) = self.peek_operator() {
+            // The right side of `=~` is lexed by its own rules, before any
+            // operator: `(a|b)` there is a regular expression.
+            let regex = words.last().and_then(Word::as_plain) == Some(b"=~".as_slice());
+            if !regex && let Some(op) = self.peek_operator() {
                 match op {
                     "&&" | "||" | "(" | ")" | "<" | ">" => {
                         self.eat_operator(op);
@@ -877,7 +880,6 @@ impl<'s> Parser<'s> {
                     _ => return self.unexpected(),
                 }
             }
-            let regex = words.last().and_then(Word::as_plain) == Some(b"=~".as_slice());
             let w = if regex {
                 self.regex_word()?
             } else {
@@ -891,17 +893,37 @@ impl<'s> Parser<'s> {
         Ok(Compound::DoubleBracket { words, line })
     }
 
-    /// The right side of `=~`: `(`, `)` and `|` are part of the word.
+    /// The right side of `=~`, as bash lexes it: `|` and parentheses are
+    /// part of the word, and inside parentheses so are blanks and the other
+    /// operator characters (`(a b|c&d)`). A blank, or another operator
+    /// character, outside them ends the word; so does a `)` that no `(` of
+    /// the word opened (it closes a `[[ ( … ) ]]` group).
     fn regex_word(&mut self) -> Result<Option<Word>> {
+        fn lit(parts: &mut Vec<Part>, c: u8) {
+            match parts.last_mut() {
+                Some(Part::Lit(l)) => l.push(c),
+                _ => parts.push(Part::Lit(vec![c])),
+            }
+        }
         let mut parts = Vec::new();
+        let mut depth = 0usize;
         loop {
             match self.peek() {
-                Some(c @ (b'(' | b')' | b'|')) => {
+                Some(b'(') => {
+                    depth += 1;
                     self.bump();
-                    match parts.last_mut() {
-                        Some(Part::Lit(l)) => l.push(c),
-                        _ => parts.push(Part::Lit(vec![c])),
-                    }
+                    lit(&mut parts, b'(');
+                }
+                Some(b')') if depth > 0 => {
+                    depth -= 1;
+                    self.bump();
+                    lit(&mut parts, b')');
+                }
+                Some(c @ (b'|' | b' ' | b'\t' | b'\n' | b'<' | b'>' | b'&' | b';'))
+                    if depth > 0 || c == b'|' =>
+                {
+                    self.bump();
+                    lit(&mut parts, c);
                 }
                 Some(c) if !is_meta(c) => match self.read_word()? {
                     Some(w) => {
@@ -916,6 +938,9 @@ impl<'s> Parser<'s> {
                 },
                 _ => break,
             }
+        }
+        if depth > 0 {
+            return self.unexpected();
         }
         Ok((!parts.is_empty()).then_some(Word { parts }))
     }

@@ -3,6 +3,19 @@
 
 use std::ffi::CString;
 
+/// The regular expression of a `=~` operand: quoted characters match
+/// themselves (`[[ $x =~ "a.b" ]]` matches only `a.b`), as in bash.
+pub fn quote_marked(re: &crate::pattern::Marked) -> Vec<u8> {
+    let mut out = Vec::with_capacity(re.bytes.len());
+    for (&c, &quoted) in re.bytes.iter().zip(&re.quoted) {
+        if quoted && b"\\.[]()*+?{}|^$".contains(&c) {
+            out.push(b'\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// A regular expression that does not compile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BadRegex;

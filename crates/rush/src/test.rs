@@ -398,7 +398,8 @@ impl Cond<'_, '_> {
                     Ok(if op == b"!=" { !m } else { m })
                 }
                 b"=~" => {
-                    let re = self.sh.expand_string(&self.words[ri]).map_err(Err)?;
+                    let re = self.sh.expand_marked(&self.words[ri]).map_err(Err)?;
+                    let re = crate::regex::quote_marked(&re);
                     match crate::regex::matches(&re, &l) {
                         Ok(Some(groups)) => {
                             let m = groups

@@ -125,3 +125,40 @@ fn empty_arrays_make_no_field() {
         like_bash(script, &[], out, 0);
     }
 }
+
+#[test]
+fn regex_operand_is_lexed_as_bash_does() {
+    for (script, out) in [
+        ("[[ a =~ (a|b) ]]; echo $?", "0\n"),
+        ("[[ a =~ (a) ]]; echo $?", "0\n"),
+        ("[[ a =~ ^([>]|b)$ ]]; echo $?", "1\n"),
+        ("[[ '>' =~ ^([>]|b)$ ]]; echo $?", "0\n"),
+        (
+            "[[ 'a b' =~ (a b) ]]; echo $? ${BASH_REMATCH[1]}",
+            "0 a b\n",
+        ),
+        ("[[ 'a&b' =~ (a&b|c;d) ]]; echo $?", "0\n"),
+        ("[[ a =~ a|b ]]; echo $?", "0\n"),
+        (
+            "[[ ab =~ (a)(b) && 1 == 1 ]]; echo $? ${BASH_REMATCH[2]}",
+            "0 b\n",
+        ),
+        ("[[ ( ab =~ a ) ]]; echo $?", "0\n"),
+        ("[[ x =~ ^(x|y)$ || z ]]; echo $?", "0\n"),
+        (
+            "[[ 1.10 =~ ^([0-9]+)(\\.([0-9]+))?$ ]] && echo ${BASH_REMATCH[3]}",
+            "10\n",
+        ),
+        ("[[ a =~ (a\n) ]]; echo $?", "1\n"),
+        // Quoted characters match themselves; unquoted expansions are regex.
+        ("[[ axb =~ \"a.b\" ]]; echo $?", "1\n"),
+        ("[[ axb =~ a\".\"b ]]; echo $?", "1\n"),
+        ("[[ '(' =~ \"(\" ]]; echo $?", "0\n"),
+        ("re='a.b'; [[ axb =~ $re ]]; echo $?", "0\n"),
+        ("re='a.b'; [[ axb =~ \"$re\" ]]; echo $?", "1\n"),
+        // A regular expression that does not compile: status 2.
+        ("[[ 'x{' =~ x{ ]]; echo $?", "2\n"),
+    ] {
+        like_bash(script, &[], out, 0);
+    }
+}
