@@ -419,14 +419,20 @@ fn source(sh: &mut Shell, argv: Args<'_>) -> Exec {
             return Ok(1);
         }
     };
-    let saved_pos =
-        (argv.len() > 2).then(|| std::mem::replace(&mut sh.positional, argv[2..].to_vec()));
+    let args = (argv.len() > 2).then(|| argv[2..].to_vec());
+    source_text(sh, &text, args)
+}
+
+/// Runs a file's text as `source` does (the login profiles too), with
+/// `args`, if given, as the positional parameters meanwhile.
+pub fn source_text(sh: &mut Shell, text: &[u8], args: Option<Vec<Vec<u8>>>) -> Exec {
+    let saved_pos = args.map(|a| std::mem::replace(&mut sh.positional, a));
     sh.source_depth += 1;
     let saved_line = sh.line;
     sh.line = 1;
     let saved_tail = sh.tail_ok;
     sh.tail_ok = false;
-    let r = sh.eval_text(&text);
+    let r = sh.eval_text(text);
     sh.tail_ok = saved_tail;
     sh.line = saved_line;
     sh.source_depth -= 1;
@@ -958,16 +964,28 @@ fn print_options(sh: &mut Shell, long: bool) {
     emit(sh, "set", out.as_bytes());
 }
 
-/// bash options `shopt` knows, and whether each is on by default.
+/// Every option bash 5.2's `shopt` knows, in bash's order (which `shopt`
+/// lists keep), with bash's default for a non-interactive shell. Which of
+/// them change what rush does is listed in the crate's README.
 const SHOPTS: &[(&str, bool)] = &[
     ("autocd", false),
+    ("assoc_expand_once", false),
     ("cdable_vars", false),
     ("cdspell", false),
     ("checkhash", false),
     ("checkjobs", false),
     ("checkwinsize", true),
     ("cmdhist", true),
+    ("compat31", false),
+    ("compat32", false),
+    ("compat40", false),
+    ("compat41", false),
+    ("compat42", false),
+    ("compat43", false),
+    ("compat44", false),
     ("complete_fullquote", true),
+    ("direxpand", false),
+    ("dirspell", false),
     ("dotglob", false),
     ("execfail", false),
     ("expand_aliases", false),
@@ -977,6 +995,7 @@ const SHOPTS: &[(&str, bool)] = &[
     ("failglob", false),
     ("force_fignore", true),
     ("globasciiranges", true),
+    ("globskipdots", true),
     ("globstar", false),
     ("gnu_errfmt", false),
     ("histappend", false),
@@ -988,18 +1007,68 @@ const SHOPTS: &[(&str, bool)] = &[
     ("interactive_comments", true),
     ("lastpipe", false),
     ("lithist", false),
+    ("localvar_inherit", false),
+    ("localvar_unset", false),
     ("login_shell", false),
     ("mailwarn", false),
     ("no_empty_cmd_completion", false),
     ("nocaseglob", false),
     ("nocasematch", false),
+    ("noexpand_translation", false),
     ("nullglob", false),
+    ("patsub_replacement", true),
     ("progcomp", true),
+    ("progcomp_alias", false),
     ("promptvars", true),
+    ("restricted_shell", false),
     ("shift_verbose", false),
     ("sourcepath", true),
+    ("varredir_close", false),
     ("xpg_echo", false),
 ];
+
+/// `$SHELLOPTS`: the `set -o` options that are on, colon-separated.
+pub fn shellopts(sh: &Shell) -> String {
+    let on: Vec<&str> = OPTION_NAMES
+        .iter()
+        .map(|(n, _)| *n)
+        .filter(|n| sh.opts.get(n) == Some(true))
+        .collect();
+    on.join(":")
+}
+
+/// `$BASHOPTS`: the `shopt` options that are on, colon-separated.
+pub fn bashopts(sh: &Shell) -> String {
+    let on: Vec<&str> = SHOPTS
+        .iter()
+        .map(|(n, _)| *n)
+        .filter(|n| sh.shopts.contains(*n))
+        .collect();
+    on.join(":")
+}
+
+/// Turns a `shopt` option on or off; false if there is no such option.
+/// Read-only options (`login_shell`, `restricted_shell`) stay as they are,
+/// silently, as in bash.
+pub fn set_shopt(sh: &mut Shell, name: &str, on: bool) -> bool {
+    if matches!(name, "login_shell" | "restricted_shell") {
+        return true;
+    }
+    set_shopt_forced(sh, name, on)
+}
+
+/// [`set_shopt`], read-only options included (for the shell's own start).
+pub fn set_shopt_forced(sh: &mut Shell, name: &str, on: bool) -> bool {
+    if !SHOPTS.iter().any(|(k, _)| *k == name) {
+        return false;
+    }
+    if on {
+        sh.shopts.insert(name.to_string());
+    } else {
+        sh.shopts.remove(name);
+    }
+    true
+}
 
 /// Whether a `shopt` option is on.
 pub fn shopt_on(sh: &Shell, name: &str) -> bool {
@@ -1063,15 +1132,9 @@ fn shopt(sh: &mut Shell, argv: Args<'_>) -> Exec {
     match mode {
         Some(on) => {
             for n in &names {
-                if !known(n) {
+                if !set_shopt(sh, n, on) {
                     sh.error(&format!("shopt: {n}: invalid shell option name"));
                     status = 1;
-                    continue;
-                }
-                if on {
-                    sh.shopts.insert(n.clone());
-                } else {
-                    sh.shopts.remove(n);
                 }
             }
             if names.is_empty() || print {

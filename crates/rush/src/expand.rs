@@ -528,6 +528,15 @@ impl Shell {
             b"OSTYPE" => "linux-gnu".to_string(),
             b"PIPESTATUS" => self.pipestatus.first()?.to_string(),
             b"FUNCNAME" => return self.func_names.last().cloned(),
+            b"BASH_VERSION" => crate::shell::BASH_VERSION.to_string(),
+            b"BASH_VERSINFO" => crate::shell::BASH_VERSINFO[0].to_string(),
+            b"SHELLOPTS" => crate::builtins::shellopts(self),
+            b"BASHOPTS" => crate::builtins::bashopts(self),
+            b"EPOCHSECONDS" => epoch().as_secs().to_string(),
+            b"EPOCHREALTIME" => {
+                let t = epoch();
+                format!("{}.{:06}", t.as_secs(), t.subsec_micros())
+            }
             _ => return None,
         };
         Some(s.into_bytes())
@@ -994,6 +1003,13 @@ impl Shell {
             out.extend(matches);
         }
     }
+}
+
+/// The time since the Unix epoch (`EPOCHSECONDS`, `EPOCHREALTIME`).
+fn epoch() -> std::time::Duration {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
 }
 
 /// The number of characters (UTF-8 when valid, bytes otherwise).

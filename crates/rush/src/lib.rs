@@ -51,6 +51,10 @@ pub fn main_with(arg0: Vec<u8>, args: Vec<OsString>) -> i32 {
     builtins::init_shopts(&mut sh);
     let mut command = None;
     let mut force_stdin = false;
+    // A login shell: `-l`, `--login`, or an argv[0] that starts with `-`
+    // (how login(1) and sshd start a shell).
+    let mut login = arg0.first() == Some(&b'-');
+    let mut profiles = true;
     let mut i = 0;
     // Options, then operands.
     while i < args.len() {
@@ -62,51 +66,94 @@ pub fn main_with(arg0: Vec<u8>, args: Vec<OsString>) -> i32 {
         if a.len() < 2 || !(a[0] == b'-' || a[0] == b'+') {
             break;
         }
+        // bash's long options.
+        if a.starts_with(b"--") {
+            match a.as_slice() {
+                b"--help" => {
+                    let _ = sys::write_all(1, HELP.as_bytes());
+                    return 0;
+                }
+                b"--version" => {
+                    let _ = sys::write_all(1, version().as_bytes());
+                    return 0;
+                }
+                b"--login" => login = true,
+                b"--noprofile" => profiles = false,
+                // No rc file is read without a terminal, and the editor
+                // comes with the interactive part: nothing to turn off.
+                b"--norc" | b"--noediting" => {}
+                b"--rcfile" | b"--init-file" => {
+                    i += 1;
+                    let Some(file) = args.get(i) else {
+                        return usage_error(&format!(
+                            "{}: option requires an argument",
+                            String::from_utf8_lossy(a)
+                        ));
+                    };
+                    sh.rcfile = Some(file.clone());
+                }
+                b"--posix" => {
+                    builtins::set_option(&mut sh, "posix", true);
+                }
+                b"--verbose" => {
+                    builtins::set_option(&mut sh, "verbose", true);
+                }
+                b"--restricted" => {
+                    return usage_error("--restricted: restricted mode is not supported");
+                }
+                _ => {
+                    return usage_error(&format!("{}: invalid option", String::from_utf8_lossy(a)));
+                }
+            }
+            i += 1;
+            continue;
+        }
         let on = a[0] == b'-';
-        if a == b"--help" {
-            let _ = sys::write_all(1, USAGE.as_bytes());
-            return 0;
-        }
-        if a == b"--version" {
-            let _ = sys::write_all(
-                1,
-                format!("rush {}\n", env!("CARGO_PKG_VERSION")).as_bytes(),
-            );
-            return 0;
-        }
+        // A cluster such as `-euo pipefail` or `-lc`: each `o` and `O` takes
+        // the next argument as its option name.
+        let mut next = i + 1;
         for &c in &a[1..] {
             match c {
                 b'c' if on => command = Some(()),
                 b's' if on => force_stdin = true,
+                b'l' if on => login = true,
                 b'i' => sh.opts.interactive = on,
-                b'o' => {
-                    i += 1;
-                    let Some(name) = args.get(i) else {
-                        let _ = sys::write_all(2, b"rush: -o: option requires an argument\n");
-                        return 2;
+                b'r' if on => {
+                    return usage_error("-r: restricted mode is not supported");
+                }
+                b'o' | b'O' => {
+                    let Some(name) = args.get(next) else {
+                        return usage_error(&format!(
+                            "{}{}: option requires an argument",
+                            a[0] as char, c as char
+                        ));
                     };
-                    if !builtins::set_option(&mut sh, &String::from_utf8_lossy(name), on) {
-                        let msg = format!(
-                            "rush: {}: invalid option name\n",
-                            String::from_utf8_lossy(name)
-                        );
-                        let _ = sys::write_all(2, msg.as_bytes());
-                        return 2;
+                    next += 1;
+                    let name = String::from_utf8_lossy(name);
+                    let known = if c == b'o' {
+                        builtins::set_option(&mut sh, &name, on)
+                    } else {
+                        builtins::set_shopt(&mut sh, &name, on)
+                    };
+                    if !known {
+                        let kind = if c == b'o' { "option" } else { "shell option" };
+                        return usage_error(&format!("{name}: invalid {kind} name"));
                     }
                 }
                 c => {
                     if builtins::set_flags(&mut sh, &[a[0], c]).is_err() {
-                        let msg = format!(
-                            "rush: {}{}: invalid option\n{USAGE}",
+                        return usage_error(&format!(
+                            "{}{}: invalid option",
                             a[0] as char, c as char
-                        );
-                        let _ = sys::write_all(2, msg.as_bytes());
-                        return 2;
+                        ));
                     }
                 }
             }
         }
-        i += 1;
+        i = next;
+    }
+    if login {
+        builtins::set_shopt_forced(&mut sh, "login_shell", true);
     }
     let operands = &args[i..];
     let input = if command.is_some() {
@@ -133,6 +180,9 @@ pub fn main_with(arg0: Vec<u8>, args: Vec<OsString>) -> i32 {
     };
     // `$_` starts as the shell's own name.
     sh.last_arg = sh.arg0.clone();
+    if login && profiles {
+        read_profiles(&mut sh);
+    }
     let status = match input {
         Input::Command(text) => {
             let mut src = parse::Text;
@@ -171,4 +221,64 @@ pub fn main_with(arg0: Vec<u8>, args: Vec<OsString>) -> i32 {
     status
 }
 
-const USAGE: &str = "Usage: rush [-abCefhmnuvx] [-o option] [-c command [name [arg ...]] | -s [arg ...] | file [arg ...]]\n";
+/// A login shell reads `/etc/profile`, then the first of
+/// `~/.bash_profile`, `~/.bash_login` and `~/.profile` that exists, as bash
+/// does (rush runs bash's start-up files). `--noprofile` skips them.
+fn read_profiles(sh: &mut Shell) {
+    use std::os::unix::ffi::OsStrExt;
+    let home = sh.vars.get(b"HOME").map(<[u8]>::to_vec);
+    let mut files = vec![b"/etc/profile".to_vec()];
+    if let Some(home) = home {
+        let user = [&b".bash_profile"[..], b".bash_login", b".profile"]
+            .iter()
+            .map(|f| [home.as_slice(), b"/", f].concat())
+            .find(|p| std::path::Path::new(std::ffi::OsStr::from_bytes(p)).is_file());
+        files.extend(user);
+    }
+    for f in files {
+        if let Ok(text) = std::fs::read(std::ffi::OsStr::from_bytes(&f)) {
+            let _ = builtins::source_text(sh, &text, None);
+        }
+    }
+}
+
+fn version() -> String {
+    format!(
+        "rush {} (bash {} compatible)\n",
+        env!("CARGO_PKG_VERSION"),
+        shell::BASH_VERSION
+    )
+}
+
+/// Reports a bad invocation as bash does (the message, then the usage) and
+/// returns the status to exit with.
+fn usage_error(msg: &str) -> i32 {
+    let _ = sys::write_all(2, format!("rush: {msg}\n{USAGE}").as_bytes());
+    2
+}
+
+const USAGE: &str =
+    "Usage: rush [option ...] [-c command [name [arg ...]] | -s [arg ...] | file [arg ...]]\n";
+
+const HELP: &str = "\
+Usage: rush [option ...] [-c command [name [arg ...]] | -s [arg ...] | file [arg ...]]
+
+rush runs the command string (-c), the script file, or the commands on
+standard input. Options:
+
+  -c               read commands from the first operand
+  -s               read commands from standard input (operands are $1 …)
+  -i               interactive
+  -l, --login      a login shell: read /etc/profile, then the first of
+                   ~/.bash_profile, ~/.bash_login and ~/.profile
+  -abCeEfhnTuvx    set's single-letter options (+ turns them off)
+  -o NAME, +o NAME set's long options (set -o lists them)
+  -O NAME, +O NAME shopt options (shopt lists them)
+  --noprofile      do not read the login files
+  --norc, --rcfile FILE, --init-file FILE, --noediting
+                   accepted, for the interactive shell
+  --posix          set -o posix
+  --verbose        set -v
+  --version        print the version
+  --help           print this help
+";

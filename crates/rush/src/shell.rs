@@ -51,6 +51,17 @@ pub struct Options {
     pub emacs: bool,
     pub posix: bool,
     pub nolog: bool,
+    /// `set -E`: functions, substitutions and subshells inherit the ERR trap.
+    pub errtrace: bool,
+    /// `set -T`: they inherit the DEBUG and RETURN traps.
+    pub functrace: bool,
+    pub histexpand: bool,
+    pub history: bool,
+    pub interactive_comments: bool,
+    pub keyword: bool,
+    pub onecmd: bool,
+    pub physical: bool,
+    pub privileged: bool,
     pub interactive: bool,
     /// Commands came from `-c`.
     pub command_mode: bool,
@@ -64,8 +75,14 @@ pub const OPTION_NAMES: &[(&str, Option<char>)] = &[
     ("braceexpand", Some('B')),
     ("emacs", None),
     ("errexit", Some('e')),
+    ("errtrace", Some('E')),
+    ("functrace", Some('T')),
     ("hashall", Some('h')),
+    ("histexpand", Some('H')),
+    ("history", None),
     ("ignoreeof", None),
+    ("interactive-comments", None),
+    ("keyword", Some('k')),
     ("monitor", Some('m')),
     ("noclobber", Some('C')),
     ("noexec", Some('n')),
@@ -73,8 +90,11 @@ pub const OPTION_NAMES: &[(&str, Option<char>)] = &[
     ("nolog", None),
     ("notify", Some('b')),
     ("nounset", Some('u')),
+    ("onecmd", Some('t')),
+    ("physical", Some('P')),
     ("pipefail", None),
     ("posix", None),
+    ("privileged", Some('p')),
     ("verbose", Some('v')),
     ("vi", None),
     ("xtrace", Some('x')),
@@ -101,6 +121,15 @@ impl Options {
             "emacs" => &mut self.emacs,
             "posix" => &mut self.posix,
             "nolog" => &mut self.nolog,
+            "errtrace" => &mut self.errtrace,
+            "functrace" => &mut self.functrace,
+            "histexpand" => &mut self.histexpand,
+            "history" => &mut self.history,
+            "interactive-comments" => &mut self.interactive_comments,
+            "keyword" => &mut self.keyword,
+            "onecmd" => &mut self.onecmd,
+            "physical" => &mut self.physical,
+            "privileged" => &mut self.privileged,
             _ => return None,
         })
     }
@@ -222,7 +251,15 @@ pub struct Shell {
     pub func_names: Vec<Vec<u8>>,
     /// When the shell started (`SECONDS`).
     pub started: std::time::Instant,
+    /// `--rcfile FILE`: the rc file an interactive shell reads.
+    pub rcfile: Option<Vec<u8>>,
 }
+
+/// The bash level rush implements and reports in `BASH_VERSION` and
+/// `BASH_VERSINFO`: scripts that need bash check these and refuse to run
+/// otherwise. The release field says `rush`, so a script can tell.
+pub const BASH_VERSION: &str = "5.2.0(1)-rush";
+pub const BASH_VERSINFO: [&str; 6] = ["5", "2", "0", "1", "rush", "x86_64-pc-linux-gnu"];
 
 impl Shell {
     pub fn new(arg0: Vec<u8>) -> Self {
@@ -237,6 +274,7 @@ impl Shell {
             opts: Options {
                 hashall: true,
                 braceexpand: true,
+                interactive_comments: true,
                 ..Options::default()
             },
             status: 0,
@@ -258,6 +296,7 @@ impl Shell {
             cmdsub_status: None,
             tail_ok: false,
             exited: false,
+            rcfile: None,
             random_state: std::cell::Cell::new((pid as u32 ^ 0x9e37_79b9).max(1)),
             in_trap: false,
             getopts_state: (1, 1),
@@ -791,6 +830,10 @@ impl Shell {
             b"FUNCNAME" if !self.func_names.is_empty() => {
                 self.func_names.iter().rev().cloned().collect()
             }
+            b"BASH_VERSINFO" if self.vars.value(name).is_none() => BASH_VERSINFO
+                .iter()
+                .map(|s| s.as_bytes().to_vec())
+                .collect(),
             _ => return None,
         };
         Some(Value::Indexed(

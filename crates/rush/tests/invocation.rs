@@ -1,0 +1,205 @@
+//! How rush is started: the flags bash takes, login mode, and the option
+//! state bash prints.
+
+mod common;
+use common::*;
+use std::process::{Command, Stdio};
+
+fn run(args: &[&str], home: Option<&std::path::Path>) -> Run {
+    let mut c = rush();
+    c.args(args).stdin(Stdio::null());
+    if let Some(h) = home {
+        c.env("HOME", h);
+    }
+    c.output().unwrap().into()
+}
+
+#[test]
+fn login_mode_reads_the_profiles_as_bash_does() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join(".profile"), "echo profile; P=1\n").unwrap();
+    for args in [
+        &["-l", "-c", "echo $P"][..],
+        &["-lc", "echo $P"],
+        &["--login", "-c", "echo $P"],
+    ] {
+        let r = run(args, Some(home.path()));
+        assert!(r.stdout.ends_with("profile\n1\n"), "{args:?}: {r:?}");
+        assert_eq!(r.status, 0);
+    }
+    // The first of ~/.bash_profile, ~/.bash_login, ~/.profile only.
+    std::fs::write(home.path().join(".bash_login"), "echo login\n").unwrap();
+    let r = run(
+        &["-lc", "shopt -q login_shell && echo yes"],
+        Some(home.path()),
+    );
+    assert!(r.stdout.ends_with("login\nyes\n"), "{r:?}");
+    assert!(!r.stdout.contains("profile"), "{r:?}");
+    // --noprofile, and no login: nothing is read.
+    let r = run(&["-l", "--noprofile", "-c", "echo x"], Some(home.path()));
+    assert_eq!(r.stdout, "x\n");
+    let r = run(
+        &["-c", "shopt -q login_shell || echo no"],
+        Some(home.path()),
+    );
+    assert_eq!(r.stdout, "no\n");
+    // An argv[0] that starts with `-` is a login shell (login(1), sshd).
+    let r: Run = {
+        use std::os::unix::process::CommandExt;
+        let mut c = rush();
+        c.arg0("-rush")
+            .args(["-c", "echo $P"])
+            .env("HOME", home.path())
+            .stdin(Stdio::null());
+        c.output().unwrap().into()
+    };
+    assert!(r.stdout.ends_with("login\n\n"), "{r:?}");
+}
+
+#[test]
+fn bash_flags_are_accepted() {
+    for (args, out) in [
+        (&["--norc", "-c", "echo ok"][..], "ok\n"),
+        (&["--noprofile", "--norc", "-c", "echo ok"], "ok\n"),
+        (&["--rcfile", "/nonexistent", "-c", "echo ok"], "ok\n"),
+        (&["--init-file", "/nonexistent", "-c", "echo ok"], "ok\n"),
+        (&["--noediting", "-c", "echo ok"], "ok\n"),
+        (
+            &["--posix", "-c", "shopt -oq posix && echo posix"],
+            "posix\n",
+        ),
+        (
+            &["-O", "extglob", "-c", "shopt -q extglob && echo on"],
+            "on\n",
+        ),
+        (
+            &["+O", "sourcepath", "-c", "shopt -q sourcepath || echo off"],
+            "off\n",
+        ),
+        (
+            &["-euo", "pipefail", "-c", "echo $SHELLOPTS"],
+            "braceexpand:errexit:hashall:interactive-comments:nounset:pipefail\n",
+        ),
+        (
+            &["-Eeuo", "pipefail", "-c", "shopt -oq errtrace && echo E"],
+            "E\n",
+        ),
+        (&["-T", "-c", "shopt -oq functrace && echo T"], "T\n"),
+        (
+            &["-o", "errtrace", "-o", "functrace", "-c", "echo $-"],
+            "ET\n",
+        ),
+    ] {
+        let r = run(args, None);
+        assert_eq!(
+            (r.stdout.as_str(), r.status),
+            (out, 0),
+            "{args:?}: {}",
+            r.stderr
+        );
+    }
+    let r = run(&["--version"], None);
+    assert!(r.stdout.starts_with("rush ") && r.status == 0, "{r:?}");
+    let r = run(&["--help"], None);
+    assert!(r.stdout.contains("--login") && r.status == 0, "{r:?}");
+}
+
+#[test]
+fn bad_options_are_named() {
+    for (args, msg) in [
+        (
+            &["--bogus", "-c", "true"][..],
+            "rush: --bogus: invalid option\n",
+        ),
+        (&["-Z", "-c", "true"], "rush: -Z: invalid option\n"),
+        (
+            &["-O", "nosuch", "-c", "true"],
+            "rush: nosuch: invalid shell option name\n",
+        ),
+        (
+            &["-o", "nosuch", "-c", "true"],
+            "rush: nosuch: invalid option name\n",
+        ),
+        (
+            &["--rcfile"],
+            "rush: --rcfile: option requires an argument\n",
+        ),
+        (&["-O"], "rush: -O: option requires an argument\n"),
+        (
+            &["--restricted", "-c", "true"],
+            "rush: --restricted: restricted mode is not supported\n",
+        ),
+    ] {
+        let r = run(args, None);
+        assert_eq!(r.status, 2, "{args:?}");
+        assert!(r.stderr.starts_with(msg), "{args:?}: {:?}", r.stderr);
+        assert!(r.stderr.contains("Usage: rush"), "{args:?}");
+        assert_eq!(r.stdout, "");
+    }
+}
+
+/// The options bash has, as bash prints them: sourcing bash's own state
+/// snapshot is silent, and rush prints its state in the same form.
+#[test]
+fn bash_option_state_round_trips() {
+    let Ok(o) = Command::new("bash")
+        .args(["-c", "shopt -p; set +o"])
+        .output()
+    else {
+        eprintln!("skipped: bash is not installed");
+        return;
+    };
+    let state = String::from_utf8(o.stdout).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("state");
+    std::fs::write(&file, &state).unwrap();
+    let r = run(
+        &[
+            "-c",
+            ". \"$1\"; shopt -p; set +o",
+            "sh",
+            file.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(r.stderr, "");
+    assert_eq!(r.stdout, state);
+    // And the same for the variables that list them.
+    let script = "echo $SHELLOPTS; echo $BASHOPTS";
+    let b = Command::new("bash").args(["-c", script]).output().unwrap();
+    let r = run(&["-c", script], None);
+    assert_eq!(r.stdout, String::from_utf8(b.stdout).unwrap());
+}
+
+#[test]
+fn bash_version_variables() {
+    let r = run(
+        &[
+            "-c",
+            "echo $BASH_VERSION ${BASH_VERSINFO[0]} ${BASH_VERSINFO[4]} ${#BASH_VERSINFO[@]}",
+        ],
+        None,
+    );
+    assert_eq!(r.stdout, "5.2.0(1)-rush 5 rush 6\n");
+    let r = run(
+        &["-c", "[[ ${BASH_VERSINFO[0]} -ge 4 ]] && echo new-enough"],
+        None,
+    );
+    assert_eq!(r.stdout, "new-enough\n");
+    let r = run(
+        &[
+            "-c",
+            "a=$EPOCHSECONDS; b=${EPOCHREALTIME%.*}; echo $(( b - a < 2 ))",
+        ],
+        None,
+    );
+    assert_eq!(r.stdout, "1\n");
+    let r = run(
+        &[
+            "-c",
+            "[[ $EPOCHREALTIME =~ ^[0-9]+\\.[0-9]{6}$ ]] && echo ok",
+        ],
+        None,
+    );
+    assert_eq!(r.stdout, "ok\n");
+}
