@@ -272,12 +272,17 @@ pub enum Part {
     Arith(Word),
     /// `name=(…)` as an argument of `declare`, `local` and the like.
     ArrayAssign(Box<Assign>),
+    /// A `${…}` that is not valid: an error when expanded, as in bash. The
+    /// text as written.
+    BadSubst(Vec<u8>),
 }
 
 impl Part {
     fn push_text(&self, out: &mut Vec<u8>) {
         match self {
-            Part::Lit(b) | Part::Single(b) | Part::Quoted(b) => out.extend_from_slice(b),
+            Part::Lit(b) | Part::Single(b) | Part::Quoted(b) | Part::BadSubst(b) => {
+                out.extend_from_slice(b);
+            }
             Part::Escaped(c) => out.push(*c),
             Part::Double(parts) => {
                 for p in parts {

@@ -691,6 +691,7 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let mut kind = None;
     let mut print = false;
     let mut funcs = false;
+    let mut bodies = false;
     let mut i = 1;
     while let Some(a) = argv.get(i) {
         if a.len() > 1 && (a[0] == b'-' || a[0] == b'+') {
@@ -703,7 +704,11 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                     b'A' => kind = Some(Value::Assoc(Default::default())),
                     b'g' => global = true,
                     b'p' => print = true,
-                    b'f' | b'F' => funcs = true,
+                    b'f' => {
+                        funcs = true;
+                        bodies = true;
+                    }
+                    b'F' => funcs = true,
                     _ => {}
                 }
             }
@@ -720,15 +725,26 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
         } else {
             names.into_iter().cloned().collect()
         };
+        let named = i < argv.len();
         let mut status = 0;
         let mut out = Vec::new();
         for n in targets {
-            if sh.functions.contains_key(&n) {
-                out.extend_from_slice(b"declare -f ");
-                out.extend_from_slice(&n);
-                out.push(b'\n');
-            } else {
-                status = 1;
+            match sh.functions.get(&n) {
+                // `declare -f`: the definitions, as text bash and rush read.
+                Some(f) if bodies => {
+                    out.extend_from_slice(&crate::unparse::function(f));
+                    out.push(b'\n');
+                }
+                // `declare -F name` prints the name; `declare -F`, each as a
+                // command.
+                Some(_) => {
+                    if !named {
+                        out.extend_from_slice(b"declare -f ");
+                    }
+                    out.extend_from_slice(&n);
+                    out.push(b'\n');
+                }
+                None => status = 1,
             }
         }
         emit(sh, "declare", &out);
@@ -1385,7 +1401,7 @@ fn command(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 }
                 Some(k) => {
                     if long {
-                        describe(name, k, &mut out);
+                        describe(sh, name, k, &mut out);
                     } else {
                         match k {
                             Kind::Alias(v) => {
@@ -1411,9 +1427,14 @@ fn command(sh: &mut Shell, argv: Args<'_>) -> Exec {
     sh.run_external_argv(args, default_path)
 }
 
-fn describe(name: &[u8], k: &Kind, out: &mut Vec<u8>) {
+fn describe(sh: &Shell, name: &[u8], k: &Kind, out: &mut Vec<u8>) {
     out.extend_from_slice(name);
     match k {
+        // bash prints the definition after the kind.
+        Kind::Function if sh.functions.contains_key(name) => {
+            out.extend_from_slice(b" is a function\n");
+            out.extend_from_slice(&crate::unparse::function(&sh.functions[name]));
+        }
         Kind::Alias(v) => {
             out.extend_from_slice(b" is aliased to `");
             out.extend_from_slice(v);
@@ -1499,7 +1520,7 @@ fn type_(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 });
                 out.push(b'\n');
             } else {
-                describe(name, k, &mut out);
+                describe(sh, name, k, &mut out);
             }
         }
     }

@@ -11,6 +11,8 @@
 //!   and [`test`]) run inside it.
 //! - [`sys`]: processes, descriptors and signals.
 //! - [`input`], [`perf`]: where commands come from, and phase timing.
+//! - [`unparse`]: the syntax tree back to text (`declare -f`, `type`,
+//!   `$BASH_COMMAND`).
 
 pub mod arith;
 pub mod ast;
@@ -29,6 +31,7 @@ pub mod regex;
 pub mod shell;
 pub mod sys;
 pub mod test;
+pub mod unparse;
 pub mod vars;
 
 use shell::Shell;

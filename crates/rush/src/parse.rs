@@ -43,6 +43,8 @@ pub struct ParseError {
 
 type Result<T> = std::result::Result<T, ParseError>;
 
+const BAD_SUBSTITUTION: &str = "bad substitution";
+
 /// Reserved words that end a list rather than start a command.
 const CLOSERS: &[&[u8]] = &[
     b"then", b"else", b"elif", b"fi", b"do", b"done", b"esac", b"}",
@@ -1461,7 +1463,14 @@ impl<'s> Parser<'s> {
             b'{' => {
                 self.bump();
                 self.enter()?;
-                let r = self.brace_param(dq);
+                let start = (self.pos, self.line);
+                let r = match self.brace_param(dq) {
+                    Err(e) if e.message == BAD_SUBSTITUTION => {
+                        (self.pos, self.line) = start;
+                        self.skip_bad_brace(dq)
+                    }
+                    r => r,
+                };
                 self.depth -= 1;
                 r
             }
@@ -1618,9 +1627,41 @@ impl<'s> Parser<'s> {
         Ok(out)
     }
 
+    /// After `${` that [`Parser::brace_param`] could not read: bash reports
+    /// a malformed `${…}` only when it is expanded (zsh's `${(k)x}` behind
+    /// an `if [[ -n $ZSH_VERSION ]]` must not stop a bash script), so this
+    /// skips to the matching `}` and keeps the text for that error.
+    fn skip_bad_brace(&mut self, dq: bool) -> Result<Part> {
+        let mut text = b"${".to_vec();
+        let mut depth = 0u32;
+        let mut quote = None;
+        loop {
+            let Some(c) = self.bump() else {
+                return self.eof_error("unexpected EOF while looking for matching `}'");
+            };
+            text.push(c);
+            match (quote, c) {
+                (Some(q), c) if c == q => quote = None,
+                (Some(b'\''), _) => {}
+                (_, b'\\') => {
+                    if let Some(n) = self.bump() {
+                        text.push(n);
+                    }
+                }
+                (Some(_), _) => {}
+                (None, b'\'') if !dq => quote = Some(b'\''),
+                (None, b'"') => quote = Some(b'"'),
+                (None, b'{') => depth += 1,
+                (None, b'}') if depth == 0 => return Ok(Part::BadSubst(text)),
+                (None, b'}') => depth -= 1,
+                _ => {}
+            }
+        }
+    }
+
     /// After `${`.
     fn brace_param(&mut self, dq: bool) -> Result<Part> {
-        let bad = |p: &mut Self| p.error("bad substitution");
+        let bad = |p: &mut Self| p.error(BAD_SUBSTITUTION);
         let mut length = false;
         let mut indirect = false;
         // `${#}` is `$#`; `${#x}` is a length.

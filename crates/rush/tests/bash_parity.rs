@@ -162,3 +162,93 @@ fn regex_operand_is_lexed_as_bash_does() {
         like_bash(script, &[], out, 0);
     }
 }
+
+/// Functions whose bodies use most of the grammar (written for this test).
+const FUNCTIONS: &str = r#"f(){ echo "a $x" 'b' ${y:-z} $(ls /) $((1+2)) "${a[@]}" ${x}y "\$q" $'a\tb' 'it'"'"'s'; if true; then x=1; elif false; then :; else y=2; fi; for i in a b; do echo $i; done; while false; do :; done; case $x in a|b) echo;; *) ;; esac; a=(1 2) b[1]=3 cmd >/dev/null 2>&1 <<<"s"; ( cd /; ls ) | cat & [[ -n $x && $y == z* ]]; (( x++ )); { echo; }; cat <<EOF
+hello $x \$y
+EOF
+cat <<'EOF'
+raw $x
+EOF
+! true && false || :; for ((i=0;i<2;i++)); do :; done; local -a z=(1 "2 3"); echo ${#z[@]} ${z[@]:1} ${x//a/b} ${x#a} ${!p} ${x^^} ${10}; [[ a =~ ^(a|b)$ ]]; }
+g() ( echo sub )
+h() { x=1; } >/dev/null
+"#;
+
+#[test]
+fn declare_f_prints_bodies_that_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src.sh");
+    std::fs::write(&src, FUNCTIONS).unwrap();
+    let printed = dash_c(". \"$1\"; declare -f", &["sh", src.to_str().unwrap()]);
+    assert_eq!(printed.status, 0, "{}", printed.stderr);
+    assert!(
+        printed
+            .stdout
+            .starts_with("f () \n{ \n    echo \"a $x\" 'b' ${y:-z}"),
+        "{}",
+        printed.stdout
+    );
+    assert!(
+        printed
+            .stdout
+            .contains("\n    cat <<EOF\nhello $x \\$y\nEOF\n"),
+        "{}",
+        printed.stdout
+    );
+    assert!(
+        printed
+            .stdout
+            .contains("g () \n( echo sub )\nh () \n{ \n    x=1\n} > /dev/null\n")
+    );
+    // Printing what was printed gives the same text.
+    let again = dir.path().join("again.sh");
+    std::fs::write(&again, &printed.stdout).unwrap();
+    let r = dash_c(". \"$1\"; declare -f", &["sh", again.to_str().unwrap()]);
+    assert_eq!(r.stdout, printed.stdout);
+    // bash reads it back to the same functions as from the source.
+    let bash = |file: &std::path::Path| {
+        std::process::Command::new("bash")
+            .args(["-c", ". \"$1\"; declare -f", "sh", file.to_str().unwrap()])
+            .output()
+            .ok()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+    };
+    if let (Some(a), Some(b)) = (bash(&src), bash(&again)) {
+        assert_eq!(a, b);
+    }
+    // `type`, `declare -F`.
+    let r = dash_c(
+        "g() ( echo sub ); type g; declare -F; declare -F g nosuch; echo $?",
+        &[],
+    );
+    assert_eq!(
+        r.stdout,
+        "g is a function\ng () \n( echo sub )\ndeclare -f g\ng\n1\n"
+    );
+}
+
+#[test]
+fn bad_substitution_is_a_run_time_error() {
+    // zsh-only syntax in a branch bash never takes (git's completion).
+    like_bash(
+        "if [[ -n ${ZSH_VERSION-} ]]; then unset ${(M)${(k)p[@]}:#g_*}; else echo bash; fi",
+        &[],
+        "bash\n",
+        0,
+    );
+    like_bash("f() { echo ${a b}; }; echo defined", &[], "defined\n", 0);
+    for script in [
+        "echo ${(M)x}; echo after",
+        "echo \"${%}\"; echo after",
+        "x=${a b}; echo after",
+    ] {
+        let r = dash_c(script, &[]);
+        assert_eq!((r.stdout.as_str(), r.status), ("", 1), "{script}");
+        assert!(
+            r.stderr.contains("bad substitution"),
+            "{script}: {}",
+            r.stderr
+        );
+    }
+}
