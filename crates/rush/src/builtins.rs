@@ -433,6 +433,7 @@ pub fn source_text(sh: &mut Shell, text: &[u8], args: Option<Vec<Vec<u8>>>) -> E
     let saved_tail = sh.tail_ok;
     sh.tail_ok = false;
     let r = sh.eval_text(text);
+    let r = sh.run_return_trap(r);
     sh.tail_ok = saved_tail;
     sh.line = saved_line;
     sh.source_depth -= 1;
@@ -1875,7 +1876,8 @@ fn trap(sh: &mut Shell, argv: Args<'_>) -> Exec {
             status = 1;
             continue;
         };
-        if num == sys::ERR_TRAP {
+        // ERR, DEBUG and RETURN are the shell's own, not signals.
+        if num < 0 {
             match action {
                 None => {
                     sh.traps.remove(&num);

@@ -253,6 +253,9 @@ pub struct Shell {
     pub started: std::time::Instant,
     /// `--rcfile FILE`: the rc file an interactive shell reads.
     pub rcfile: Option<Vec<u8>>,
+    /// The DEBUG trap already ran for the next simple command (a pipeline
+    /// element, in its child).
+    debug_done: bool,
 }
 
 /// The bash level rush implements and reports in `BASH_VERSION` and
@@ -297,6 +300,7 @@ impl Shell {
             tail_ok: false,
             exited: false,
             rcfile: None,
+            debug_done: false,
             random_state: std::cell::Cell::new((pid as u32 ^ 0x9e37_79b9).max(1)),
             in_trap: false,
             getopts_state: (1, 1),
@@ -639,10 +643,16 @@ impl Shell {
         self.tail_ok = false;
         // The parent's jobs stay listed (`jobs | wc -l`), though this
         // process cannot wait for them.
-        // Traps are reset in a subshell, except ignored signals.
+        // Traps are reset in a subshell, except ignored signals, and ERR
+        // with `set -E`, DEBUG and RETURN with `set -T`.
         let traps = std::mem::take(&mut self.traps);
         for (sig, action) in traps {
-            if action.is_empty() {
+            let inherited = match sig {
+                sys::ERR_TRAP => self.opts.errtrace,
+                sys::DEBUG_TRAP | sys::RETURN_TRAP => self.opts.functrace,
+                _ => false,
+            };
+            if action.is_empty() || inherited {
                 self.traps.insert(sig, action);
             } else if sig != 0 {
                 let _ = sys::set_disposition(sig, sys::Disposition::Default);
@@ -759,9 +769,15 @@ impl Shell {
                     }
                 }
             };
+            // bash runs the DEBUG trap for each element before it forks;
+            // the child does not run it again for the same command.
+            if let Command::Simple(s) = cmd {
+                self.run_debug_trap(|| crate::unparse::simple(s))?;
+            }
             match sys::fork() {
                 Ok(sys::Forked::Child) => {
                     self.become_subshell();
+                    self.debug_done = matches!(cmd, Command::Simple(_));
                     if let Some(r) = &prev_read {
                         let _ = sys::dup2(r.as_raw_fd(), 0);
                     }
@@ -982,12 +998,14 @@ impl Shell {
             }
             Compound::Arith { expr, line } => {
                 self.line = *line;
+                self.run_debug_trap(|| crate::unparse::compound(c))?;
                 let text = self.expand_arith_text(expr)?;
                 let v = self.arith(&text)?;
                 Ok(i32::from(v == 0))
             }
             Compound::DoubleBracket { words, line } => {
                 self.line = *line;
+                self.run_debug_trap(|| crate::unparse::compound(c))?;
                 crate::builtins::double_bracket(self, words)
             }
         }
@@ -1146,6 +1164,7 @@ impl Shell {
     fn run_simple(&mut self, cmd: &Simple) -> Exec {
         let tail = std::mem::take(&mut self.tail_ok);
         self.line = cmd.line;
+        self.run_debug_trap(|| crate::unparse::simple(cmd))?;
         self.cmdsub_status = None;
         let t0 = self.perf.as_ref().map(|_| std::time::Instant::now());
         let argv = self.expand_command_words(&cmd.words)?;
@@ -1485,11 +1504,20 @@ impl Shell {
             let _ = self.vars.local(k, Some(v.clone()));
             let _ = self.vars.export(k, None);
         }
+        // A function inherits the ERR trap only with `set -E`, and the
+        // DEBUG and RETURN traps only with `set -T`; the ones it does not
+        // inherit are back when it returns, unless it set its own.
+        let hidden = self.hide_traps();
         self.func_depth += 1;
         self.func_names.push(f.name.clone());
+        if self.opts.functrace {
+            self.run_debug_trap(|| f.name.clone())?;
+        }
         let r = self.run_compound(&f.body);
+        let r = self.run_return_trap(r);
         self.func_names.pop();
         self.func_depth -= 1;
+        self.unhide_traps(hidden);
         self.vars.pop_scope();
         self.positional = old_pos;
         if let Some(s) = saved_f {
@@ -1499,6 +1527,80 @@ impl Shell {
         match r {
             Err(Flow::Return(s)) => Ok(s),
             other => other,
+        }
+    }
+
+    /// Takes away the traps a function does not inherit (see
+    /// [`Shell::call_function`]).
+    fn hide_traps(&mut self) -> Vec<(i32, Vec<u8>)> {
+        if self.traps.is_empty() {
+            return Vec::new();
+        }
+        let mut hidden = Vec::new();
+        let mut take = |sh: &mut Self, sig| {
+            if let Some(a) = sh.traps.remove(&sig) {
+                hidden.push((sig, a));
+            }
+        };
+        if !self.opts.errtrace {
+            take(self, sys::ERR_TRAP);
+        }
+        if !self.opts.functrace {
+            take(self, sys::DEBUG_TRAP);
+            take(self, sys::RETURN_TRAP);
+        }
+        hidden
+    }
+
+    fn unhide_traps(&mut self, hidden: Vec<(i32, Vec<u8>)>) {
+        for (sig, action) in hidden {
+            self.traps.entry(sig).or_insert(action);
+        }
+    }
+
+    /// Runs the RETURN trap, if set, as a function or sourced file ends with
+    /// `r`; `$?` in it is the status being returned.
+    pub fn run_return_trap(&mut self, r: Exec) -> Exec {
+        if self.in_trap || self.traps.is_empty() {
+            return r;
+        }
+        let Some(action) = self.traps.get(&sys::RETURN_TRAP).cloned() else {
+            return r;
+        };
+        if !matches!(r, Ok(_) | Err(Flow::Return(_))) {
+            return r;
+        }
+        // `$?` in the trap is the last command's, not the returned status
+        // (bash).
+        let status = self.status;
+        self.in_trap = true;
+        let t = self.eval_text(&action);
+        self.status = status;
+        self.in_trap = false;
+        if let Err(Flow::Exit(s)) = t {
+            return Err(Flow::Exit(s));
+        }
+        r
+    }
+
+    /// Runs the DEBUG trap, if set, before a command whose text `text`
+    /// gives (`$BASH_COMMAND`). `$?` is kept for the command.
+    pub fn run_debug_trap(&mut self, text: impl FnOnce() -> Vec<u8>) -> Result<(), Flow> {
+        if self.in_trap || self.traps.is_empty() || std::mem::take(&mut self.debug_done) {
+            return Ok(());
+        }
+        let Some(action) = self.traps.get(&sys::DEBUG_TRAP).cloned() else {
+            return Ok(());
+        };
+        let _ = self.vars.set(b"BASH_COMMAND", text());
+        let status = self.status;
+        self.in_trap = true;
+        let r = self.eval_text(&action);
+        self.in_trap = false;
+        self.status = status;
+        match r {
+            Err(Flow::Exit(s)) => Err(Flow::Exit(s)),
+            _ => Ok(()),
         }
     }
 

@@ -470,6 +470,10 @@ fn in_child() {
 /// The pseudo-signal of bash's `trap … ERR`: run after a command fails
 /// where `set -e` would stop.
 pub const ERR_TRAP: i32 = -1;
+/// `trap … DEBUG`: before each simple command, `[[ ]]` and `(( ))`.
+pub const DEBUG_TRAP: i32 = -2;
+/// `trap … RETURN`: when a function or a sourced file returns.
+pub const RETURN_TRAP: i32 = -3;
 
 /// The number of a signal name (`INT`, `SIGINT`, `int`) or number.
 pub fn signal_number(name: &[u8]) -> Option<i32> {
@@ -482,8 +486,11 @@ pub fn signal_number(name: &[u8]) -> Option<i32> {
     if bare == "EXIT" {
         return Some(0);
     }
-    if bare == "ERR" {
-        return Some(ERR_TRAP);
+    match bare {
+        "ERR" => return Some(ERR_TRAP),
+        "DEBUG" => return Some(DEBUG_TRAP),
+        "RETURN" => return Some(RETURN_TRAP),
+        _ => {}
     }
     SIGNALS
         .iter()
@@ -496,8 +503,11 @@ pub fn signal_name(num: i32) -> Option<&'static str> {
     if num == 0 {
         return Some("EXIT");
     }
-    if num == ERR_TRAP {
-        return Some("ERR");
+    match num {
+        ERR_TRAP => return Some("ERR"),
+        DEBUG_TRAP => return Some("DEBUG"),
+        RETURN_TRAP => return Some("RETURN"),
+        _ => {}
     }
     SIGNALS.iter().find(|(n, _)| *n == num).map(|(_, s)| *s)
 }

@@ -24,6 +24,13 @@ pub fn simple(s: &Simple) -> Vec<u8> {
     p.out
 }
 
+/// A compound command, as `$BASH_COMMAND` shows `[[ … ]]` and `(( … ))`.
+pub fn compound(c: &Compound) -> Vec<u8> {
+    let mut p = Printer::default();
+    p.compound(c);
+    p.out
+}
+
 /// A word as written.
 pub fn word(w: &Word) -> Vec<u8> {
     let mut p = Printer::default();

@@ -252,3 +252,75 @@ fn bad_substitution_is_a_run_time_error() {
         );
     }
 }
+
+#[test]
+fn strict_mode_headers_and_err_traps() {
+    for (script, out, status) in [
+        ("set -Eeuo pipefail; echo ok", "ok\n", 0),
+        ("set -o errtrace -o functrace -T -E; echo ok", "ok\n", 0),
+        // ERR is not inherited by functions without -E ...
+        (
+            "trap 'echo ERR $?' ERR; f() { false; echo after; }; f; false; (false); echo end",
+            "after\nERR 1\nERR 1\nend\n",
+            0,
+        ),
+        // ... and is with it, in functions and subshells.
+        (
+            "set -E; trap 'echo ERR $?' ERR; f() { false; echo after; }; f; echo end",
+            "ERR 1\nafter\nend\n",
+            0,
+        ),
+        (
+            "set -Eeuo pipefail; trap 'echo failed $? >&2; echo trapped' ERR; f() { g; }; g() { false; }; f; echo unreachable",
+            "trapped\n",
+            1,
+        ),
+        (
+            "trap 'echo ERR' ERR; if false; then :; fi; false || true; ! true; true && false; echo end",
+            "ERR\nend\n",
+            0,
+        ),
+    ] {
+        like_bash(script, &[], out, status);
+    }
+}
+
+#[test]
+fn debug_and_return_traps() {
+    for (script, out) in [
+        (
+            "trap 'echo D:$BASH_COMMAND' DEBUG; x=1; echo hi | cat; [[ -n $x ]]; (( x + 1 ))",
+            "D:x=1\nD:echo hi\nD:cat\nhi\nD:[[ -n $x ]]\nD:(( x + 1 ))\n",
+        ),
+        // Not inherited by functions without -T; with it, also on entry.
+        (
+            "trap 'echo D:$BASH_COMMAND' DEBUG; f() { echo in; }; f",
+            "D:f\nin\n",
+        ),
+        (
+            "set -T; trap 'echo D:$BASH_COMMAND' DEBUG; f() { echo in; }; f",
+            "D:f\nD:f\nD:echo in\nin\n",
+        ),
+        (
+            "trap 'echo D' DEBUG; trap -p; trap - DEBUG; trap -p",
+            "D\ntrap -- 'echo D' DEBUG\nD\n",
+        ),
+        // RETURN: set in the function, or inherited with -T; after `source`.
+        ("trap 'echo ret' RETURN; f() { :; }; f; echo end", "end\n"),
+        (
+            "f() { trap 'echo ret $FUNCNAME' RETURN; }; f; echo mid; g() { :; }; g",
+            "ret f\nmid\n",
+        ),
+        ("set -T; trap 'echo ret' RETURN; f() { :; }; f", "ret\n"),
+        (
+            "f() { false; return 3; }; trap 'echo r=$?' RETURN; set -T; f; echo $?",
+            "r=1\n3\n",
+        ),
+        (
+            "trap 'echo ret' RETURN; . /dev/null; echo end",
+            "ret\nend\n",
+        ),
+    ] {
+        like_bash(script, &[], out, 0);
+    }
+}
