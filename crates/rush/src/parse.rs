@@ -1675,10 +1675,11 @@ impl<'s> Parser<'s> {
                 length = true;
             }
         } else if self.peek() == Some(b'!')
-            && matches!(self.peek_at(1), Some(b'#' | b'0'..=b'9'))
-            && self.peek_at(2) == Some(b'}')
+            && (self.peek_at(1).is_some_and(|c| c.is_ascii_digit())
+                || self.peek_at(1) == Some(b'#') && self.peek_at(2) == Some(b'}'))
         {
-            // `${!#}`, `${!1}`: indirection through a special parameter.
+            // `${!#}`, `${!1}`, `${!1#a}`, `${!1:-d}`: indirection through a
+            // positional or special parameter, with any operator after it.
             self.bump();
             indirect = true;
         } else if self.peek() == Some(b'!') && self.peek_at(1).is_some_and(is_name_start) {

@@ -324,3 +324,24 @@ fn debug_and_return_traps() {
         like_bash(script, &[], out, 0);
     }
 }
+
+#[test]
+fn operators_after_an_indirect_reference() {
+    for (script, out) in [
+        ("x=abc; set -- x; echo ${!1#a}", "bc\n"),
+        ("set -- nosuch; echo ${!1:-d}", "d\n"),
+        (
+            "x=abc; set -- x; echo ${!1:1} ${!1^^} ${!1/b/B} ${!1%c} ${!1:+y} ${!1@Q}",
+            "bc ABC aBc ab y 'abc'\n",
+        ),
+        (
+            "x=axbx; n=x; echo ${!n//x/y} ${!n#a} ${!n:-d}",
+            "ayby xbx axbx\n",
+        ),
+        ("set -- a b c x; x=X; echo ${!4} ${!4,}", "X x\n"),
+        ("set -- a b; echo ${!#}", "b\n"),
+        ("a=(p q); n='a[1]'; echo ${!n} ${!n#q}x", "q x\n"),
+    ] {
+        like_bash(script, &[], out, 0);
+    }
+}
