@@ -91,7 +91,14 @@ struct Dir {
     rescans: AtomicU8,
     /// The device of the command-line argument, for `--one-file-system`.
     dev: u64,
+    /// Dry runs only: whether entries could be unlinked from this directory
+    /// (see [`Engine::dry_check`]), found out once.
+    removable: OnceLock<Removable>,
 }
+
+/// Whether the user may unlink entries from a directory: an error, or, for a
+/// sticky directory the user does not own, only the entries they own.
+type Removable = Result<Option<u32>, Errno>;
 
 impl Dir {
     fn child(parent: &Arc<Dir>, name: &CStr) -> Arc<Dir> {
@@ -104,6 +111,7 @@ impl Dir {
             state: AtomicU8::new(NORMAL),
             rescans: AtomicU8::new(0),
             dev: parent.dev,
+            removable: OnceLock::new(),
         })
     }
 
@@ -192,6 +200,7 @@ impl Root {
             state: AtomicU8::new(NORMAL),
             rescans: AtomicU8::new(0),
             dev,
+            removable: OnceLock::new(),
         });
         Ok(Self {
             anchor,
@@ -477,7 +486,13 @@ impl<'r> Engine<'r> {
     /// Removes one non-directory entry of `dir`.
     fn unlink_entry<'s>(&'s self, dir: &Arc<Dir>, name: &CStr, to: &Spawn<'_, 's>) {
         if self.cfg.dry_run {
-            return self.report.removed(false, || dir.entry_path(name));
+            return match self.dry_check(dir, name) {
+                Ok(()) => self.report.removed(false, || dir.entry_path(name)),
+                Err(e) => {
+                    self.report.error(&dir.entry_path(name), e.into());
+                    dir.fail();
+                }
+            };
         }
         if self.cfg.prompt.active() && !self.may_unlink(dir, name) {
             return dir.fail();
@@ -508,7 +523,13 @@ impl<'r> Engine<'r> {
             match dir.state.load(Ordering::Acquire) {
                 FAILED => parent.fail(),
                 HANDLED => {}
-                _ if self.cfg.dry_run => self.report.removed(true, || dir.path()),
+                _ if self.cfg.dry_run => match self.dry_check(&parent, &dir.name) {
+                    Ok(()) => self.report.removed(true, || dir.path()),
+                    Err(e) => {
+                        self.report.error(&dir.path(), e.into());
+                        parent.fail();
+                    }
+                },
                 _ if self.cfg.prompt.active() && !self.may_rmdir(&parent, &dir) => parent.fail(),
                 _ => {
                     match rustix::fs::unlinkat(parent.fd(), dir.name.as_c_str(), AtFlags::REMOVEDIR)
@@ -532,6 +553,38 @@ impl<'r> Engine<'r> {
                 }
             }
             dir = parent;
+        }
+    }
+}
+
+/// The dry run's prediction of what `unlinkat` would say, from what the
+/// kernel checks: write and search permission on the directory (with the
+/// effective ids, as the kernel uses; a read-only filesystem fails it too),
+/// and, in a sticky directory, that the user owns the directory or the
+/// entry. Root passes the first, and owns everything for the second.
+/// Immutable and append-only attributes are not checked.
+impl Engine<'_> {
+    fn dry_check(&self, dir: &Dir, name: &CStr) -> Result<(), Errno> {
+        let removable = dir.removable.get_or_init(|| {
+            use rustix::fs::Access;
+            rustix::fs::accessat(
+                dir.fd(),
+                c".",
+                Access::WRITE_OK | Access::EXEC_OK,
+                AtFlags::EACCESS,
+            )?;
+            let st = rustix::fs::fstat(dir.fd())?;
+            let euid = rustix::process::geteuid();
+            let sticky = Mode::from_raw_mode(st.st_mode).contains(Mode::SVTX);
+            Ok((sticky && !euid.is_root() && st.st_uid != euid.as_raw()).then_some(euid.as_raw()))
+        });
+        match *removable {
+            Err(e) => Err(e),
+            Ok(None) => Ok(()),
+            Ok(Some(euid)) => match rustix::fs::statat(dir.fd(), name, AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(st) if st.st_uid != euid => Err(Errno::PERM),
+                _ => Ok(()),
+            },
         }
     }
 }

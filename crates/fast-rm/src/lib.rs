@@ -31,7 +31,7 @@ pub fn run(cli: &Cli) -> i32 {
     let preserve = cli.preserve();
     let mut checked = Vec::with_capacity(cli.paths.len());
     for arg in &cli.paths {
-        match safety::check(arg, cli.force, preserve) {
+        match safety::check(arg, cli.force, preserve, cli.recursive) {
             Ok(c) => checked.push(c),
             Err(Refusal::Missing) => {}
             Err(Refusal::Error(lines)) => {

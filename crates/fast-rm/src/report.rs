@@ -1,10 +1,12 @@
 //! Counting, messages and the progress display.
 //!
 //! Errors go to stderr as they happen, naming the path and the reason.
-//! `--verbose` lines go to stdout (stderr under `--json`, whose document owns
-//! stdout). The progress display is drawn by its own thread, only on a
-//! terminal, only once the run has taken noticeable time, at most 10 times a
-//! second; it stops the moment the run ends.
+//! `--verbose` lines go to stdout (in a dry run too: `would remove …`); under
+//! `--json` there are none, as stdout is the document's and stderr carries
+//! only errors. The progress display is drawn by its own thread, only on a
+//! terminal (or everywhere with `--progress=always`), only once the run has
+//! taken noticeable time, at most 10 times a second; it stops the moment the
+//! run ends, with a last line of final totals.
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -101,9 +103,6 @@ impl Reporter {
     }
 
     fn line_out(&self, line: &str) {
-        if self.json {
-            return self.message(line);
-        }
         let bar = self.bar.lock().unwrap_or_else(|e| e.into_inner());
         let print = || {
             let mut out = io::stdout().lock();
@@ -173,7 +172,9 @@ impl Reporter {
         } else {
             self.stats.files.fetch_add(1, Ordering::Relaxed);
         }
-        if self.verbose || self.dry_run {
+        // The listing is asked for with -v (as rm's), in a dry run too; under
+        // --json, stdout is the document's and stderr only errors'.
+        if self.verbose && !self.json {
             let p = path();
             let what = if is_dir { "directory " } else { "" };
             let verb = if self.dry_run {
@@ -233,8 +234,20 @@ impl Reporter {
             let _ = tx.send(());
             let _ = h.join();
         }
-        if let Some(b) = self.bar.lock().unwrap_or_else(|e| e.into_inner()).take() {
-            b.finish_and_clear();
+        // The closing line: the final totals, whenever progress was shown
+        // (the last periodic line is older than the end), and always with
+        // --progress=always.
+        let last = progress_line(&self.stats, self.started, self.dry_run, true);
+        let bar = self.bar.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let tty = || {
+            use std::io::IsTerminal;
+            io::stderr().is_terminal()
+        };
+        match bar {
+            Some(b) if tty() => b.finish_with_message(last),
+            // Off a terminal only `always` draws (a plain line a second).
+            _ if self.progress == ProgressMode::Always => eprintln!("fast-rm: {last}"),
+            _ => {}
         }
         let errors = self.stats.errors.load(Ordering::Relaxed);
         Summary {
@@ -271,15 +284,7 @@ impl View {
     fn run(self, stop: &Receiver<()>, stats: &Stats) {
         let mut last_plain: Option<Instant> = None;
         loop {
-            let files = stats.files.load(Ordering::Relaxed);
-            let dirs = stats.dirs.load(Ordering::Relaxed);
-            let errors = stats.errors.load(Ordering::Relaxed);
-            let secs = self.started.elapsed().as_secs_f64().max(1e-3);
-            let verb = if self.dry_run { "found" } else { "removed" };
-            let msg = format!(
-                "{verb} {files} files, {dirs} directories, {errors} errors ({:.0} files/s)",
-                (files + dirs) as f64 / secs
-            );
+            let msg = progress_line(stats, self.started, self.dry_run, false);
             if self.tty {
                 self.bar.set_message(msg);
                 self.bar.tick();
@@ -294,6 +299,26 @@ impl View {
             }
         }
     }
+}
+
+/// A progress line: the counts so far, or (`done`) the final totals.
+fn progress_line(stats: &Stats, started: Instant, dry_run: bool, done: bool) -> String {
+    let files = stats.files.load(Ordering::Relaxed);
+    let dirs = stats.dirs.load(Ordering::Relaxed);
+    let errors = stats.errors.load(Ordering::Relaxed);
+    let secs = started.elapsed().as_secs_f64().max(1e-3);
+    let verb = match (dry_run, done) {
+        (true, false) => "found",
+        (true, true) => "would remove",
+        (false, _) => "removed",
+    };
+    let rate = (files + dirs) as f64 / secs;
+    let tail = if done {
+        format!("in {secs:.2} s ({rate:.0} files/s), done")
+    } else {
+        format!("({rate:.0} files/s)")
+    };
+    format!("{verb} {files} files, {dirs} directories, {errors} errors {tail}")
 }
 
 /// An error as rm words it.

@@ -49,7 +49,16 @@ fn err(msg: String) -> Refusal {
 }
 
 /// Checks one argument and opens its parent.
-pub fn check(arg: &OsStr, force: bool, preserve: Option<PreserveRoot>) -> Result<Checked, Refusal> {
+///
+/// `recursive`: `-r` was given. fast-rm always recurses, but GNU rm words
+/// the refusal of `.`, `..` and `/` differently without it (`Is a
+/// directory`), and scripts match on rm's words.
+pub fn check(
+    arg: &OsStr,
+    force: bool,
+    preserve: Option<PreserveRoot>,
+    recursive: bool,
+) -> Result<Checked, Refusal> {
     let shown = Path::new(arg);
     let bytes = arg.as_bytes();
     if bytes.is_empty() {
@@ -74,6 +83,12 @@ pub fn check(arg: &OsStr, force: bool, preserve: Option<PreserveRoot>) -> Result
         }
     };
     if !is_root_spelling && matches!(base, b"." | b"..") {
+        if !recursive {
+            return Err(err(format!(
+                "cannot remove {}: Is a directory",
+                quote(shown)
+            )));
+        }
         return Err(err(format!(
             "refusing to remove '.' or '..' directory: skipping {}",
             quote(shown)
@@ -96,6 +111,12 @@ pub fn check(arg: &OsStr, force: bool, preserve: Option<PreserveRoot>) -> Result
         let root = rustix::fs::stat("/")
             .map_err(|e| err(format!("cannot stat '/': {}", describe(&e.into()))))?;
         if (st.st_dev, st.st_ino) == (root.st_dev, root.st_ino) {
+            if !recursive {
+                return Err(err(format!(
+                    "cannot remove {}: Is a directory",
+                    quote(shown)
+                )));
+            }
             let mut lines = vec![format!(
                 "it is dangerous to operate recursively on {}",
                 quote(shown)

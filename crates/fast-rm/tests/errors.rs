@@ -198,3 +198,82 @@ fn threads_setting_does_not_change_the_outcome() {
         }
     }
 }
+
+/// The failures, without the order the threads met them in.
+fn sorted_lines(s: &str) -> Vec<&str> {
+    let mut l: Vec<&str> = s.lines().collect();
+    l.sort_unstable();
+    l
+}
+
+#[test]
+fn a_dry_run_predicts_permission_failures() {
+    for s in scratch() {
+        let base = s.path();
+        fs::set_permissions(base, fs::Permissions::from_mode(0o755)).unwrap();
+        let t = base.join("t");
+        nested(&t.join("free"), 5, 20);
+        fs::create_dir_all(t.join("ro/inner")).unwrap();
+        fs::write(t.join("ro/a"), b"").unwrap();
+        fs::write(t.join("ro/b"), b"").unwrap();
+        fs::write(t.join("ro/inner/c"), b"").unwrap();
+        give_away(base);
+        fs::set_permissions(t.join("ro"), fs::Permissions::from_mode(0o555)).unwrap();
+        let dry = as_nobody(base, &["-n", "--json", "t"]);
+        let real = as_nobody(base, &["--json", "t"]);
+        fs::set_permissions(t.join("ro"), fs::Permissions::from_mode(0o755)).unwrap();
+        if is_root() || !rustix::process::geteuid().is_root() {
+            let d: serde_json::Value = serde_json::from_str(&dry.stdout).unwrap();
+            let r: serde_json::Value = serde_json::from_str(&real.stdout).unwrap();
+            for k in ["files", "dirs", "errors"] {
+                assert_eq!(
+                    d[k], r[k],
+                    "{k}: dry {} vs real {}",
+                    dry.stdout, real.stdout
+                );
+            }
+            assert_eq!(d["errors"], 3, "a, b and inner: {}", dry.stderr);
+            assert_eq!((dry.code, real.code), (1, 1));
+            // The same messages, in rm's words, and only those.
+            assert_eq!(sorted_lines(&dry.stderr), sorted_lines(&real.stderr));
+            assert!(
+                dry.stderr
+                    .contains("fast-rm: cannot remove 't/ro/a': Permission denied\n"),
+                "{}",
+                dry.stderr
+            );
+        }
+    }
+}
+
+#[test]
+fn a_dry_run_predicts_the_sticky_bit() {
+    if !is_root() {
+        eprintln!("skipped: needs root to own files that nobody may not remove");
+        return;
+    }
+    let s = tempfile::tempdir().unwrap();
+    let base = s.path();
+    fs::set_permissions(base, fs::Permissions::from_mode(0o777)).unwrap();
+    // Like /tmp: everyone may write, but only owners may remove.
+    let shared = base.join("shared");
+    fs::create_dir(&shared).unwrap();
+    fs::set_permissions(&shared, fs::Permissions::from_mode(0o1777)).unwrap();
+    fs::write(shared.join("roots"), b"").unwrap();
+    fs::write(shared.join("mine"), b"").unwrap();
+    std::os::unix::fs::lchown(shared.join("mine"), Some(65534), Some(65534)).unwrap();
+    let dry = as_nobody(base, &["-n", "shared/roots", "shared/mine"]);
+    assert_eq!(dry.code, 1);
+    assert_eq!(
+        dry.stderr,
+        "fast-rm: cannot remove 'shared/roots': Operation not permitted\n\
+         fast-rm: dry run: would remove 1 files and 0 directories, 1 errors\n"
+    );
+    let real = as_nobody(base, &["shared/roots", "shared/mine"]);
+    assert_eq!(real.code, 1);
+    assert_eq!(
+        real.stderr,
+        "fast-rm: cannot remove 'shared/roots': Operation not permitted\n"
+    );
+    assert!(shared.join("roots").exists() && !shared.join("mine").exists());
+}

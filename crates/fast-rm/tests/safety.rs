@@ -55,7 +55,8 @@ fn symlink_entries_are_removed_not_followed() {
 fn root_in_every_spelling_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     for spelling in ["/", "//", "///", "/./"] {
-        let r = rm(dir.path(), &[spelling]);
+        // With -r, rm -r's words; without it, rm's (it would not recurse).
+        let r = rm(dir.path(), &["-r", spelling]);
         assert_eq!(r.code, 1, "{spelling}: {r:?}");
         let expect = if spelling == "/./" {
             "refusing to remove '.' or '..'"
@@ -63,12 +64,48 @@ fn root_in_every_spelling_is_refused() {
             "dangerous"
         };
         assert!(r.stderr.contains(expect), "{spelling}: {}", r.stderr);
+        let r = rm(dir.path(), &[spelling]);
+        assert_eq!(r.code, 1, "{spelling}: {r:?}");
+        assert_eq!(
+            r.stderr,
+            format!("fast-rm: cannot remove '{spelling}': Is a directory\n")
+        );
         // Also under -f, and in a dry run.
         assert_eq!(rm(dir.path(), &["-rf", spelling]).code, 1);
         assert_eq!(rm(dir.path(), &["-n", spelling]).code, 1);
     }
-    let r = rm(dir.path(), &["/"]);
+    let r = rm(dir.path(), &["-r", "/"]);
     assert!(r.stderr.contains("--no-preserve-root"), "{}", r.stderr);
+}
+
+/// The words GNU rm uses for `/`, `.` and `..`, with and without -r.
+#[test]
+fn refusals_are_worded_as_gnu_rm_words_them() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [
+        &["/"][..],
+        &["-r", "/"],
+        &["."],
+        &["-r", "."],
+        &[".."],
+        &["-r", ".."],
+    ] {
+        let Ok(gnu) = std::process::Command::new("rm")
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+        else {
+            return;
+        };
+        let ours = rm(dir.path(), args);
+        let gnu: common::Run = gnu.into();
+        assert_eq!(ours.code, gnu.code, "{args:?}");
+        assert_eq!(
+            ours.stderr.replace("fast-rm:", "rm:"),
+            gnu.stderr,
+            "{args:?}"
+        );
+    }
 }
 
 #[test]
@@ -78,13 +115,16 @@ fn dot_and_dotdot_are_refused_always_and_the_rest_still_goes() {
         let canary = Canary::plant(&base.join("a"));
         fs::write(base.join("x"), b"x").unwrap();
         for spelling in [".", "..", "./", "a/.", "a/..", "a/../", "/tmp/..", "/.."] {
-            let r = rm(base, &["--no-preserve-root", spelling]);
+            let r = rm(base, &["-r", "--no-preserve-root", spelling]);
             assert_eq!(r.code, 1, "{spelling}: {r:?}");
             assert!(
                 r.stderr.contains("refusing to remove '.' or '..'"),
                 "{}",
                 r.stderr
             );
+            let r = rm(base, &["--no-preserve-root", spelling]);
+            assert_eq!(r.code, 1, "{spelling}: {r:?}");
+            assert!(r.stderr.contains("Is a directory"), "{}", r.stderr);
         }
         let r = rm(base, &[".", "x"]);
         assert_eq!(r.code, 1);
@@ -255,11 +295,11 @@ fn a_dry_run_leaves_the_tree_byte_identical_and_counts_like_a_real_run() {
 }
 
 #[test]
-fn a_dry_run_lists_what_would_go() {
+fn a_dry_run_lists_what_would_go_with_v_only() {
     let s = tempfile::tempdir().unwrap();
     fs::create_dir_all(s.path().join("t/sub")).unwrap();
     fs::write(s.path().join("t/sub/f"), b"").unwrap();
-    let r = rm(s.path(), &["-n", "t"]);
+    let r = rm(s.path(), &["-n", "-v", "t"]);
     assert_eq!(r.code, 0);
     assert_eq!(
         r.stdout,
@@ -269,6 +309,21 @@ fn a_dry_run_lists_what_would_go() {
         r.stderr.contains("would remove 1 files and 2 directories"),
         "{}",
         r.stderr
+    );
+    // Without -v, as rm: no listing, only the count.
+    let r = rm(s.path(), &["-n", "t"]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, ""));
+    assert_eq!(
+        r.stderr,
+        "fast-rm: dry run: would remove 1 files and 2 directories\n"
+    );
+    // With --json: the document on stdout, nothing on stderr, even with -v.
+    let r = rm(s.path(), &["-n", "-v", "--json", "t"]);
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+    let j: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(
+        (j["files"].as_u64(), j["dirs"].as_u64()),
+        (Some(1), Some(2))
     );
     assert!(s.path().join("t/sub/f").exists());
 }

@@ -276,6 +276,32 @@ fn progress_is_drawn_on_a_terminal_and_not_elsewhere() {
     );
 }
 
+/// `--progress=always` off a terminal ends with the final totals, however
+/// short the run, and they are the JSON summary's.
+#[test]
+fn progress_ends_with_the_final_totals() {
+    let s = tempfile::tempdir().unwrap();
+    for (delay, dirs, files) in [("0", 200, 5000), ("100000", 3, 10)] {
+        nested(&s.path().join("t"), dirs, files);
+        let out = fast_rm()
+            .current_dir(s.path())
+            .env("FAST_RM_PROGRESS_DELAY_MS", delay)
+            .args(["--progress=always", "--json", "t"])
+            .output()
+            .unwrap();
+        let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        let last = err.lines().last().unwrap_or_default();
+        let expect = format!(
+            "fast-rm: removed {} files, {} directories, 0 errors in ",
+            j["files"], j["dirs"]
+        );
+        assert!(last.starts_with(&expect), "{err:?}");
+        assert!(last.ends_with("files/s), done"), "{err:?}");
+        assert!(!s.path().join("t").exists());
+    }
+}
+
 #[test]
 fn a_small_run_draws_no_progress_by_default() {
     let s = tempfile::tempdir().unwrap();
