@@ -86,6 +86,13 @@ def _format_handle(handle):
     return str(handle)
 
 
+def _debug_default():
+    return sys.flags.dev_mode or (
+        not sys.flags.ignore_environment
+        and bool(os.environ.get("PYTHONASYNCIODEBUG"))
+    )
+
+
 class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
     """An asyncio event loop whose core is written in Rust."""
 
@@ -104,6 +111,9 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
         self._coroutine_origin_tracking_saved_depth = None
         self._unix_server_sockets = {}
         self._child_pidfds = {}  # pidfd -> subprocess transport
+        # asyncio's default: debug under `python -X dev`, or with
+        # PYTHONASYNCIODEBUG set (unless -E ignores the environment).
+        self.set_debug(_debug_default())
 
     def __repr__(self):
         return (

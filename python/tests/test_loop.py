@@ -370,6 +370,48 @@ def test_debug_mode_warns_about_slow_callbacks(loop, caplog):
     assert "Executing" in caplog.text and "took" in caplog.text
 
 
+@pytest.mark.parametrize(
+    "flags, env",
+    [
+        ([], {}),
+        (["-X", "dev"], {}),
+        ([], {"PYTHONASYNCIODEBUG": "1"}),
+        (["-E"], {"PYTHONASYNCIODEBUG": "1"}),
+    ],
+)
+def test_debug_default_follows_asyncio(flags, env):
+    # A fresh interpreter: debug mode is decided when the loop is made.
+    code = (
+        "import asyncio, pyloop; "
+        "print(pyloop.new_event_loop().get_debug(), asyncio.new_event_loop().get_debug())"
+    )
+    base = {k: v for k, v in os.environ.items() if k != "PYTHONASYNCIODEBUG"}
+    out = subprocess.run(
+        [sys.executable, *flags, "-c", code],
+        env={**base, **env},
+        cwd="/",  # the installed pyloop, not the source folder
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    expected = "True" if flags == ["-X", "dev"] or (env and flags != ["-E"]) else "False"
+    assert out == [expected, expected]
+
+
+def test_dev_mode_warns_about_a_blocking_call():
+    code = (
+        "import time, pyloop\n"
+        "async def main():\n"
+        "    time.sleep(0.15)\n"
+        "pyloop.run(main())\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-X", "dev", "-c", code], capture_output=True, text=True, cwd="/"
+    )
+    assert r.returncode == 0, r.stderr
+    assert "Executing" in r.stderr and "took 0.1" in r.stderr, r.stderr
+
+
 def test_debug_mode_reports_where_a_failing_callback_was_scheduled(loop):
     contexts = []
     loop.set_exception_handler(lambda lp, ctx: contexts.append(ctx))
@@ -1787,3 +1829,48 @@ def test_run_rejects_unknown_keywords():
     with pytest.raises(TypeError):
         pyloop.run(coro, loop_factory=None)
     coro.close()
+
+
+# Real servers that take a loop factory.
+
+UVICORN_APP = """
+import asyncio
+
+async def app(scope, receive, send):
+    if scope["type"] != "http":
+        return
+    loop = type(asyncio.get_running_loop())
+    await send({"type": "http.response.start", "status": 200, "headers": []})
+    await send({"type": "http.response.body", "body": loop.__module__.encode()})
+"""
+
+
+def test_uvicorn_serves_on_pyloop(tmp_path):
+    pytest.importorskip("uvicorn")
+    import http.client
+
+    (tmp_path / "app.py").write_text(UVICORN_APP)
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(16)
+    port = sock.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "app:app", "--loop", "pyloop:new_event_loop",
+         "--fd", str(sock.fileno()), "--log-level", "warning"],
+        cwd=tmp_path,
+        pass_fds=[sock.fileno()],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    sock.close()
+    try:
+        # The listening socket exists already: the request waits in its
+        # backlog until uvicorn accepts it.
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        conn.request("GET", "/")
+        resp = conn.getresponse()
+        assert (resp.status, resp.read()) == (200, b"pyloop._loop")
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    assert "Traceback" not in err, err

@@ -11,7 +11,8 @@ use std::process::Command;
 pub const VERSIONS: &[&str] = &["3.11", "3.12", "3.13"];
 
 /// What the tests need in a venv besides pyloop.
-pub const TEST_PACKAGES: &[&str] = &["maturin>=1.7,<2", "pytest>=8"];
+/// uvicorn: a real server that takes pyloop as its loop factory.
+pub const TEST_PACKAGES: &[&str] = &["maturin>=1.7,<2", "pytest>=8", "uvicorn>=0.36"];
 
 pub fn dir() -> PathBuf {
     crate::target_dir().join("pyloop")
