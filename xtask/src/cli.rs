@@ -1,146 +1,115 @@
-//! The command line.
+//! The command line: `cargo xtask help`, and `cargo xtask <command> --help`
+//! for each command's own.
 
-use anyhow::{Result, bail};
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
 
-const HELP: &str = "\
-cargo xtask: the repository's task runner
-
-USAGE:
-    cargo xtask test  [SYSTEM...]
-    cargo xtask bench [SYSTEM...] [--quick] [--micro]
-    cargo xtask install [BIN...] [--root DIR]
-    cargo xtask conformance rush --oils PATH [--python PATH] [SPEC...]
-    cargo xtask conformance pyloop [--python PATH] [--uvloop PATH] [MODULE...]
-
-COMMANDS:
-    test    fmt, clippy -D warnings, and every test (Rust, and Python/Node as
-            packages land). With SYSTEMs, only their tests.
-    bench   Builds in release mode and runs each system's benchmarks against
-            its peers, interleaved. Writes target/bench/results.json,
-            report.md and SVG charts, and prints each system's table.
-    install Builds the binaries in release mode, statically linked (faster
-            to start), and copies them into DIR/bin (default ~/.cargo/bin).
-    conformance
-            Runs the Oils shell spec tests (a checkout of oils-for-unix/oils
-            at PATH; the runner needs Python 2.7) against the release build
-            of rush, and prints pass/total per spec file and in total.
-            With pyloop: runs CPython 3.11.7's own test.test_asyncio modules
-            with pyloop, asyncio and uvloop, one module per process, and
-            prints pass/total per module for each loop. With --uvloop (a
-            checkout of MagicStack/uvloop), also uvloop's own test mixins
-            for TCP, Unix, sockets, context, executors, signals and the base
-            loop.
-
-OPTIONS:
-    --quick   a short run, for smoke checks (bench)
-    --micro   run the criterion micro-benchmarks of the crates instead (bench)
-    --root    where to install (install)
-    --oils    the Oils checkout (conformance)
-    --uvloop  a MagicStack/uvloop checkout (conformance pyloop)
-    --python  the Python to run it with (conformance: 2.7 for rush,
-              CPython 3.11.7 for pyloop; found with pyenv by default)
-    -h, --help
-
-SYSTEMS:
-    floor (the machine's physical limits), fast-rm, rush, pyloop
-";
-
-/// What the user asked for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Command {
-    Help,
-    Test {
-        systems: Vec<String>,
-    },
-    Bench {
-        systems: Vec<String>,
-        quick: bool,
-        micro: bool,
-    },
-    Install {
-        bins: Vec<String>,
-        root: Option<std::path::PathBuf>,
-    },
-    Conformance {
-        system: String,
-        oils: Option<std::path::PathBuf>,
-        python: Option<std::path::PathBuf>,
-        uvloop: Option<std::path::PathBuf>,
-        only: Vec<String>,
-    },
+/// cargo xtask: the repository's task runner.
+#[derive(Debug, Parser, PartialEq, Eq)]
+#[command(
+    name = "cargo xtask",
+    bin_name = "cargo xtask",
+    max_term_width = 100,
+    after_help = "Systems: floor (the machine's physical limits), fast-rm, rush, pyloop.\n\
+                  `cargo xtask <command> --help` tells more about each command."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
 }
 
-pub fn parse(args: impl IntoIterator<Item = std::ffi::OsString>) -> Result<Command> {
-    use lexopt::prelude::*;
-    let mut p = lexopt::Parser::from_args(args);
-    let mut verb: Option<String> = None;
-    let (mut systems, mut quick, mut micro, mut help) = (Vec::new(), false, false, false);
-    let mut root = None;
-    let (mut oils, mut python, mut uvloop) = (None, None, None);
-    while let Some(arg) = p.next()? {
-        match arg {
-            Short('h') | Long("help") => help = true,
-            Long("quick") => quick = true,
-            Long("micro") => micro = true,
-            Long("root") => root = Some(std::path::PathBuf::from(p.value()?)),
-            Long("oils") => oils = Some(std::path::PathBuf::from(p.value()?)),
-            Long("python") => python = Some(std::path::PathBuf::from(p.value()?)),
-            Long("uvloop") => uvloop = Some(std::path::PathBuf::from(p.value()?)),
-            Value(v) if verb.is_none() => verb = Some(v.string()?),
-            Value(v) => systems.push(v.string()?),
-            _ => return Err(arg.unexpected().into()),
-        }
-    }
-    if help {
-        return Ok(Command::Help);
-    }
-    if (oils.is_some() || python.is_some() || uvloop.is_some())
-        && verb.as_deref() != Some("conformance")
-    {
-        bail!("--oils, --uvloop and --python belong to `conformance`");
-    }
-    Ok(match verb.as_deref() {
-        None | Some("help") => Command::Help,
-        Some("test") if quick || micro => bail!("--quick and --micro belong to `bench`"),
-        Some("test") if root.is_some() => bail!("--root belongs to `install`"),
-        Some("test") => Command::Test { systems },
-        Some("bench") if root.is_some() => bail!("--root belongs to `install`"),
-        Some("bench") => Command::Bench {
-            systems,
-            quick,
-            micro,
-        },
-        Some("conformance") => {
-            let mut rest = systems.into_iter();
-            let Some(system) = rest.next() else {
-                bail!("conformance needs a system: `cargo xtask conformance rush --oils PATH`");
-            };
-            Command::Conformance {
-                system,
-                oils,
-                python,
-                uvloop,
-                only: rest.collect(),
-            }
-        }
-        _ if oils.is_some() || python.is_some() => {
-            bail!("--oils and --python belong to `conformance`")
-        }
-        Some("install") if quick || micro => bail!("--quick and --micro belong to `bench`"),
-        Some("install") => Command::Install {
-            bins: systems,
-            root,
-        },
-        Some(other) => bail!("unknown command {other:?}; try `cargo xtask help`"),
-    })
+/// What the user asked for.
+#[derive(Debug, Clone, PartialEq, Eq, Subcommand)]
+pub enum Command {
+    /// fmt, clippy -D warnings, and every test (Rust, Python)
+    #[command(
+        long_about = "Runs cargo fmt --check, cargo clippy --workspace --all-targets -D warnings,\n\
+every Rust test, and pyloop's pytest suite on each CPython (3.11, 3.12, 3.13)\n\
+that pyenv or the PATH has, each in a private venv under target/pyloop with\n\
+pyloop built by maturin. Some tests use root where they have it (mounting a\n\
+tmpfs, dropping to nobody so permissions bite) and say \"skipped\" where they\n\
+do not. This is the command CI runs."
+    )]
+    Test {
+        /// Only these systems' tests (fast-rm, rush, pyloop, floor, latency, xtask)
+        systems: Vec<String>,
+    },
+    /// Every benchmark against its peers, in release mode
+    #[command(
+        long_about = "Builds in release mode and runs each system's workloads against the tools its\n\
+users would otherwise pick, interleaved (A B A B …) after a warm-up, with the\n\
+machine's physical floor as a row where one exists. Prints a table per system\n\
+and writes target/bench/results.json (one record per system, workload, subject\n\
+and size, with the histogram), target/bench/report.md and an SVG chart per\n\
+workload.\n\
+\n\
+Peers are installed first, where they can be: apt-get when run as root (dash,\n\
+bash, zsh, mksh for rush), cargo install --root target/peers (rmz for fast-rm),\n\
+pip into pyloop's benchmark venv under target/pyloop (uvloop, rloop), npm into\n\
+target/peers/npm. A peer that cannot be installed is reported on its row, not\n\
+dropped silently.\n\
+\n\
+How long a full run takes on the 2-vCPU development VM: fast-rm about two hours\n\
+(its trees reach a million files). --quick runs a system in a few minutes, for\n\
+smoke checks; its figures are not for quoting."
+    )]
+    Bench {
+        /// Only these systems (floor, fast-rm, rush, pyloop)
+        systems: Vec<String>,
+        /// A short run, for smoke checks
+        #[arg(long)]
+        quick: bool,
+        /// The criterion micro-benchmarks inside the crates instead
+        #[arg(long)]
+        micro: bool,
+    },
+    /// The binaries, statically linked, into DIR/bin
+    #[command(
+        long_about = "Builds the binaries in release mode, statically linked (they start sooner than\n\
+dynamically linked ones), and copies them into DIR/bin, by default\n\
+~/.cargo/bin. `cargo install --path crates/<name>` builds the same code,\n\
+dynamically linked."
+    )]
+    Install {
+        /// Only these binaries (fast-rm, rush)
+        bins: Vec<String>,
+        /// Where to install (DIR/bin)
+        #[arg(long, value_name = "DIR")]
+        root: Option<PathBuf>,
+    },
+    /// External test suites: Oils' spec tests for rush, CPython's for pyloop
+    #[command(
+        long_about = "rush: runs the Oils shell spec tests (a checkout of oils-for-unix/oils at\n\
+--oils PATH; the runner needs Python 2.7) against the release build of rush,\n\
+and prints pass/total per spec file and in total.\n\
+\n\
+pyloop: runs CPython 3.11.7's own test.test_asyncio modules with pyloop,\n\
+asyncio and uvloop, one module per process, and prints pass/total per module\n\
+for each loop. With --uvloop (a checkout of MagicStack/uvloop), also uvloop's\n\
+own test mixins.\n\
+\n\
+The suites run from fetched copies; nothing of them is committed."
+    )]
+    Conformance {
+        /// rush or pyloop
+        system: String,
+        /// Only these spec files (rush) or modules (pyloop)
+        only: Vec<String>,
+        /// The Oils checkout (rush)
+        #[arg(long, value_name = "PATH")]
+        oils: Option<PathBuf>,
+        /// The Python to run it with (2.7 for rush, CPython 3.11.7 for pyloop; found with pyenv by default)
+        #[arg(long, value_name = "PATH")]
+        python: Option<PathBuf>,
+        /// A MagicStack/uvloop checkout (pyloop)
+        #[arg(long, value_name = "PATH")]
+        uvloop: Option<PathBuf>,
+    },
 }
 
 pub fn main() -> Result<()> {
-    match parse(std::env::args_os().skip(1))? {
-        Command::Help => {
-            print!("{HELP}");
-            Ok(())
-        }
+    match Cli::parse().command {
         Command::Test { systems } => crate::test::run(&systems),
         Command::Bench {
             systems,
@@ -155,27 +124,37 @@ pub fn main() -> Result<()> {
             python,
             uvloop,
             only,
-        } => crate::conformance::run(
-            &system,
-            oils.as_deref(),
-            python.as_deref(),
-            uvloop.as_deref(),
-            &only,
-        ),
+        } => {
+            if system == "rush" && uvloop.is_some() {
+                anyhow::bail!("--uvloop belongs to `conformance pyloop`");
+            }
+            crate::conformance::run(
+                &system,
+                oils.as_deref(),
+                python.as_deref(),
+                uvloop.as_deref(),
+                &only,
+            )
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::CommandFactory;
 
-    fn p(s: &str) -> Result<Command> {
-        parse(s.split_whitespace().map(std::ffi::OsString::from))
+    fn p(s: &str) -> Result<Command, clap::Error> {
+        Cli::try_parse_from(std::iter::once("xtask").chain(s.split_whitespace())).map(|c| c.command)
+    }
+
+    /// The help a command prints (clap reports help as an "error").
+    fn help(s: &str) -> String {
+        p(s).unwrap_err().to_string()
     }
 
     #[test]
     fn parses_the_commands() {
-        assert_eq!(p("").unwrap(), Command::Help);
         assert_eq!(p("test").unwrap(), Command::Test { systems: vec![] });
         assert_eq!(
             p("bench floor --quick").unwrap(),
@@ -185,13 +164,7 @@ mod tests {
                 micro: false
             }
         );
-        assert_eq!(p("bench --help").unwrap(), Command::Help);
-        assert!(
-            p("frobnicate")
-                .unwrap_err()
-                .to_string()
-                .contains("unknown command")
-        );
+        assert!(p("frobnicate").is_err());
         assert!(p("test --quick").is_err());
         assert!(p("bench --bogus").is_err());
         assert_eq!(
@@ -212,18 +185,38 @@ mod tests {
                 only: vec!["glob".into()]
             }
         );
-        assert_eq!(
-            p("conformance pyloop --uvloop /u test_tasks").unwrap(),
-            Command::Conformance {
-                system: "pyloop".into(),
-                oils: None,
-                python: None,
-                uvloop: Some("/u".into()),
-                only: vec!["test_tasks".into()]
-            }
-        );
         assert!(p("conformance").is_err());
         assert!(p("bench --oils /o").is_err());
         assert!(p("test --uvloop /u").is_err());
+    }
+
+    #[test]
+    fn each_command_has_its_own_help() {
+        let bench = help("bench --help");
+        assert!(
+            bench.contains("Usage: cargo xtask bench [OPTIONS] [SYSTEMS]..."),
+            "{bench}"
+        );
+        assert!(
+            bench.contains("--quick") && bench.contains("about two hours"),
+            "{bench}"
+        );
+        assert!(
+            bench.contains("target/peers") && bench.contains("apt-get"),
+            "{bench}"
+        );
+        assert!(!bench.contains("conformance"), "{bench}");
+        let test = help("test --help");
+        assert!(
+            test.contains("Usage: cargo xtask test") && test.contains("pytest"),
+            "{test}"
+        );
+        let conf = help("conformance --help");
+        assert!(conf.contains("--oils") && conf.contains("Oils"), "{conf}");
+        let top = help("--help");
+        for c in ["test", "bench", "install", "conformance"] {
+            assert!(top.contains(c), "{top}");
+        }
+        Cli::command().debug_assert();
     }
 }

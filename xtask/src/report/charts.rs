@@ -4,6 +4,7 @@
 use super::{fmt_value, sizes};
 use anyhow::{Result, anyhow};
 use latency::Record;
+use plotters::coord::combinators::BindKeyPoints;
 use plotters::prelude::*;
 use std::path::Path;
 
@@ -84,6 +85,67 @@ fn fmt_size(v: f64) -> String {
     }
 }
 
+/// One unit for a whole axis, chosen from its largest value, so that the
+/// axis title names it once and the ticks are plain numbers: (divisor,
+/// name). Units other than nanoseconds stay as they are.
+fn axis_unit(max: f64, unit: &str) -> (f64, String) {
+    if unit != "ns" {
+        return (1.0, unit.to_string());
+    }
+    match max {
+        m if m >= 1e9 => (1e9, "s".into()),
+        m if m >= 1e6 => (1e6, "ms".into()),
+        m if m >= 1e3 => (1e3, "µs".into()),
+        _ => (1.0, "ns".into()),
+    }
+}
+
+/// A tick label: a number in the axis unit, as short as it can be read.
+fn tick(v: f64) -> String {
+    let a = v.abs();
+    if a == 0.0 {
+        "0".into()
+    } else if a >= 100.0 || (a.fract() == 0.0 && a >= 1.0) {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .into()
+    } else {
+        format!("{v:.3}")
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .into()
+    }
+}
+
+/// Key points for a log axis over [lo, hi]: 1, 2 and 5 times each power of
+/// ten inside it (and 1.5, 3, 7 when that gives fewer than four), so that a
+/// range of less than a decade still has several labelled ticks.
+fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let mut steps: &[f64] = &[1.0, 2.0, 5.0];
+    loop {
+        let mut out = Vec::new();
+        let mut p = 10f64.powf(lo.max(f64::MIN_POSITIVE).log10().floor());
+        while p <= hi {
+            for &m in steps {
+                let v = p * m;
+                if v >= lo && v <= hi {
+                    out.push(v);
+                }
+            }
+            p *= 10.0;
+        }
+        if out.len() >= 4 || steps.len() > 3 {
+            return out;
+        }
+        steps = &[1.0, 1.5, 2.0, 3.0, 5.0, 7.0];
+    }
+}
+
 fn err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
     anyhow!("plotting: {e:?}")
 }
@@ -93,6 +155,7 @@ fn bars(title: &str, recs: &[&Record], path: &Path) -> Result<()> {
     let unit = recs.first().map_or("ns", |r| r.unit.as_str());
     let n = recs.len();
     let xmax = recs.iter().map(|r| r.summary.p90).max().unwrap_or(1).max(1) as f64 * 1.3;
+    let (div, shown) = axis_unit(xmax, unit);
     let height = 100 + 60 * n as u32;
     let root = SVGBackend::new(path, (900, height)).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
@@ -107,8 +170,8 @@ fn bars(title: &str, recs: &[&Record], path: &Path) -> Result<()> {
         .configure_mesh()
         .disable_y_mesh()
         .y_labels(0)
-        .x_desc(format!("median, whisker to p90 ({unit})"))
-        .x_label_formatter(&|v| fmt_value(*v, unit))
+        .x_desc(format!("median, whisker to p90 ({shown})"))
+        .x_label_formatter(&|v| tick(*v / div))
         .draw()
         .map_err(err)?;
     // Row i (from the top) spans y in [n-1-i, n-i): label, then bar.
@@ -179,17 +242,21 @@ fn curve(title: &str, recs: &[&Record], path: &Path) -> Result<()> {
         .x_label_area_size(40)
         .y_label_area_size(80)
         .build_cartesian_2d(
-            (x0 / 1.5..x1 * 1.5).log_scale(),
-            (y0 / 2.0..y1 * 2.0).log_scale(),
+            (x0 / 1.5..x1 * 1.5)
+                .log_scale()
+                .with_key_points(log_ticks(x0 / 1.5, x1 * 1.5)),
+            (y0 / 2.0..y1 * 2.0)
+                .log_scale()
+                .with_key_points(log_ticks(y0 / 2.0, y1 * 2.0)),
         )
         .map_err(err)?;
+    let (div, shown) = axis_unit(y1 * 2.0, unit);
     chart
         .configure_mesh()
         .x_desc("size")
         .x_label_formatter(&|v| fmt_size(*v))
-        .y_labels(12)
-        .y_desc(format!("median ({unit})"))
-        .y_label_formatter(&|v| fmt_value(*v, unit))
+        .y_desc(format!("median ({shown})"))
+        .y_label_formatter(&|v| tick(*v / div))
         .draw()
         .map_err(err)?;
     for (i, (name, pts)) in series.iter().enumerate() {
@@ -259,5 +326,61 @@ mod tests {
             "a curve per subject"
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The text of every `<text>` element of an SVG.
+    fn texts(svg: &str) -> Vec<String> {
+        svg.split("<text")
+            .skip(1)
+            .filter_map(|t| {
+                Some(
+                    t.split_once(">")?
+                        .1
+                        .split_once("</text>")?
+                        .0
+                        .trim()
+                        .to_string(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn axes_name_their_unit_once_and_ticks_are_numbers() {
+        let dir = std::env::temp_dir().join(format!("xtask-units-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // Bars in the microseconds: the title says µs, ticks are plain.
+        let one = records(&[1000]);
+        let refs: Vec<&Record> = one.iter().collect();
+        let c = draw_all("sys", &refs, &dir).unwrap();
+        let t = texts(&std::fs::read_to_string(dir.join(&c[0].file)).unwrap());
+        assert!(
+            t.iter().any(|x| x == "median, whisker to p90 (µs)"),
+            "{t:?}"
+        );
+        assert!(!t.iter().any(|x| x.contains("(ns)")), "{t:?}");
+        assert!(t.iter().any(|x| x == "0"), "the first tick is 0: {t:?}");
+        assert!(!t.iter().any(|x| x.starts_with("0.00")), "{t:?}");
+        // A log-log curve over less than a decade still reads: several
+        // labelled ticks on each axis.
+        let narrow = records(&[1000, 2000, 3000]);
+        let refs: Vec<&Record> = narrow.iter().collect();
+        let c = draw_all("sys", &refs, &dir).unwrap();
+        let t = texts(&std::fs::read_to_string(dir.join(&c[0].file)).unwrap());
+        assert!(t.iter().any(|x| x == "median (µs)"), "{t:?}");
+        let numbers = t.iter().filter(|x| x.parse::<f64>().is_ok()).count();
+        assert!(numbers >= 4, "y ticks: {t:?}");
+        let sizes = t.iter().filter(|x| x.ends_with('k')).count();
+        assert!(sizes >= 3, "x ticks: {t:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn log_ticks_cover_narrow_and_wide_ranges() {
+        assert_eq!(log_ticks(80.0, 300.0), vec![100.0, 150.0, 200.0, 300.0]);
+        assert_eq!(log_ticks(1.0, 1000.0).len(), 10);
+        assert_eq!(tick(0.0), "0");
+        assert_eq!(tick(2.5), "2.5");
+        assert_eq!(tick(150.0), "150");
     }
 }
