@@ -275,6 +275,9 @@ pub enum Part {
     /// A `${…}` that is not valid: an error when expanded, as in bash. The
     /// text as written.
     BadSubst(Vec<u8>),
+    /// `<(list)` (`read`: the command reads what the list writes) or
+    /// `>(list)` (bash): expands to a `/dev/fd/N` path.
+    ProcSubst { read: bool, list: Rc<List> },
 }
 
 impl Part {
@@ -293,7 +296,10 @@ impl Part {
                 out.push(b'$');
                 out.extend_from_slice(&p.name);
             }
-            Part::CommandSub(_) | Part::Arith(_) | Part::ArrayAssign(_) => {}
+            Part::CommandSub(_)
+            | Part::Arith(_)
+            | Part::ArrayAssign(_)
+            | Part::ProcSubst { .. } => {}
         }
     }
 }

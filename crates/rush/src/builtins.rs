@@ -2154,6 +2154,19 @@ fn wait(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 continue;
             };
             for pid in pids {
+                // A process substitution (`wait $!` after `>(…)`, bash 5.1).
+                if let Some(k) = sh.procsub_pids.iter().position(|&p| p == pid) {
+                    sh.procsub_pids.remove(k);
+                    status = match sys::wait_pid(pid, false) {
+                        Ok(sys::Waited::Done(raw)) => sys::status_of(raw),
+                        _ => 127,
+                    };
+                    continue;
+                }
+                if let Some((_, raw)) = sh.procsub_last.filter(|&(p, _)| p == pid) {
+                    status = sys::status_of(raw);
+                    continue;
+                }
                 let Some(job) = sh.jobs.iter().find(|j| j.pids.contains(&pid)).cloned() else {
                     sh.error(&format!("wait: pid {pid} is not a child of this shell"));
                     status = 127;

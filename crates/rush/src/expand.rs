@@ -367,6 +367,10 @@ impl Shell {
                     self.push_value(v.to_string().as_bytes(), ctx, f);
                 }
                 Part::ArrayAssign(a) => f.literal(&a.name),
+                Part::ProcSubst { read, list } => {
+                    let path = self.process_substitution(*read, list)?;
+                    f.quoted(&path);
+                }
                 Part::BadSubst(text) => {
                     let msg = format!("{}: bad substitution", String::from_utf8_lossy(text));
                     return Err(self.fatal(&msg, 1));

@@ -872,7 +872,11 @@ impl<'s> Parser<'s> {
             // The right side of `=~` is lexed by its own rules, before any
             // operator: `(a|b)` there is a regular expression.
             let regex = words.last().and_then(Word::as_plain) == Some(b"=~".as_slice());
-            if !regex && let Some(op) = self.peek_operator() {
+            let procsub = matches!(self.peek(), Some(b'<' | b'>')) && self.peek_at(1) == Some(b'(');
+            if !regex
+                && !procsub
+                && let Some(op) = self.peek_operator()
+            {
                 match op {
                     "&&" | "||" | "(" | ")" | "<" | ">" => {
                         self.eat_operator(op);
@@ -1036,6 +1040,11 @@ impl<'s> Parser<'s> {
                 self.bump();
             }
             fd = Some(i32::try_from(n).unwrap_or(i32::MAX));
+        }
+        // `<(…)` and `>(…)` are process substitutions, words, not redirections.
+        if fd.is_none() && matches!(self.peek(), Some(b'<' | b'>')) && self.peek_at(1) == Some(b'(')
+        {
+            return Ok(None);
         }
         let op = match self.peek_operator() {
             Some("<") => RedirOp::In,
@@ -1339,6 +1348,15 @@ impl<'s> Parser<'s> {
         let mut lit = Vec::new();
         let mut any = false;
         while let Some(c) = self.peek() {
+            // `<(list)` and `>(list)` (bash): process substitution.
+            if matches!(c, b'<' | b'>') && self.peek_at(1) == Some(b'(') {
+                self.bump();
+                self.bump();
+                flush_lit(&mut parts, &mut lit);
+                parts.push(self.process_substitution(c == b'<')?);
+                any = true;
+                continue;
+            }
             if is_meta(c) {
                 break;
             }
@@ -1394,6 +1412,25 @@ impl<'s> Parser<'s> {
             return Ok(None);
         }
         Ok(Some(Word { parts }))
+    }
+
+    /// After `<(` or `>(`: the list up to the matching `)`.
+    fn process_substitution(&mut self, read: bool) -> Result<Part> {
+        self.enter()?;
+        let list = self.list(End::Paren);
+        self.depth -= 1;
+        let list = list?;
+        self.linebreak()?;
+        if !self.eat_operator(")") {
+            if self.peek().is_none() {
+                return self.eof_error("unexpected EOF while looking for matching `)'");
+            }
+            return self.unexpected();
+        }
+        Ok(Part::ProcSubst {
+            read,
+            list: Rc::new(list),
+        })
     }
 
     fn single_quoted(&mut self) -> Result<Vec<u8>> {

@@ -256,6 +256,13 @@ pub struct Shell {
     /// The DEBUG trap already ran for the next simple command (a pipeline
     /// element, in its child).
     debug_done: bool,
+    /// Process substitutions of the commands being run: the shell's end of
+    /// each pipe (closed when the command that named it ends) ...
+    procsub_fds: Vec<OwnedFd>,
+    /// ... and the children, reaped without blocking once they end.
+    pub procsub_pids: Vec<i32>,
+    /// The last process substitution reaped: (pid, raw status), for `wait`.
+    pub procsub_last: Option<(i32, i32)>,
 }
 
 /// The bash level rush implements and reports in `BASH_VERSION` and
@@ -301,6 +308,9 @@ impl Shell {
             exited: false,
             rcfile: None,
             debug_done: false,
+            procsub_fds: Vec::new(),
+            procsub_pids: Vec::new(),
+            procsub_last: None,
             random_state: std::cell::Cell::new((pid as u32 ^ 0x9e37_79b9).max(1)),
             in_trap: false,
             getopts_state: (1, 1),
@@ -864,6 +874,72 @@ impl Shell {
     // ---- commands ------------------------------------------------------
 
     pub fn run_command(&mut self, cmd: &Command) -> Exec {
+        let procsubs = self.procsub_fds.len();
+        let r = self.run_command_inner(cmd);
+        if self.procsub_fds.len() > procsubs {
+            // The command is done with its `<(…)` and `>(…)`: closing our
+            // ends lets a writer see EPIPE and a reader see EOF.
+            self.procsub_fds.truncate(procsubs);
+            let mut last = self.procsub_last;
+            self.procsub_pids.retain(|&pid| match sys::try_reap(pid) {
+                None => true,
+                Some(raw) => {
+                    last = raw.map(|r| (pid, r)).or(last);
+                    false
+                }
+            });
+            self.procsub_last = last;
+        }
+        r
+    }
+
+    /// `<(list)` (`read`) or `>(list)`: runs the list in a child on one end
+    /// of a pipe and returns the `/dev/fd/N` path of the other, which stays
+    /// open (and is inherited) until the command that named it ends.
+    pub fn process_substitution(&mut self, read: bool, list: &List) -> Result<Vec<u8>, Flow> {
+        let (r, w) = match sys::pipe() {
+            Ok(p) => p,
+            Err(e) => {
+                self.error(&format!("pipe: {e}"));
+                return Err(Flow::Exit(1));
+            }
+        };
+        match sys::fork() {
+            Ok(sys::Forked::Child) => {
+                self.become_subshell();
+                let _ = sys::dup2(
+                    if read { w.as_raw_fd() } else { r.as_raw_fd() },
+                    i32::from(read),
+                );
+                drop(r);
+                drop(w);
+                self.tail_ok = true;
+                let res = self.run_list(list);
+                self.exit_subshell(res)
+            }
+            Ok(sys::Forked::Parent(pid)) => {
+                let ours = if read { r } else { w };
+                let fd = match sys::move_inheritable(ours, 63) {
+                    Ok(fd) => fd,
+                    Err(e) => {
+                        self.error(&format!("process substitution: {e}"));
+                        return Err(Flow::Exit(1));
+                    }
+                };
+                let path = format!("/dev/fd/{}", fd.as_raw_fd()).into_bytes();
+                self.procsub_fds.push(fd);
+                self.procsub_pids.push(pid);
+                self.last_bg = Some(pid);
+                Ok(path)
+            }
+            Err(e) => {
+                self.error(&format!("fork: {e}"));
+                Err(Flow::Exit(1))
+            }
+        }
+    }
+
+    fn run_command_inner(&mut self, cmd: &Command) -> Exec {
         match cmd {
             Command::Simple(s) => self.run_simple(s),
             Command::Compound(c, redirects) => {

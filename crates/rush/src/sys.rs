@@ -158,6 +158,29 @@ pub fn wait_pid(pid: i32, stop_on_trap: bool) -> io::Result<Waited> {
     }
 }
 
+/// Reaps `pid` if it has finished: `None` while it runs, else its raw
+/// status (`None` inside, 0, if it is not our child any more).
+pub fn try_reap(pid: i32) -> Option<Option<i32>> {
+    match nix::sys::wait::waitpid(Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG)) {
+        Ok(nix::sys::wait::WaitStatus::StillAlive) => None,
+        Ok(ws) => Some(Some(raw_status(ws))),
+        Err(_) => Some(None),
+    }
+}
+
+/// Moves `fd` to the lowest free descriptor at or above `min`, inherited by
+/// children (no close-on-exec), and closes the original. bash puts process
+/// substitutions at 63 and below, out of the way of the user's own numbers.
+pub fn move_inheritable(fd: OwnedFd, min: RawFd) -> io::Result<OwnedFd> {
+    // SAFETY: F_DUPFD on a descriptor we own returns a new one we then own.
+    let r = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD, min) };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: r is a fresh descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(r) })
+}
+
 /// Reaps any finished children without blocking: (pid, raw status).
 pub fn reap_any() -> Vec<(i32, i32)> {
     let mut out = Vec::new();

@@ -451,6 +451,11 @@ impl Printer {
             }
             Part::ArrayAssign(a) => self.assign(a),
             Part::BadSubst(b) => self.put(b),
+            Part::ProcSubst { read, list } => {
+                self.put(if *read { b"<(" } else { b">(" });
+                self.inline(list);
+                self.put(b")");
+            }
         }
     }
 

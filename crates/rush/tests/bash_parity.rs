@@ -345,3 +345,47 @@ fn operators_after_an_indirect_reference() {
         like_bash(script, &[], out, 0);
     }
 }
+
+#[test]
+fn process_substitution() {
+    for (script, out) in [
+        ("cat <(echo hi)", "hi\n"),
+        (
+            "diff <(printf 'a\\nb\\n') <(printf 'a\\nc\\n'); echo rc=$?",
+            "2c2\n< b\n---\n> c\nrc=1\n",
+        ),
+        (
+            "while read -r l; do echo \"got $l\"; done < <(printf 'x\\ny\\n'); echo after",
+            "got x\ngot y\nafter\n",
+        ),
+        ("wc -l < <(seq 1000)", "1000\n"),
+        ("paste <(seq 3) <(seq 4 6)", "1\t4\n2\t5\n3\t6\n"),
+        (
+            "mapfile -t a < <(printf 'p\\nq\\n'); echo ${#a[@]} ${a[1]}",
+            "2 q\n",
+        ),
+        (
+            "f() { cat \"$1\"; }; f <(echo via-function)",
+            "via-function\n",
+        ),
+        ("for i in 1 2 3; do cat <(echo $i); done", "1\n2\n3\n"),
+        ("exec 3< <(echo fd3); cat <&3", "fd3\n"),
+        // A writer whose reader stops early ends (SIGPIPE), not the shell.
+        ("head -1 <(yes); echo done", "y\ndone\n"),
+        ("echo hello > >(tr a-z A-Z); wait $!", "HELLO\n"),
+        // Out of the way of the user's own descriptor numbers.
+        ("cat <(echo p) 3>/dev/null", "p\n"),
+        ("[[ <(true) == /dev/fd/* ]] && echo path", "path\n"),
+    ] {
+        like_bash(script, &[], out, 0);
+    }
+    // The shell's ends are closed once the command is done: none leaks into
+    // the next command.
+    let r = dash_c(
+        "cat <(echo a) >/dev/null; ls /proc/self/fd | wc -l; ls /proc/self/fd | wc -l",
+        &[],
+    );
+    let counts: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(counts.len(), 2);
+    assert_eq!(counts[0], counts[1], "{}", r.stdout);
+}
