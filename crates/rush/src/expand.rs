@@ -535,7 +535,9 @@ impl Shell {
                 .into_owned(),
             b"OSTYPE" => "linux-gnu".to_string(),
             b"PIPESTATUS" => self.pipestatus.first()?.to_string(),
-            b"FUNCNAME" => return self.func_names.last().cloned(),
+            b"FUNCNAME" | b"BASH_SOURCE" | b"BASH_LINENO" => {
+                return self.special_array(name)?.elements().into_iter().next();
+            }
             b"BASH_VERSION" => crate::shell::BASH_VERSION.to_string(),
             b"BASH_VERSINFO" => crate::shell::BASH_VERSINFO[0].to_string(),
             b"SHELLOPTS" => crate::builtins::shellopts(self),
@@ -626,8 +628,22 @@ impl Shell {
                 }
             }
         }
+        // Computed arrays are read from their value, never stored (a stored
+        // FUNCNAME would outlive the call).
         if let Some(v) = self.special_array(&name) {
-            let _ = self.vars.set_value(&name, v);
+            return Ok(match index {
+                Some(i) if matches!(i.as_slice(), b"@" | b"*") => {
+                    (name, Subject::Many(v.elements(), i == b"*"))
+                }
+                Some(i) => {
+                    let list = v.elements();
+                    let n = self.arith(&i)?;
+                    let n = if n < 0 { n + list.len() as i64 } else { n };
+                    let e = usize::try_from(n).ok().and_then(|n| list.get(n).cloned());
+                    (name, Subject::One(e))
+                }
+                None => (name, Subject::One(v.elements().into_iter().next())),
+            });
         }
         match index {
             Some(i) if matches!(i.as_slice(), b"@" | b"*") => {

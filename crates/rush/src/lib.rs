@@ -175,10 +175,17 @@ pub fn main_with(arg0: Vec<u8>, args: Vec<OsString>) -> i32 {
     } else if force_stdin || operands.is_empty() {
         sh.positional = operands.to_vec();
         sh.opts.stdin_mode = true;
+        sh.top_file = std::rc::Rc::from(&b"main"[..]);
         Input::Stdin
     } else {
         sh.arg0 = operands[0].clone();
         sh.positional = operands[1..].to_vec();
+        // A script runs in bash's `main` frame, named after its file.
+        sh.frames.push(shell::Frame {
+            name: b"main".to_vec(),
+            file: std::rc::Rc::from(operands[0].as_slice()),
+            call_line: 0,
+        });
         Input::File(operands[0].clone())
     };
     // `$_` starts as the shell's own name.

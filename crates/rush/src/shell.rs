@@ -247,8 +247,18 @@ pub struct Shell {
     pub pipestatus: Vec<i32>,
     /// `$_`: the last argument of the last simple command.
     pub last_arg: Vec<u8>,
-    /// The functions being run, outermost first (`FUNCNAME`).
-    pub func_names: Vec<Vec<u8>>,
+    /// The call stack, outermost first: each function call and `source`,
+    /// under a `main` frame when running a script file (`FUNCNAME`,
+    /// `BASH_SOURCE`, `BASH_LINENO`, `caller`).
+    pub frames: Vec<Frame>,
+    /// `pushd`'s saved directories, top first (the current one is not in
+    /// it).
+    pub dir_stack: Vec<Vec<u8>>,
+    /// The file each function was defined in (`BASH_SOURCE`).
+    pub function_files: HashMap<Vec<u8>, Rc<[u8]>>,
+    /// Where top-level code comes from when no frame says: `environment`
+    /// for `-c`, `main` for standard input (bash's names).
+    pub top_file: Rc<[u8]>,
     /// When the shell started (`SECONDS`).
     pub started: std::time::Instant,
     /// `--rcfile FILE`: the rc file an interactive shell reads.
@@ -263,6 +273,17 @@ pub struct Shell {
     pub procsub_pids: Vec<i32>,
     /// The last process substitution reaped: (pid, raw status), for `wait`.
     pub procsub_last: Option<(i32, i32)>,
+}
+
+/// One entry of the call stack.
+#[derive(Debug, Clone)]
+pub struct Frame {
+    /// The function's name, `source`, or `main`.
+    pub name: Vec<u8>,
+    /// The file its code comes from.
+    pub file: Rc<[u8]>,
+    /// The line it was called from, in the frame below (0 for `main`).
+    pub call_line: u32,
 }
 
 /// The bash level rush implements and reports in `BASH_VERSION` and
@@ -316,7 +337,10 @@ impl Shell {
             getopts_state: (1, 1),
             pipestatus: Vec::new(),
             last_arg: Vec::new(),
-            func_names: Vec::new(),
+            frames: Vec::new(),
+            dir_stack: Vec::new(),
+            function_files: HashMap::default(),
+            top_file: Rc::from(&b"environment"[..]),
             started: std::time::Instant::now(),
         };
         sh.init_vars();
@@ -845,7 +869,16 @@ impl Shell {
         self.pipestatus.extend_from_slice(statuses);
     }
 
-    /// Arrays the shell keeps itself (`PIPESTATUS`).
+    /// The file the running code comes from: the innermost frame's, else
+    /// the top level's.
+    pub fn current_file(&self) -> Rc<[u8]> {
+        self.frames
+            .last()
+            .map_or_else(|| self.top_file.clone(), |f| f.file.clone())
+    }
+
+    /// Arrays the shell computes when read and never stores (`PIPESTATUS`,
+    /// `FUNCNAME`, `BASH_SOURCE`, `BASH_LINENO`, `BASH_VERSINFO`).
     pub fn special_array(&self, name: &[u8]) -> Option<Value> {
         let items: Vec<Vec<u8>> = match name {
             b"PIPESTATUS" => self
@@ -853,9 +886,24 @@ impl Shell {
                 .iter()
                 .map(|s| s.to_string().into_bytes())
                 .collect(),
-            b"FUNCNAME" if !self.func_names.is_empty() => {
-                self.func_names.iter().rev().cloned().collect()
+            // Set only while a function runs; innermost first.
+            b"FUNCNAME"
+                if self
+                    .frames
+                    .iter()
+                    .any(|f| f.name != b"main" && f.name != b"source") =>
+            {
+                self.frames.iter().rev().map(|f| f.name.clone()).collect()
             }
+            b"FUNCNAME" => Vec::new(),
+            b"BASH_SOURCE" => self.frames.iter().rev().map(|f| f.file.to_vec()).collect(),
+            b"DIRSTACK" => crate::builtins::dir_stack(self),
+            b"BASH_LINENO" => self
+                .frames
+                .iter()
+                .rev()
+                .map(|f| f.call_line.to_string().into_bytes())
+                .collect(),
             b"BASH_VERSINFO" if self.vars.value(name).is_none() => BASH_VERSINFO
                 .iter()
                 .map(|s| s.as_bytes().to_vec())
@@ -957,6 +1005,8 @@ impl Shell {
             }
             Command::Function(f) => {
                 self.tail_ok = false;
+                let file = self.current_file();
+                self.function_files.insert(f.name.clone(), file);
                 self.functions.insert(f.name.clone(), f.clone());
                 Ok(0)
             }
@@ -1585,13 +1635,22 @@ impl Shell {
         // inherit are back when it returns, unless it set its own.
         let hidden = self.hide_traps();
         self.func_depth += 1;
-        self.func_names.push(f.name.clone());
+        let file = self
+            .function_files
+            .get(&f.name)
+            .cloned()
+            .unwrap_or_else(|| self.current_file());
+        self.frames.push(Frame {
+            name: f.name.clone(),
+            file,
+            call_line: self.line,
+        });
         if self.opts.functrace {
             self.run_debug_trap(|| f.name.clone())?;
         }
         let r = self.run_compound(&f.body);
         let r = self.run_return_trap(r);
-        self.func_names.pop();
+        self.frames.pop();
         self.func_depth -= 1;
         self.unhide_traps(hidden);
         self.vars.pop_scope();

@@ -389,3 +389,84 @@ fn process_substitution() {
     assert_eq!(counts.len(), 2);
     assert_eq!(counts[0], counts[1], "{}", r.stdout);
 }
+
+#[test]
+fn directory_stack() {
+    for (script, out) in [
+        (
+            "cd /tmp; pushd /usr >/dev/null; pushd /etc; dirs; popd; dirs -v; popd; pwd",
+            "/etc /usr /tmp\n/etc /usr /tmp\n/usr /tmp\n 0  /usr\n 1  /tmp\n/tmp\n/tmp\n",
+        ),
+        (
+            "cd /; pushd /tmp > /dev/null; pushd +1; dirs -p",
+            "/ /tmp\n/\n/tmp\n",
+        ),
+        (
+            "cd /; pushd /usr; pushd /etc; pushd -n /var; dirs; popd -n; popd +1; dirs; echo ${DIRSTACK[@]}",
+            "/usr /\n/etc /usr /\n/etc /var /usr /\n/etc /var /usr /\n/etc /usr /\n/etc /\n/etc /\n/etc /\n",
+        ),
+        (
+            "HOME=/usr; cd /usr/lib; pushd / >/dev/null; dirs; dirs -l; dirs +1; dirs -0",
+            "/ ~/lib\n/ /usr/lib\n~/lib\n~/lib\n",
+        ),
+        (
+            "pushd 2>/dev/null; echo $?; popd 2>/dev/null; echo $?",
+            "1\n1\n",
+        ),
+        (
+            "pushd /nonexistent 2>/dev/null; echo $?; dirs -c; dirs",
+            "1\n/\n",
+        ),
+    ] {
+        let script = format!("cd /; {script}");
+        like_bash(&script, &[], out, 0);
+    }
+}
+
+#[test]
+fn call_stack_variables_and_caller() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join("lib.sh");
+    let main = dir.path().join("main.sh");
+    std::fs::write(
+        &lib,
+        "f() { echo \"${FUNCNAME[*]}|${BASH_LINENO[*]}\"; caller; caller 0; caller 1; }\n\
+         g() { f; }\n\
+         g\n\
+         echo \"top:${FUNCNAME[*]}:${#FUNCNAME[@]}:$BASH_LINENO\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        &main,
+        format!(
+            ". {}\nh() {{ f; }}\nh\necho \"end:${{#FUNCNAME[@]}}\"\n",
+            lib.display()
+        ),
+    )
+    .unwrap();
+    let (l, m) = (lib.display().to_string(), main.display().to_string());
+    let expect = format!(
+        "f g source main|2 3 1 0\n2 {l}\n2 g {l}\n3 source {l}\ntop::0:1\n\
+         f h main|2 3 0\n2 {m}\n2 h {m}\n3 main {m}\nend:0\n"
+    );
+    let r: Run = rush().arg(&main).output().unwrap().into();
+    assert_eq!(r.stdout, expect, "{}", r.stderr);
+    if let Ok(b) = std::process::Command::new("bash").arg(&main).output() {
+        assert_eq!(String::from_utf8_lossy(&b.stdout), expect);
+    }
+    // BASH_SOURCE[0]: the idiom for finding a script's own folder.
+    let r: Run = rush()
+        .arg("-c")
+        .arg(format!(". {l} >/dev/null; echo \"${{BASH_SOURCE[*]}}\"; k() {{ echo \"${{BASH_SOURCE[0]}}\"; }}; k"))
+        .output()
+        .unwrap()
+        .into();
+    assert_eq!(r.stdout, "\nenvironment\n");
+    // -c mode has no `main` frame, as in bash.
+    like_bash(
+        "f() { echo \"${FUNCNAME[*]}|${BASH_LINENO[*]}\"; caller; caller 0; echo $?; }; f",
+        &[],
+        "f|1\n1 NULL\n1\n",
+        0,
+    );
+}

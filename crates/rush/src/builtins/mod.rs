@@ -7,6 +7,11 @@ use crate::vars::Value;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 
+mod calls;
+mod dirs;
+
+pub use dirs::stack as dir_stack;
+
 type Args<'a> = &'a [Vec<u8>];
 
 /// POSIX special builtins: errors in them end a non-interactive shell and
@@ -33,9 +38,11 @@ const REGULAR: &[&[u8]] = &[
     b"alias",
     b"bg",
     b"builtin",
+    b"caller",
     b"cd",
     b"command",
     b"declare",
+    b"dirs",
     b"echo",
     b"false",
     b"fg",
@@ -46,7 +53,9 @@ const REGULAR: &[&[u8]] = &[
     b"let",
     b"local",
     b"mapfile",
+    b"popd",
     b"printf",
+    b"pushd",
     b"pwd",
     b"read",
     b"readarray",
@@ -137,6 +146,10 @@ pub fn run_builtin(sh: &mut Shell, argv: Args<'_>) -> Option<Exec> {
         b"test" => Ok(crate::test::test(sh, &argv[1..], false)),
         b"[" => Ok(crate::test::test(sh, &argv[1..], true)),
         b"times" => times(sh),
+        b"caller" => calls::caller(sh, argv),
+        b"pushd" => dirs::pushd(sh, argv),
+        b"popd" => dirs::popd(sh, argv),
+        b"dirs" => dirs::dirs(sh, argv),
         b"trap" => trap(sh, argv),
         b"type" => type_(sh, argv),
         b"ulimit" => ulimit(sh, argv),
@@ -420,7 +433,14 @@ fn source(sh: &mut Shell, argv: Args<'_>) -> Exec {
         }
     };
     let args = (argv.len() > 2).then(|| argv[2..].to_vec());
-    source_text(sh, &text, args)
+    sh.frames.push(crate::shell::Frame {
+        name: b"source".to_vec(),
+        file: std::rc::Rc::from(path.as_slice()),
+        call_line: sh.line,
+    });
+    let r = source_text(sh, &text, args);
+    sh.frames.pop();
+    r
 }
 
 /// Runs a file's text as `source` does (the login profiles too), with
@@ -1617,6 +1637,12 @@ fn logical(base: &[u8], path: &[u8]) -> Vec<u8> {
 }
 
 fn cd(sh: &mut Shell, argv: Args<'_>) -> Exec {
+    cd_as(sh, "cd", argv)
+}
+
+/// `cd`, with errors in the name of `who` (`pushd` and `popd` change
+/// directory through it).
+pub(crate) fn cd_as(sh: &mut Shell, who: &str, argv: Args<'_>) -> Exec {
     let mut i = 1;
     let mut physical = false;
     while let Some(a) = argv.get(i) {
@@ -1705,7 +1731,7 @@ fn cd(sh: &mut Shell, argv: Args<'_>) -> Exec {
         if physical || std::env::set_current_dir(OsStr::from_bytes(&dest)).is_err() {
             let msg = e.to_string();
             sh.error(&format!(
-                "cd: {}: {}",
+                "{who}: {}: {}",
                 lossy(&target),
                 msg.split(" (os error").next().unwrap_or_default()
             ));
