@@ -306,6 +306,34 @@ fn format_once(
             return true;
         };
         i += 1;
+        // `%(fmt)T` (bash): a time, formatted by strftime.
+        if conv == b'(' {
+            let Some(end) = f[i..].windows(2).position(|w| w == b")T") else {
+                sh.error("printf: `(': invalid time format specification");
+                *status = 1;
+                return true;
+            };
+            let fmt = &f[i..i + end];
+            i += end + 2;
+            let arg = take(next);
+            let secs = match arg.filter(|a| !a.is_empty()) {
+                None => -1,
+                Some(a) => {
+                    let (v, ok) = number(a);
+                    if !ok {
+                        sh.error(&format!("printf: {}: invalid number", lossy(a)));
+                        *status = 1;
+                    }
+                    v
+                }
+            };
+            let mut text = format_time(sh, fmt, secs);
+            if let Some(p) = precision {
+                text.truncate(p);
+            }
+            pad(&spec, text, None, out);
+            continue;
+        }
         match conv {
             b's' | b'b' | b'q' | b'c' => {
                 let arg = take(next).cloned().unwrap_or_default();
@@ -363,6 +391,67 @@ fn format_once(
         }
     }
     false
+}
+
+unsafe extern "C" {
+    /// POSIX: reads `TZ` again (the libc crate has no binding for it).
+    fn tzset();
+}
+
+/// `%(fmt)T`: `secs` since the epoch (-1: now, -2: when the shell
+/// started) in local time, through strftime; an empty format is `%X`. The
+/// shell's `TZ`, if it has one (`TZ=UTC printf …` too), is the C library's
+/// while it converts.
+fn format_time(sh: &Shell, fmt: &[u8], secs: i64) -> Vec<u8> {
+    let now = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64)
+    };
+    let t = match secs {
+        -1 => now(),
+        -2 => now() - sh.started.elapsed().as_secs() as i64,
+        t => t,
+    };
+    let fmt = if fmt.is_empty() {
+        b"%X".as_slice()
+    } else {
+        fmt
+    };
+    let Ok(cfmt) = std::ffi::CString::new(fmt) else {
+        return Vec::new();
+    };
+    let tz = sh.vars.get(b"TZ").map(<[u8]>::to_vec);
+    let old_tz = std::env::var_os("TZ");
+    if let Some(tz) = &tz {
+        use std::os::unix::ffi::OsStrExt;
+        // SAFETY: rush runs one thread, so nothing reads the environment
+        // while it changes.
+        unsafe { std::env::set_var("TZ", std::ffi::OsStr::from_bytes(tz)) };
+    }
+    // SAFETY: tzset, localtime_r and strftime with valid pointers and a
+    // buffer whose size is passed.
+    let out = unsafe {
+        tzset();
+        let mut tm: libc::tm = std::mem::zeroed();
+        let tt = t as libc::time_t;
+        libc::localtime_r(&tt, &mut tm);
+        let mut buf = vec![0u8; 256 + fmt.len() * 16];
+        let n = libc::strftime(buf.as_mut_ptr().cast(), buf.len(), cfmt.as_ptr(), &tm);
+        buf.truncate(n);
+        buf
+    };
+    if tz.is_some() {
+        // SAFETY: as above.
+        unsafe {
+            match old_tz {
+                Some(v) => std::env::set_var("TZ", v),
+                None => std::env::remove_var("TZ"),
+            }
+            tzset();
+        }
+    }
+    out
 }
 
 /// Pads `text` to the width in `spec` (honouring `-`).

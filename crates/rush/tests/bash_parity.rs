@@ -470,3 +470,33 @@ fn call_stack_variables_and_caller() {
         0,
     );
 }
+
+#[test]
+fn printf_time_format() {
+    for (script, out) in [
+        ("TZ=UTC printf '%(%Y-%m-%d)T\\n' 86400", "1970-01-02\n"),
+        (
+            "TZ=UTC printf '%(%F %T)T\\n' 1700000000",
+            "2023-11-14 22:13:20\n",
+        ),
+        ("TZ=Asia/Tokyo printf '%(%H:%M)T\\n' 0", "09:00\n"),
+        (
+            "export TZ=UTC; printf '[%10(%Y)T][%-6(%Y)T][%.2(%Y)T]\\n' 0 0 0",
+            "[      1970][1970  ][19]\n",
+        ),
+        ("TZ=UTC printf '%()T\\n' 0", "00:00:00\n"),
+        ("printf -v x '%(%Y)T' 0; echo ${#x}", "4\n"),
+        // No argument, and -1: now.
+        (
+            "a=$(printf '%(%s)T'); b=$(printf '%(%s)T' -1); echo $(( b - a < 2 && a > 1700000000 ))",
+            "1\n",
+        ),
+        // -2: when the shell started, no later than now.
+        (
+            "a=$(printf '%(%s)T' -2); (( a <= EPOCHSECONDS )) && echo ok",
+            "ok\n",
+        ),
+    ] {
+        like_bash(script, &[], out, 0);
+    }
+}
