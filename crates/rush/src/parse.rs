@@ -99,6 +99,8 @@ pub struct Parser<'s> {
     pending: Vec<(Rc<HereDoc>, Vec<u8>)>,
     /// Nesting of `$(…)`, backticks and the like, to bound recursion.
     depth: u32,
+    /// Inside `[[ … ]]`, where extglob groups are read whatever `shopt` says.
+    in_dbracket: u32,
 }
 
 impl std::fmt::Debug for Parser<'_> {
@@ -126,6 +128,7 @@ impl<'s> Parser<'s> {
             alias_next: None,
             pending: Vec::new(),
             depth: 0,
+            in_dbracket: 0,
         }
     }
 
@@ -861,6 +864,13 @@ impl<'s> Parser<'s> {
     /// `[[ … ]]`: words up to `]]`; `&&`, `||`, `(`, `)`, `<`, `>` and `!`
     /// are kept as words for the evaluator.
     fn double_bracket(&mut self, line: u32) -> Result<Compound> {
+        self.in_dbracket += 1;
+        let r = self.double_bracket_words(line);
+        self.in_dbracket -= 1;
+        r
+    }
+
+    fn double_bracket_words(&mut self, line: u32) -> Result<Compound> {
         let mut words = Vec::new();
         loop {
             self.linebreak()?;
@@ -1347,7 +1357,35 @@ impl<'s> Parser<'s> {
         let mut parts = Vec::new();
         let mut lit = Vec::new();
         let mut any = false;
+        // Inside an extglob group (`@(a|b c)`): how deep, as blanks, `|` and
+        // the other operator characters are part of the word there.
+        let mut ext_depth = 0u32;
         while let Some(c) = self.peek() {
+            if ext_depth > 0 {
+                match c {
+                    b'(' | b')' | b'|' | b' ' | b'\t' | b'\n' | b'<' | b'>' | b'&' | b';' => {
+                        self.bump();
+                        lit.push(c);
+                        if c == b'(' {
+                            ext_depth += 1;
+                        } else if c == b')' {
+                            ext_depth -= 1;
+                        }
+                        continue;
+                    }
+                    _ => {}
+                }
+            } else if matches!(c, b'?' | b'*' | b'+' | b'@' | b'!')
+                && self.peek_at(1) == Some(b'(')
+                && (self.in_dbracket > 0 || crate::pattern::extglob())
+            {
+                self.bump();
+                self.bump();
+                lit.extend_from_slice(&[c, b'(']);
+                ext_depth = 1;
+                any = true;
+                continue;
+            }
             // `<(list)` and `>(list)` (bash): process substitution.
             if matches!(c, b'<' | b'>') && self.peek_at(1) == Some(b'(') {
                 self.bump();

@@ -1,10 +1,23 @@
-//! Shell patterns (`*`, `?`, `[…]` with ranges and `[:class:]`), for `case`,
-//! `${x#p}` and friends, and pathname expansion.
+//! Shell patterns (`*`, `?`, `[…]` with ranges and `[:class:]`, and with
+//! `shopt -s extglob` bash's `?(…)`, `*(…)`, `+(…)`, `@(…)` and `!(…)`),
+//! for `case`, `[[ == ]]`, `${x#p}` and friends, and pathname expansion.
 //!
 //! A pattern is compiled from bytes plus a mask of which bytes were quoted
 //! (a quoted `*` is literal). Matching is the usual star-backtracking walk:
 //! linear in practice, and never exponential, because only the last `*` is
-//! ever revisited.
+//! ever revisited. A pattern with an extglob group is matched by a
+//! recursive walk instead, which tries each split of the text.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// `shopt -s extglob`: set by `shopt` and `-O extglob`; read by the parser
+/// (which then reads `@(a|b)` as one word) and by [`Pattern::compile`].
+pub static EXTGLOB: AtomicBool = AtomicBool::new(false);
+
+/// Whether extglob is on.
+pub fn extglob() -> bool {
+    EXTGLOB.load(Ordering::Relaxed)
+}
 
 /// One element of a compiled pattern.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,6 +31,12 @@ enum Tok {
     Class {
         negated: bool,
         items: Vec<ClassItem>,
+    },
+    /// An extglob group: `kind` is one of `?*+@!`, `alts` the patterns
+    /// between the `|`s.
+    Ext {
+        kind: u8,
+        alts: Vec<Vec<Tok>>,
     },
 }
 
@@ -86,6 +105,8 @@ impl Named {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pattern {
     toks: Vec<Tok>,
+    /// It has an extglob group: match with the recursive walk.
+    ext: bool,
 }
 
 /// Text with a flag per byte: was it quoted?
@@ -105,12 +126,20 @@ impl Marked {
     /// `[` that a `]` closes (a lone `[`, as in `[ -n x ]`, is not).
     pub fn has_magic(&self) -> bool {
         let mut open = false;
-        for (&c, &q) in self.bytes.iter().zip(&self.quoted) {
+        let ext = extglob();
+        for (i, (&c, &q)) in self.bytes.iter().zip(&self.quoted).enumerate() {
             if q {
                 continue;
             }
             match c {
                 b'*' | b'?' => return true,
+                b'+' | b'@' | b'!'
+                    if ext
+                        && self.bytes.get(i + 1) == Some(&b'(')
+                        && self.quoted.get(i + 1) == Some(&false) =>
+                {
+                    return true;
+                }
                 b'[' => open = true,
                 b']' if open => return true,
                 _ => {}
@@ -127,53 +156,26 @@ impl Pattern {
     }
 
     /// Compiles `text`; bytes whose `quoted` flag is set match themselves.
-    /// An unquoted backslash quotes the next byte.
+    /// An unquoted backslash quotes the next byte. Extglob groups count when
+    /// `shopt -s extglob` is on.
     pub fn compile(text: &[u8], quoted: &[bool]) -> Self {
-        let mut toks = Vec::with_capacity(text.len());
-        let mut i = 0;
-        while i < text.len() {
-            let c = text[i];
-            if quoted[i] {
-                toks.push(Tok::Byte(c));
-                i += 1;
-                continue;
-            }
-            match c {
-                b'\\' if i + 1 < text.len() => {
-                    toks.push(Tok::Byte(text[i + 1]));
-                    i += 2;
-                }
-                b'*' => {
-                    if toks.last() != Some(&Tok::Star) {
-                        toks.push(Tok::Star);
-                    }
-                    i += 1;
-                }
-                b'?' => {
-                    toks.push(Tok::One);
-                    i += 1;
-                }
-                b'[' => match class(text, quoted, i + 1) {
-                    Some((tok, next)) => {
-                        toks.push(tok);
-                        i = next;
-                    }
-                    None => {
-                        toks.push(Tok::Byte(b'['));
-                        i += 1;
-                    }
-                },
-                c => {
-                    toks.push(Tok::Byte(c));
-                    i += 1;
-                }
-            }
-        }
-        Pattern { toks }
+        Self::compile_ext(text, quoted, extglob())
+    }
+
+    /// [`Pattern::compile`], with extglob groups or without (`[[ == ]]`
+    /// always has them, as in bash).
+    pub fn compile_ext(text: &[u8], quoted: &[bool], ext: bool) -> Self {
+        let toks = compile_toks(text, quoted, ext);
+        let ext = toks.iter().any(|t| matches!(t, Tok::Ext { .. }));
+        Pattern { toks, ext }
     }
 
     /// Whether the pattern matches all of `s`.
     pub fn matches(&self, s: &[u8]) -> bool {
+        if self.ext {
+            FAILED.with(|f| f.borrow_mut().clear());
+            return walk(&self.toks, s);
+        }
         matches_from(&self.toks, s)
     }
 
@@ -197,6 +199,156 @@ impl Pattern {
         }
         self.matches(name)
     }
+}
+
+fn compile_toks(text: &[u8], quoted: &[bool], ext: bool) -> Vec<Tok> {
+    let mut toks = Vec::with_capacity(text.len());
+    let mut i = 0;
+    while i < text.len() {
+        let c = text[i];
+        if quoted[i] {
+            toks.push(Tok::Byte(c));
+            i += 1;
+            continue;
+        }
+        if ext
+            && matches!(c, b'?' | b'*' | b'+' | b'@' | b'!')
+            && text.get(i + 1) == Some(&b'(')
+            && !quoted[i + 1]
+            && let Some((alts, next)) = group(text, quoted, i + 2)
+        {
+            let alts = alts
+                .into_iter()
+                .map(|(a, b)| compile_toks(&text[a..b], &quoted[a..b], true))
+                .collect();
+            toks.push(Tok::Ext { kind: c, alts });
+            i = next;
+            continue;
+        }
+        match c {
+            b'\\' if i + 1 < text.len() => {
+                toks.push(Tok::Byte(text[i + 1]));
+                i += 2;
+            }
+            b'*' => {
+                if toks.last() != Some(&Tok::Star) {
+                    toks.push(Tok::Star);
+                }
+                i += 1;
+            }
+            b'?' => {
+                toks.push(Tok::One);
+                i += 1;
+            }
+            b'[' => match class(text, quoted, i + 1) {
+                Some((tok, next)) => {
+                    toks.push(tok);
+                    i = next;
+                }
+                None => {
+                    toks.push(Tok::Byte(b'['));
+                    i += 1;
+                }
+            },
+            c => {
+                toks.push(Tok::Byte(c));
+                i += 1;
+            }
+        }
+    }
+    toks
+}
+
+/// The alternatives of an extglob group whose text starts at `i` (after
+/// `(`), as byte ranges split at the unquoted `|`s of its own level, and the
+/// index after its `)`; `None` if it does not close.
+fn group(text: &[u8], quoted: &[bool], mut i: usize) -> Option<(Vec<(usize, usize)>, usize)> {
+    let mut alts = Vec::new();
+    let mut start = i;
+    let mut depth = 0u32;
+    while i < text.len() {
+        if !quoted[i] {
+            match text[i] {
+                b'\\' => i += 1,
+                b'(' => depth += 1,
+                b')' if depth == 0 => {
+                    alts.push((start, i));
+                    return Some((alts, i + 1));
+                }
+                b')' => depth -= 1,
+                b'|' if depth == 0 => {
+                    alts.push((start, i));
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Whether `toks` match all of `s`, trying every split: for patterns with
+/// extglob groups.
+fn walk(toks: &[Tok], s: &[u8]) -> bool {
+    let Some((first, rest)) = toks.split_first() else {
+        return s.is_empty();
+    };
+    match first {
+        Tok::Star => ends(s, 0).any(|j| walk(rest, &s[j..])),
+        Tok::Ext { kind, alts } => {
+            ends(s, 0).any(|j| ext_matches(*kind, alts, &s[..j]) && walk(rest, &s[j..]))
+        }
+        tok => match (s.is_empty(), tok) {
+            (true, _) => false,
+            (false, tok) => one_matches(tok, s, 0).is_some_and(|n| walk(rest, &s[n..])),
+        },
+    }
+}
+
+/// The character boundaries of `s` from `from` to its end, both included.
+fn ends(s: &[u8], from: usize) -> impl Iterator<Item = usize> + '_ {
+    let mut next = Some(from);
+    std::iter::from_fn(move || {
+        let j = next?;
+        next = (j < s.len()).then(|| j + char_len(s, j));
+        Some(j)
+    })
+}
+
+/// Whether all of `s` matches an extglob group.
+fn ext_matches(kind: u8, alts: &[Vec<Tok>], s: &[u8]) -> bool {
+    let any = |s: &[u8]| alts.iter().any(|a| walk(a, s));
+    match kind {
+        b'@' => any(s),
+        b'?' => s.is_empty() || any(s),
+        b'!' => !any(s),
+        b'*' => s.is_empty() || repeated(alts, s),
+        _ => repeated(alts, s),
+    }
+}
+
+thread_local! {
+    /// Repetitions known not to match during one [`Pattern::matches`]:
+    /// (group, start of the text, its length). Without it `*(a|aa)` against
+    /// a long run of `a`s that fails at the end takes exponential time.
+    static FAILED: std::cell::RefCell<rustc_hash::FxHashSet<(usize, usize, usize)>> =
+        Default::default();
+}
+
+/// One or more of the alternatives, one after another, make all of `s`.
+fn repeated(alts: &[Vec<Tok>], s: &[u8]) -> bool {
+    let key = (alts.as_ptr() as usize, s.as_ptr() as usize, s.len());
+    if FAILED.with(|f| f.borrow().contains(&key)) {
+        return false;
+    }
+    let ok = ends(s, 0).skip(1).any(|k| {
+        alts.iter().any(|a| walk(a, &s[..k])) && (k == s.len() || repeated(alts, &s[k..]))
+    });
+    if !ok {
+        FAILED.with(|f| f.borrow_mut().insert(key));
+    }
+    ok
 }
 
 /// Parses a bracket expression starting after `[` at `i`; returns the token
@@ -309,7 +461,7 @@ fn one_matches(tok: &Tok, s: &[u8], i: usize) -> Option<usize> {
             let (c, n) = decode(s, i);
             class_matches(*negated, items, c).then_some(n)
         }
-        Tok::Star => unreachable!("stars are handled by the caller"),
+        Tok::Star | Tok::Ext { .. } => unreachable!("handled by the callers"),
     }
 }
 

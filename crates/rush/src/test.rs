@@ -393,7 +393,10 @@ impl Cond<'_, '_> {
             self.i += 3;
             return match op.as_slice() {
                 b"==" | b"=" | b"!=" => {
-                    let pat = self.sh.expand_pattern(&self.words[ri]).map_err(Err)?;
+                    // The right side is a pattern with extglob groups,
+                    // whatever `shopt` says (bash).
+                    let m = self.sh.expand_marked(&self.words[ri]).map_err(Err)?;
+                    let pat = crate::pattern::Pattern::compile_ext(&m.bytes, &m.quoted, true);
                     let m = pat.matches(&l);
                     Ok(if op == b"!=" { !m } else { m })
                 }

@@ -500,3 +500,94 @@ fn printf_time_format() {
         like_bash(script, &[], out, 0);
     }
 }
+
+/// Runs `script` with `-O extglob` in rush and bash; asserts rush prints
+/// `out`, and that bash agrees.
+fn extglob_like_bash(script: &str, dir: &std::path::Path, out: &str) {
+    let r: Run = rush()
+        .args(["-O", "extglob", "-c", script])
+        .current_dir(dir)
+        .output()
+        .unwrap()
+        .into();
+    assert_eq!(
+        (r.stdout.as_str(), r.status),
+        (out, 0),
+        "{script}: {}",
+        r.stderr
+    );
+    if let Ok(b) = std::process::Command::new("bash")
+        .args(["-O", "extglob", "-c", script])
+        .current_dir(dir)
+        .output()
+    {
+        assert_eq!(String::from_utf8_lossy(&b.stdout), out, "bash: {script}");
+    }
+}
+
+#[test]
+fn extglob_in_globs_case_and_expansions() {
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["a.txt", "b.txt", "c.log", "d.sh", ".hidden.txt"] {
+        std::fs::write(dir.path().join(f), "").unwrap();
+    }
+    for (script, out) in [
+        ("echo !(*.txt)", "c.log d.sh\n"),
+        ("echo @(a|c).*", "a.txt c.log\n"),
+        ("echo *.@(txt|log)", "a.txt b.txt c.log\n"),
+        ("echo +([a-c]).txt ?(a).txt", "a.txt b.txt a.txt\n"),
+        ("echo @(nomatch|zz)", "@(nomatch|zz)\n"),
+        (
+            "case foo.tar.gz in *.@(tar.gz|tgz)) echo tarball;; esac",
+            "tarball\n",
+        ),
+        (
+            "f() { case $1 in @(-h|--help)) echo help;; !(-*)) echo arg;; *) echo opt;; esac; }; f -h; f x; f -v",
+            "help\narg\nopt\n",
+        ),
+        ("x=aaab; echo ${x##+(a)}", "b\n"),
+        ("x='  lead'; echo \"[${x##*( )}]\"", "[lead]\n"),
+        ("a=(x.c y.h z.c); echo ${a[@]/%.@(c|h)/.o}", "x.o y.o z.o\n"),
+        ("v='a b'; [[ 'a b' == @($v|z) ]] && echo var", "var\n"),
+        (
+            "[[ 1.2.3 == +([0-9])+(.+([0-9])) ]] && echo version",
+            "version\n",
+        ),
+        // Quoted, it is text.
+        ("echo \"@(a|b)\" '!(x)'", "@(a|b) !(x)\n"),
+    ] {
+        extglob_like_bash(script, dir.path(), out);
+    }
+    // `shopt -s extglob` takes effect for the commands after its line.
+    let r = dash_c("shopt -s extglob\ncase ab in +(a|b)) echo yes;; esac", &[]);
+    assert_eq!(r.stdout, "yes\n", "{}", r.stderr);
+    // Off, `@(` is a syntax error, as in bash.
+    let r = dash_c("echo @(x)", &[]);
+    assert_eq!(r.status, 2);
+}
+
+#[test]
+fn extglob_in_double_brackets_is_always_on() {
+    for (script, out) in [
+        ("[[ foo == @(foo|bar) ]] && echo y", "y\n"),
+        ("[[ foo == !(foo|bar) ]] || echo n", "n\n"),
+        ("[[ abc == +(a|b|c) ]] && echo plus", "plus\n"),
+        ("[[ '' == ?(x) ]] && echo opt", "opt\n"),
+        ("[[ xx == *(x) ]] && echo star", "star\n"),
+        ("[[ /usr/lib == @(/usr|/opt)/* ]] && echo path", "path\n"),
+    ] {
+        like_bash(script, &[], out, 0);
+    }
+}
+
+/// A repetition that must fail over a long text takes polynomial time, not
+/// exponential (bash itself takes seconds here at 34 characters).
+#[test]
+fn extglob_repetition_does_not_blow_up() {
+    let out = std::process::Command::new("timeout")
+        .args(["20", env!("CARGO_BIN_EXE_rush"), "-c"])
+        .arg("x=$(printf 'a%.0s' {1..400})c; [[ $x == *(a|aa) ]]; echo $?; [[ ${x%c} == +(a|aa) ]]; echo $?")
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "1\n0\n");
+}

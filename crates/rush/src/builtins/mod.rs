@@ -1104,6 +1104,10 @@ pub fn set_shopt_forced(sh: &mut Shell, name: &str, on: bool) -> bool {
     } else {
         sh.shopts.remove(name);
     }
+    if name == "extglob" {
+        // The parser and the pattern compiler read it from here.
+        crate::pattern::EXTGLOB.store(on, std::sync::atomic::Ordering::Relaxed);
+    }
     true
 }
 
