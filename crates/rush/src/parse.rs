@@ -1916,7 +1916,6 @@ impl<'s> Parser<'s> {
     fn param_word(&mut self, dq: bool, stops: &[u8], pattern: bool) -> Result<Word> {
         let mut parts = Vec::new();
         let mut lit = Vec::new();
-        let mut braces = 0u32;
         // Inside double quotes the text of a value is quoted, but the text
         // of a pattern keeps its special characters ("${x#?}").
         let lit_quoted = dq && !pattern;
@@ -1924,19 +1923,13 @@ impl<'s> Parser<'s> {
             let Some(c) = self.peek() else {
                 return self.eof_error("unexpected EOF while looking for matching `}'");
             };
-            if braces == 0 && stops.contains(&c) {
+            // The first unquoted stop ends the word: bash counts no braces
+            // here (`${x%%[{(]*}`, `${x:-a{b}c}` is `a{b` then `c}`).
+            if stops.contains(&c) {
                 break;
             }
             self.bump();
             match c {
-                b'{' => {
-                    braces += 1;
-                    lit.push(c);
-                }
-                b'}' => {
-                    braces = braces.saturating_sub(1);
-                    lit.push(c);
-                }
                 b'\\' => match self.bump() {
                     Some(b'\n') => {}
                     Some(e) => {

@@ -591,3 +591,17 @@ fn extglob_repetition_does_not_blow_up() {
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout), "1\n0\n");
 }
+
+/// Inside `${…}` the first `}` ends the word: braces do not nest (a pattern
+/// from bash-completion's `__parse_options`).
+#[test]
+fn braces_inside_parameter_words_do_not_nest() {
+    for (script, out) in [
+        ("o='ab(c'; echo \"${o%%[<{().[]*}\"", "ab\n"),
+        ("o='a{b}c'; echo ${o%%{*} ${o#*{b}}", "a }c}\n"),
+        ("echo ${x:-a{b}c} ${x:-{}", "a{bc} {\n"),
+        ("echo ${x:-${y:-z}} ${x:-\"}\"}", "z }\n"),
+    ] {
+        like_bash(script, &[], out, 0);
+    }
+}
