@@ -115,6 +115,28 @@ impl std::fmt::Debug for Parser<'_> {
 /// How deep constructs may nest before the parser refuses (a stack guard).
 const MAX_DEPTH: u32 = 1000;
 
+/// The words of `text`, as the shell reads words (quotes, expansions),
+/// separated by blanks and newlines: for `compgen -W`.
+pub fn words(text: &[u8]) -> std::result::Result<Vec<Word>, ParseError> {
+    let mut src = Text;
+    let mut p = Parser::new(text, &mut src, Rc::new(Default::default()));
+    let mut out = Vec::new();
+    loop {
+        while matches!(p.peek(), Some(b' ' | b'\t' | b'\n')) {
+            p.bump();
+        }
+        match p.read_word()? {
+            Some(w) => out.push(w),
+            None if p.peek().is_none() => return Ok(out),
+            // An operator character: take it as text.
+            None => {
+                let c = p.bump().unwrap_or_default();
+                out.push(Word::literal(&[c]));
+            }
+        }
+    }
+}
+
 impl<'s> Parser<'s> {
     pub fn new(text: &[u8], src: &'s mut dyn Source, aliases: Aliases) -> Self {
         Parser {

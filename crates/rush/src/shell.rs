@@ -254,6 +254,12 @@ pub struct Shell {
     /// `pushd`'s saved directories, top first (the current one is not in
     /// it).
     pub dir_stack: Vec<Vec<u8>>,
+    /// `complete`'s specifications, by command name (and bash's keys for
+    /// `-D`, `-E`, `-I`).
+    pub completions: HashMap<Vec<u8>, crate::builtins::CompSpec>,
+    /// The specification of the completion being generated, while its
+    /// function runs (`compopt` without names changes it).
+    pub current_completion: Option<crate::builtins::CompSpec>,
     /// The file each function was defined in (`BASH_SOURCE`).
     pub function_files: HashMap<Vec<u8>, Rc<[u8]>>,
     /// Where top-level code comes from when no frame says: `environment`
@@ -339,6 +345,8 @@ impl Shell {
             last_arg: Vec::new(),
             frames: Vec::new(),
             dir_stack: Vec::new(),
+            completions: HashMap::default(),
+            current_completion: None,
             function_files: HashMap::default(),
             top_file: Rc::from(&b"environment"[..]),
             started: std::time::Instant::now(),

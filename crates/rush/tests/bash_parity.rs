@@ -605,3 +605,51 @@ fn braces_inside_parameter_words_do_not_nest() {
         like_bash(script, &[], out, 0);
     }
 }
+
+#[test]
+fn programmable_completion_builtins() {
+    let script = r#"complete -o nospace -o filenames -F _f -W "a b" -P pre -S suf -X "!*.c" -G "*.x" -A arrayvar -d -f cmd1
+complete -c -b cmd2; complete -p cmd1 cmd2
+complete -p nosuch 2>/dev/null; echo rc=$?
+complete -r cmd2; complete -p cmd2 2>/dev/null; echo rc=$?
+compopt -o nospace 2>/dev/null; echo rc=$?
+compgen -W "alpha beta alps" -- al; echo rc=$?
+compgen -W "x y" -- z; echo rc=$?
+compgen -W "a b" -P "<" -S ">"
+compgen -X "b*" -W "ab ba bb ac"; compgen -X "!b*" -W "ab ba bb ac"
+compgen -X "&*" -W "foo fob bar" -- fo
+compgen -A shopt -- ext; compgen -A setopt -- err; compgen -k -- fu; compgen -b -- ec
+compgen -A signal -- SIGH; compgen -v -- BASH_VERS
+compgen -W "'a b' c"
+compgen -o bogus 2>/dev/null; echo rc=$?; compgen -A bogus 2>/dev/null; echo rc=$?
+f() { COMPREPLY=(x$1 y$2); }; compgen -F f -- w 2>/dev/null; compgen -C echo -- w 2>/dev/null
+complete -F f -o default git; compopt +o default -o nospace git; complete -p git
+compgen -A function -- f
+"#;
+    let expect = "complete -o filenames -o nospace -d -f -A arrayvar -G '*.x' -W 'a b' -P 'pre' -S 'suf' -X '!*.c' -F _f cmd1\n\
+complete -b -c cmd2\nrc=1\nrc=1\nrc=1\nalpha\nalps\nrc=0\nrc=1\n<a>\n<b>\nab\nac\nba\nbb\n\
+extdebug\nextglob\nextquote\nerrexit\nerrtrace\nfunction\necho\nSIGHUP\nBASH_VERSINFO\nBASH_VERSION\n\
+a b\nc\nrc=2\nrc=2\nxcompgen\nyw\ncompgen w \ncomplete -o nospace -F f git\nf\n";
+    like_bash(script, &[], expect, 0);
+}
+
+/// bash-completion's core, sourced: every function and specification bash
+/// defines (when the package is installed).
+#[test]
+fn sourcing_bash_completion_defines_what_bash_defines() {
+    let file = "/usr/share/bash-completion/bash_completion";
+    if !std::path::Path::new(file).is_file() {
+        eprintln!("skipped: bash-completion is not installed");
+        return;
+    }
+    let script =
+        format!(". {file}; echo rc=$?; declare -F | sort | md5sum; complete -p | sort | md5sum");
+    let r = dash_c(&script, &[]);
+    let b = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert_eq!(r.stdout, String::from_utf8_lossy(&b.stdout), "{}", r.stderr);
+    assert!(r.stdout.starts_with("rc=0\n"));
+}

@@ -8,8 +8,10 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 
 mod calls;
+mod complete;
 mod dirs;
 
+pub use complete::{CompSpec, generate as completions};
 pub use dirs::stack as dir_stack;
 
 type Args<'a> = &'a [Vec<u8>];
@@ -39,6 +41,9 @@ const REGULAR: &[&[u8]] = &[
     b"bg",
     b"builtin",
     b"caller",
+    b"compgen",
+    b"complete",
+    b"compopt",
     b"cd",
     b"command",
     b"declare",
@@ -147,6 +152,9 @@ pub fn run_builtin(sh: &mut Shell, argv: Args<'_>) -> Option<Exec> {
         b"[" => Ok(crate::test::test(sh, &argv[1..], true)),
         b"times" => times(sh),
         b"caller" => calls::caller(sh, argv),
+        b"complete" => complete::complete(sh, argv),
+        b"compgen" => complete::compgen(sh, argv),
+        b"compopt" => complete::compopt(sh, argv),
         b"pushd" => dirs::pushd(sh, argv),
         b"popd" => dirs::popd(sh, argv),
         b"dirs" => dirs::dirs(sh, argv),
@@ -1063,6 +1071,11 @@ const SHOPTS: &[(&str, bool)] = &[
     ("varredir_close", false),
     ("xpg_echo", false),
 ];
+
+/// Every `shopt` name, in bash's order.
+pub fn shopt_names() -> impl Iterator<Item = &'static str> {
+    SHOPTS.iter().map(|(n, _)| *n)
+}
 
 /// `$SHELLOPTS`: the `set -o` options that are on, colon-separated.
 pub fn shellopts(sh: &Shell) -> String {
