@@ -82,7 +82,11 @@ dynamically linked."
     #[command(
         long_about = "rush: runs the Oils shell spec tests (a checkout of oils-for-unix/oils at\n\
 --oils PATH; the runner needs Python 2.7) against the release build of rush,\n\
-and prints pass/total per spec file and in total.\n\
+and prints pass/total per spec file and in total (skipped without --oils).\n\
+Then real bash programs, from Debian's bash-completion and git packages\n\
+(installed with apt when missing): every completion file parsed by rush and\n\
+bash with -O extglob -n, and completions of git and common commands driven\n\
+through complete -F in a real repository, rush's candidates beside bash's.\n\
 \n\
 pyloop: runs CPython 3.11.7's own test.test_asyncio modules with pyloop,\n\
 asyncio and uvloop, one module per process, and prints pass/total per module\n\

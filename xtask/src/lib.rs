@@ -11,6 +11,7 @@ pub mod peers;
 pub mod pyloop_conformance;
 pub mod python;
 pub mod report;
+pub mod rush_scripts;
 pub mod test;
 
 use std::path::PathBuf;

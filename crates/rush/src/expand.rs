@@ -539,6 +539,8 @@ impl Shell {
                 return self.special_array(name)?.elements().into_iter().next();
             }
             b"BASH_VERSION" => crate::shell::BASH_VERSION.to_string(),
+            // Readline's word breaks, which completion scripts read (git's).
+            b"COMP_WORDBREAKS" => " \t\n\"'@><=;|&(:".to_string(),
             b"BASH_VERSINFO" => crate::shell::BASH_VERSINFO[0].to_string(),
             b"SHELLOPTS" => crate::builtins::shellopts(self),
             b"BASHOPTS" => crate::builtins::bashopts(self),

@@ -185,6 +185,7 @@ pub fn main_with(arg0: Vec<u8>, args: Vec<OsString>) -> i32 {
             name: b"main".to_vec(),
             file: std::rc::Rc::from(operands[0].as_slice()),
             call_line: 0,
+            saved_opts: None,
         });
         Input::File(operands[0].clone())
     };

@@ -290,6 +290,8 @@ pub struct Frame {
     pub file: Rc<[u8]>,
     /// The line it was called from, in the frame below (0 for `main`).
     pub call_line: u32,
+    /// `local -`: the `set` options to restore when the function returns.
+    pub saved_opts: Option<Options>,
 }
 
 /// The bash level rush implements and reports in `BASH_VERSION` and
@@ -875,6 +877,40 @@ impl Shell {
     pub fn set_pipestatus(&mut self, statuses: &[i32]) {
         self.pipestatus.clear();
         self.pipestatus.extend_from_slice(statuses);
+    }
+
+    /// `-v NAME` (`test`, `[[ ]]`): whether the variable, array element
+    /// (`a[i]`, `m[key]`), positional or special parameter is set.
+    pub fn is_set(&mut self, name: &[u8]) -> bool {
+        if let Some(open) = name.iter().position(|&c| c == b'[')
+            && name.ends_with(b"]")
+        {
+            let (base, sub) = (&name[..open], &name[open + 1..name.len() - 1]);
+            if matches!(sub, b"@" | b"*") {
+                return self
+                    .vars
+                    .value(base)
+                    .is_some_and(|v| !v.elements().is_empty());
+            }
+            return match self.array_key(base, sub) {
+                Ok(key) => self.element(base, &key).is_some(),
+                Err(_) => false,
+            };
+        }
+        if name.first().is_some_and(u8::is_ascii_digit) {
+            return match std::str::from_utf8(name)
+                .ok()
+                .and_then(|n| n.parse::<usize>().ok())
+            {
+                Some(0) => true,
+                Some(i) => i <= self.positional.len(),
+                None => false,
+            };
+        }
+        if matches!(name, b"@" | b"*") {
+            return !self.positional.is_empty();
+        }
+        self.param_value(name).is_some()
     }
 
     /// The file the running code comes from: the innermost frame's, else
@@ -1652,13 +1688,21 @@ impl Shell {
             name: f.name.clone(),
             file,
             call_line: self.line,
+            saved_opts: None,
         });
         if self.opts.functrace {
             self.run_debug_trap(|| f.name.clone())?;
         }
         let r = self.run_compound(&f.body);
         let r = self.run_return_trap(r);
-        self.frames.pop();
+        if let Some(opts) = self.frames.pop().and_then(|f| f.saved_opts) {
+            for (name, _) in OPTION_NAMES {
+                let on = opts.get(name).unwrap_or(false);
+                if self.opts.get(name) != Some(on) {
+                    crate::builtins::set_option(self, name, on);
+                }
+            }
+        }
         self.func_depth -= 1;
         self.unhide_traps(hidden);
         self.vars.pop_scope();

@@ -22,7 +22,7 @@ pub fn test(sh: &mut Shell, args: &[Vec<u8>], bracket: bool) -> i32 {
         args
     };
     let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
-    match eval_posix(&args) {
+    match eval_posix(&args, &mut |n| sh.is_set(n)) {
         Ok(v) => i32::from(!v),
         Err(msg) => {
             sh.error(&format!("{name}: {msg}"));
@@ -82,7 +82,10 @@ fn is_binary(op: &[u8]) -> bool {
 }
 
 /// POSIX's rules by argument count, then a general parser beyond four.
-fn eval_posix(a: &[&[u8]]) -> Result<bool, String> {
+/// `set`: whether a variable is set (for `-v`).
+type IsSet<'f> = &'f mut dyn FnMut(&[u8]) -> bool;
+
+fn eval_posix(a: &[&[u8]], set: IsSet<'_>) -> Result<bool, String> {
     match a.len() {
         0 => Ok(false),
         1 => Ok(!a[0].is_empty()),
@@ -91,7 +94,7 @@ fn eval_posix(a: &[&[u8]]) -> Result<bool, String> {
                 return Ok(a[1].is_empty());
             }
             if is_unary(a[0]) {
-                return unary(a[0], a[1]);
+                return unary(a[0], a[1], set);
             }
             Err(format!("{}: unary operator expected", lossy(a[0])))
         }
@@ -106,7 +109,7 @@ fn eval_posix(a: &[&[u8]]) -> Result<bool, String> {
                 return Ok(!a[0].is_empty() || !a[2].is_empty());
             }
             if a[0] == b"!" {
-                return eval_posix(&a[1..]).map(|v| !v);
+                return eval_posix(&a[1..], set).map(|v| !v);
             }
             if a[0] == b"(" && a[2] == b")" {
                 return Ok(!a[1].is_empty());
@@ -115,19 +118,19 @@ fn eval_posix(a: &[&[u8]]) -> Result<bool, String> {
         }
         4 => {
             if a[0] == b"!" {
-                return eval_posix(&a[1..]).map(|v| !v);
+                return eval_posix(&a[1..], set).map(|v| !v);
             }
             if a[0] == b"(" && a[3] == b")" {
-                return eval_posix(&a[1..3]);
+                return eval_posix(&a[1..3], set);
             }
-            general(a)
+            general(a, set)
         }
-        _ => general(a),
+        _ => general(a, set),
     }
 }
 
-fn general(a: &[&[u8]]) -> Result<bool, String> {
-    let mut p = Plain { a, i: 0 };
+fn general(a: &[&[u8]], set: IsSet<'_>) -> Result<bool, String> {
+    let mut p = Plain { a, i: 0, set };
     let v = p.or()?;
     if p.i < a.len() {
         return Err(format!("{}: unexpected argument", lossy(a[p.i])));
@@ -135,12 +138,13 @@ fn general(a: &[&[u8]]) -> Result<bool, String> {
     Ok(v)
 }
 
-struct Plain<'a> {
+struct Plain<'a, 'f> {
     a: &'a [&'a [u8]],
     i: usize,
+    set: IsSet<'f>,
 }
 
-impl Plain<'_> {
+impl Plain<'_, '_> {
     fn or(&mut self) -> Result<bool, String> {
         let mut v = self.and()?;
         while self.a.get(self.i) == Some(&b"-o".as_slice()) {
@@ -192,7 +196,7 @@ impl Plain<'_> {
             && let Some(&x) = self.a.get(self.i + 1)
         {
             self.i += 2;
-            return unary(t, x);
+            return unary(t, x, self.set);
         }
         self.i += 1;
         Ok(!t.is_empty())
@@ -219,7 +223,7 @@ fn access(path: &[u8], mode: rustix::fs::Access) -> bool {
     rustix::fs::access(OsStr::from_bytes(path), mode).is_ok()
 }
 
-pub fn unary(op: &[u8], x: &[u8]) -> Result<bool, String> {
+pub fn unary(op: &[u8], x: &[u8], set: IsSet<'_>) -> Result<bool, String> {
     use rustix::fs::Access;
     Ok(match op {
         b"-n" => !x.is_empty(),
@@ -248,7 +252,7 @@ pub fn unary(op: &[u8], x: &[u8]) -> Result<bool, String> {
             i32::try_from(fd).is_ok_and(|fd| unsafe { libc::isatty(fd) } == 1)
         }
         b"-o" => false,
-        b"-v" => std::env::var_os(OsStr::from_bytes(x)).is_some(),
+        b"-v" => set(x),
         _ => return Err(format!("{}: unary operator expected", lossy(op))),
     })
 }
@@ -454,7 +458,8 @@ impl Cond<'_, '_> {
         {
             let x = self.expand(self.i + 1)?;
             self.i += 2;
-            return match unary(&op, &x) {
+            let sh = &mut *self.sh;
+            return match unary(&op, &x, &mut |n| sh.is_set(n)) {
                 Ok(v) => Ok(v),
                 Err(m) => self.syntax(&m),
             };

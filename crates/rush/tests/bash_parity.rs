@@ -653,3 +653,136 @@ fn sourcing_bash_completion_defines_what_bash_defines() {
     assert_eq!(r.stdout, String::from_utf8_lossy(&b.stdout), "{}", r.stderr);
     assert!(r.stdout.starts_with("rc=0\n"));
 }
+
+#[test]
+fn v_tests_the_shells_variables() {
+    for (script, out) in [
+        ("x=1; [[ -v x ]] && echo y", "y\n"),
+        ("f() { local x=1; [[ -v x ]] && echo y; }; f", "y\n"),
+        ("f() { local x; [[ -v x ]] || echo n; }; f", "n\n"),
+        (
+            "a=(1 2); [[ -v a[1] ]] && echo y; [[ -v a[5] ]] || echo n",
+            "y\nn\n",
+        ),
+        (
+            "declare -A m=([k]=v); [[ -v m[k] ]] && echo y; [[ -v m[z] ]] || echo n",
+            "y\nn\n",
+        ),
+        ("x=; [ -v x ] && echo y; test -v nosuch || echo n", "y\nn\n"),
+        (
+            "set -- a; [[ -v 1 ]] && echo y; [[ -v 2 ]] || echo n",
+            "y\nn\n",
+        ),
+    ] {
+        like_bash(script, &[], out, 0);
+    }
+}
+
+#[test]
+fn saving_and_restoring_set_options() {
+    for (script, out) in [
+        (
+            "shopt -po noglob; set -f; shopt -po noglob",
+            "set +o noglob\nset -o noglob\n",
+        ),
+        (
+            "reset=$(shopt -po noglob); set -o noglob; $reset; [[ $- == *f* ]] || echo restored",
+            "restored\n",
+        ),
+        (
+            "f() { local -; set -fu; [[ $- == *f* ]] && echo in; }; f; [[ $- == *f* ]] || echo out",
+            "in\nout\n",
+        ),
+        ("f() { local - x=1; echo $x; }; f", "1\n"),
+        (
+            "shopt -o noglob; shopt -oq errexit; echo $?",
+            "noglob         \toff\n1\n",
+        ),
+    ] {
+        like_bash(script, &[], out, 0);
+    }
+}
+
+#[test]
+fn compgen_signals_and_plusdirs_as_bash() {
+    let r = dash_c("compgen -A signal | tr '\\n' ' '", &[]);
+    assert!(r.stdout.starts_with("EXIT SIGHUP SIGINT "), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains(" SIGJUNK(32) SIGJUNK(33) SIGRTMIN SIGRTMIN+1 "),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains(" SIGRTMIN+15 SIGRTMAX-14 "),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.ends_with(" SIGRTMAX DEBUG ERR RETURN "),
+        "{}",
+        r.stdout
+    );
+    if let Ok(b) = std::process::Command::new("bash")
+        .args(["-c", "compgen -A signal | tr '\\n' ' '"])
+        .output()
+    {
+        assert_eq!(r.stdout, String::from_utf8_lossy(&b.stdout));
+    }
+    // plusdirs: directories last, past the filter, without prefix.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    std::fs::create_dir(dir.path().join(".hid")).unwrap();
+    let r: Run = rush()
+        .args([
+            "-c",
+            "compgen -W a -P '<' -o plusdirs; compgen -W a -o plusdirs -X '!*.x'; compgen -d",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap()
+        .into();
+    assert_eq!(r.stdout, "<a\n.hid\nsub\n.hid\nsub\n.hid\nsub\n");
+}
+
+/// git's own completion script, driven as the line editor drives it (when
+/// the git package ships it).
+#[test]
+fn git_completion_completes() {
+    let file = "/usr/share/bash-completion/completions/git";
+    if !std::path::Path::new(file).is_file() {
+        eprintln!("skipped: git's completion is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let setup = "git init -q -b main . && git -c user.email=t@e -c user.name=t commit -q --allow-empty -m x && git branch feature && git tag v1.0";
+    if !std::process::Command::new("sh")
+        .args(["-c", setup])
+        .current_dir(dir.path())
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        eprintln!("skipped: git is not installed");
+        return;
+    }
+    let script = format!(
+        ". {file}\n\
+         c() {{ COMP_LINE=$1; COMP_POINT=${{#1}}; read -ra COMP_WORDS <<< \"$1\"; [[ $1 == *' ' ]] && COMP_WORDS+=(''); \
+         COMP_CWORD=$(( ${{#COMP_WORDS[@]}} - 1 )); COMPREPLY=(); __git_wrap__git_main git \"${{COMP_WORDS[COMP_CWORD]}}\" x; \
+         printf '%s|' \"${{COMPREPLY[@]}}\"; echo; }}\n\
+         c 'git che'; c 'git checkout fe'; c 'git show v'; c 'git log --on'"
+    );
+    let r: Run = rush()
+        .arg("-c")
+        .arg(&script)
+        .current_dir(dir.path())
+        .env("HOME", dir.path())
+        .output()
+        .unwrap()
+        .into();
+    assert_eq!(
+        r.stdout, "checkout |cherry-pick |cherry |\nfeature |\nv1.0 |\n--oneline |\n",
+        "{}",
+        r.stderr
+    );
+}

@@ -435,9 +435,6 @@ pub fn generate(
     for &a in &spec.actions {
         out.extend(action(sh, a, word));
     }
-    if spec.options.contains("plusdirs") && !spec.actions.contains(&Action::Directory) {
-        out.extend(paths(word, true));
-    }
     if let Some(g) = &spec.glob {
         let field = crate::pattern::Marked {
             bytes: g.clone(),
@@ -507,6 +504,11 @@ pub fn generate(
             .into_iter()
             .map(|c| [pre.as_slice(), &c, &suf].concat())
             .collect();
+    }
+    // `-o plusdirs`: directories come last, past the filter and without
+    // prefix or suffix, as in bash.
+    if spec.options.contains("plusdirs") {
+        out.extend(paths(word, true));
     }
     Ok(out)
 }
@@ -606,11 +608,7 @@ fn action(sh: &mut Shell, a: Action, word: &[u8]) -> Vec<Vec<u8>> {
         ),
         Action::SetOpt => names(&mut OPTION_NAMES.iter().map(|(n, _)| n.as_bytes().to_vec())),
         Action::ShOpt => names(&mut super::shopt_names().map(|n| n.as_bytes().to_vec())),
-        Action::Signal => names(
-            &mut crate::sys::SIGNALS
-                .iter()
-                .map(|(_, n)| format!("SIG{n}").into_bytes()),
-        ),
+        Action::Signal => names_unsorted(signal_names(), word),
         Action::Job | Action::Running | Action::Stopped => {
             names(&mut sh.jobs.iter().map(|j| j.command.as_bytes().to_vec()))
         }
@@ -640,9 +638,45 @@ fn action(sh: &mut Shell, a: Action, word: &[u8]) -> Vec<Vec<u8>> {
                     }
                 }
             }
-            names(&mut all.into_iter())
+            // Not deduplicated: bash lists a command once per PATH folder
+            // that has it.
+            let mut all: Vec<Vec<u8>> = all.into_iter().filter(|n| starts(n)).collect();
+            all.sort();
+            all
         }
     }
+}
+
+/// The names that start with `word`, in the order given.
+fn names_unsorted(all: Vec<Vec<u8>>, word: &[u8]) -> Vec<Vec<u8>> {
+    all.into_iter().filter(|n| n.starts_with(word)).collect()
+}
+
+/// What `trap` and `kill` take, in bash's order: `EXIT`, the signals by
+/// number (`SIGJUNK(n)` for the two that glibc keeps, then the real-time
+/// ones), and the shell's `DEBUG`, `ERR` and `RETURN`.
+fn signal_names() -> Vec<Vec<u8>> {
+    let mut out = vec![b"EXIT".to_vec()];
+    let rtmin = libc::SIGRTMIN();
+    let rtmax = libc::SIGRTMAX();
+    for n in 1..=rtmax {
+        let name = if let Some(name) = crate::sys::signal_name(n) {
+            format!("SIG{name}")
+        } else if n < rtmin {
+            format!("SIGJUNK({n})")
+        } else if n == rtmin {
+            "SIGRTMIN".into()
+        } else if n == rtmax {
+            "SIGRTMAX".into()
+        } else if n - rtmin <= (rtmax - rtmin) / 2 {
+            format!("SIGRTMIN+{}", n - rtmin)
+        } else {
+            format!("SIGRTMAX-{}", rtmax - n)
+        };
+        out.push(name.into_bytes());
+    }
+    out.extend([b"DEBUG".to_vec(), b"ERR".to_vec(), b"RETURN".to_vec()]);
+    out
 }
 
 fn is_executable(path: &[u8]) -> bool {
@@ -651,9 +685,8 @@ fn is_executable(path: &[u8]) -> bool {
         .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// Files (or only directories) whose path starts with `word`, sorted: the
-/// folder part of the word is kept, and names starting with `.` need a
-/// typed `.`, as in bash.
+/// Files (or only directories) whose path starts with `word`, sorted; the
+/// folder part of the word is kept.
 fn paths(word: &[u8], dirs_only: bool) -> Vec<Vec<u8>> {
     let (dir, base) = match word.iter().rposition(|&c| c == b'/') {
         Some(i) => (&word[..=i], &word[i + 1..]),
@@ -666,7 +699,9 @@ fn paths(word: &[u8], dirs_only: bool) -> Vec<Vec<u8>> {
     let mut out: Vec<Vec<u8>> = rd
         .flatten()
         .map(|e| e.file_name().as_bytes().to_vec())
-        .filter(|n| n.starts_with(base) && (base.starts_with(b".") || !n.starts_with(b".")))
+        // Hidden names too, as readline's match-hidden-files (on by
+        // default) has it.
+        .filter(|n| n.starts_with(base))
         .map(|n| [dir, &n].concat())
         .filter(|p| !dirs_only || std::path::Path::new(OsStr::from_bytes(p)).is_dir())
         .collect();

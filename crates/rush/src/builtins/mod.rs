@@ -68,7 +68,6 @@ const REGULAR: &[&[u8]] = &[
     b"source",
     b"test",
     b"[",
-    b"times",
     b"true",
     b"type",
     b"typeset",
@@ -445,6 +444,7 @@ fn source(sh: &mut Shell, argv: Args<'_>) -> Exec {
         name: b"source".to_vec(),
         file: std::rc::Rc::from(path.as_slice()),
         call_line: sh.line,
+        saved_opts: None,
     });
     let r = source_text(sh, &text, args);
     sh.frames.pop();
@@ -707,6 +707,19 @@ fn local(sh: &mut Shell, argv: Args<'_>) -> Exec {
     if !sh.vars.in_function() {
         sh.error("local: can only be used in a function");
         return Ok(1);
+    }
+    // `local -` (bash 4.4): the `set` options come back as they are now
+    // when the function returns.
+    if argv[1..].iter().any(|a| a == b"-") {
+        let opts = sh.opts.clone();
+        if let Some(f) = sh.frames.iter_mut().rev().find(|f| f.name != b"source") {
+            f.saved_opts.get_or_insert(opts);
+        }
+        let rest: Vec<Vec<u8>> = argv.iter().filter(|a| *a != b"-").cloned().collect();
+        if rest.len() == 1 {
+            return Ok(0);
+        }
+        return declare(sh, &rest);
     }
     // Inside a function, `declare` makes locals, with the same flags.
     declare(sh, argv)
@@ -1165,7 +1178,13 @@ fn shopt(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let names: Vec<String> = argv[i..].iter().map(|a| lossy(a)).collect();
     let mut status = 0;
     if set_o {
-        for n in &names {
+        let listed: Vec<String> = if names.is_empty() {
+            OPTION_NAMES.iter().map(|(n, _)| (*n).to_string()).collect()
+        } else {
+            names.clone()
+        };
+        let mut out = String::new();
+        for n in &listed {
             match mode {
                 Some(on) => {
                     if !set_option(sh, n, on) {
@@ -1173,12 +1192,28 @@ fn shopt(sh: &mut Shell, argv: Args<'_>) -> Exec {
                         status = 1;
                     }
                 }
-                None => {
-                    if !sh.opts.get(n).unwrap_or(false) {
+                None => match sh.opts.get(n) {
+                    // `shopt -po noglob` prints what restores it (scripts
+                    // save it and run it later); `shopt -o` a table.
+                    Some(on) => {
+                        if !on {
+                            status = 1;
+                        }
+                        if print {
+                            out.push_str(&format!("set {}o {n}\n", if on { '-' } else { '+' }));
+                        } else if !quiet {
+                            out.push_str(&format!("{n:<15}\t{}\n", if on { "on" } else { "off" }));
+                        }
+                    }
+                    None => {
+                        sh.error(&format!("shopt: {n}: invalid option name"));
                         status = 1;
                     }
-                }
+                },
             }
+        }
+        if !out.is_empty() {
+            emit(sh, "shopt", out.as_bytes());
         }
         return Ok(status);
     }
