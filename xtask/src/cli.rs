@@ -50,8 +50,10 @@ pip into pyloop's benchmark venv under target/pyloop (uvloop, rloop), npm into\n
 target/peers/npm. A peer that cannot be installed is reported on its row, not\n\
 dropped silently.\n\
 \n\
-How long a full run takes on the 2-vCPU development VM: fast-rm about two hours\n\
-(its trees reach a million files). --quick runs a system in a few minutes, for\n\
+How long a run takes on the 2-vCPU development VM (measured 2026-11-23, with\n\
+other work on the machine): a full run of floor takes about 4 minutes, rush 4,\n\
+pyloop 13, fast-rm about two hours (its trees reach a million files); --quick\n\
+takes 16 s for floor, 2 minutes for rush, 4 for pyloop and 5.5 for fast-rm, for\n\
 smoke checks; its figures are not for quoting."
     )]
     Bench {
