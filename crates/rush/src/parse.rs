@@ -1476,6 +1476,15 @@ impl<'s> Parser<'s> {
 
     /// After `<(` or `>(`: the list up to the matching `)`.
     fn process_substitution(&mut self, read: bool) -> Result<Part> {
+        Ok(Part::ProcSubst {
+            read,
+            list: Rc::new(self.paren_list()?),
+        })
+    }
+
+    /// After `$(`, `<(` or `>(`: the list up to the matching `)`, which is
+    /// eaten.
+    fn paren_list(&mut self) -> Result<List> {
         self.enter()?;
         let list = self.list(End::Paren);
         self.depth -= 1;
@@ -1487,10 +1496,7 @@ impl<'s> Parser<'s> {
             }
             return self.unexpected();
         }
-        Ok(Part::ProcSubst {
-            read,
-            list: Rc::new(list),
-        })
+        Ok(list)
     }
 
     fn single_quoted(&mut self) -> Result<Vec<u8>> {
@@ -1581,18 +1587,7 @@ impl<'s> Parser<'s> {
                     }
                     (self.pos, self.line) = save;
                 }
-                self.enter()?;
-                let list = self.list(End::Paren);
-                self.depth -= 1;
-                let list = list?;
-                self.linebreak()?;
-                if !self.eat_operator(")") {
-                    if self.peek().is_none() {
-                        return self.eof_error("unexpected EOF while looking for matching `)'");
-                    }
-                    return self.unexpected();
-                }
-                Ok(Part::CommandSub(Rc::new(list)))
+                Ok(Part::CommandSub(Rc::new(self.paren_list()?)))
             }
             b'\'' if !dq => {
                 self.bump();

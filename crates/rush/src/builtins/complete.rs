@@ -4,7 +4,7 @@
 //! same generator; scripts such as git's completion and bash-completion's
 //! core use all three when they are sourced and when they run.
 
-use super::{Args, KEYWORDS, REGULAR, SPECIAL, emit, lossy};
+use super::{Args, KEYWORDS, REGULAR, SPECIAL, emit, lossy, quote_always as quoted};
 use crate::shell::{Exec, OPTION_NAMES, Shell};
 use std::collections::BTreeSet;
 use std::ffi::OsStr;
@@ -236,20 +236,6 @@ fn parse(sh: &mut Shell, who: &str, argv: Args<'_>) -> Result<Parsed, i32> {
     }
     p.rest = argv[i..].to_vec();
     Ok(p)
-}
-
-/// A value quoted for `complete -p`, as bash prints it: in single quotes.
-fn quoted(v: &[u8]) -> Vec<u8> {
-    let mut out = vec![b'\''];
-    for &c in v {
-        if c == b'\'' {
-            out.extend_from_slice(b"'\\''");
-        } else {
-            out.push(c);
-        }
-    }
-    out.push(b'\'');
-    out
 }
 
 /// One `complete` command that recreates `spec` for `name`.
