@@ -206,7 +206,7 @@ impl Shell {
             let mut f = Fields::new(true, ifs);
             self.expand_parts(&w.parts, Ctx::Unquoted, &mut f, true)?;
             for field in f.done() {
-                self.glob_into(field, &mut out);
+                self.glob_into(field, &mut out)?;
             }
         }
         Ok(out)
@@ -288,6 +288,19 @@ impl Shell {
     pub fn expand_pattern(&mut self, w: &Word) -> Result<Pattern> {
         let all = self.expand_marked(w)?;
         Ok(Pattern::compile(&all.bytes, &all.quoted))
+    }
+
+    /// [`Shell::expand_pattern`] for `case` and `${x/p/r}`, which follow
+    /// `shopt -s nocasematch` (bash).
+    pub fn expand_match_pattern(&mut self, w: &Word) -> Result<Pattern> {
+        let all = self.expand_marked(w)?;
+        let nocase = crate::builtins::shopt_on(self, "nocasematch");
+        Ok(Pattern::compile_with(
+            &all.bytes,
+            &all.quoted,
+            crate::pattern::extglob(),
+            nocase,
+        ))
     }
 
     /// Expands a word to one string with each byte marked quoted or not,
@@ -869,8 +882,8 @@ impl Shell {
                 with,
             } => {
                 check_unset(self, &subject)?;
-                let pat = self.expand_pattern(pattern)?;
-                let rep = self.expand_string_in(with, Ctx::Quoted)?;
+                let pat = self.expand_match_pattern(pattern)?;
+                let rep = self.replacement(with)?;
                 let out = map(&subject, &|v| replace(v, &pat, &rep, *all, *anchor));
                 self.emit_subject(&out, ctx, f);
             }
@@ -1012,22 +1025,76 @@ impl Shell {
         Ok(f.concat())
     }
 
+    /// The replacement word of `${x/p/r}`. With `patsub_replacement` (on by
+    /// default, as in bash 5.2), an `&` that is not quoted inside the
+    /// braces, its own or from an expansion there, stands for the match;
+    /// `\&`, `"&"` and `'&'` are literal.
+    fn replacement(&mut self, with: &Word) -> Result<Rep> {
+        if !crate::builtins::shopt_on(self, "patsub_replacement") {
+            return Ok(Rep {
+                text: self.expand_string_in(with, Ctx::Quoted)?,
+                amps: Vec::new(),
+            });
+        }
+        let mut rep = Rep::default();
+        for part in &with.parts {
+            let active = matches!(
+                part,
+                Part::Lit(_)
+                    | Part::Quoted(_)
+                    | Part::Param(_)
+                    | Part::CommandSub(_)
+                    | Part::Arith(_)
+            );
+            let text = match part {
+                Part::Lit(b) | Part::Quoted(b) => b.clone(),
+                p => self.expand_string_in(
+                    &Word {
+                        parts: vec![p.clone()],
+                    },
+                    Ctx::Quoted,
+                )?,
+            };
+            if active {
+                let base = rep.text.len();
+                rep.amps.extend(
+                    text.iter()
+                        .enumerate()
+                        .filter(|(_, c)| **c == b'&')
+                        .map(|(i, _)| base + i),
+                );
+            }
+            rep.text.extend_from_slice(&text);
+        }
+        Ok(rep)
+    }
+
     /// Pathname expansion of one field, appending the results.
-    fn glob_into(&mut self, field: Marked, out: &mut Vec<Vec<u8>>) {
+    fn glob_into(&mut self, field: Marked, out: &mut Vec<Vec<u8>>) -> Result<()> {
         if self.opts.noglob || !field.has_magic() {
             out.push(field.bytes);
-            return;
+            return Ok(());
         }
-        let dotglob = crate::builtins::shopt_on(self, "dotglob");
-        let matches = crate::glob::expand(&field, dotglob);
+        let on = |sh: &Shell, name| crate::builtins::shopt_on(sh, name);
+        let how = crate::glob::How {
+            dotglob: on(self, "dotglob"),
+            nocase: on(self, "nocaseglob"),
+            globstar: on(self, "globstar"),
+        };
+        let matches = crate::glob::expand(&field, how);
         if matches.is_empty() {
-            // nullglob: a pattern that matches nothing disappears.
-            if !crate::builtins::shopt_on(self, "nullglob") {
+            // failglob: an error; nullglob: the pattern disappears.
+            if on(self, "failglob") {
+                let msg = format!("no match: {}", String::from_utf8_lossy(&field.bytes));
+                return Err(self.fatal(&msg, 1));
+            }
+            if !on(self, "nullglob") {
                 out.push(field.bytes);
             }
         } else {
             out.extend(matches);
         }
+        Ok(())
     }
 }
 
@@ -1094,13 +1161,35 @@ fn trim<'v>(v: &'v [u8], pat: &Pattern, prefix: bool, longest: bool) -> &'v [u8]
     v
 }
 
-fn replace(v: &[u8], pat: &Pattern, rep: &[u8], all: bool, anchor: Anchor) -> Vec<u8> {
+/// The replacement of `${x/p/r}`: text, and where in it the matched text
+/// goes (`&`, with `shopt -s patsub_replacement`, bash 5.2's default).
+#[derive(Debug, Default)]
+struct Rep {
+    text: Vec<u8>,
+    /// Offsets in `text` of the `&`s that stand for the match.
+    amps: Vec<usize>,
+}
+
+impl Rep {
+    fn put(&self, out: &mut Vec<u8>, matched: &[u8]) {
+        let mut from = 0;
+        for &a in &self.amps {
+            out.extend_from_slice(&self.text[from..a]);
+            out.extend_from_slice(matched);
+            from = a + 1;
+        }
+        out.extend_from_slice(&self.text[from..]);
+    }
+}
+
+fn replace(v: &[u8], pat: &Pattern, rep: &Rep, all: bool, anchor: Anchor) -> Vec<u8> {
     let bounds = char_bounds(v);
     match anchor {
         Anchor::Start => {
             for &e in bounds.iter().rev() {
                 if pat.matches(&v[..e]) {
-                    let mut out = rep.to_vec();
+                    let mut out = Vec::new();
+                    rep.put(&mut out, &v[..e]);
                     out.extend_from_slice(&v[e..]);
                     return out;
                 }
@@ -1111,7 +1200,7 @@ fn replace(v: &[u8], pat: &Pattern, rep: &[u8], all: bool, anchor: Anchor) -> Ve
             for &s in &bounds {
                 if pat.matches(&v[s..]) {
                     let mut out = v[..s].to_vec();
-                    out.extend_from_slice(rep);
+                    rep.put(&mut out, &v[s..]);
                     return out;
                 }
             }
@@ -1137,7 +1226,7 @@ fn replace(v: &[u8], pat: &Pattern, rep: &[u8], all: bool, anchor: Anchor) -> Ve
                 }
                 match hit {
                     Some(e) => {
-                        out.extend_from_slice(rep);
+                        rep.put(&mut out, &v[s..e]);
                         replaced = true;
                         bi = bounds.iter().position(|&b| b == e).unwrap_or(bounds.len());
                     }

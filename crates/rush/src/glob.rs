@@ -1,14 +1,63 @@
 //! Pathname expansion: a field with unquoted `*`, `?` or `[` becomes the
-//! sorted list of paths it matches, component by component.
+//! sorted list of paths it matches, component by component. With
+//! `globstar`, a component that is `**` alone matches any number of
+//! directories (and, last, every file below).
 
 use crate::pattern::{Marked, Pattern};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+/// The `shopt` options pathname expansion follows.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct How {
+    /// Names starting with `.` match without a literal dot.
+    pub dotglob: bool,
+    /// Patterns match without regard to case.
+    pub nocase: bool,
+    /// `**` alone matches any depth of directories.
+    pub globstar: bool,
+}
+
+/// Every path below `base` (`.` when empty), depth first and sorted, not
+/// following links to directories; hidden names only with `dotglob`.
+/// Directories only when `dirs_only`.
+fn below(base: &[u8], dotglob: bool, dirs_only: bool, out: &mut Vec<Vec<u8>>) {
+    let dir = if base.is_empty() {
+        b".".as_slice()
+    } else {
+        base
+    };
+    let Ok(rd) = std::fs::read_dir(OsStr::from_bytes(dir)) else {
+        return;
+    };
+    let mut entries: Vec<(Vec<u8>, bool)> = rd
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().as_bytes().to_vec();
+            let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+            (dotglob || !name.starts_with(b".")).then_some((name, is_dir))
+        })
+        .collect();
+    entries.sort();
+    for (name, is_dir) in entries {
+        let mut p = base.to_vec();
+        if !p.is_empty() && !p.ends_with(b"/") {
+            p.push(b'/');
+        }
+        p.extend_from_slice(&name);
+        if is_dir || !dirs_only {
+            out.push(p.clone());
+        }
+        if is_dir {
+            below(&p, dotglob, dirs_only, out);
+        }
+    }
+}
+
 /// The paths `field` matches, sorted bytewise; empty if none.
-/// With `dotglob`, names starting with `.` match without a literal dot.
-pub fn expand(field: &Marked, dotglob: bool) -> Vec<Vec<u8>> {
+pub fn expand(field: &Marked, how: How) -> Vec<Vec<u8>> {
+    let dotglob = how.dotglob;
     // Split into components at every `/`.
     let mut comps: Vec<Marked> = vec![Marked::default()];
     for (&c, &q) in field.bytes.iter().zip(&field.quoted) {
@@ -28,6 +77,8 @@ pub fn expand(field: &Marked, dotglob: bool) -> Vec<Vec<u8>> {
             if i == 0 {
                 continue;
             }
+            // The current folder itself (from `**/`) is no match.
+            paths.retain(|p| !p.is_empty());
             for p in &mut paths {
                 if !p.ends_with(b"/") {
                     p.push(b'/');
@@ -40,8 +91,30 @@ pub fn expand(field: &Marked, dotglob: bool) -> Vec<Vec<u8>> {
             continue;
         }
         let mut next = Vec::new();
-        if comp.has_magic() {
-            let pat = Pattern::compile(&comp.bytes, &comp.quoted);
+        if how.globstar && comp.bytes == b"**" && comp.quoted.iter().all(|q| !q) {
+            // Zero or more directories; last in the field, every path below.
+            for base in &paths {
+                if !last {
+                    next.push(base.clone());
+                } else if !base.is_empty() {
+                    // `dir/**` lists `dir/` itself first, as bash does.
+                    let mut b = base.clone();
+                    if !b.ends_with(b"/") {
+                        b.push(b'/');
+                    }
+                    next.push(b);
+                }
+                let mut found = Vec::new();
+                below(base, dotglob, !last, &mut found);
+                next.extend(found);
+            }
+        } else if comp.has_magic() {
+            let pat = Pattern::compile_with(
+                &comp.bytes,
+                &comp.quoted,
+                crate::pattern::extglob(),
+                how.nocase,
+            );
             for base in &paths {
                 let dir = if base.is_empty() {
                     b".".as_slice()

@@ -107,6 +107,8 @@ pub struct Pattern {
     toks: Vec<Tok>,
     /// It has an extglob group: match with the recursive walk.
     ext: bool,
+    /// Compiled in lower case: subjects are lowered before matching.
+    nocase: bool,
 }
 
 /// Text with a flag per byte: was it quoted?
@@ -165,13 +167,30 @@ impl Pattern {
     /// [`Pattern::compile`], with extglob groups or without (`[[ == ]]`
     /// always has them, as in bash).
     pub fn compile_ext(text: &[u8], quoted: &[bool], ext: bool) -> Self {
-        let toks = compile_toks(text, quoted, ext);
+        Self::compile_with(text, quoted, ext, false)
+    }
+
+    /// [`Pattern::compile_ext`], matching without regard to ASCII case when
+    /// `nocase` (`shopt -s nocasematch`, `nocaseglob`).
+    pub fn compile_with(text: &[u8], quoted: &[bool], ext: bool, nocase: bool) -> Self {
+        let toks = if nocase {
+            compile_toks(&text.to_ascii_lowercase(), quoted, ext)
+        } else {
+            compile_toks(text, quoted, ext)
+        };
         let ext = toks.iter().any(|t| matches!(t, Tok::Ext { .. }));
-        Pattern { toks, ext }
+        Pattern { toks, ext, nocase }
     }
 
     /// Whether the pattern matches all of `s`.
     pub fn matches(&self, s: &[u8]) -> bool {
+        if self.nocase && s.iter().any(u8::is_ascii_uppercase) {
+            return self.matches_exact(&s.to_ascii_lowercase());
+        }
+        self.matches_exact(s)
+    }
+
+    fn matches_exact(&self, s: &[u8]) -> bool {
         if self.ext {
             FAILED.with(|f| f.borrow_mut().clear());
             return walk(&self.toks, s);

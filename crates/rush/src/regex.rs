@@ -22,7 +22,8 @@ pub struct BadRegex;
 
 /// Matches `text` against `re`: the whole match and each group, or `None`
 /// if it does not match.
-pub fn matches(re: &[u8], text: &[u8]) -> Result<Option<Vec<Vec<u8>>>, BadRegex> {
+/// `nocase`: without regard to case (`shopt -s nocasematch`).
+pub fn matches(re: &[u8], text: &[u8], nocase: bool) -> Result<Option<Vec<Vec<u8>>>, BadRegex> {
     let re = CString::new(re).map_err(|_| BadRegex)?;
     let Ok(text_c) = CString::new(text) else {
         return Ok(None);
@@ -31,7 +32,8 @@ pub fn matches(re: &[u8], text: &[u8]) -> Result<Option<Vec<Vec<u8>>>, BadRegex>
     // with regfree on every path after a successful regcomp.
     unsafe {
         let mut compiled: libc::regex_t = std::mem::zeroed();
-        if libc::regcomp(&mut compiled, re.as_ptr(), libc::REG_EXTENDED) != 0 {
+        let flags = libc::REG_EXTENDED | if nocase { libc::REG_ICASE } else { 0 };
+        if libc::regcomp(&mut compiled, re.as_ptr(), flags) != 0 {
             return Err(BadRegex);
         }
         // Room for the match and 15 groups (regexec marks unused ones).

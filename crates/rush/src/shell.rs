@@ -1118,7 +1118,7 @@ impl Shell {
                     let mut hit = fall;
                     if !hit {
                         for p in &arm.patterns {
-                            let pat = self.expand_pattern(p)?;
+                            let pat = self.expand_match_pattern(p)?;
                             if pat.matches(&subject) {
                                 hit = true;
                                 break;
@@ -1243,6 +1243,11 @@ impl Shell {
                 Ok(sys::Forked::Child) => {
                     drop(r);
                     self.become_subshell();
+                    // bash: a command substitution does not inherit `set -e`,
+                    // unless `shopt -s inherit_errexit` or POSIX mode.
+                    if !self.opts.posix && !crate::builtins::shopt_on(self, "inherit_errexit") {
+                        self.opts.errexit = false;
+                    }
                     let _ = sys::dup2(w.as_raw_fd(), 1);
                     drop(w);
                     self.tail_ok = true;

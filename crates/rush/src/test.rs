@@ -400,14 +400,17 @@ impl Cond<'_, '_> {
                     // The right side is a pattern with extglob groups,
                     // whatever `shopt` says (bash).
                     let m = self.sh.expand_marked(&self.words[ri]).map_err(Err)?;
-                    let pat = crate::pattern::Pattern::compile_ext(&m.bytes, &m.quoted, true);
+                    let nocase = crate::builtins::shopt_on(self.sh, "nocasematch");
+                    let pat =
+                        crate::pattern::Pattern::compile_with(&m.bytes, &m.quoted, true, nocase);
                     let m = pat.matches(&l);
                     Ok(if op == b"!=" { !m } else { m })
                 }
                 b"=~" => {
                     let re = self.sh.expand_marked(&self.words[ri]).map_err(Err)?;
                     let re = crate::regex::quote_marked(&re);
-                    match crate::regex::matches(&re, &l) {
+                    let nocase = crate::builtins::shopt_on(self.sh, "nocasematch");
+                    match crate::regex::matches(&re, &l, nocase) {
                         Ok(Some(groups)) => {
                             let m = groups
                                 .into_iter()

@@ -786,3 +786,85 @@ fn git_completion_completes() {
         r.stderr
     );
 }
+
+/// The shopt options scripts rely on, in a real folder, against bash.
+#[test]
+fn shopt_options_that_change_results() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("a/b")).unwrap();
+    for f in ["a/x.txt", "a/b/y.txt", "Z.TXT"] {
+        std::fs::write(dir.path().join(f), "").unwrap();
+    }
+    let in_dir = |script: &str, out: &str, status: i32| {
+        let r: Run = rush()
+            .arg("-c")
+            .arg(script)
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+            .into();
+        assert_eq!(
+            (r.stdout.as_str(), r.status),
+            (out, status),
+            "{script}: {}",
+            r.stderr
+        );
+        if let Ok(b) = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(script)
+            .current_dir(dir.path())
+            .output()
+        {
+            assert_eq!(String::from_utf8_lossy(&b.stdout), out, "bash: {script}");
+        }
+    };
+    // patsub_replacement, on by default in bash 5.2.
+    in_dir(
+        "x=aXbXc; r='<&>'; echo ${x/X/[&]} ${x//X/$r} \"${x/#a/&&}\" ${x//X/\\&} ${x//X/'&'}",
+        "a[X]bXc a<X>b<X>c aaXbXc a&b&c a&b&c\n",
+        0,
+    );
+    in_dir(
+        "shopt -u patsub_replacement; x=ab; echo ${x/b/[&]}",
+        "a[&]\n",
+        0,
+    );
+    // nocasematch: case, [[ == ]], =~ and ${x/p/r}, not ${x#p}.
+    in_dir(
+        "shopt -s nocasematch; [[ ABC == abc ]] && echo y; case X in x) echo c;; esac; [[ ABC =~ ^a ]] && echo re; x=ABC; echo ${x/b/-} ${x#a}",
+        "y\nc\nre\nA-C ABC\n",
+        0,
+    );
+    // nocaseglob, globstar, failglob.
+    in_dir("shopt -s nocaseglob; echo *.txt", "Z.TXT\n", 0);
+    in_dir(
+        "shopt -s globstar; echo **/*.txt; echo **; echo a/**; echo **/",
+        "a/b/y.txt a/x.txt\nZ.TXT a a/b a/b/y.txt a/x.txt\na/ a/b a/b/y.txt a/x.txt\na/ a/b/\n",
+        0,
+    );
+    in_dir("shopt -s failglob; echo *.nope; echo after", "", 1);
+    // shift_verbose, execfail, localvar_inherit.
+    in_dir(
+        "shopt -s shift_verbose; shift 3 2>/dev/null; echo $?",
+        "1\n",
+        0,
+    );
+    in_dir(
+        "shopt -s execfail; exec /nonexistent 2>/dev/null; echo survived",
+        "survived\n",
+        0,
+    );
+    in_dir("exec /nonexistent 2>/dev/null; echo not", "", 127);
+    in_dir(
+        "shopt -s localvar_inherit; x=g; f() { local x; echo \"[$x]\"; }; f",
+        "[g]\n",
+        0,
+    );
+    // A command substitution does not inherit set -e, unless inherit_errexit.
+    in_dir("set -e; x=$(false; echo yes); echo \"[$x]\"", "[yes]\n", 0);
+    in_dir(
+        "set -e; shopt -s inherit_errexit; x=$(false; echo no); echo \"[$x]\"",
+        "",
+        1,
+    );
+}

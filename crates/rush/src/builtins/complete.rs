@@ -426,7 +426,7 @@ pub fn generate(
             bytes: g.clone(),
             quoted: vec![false; g.len()],
         };
-        out.extend(crate::glob::expand(&field, false));
+        out.extend(crate::glob::expand(&field, crate::glob::How::default()));
     }
     if let Some(list) = &spec.wordlist {
         for w in wordlist(sh, list)? {

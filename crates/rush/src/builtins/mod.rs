@@ -498,7 +498,7 @@ fn exec(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let name = &args[0];
     let Some(path) = sh.find_command(name) else {
         sh.error(&format!("exec: {}: not found", lossy(name)));
-        return Err(Flow::Exit(127));
+        return exec_failed(sh, 127);
     };
     let mut cargv: Vec<std::ffi::CString> = args
         .iter()
@@ -528,7 +528,16 @@ fn exec(sh: &mut Shell, argv: Args<'_>) -> Exec {
         lossy(name),
         msg.split(" (os error").next().unwrap_or_default()
     ));
-    Err(Flow::Exit(if e == nix::Error::ENOENT { 127 } else { 126 }))
+    exec_failed(sh, if e == nix::Error::ENOENT { 127 } else { 126 })
+}
+
+/// A failed `exec` ends a non-interactive shell, unless `shopt -s execfail`.
+fn exec_failed(sh: &Shell, status: i32) -> Exec {
+    if shopt_on(sh, "execfail") || sh.opts.interactive {
+        Ok(status)
+    } else {
+        Err(Flow::Exit(status))
+    }
 }
 
 // ---- variables -----------------------------------------------------------
@@ -855,7 +864,13 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
             }
         }
         let r = if local {
-            sh.vars.local(name, value.map(<[u8]>::to_vec))
+            // `shopt -s localvar_inherit`: a new local starts with the value
+            // the name had where the function was called.
+            let value = match value {
+                None if shopt_on(sh, "localvar_inherit") => sh.vars.get(name).map(<[u8]>::to_vec),
+                v => v.map(<[u8]>::to_vec),
+            };
+            sh.vars.local(name, value)
         } else if let Some(v) = value {
             sh.vars.set(name, v.to_vec())
         } else {
@@ -907,6 +922,9 @@ fn shift(sh: &mut Shell, argv: Args<'_>) -> Exec {
         },
     };
     if n > sh.positional.len() {
+        if shopt_on(sh, "shift_verbose") {
+            sh.error(&format!("shift: {n}: shift count out of range"));
+        }
         return Ok(1);
     }
     sh.positional.drain(..n);
