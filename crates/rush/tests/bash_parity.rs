@@ -501,30 +501,6 @@ fn printf_time_format() {
     }
 }
 
-/// Runs `script` with `-O extglob` in rush and bash; asserts rush prints
-/// `out`, and that bash agrees.
-fn extglob_like_bash(script: &str, dir: &std::path::Path, out: &str) {
-    let r: Run = rush()
-        .args(["-O", "extglob", "-c", script])
-        .current_dir(dir)
-        .output()
-        .unwrap()
-        .into();
-    assert_eq!(
-        (r.stdout.as_str(), r.status),
-        (out, 0),
-        "{script}: {}",
-        r.stderr
-    );
-    if let Ok(b) = std::process::Command::new("bash")
-        .args(["-O", "extglob", "-c", script])
-        .current_dir(dir)
-        .output()
-    {
-        assert_eq!(String::from_utf8_lossy(&b.stdout), out, "bash: {script}");
-    }
-}
-
 #[test]
 fn extglob_in_globs_case_and_expansions() {
     let dir = tempfile::tempdir().unwrap();
@@ -556,7 +532,7 @@ fn extglob_in_globs_case_and_expansions() {
         // Quoted, it is text.
         ("echo \"@(a|b)\" '!(x)'", "@(a|b) !(x)\n"),
     ] {
-        extglob_like_bash(script, dir.path(), out);
+        like_bash_in(dir.path(), &["-O", "extglob"], script, out, 0);
     }
     // `shopt -s extglob` takes effect for the commands after its line.
     let r = dash_c("shopt -s extglob\ncase ab in +(a|b)) echo yes;; esac", &[]);
@@ -795,29 +771,8 @@ fn shopt_options_that_change_results() {
     for f in ["a/x.txt", "a/b/y.txt", "Z.TXT"] {
         std::fs::write(dir.path().join(f), "").unwrap();
     }
-    let in_dir = |script: &str, out: &str, status: i32| {
-        let r: Run = rush()
-            .arg("-c")
-            .arg(script)
-            .current_dir(dir.path())
-            .output()
-            .unwrap()
-            .into();
-        assert_eq!(
-            (r.stdout.as_str(), r.status),
-            (out, status),
-            "{script}: {}",
-            r.stderr
-        );
-        if let Ok(b) = std::process::Command::new("bash")
-            .arg("-c")
-            .arg(script)
-            .current_dir(dir.path())
-            .output()
-        {
-            assert_eq!(String::from_utf8_lossy(&b.stdout), out, "bash: {script}");
-        }
-    };
+    let in_dir =
+        |script: &str, out: &str, status: i32| like_bash_in(dir.path(), &[], script, out, status);
     // patsub_replacement, on by default in bash 5.2.
     in_dir(
         "x=aXbXc; r='<&>'; echo ${x/X/[&]} ${x//X/$r} \"${x/#a/&&}\" ${x//X/\\&} ${x//X/'&'}",

@@ -139,6 +139,15 @@ struct Parsed {
     rest: Vec<Vec<u8>>,
 }
 
+impl Parsed {
+    /// The specifications named: `-D`, `-E`, `-I`, then the operands.
+    fn names(&self) -> Vec<Vec<u8>> {
+        let mut names: Vec<Vec<u8>> = self.special.iter().map(|s| s.to_vec()).collect();
+        names.extend(self.rest.iter().cloned());
+        names
+    }
+}
+
 /// Parses the flags of `who` (`complete`, `compgen` or `compopt`); on an
 /// error, reports it and returns the status.
 fn parse(sh: &mut Shell, who: &str, argv: Args<'_>) -> Result<Parsed, i32> {
@@ -282,8 +291,7 @@ pub fn complete(sh: &mut Shell, argv: Args<'_>) -> Exec {
         Ok(p) => p,
         Err(s) => return Ok(s),
     };
-    let mut names: Vec<Vec<u8>> = p.special.iter().map(|s| s.to_vec()).collect();
-    names.extend(p.rest.iter().cloned());
+    let names = p.names();
     let nothing_set = p.spec == CompSpec::default();
     if p.remove {
         if names.is_empty() {
@@ -342,8 +350,7 @@ pub fn compopt(sh: &mut Shell, argv: Args<'_>) -> Exec {
         Ok(p) => p,
         Err(s) => return Ok(s),
     };
-    let mut names: Vec<Vec<u8>> = p.special.iter().map(|s| s.to_vec()).collect();
-    names.extend(p.rest.iter().cloned());
+    let names = p.names();
     let apply = |spec: &mut CompSpec| {
         spec.options.extend(p.spec.options.iter().copied());
         spec.options.retain(|o| !p.off.contains(o));

@@ -120,3 +120,39 @@ pub fn like_bash(script: &str, args: &[&str], stdout: &str, status: i32) {
         );
     }
 }
+
+/// [`like_bash`] in the folder `dir`, with `flags` before `-c`.
+#[track_caller]
+pub fn like_bash_in(
+    dir: &std::path::Path,
+    flags: &[&str],
+    script: &str,
+    stdout: &str,
+    status: i32,
+) {
+    let r: Run = rush()
+        .args(flags)
+        .arg("-c")
+        .arg(script)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+        .into();
+    assert_eq!(
+        (r.stdout.as_str(), r.status),
+        (stdout, status),
+        "{script}: {}",
+        r.stderr
+    );
+    if let Ok(b) = Command::new("bash")
+        .args(flags)
+        .arg("-c")
+        .arg(script)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+    {
+        assert_eq!(String::from_utf8_lossy(&b.stdout), stdout, "bash: {script}");
+    }
+}
