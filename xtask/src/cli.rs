@@ -11,7 +11,7 @@ use std::path::PathBuf;
     name = "cargo xtask",
     bin_name = "cargo xtask",
     max_term_width = 100,
-    after_help = "Systems: floor (the machine's physical limits), fast-rm, rush, pyloop.\n\
+    after_help = "Systems: floor (the machine's physical limits), fast-rm, rush, pyloop, greppy.\n\
                   `cargo xtask <command> --help` tells more about each command."
 )]
 pub struct Cli {

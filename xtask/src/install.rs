@@ -14,7 +14,11 @@ use std::path::PathBuf;
 use std::process::Command;
 
 /// The binaries this repository installs: (package, binary).
-pub const BINARIES: &[(&str, &str)] = &[("fast-rm", "fast-rm"), ("rush", "rush")];
+pub const BINARIES: &[(&str, &str)] = &[
+    ("fast-rm", "fast-rm"),
+    ("rush", "rush"),
+    ("greppy", "greppy"),
+];
 
 /// The host's target triple, from `rustc -vV`.
 pub fn host_triple() -> Result<String> {

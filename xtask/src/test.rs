@@ -11,6 +11,7 @@ const SYSTEMS: &[(&str, &[&str])] = &[
     ("floor", &["floor", "latency"]),
     ("fast-rm", &["fast-rm", "fast-rm-bench"]),
     ("rush", &["rush", "rush-bench"]),
+    ("greppy", &["greppy"]),
     ("pyloop", &["pyloop"]),
     ("xtask", &["xtask"]),
 ];

@@ -1,0 +1,274 @@
+//! Exact search, as ripgrep does it: the same walk (the `ignore` crate:
+//! `.gitignore`, hidden files), the same matcher (`grep-regex`), the same
+//! line handling and binary detection (`grep-searcher`) and the same output
+//! (`grep-printer`), so that results equal rg's byte for byte. Files are
+//! searched in parallel and printed in path order.
+
+use anyhow::{Context, Result};
+use grep_printer::{JSONBuilder, StandardBuilder, Stats, SummaryBuilder, SummaryKind};
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
+use rayon::prelude::*;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use termcolor::{Buffer, BufferWriter, ColorChoice};
+
+/// What to look for, as rg's flags say it.
+#[derive(Debug, Clone, Default)]
+pub struct Pattern {
+    pub pattern: String,
+    /// `-F`: the pattern is a literal string.
+    pub fixed: bool,
+    /// `-i`
+    pub ignore_case: bool,
+    /// `-S`: case-insensitive unless the pattern has an uppercase letter.
+    pub smart_case: bool,
+    /// `-w`: only whole words.
+    pub word: bool,
+}
+
+impl Pattern {
+    /// The matcher rg would build for these flags.
+    pub fn matcher(&self) -> Result<RegexMatcher> {
+        RegexMatcherBuilder::new()
+            .fixed_strings(self.fixed)
+            .case_insensitive(self.ignore_case)
+            .case_smart(self.smart_case && !self.ignore_case)
+            .word(self.word)
+            .line_terminator(Some(b'\n'))
+            .build(&self.pattern)
+            .context("the pattern is not valid")
+    }
+}
+
+/// How results are printed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Output {
+    /// `path:line:text` (line numbers and headings as rg decides them).
+    #[default]
+    Lines,
+    /// `-l`: the paths of files with a match.
+    Files,
+    /// `-c`: `path:count` for files with a match.
+    Count,
+    /// `--json`: rg's JSON Lines messages.
+    Json,
+}
+
+/// Everything a search needs besides the files.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub pattern: Pattern,
+    pub output: Output,
+    /// `-m N`: at most N matching lines per file.
+    pub max_count: Option<u64>,
+    pub before: usize,
+    pub after: usize,
+    /// Line numbers (rg: on when printing to a terminal, or `-n`).
+    pub line_number: bool,
+    /// Paths before each line (rg: when searching more than one file).
+    pub with_path: bool,
+    /// Group lines under a heading per file (rg on a terminal).
+    pub heading: bool,
+    pub color: bool,
+}
+
+/// The walk's filters (`-g`, `-t`).
+#[derive(Debug, Clone, Default)]
+pub struct Filters {
+    /// `-g GLOB` (a leading `!` excludes).
+    pub globs: Vec<String>,
+    /// `-t TYPE` (rg's built-in type names).
+    pub types: Vec<String>,
+}
+
+/// The files rg would search under `roots`, sorted by path. Errors (an
+/// unreadable folder, a loop of links) are returned beside the files, as rg
+/// reports them and goes on.
+pub fn walk(roots: &[PathBuf], filters: &Filters) -> Result<(Vec<PathBuf>, Vec<String>)> {
+    let (first, rest) = roots.split_first().context("no path to search")?;
+    let mut b = ignore::WalkBuilder::new(first);
+    for r in rest {
+        b.add(r);
+    }
+    if !filters.globs.is_empty() {
+        let mut o = ignore::overrides::OverrideBuilder::new(std::env::current_dir()?);
+        for g in &filters.globs {
+            o.add(g).with_context(|| format!("bad glob {g:?}"))?;
+        }
+        b.overrides(o.build()?);
+    }
+    if !filters.types.is_empty() {
+        let mut t = ignore::types::TypesBuilder::new();
+        t.add_defaults();
+        for ty in &filters.types {
+            t.select(ty);
+        }
+        b.types(t.build().context("unknown file type")?);
+    }
+    let mut files = Vec::new();
+    let mut errors = Vec::new();
+    for entry in b.build() {
+        match entry {
+            Ok(e) if e.file_type().is_some_and(|t| t.is_file()) => files.push(e.into_path()),
+            Ok(_) => {}
+            Err(e) => errors.push(walk_error(&e)),
+        }
+    }
+    files.sort();
+    Ok((files, errors))
+}
+
+/// A walk error as rg words it: `path: reason`.
+fn walk_error(e: &ignore::Error) -> String {
+    match e {
+        ignore::Error::WithPath { path, err } => match err.io_error() {
+            Some(io) => {
+                // The OS's words, under the layers the walk wraps them in.
+                let mut inner: &dyn std::error::Error = io;
+                while let Some(s) = inner.source() {
+                    inner = s;
+                }
+                format!("{}: {inner}", path.display())
+            }
+            None => format!("{}: {err}", path.display()),
+        },
+        ignore::Error::WithDepth { err, .. } => walk_error(err),
+        e => e.to_string(),
+    }
+}
+
+fn searcher(opts: &Options) -> Searcher {
+    SearcherBuilder::new()
+        // rg stops reading a file it walked to at its first NUL byte.
+        .binary_detection(BinaryDetection::quit(b'\x00'))
+        .line_number(opts.line_number || opts.output == Output::Json)
+        .max_matches(opts.max_count)
+        .before_context(opts.before)
+        .after_context(opts.after)
+        .build()
+}
+
+/// Searches one file into `out`; whether it matched. A file that cannot be
+/// read is an error message, as rg prints it.
+fn search_file(
+    matcher: &RegexMatcher,
+    opts: &Options,
+    path: &Path,
+    out: &mut Buffer,
+    stats: &mut Stats,
+) -> std::result::Result<bool, String> {
+    let mut s = searcher(opts);
+    let r = match opts.output {
+        Output::Lines => {
+            let mut p = StandardBuilder::new()
+                .heading(opts.heading)
+                .path(opts.with_path)
+                .build(&mut *out);
+            let mut sink = p.sink_with_path(matcher, path);
+            let r = s.search_path(matcher, path, &mut sink);
+            r.map(|()| sink.has_match())
+        }
+        Output::Files | Output::Count => {
+            let kind = if opts.output == Output::Files {
+                SummaryKind::PathWithMatch
+            } else {
+                SummaryKind::Count
+            };
+            let mut p = SummaryBuilder::new()
+                .kind(kind)
+                .path(opts.with_path || opts.output == Output::Files)
+                .build(&mut *out);
+            let mut sink = p.sink_with_path(matcher, path);
+            let r = s.search_path(matcher, path, &mut sink);
+            r.map(|()| sink.has_match())
+        }
+        Output::Json => {
+            let mut p = JSONBuilder::new().build(&mut *out);
+            let mut sink = p.sink_with_path(matcher, path);
+            let r = s.search_path(matcher, path, &mut sink);
+            *stats += sink.stats();
+            r.map(|()| sink.has_match())
+        }
+    };
+    r.map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// rg's closing `--json` message: the totals and the elapsed time.
+fn summary_line(stats: &Stats, elapsed: std::time::Duration) -> Vec<u8> {
+    let line = serde_json::json!({
+        "type": "summary",
+        "data": {
+            "elapsed_total": {
+                "secs": elapsed.as_secs(),
+                "nanos": elapsed.subsec_nanos(),
+                "human": format!("{:0.6}s", elapsed.as_secs_f64()),
+            },
+            "stats": stats,
+        },
+    });
+    let mut out = serde_json::to_vec(&line).unwrap_or_default();
+    out.push(b'\n');
+    out
+}
+
+/// What a search found.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub matched: bool,
+    pub errors: Vec<String>,
+}
+
+/// Searches `files` in parallel and prints the results in their order.
+pub fn search(files: &[PathBuf], opts: &Options) -> Result<Outcome> {
+    let started = std::time::Instant::now();
+    let matcher = opts.pattern.matcher()?;
+    let choice = if opts.color {
+        ColorChoice::Always
+    } else {
+        ColorChoice::Never
+    };
+    let writer = BufferWriter::stdout(choice);
+    type One = (Buffer, std::result::Result<bool, String>, Stats);
+    let results: Vec<One> = files
+        .par_iter()
+        .map(|path| {
+            let mut buf = writer.buffer();
+            let mut stats = Stats::new();
+            let r = search_file(&matcher, opts, path, &mut buf, &mut stats);
+            (buf, r, stats)
+        })
+        .collect();
+    // With context lines, rg puts `--` between files too (without
+    // headings).
+    let between = opts.output == Output::Lines && !opts.heading && opts.before + opts.after > 0;
+    let mut outcome = Outcome::default();
+    let mut total = Stats::new();
+    let mut printed = false;
+    for (buf, r, stats) in results {
+        total += stats;
+        match r {
+            Ok(m) => outcome.matched |= m,
+            Err(e) => outcome.errors.push(e),
+        }
+        if buf.is_empty() {
+            continue;
+        }
+        if between && printed {
+            let mut sep = writer.buffer();
+            let _ = sep.write_all(b"--\n");
+            let _ = writer.print(&sep);
+        }
+        printed = true;
+        // A closed pipe (`greppy x | head`) ends the output quietly.
+        if writer.print(&buf).is_err() {
+            return Ok(outcome);
+        }
+    }
+    if opts.output == Output::Json {
+        let mut b = writer.buffer();
+        let _ = b.write_all(&summary_line(&total, started.elapsed()));
+        let _ = writer.print(&b);
+    }
+    Ok(outcome)
+}

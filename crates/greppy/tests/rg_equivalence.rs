@@ -1,0 +1,113 @@
+//! greppy's answers equal ripgrep's on a corpus made here: the same lines,
+//! the same files (.gitignore, hidden and binary files), the same counts
+//! and the same exit status.
+
+use std::path::Path;
+use std::process::Command;
+
+/// A small tree with what rg treats specially.
+fn corpus(root: &Path) {
+    let w = |p: &str, text: &[u8]| {
+        let p = root.join(p);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    // .gitignore applies inside a git repository, as in rg.
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    w(".gitignore", b"target/\n*.log\n");
+    w("src/main.rs", b"fn main() {\n    let retry_policy = RetryPolicy::new(3);\n    println!(\"hello world\");\n}\n");
+    w("src/lib.rs", b"pub struct RetryPolicy { attempts: u32 }\n\nimpl RetryPolicy {\n    pub fn new(n: u32) -> Self { Self { attempts: n } }\n}\n// TODO: backoff\n");
+    w(
+        "src/util/mod.rs",
+        b"pub fn helper() -> u32 { 42 }\n#[test]\nfn t() { assert_eq!(helper(), 42); }\n",
+    );
+    w("py/app.py", b"def retry(policy):\n    return policy\n\nclass Handler:\n    pass\n# TODO: retry policy\n");
+    w(
+        "docs/notes.md",
+        b"The retry policy is set in src/lib.rs.\nHELLO World\nhello-world\n",
+    );
+    w(
+        "target/debug/out.rs",
+        b"fn main() { ignored_by_gitignore(); }\n",
+    );
+    w("build.log", b"retry policy log line\n");
+    w(".hidden/secret.rs", b"fn hidden_fn() {}\n");
+    w("data/blob.bin", b"retry\x00policy binary\n");
+    w("data/latin1.txt", b"caf\xe9 retry\n");
+    w("data/crlf.txt", b"retry line one\r\nsecond line\r\n");
+    let odd = std::ffi::OsStr::new("odd\u{e9}name.rs");
+    std::fs::write(
+        root.join("src").join(odd),
+        b"fn odd() { RetryPolicy::new(1); }\n",
+    )
+    .unwrap();
+}
+
+fn run(bin: &str, args: &[&str], dir: &Path) -> (String, i32) {
+    let o = Command::new(bin)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let mut lines: Vec<&str> = std::str::from_utf8(&o.stdout)
+        .unwrap_or("<not utf-8>")
+        .lines()
+        .collect();
+    // rg prints files in the order its threads finish them.
+    lines.sort_unstable();
+    (lines.join("\n"), o.status.code().unwrap_or(-1))
+}
+
+#[test]
+fn answers_equal_ripgreps() {
+    if Command::new("rg").arg("--version").output().is_err() {
+        eprintln!("skipped: ripgrep (rg) is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    corpus(dir.path());
+    let greppy = env!("CARGO_BIN_EXE_greppy");
+    let cases: &[&[&str]] = &[
+        &["retry"],
+        &["-n", "retry"],
+        &["-i", "-n", "hello world"],
+        &["-S", "hello"],
+        &["-S", "Hello"],
+        &["-w", "-n", "retry"],
+        &["-F", "-n", "RetryPolicy::new("],
+        &["-n", r"fn\s+\w+\("],
+        &["-n", r"^\s*(pub )?fn"],
+        &["-n", "TODO|FIXME"],
+        &["-c", "retry"],
+        &["-l", "RetryPolicy"],
+        &["-n", "-m", "1", "fn"],
+        &["-n", "-C", "1", "helper"],
+        &["-n", "-A", "1", "-B", "2", "retry"],
+        &["-n", "-g", "*.rs", "fn"],
+        &["-n", "-g", "!*.rs", "retry"],
+        &["-n", "-t", "py", "retry"],
+        &["-n", "ignored_by_gitignore"],
+        &["-n", "hidden_fn"],
+        &["-n", "policy binary"],
+        &["-n", "caf"],
+        &["-n", "second line$"],
+        &["-n", "nothing_matches_this"],
+        &["-n", "retry", "src", "docs/notes.md"],
+        &["-n", "RetryPolicy", "src/lib.rs"],
+        &["-n", "x", "no_such_path"],
+        &["-n", "[unclosed"],
+    ];
+    for args in cases {
+        let mut a = args.to_vec();
+        let named_paths = a
+            .iter()
+            .skip(1)
+            .any(|x| x.contains('/') || *x == "src" || *x == "no_such_path");
+        if !named_paths {
+            a.push(".");
+        }
+        let want = run("rg", &a, dir.path());
+        let got = run(greppy, &a, dir.path());
+        assert_eq!(got, want, "greppy {a:?}");
+    }
+}
