@@ -2,7 +2,12 @@
 //!
 //! - [`search`]: exact search as rg does it (walk, matcher, searcher,
 //!   printer from ripgrep's own crates), in parallel, in path order.
+//! - [`plan`]: a regex to the trigrams its matches must contain.
+//! - [`index`]: the trigram index of a tree, which turns a plan into the
+//!   files that may match; the matcher reads only those.
 //! - [`cli`]: the command line, with rg's flags and defaults.
 
 pub mod cli;
+pub mod index;
+pub mod plan;
 pub mod search;

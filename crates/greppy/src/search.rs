@@ -272,3 +272,34 @@ pub fn search(files: &[PathBuf], opts: &Options) -> Result<Outcome> {
     }
     Ok(outcome)
 }
+
+/// The matching lines of `files`, as (file, 1-based line number), in file
+/// order: what a search would print, as data (for the index's tests and
+/// the daemon).
+pub fn lines<'p>(
+    files: impl IntoParallelIterator<Item = &'p Path>,
+    pattern: &Pattern,
+) -> Result<Vec<(PathBuf, u64)>> {
+    let matcher = pattern.matcher()?;
+    let opts = Options {
+        line_number: true,
+        ..Options::default()
+    };
+    let per_file: Vec<Vec<(PathBuf, u64)>> = files
+        .into_par_iter()
+        .map(|path| {
+            let mut found = Vec::new();
+            let mut s = searcher(&opts);
+            let _ = s.search_path(
+                &matcher,
+                path,
+                grep_searcher::sinks::Bytes(|n, _| {
+                    found.push((path.to_path_buf(), n));
+                    Ok(true)
+                }),
+            );
+            found
+        })
+        .collect();
+    Ok(per_file.into_iter().flatten().collect())
+}
