@@ -204,7 +204,11 @@ fn index_answers_equal_a_scan_and_ripgrep() {
     corpus(root, &words, &mut rng);
     let (files, errors) = search::walk(&[root.to_path_buf()], &Filters::default()).unwrap();
     assert!(errors.is_empty(), "{errors:?}");
-    let index = Index::build(files.clone());
+    // Built, saved and mapped again: the queries use what a restarted
+    // process would read.
+    let saved = dir.path().join("greppy.idx");
+    Index::build(files.clone()).save(&saved).unwrap();
+    let index = Index::open(&saved).unwrap();
     let have_rg = Command::new("rg").arg("--version").output().is_ok();
     let qs = queries(&words, &mut rng);
     assert!(qs.len() >= 1000);
