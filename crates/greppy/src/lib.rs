@@ -5,9 +5,11 @@
 //! - [`plan`]: a regex to the trigrams its matches must contain.
 //! - [`index`]: the trigram index of a tree, which turns a plan into the
 //!   files that may match; the matcher reads only those.
+//! - [`protocol`]: the frames and messages between clients and the daemon.
 //! - [`cli`]: the command line, with rg's flags and defaults.
 
 pub mod cli;
 pub mod index;
 pub mod plan;
+pub mod protocol;
 pub mod search;

@@ -1,0 +1,225 @@
+//! The wire protocol between greppy's clients and its daemon: frames of a
+//! 4-byte big-endian length and a MessagePack body (rmp-serde, structs as
+//! maps so that fields can be added). `PROTOCOL.md` describes it for
+//! clients in other languages.
+//!
+//! [`encode`] makes a frame; [`Decoder`] takes bytes as they arrive and
+//! yields whole messages. A frame over the size limit, or one whose body
+//! does not decode, is an error the caller answers and then closes that
+//! connection on: the stream cannot be trusted past it.
+
+use serde::{Deserialize, Serialize, de::DeserializeOwned};
+
+/// The protocol version; the handshake refuses any other.
+pub const VERSION: u32 = 1;
+
+/// The default limit on one frame's body.
+pub const MAX_FRAME: usize = 1 << 20;
+
+/// What a client asks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Request {
+    /// The first message on a connection.
+    Hello { version: u32, client: String },
+    /// An exact search; answers stream as `Match`es, then one `Done`.
+    Search { id: u64, query: SearchQuery },
+    /// Stop the search `id` (its `Done` says `cancelled`).
+    Cancel { id: u64 },
+}
+
+/// An exact search, as the command line's flags say it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SearchQuery {
+    pub pattern: String,
+    pub root: String,
+    pub fixed: bool,
+    pub ignore_case: bool,
+    pub smart_case: bool,
+    pub word: bool,
+    /// At most this many matching lines in all (0: no limit).
+    pub limit: u64,
+}
+
+/// What the daemon answers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Response {
+    Hello {
+        version: u32,
+        server: String,
+    },
+    /// One matching line. `path` and `text` are MessagePack binary:
+    /// neither need be UTF-8.
+    Match {
+        id: u64,
+        #[serde(with = "serde_bytes")]
+        path: Vec<u8>,
+        line: u64,
+        #[serde(with = "serde_bytes")]
+        text: Vec<u8>,
+    },
+    /// The end of search `id`. `fresh`: the index had every change of the
+    /// tree when it answered.
+    Done {
+        id: u64,
+        matches: u64,
+        fresh: bool,
+        cancelled: bool,
+    },
+    /// Too many connections or searches in flight: try again later. Never
+    /// a silent drop.
+    Busy {
+        id: Option<u64>,
+    },
+    /// A request that cannot be answered; `id` if it names one.
+    Error {
+        id: Option<u64>,
+        message: String,
+    },
+}
+
+/// What went wrong with the bytes of a connection.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FrameError {
+    #[error("frame of {0} bytes is over the limit of {1}")]
+    TooLarge(usize, usize),
+    #[error("frame does not decode: {0}")]
+    Malformed(String),
+}
+
+/// A message as a frame: its length, then its MessagePack body.
+pub fn encode<T: Serialize>(msg: &T) -> Vec<u8> {
+    let body = rmp_serde::to_vec_named(msg).expect("protocol messages always serialise");
+    let mut out = Vec::with_capacity(4 + body.len());
+    out.extend_from_slice(&(body.len() as u32).to_be_bytes());
+    out.extend_from_slice(&body);
+    out
+}
+
+/// Turns bytes, as they arrive, into messages.
+#[derive(Debug)]
+pub struct Decoder {
+    buf: Vec<u8>,
+    max: usize,
+}
+
+impl Decoder {
+    pub fn new(max: usize) -> Self {
+        Decoder {
+            buf: Vec::new(),
+            max,
+        }
+    }
+
+    /// Bytes that arrived.
+    pub fn push(&mut self, bytes: &[u8]) {
+        self.buf.extend_from_slice(bytes);
+    }
+
+    /// The next whole message, `Ok(None)` if it has not all arrived. The
+    /// length is checked as soon as it is read, so an oversized frame is
+    /// refused before its body is buffered.
+    pub fn decode<T: DeserializeOwned>(&mut self) -> Result<Option<T>, FrameError> {
+        let Some(len) = self.buf.get(..4) else {
+            return Ok(None);
+        };
+        let len = u32::from_be_bytes(len.try_into().expect("four bytes")) as usize;
+        if len > self.max {
+            return Err(FrameError::TooLarge(len, self.max));
+        }
+        if self.buf.len() < 4 + len {
+            return Ok(None);
+        }
+        let r = rmp_serde::from_slice(&self.buf[4..4 + len]);
+        self.buf.drain(..4 + len);
+        r.map(Some)
+            .map_err(|e| FrameError::Malformed(e.to_string()))
+    }
+
+    /// Bytes held for a frame not yet complete.
+    pub fn pending(&self) -> usize {
+        self.buf.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn search(id: u64) -> Request {
+        Request::Search {
+            id,
+            query: SearchQuery {
+                pattern: "retry_policy".into(),
+                root: "/src".into(),
+                ..SearchQuery::default()
+            },
+        }
+    }
+
+    #[test]
+    fn frames_round_trip_whole_cut_and_together() {
+        let mut wire = encode(&Request::Hello {
+            version: VERSION,
+            client: "test".into(),
+        });
+        wire.extend(encode(&search(1)));
+        wire.extend(encode(&Request::Cancel { id: 1 }));
+        // Byte by byte: nothing until a frame is whole.
+        let mut d = Decoder::new(MAX_FRAME);
+        let mut got: Vec<Request> = Vec::new();
+        for b in &wire {
+            d.push(std::slice::from_ref(b));
+            while let Some(m) = d.decode().unwrap() {
+                got.push(m);
+            }
+        }
+        assert_eq!(got.len(), 3);
+        assert_eq!(got[1], search(1));
+        assert_eq!(d.pending(), 0);
+        // All at once.
+        let mut d = Decoder::new(MAX_FRAME);
+        d.push(&wire);
+        assert!(matches!(
+            d.decode::<Request>().unwrap(),
+            Some(Request::Hello { .. })
+        ));
+        assert_eq!(d.decode::<Request>().unwrap(), Some(search(1)));
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_survive() {
+        let m = Response::Match {
+            id: 7,
+            path: b"src/caf\xe9.rs".to_vec(),
+            line: 3,
+            text: b"\xff\xfe retry".to_vec(),
+        };
+        let mut d = Decoder::new(MAX_FRAME);
+        d.push(&encode(&m));
+        assert_eq!(d.decode::<Response>().unwrap(), Some(m));
+    }
+
+    #[test]
+    fn oversized_and_malformed_frames_are_errors() {
+        let mut d = Decoder::new(16);
+        d.push(&1000u32.to_be_bytes());
+        assert_eq!(d.decode::<Request>(), Err(FrameError::TooLarge(1000, 16)));
+        let mut d = Decoder::new(MAX_FRAME);
+        d.push(&3u32.to_be_bytes());
+        d.push(&[0xc1, 0xc1, 0xc1]);
+        assert!(matches!(
+            d.decode::<Request>(),
+            Err(FrameError::Malformed(_))
+        ));
+        // A well-formed body of the wrong shape, too.
+        let mut d = Decoder::new(MAX_FRAME);
+        d.push(&encode(&42u32));
+        assert!(matches!(
+            d.decode::<Request>(),
+            Err(FrameError::Malformed(_))
+        ));
+    }
+}
