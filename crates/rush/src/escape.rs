@@ -105,3 +105,34 @@ pub fn unescape(s: &[u8], out: &mut Vec<u8>, dialect: Dialect) -> bool {
     }
     false
 }
+
+/// Whether a value needs `$'…'` to be written on one line and read back
+/// (it holds a control character), as bash decides for `${x@Q}`, `set` and
+/// `declare -p`.
+pub fn needs_ansi_c(v: &[u8]) -> bool {
+    v.iter().any(|&c| c < 0x20 || c == 0x7f)
+}
+
+/// `$'…'` quoting, in bash's spelling: `\a \b \E \f \n \r \t \v \\ \'`,
+/// and octal for the other control characters; other bytes as they are.
+pub fn ansi_c_quote(v: &[u8]) -> Vec<u8> {
+    let mut out = b"$'".to_vec();
+    for &c in v {
+        match c {
+            b'\x07' => out.extend_from_slice(b"\\a"),
+            b'\x08' => out.extend_from_slice(b"\\b"),
+            b'\x1b' => out.extend_from_slice(b"\\E"),
+            b'\x0c' => out.extend_from_slice(b"\\f"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            b'\x0b' => out.extend_from_slice(b"\\v"),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\'' => out.extend_from_slice(b"\\'"),
+            c if c < 0x20 || c == 0x7f => out.extend_from_slice(format!("\\{c:03o}").as_bytes()),
+            c => out.push(c),
+        }
+    }
+    out.push(b'\'');
+    out
+}

@@ -555,27 +555,15 @@ fn starts_with_name_char(p: &Part) -> bool {
     first.is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'[')
 }
 
-/// Single-quoted text: `'…'`, or `$'…'` when it holds a quote or a control
-/// character.
+/// Single-quoted text: `'…'` (control characters as they are, as bash's
+/// `declare -f` prints them), or `$'…'` when it holds a quote.
 fn single(out: &mut Vec<u8>, b: &[u8]) {
-    if !b.iter().any(|&c| c == b'\'' || c < 0x20 || c == 0x7f) {
-        out.push(b'\'');
-        out.extend_from_slice(b);
-        out.push(b'\'');
+    if b.contains(&b'\'') {
+        out.extend_from_slice(&crate::escape::ansi_c_quote(b));
         return;
     }
-    out.extend_from_slice(b"$'");
-    for &c in b {
-        match c {
-            b'\'' => out.extend_from_slice(b"\\'"),
-            b'\\' => out.extend_from_slice(b"\\\\"),
-            b'\n' => out.extend_from_slice(b"\\n"),
-            b'\t' => out.extend_from_slice(b"\\t"),
-            b'\r' => out.extend_from_slice(b"\\r"),
-            c if c < 0x20 || c == 0x7f => out.extend_from_slice(format!("\\{c:03o}").as_bytes()),
-            c => out.push(c),
-        }
-    }
+    out.push(b'\'');
+    out.extend_from_slice(b);
     out.push(b'\'');
 }
 

@@ -823,3 +823,17 @@ fn shopt_options_that_change_results() {
         1,
     );
 }
+
+/// Values with control characters print as `$'…'`, as bash writes them
+/// (`${x@Q}`, `declare -p`, `set`); names print in the order given.
+#[test]
+fn ansi_c_quoting_of_values() {
+    let script = "x=$'a\\tb\\nc'; y=$'\\e[1m\\x01\\x7f'; z=\"it's\"; w=$'q\\x27\\x01'\n\
+        echo ${x@Q} ${y@Q} ${z@Q} ${w@Q}\n\
+        declare -p x z w y; a=(p $'q\\tr'); declare -p a\n\
+        set | grep '^x='";
+    let out = "$'a\\tb\\nc' $'\\E[1m\\001\\177' 'it'\\''s' $'q\\'\\001'\n\
+        declare -- x=$'a\\tb\\nc'\ndeclare -- z=\"it's\"\ndeclare -- w=$'q\\'\\001'\ndeclare -- y=$'\\E[1m\\001\\177'\n\
+        declare -a a=([0]=\"p\" [1]=$'q\\tr')\nx=$'a\\tb\\nc'\n";
+    like_bash(script, &[], out, 0);
+}

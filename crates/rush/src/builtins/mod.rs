@@ -223,6 +223,9 @@ pub fn declare_line(name: &[u8], v: &crate::vars::Var) -> Vec<u8> {
 
 /// `"value"` with `"`, `\`, `$` and `` ` `` escaped.
 fn double_quote(s: &[u8]) -> Vec<u8> {
+    if crate::escape::needs_ansi_c(s) {
+        return crate::escape::ansi_c_quote(s);
+    }
     let mut out = vec![b'"'];
     for &c in s {
         if matches!(c, b'"' | b'\\' | b'$' | b'`') {
@@ -272,8 +275,12 @@ pub fn quote_value(v: &[u8]) -> Vec<u8> {
     quote_always(v)
 }
 
-/// Single quotes around any value (`${x@Q}`).
+/// Single quotes around any value (`${x@Q}`), or `$'…'` when it holds a
+/// control character, as bash writes it.
 pub fn quote_always(v: &[u8]) -> Vec<u8> {
+    if crate::escape::needs_ansi_c(v) {
+        return crate::escape::ansi_c_quote(v);
+    }
     let mut out = vec![b'\''];
     for &c in v {
         if c == b'\'' {
@@ -805,17 +812,20 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
         let mut out = Vec::new();
         let vars = sh.vars.visible();
         let mut status = 0;
-        for a in argv.get(i..).unwrap_or_default() {
-            if !vars.iter().any(|(k, _)| k == a) {
-                sh.error(&format!("declare: {}: not found", lossy(a)));
-                status = 1;
+        if i >= argv.len() {
+            for (k, v) in &vars {
+                out.extend_from_slice(&declare_line(k, v));
             }
         }
-        for (k, v) in vars {
-            if i < argv.len() && !argv[i..].contains(&k) {
-                continue;
+        // Named ones in the order given, as bash prints them.
+        for a in argv.get(i..).unwrap_or_default() {
+            match vars.iter().find(|(k, _)| k == a) {
+                Some((k, v)) => out.extend_from_slice(&declare_line(k, v)),
+                None => {
+                    sh.error(&format!("declare: {}: not found", lossy(a)));
+                    status = 1;
+                }
             }
-            out.extend_from_slice(&declare_line(&k, &v));
         }
         emit(sh, "declare", &out);
         return Ok(status);
