@@ -6,9 +6,11 @@
 //! - [`index`]: the trigram index of a tree, which turns a plan into the
 //!   files that may match; the matcher reads only those.
 //! - [`protocol`]: the frames and messages between clients and the daemon.
+//! - [`daemon`]: the socket server: limits, pipelining, cancellation.
 //! - [`cli`]: the command line, with rg's flags and defaults.
 
 pub mod cli;
+pub mod daemon;
 pub mod index;
 pub mod plan;
 pub mod protocol;

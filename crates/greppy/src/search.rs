@@ -303,3 +303,22 @@ pub fn lines<'p>(
         .collect();
     Ok(per_file.into_iter().flatten().collect())
 }
+
+/// One file's matching lines, as (1-based line number, the line without its
+/// terminator), searched as rg searches it.
+pub fn file_lines(matcher: &RegexMatcher, path: &Path) -> Vec<(u64, Vec<u8>)> {
+    let opts = Options {
+        line_number: true,
+        ..Options::default()
+    };
+    let mut found = Vec::new();
+    let _ = searcher(&opts).search_path(
+        matcher,
+        path,
+        grep_searcher::sinks::Bytes(|n, line| {
+            found.push((n, line.strip_suffix(b"\n").unwrap_or(line).to_vec()));
+            Ok(true)
+        }),
+    );
+    found
+}

@@ -1,0 +1,288 @@
+//! The daemon's core on a real socket: answers equal a scan's, pipelining,
+//! and every bound answered explicitly (bad frames, floods, strangers).
+
+use greppy::daemon::{self, Limits};
+use greppy::protocol::{self, Decoder, Request, Response, SearchQuery};
+use greppy::search::{self, Filters, Pattern};
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+
+struct Server {
+    _rt: tokio::runtime::Runtime,
+    socket: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+fn server(limits: Limits) -> Server {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("run/greppy/socket");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let listener = rt.block_on(async { daemon::bind(&socket) }).unwrap();
+    rt.spawn(daemon::serve(listener, limits));
+    Server {
+        _rt: rt,
+        socket,
+        _dir: dir,
+    }
+}
+
+struct Client {
+    s: UnixStream,
+    d: Decoder,
+}
+
+impl Client {
+    fn connect(path: &Path) -> Client {
+        let s = UnixStream::connect(path).unwrap();
+        s.set_read_timeout(Some(std::time::Duration::from_secs(30)))
+            .unwrap();
+        Client {
+            s,
+            d: Decoder::new(64 << 20),
+        }
+    }
+    fn send(&mut self, r: &Request) {
+        self.s.write_all(&protocol::encode(r)).unwrap();
+    }
+    /// The next message, or `None` when the daemon closed the connection.
+    fn recv(&mut self) -> Option<Response> {
+        loop {
+            if let Some(m) = self.d.decode::<Response>().unwrap() {
+                return Some(m);
+            }
+            let mut buf = vec![0u8; 65536];
+            match self.s.read(&mut buf) {
+                Ok(0) | Err(_) => return None,
+                Ok(n) => self.d.push(&buf[..n]),
+            }
+        }
+    }
+    fn hello(path: &Path) -> Client {
+        let mut c = Client::connect(path);
+        c.send(&Request::Hello {
+            version: protocol::VERSION,
+            client: "test".into(),
+        });
+        assert!(matches!(c.recv(), Some(Response::Hello { version: 1, .. })));
+        c
+    }
+}
+
+fn tree() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..40 {
+        let text = format!(
+            "fn handler_{i}() {{}}\n// retry policy {}\nlet x = {i};\n",
+            i % 3
+        );
+        std::fs::write(dir.path().join(format!("f{i}.rs")), text).unwrap();
+    }
+    std::fs::write(dir.path().join("odd\u{e9}.txt"), b"retry \xff\n").unwrap();
+    dir
+}
+
+fn query(root: &Path, pattern: &str) -> SearchQuery {
+    SearchQuery {
+        pattern: pattern.into(),
+        root: root.to_string_lossy().into_owned(),
+        ..SearchQuery::default()
+    }
+}
+
+/// The (path, line) pairs a scan finds.
+fn scan(root: &Path, pattern: &str) -> Vec<(Vec<u8>, u64)> {
+    let root = root.canonicalize().unwrap();
+    let (files, _) = search::walk(&[root], &Filters::default()).unwrap();
+    let p = Pattern {
+        pattern: pattern.into(),
+        ..Pattern::default()
+    };
+    let mut v: Vec<(Vec<u8>, u64)> =
+        search::lines(files.iter().map(PathBuf::as_path).collect::<Vec<_>>(), &p)
+            .unwrap()
+            .into_iter()
+            .map(|(p, l)| (p.into_os_string().into_encoded_bytes(), l))
+            .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn searches_answer_as_a_scan_and_pipeline() {
+    let srv = server(Limits::default());
+    let t = tree();
+    let mut c = Client::hello(&srv.socket);
+    let patterns = ["retry policy 1", r"handler_\d+", "nothing_here", "retry"];
+    // All sent before any answer is read: pipelined.
+    for (i, p) in patterns.iter().enumerate() {
+        c.send(&Request::Search {
+            id: i as u64,
+            query: query(t.path(), p),
+        });
+    }
+    let mut found: Vec<Vec<(Vec<u8>, u64)>> = vec![Vec::new(); patterns.len()];
+    let mut done = 0;
+    while done < patterns.len() {
+        match c.recv().expect("an answer") {
+            Response::Match { id, path, line, .. } => found[id as usize].push((path, line)),
+            Response::Done {
+                id,
+                matches,
+                fresh,
+                cancelled,
+            } => {
+                assert_eq!(matches as usize, found[id as usize].len());
+                assert!(!fresh && !cancelled);
+                done += 1;
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    for (i, p) in patterns.iter().enumerate() {
+        found[i].sort();
+        assert_eq!(found[i], scan(t.path(), p), "{p}");
+    }
+    assert!(!found[3].is_empty() && found[2].is_empty());
+    // A limit, and a bad pattern answered by its id.
+    let mut q = query(t.path(), "retry");
+    q.limit = 5;
+    c.send(&Request::Search { id: 9, query: q });
+    c.send(&Request::Search {
+        id: 10,
+        query: query(t.path(), "[unclosed"),
+    });
+    let (mut limited, mut errors) = (0, 0);
+    while limited + errors < 2 {
+        match c.recv().unwrap() {
+            Response::Done { id: 9, matches, .. } => {
+                assert_eq!(matches, 5);
+                limited += 1;
+            }
+            Response::Error { id: Some(10), .. } => errors += 1,
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn bad_frames_close_only_their_connection() {
+    let srv = server(Limits {
+        frame: 4096,
+        ..Limits::default()
+    });
+    let t = tree();
+    let mut other = Client::hello(&srv.socket);
+    // Garbage after the handshake.
+    let mut c = Client::hello(&srv.socket);
+    c.s.write_all(&[0, 0, 0, 3, 0xc1, 0xc1, 0xc1]).unwrap();
+    assert!(matches!(c.recv(), Some(Response::Error { id: None, .. })));
+    assert_eq!(c.recv(), None, "closed");
+    // An oversized frame.
+    let mut c = Client::hello(&srv.socket);
+    c.s.write_all(&100_000u32.to_be_bytes()).unwrap();
+    assert!(
+        matches!(c.recv(), Some(Response::Error { message, .. }) if message.contains("over the limit"))
+    );
+    assert_eq!(c.recv(), None);
+    // No hello first.
+    let mut c = Client::connect(&srv.socket);
+    c.send(&Request::Cancel { id: 1 });
+    assert!(matches!(c.recv(), Some(Response::Error { .. })));
+    assert_eq!(c.recv(), None);
+    // Another version.
+    let mut c = Client::connect(&srv.socket);
+    c.send(&Request::Hello {
+        version: 99,
+        client: "x".into(),
+    });
+    assert!(matches!(c.recv(), Some(Response::Error { message, .. }) if message.contains("99")));
+    // A frame cut in the middle, then the client leaves.
+    let mut c = Client::hello(&srv.socket);
+    let f = protocol::encode(&Request::Search {
+        id: 1,
+        query: query(t.path(), "retry"),
+    });
+    c.s.write_all(&f[..f.len() / 2]).unwrap();
+    drop(c);
+    // The first connection never noticed.
+    other.send(&Request::Search {
+        id: 1,
+        query: query(t.path(), "handler_7"),
+    });
+    assert!(matches!(
+        other.recv(),
+        Some(Response::Match { line: 1, .. })
+    ));
+    assert!(matches!(
+        other.recv(),
+        Some(Response::Done { matches: 1, .. })
+    ));
+}
+
+#[test]
+fn a_connection_flood_gets_busy() {
+    let srv = server(Limits {
+        connections: 4,
+        ..Limits::default()
+    });
+    let kept: Vec<Client> = (0..4).map(|_| Client::hello(&srv.socket)).collect();
+    let mut fifth = Client::connect(&srv.socket);
+    assert_eq!(fifth.recv(), Some(Response::Busy { id: None }));
+    assert_eq!(fifth.recv(), None);
+    drop(kept);
+}
+
+#[test]
+fn the_socket_is_private_and_strangers_are_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let srv = server(Limits::default());
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&srv.socket), 0o600);
+    assert_eq!(mode(srv.socket.parent().unwrap()), 0o700);
+    // A second daemon on the same socket is refused.
+    assert!(daemon::bind(&srv.socket).is_err());
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("skipped the stranger: needs root to run a client as nobody");
+        return;
+    }
+    // Open the door, so that only SO_PEERCRED stands in the way.
+    std::fs::set_permissions(
+        srv.socket.parent().unwrap(),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    std::fs::set_permissions(&srv.socket, std::fs::Permissions::from_mode(0o666)).unwrap();
+    for dir in srv.socket.ancestors().skip(2).take(2) {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    use std::os::unix::process::CommandExt;
+    let out = std::process::Command::new("python3")
+        .args(["-c", "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print(s.recv(65536).hex())"])
+        .arg(&srv.socket)
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .unwrap();
+    let hex = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bytes: Vec<u8> = (0..hex.trim().len() / 2)
+        .map(|i| u8::from_str_radix(&hex.trim()[2 * i..2 * i + 2], 16).unwrap())
+        .collect();
+    let mut d = Decoder::new(1 << 20);
+    d.push(&bytes);
+    match d.decode::<Response>().unwrap() {
+        Some(Response::Error { message, .. }) => {
+            assert!(message.contains("another user"), "{message}");
+        }
+        other => panic!("a stranger got {other:?}"),
+    }
+}
