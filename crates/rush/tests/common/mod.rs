@@ -91,34 +91,54 @@ pub fn table(cases: &[(&str, &str)]) {
     }
 }
 
-/// Runs `script` with `rush -c script sh args...` and, when bash is
-/// installed, with bash too; asserts that rush prints `stdout` and exits
-/// with `status`, and that bash agrees (so the expectation is bash's).
+/// Runs `shell flags... -c script sh args...` in `dir` (if given).
+fn run_shell(
+    shell: &mut Command,
+    dir: Option<&std::path::Path>,
+    flags: &[&str],
+    script: &str,
+    args: &[&str],
+) -> std::io::Result<Run> {
+    shell.args(flags).arg("-c").arg(script).arg("sh").args(args);
+    if let Some(d) = dir {
+        shell.current_dir(d);
+    }
+    Ok(shell.stdin(Stdio::null()).output()?.into())
+}
+
+/// Runs `script` with rush (in `dir`, with `flags` before `-c`, and `args`
+/// as `$1`…) and, when bash is installed, with bash too; asserts that rush
+/// prints `stdout` and exits with `status`, and that bash agrees (so the
+/// expectation is bash's).
 #[track_caller]
-pub fn like_bash(script: &str, args: &[&str], stdout: &str, status: i32) {
-    let mut all = vec!["sh"];
-    all.extend_from_slice(args);
-    let r = dash_c(script, &all);
+fn compare(
+    dir: Option<&std::path::Path>,
+    flags: &[&str],
+    script: &str,
+    args: &[&str],
+    stdout: &str,
+    status: i32,
+) {
+    let r = run_shell(&mut rush(), dir, flags, script, args).expect("run rush");
     assert_eq!(
         (r.stdout.as_str(), r.status),
         (stdout, status),
-        "rush -c {script:?} {args:?}\nstderr:\n{}",
+        "rush {flags:?} -c {script:?} {args:?}\nstderr:\n{}",
         r.stderr
     );
-    if let Ok(o) = Command::new("bash")
-        .arg("-c")
-        .arg(script)
-        .args(&all)
-        .stdin(Stdio::null())
-        .output()
-    {
-        let b: Run = o.into();
+    if let Ok(b) = run_shell(&mut Command::new("bash"), dir, flags, script, args) {
         assert_eq!(
             (b.stdout.as_str(), b.status),
             (stdout, status),
             "bash disagrees with the expectation for {script:?} {args:?}"
         );
     }
+}
+
+/// [`compare`] with rush and bash as `-c script sh args...`.
+#[track_caller]
+pub fn like_bash(script: &str, args: &[&str], stdout: &str, status: i32) {
+    compare(None, &[], script, args, stdout, status);
 }
 
 /// [`like_bash`] in the folder `dir`, with `flags` before `-c`.
@@ -130,29 +150,5 @@ pub fn like_bash_in(
     stdout: &str,
     status: i32,
 ) {
-    let r: Run = rush()
-        .args(flags)
-        .arg("-c")
-        .arg(script)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-        .into();
-    assert_eq!(
-        (r.stdout.as_str(), r.status),
-        (stdout, status),
-        "{script}: {}",
-        r.stderr
-    );
-    if let Ok(b) = Command::new("bash")
-        .args(flags)
-        .arg("-c")
-        .arg(script)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .output()
-    {
-        assert_eq!(String::from_utf8_lossy(&b.stdout), stdout, "bash: {script}");
-    }
+    compare(Some(dir), flags, script, &[], stdout, status);
 }
