@@ -545,14 +545,7 @@ impl Shell {
         }
         for sig in sys::take_pending() {
             if let Some(action) = self.traps.get(&sig).cloned() {
-                let saved = self.status;
-                self.in_trap = true;
-                let r = self.eval_text(&action);
-                self.in_trap = false;
-                self.status = saved;
-                if let Err(Flow::Exit(s)) = r {
-                    return Err(Flow::Exit(s));
-                }
+                self.run_trap_action(&action)?;
             }
         }
         Ok(())
@@ -632,13 +625,8 @@ impl Shell {
             && let Some(action) = self.traps.get(&sys::ERR_TRAP).cloned()
             && !action.is_empty()
         {
-            self.in_trap = true;
-            let r = self.eval_text(&action);
-            self.in_trap = false;
             self.status = status;
-            if let Err(Flow::Exit(s)) = r {
-                return Err(Flow::Exit(s));
-            }
+            self.run_trap_action(&action)?;
         }
         if self.opts.errexit {
             return Err(Flow::Exit(status));
@@ -1764,14 +1752,7 @@ impl Shell {
         }
         // `$?` in the trap is the last command's, not the returned status
         // (bash).
-        let status = self.status;
-        self.in_trap = true;
-        let t = self.eval_text(&action);
-        self.status = status;
-        self.in_trap = false;
-        if let Err(Flow::Exit(s)) = t {
-            return Err(Flow::Exit(s));
-        }
+        self.run_trap_action(&action)?;
         r
     }
 
@@ -1785,9 +1766,15 @@ impl Shell {
             return Ok(());
         };
         let _ = self.vars.set(b"BASH_COMMAND", text());
+        self.run_trap_action(&action)
+    }
+
+    /// Runs a trap's action: `$?` in it is the status as it stands, and is
+    /// that again afterwards; only an `exit` in it leaves.
+    fn run_trap_action(&mut self, action: &[u8]) -> Result<(), Flow> {
         let status = self.status;
         self.in_trap = true;
-        let r = self.eval_text(&action);
+        let r = self.eval_text(action);
         self.in_trap = false;
         self.status = status;
         match r {
