@@ -1099,7 +1099,7 @@ impl Shell {
 }
 
 /// The time since the Unix epoch (`EPOCHSECONDS`, `EPOCHREALTIME`).
-fn epoch() -> std::time::Duration {
+pub(crate) fn epoch() -> std::time::Duration {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default()

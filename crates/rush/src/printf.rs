@@ -403,11 +403,7 @@ unsafe extern "C" {
 /// shell's `TZ`, if it has one (`TZ=UTC printf …` too), is the C library's
 /// while it converts.
 fn format_time(sh: &Shell, fmt: &[u8], secs: i64) -> Vec<u8> {
-    let now = || {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs() as i64)
-    };
+    let now = || crate::expand::epoch().as_secs() as i64;
     let t = match secs {
         -1 => now(),
         -2 => now() - sh.started.elapsed().as_secs() as i64,

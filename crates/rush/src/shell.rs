@@ -2279,7 +2279,7 @@ pub fn errno_text(e: rustix::io::Errno) -> String {
     s.split(" (os error").next().unwrap_or_default().to_string()
 }
 
-fn is_executable_file(path: &CStr) -> bool {
+pub(crate) fn is_executable_file(path: &CStr) -> bool {
     match rustix::fs::stat(path) {
         Ok(st) => {
             rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::RegularFile

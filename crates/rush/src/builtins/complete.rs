@@ -672,10 +672,9 @@ fn signal_names() -> Vec<Vec<u8>> {
     out
 }
 
+/// Whether the shell would run `path` (as it finds commands).
 fn is_executable(path: &[u8]) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(OsStr::from_bytes(path))
-        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    std::ffi::CString::new(path).is_ok_and(|c| crate::shell::is_executable_file(&c))
 }
 
 /// Files (or only directories) whose path starts with `word`, sorted; the
