@@ -281,24 +281,13 @@ pub fn lines<'p>(
     pattern: &Pattern,
 ) -> Result<Vec<(PathBuf, u64)>> {
     let matcher = pattern.matcher()?;
-    let opts = Options {
-        line_number: true,
-        ..Options::default()
-    };
     let per_file: Vec<Vec<(PathBuf, u64)>> = files
         .into_par_iter()
         .map(|path| {
-            let mut found = Vec::new();
-            let mut s = searcher(&opts);
-            let _ = s.search_path(
-                &matcher,
-                path,
-                grep_searcher::sinks::Bytes(|n, _| {
-                    found.push((path.to_path_buf(), n));
-                    Ok(true)
-                }),
-            );
-            found
+            file_lines(&matcher, path)
+                .into_iter()
+                .map(|(n, _)| (path.to_path_buf(), n))
+                .collect()
         })
         .collect();
     Ok(per_file.into_iter().flatten().collect())
