@@ -85,15 +85,15 @@ pub fn main_with(arg0: Vec<u8>, args: Vec<OsString>) -> i32 {
                 // No rc file is read without a terminal, and the editor
                 // comes with the interactive part: nothing to turn off.
                 b"--norc" | b"--noediting" => {}
+                // Takes a file, which only an interactive shell would read.
                 b"--rcfile" | b"--init-file" => {
                     i += 1;
-                    let Some(file) = args.get(i) else {
+                    if args.get(i).is_none() {
                         return usage_error(&format!(
                             "{}: option requires an argument",
                             String::from_utf8_lossy(a)
                         ));
-                    };
-                    sh.rcfile = Some(file.clone());
+                    }
                 }
                 b"--posix" => {
                     builtins::set_option(&mut sh, "posix", true);

@@ -257,9 +257,6 @@ pub struct Shell {
     /// `complete`'s specifications, by command name (and bash's keys for
     /// `-D`, `-E`, `-I`).
     pub completions: HashMap<Vec<u8>, crate::builtins::CompSpec>,
-    /// The specification of the completion being generated, while its
-    /// function runs (`compopt` without names changes it).
-    pub current_completion: Option<crate::builtins::CompSpec>,
     /// The file each function was defined in (`BASH_SOURCE`).
     pub function_files: HashMap<Vec<u8>, Rc<[u8]>>,
     /// Where top-level code comes from when no frame says: `environment`
@@ -267,8 +264,6 @@ pub struct Shell {
     pub top_file: Rc<[u8]>,
     /// When the shell started (`SECONDS`).
     pub started: std::time::Instant,
-    /// `--rcfile FILE`: the rc file an interactive shell reads.
-    pub rcfile: Option<Vec<u8>>,
     /// The DEBUG trap already ran for the next simple command (a pipeline
     /// element, in its child).
     debug_done: bool,
@@ -335,7 +330,6 @@ impl Shell {
             cmdsub_status: None,
             tail_ok: false,
             exited: false,
-            rcfile: None,
             debug_done: false,
             procsub_fds: Vec::new(),
             procsub_pids: Vec::new(),
@@ -348,7 +342,6 @@ impl Shell {
             frames: Vec::new(),
             dir_stack: Vec::new(),
             completions: HashMap::default(),
-            current_completion: None,
             function_files: HashMap::default(),
             top_file: Rc::from(&b"environment"[..]),
             started: std::time::Instant::now(),

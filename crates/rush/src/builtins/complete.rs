@@ -356,17 +356,10 @@ pub fn compopt(sh: &mut Shell, argv: Args<'_>) -> Exec {
         spec.options.retain(|o| !p.off.contains(o));
     };
     if names.is_empty() {
-        // The completion being generated, if a completion function runs.
-        return match sh.current_completion.as_mut() {
-            Some(spec) => {
-                apply(spec);
-                Ok(0)
-            }
-            None => {
-                sh.error("compopt: not currently executing completion function");
-                Ok(1)
-            }
-        };
+        // It would change the completion being generated; there is none
+        // until the line editor (part 2) runs completion functions.
+        sh.error("compopt: not currently executing completion function");
+        return Ok(1);
     }
     let mut status = 0;
     for n in names {
