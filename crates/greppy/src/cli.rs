@@ -62,9 +62,18 @@ pub struct Cli {
     /// rg's JSON Lines messages (begin, match, context, end, summary).
     #[arg(long)]
     pub json: bool,
-    /// When to colour: auto (on a terminal), always, never.
-    #[arg(long, value_name = "WHEN", default_value = "auto")]
-    pub color: String,
+    /// When to colour.
+    #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
+    pub color: When,
+}
+
+/// `--color`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum When {
+    /// On a terminal.
+    Auto,
+    Always,
+    Never,
 }
 
 /// Runs the command line; returns the exit status.
@@ -132,15 +141,10 @@ fn run(cli: &Cli) -> Result<bool, Failed> {
         line_number: !cli.no_line_number && (cli.line_number || tty),
         with_path: !one_file,
         heading: tty && !one_file,
-        color: match cli.color.as_str() {
-            "always" => true,
-            "never" => false,
-            "auto" => tty,
-            other => {
-                return Err(
-                    anyhow::anyhow!("--color: {other:?} is not auto, always or never").into(),
-                );
-            }
+        color: match cli.color {
+            When::Always => true,
+            When::Never => false,
+            When::Auto => tty,
         },
     };
     let filters = Filters {

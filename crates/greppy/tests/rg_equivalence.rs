@@ -96,6 +96,7 @@ fn answers_equal_ripgreps() {
         &["-n", "RetryPolicy", "src/lib.rs"],
         &["-n", "x", "no_such_path"],
         &["-n", "[unclosed"],
+        &["--color", "bogus", "x"],
     ];
     for args in cases {
         let mut a = args.to_vec();
