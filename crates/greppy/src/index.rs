@@ -11,14 +11,19 @@
 //! after [`Index::open`], so a restarted process answers from the file
 //! without loading it. [`Index::save`] writes it atomically (a new file,
 //! synced, renamed over the old), so a crash mid-write leaves the old index
-//! whole. All numbers are little-endian:
+//! whole. [`Index::merge`] makes a new index from an old one and a set of
+//! changed files without reading the unchanged ones. All numbers are
+//! little-endian:
 //!
 //! ```text
-//! header   magic "GREPPYI1", then u32 version, files, trigrams, unindexed,
-//!          then u64 offsets of: path ends, paths, unindexed, table, postings,
-//!          and the total length
+//! header   magic "GREPPYI2", then u32 version, files, trigrams, unindexed,
+//!          then u64 build time (ns since the epoch: files changed since
+//!          then may differ from what the index says) and source bytes,
+//!          then u64 offsets of: path ends, paths, sizes, unindexed, table,
+//!          postings, and the total length
 //! path ends   u64 per file: where its path ends in the path bytes
-//! paths       the paths' bytes, one after another, sorted
+//! paths       the paths' bytes, one after another, in `Path` order
+//! sizes       u64 per file: its length when it was indexed
 //! unindexed   u32 file ids, sorted
 //! table       per trigram, sorted: u32 trigram, u32 first posting, u32 count
 //! postings    u32 file ids, sorted within each trigram
@@ -28,17 +33,20 @@ use crate::plan::{Query, Trigram, trigram};
 use anyhow::{Context, Result, bail, ensure};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::io::Write;
+use std::ops::Range;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Files larger than this are not indexed (they are always read).
 pub const MAX_INDEXED: u64 = 2 << 20;
 
-const MAGIC: &[u8; 8] = b"GREPPYI1";
-const VERSION: u32 = 1;
-const HEADER: usize = 8 + 4 * 4 + 6 * 8;
+const MAGIC: &[u8; 8] = b"GREPPYI2";
+const VERSION: u32 = 2;
+const HEADER: usize = 8 + 4 * 4 + 2 * 8 + 7 * 8;
 
 /// The bytes of an index: built here, or mapped from a file.
 #[derive(Debug)]
@@ -64,32 +72,75 @@ pub struct Index {
     files: usize,
     trigrams: usize,
     unindexed: usize,
+    built_at: u64,
+    source_bytes: u64,
     path_ends: usize,
     paths: usize,
+    sizes: usize,
     unindexed_at: usize,
     table: usize,
     postings: usize,
 }
 
-/// The trigrams of one file's text, sorted and unique; `None` if the file
-/// is not to be indexed.
-fn trigrams_of(path: &Path) -> Option<Vec<Trigram>> {
-    let meta = std::fs::metadata(path).ok()?;
-    if meta.len() > MAX_INDEXED {
-        return None;
+/// What the index keeps of one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileEntry {
+    /// Its length in bytes.
+    pub size: u64,
+    /// Its trigrams, sorted and unique; `None` if it is not indexed (too
+    /// large, binary or unreadable), so that it is always a candidate.
+    pub trigrams: Option<Arc<[Trigram]>>,
+}
+
+impl FileEntry {
+    /// Reads `path`; `None` if it is gone.
+    pub fn read(path: &Path) -> Option<FileEntry> {
+        let meta = std::fs::metadata(path).ok()?;
+        let size = meta.len();
+        let unindexed = FileEntry {
+            size,
+            trigrams: None,
+        };
+        if size > MAX_INDEXED || !meta.is_file() {
+            return Some(unindexed);
+        }
+        let Ok(text) = std::fs::read(path) else {
+            return Some(unindexed);
+        };
+        if text.contains(&0) {
+            return Some(FileEntry {
+                size: text.len() as u64,
+                trigrams: None,
+            });
+        }
+        let mut tris: Vec<Trigram> = text
+            .windows(3)
+            .filter(|w| !w.contains(&b'\n'))
+            .map(|w| trigram(w[0], w[1], w[2]))
+            .collect();
+        tris.sort_unstable();
+        tris.dedup();
+        Some(FileEntry {
+            size: text.len() as u64,
+            trigrams: Some(tris.into()),
+        })
     }
-    let text = std::fs::read(path).ok()?;
-    if text.contains(&0) {
-        return None;
+
+    /// Whether this file may match `q`.
+    pub fn admits(&self, q: &Query) -> bool {
+        match &self.trigrams {
+            None => true,
+            Some(t) => q.admits(&|x| t.binary_search(&x).is_ok()),
+        }
     }
-    let mut tris: Vec<Trigram> = text
-        .windows(3)
-        .filter(|w| !w.contains(&b'\n'))
-        .map(|w| trigram(w[0], w[1], w[2]))
-        .collect();
-    tris.sort_unstable();
-    tris.dedup();
-    Some(tris)
+}
+
+/// Nanoseconds since the epoch, now.
+pub fn now_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
 }
 
 fn u32_at(d: &[u8], at: usize) -> Option<u32> {
@@ -100,21 +151,39 @@ fn u64_at(d: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_le_bytes(d.get(at..at + 8)?.try_into().ok()?))
 }
 
+/// An index before it is laid out as bytes.
+struct Parts<'a> {
+    files: Vec<&'a Path>,
+    sizes: Vec<u64>,
+    unindexed: Vec<u32>,
+    table: Vec<(Trigram, Vec<u32>)>,
+    built_at: u64,
+}
+
 impl Index {
-    /// Indexes `files`, in parallel.
+    /// Indexes `files`, in parallel. Files that vanish before they are read
+    /// are left out.
     pub fn build(mut files: Vec<PathBuf>) -> Index {
+        let built_at = now_ns();
         files.sort();
         files.dedup();
-        let per_file: Vec<Option<Vec<Trigram>>> =
-            files.par_iter().map(|p| trigrams_of(p)).collect();
+        let read: Vec<(PathBuf, FileEntry)> = files
+            .into_par_iter()
+            .filter_map(|p| FileEntry::read(&p).map(|e| (p, e)))
+            .collect();
+        Index::from_entries(&read, built_at)
+    }
+
+    /// The index of `entries`, which are in path order.
+    fn from_entries(entries: &[(PathBuf, FileEntry)], built_at: u64) -> Index {
         let mut postings: FxHashMap<Trigram, Vec<u32>> = FxHashMap::default();
         let mut unindexed = Vec::new();
-        for (id, tris) in per_file.into_iter().enumerate() {
+        for (id, (_, e)) in entries.iter().enumerate() {
             let id = id as u32;
-            match tris {
+            match &e.trigrams {
                 Some(tris) => {
-                    for t in tris {
-                        postings.entry(t).or_default().push(id);
+                    for t in tris.iter() {
+                        postings.entry(*t).or_default().push(id);
                     }
                 }
                 None => unindexed.push(id),
@@ -122,8 +191,108 @@ impl Index {
         }
         let mut table: Vec<(Trigram, Vec<u32>)> = postings.into_iter().collect();
         table.sort_unstable_by_key(|(t, _)| *t);
-        Index::from_bytes(Bytes::Owned(serialize(&files, &unindexed, &table)))
-            .expect("a freshly built index is well formed")
+        Index::from_parts(Parts {
+            files: entries.iter().map(|(p, _)| p.as_path()).collect(),
+            sizes: entries.iter().map(|(_, e)| e.size).collect(),
+            unindexed,
+            table,
+            built_at,
+        })
+    }
+
+    fn from_parts(parts: Parts<'_>) -> Index {
+        Index::from_bytes(Bytes::Owned(serialize(&parts))).expect("a new index is well formed")
+    }
+
+    /// A new index: this one with `changes` applied (a path to its new
+    /// entry, or to `None` if it is gone). Unchanged files keep their
+    /// postings; nothing of theirs is read again. `built_at` is when the
+    /// changes were read (the older of that and this index's time is kept:
+    /// files changed before it may still be missing).
+    pub fn merge(&self, changes: &BTreeMap<PathBuf, Option<FileEntry>>, built_at: u64) -> Index {
+        // The new file list, in path order, and where each file came from.
+        let mut files: Vec<&Path> = Vec::with_capacity(self.files + changes.len());
+        let mut sizes = Vec::with_capacity(self.files + changes.len());
+        let mut old_to_new = vec![u32::MAX; self.files];
+        let mut new_entries: Vec<(u32, &FileEntry)> = Vec::new();
+        let mut old = (0..self.files).peekable();
+        let mut changed = changes.iter().peekable();
+        loop {
+            let take_old = match (old.peek(), changed.peek()) {
+                (None, None) => break,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (Some(&o), Some((p, _))) => self.file(o) < p.as_path(),
+            };
+            if take_old {
+                let o = old.next().unwrap_or_default();
+                old_to_new[o] = files.len() as u32;
+                files.push(self.file(o));
+                sizes.push(self.size(o));
+                continue;
+            }
+            let Some((p, e)) = changed.next() else { break };
+            // A changed file replaces the old one of the same path.
+            if old.peek().is_some_and(|&o| self.file(o) == p.as_path()) {
+                old.next();
+            }
+            if let Some(e) = e {
+                new_entries.push((files.len() as u32, e));
+                files.push(p);
+                sizes.push(e.size);
+            }
+        }
+        let mut unindexed: Vec<u32> = self
+            .ids(self.unindexed_at, self.unindexed)
+            .into_iter()
+            .map(|o| old_to_new[o as usize])
+            .filter(|&n| n != u32::MAX)
+            .collect();
+        let mut added: FxHashMap<Trigram, Vec<u32>> = FxHashMap::default();
+        for (id, e) in &new_entries {
+            match &e.trigrams {
+                Some(tris) => {
+                    for t in tris.iter() {
+                        added.entry(*t).or_default().push(*id);
+                    }
+                }
+                None => unindexed.push(*id),
+            }
+        }
+        unindexed.sort_unstable();
+        let mut added: Vec<(Trigram, Vec<u32>)> = added.into_iter().collect();
+        added.sort_unstable_by_key(|(t, _)| *t);
+        let mut table = Vec::with_capacity(self.trigrams + added.len());
+        let mut added = added.into_iter().peekable();
+        for i in 0..self.trigrams {
+            let (t, at, count) = self.entry(i);
+            while let Some((a, _)) = added.peek()
+                && *a < t
+            {
+                table.extend(added.next());
+            }
+            let kept: Vec<u32> = self
+                .ids(at, count)
+                .into_iter()
+                .map(|o| old_to_new[o as usize])
+                .filter(|&n| n != u32::MAX)
+                .collect();
+            let ids = match added.peek() {
+                Some((a, _)) if *a == t => union(&kept, &added.next().unwrap_or_default().1),
+                _ => kept,
+            };
+            if !ids.is_empty() {
+                table.push((t, ids));
+            }
+        }
+        table.extend(added);
+        Index::from_parts(Parts {
+            files,
+            sizes,
+            unindexed,
+            table,
+            built_at: built_at.min(self.built_at),
+        })
     }
 
     /// Writes the index to `path` atomically: a whole new file, synced, then
@@ -171,31 +340,30 @@ impl Index {
         let d = &*data;
         ensure!(d.len() >= HEADER && &d[..8] == MAGIC, "bad magic");
         let field32 = |i: usize| u32_at(d, 8 + 4 * i).unwrap_or(0) as usize;
-        let field64 = |i: usize| {
-            u64_at(d, 24 + 8 * i)
-                .map(|v| v as usize)
-                .unwrap_or(usize::MAX)
-        };
+        let field64 = |i: usize| u64_at(d, 24 + 8 * i).unwrap_or(u64::MAX);
+        let offset = |i: usize| field64(2 + i) as usize;
         if field32(0) != VERSION as usize {
             bail!("index version {} (this greppy reads {VERSION})", field32(0));
         }
         let (files, trigrams, unindexed) = (field32(1), field32(2), field32(3));
-        let (path_ends, paths, unindexed_at, table, postings, total) = (
-            field64(0),
-            field64(1),
-            field64(2),
-            field64(3),
-            field64(4),
-            field64(5),
+        let (path_ends, paths, sizes, unindexed_at, table, postings, total) = (
+            offset(0),
+            offset(1),
+            offset(2),
+            offset(3),
+            offset(4),
+            offset(5),
+            offset(6),
         );
         ensure!(
             total == d.len(),
             "length {} where the header says {total}",
             d.len()
         );
-        // Each section lies inside the file, in order.
+        // Each section lies inside the file.
         let ends = [
             (path_ends, files.checked_mul(8)),
+            (sizes, files.checked_mul(8)),
             (unindexed_at, unindexed.checked_mul(4)),
             (table, trigrams.checked_mul(12)),
         ];
@@ -211,12 +379,15 @@ impl Index {
             "a section runs past the end"
         );
         let idx = Index {
+            built_at: field64(0),
+            source_bytes: field64(1),
             data,
             files,
             trigrams,
             unindexed,
             path_ends,
             paths,
+            sizes,
             unindexed_at,
             table,
             postings,
@@ -226,7 +397,11 @@ impl Index {
         for i in 0..files {
             let e = u64_at(&idx.data, path_ends + 8 * i).unwrap_or(u64::MAX) as usize;
             ensure!(
-                e >= prev && idx.paths.checked_add(e).is_some_and(|x| x <= postings),
+                e >= prev
+                    && idx
+                        .paths
+                        .checked_add(e)
+                        .is_some_and(|x| x <= idx.data.len()),
                 "bad path table"
             );
             prev = e;
@@ -253,6 +428,17 @@ impl Index {
         self.data.len()
     }
 
+    /// The bytes of the files it indexes.
+    pub fn source_bytes(&self) -> u64 {
+        self.source_bytes
+    }
+
+    /// When the files were read (ns since the epoch): a file changed later
+    /// may differ from what the index says of it.
+    pub fn built_at(&self) -> u64 {
+        self.built_at
+    }
+
     /// The path of file `id`.
     pub fn file(&self, id: usize) -> &Path {
         let end = |i: usize| u64_at(&self.data, self.path_ends + 8 * i).unwrap_or(0) as usize;
@@ -264,9 +450,54 @@ impl Index {
         Path::new(OsStr::from_bytes(bytes))
     }
 
+    /// The length of file `id` when it was indexed.
+    pub fn size(&self, id: usize) -> u64 {
+        u64_at(&self.data, self.sizes + 8 * id).unwrap_or(0)
+    }
+
     /// Every file, in path order.
     pub fn files(&self) -> impl Iterator<Item = &Path> {
         (0..self.files).map(|i| self.file(i))
+    }
+
+    /// The first file id whose path is not before `p`.
+    fn lower_bound(&self, p: &Path) -> usize {
+        let (mut lo, mut hi) = (0, self.files);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.file(mid) < p {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+
+    /// The id of the file at `p`, if the index has it.
+    pub fn find(&self, p: &Path) -> Option<usize> {
+        let i = self.lower_bound(p);
+        (i < self.files && self.file(i) == p).then_some(i)
+    }
+
+    /// The ids of the files under the folder `dir` (contiguous, since the
+    /// paths are in `Path` order).
+    pub fn under(&self, dir: &Path) -> Range<usize> {
+        let start = self.lower_bound(dir);
+        let mut end = start;
+        // Galloping would do fewer comparisons; the common case is the
+        // whole root, where the first probe ends it.
+        let (mut lo, mut hi) = (start, self.files);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.file(mid).starts_with(dir) {
+                lo = mid + 1;
+                end = lo;
+            } else {
+                hi = mid;
+            }
+        }
+        start..end
     }
 
     fn ids(&self, at: usize, count: usize) -> Vec<u32> {
@@ -276,35 +507,51 @@ impl Index {
             .collect()
     }
 
-    /// The files that contain trigram `t`.
-    fn posting(&self, t: Trigram) -> Vec<u32> {
-        let entry = |i: usize| u32_at(&self.data, self.table + 12 * i);
+    /// Table entry `i`: the trigram, where its postings start, how many.
+    fn entry(&self, i: usize) -> (Trigram, usize, usize) {
+        let base = self.table + 12 * i;
+        let t = u32_at(&self.data, base).unwrap_or(0);
+        let first = u32_at(&self.data, base + 4).unwrap_or(0) as usize;
+        let count = u32_at(&self.data, base + 8).unwrap_or(0) as usize;
+        (t, self.postings + 4 * first, count)
+    }
+
+    /// Where the postings of `t` are, and how many.
+    fn lookup(&self, t: Trigram) -> (usize, usize) {
         let (mut lo, mut hi) = (0, self.trigrams);
         while lo < hi {
             let mid = (lo + hi) / 2;
-            match entry(mid).map(|x| x.cmp(&t)) {
-                Some(std::cmp::Ordering::Less) => lo = mid + 1,
-                Some(std::cmp::Ordering::Greater) => hi = mid,
-                Some(std::cmp::Ordering::Equal) => {
-                    let base = self.table + 12 * mid;
-                    let first = u32_at(&self.data, base + 4).unwrap_or(0) as usize;
-                    let count = u32_at(&self.data, base + 8).unwrap_or(0) as usize;
-                    return self.ids(self.postings + 4 * first, count);
-                }
-                None => break,
+            let (x, at, count) = self.entry(mid);
+            match x.cmp(&t) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return (at, count),
             }
         }
-        Vec::new()
+        (0, 0)
     }
 
     /// The ids of the files `q` lets through, sorted; `None` for all.
     fn eval(&self, q: &Query) -> Option<Vec<u32>> {
         match q {
             Query::All => None,
-            Query::Tri(t) => Some(self.posting(*t)),
+            Query::Tri(t) => {
+                let (at, count) = self.lookup(*t);
+                Some(self.ids(at, count))
+            }
             Query::And(qs) => {
+                // The rarest trigrams first: the intersection shrinks
+                // fastest, and an empty one ends the work.
+                let mut order: Vec<(usize, &Query)> = qs
+                    .iter()
+                    .map(|q| match q {
+                        Query::Tri(t) => (self.lookup(*t).1, q),
+                        _ => (usize::MAX, q),
+                    })
+                    .collect();
+                order.sort_by_key(|(n, _)| *n);
                 let mut acc: Option<Vec<u32>> = None;
-                for q in qs {
+                for (_, q) in order {
                     if let Some(ids) = self.eval(q) {
                         acc = Some(match acc {
                             None => ids,
@@ -327,60 +574,79 @@ impl Index {
         }
     }
 
-    /// The files that may match `q`, in path order: what the plan lets
-    /// through, and every file the index does not speak for.
-    pub fn candidates(&self, q: &Query) -> Vec<&Path> {
+    /// The ids of the files that may match `q`, in path order: what the
+    /// plan lets through, and every file the index does not speak for.
+    pub fn candidate_ids(&self, q: &Query) -> Vec<u32> {
         match self.eval(q) {
-            None => self.files().collect(),
-            Some(ids) => union(&ids, &self.ids(self.unindexed_at, self.unindexed))
-                .into_iter()
-                .map(|i| self.file(i as usize))
-                .collect(),
+            None => (0..self.files as u32).collect(),
+            Some(ids) => union(&ids, &self.ids(self.unindexed_at, self.unindexed)),
         }
+    }
+
+    /// The files that may match `q`, in path order.
+    pub fn candidates(&self, q: &Query) -> Vec<&Path> {
+        self.candidate_ids(q)
+            .into_iter()
+            .map(|i| self.file(i as usize))
+            .collect()
     }
 }
 
-fn serialize(files: &[PathBuf], unindexed: &[u32], table: &[(Trigram, Vec<u32>)]) -> Vec<u8> {
-    let path_bytes: usize = files.iter().map(|p| p.as_os_str().len()).sum();
-    let postings_len: usize = table.iter().map(|(_, ids)| ids.len()).sum();
+fn serialize(p: &Parts<'_>) -> Vec<u8> {
+    let path_bytes: usize = p.files.iter().map(|p| p.as_os_str().len()).sum();
+    let postings_len: usize = p.table.iter().map(|(_, ids)| ids.len()).sum();
     let path_ends = HEADER;
-    let paths = path_ends + 8 * files.len();
-    let unindexed_at = paths + path_bytes;
-    let table_at = unindexed_at + 4 * unindexed.len();
-    let postings = table_at + 12 * table.len();
+    let paths = path_ends + 8 * p.files.len();
+    let sizes = paths + path_bytes;
+    let unindexed_at = sizes + 8 * p.files.len();
+    let table_at = unindexed_at + 4 * p.unindexed.len();
+    let postings = table_at + 12 * p.table.len();
     let total = postings + 4 * postings_len;
     let mut d = Vec::with_capacity(total);
     d.extend_from_slice(MAGIC);
     for v in [
         VERSION,
-        files.len() as u32,
-        table.len() as u32,
-        unindexed.len() as u32,
+        p.files.len() as u32,
+        p.table.len() as u32,
+        p.unindexed.len() as u32,
     ] {
         d.extend_from_slice(&v.to_le_bytes());
     }
-    for v in [path_ends, paths, unindexed_at, table_at, postings, total] {
+    d.extend_from_slice(&p.built_at.to_le_bytes());
+    d.extend_from_slice(&p.sizes.iter().sum::<u64>().to_le_bytes());
+    for v in [
+        path_ends,
+        paths,
+        sizes,
+        unindexed_at,
+        table_at,
+        postings,
+        total,
+    ] {
         d.extend_from_slice(&(v as u64).to_le_bytes());
     }
     let mut end = 0u64;
-    for p in files {
-        end += p.as_os_str().len() as u64;
+    for f in &p.files {
+        end += f.as_os_str().len() as u64;
         d.extend_from_slice(&end.to_le_bytes());
     }
-    for p in files {
-        d.extend_from_slice(p.as_os_str().as_bytes());
+    for f in &p.files {
+        d.extend_from_slice(f.as_os_str().as_bytes());
     }
-    for id in unindexed {
+    for s in &p.sizes {
+        d.extend_from_slice(&s.to_le_bytes());
+    }
+    for id in &p.unindexed {
         d.extend_from_slice(&id.to_le_bytes());
     }
     let mut first = 0u32;
-    for (t, ids) in table {
+    for (t, ids) in &p.table {
         for v in [*t, first, ids.len() as u32] {
             d.extend_from_slice(&v.to_le_bytes());
         }
         first += ids.len() as u32;
     }
-    for (_, ids) in table {
+    for (_, ids) in &p.table {
         for id in ids {
             d.extend_from_slice(&id.to_le_bytes());
         }
@@ -471,7 +737,7 @@ mod tests {
         std::fs::write(&file, &bytes).unwrap();
         assert!(Index::open(&file).is_err());
         let mut bytes = built.data.to_vec();
-        bytes[24..32].copy_from_slice(&u64::MAX.to_le_bytes());
+        bytes[48..56].copy_from_slice(&u64::MAX.to_le_bytes());
         std::fs::write(&file, &bytes).unwrap();
         assert!(Index::open(&file).is_err());
         // No temporary file is left behind.
@@ -481,5 +747,46 @@ mod tests {
             .map(|e| e.file_name())
             .collect();
         assert_eq!(left.len(), 4, "{left:?}");
+    }
+
+    #[test]
+    fn merge_equals_a_fresh_build() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = |n: &str, t: &str| {
+            let p = dir.path().join(n);
+            std::fs::write(&p, t).unwrap();
+            p
+        };
+        let a = w("a.rs", "fn alpha() {}\n");
+        let b = w("b.rs", "fn beta() {}\n");
+        let c = w("c.rs", "fn gamma() {}\n");
+        let base = Index::build(vec![a.clone(), b.clone(), c.clone()]);
+        // b changes, c goes, d and a binary e arrive.
+        let b = w("b.rs", "fn beta_two() { alpha() }\n");
+        std::fs::remove_file(&c).unwrap();
+        let d = w("d.rs", "fn delta() {}\n");
+        let e = w("e.bin", "x\0y");
+        let mut changes = BTreeMap::new();
+        for p in [&b, &c, &d, &e] {
+            changes.insert(p.clone(), FileEntry::read(p));
+        }
+        assert_eq!(changes[&c], None);
+        let merged = base.merge(&changes, now_ns());
+        let fresh = Index::build(vec![a.clone(), b.clone(), d.clone(), e.clone()]);
+        assert_eq!(
+            merged.files().collect::<Vec<_>>(),
+            fresh.files().collect::<Vec<_>>()
+        );
+        assert_eq!(merged.trigrams(), fresh.trigrams());
+        assert_eq!(merged.source_bytes(), fresh.source_bytes());
+        assert_eq!(merged.built_at(), base.built_at());
+        for pat in ["alpha", "beta_two", "gamma", "delta", "fn ", "zzz"] {
+            let q = crate::plan::plan_pattern(pat, false, false).unwrap();
+            assert_eq!(merged.candidates(&q), fresh.candidates(&q), "{pat}");
+        }
+        assert_eq!(merged.find(&d), Some(2));
+        assert_eq!(merged.find(&c), None);
+        assert_eq!(merged.under(dir.path()), 0..4);
+        assert_eq!(merged.under(&dir.path().join("nothing")).len(), 0);
     }
 }

@@ -26,6 +26,18 @@ pub enum Query {
     Or(Vec<Query>),
 }
 
+impl Query {
+    /// Whether a file with the trigrams `has` may match.
+    pub fn admits(&self, has: &dyn Fn(Trigram) -> bool) -> bool {
+        match self {
+            Query::All => true,
+            Query::Tri(t) => has(*t),
+            Query::And(qs) => qs.iter().all(|q| q.admits(has)),
+            Query::Or(qs) => qs.iter().any(|q| q.admits(has)),
+        }
+    }
+}
+
 /// The trigram of three bytes, lower-cased.
 pub fn trigram(a: u8, b: u8, c: u8) -> Trigram {
     (u32::from(a.to_ascii_lowercase()) << 16)
