@@ -1,17 +1,35 @@
-//! The command line, with ripgrep's flags and defaults.
+//! The command line, with ripgrep's flags and defaults. A search asks the
+//! daemon (starting one if none runs) and prints what it finds with rg's
+//! printer; without a daemon or an index it scans, and says so.
 
+use crate::client::{self, Client};
+use crate::daemon;
+use crate::protocol::{RootInfo, SearchQuery};
 use crate::search::{self, Filters, Options, Output, Pattern};
-use clap::Parser;
-use std::io::IsTerminal;
-use std::path::PathBuf;
+use crate::store::{self, Store};
+use clap::{Parser, Subcommand};
+use std::io::{BufRead, IsTerminal};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Path, PathBuf};
 
 /// Search code like ripgrep: `greppy PATTERN [PATH...]`.
 ///
 /// The output, the files searched (.gitignore, hidden files, binary files)
 /// and the exit status are rg's: 0 if something was found, 1 if nothing
-/// was, 2 on an error.
+/// was, 2 on an error. Searches are answered by a daemon from an index it
+/// keeps fresh; the first search in a tree starts one and scans.
 #[derive(Debug, Parser)]
-#[command(name = "greppy", version, max_term_width = 100)]
+#[command(
+    name = "greppy",
+    version,
+    max_term_width = 100,
+    after_help = "Other commands (`greppy COMMAND --help`):\n  \
+        search PATTERN [PATH...]   the same as `greppy PATTERN [PATH...]`\n  \
+        index [PATH]               index the tree holding PATH now (again)\n  \
+        status                     the indexed trees, their size and freshness\n  \
+        forget PATH                stop keeping the tree holding PATH\n  \
+        daemon start|stop|run      the daemon (`run` stays in the foreground)"
+)]
 pub struct Cli {
     /// A regular expression (rg's syntax), or a literal string with -F.
     pub pattern: String,
@@ -65,6 +83,53 @@ pub struct Cli {
     /// When to colour.
     #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
     pub color: When,
+    /// At most N matching lines in all.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<u64>,
+    /// Scan, without asking the daemon (also: GREPPY_NO_DAEMON=1).
+    #[arg(long)]
+    pub no_daemon: bool,
+}
+
+/// `greppy index|status|forget|daemon`.
+#[derive(Debug, Parser)]
+#[command(name = "greppy", version, max_term_width = 100)]
+pub struct Admin {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Index the tree holding PATH (its git work tree, else PATH) now, or
+    /// again, and wait until it is done.
+    Index {
+        /// [default: the current folder]
+        path: Option<PathBuf>,
+    },
+    /// The indexed trees: files, bytes, index size, last update, freshness.
+    Status {
+        /// As JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Stop keeping the tree holding PATH, and delete its index.
+    Forget { path: PathBuf },
+    /// Start, stop or run the daemon.
+    Daemon {
+        #[command(subcommand)]
+        action: DaemonAction,
+    },
+}
+
+#[derive(Debug, Clone, Copy, Subcommand)]
+pub enum DaemonAction {
+    /// Start the daemon in the background (nothing to do if one runs).
+    Start,
+    /// Stop the daemon.
+    Stop,
+    /// Run the daemon in the foreground (for systemd and containers).
+    Run,
 }
 
 /// `--color`.
@@ -82,6 +147,18 @@ pub fn main() -> i32 {
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if args.get(1).is_some_and(|a| a == "search") {
         args.remove(1);
+    } else if args.get(1).is_some_and(|a| {
+        ["index", "status", "forget", "daemon"]
+            .iter()
+            .any(|c| a == *c)
+    }) {
+        return match Admin::try_parse_from(args) {
+            Ok(a) => admin(a.command),
+            Err(e) => {
+                let _ = e.print();
+                if e.use_stderr() { 2 } else { 0 }
+            }
+        };
     }
     let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
@@ -110,7 +187,9 @@ impl From<anyhow::Error> for Failed {
 
 fn run(cli: &Cli) -> Result<bool, Failed> {
     let tty = std::io::stdout().is_terminal();
-    let paths = if cli.paths.is_empty() {
+    // With no path rg searches `./` and names files without the `./`.
+    let default_path = cli.paths.is_empty();
+    let paths = if default_path {
         vec![PathBuf::from("./")]
     } else {
         cli.paths.clone()
@@ -146,12 +225,29 @@ fn run(cli: &Cli) -> Result<bool, Failed> {
             When::Never => false,
             When::Auto => tty,
         },
+        limit: cli.limit,
     };
+    // A bad pattern is reported before anything else, as rg does.
+    opts.pattern.matcher()?;
     let filters = Filters {
         globs: cli.globs.clone(),
         types: cli.types.clone(),
     };
-    let (files, walk_errors) = search::walk(&paths, &filters)?;
+    let no_daemon = cli.no_daemon || std::env::var_os("GREPPY_NO_DAEMON").is_some_and(|v| v != "0");
+    let (mut files, walk_errors) = match (!no_daemon)
+        .then(|| from_daemon(cli, &paths, &filters))
+        .flatten()
+    {
+        Some(r) => r?,
+        None => search::walk(&paths, &filters)?,
+    };
+    if default_path {
+        for f in &mut files {
+            if let Ok(rest) = f.strip_prefix("./") {
+                *f = rest.to_path_buf();
+            }
+        }
+    }
     let outcome = search::search(&files, &opts)?;
     // Errors as rg prints them (`path: reason`), after the results; any
     // error makes the status 2, as in rg.
@@ -162,4 +258,276 @@ fn run(cli: &Cli) -> Result<bool, Failed> {
         return Err(Failed);
     }
     Ok(outcome.matched)
+}
+
+/// The matching files under `paths` and the walk's errors, from the
+/// daemon; `None` if the daemon cannot be asked (then the caller scans).
+/// Paths the index cannot answer for are scanned here.
+fn from_daemon(
+    cli: &Cli,
+    paths: &[PathBuf],
+    filters: &Filters,
+) -> Option<anyhow::Result<(Vec<PathBuf>, Vec<String>)>> {
+    // Named files are read directly; the index is for trees.
+    if !paths.iter().all(|p| p.is_dir()) {
+        return None;
+    }
+    let socket = daemon::socket_path();
+    let mut client = match Client::connect(&socket) {
+        Ok(c) => c,
+        Err(client::Error::NoDaemon(..)) => {
+            match spawn_daemon(false) {
+                Ok(()) => eprintln!("greppy: started the daemon; this answer comes from a scan"),
+                Err(e) => eprintln!("greppy: could not start the daemon ({e:#}); scanning"),
+            }
+            return None;
+        }
+        Err(_) => return None,
+    };
+    let cwd = std::env::current_dir().ok()?;
+    let mut files = Vec::new();
+    let mut errors = Vec::new();
+    for p in paths {
+        let abs = p.canonicalize().ok()?;
+        let query = SearchQuery {
+            pattern: cli.pattern.clone(),
+            path: abs.as_os_str().as_bytes().to_vec(),
+            display: p.as_os_str().as_bytes().to_vec(),
+            cwd: cwd.as_os_str().as_bytes().to_vec(),
+            fixed: cli.fixed_strings,
+            ignore_case: cli.ignore_case,
+            smart_case: cli.smart_case,
+            word: cli.word_regexp,
+            globs: filters.globs.clone(),
+            types: filters.types.clone(),
+            files: true,
+            limit: 0,
+        };
+        let answer = match client.search(query) {
+            Ok(a) => a,
+            // A busy or broken daemon: the scan still answers.
+            Err(_) => return None,
+        };
+        match answer.scan {
+            Some(reason) => {
+                if let Some(r) = reason {
+                    eprintln!("greppy: {r}; this answer comes from a scan");
+                }
+                let (f, e) = match search::walk(std::slice::from_ref(p), filters) {
+                    Ok(r) => r,
+                    Err(e) => return Some(Err(e)),
+                };
+                files.extend(f);
+                errors.extend(e);
+            }
+            None => {
+                files.extend(
+                    answer
+                        .files
+                        .into_iter()
+                        .map(|f| PathBuf::from(std::ffi::OsString::from_vec(f))),
+                );
+                errors.extend(answer.errors);
+            }
+        }
+    }
+    files.sort();
+    files.dedup();
+    Some(Ok((files, errors)))
+}
+
+/// Starts `greppy daemon run` in its own session, its errors logged beside
+/// the socket. With `wait`, returns once its socket answers (it says so on
+/// its output), or with its error.
+fn spawn_daemon(wait: bool) -> anyhow::Result<()> {
+    use anyhow::Context;
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+    let socket = daemon::socket_path();
+    let dir = socket.parent().unwrap_or(Path::new("/tmp"));
+    daemon::make_private_dir(dir)?;
+    let log_path = dir.join("daemon.log");
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log_path)
+        .with_context(|| format!("open {}", log_path.display()))?;
+    let mut cmd = Command::new(std::env::current_exe()?);
+    cmd.args(["daemon", "run"])
+        .stdin(Stdio::null())
+        .stdout(if wait { Stdio::piped() } else { Stdio::null() })
+        .stderr(log);
+    // SAFETY: setsid is async-signal-safe and touches no memory of ours; it
+    // detaches the daemon from this terminal's signals and hangups.
+    unsafe {
+        cmd.pre_exec(|| rustix::process::setsid().map(drop).map_err(Into::into));
+    }
+    let mut child = cmd.spawn().context("start `greppy daemon run`")?;
+    if wait {
+        let out = child.stdout.take().context("the daemon's output")?;
+        let mut line = String::new();
+        std::io::BufReader::new(out).read_line(&mut line)?;
+        if line.is_empty() {
+            let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+            let last = log.lines().last().unwrap_or("no message");
+            anyhow::bail!("the daemon did not start: {last}");
+        }
+    }
+    Ok(())
+}
+
+fn admin(cmd: Command) -> i32 {
+    match admin_inner(cmd) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("greppy: {e:#}");
+            2
+        }
+    }
+}
+
+fn connect() -> anyhow::Result<Client> {
+    let socket = daemon::socket_path();
+    Ok(match Client::connect(&socket) {
+        Err(client::Error::NoDaemon(..)) => {
+            spawn_daemon(true)?;
+            Client::connect(&socket)?
+        }
+        r => r?,
+    })
+}
+
+fn admin_inner(cmd: Command) -> anyhow::Result<i32> {
+    let socket = daemon::socket_path();
+    match cmd {
+        Command::Daemon {
+            action: DaemonAction::Run,
+        } => {
+            let store = Store::new(store::default_dir())?;
+            daemon::run(&socket, Some(store), || {
+                println!(
+                    "greppy daemon {} listening on {}",
+                    env!("CARGO_PKG_VERSION"),
+                    socket.display()
+                );
+                use std::io::Write;
+                let _ = std::io::stdout().flush();
+            })?;
+            Ok(0)
+        }
+        Command::Daemon {
+            action: DaemonAction::Start,
+        } => {
+            match Client::connect(&socket) {
+                Ok(c) => println!("{} already answers on {}", c.server(), socket.display()),
+                Err(_) => {
+                    spawn_daemon(true)?;
+                    println!("greppy daemon started on {}", socket.display());
+                }
+            }
+            Ok(0)
+        }
+        Command::Daemon {
+            action: DaemonAction::Stop,
+        } => {
+            match Client::connect(&socket) {
+                Ok(mut c) => {
+                    c.shutdown()?;
+                    println!("greppy daemon stopped");
+                }
+                Err(client::Error::NoDaemon(..)) => println!("no greppy daemon runs"),
+                Err(e) => return Err(e.into()),
+            }
+            Ok(0)
+        }
+        Command::Index { path } => {
+            let path = path.unwrap_or_else(|| PathBuf::from("."));
+            let started = std::time::Instant::now();
+            let info = connect()?.index(&path)?;
+            println!(
+                "{}: {} files, {}, index {} ({:.1} s)",
+                show(&info.root),
+                info.files,
+                human(info.source_bytes),
+                human(info.index_bytes),
+                started.elapsed().as_secs_f64()
+            );
+            Ok(0)
+        }
+        Command::Forget { path } => {
+            connect()?.forget(&path)?;
+            Ok(0)
+        }
+        Command::Status { json } => {
+            let roots = match Client::connect(&socket) {
+                Ok(mut c) => c.status()?,
+                Err(client::Error::NoDaemon(..)) => {
+                    if !json {
+                        println!("no greppy daemon runs");
+                    }
+                    Vec::new()
+                }
+                Err(e) => return Err(e.into()),
+            };
+            if json {
+                let list: Vec<_> = roots.iter().map(status_json).collect();
+                println!("{}", serde_json::to_string_pretty(&list)?);
+            } else {
+                for r in &roots {
+                    println!("{}", status_line(r));
+                }
+            }
+            Ok(0)
+        }
+    }
+}
+
+fn show(path: &[u8]) -> String {
+    String::from_utf8_lossy(path).into_owned()
+}
+
+fn human(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 30 => format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64),
+        b if b >= 1 << 20 => format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64),
+        b if b >= 1 << 10 => format!("{:.1} KiB", b as f64 / 1024.0),
+        b => format!("{b} B"),
+    }
+}
+
+fn status_json(r: &RootInfo) -> serde_json::Value {
+    serde_json::json!({
+        "root": show(&r.root),
+        "phase": r.phase,
+        "files": r.files,
+        "source_bytes": r.source_bytes,
+        "index_bytes": r.index_bytes,
+        "changes": r.changes,
+        "updated_ms": r.updated_ms,
+        "fresh": r.fresh,
+        "error": r.error,
+    })
+}
+
+fn status_line(r: &RootInfo) -> String {
+    let now_ms = crate::index::now_ns() / 1_000_000;
+    let ago = now_ms.saturating_sub(r.updated_ms) / 1000;
+    let state = if r.fresh {
+        "fresh".to_string()
+    } else if r.phase == "watching" {
+        "stale (changes pending)".to_string()
+    } else {
+        format!("stale ({})", r.phase.replace('_', " "))
+    };
+    let mut line = format!(
+        "{}\n  {} files, {}, index {}, updated {ago} s ago, {state}",
+        show(&r.root),
+        r.files,
+        human(r.source_bytes),
+        human(r.index_bytes)
+    );
+    if let Some(e) = &r.error {
+        line.push_str(&format!("\n  {e}"));
+    }
+    line
 }

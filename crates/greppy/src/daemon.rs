@@ -1,32 +1,41 @@
-//! The daemon's core: a Unix socket that speaks [`crate::protocol`],
-//! answering searches from a trigram index per root.
+//! The daemon: a Unix socket that speaks [`crate::protocol`], answering
+//! searches from a fresh index per root ([`crate::live`]).
 //!
 //! Bounds, each answered explicitly, never by a silent drop:
 //! - connections past [`Limits::connections`] get `busy` and are closed;
 //! - searches in flight past [`Limits::searches`] get `busy` with their id;
 //! - a frame over [`Limits::frame`], or one that does not decode, gets
 //!   `error` and closes that connection only;
-//! - at most [`Limits::roots`] indexes are kept.
+//! - at most [`Limits::roots`] roots are kept (the least recently used
+//!   one is forgotten first).
 //!
 //! A peer of another uid (SO_PEERCRED) is refused. A search streams its
 //! matches as they are found, many may be in flight on one connection, and
 //! a client that goes away cancels its searches.
 //!
-//! The index is a snapshot of the tree when it was built: every `done` says
-//! `fresh: false` until file watching keeps it current (issue 14), which is
-//! why the command line does not use the daemon yet.
+//! A search the index cannot answer exactly (the tree is still being
+//! indexed; a folder the walk does not enter; a glob that lets ignored
+//! files in) gets `scan`, and the client scans: an answer is never
+//! wrong for want of an index.
 
-use crate::index::Index;
+use crate::live::{Phase, Root};
 use crate::plan::plan_pattern;
-use crate::protocol::{self, Decoder, Request, Response, SearchQuery};
-use crate::search::{self, Filters, Pattern};
+use crate::protocol::{self, Decoder, Request, Response, RootInfo, SearchQuery};
+use crate::search::{self, FileFilter, Filters, Pattern};
+use crate::store::Store;
 use rustc_hash::FxHashMap;
+use std::ffi::OsStr;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{UnixListener, UnixStream};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio::sync::{Notify, Semaphore, mpsc};
+
+/// How long a search waits for reported changes to be applied before it
+/// answers from the snapshot it has (saying it is not fresh).
+pub const FRESH_WAIT: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// What the daemon bounds.
 #[derive(Debug, Clone)]
@@ -60,16 +69,22 @@ pub fn socket_path() -> PathBuf {
     }
 }
 
+/// Makes `dir` (and its parents) if it is not there; `dir` itself 0700.
+pub fn make_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+}
+
 /// Binds the socket: its folder made 0700, the socket 0600. A socket file
 /// that no daemon answers on is replaced; one that answers is an error.
 pub fn bind(path: &Path) -> std::io::Result<UnixListener> {
-    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    use std::os::unix::fs::PermissionsExt;
     if let Some(dir) = path.parent() {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)?;
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+        make_private_dir(dir)?;
     }
     if path.exists() {
         if std::os::unix::net::UnixStream::connect(path).is_ok() {
@@ -91,21 +106,109 @@ struct State {
     uid: u32,
     connections: Arc<Semaphore>,
     searches: Arc<Semaphore>,
-    indexes: Mutex<FxHashMap<PathBuf, Arc<Index>>>,
+    /// The roots, the most recently used last.
+    roots: Mutex<Vec<Arc<Root>>>,
+    store: Option<Store>,
+    shutdown: Notify,
 }
 
-/// Serves connections on `listener` until the listener fails.
-pub async fn serve(listener: UnixListener, limits: Limits) -> std::io::Result<()> {
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn path_of(bytes: &[u8]) -> PathBuf {
+    PathBuf::from(OsStr::from_bytes(bytes))
+}
+
+/// Serves connections on `listener` until a `shutdown` request (or the
+/// listener fails). With a `store`, the roots of the last run are kept
+/// again, from their saved indexes, and new indexes are saved there.
+pub async fn serve(
+    listener: UnixListener,
+    limits: Limits,
+    store: Option<Store>,
+) -> std::io::Result<()> {
+    let mut roots = Vec::new();
+    if let Some(s) = &store {
+        for r in s.roots().into_iter().filter(|r| r.is_dir()) {
+            if roots.len() < limits.roots {
+                let file = s.index_file(&r);
+                roots.push(Arc::new(Root::start(r, Some(file))));
+            }
+        }
+    }
     let state = Arc::new(State {
         uid: rustix::process::geteuid().as_raw(),
         connections: Arc::new(Semaphore::new(limits.connections)),
         searches: Arc::new(Semaphore::new(limits.searches)),
-        indexes: Mutex::new(FxHashMap::default()),
+        roots: Mutex::new(roots),
+        store,
+        shutdown: Notify::new(),
         limits,
     });
     loop {
-        let (stream, _) = listener.accept().await?;
-        tokio::spawn(state.clone().connection(stream));
+        tokio::select! {
+            r = listener.accept() => {
+                let (stream, _) = r?;
+                tokio::spawn(state.clone().connection(stream));
+            }
+            () = state.shutdown.notified() => return Ok(()),
+        }
+    }
+}
+
+/// Runs a daemon in this thread on `socket` until it is told to stop, then
+/// removes the socket. `ready` is called once the socket answers.
+pub fn run(socket: &Path, store: Option<Store>, ready: impl FnOnce()) -> anyhow::Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("greppy-io")
+        .enable_all()
+        .build()?;
+    // The daemon holds no folder of the user's open as its own.
+    std::env::set_current_dir("/")?;
+    let r = rt.block_on(async {
+        let listener = bind(socket)?;
+        ready();
+        serve(listener, Limits::default(), store).await
+    });
+    // Only a socket this daemon bound is removed (not another's, when bind
+    // failed because one answers).
+    if !matches!(&r, Err(e) if e.kind() == std::io::ErrorKind::AddrInUse) {
+        let _ = std::fs::remove_file(socket);
+    }
+    rt.shutdown_background();
+    Ok(r?)
+}
+
+/// The root a folder belongs in when no root holds it: the top of its git
+/// work tree, else the folder itself. `None` for `/`, which is not indexed.
+fn new_root_for(dir: &Path) -> Option<PathBuf> {
+    let top = dir
+        .ancestors()
+        .find(|a| a.join(".git").exists())
+        .unwrap_or(dir);
+    (top.parent().is_some()).then(|| top.to_path_buf())
+}
+
+fn info(root: &Root) -> RootInfo {
+    let s = root.status();
+    RootInfo {
+        root: s.root.as_os_str().as_bytes().to_vec(),
+        phase: match s.phase {
+            Phase::Building => "building",
+            Phase::CatchingUp => "catching_up",
+            Phase::Watching => "watching",
+            Phase::Rebuilding => "rebuilding",
+        }
+        .to_string(),
+        files: s.files,
+        source_bytes: s.source_bytes,
+        index_bytes: s.index_bytes,
+        changes: s.changes,
+        updated_ms: s.updated_ns / 1_000_000,
+        fresh: s.fresh,
+        error: s.watch_error,
     }
 }
 
@@ -191,18 +294,37 @@ impl State {
                             continue;
                         };
                         let flag = Arc::new(AtomicBool::new(false));
-                        cancels
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .insert(id, flag.clone());
+                        lock(&cancels).insert(id, flag.clone());
                         let (state, tx, cancels) = (self.clone(), tx.clone(), cancels.clone());
                         tokio::task::spawn_blocking(move || {
-                            state.search(id, &query, &tx, &flag, permit);
-                            cancels
-                                .lock()
-                                .unwrap_or_else(|e| e.into_inner())
-                                .remove(&id);
+                            state.search(id, &query, &tx, &flag);
+                            lock(&cancels).remove(&id);
+                            drop(permit);
                         });
+                    }
+                    Request::Index { id, path } => {
+                        let Ok(permit) = self.searches.clone().try_acquire_owned() else {
+                            let _ = tx.send(Response::Busy { id: Some(id) }).await;
+                            continue;
+                        };
+                        let (state, tx) = (self.clone(), tx.clone());
+                        tokio::task::spawn_blocking(move || {
+                            let answer = state.index(id, &path_of(&path));
+                            let _ = tx.blocking_send(answer);
+                            drop(permit);
+                        });
+                    }
+                    Request::Status { id } => {
+                        let roots = lock(&self.roots).clone();
+                        let roots = roots.iter().map(|r| info(r)).collect();
+                        let _ = tx.send(Response::Status { id, roots }).await;
+                    }
+                    Request::Forget { id, path } => {
+                        let _ = tx.send(self.forget(id, &path_of(&path))).await;
+                    }
+                    Request::Shutdown { id } => {
+                        let _ = tx.send(Response::Ok { id }).await;
+                        self.shutdown.notify_one();
                     }
                 }
             }
@@ -215,43 +337,103 @@ impl State {
         let _ = writer.await;
     }
 
-    /// The index of `root`, built on first use.
-    fn index(&self, root: &Path) -> anyhow::Result<Arc<Index>> {
-        let root = root.canonicalize()?;
-        if let Some(i) = self
-            .indexes
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&root)
-        {
-            return Ok(i.clone());
+    /// The root that holds `dir`, made if none does (and `create`); and
+    /// whether it is new.
+    fn root_for(&self, dir: &Path, create: bool) -> Option<(Arc<Root>, bool)> {
+        let mut roots = lock(&self.roots);
+        let held = roots
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| dir.starts_with(r.path()))
+            .max_by_key(|(_, r)| r.path().as_os_str().len())
+            .map(|(i, _)| i);
+        if let Some(i) = held {
+            let r = roots.remove(i);
+            roots.push(r.clone());
+            return Some((r, false));
         }
-        let (files, _) = search::walk(std::slice::from_ref(&root), &Filters::default())?;
-        let index = Arc::new(Index::build(files));
-        let mut all = self.indexes.lock().unwrap_or_else(|e| e.into_inner());
-        if all.len() >= self.limits.roots
-            && let Some(k) = all.keys().next().cloned()
-        {
-            all.remove(&k);
+        if !create {
+            return None;
         }
-        all.insert(root, index.clone());
-        Ok(index)
+        let top = new_root_for(dir)?;
+        let file = self.store.as_ref().map(|s| s.index_file(&top));
+        let root = Arc::new(Root::start(top, file));
+        roots.push(root.clone());
+        while roots.len() > self.limits.roots {
+            let old = roots.remove(0);
+            self.drop_index(&old);
+        }
+        self.save_roots(&roots);
+        Some((root, true))
+    }
+
+    fn drop_index(&self, root: &Root) {
+        if let Some(s) = &self.store {
+            let _ = std::fs::remove_file(s.index_file(root.path()));
+        }
+    }
+
+    fn save_roots(&self, roots: &[Arc<Root>]) {
+        if let Some(s) = &self.store
+            && let Err(e) = s.set_roots(roots.iter().map(|r| r.path()))
+        {
+            eprintln!("greppy: {e:#}");
+        }
+    }
+
+    /// `index`: (re)builds the root holding `path` and waits for it.
+    fn index(&self, id: u64, path: &Path) -> Response {
+        let started = std::time::Instant::now();
+        let error = |message: String| Response::Error {
+            id: Some(id),
+            message,
+        };
+        let dir = match path.canonicalize() {
+            Ok(d) if d.is_dir() => d,
+            Ok(_) => return error(format!("{}: not a folder", path.display())),
+            Err(e) => return error(format!("{}: {e}", path.display())),
+        };
+        let Some((root, new)) = self.root_for(&dir, true) else {
+            return error(format!("{}: greppy does not index /", dir.display()));
+        };
+        if !new {
+            root.rebuild();
+        }
+        root.wait_ready();
+        Response::Indexed {
+            id,
+            root: info(&root),
+            millis: started.elapsed().as_millis() as u64,
+        }
+    }
+
+    /// `forget`: drops the root holding `path` and deletes its index.
+    fn forget(&self, id: u64, path: &Path) -> Response {
+        let dir = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        let mut roots = lock(&self.roots);
+        let Some(i) = roots.iter().position(|r| dir.starts_with(r.path())) else {
+            return Response::Error {
+                id: Some(id),
+                message: format!("{}: not indexed", path.display()),
+            };
+        };
+        let root = roots.remove(i);
+        self.drop_index(&root);
+        self.save_roots(&roots);
+        Response::Ok { id }
     }
 
     /// Runs one search (on a blocking thread), streaming its answers.
-    fn search(
-        &self,
-        id: u64,
-        q: &SearchQuery,
-        tx: &mpsc::Sender<Response>,
-        cancel: &AtomicBool,
-        _permit: OwnedSemaphorePermit,
-    ) {
+    fn search(&self, id: u64, q: &SearchQuery, tx: &mpsc::Sender<Response>, cancel: &AtomicBool) {
+        let send = |m: Response| tx.blocking_send(m).is_ok();
         let fail = |message: String| {
-            let _ = tx.blocking_send(Response::Error {
+            let _ = send(Response::Error {
                 id: Some(id),
                 message,
             });
+        };
+        let scan = |reason: Option<String>| {
+            let _ = send(Response::Scan { id, reason });
         };
         let pattern = Pattern {
             pattern: q.pattern.clone(),
@@ -264,27 +446,79 @@ impl State {
             Ok(m) => m,
             Err(e) => return fail(format!("{e:#}")),
         };
-        let index = match self.index(Path::new(&q.root)) {
-            Ok(i) => i,
-            Err(e) => return fail(format!("{}: {e:#}", q.root)),
+        let filters = Filters {
+            globs: q.globs.clone(),
+            types: q.types.clone(),
+        };
+        let filter = match FileFilter::new(&filters, &path_of(&q.cwd)) {
+            Ok(Some(f)) => f,
+            Ok(None) => return scan(None),
+            Err(e) => return fail(format!("{e:#}")),
+        };
+        let asked = path_of(&q.path);
+        let dir = match asked.canonicalize() {
+            Ok(d) => d,
+            Err(e) => return fail(format!("{}: {e}", asked.display())),
+        };
+        let Some((root, _)) = self.root_for(&dir, true) else {
+            return scan(None);
+        };
+        // Changes the watcher has reported are waited for, briefly (an edit
+        // then a search is the common case); a rebuild is not. Freshness is
+        // read before the snapshot is taken, so that the snapshot holds at
+        // least what `fresh` vouches for.
+        let fresh = root.wait_fresh(FRESH_WAIT);
+        let Some(snap) = root.snapshot() else {
+            let why = format!("{} is still being indexed", root.path().display());
+            return scan(Some(why));
+        };
+        if !snap.dirs.contains(&dir) {
+            return scan(None);
+        }
+        let display = if q.display.is_empty() {
+            dir.clone()
+        } else {
+            path_of(&q.display)
+        };
+        let name = |p: &Path| match p.strip_prefix(&dir) {
+            Ok(rel) if !rel.as_os_str().is_empty() => display.join(rel),
+            _ => display.clone(),
         };
         let plan =
             plan_pattern(&q.pattern, q.fixed, q.ignore_case).unwrap_or(crate::plan::Query::All);
         let mut matches = 0u64;
         let mut cancelled = false;
-        'files: for path in index.candidates(&plan) {
+        'files: for path in snap.candidates(&plan, &dir) {
             if cancel.load(Ordering::Relaxed) {
                 cancelled = true;
                 break;
             }
-            for (line, text) in search::file_lines(&matcher, path) {
+            let shown = name(&path);
+            if !filter.allows(&display, &shown) {
+                continue;
+            }
+            let shown = shown.into_os_string().into_vec();
+            if q.files {
+                if search::file_matches(&matcher, &path) {
+                    if !send(Response::File { id, path: shown }) {
+                        cancelled = true;
+                        break;
+                    }
+                    matches += 1;
+                    if q.limit > 0 && matches >= q.limit {
+                        break;
+                    }
+                }
+                continue;
+            }
+            for (line, text) in search::file_lines(&matcher, &path) {
                 let m = Response::Match {
                     id,
-                    path: std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str()).to_vec(),
+                    path: shown.clone(),
                     line,
                     text,
                 };
-                if tx.blocking_send(m).is_err() {
+                if !send(m) {
                     cancelled = true;
                     break 'files;
                 }
@@ -294,11 +528,21 @@ impl State {
                 }
             }
         }
-        let _ = tx.blocking_send(Response::Done {
+        // Walk errors name paths as the walk did (absolute): rename them as
+        // the client names files.
+        let prefix = format!("{}/", dir.display());
+        let shown = format!("{}/", display.display()).replace("//", "/");
+        let errors = snap
+            .errors_under(&dir)
+            .into_iter()
+            .map(|(_, m)| m.replace(&prefix, &shown))
+            .collect();
+        send(Response::Done {
             id,
             matches,
-            fresh: false,
+            fresh,
             cancelled,
+            errors,
         });
     }
 }

@@ -10,8 +10,11 @@
 //! - [`cli`]: the command line, with rg's flags and defaults.
 
 pub mod cli;
+pub mod client;
 pub mod daemon;
 pub mod index;
+pub mod live;
 pub mod plan;
 pub mod protocol;
 pub mod search;
+pub mod store;

@@ -16,30 +16,90 @@ pub const VERSION: u32 = 1;
 /// The default limit on one frame's body.
 pub const MAX_FRAME: usize = 1 << 20;
 
-/// What a client asks.
+/// What a client asks. Every request but `hello` carries an id, which its
+/// answers repeat.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Request {
     /// The first message on a connection.
     Hello { version: u32, client: String },
-    /// An exact search; answers stream as `Match`es, then one `Done`.
+    /// An exact search; answers stream as `match`es (or `file`s), then one
+    /// `done`; or one `scan` if the index cannot answer it.
     Search { id: u64, query: SearchQuery },
-    /// Stop the search `id` (its `Done` says `cancelled`).
+    /// Stop the search `id` (its `done` says `cancelled`).
     Cancel { id: u64 },
+    /// Index the tree holding `path` (again, if it is indexed), and answer
+    /// `indexed` when it is done.
+    Index {
+        id: u64,
+        #[serde(with = "serde_bytes")]
+        path: Vec<u8>,
+    },
+    /// The indexed trees: one `status`.
+    Status { id: u64 },
+    /// Stop keeping the tree at `path` and delete its index: `ok`.
+    Forget {
+        id: u64,
+        #[serde(with = "serde_bytes")]
+        path: Vec<u8>,
+    },
+    /// Stop the daemon: `ok`, then it closes every connection and exits.
+    Shutdown { id: u64 },
 }
 
 /// An exact search, as the command line's flags say it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct SearchQuery {
+    /// rg's regex syntax (a literal with `fixed`).
     pub pattern: String,
-    pub root: String,
+    /// The folder to search, absolute.
+    #[serde(with = "serde_bytes")]
+    pub path: Vec<u8>,
+    /// How answers name files: this joined with the path below `path`
+    /// (`src` gives `src/lib.rs`, as rg names them); empty: absolute.
+    #[serde(with = "serde_bytes")]
+    pub display: Vec<u8>,
+    /// The folder `globs` are relative to (rg: the current folder).
+    #[serde(with = "serde_bytes")]
+    pub cwd: Vec<u8>,
     pub fixed: bool,
     pub ignore_case: bool,
     pub smart_case: bool,
     pub word: bool,
-    /// At most this many matching lines in all (0: no limit).
+    /// rg's `-g`: globs that exclude (`!GLOB`). A glob that lets files in
+    /// can bring in ignored files, which the index leaves out: `scan`.
+    pub globs: Vec<String>,
+    /// rg's `-t`: type names.
+    pub types: Vec<String>,
+    /// Answer one `file` per matching file instead of `match` per line.
+    pub files: bool,
+    /// At most this many matching lines (files, with `files`) in all (0: no
+    /// limit).
     pub limit: u64,
+}
+
+/// One indexed tree, as `status` reports it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RootInfo {
+    #[serde(with = "serde_bytes")]
+    pub root: Vec<u8>,
+    /// `building`, `catching_up`, `watching` or `rebuilding`.
+    pub phase: String,
+    pub files: u64,
+    /// The bytes of the files indexed.
+    pub source_bytes: u64,
+    /// The index's size on disk (changes not merged yet are beside it).
+    pub index_bytes: u64,
+    /// Changed files not merged into the index yet.
+    pub changes: u64,
+    /// When the answers last changed, in ms since the epoch.
+    pub updated_ms: u64,
+    /// Every change the watcher reported is in the answers.
+    pub fresh: bool,
+    /// Why the tree is not watched, if it is not.
+    pub error: Option<String>,
 }
 
 /// What the daemon answers.
@@ -60,13 +120,45 @@ pub enum Response {
         #[serde(with = "serde_bytes")]
         text: Vec<u8>,
     },
+    /// One matching file (a search with `files`).
+    File {
+        id: u64,
+        #[serde(with = "serde_bytes")]
+        path: Vec<u8>,
+    },
     /// The end of search `id`. `fresh`: the index had every change of the
-    /// tree when it answered.
+    /// tree when it answered. `errors`: what rg would report of the walk
+    /// (an unreadable folder), as rg words it.
     Done {
         id: u64,
         matches: u64,
         fresh: bool,
         cancelled: bool,
+        #[serde(default)]
+        errors: Vec<String>,
+    },
+    /// The index cannot answer search `id`: search by scanning. `reason`
+    /// says why when it is worth telling a person (the tree is still being
+    /// indexed); none when rg's own rules send the search outside the
+    /// index (an ignored or hidden folder named, a glob that lets ignored
+    /// files in).
+    Scan {
+        id: u64,
+        reason: Option<String>,
+    },
+    /// The tree holding the path of `index` request `id` is indexed.
+    Indexed {
+        id: u64,
+        root: RootInfo,
+        millis: u64,
+    },
+    Status {
+        id: u64,
+        roots: Vec<RootInfo>,
+    },
+    /// Request `id` is done (`forget`, `shutdown`).
+    Ok {
+        id: u64,
     },
     /// Too many connections or searches in flight: try again later. Never
     /// a silent drop.
@@ -153,7 +245,7 @@ mod tests {
             id,
             query: SearchQuery {
                 pattern: "retry_policy".into(),
-                root: "/src".into(),
+                path: b"/src".to_vec(),
                 ..SearchQuery::default()
             },
         }

@@ -71,6 +71,9 @@ pub struct Options {
     /// Group lines under a heading per file (rg on a terminal).
     pub heading: bool,
     pub color: bool,
+    /// `--limit N`: at most N matching lines in all (files are then
+    /// searched one after another, in order).
+    pub limit: Option<u64>,
 }
 
 /// The walk's filters (`-g`, `-t`).
@@ -119,6 +122,114 @@ pub fn walk(roots: &[PathBuf], filters: &Filters) -> Result<(Vec<PathBuf>, Vec<S
     Ok((files, errors))
 }
 
+/// What the walk of one tree found: the files rg would search (in path
+/// order), every folder it went into, and the errors it met.
+#[derive(Debug, Default)]
+pub struct Tree {
+    pub files: Vec<PathBuf>,
+    pub dirs: rustc_hash::FxHashSet<PathBuf>,
+    /// Each error: the path it is about, and rg's message.
+    pub errors: Vec<(PathBuf, String)>,
+}
+
+/// Walks `root` as rg would with no filters.
+pub fn walk_tree(root: &Path) -> Tree {
+    let mut tree = Tree::default();
+    for entry in ignore::WalkBuilder::new(root).build() {
+        match entry {
+            Ok(e) => match e.file_type() {
+                Some(t) if t.is_file() => tree.files.push(e.into_path()),
+                Some(t) if t.is_dir() => {
+                    tree.dirs.insert(e.into_path());
+                }
+                _ => {}
+            },
+            Err(e) => tree.errors.push((error_path(&e), walk_error(&e))),
+        }
+    }
+    tree.files.sort();
+    tree
+}
+
+/// The entries of the folder `dir` that a walk of a tree holding it would
+/// take (ignore files, hidden names), each with whether it is a folder.
+pub fn walk_children(dir: &Path) -> rustc_hash::FxHashMap<PathBuf, bool> {
+    ignore::WalkBuilder::new(dir)
+        .max_depth(Some(1))
+        .build()
+        .flatten()
+        .filter(|e| e.depth() == 1)
+        .filter_map(|e| {
+            let t = e.file_type()?;
+            (t.is_file() || t.is_dir()).then(|| (e.into_path(), t.is_dir()))
+        })
+        .collect()
+}
+
+/// `-g` and `-t` applied to files one at a time, as the walk applies them,
+/// for files a walk without them would search. Globs that let files in
+/// (without `!`) can bring in files the unfiltered walk skips (rg then
+/// searches ignored files that match them), so they cannot be applied this
+/// way: [`FileFilter::new`] returns `None` for them.
+#[derive(Debug)]
+pub struct FileFilter {
+    overrides: ignore::overrides::Override,
+    types: ignore::types::Types,
+}
+
+impl FileFilter {
+    /// The filter of `filters`, globs taken relative to `cwd`; `Ok(None)`
+    /// if a glob lets files in.
+    pub fn new(filters: &Filters, cwd: &Path) -> Result<Option<FileFilter>> {
+        let mut o = ignore::overrides::OverrideBuilder::new(cwd);
+        for g in &filters.globs {
+            if !g.starts_with('!') {
+                return Ok(None);
+            }
+            o.add(g).with_context(|| format!("bad glob {g:?}"))?;
+        }
+        let mut t = ignore::types::TypesBuilder::new();
+        t.add_defaults();
+        for ty in &filters.types {
+            t.select(ty);
+        }
+        Ok(Some(FileFilter {
+            overrides: o.build()?,
+            types: t.build().context("unknown file type")?,
+        }))
+    }
+
+    /// Whether the walk from `top` keeps `file` (both as the walk names
+    /// them: `top` joined with the path below it).
+    pub fn allows(&self, top: &Path, file: &Path) -> bool {
+        // A folder the globs exclude is not entered.
+        let mut dirs: Vec<&Path> = file
+            .ancestors()
+            .skip(1)
+            .take_while(|d| *d != top && d.starts_with(top))
+            .collect();
+        dirs.reverse();
+        if dirs
+            .iter()
+            .any(|d| self.overrides.matched(d, true).is_ignore())
+        {
+            return false;
+        }
+        !self.overrides.matched(file, false).is_ignore()
+            && !self.types.matched(file, false).is_ignore()
+    }
+}
+
+/// The path a walk error is about.
+fn error_path(e: &ignore::Error) -> PathBuf {
+    match e {
+        ignore::Error::WithPath { path, .. } => path.clone(),
+        ignore::Error::Loop { child, .. } => child.clone(),
+        ignore::Error::WithDepth { err, .. } => error_path(err),
+        _ => PathBuf::new(),
+    }
+}
+
 /// A walk error as rg words it: `path: reason`.
 fn walk_error(e: &ignore::Error) -> String {
     match e {
@@ -157,7 +268,7 @@ fn search_file(
     path: &Path,
     out: &mut Buffer,
     stats: &mut Stats,
-) -> std::result::Result<bool, String> {
+) -> std::result::Result<u64, String> {
     let mut s = searcher(opts);
     let r = match opts.output {
         Output::Lines => {
@@ -167,7 +278,7 @@ fn search_file(
                 .build(&mut *out);
             let mut sink = p.sink_with_path(matcher, path);
             let r = s.search_path(matcher, path, &mut sink);
-            r.map(|()| sink.has_match())
+            r.map(|()| sink.match_count())
         }
         Output::Files | Output::Count => {
             let kind = if opts.output == Output::Files {
@@ -181,14 +292,14 @@ fn search_file(
                 .build(&mut *out);
             let mut sink = p.sink_with_path(matcher, path);
             let r = s.search_path(matcher, path, &mut sink);
-            r.map(|()| sink.has_match())
+            r.map(|()| u64::from(sink.has_match()))
         }
         Output::Json => {
             let mut p = JSONBuilder::new().build(&mut *out);
             let mut sink = p.sink_with_path(matcher, path);
             let r = s.search_path(matcher, path, &mut sink);
             *stats += sink.stats();
-            r.map(|()| sink.has_match())
+            r.map(|()| sink.match_count())
         }
     };
     r.map_err(|e| format!("{}: {e}", path.display()))
@@ -229,16 +340,33 @@ pub fn search(files: &[PathBuf], opts: &Options) -> Result<Outcome> {
         ColorChoice::Never
     };
     let writer = BufferWriter::stdout(choice);
-    type One = (Buffer, std::result::Result<bool, String>, Stats);
-    let results: Vec<One> = files
-        .par_iter()
-        .map(|path| {
-            let mut buf = writer.buffer();
-            let mut stats = Stats::new();
-            let r = search_file(&matcher, opts, path, &mut buf, &mut stats);
-            (buf, r, stats)
-        })
-        .collect();
+    type One = (Buffer, std::result::Result<u64, String>, Stats);
+    let one = |path: &PathBuf, opts: &Options| {
+        let mut buf = writer.buffer();
+        let mut stats = Stats::new();
+        let r = search_file(&matcher, opts, path, &mut buf, &mut stats);
+        (buf, r, stats)
+    };
+    let results: Vec<One> = match opts.limit {
+        None => files.par_iter().map(|p| one(p, opts)).collect(),
+        Some(limit) => {
+            let mut left = limit;
+            let mut out = Vec::new();
+            for p in files {
+                if left == 0 {
+                    break;
+                }
+                let o = Options {
+                    max_count: Some(opts.max_count.map_or(left, |m| m.min(left))),
+                    ..opts.clone()
+                };
+                let r = one(p, &o);
+                left -= r.1.as_ref().map_or(0, |n| (*n).min(left));
+                out.push(r);
+            }
+            out
+        }
+    };
     // With context lines, rg puts `--` between files too (without
     // headings).
     let between = opts.output == Output::Lines && !opts.heading && opts.before + opts.after > 0;
@@ -248,7 +376,7 @@ pub fn search(files: &[PathBuf], opts: &Options) -> Result<Outcome> {
     for (buf, r, stats) in results {
         total += stats;
         match r {
-            Ok(m) => outcome.matched |= m,
+            Ok(n) => outcome.matched |= n > 0,
             Err(e) => outcome.errors.push(e),
         }
         if buf.is_empty() {
@@ -307,6 +435,27 @@ pub fn file_lines(matcher: &RegexMatcher, path: &Path) -> Vec<(u64, Vec<u8>)> {
         grep_searcher::sinks::Bytes(|n, line| {
             found.push((n, line.strip_suffix(b"\n").unwrap_or(line).to_vec()));
             Ok(true)
+        }),
+    );
+    found
+}
+
+/// Whether `path` has a matching line, searched as rg searches it (it stops
+/// at the first).
+pub fn file_matches(matcher: &RegexMatcher, path: &Path) -> bool {
+    let opts = Options {
+        max_count: Some(1),
+        // The sink below needs line numbers.
+        line_number: true,
+        ..Options::default()
+    };
+    let mut found = false;
+    let _ = searcher(&opts).search_path(
+        matcher,
+        path,
+        grep_searcher::sinks::Bytes(|_, _| {
+            found = true;
+            Ok(false)
         }),
     );
     found

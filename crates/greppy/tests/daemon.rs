@@ -23,7 +23,7 @@ fn server(limits: Limits) -> Server {
         .build()
         .unwrap();
     let listener = rt.block_on(async { daemon::bind(&socket) }).unwrap();
-    rt.spawn(daemon::serve(listener, limits));
+    rt.spawn(daemon::serve(listener, limits, None));
     Server {
         _rt: rt,
         socket,
@@ -89,9 +89,20 @@ fn tree() -> tempfile::TempDir {
 fn query(root: &Path, pattern: &str) -> SearchQuery {
     SearchQuery {
         pattern: pattern.into(),
-        root: root.to_string_lossy().into_owned(),
+        path: root
+            .canonicalize()
+            .unwrap()
+            .into_os_string()
+            .into_encoded_bytes(),
         ..SearchQuery::default()
     }
+}
+
+/// Indexes `root` and waits until the daemon answers from the index.
+fn index(c: &mut Client, root: &Path) {
+    let path = root.to_path_buf().into_os_string().into_encoded_bytes();
+    c.send(&Request::Index { id: 1000, path });
+    assert!(matches!(c.recv(), Some(Response::Indexed { id: 1000, .. })));
 }
 
 /// The (path, line) pairs a scan finds.
@@ -117,6 +128,7 @@ fn searches_answer_as_a_scan_and_pipeline() {
     let srv = server(Limits::default());
     let t = tree();
     let mut c = Client::hello(&srv.socket);
+    index(&mut c, t.path());
     let patterns = ["retry policy 1", r"handler_\d+", "nothing_here", "retry"];
     // All sent before any answer is read: pipelined.
     for (i, p) in patterns.iter().enumerate() {
@@ -135,9 +147,10 @@ fn searches_answer_as_a_scan_and_pipeline() {
                 matches,
                 fresh,
                 cancelled,
+                errors,
             } => {
                 assert_eq!(matches as usize, found[id as usize].len());
-                assert!(!fresh && !cancelled);
+                assert!(fresh && !cancelled && errors.is_empty());
                 done += 1;
             }
             other => panic!("unexpected {other:?}"),
@@ -177,6 +190,7 @@ fn bad_frames_close_only_their_connection() {
     });
     let t = tree();
     let mut other = Client::hello(&srv.socket);
+    index(&mut other, t.path());
     // Garbage after the handshake.
     let mut c = Client::hello(&srv.socket);
     c.s.write_all(&[0, 0, 0, 3, 0xc1, 0xc1, 0xc1]).unwrap();

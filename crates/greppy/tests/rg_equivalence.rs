@@ -1,9 +1,40 @@
 //! greppy's answers equal ripgrep's on a corpus made here: the same lines,
 //! the same files (.gitignore, hidden and binary files), the same counts
-//! and the same exit status.
+//! and the same exit status; both when greppy scans and when its daemon
+//! answers from the index.
 
 use std::path::Path;
 use std::process::Command;
+
+/// A daemon of the test's own (its socket and indexes in a temporary
+/// folder), stopped when dropped.
+struct Daemon {
+    dir: tempfile::TempDir,
+}
+
+impl Daemon {
+    fn start() -> Daemon {
+        let d = Daemon {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        let o = d.cmd().args(["daemon", "start"]).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        d
+    }
+    fn cmd(&self) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_greppy"));
+        c.env("XDG_RUNTIME_DIR", self.dir.path().join("run"))
+            .env("XDG_CACHE_HOME", self.dir.path().join("cache"))
+            .env_remove("GREPPY_NO_DAEMON");
+        c
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.cmd().args(["daemon", "stop"]).output();
+    }
+}
 
 /// A small tree with what rg treats specially.
 fn corpus(root: &Path) {
@@ -43,12 +74,10 @@ fn corpus(root: &Path) {
     .unwrap();
 }
 
-fn run(bin: &str, args: &[&str], dir: &Path) -> (String, i32) {
-    let o = Command::new(bin)
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
+fn run(mut cmd: Command, args: &[&str], dir: &Path) -> (String, i32) {
+    let o = cmd.args(args).current_dir(dir).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("comes from a scan"), "{args:?}: {err}");
     let mut lines: Vec<&str> = std::str::from_utf8(&o.stdout)
         .unwrap_or("<not utf-8>")
         .lines()
@@ -66,7 +95,14 @@ fn answers_equal_ripgreps() {
     }
     let dir = tempfile::tempdir().unwrap();
     corpus(dir.path());
-    let greppy = env!("CARGO_BIN_EXE_greppy");
+    let daemon = Daemon::start();
+    let o = daemon.cmd().arg("index").arg(dir.path()).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let scanning = || {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_greppy"));
+        c.env("GREPPY_NO_DAEMON", "1");
+        c
+    };
     let cases: &[&[&str]] = &[
         &["retry"],
         &["-n", "retry"],
@@ -97,6 +133,15 @@ fn answers_equal_ripgreps() {
         &["-n", "x", "no_such_path"],
         &["-n", "[unclosed"],
         &["--color", "bogus", "x"],
+        // Outside the index, by rg's rules: an ignored or hidden folder
+        // named, a glob that lets ignored files in.
+        &["-n", "ignored", "target"],
+        &["-n", "hidden_fn", ".hidden"],
+        &["-n", "-g", "*.log", "retry"],
+        &["-n", "-g", "!src/", "retry"],
+        &["-n", "-g", "!*.md", "-t", "rust", "retry"],
+        &["-n", "-g", "!util", "helper", "src"],
+        &["-n", "RetryPolicy", "src", "py"],
     ];
     for args in cases {
         let mut a = args.to_vec();
@@ -107,8 +152,24 @@ fn answers_equal_ripgreps() {
         if !named_paths {
             a.push(".");
         }
-        let want = run("rg", &a, dir.path());
-        let got = run(greppy, &a, dir.path());
-        assert_eq!(got, want, "greppy {a:?}");
+        let want = run(Command::new("rg"), &a, dir.path());
+        let got = run(scanning(), &a, dir.path());
+        assert_eq!(got, want, "greppy {a:?}, scanning");
+        let got = run(daemon.cmd(), &a, dir.path());
+        assert_eq!(got, want, "greppy {a:?}, from the daemon");
+    }
+    // With no path, rg names files without `./`; also in a subfolder.
+    for (args, cwd) in [
+        (&["-n", "retry"][..], dir.path().to_path_buf()),
+        (&["-l", "fn"][..], dir.path().join("src")),
+        (&["-c", "-w", "retry"][..], dir.path().join("docs")),
+    ] {
+        let want = run(Command::new("rg"), args, &cwd);
+        assert_eq!(run(scanning(), args, &cwd), want, "{args:?}, scanning");
+        assert_eq!(
+            run(daemon.cmd(), args, &cwd),
+            want,
+            "{args:?}, from the daemon"
+        );
     }
 }

@@ -1,0 +1,191 @@
+//! A blocking client of the daemon. It keeps its connection, and requests
+//! can be pipelined: [`Client::send`] many, then [`Client::recv`] their
+//! answers, which carry the requests' ids and may come in any order.
+//! [`Client::search`] and the others are one request and its answers.
+
+use crate::protocol::{self, Decoder, Request, Response, RootInfo, SearchQuery};
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+
+/// What can go wrong between a client and the daemon.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("no daemon answers on {0}")]
+    NoDaemon(String, #[source] std::io::Error),
+    #[error("the daemon connection failed: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("the daemon is busy")]
+    Busy,
+    #[error("{0}")]
+    Daemon(String),
+    #[error("the daemon broke the protocol: {0}")]
+    Protocol(String),
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// A connection to the daemon, past its handshake.
+#[derive(Debug)]
+pub struct Client {
+    stream: UnixStream,
+    decoder: Decoder,
+    buf: Vec<u8>,
+    next_id: u64,
+    server: String,
+}
+
+/// A whole search's answer.
+#[derive(Debug, Default)]
+pub struct Answer {
+    /// `None`: the index cannot answer this search (scan instead), and
+    /// why, if that is worth telling.
+    pub scan: Option<Option<String>>,
+    /// Matching lines: (path, line number, text).
+    pub lines: Vec<(Vec<u8>, u64, Vec<u8>)>,
+    /// Matching files (a search with `files`).
+    pub files: Vec<Vec<u8>>,
+    pub fresh: bool,
+    /// Walk errors, as rg words them.
+    pub errors: Vec<String>,
+}
+
+impl Client {
+    /// Connects to the daemon at `socket` and greets it.
+    pub fn connect(socket: &Path) -> Result<Client> {
+        let stream = UnixStream::connect(socket)
+            .map_err(|e| Error::NoDaemon(socket.display().to_string(), e))?;
+        let mut c = Client {
+            stream,
+            decoder: Decoder::new(protocol::MAX_FRAME),
+            buf: vec![0; 64 << 10],
+            next_id: 1,
+            server: String::new(),
+        };
+        c.send(&Request::Hello {
+            version: protocol::VERSION,
+            client: format!("greppy {}", env!("CARGO_PKG_VERSION")),
+        })?;
+        match c.recv()? {
+            Response::Hello { server, .. } => c.server = server,
+            Response::Busy { .. } => return Err(Error::Busy),
+            Response::Error { message, .. } => return Err(Error::Daemon(message)),
+            other => return Err(Error::Protocol(format!("{other:?} before hello"))),
+        }
+        Ok(c)
+    }
+
+    /// The daemon's name and version.
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    /// A fresh request id.
+    pub fn id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// Sends one request (pipelining: answers come later, by id).
+    pub fn send(&mut self, r: &Request) -> Result<()> {
+        Ok(self.stream.write_all(&protocol::encode(r))?)
+    }
+
+    /// The next answer, blocking until it comes.
+    pub fn recv(&mut self) -> Result<Response> {
+        loop {
+            match self.decoder.decode::<Response>() {
+                Ok(Some(m)) => return Ok(m),
+                Ok(None) => {}
+                Err(e) => return Err(Error::Protocol(e.to_string())),
+            }
+            let n = self.stream.read(&mut self.buf)?;
+            if n == 0 {
+                return Err(Error::Io(std::io::ErrorKind::UnexpectedEof.into()));
+            }
+            self.decoder.push(&self.buf[..n]);
+        }
+    }
+
+    /// One search, all its answers.
+    pub fn search(&mut self, query: SearchQuery) -> Result<Answer> {
+        let id = self.id();
+        self.send(&Request::Search { id, query })?;
+        let mut a = Answer::default();
+        loop {
+            match self.recv()? {
+                Response::Match {
+                    path, line, text, ..
+                } => a.lines.push((path, line, text)),
+                Response::File { path, .. } => a.files.push(path),
+                Response::Done { fresh, errors, .. } => {
+                    a.fresh = fresh;
+                    a.errors = errors;
+                    return Ok(a);
+                }
+                Response::Scan { reason, .. } => {
+                    a.scan = Some(reason);
+                    return Ok(a);
+                }
+                other => return Err(unexpected(other)),
+            }
+        }
+    }
+
+    /// Indexes (again) the tree holding `path`, waiting until it is done.
+    pub fn index(&mut self, path: &Path) -> Result<RootInfo> {
+        let id = self.id();
+        let path = absolute(path)?;
+        self.send(&Request::Index { id, path })?;
+        match self.recv()? {
+            Response::Indexed { root, .. } => Ok(root),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    /// The indexed trees.
+    pub fn status(&mut self) -> Result<Vec<RootInfo>> {
+        let id = self.id();
+        self.send(&Request::Status { id })?;
+        match self.recv()? {
+            Response::Status { roots, .. } => Ok(roots),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    /// Stops keeping the tree holding `path`.
+    pub fn forget(&mut self, path: &Path) -> Result<()> {
+        let id = self.id();
+        let path = absolute(path)?;
+        self.send(&Request::Forget { id, path })?;
+        match self.recv()? {
+            Response::Ok { .. } => Ok(()),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    /// Stops the daemon.
+    pub fn shutdown(&mut self) -> Result<()> {
+        let id = self.id();
+        self.send(&Request::Shutdown { id })?;
+        match self.recv()? {
+            Response::Ok { .. } => Ok(()),
+            other => Err(unexpected(other)),
+        }
+    }
+}
+
+/// `path` as the daemon must be given it: absolute (the daemon's own
+/// folder is not the client's).
+fn absolute(path: &Path) -> Result<Vec<u8>> {
+    let p = path.canonicalize().or_else(|_| std::path::absolute(path))?;
+    Ok(p.into_os_string().into_encoded_bytes())
+}
+
+fn unexpected(r: Response) -> Error {
+    match r {
+        Response::Busy { .. } => Error::Busy,
+        Response::Error { message, .. } => Error::Daemon(message),
+        other => Error::Protocol(format!("unexpected {other:?}")),
+    }
+}
