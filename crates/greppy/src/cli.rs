@@ -302,6 +302,7 @@ fn from_daemon(
             types: filters.types.clone(),
             files: true,
             limit: 0,
+            wait_ms: 0,
         };
         let answer = match client.search(query) {
             Ok(a) => a,
@@ -321,6 +322,9 @@ fn from_daemon(
                 errors.extend(e);
             }
             None => {
+                if let Some(n) = &answer.note {
+                    eprintln!("greppy: {n}");
+                }
                 files.extend(
                     answer
                         .files

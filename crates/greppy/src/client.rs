@@ -48,6 +48,8 @@ pub struct Answer {
     pub fresh: bool,
     /// Walk errors, as rg words them.
     pub errors: Vec<String>,
+    /// Why the answer may miss changes, when a person should be told.
+    pub note: Option<String>,
 }
 
 impl Client {
@@ -118,9 +120,15 @@ impl Client {
                     path, line, text, ..
                 } => a.lines.push((path, line, text)),
                 Response::File { path, .. } => a.files.push(path),
-                Response::Done { fresh, errors, .. } => {
+                Response::Done {
+                    fresh,
+                    errors,
+                    note,
+                    ..
+                } => {
                     a.fresh = fresh;
                     a.errors = errors;
+                    a.note = note;
                     return Ok(a);
                 }
                 Response::Scan { reason, .. } => {

@@ -109,7 +109,18 @@ struct State {
     /// The roots, the most recently used last.
     roots: Mutex<Vec<Arc<Root>>>,
     store: Option<Store>,
+    /// The folder of the roots' barrier files.
+    sync: Option<PathBuf>,
     shutdown: Notify,
+}
+
+/// The barrier file of `root` in the folder `sync`, which is made.
+fn barrier_file(sync: Option<&Path>, root: &Path) -> Option<PathBuf> {
+    let sync = sync?;
+    make_private_dir(sync).ok()?;
+    let mut h = rustc_hash::FxHasher::default();
+    std::hash::Hash::hash(root.as_os_str().as_bytes(), &mut h);
+    Some(sync.join(format!("{:016x}", std::hash::Hasher::finish(&h))))
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -122,18 +133,22 @@ fn path_of(bytes: &[u8]) -> PathBuf {
 
 /// Serves connections on `listener` until a `shutdown` request (or the
 /// listener fails). With a `store`, the roots of the last run are kept
-/// again, from their saved indexes, and new indexes are saved there.
+/// again, from their saved indexes, and new indexes are saved there. With
+/// `sync`, a private folder outside every root, searches wait for every
+/// change made before them (see [`crate::live`]).
 pub async fn serve(
     listener: UnixListener,
     limits: Limits,
     store: Option<Store>,
+    sync: Option<PathBuf>,
 ) -> std::io::Result<()> {
     let mut roots = Vec::new();
     if let Some(s) = &store {
         for r in s.roots().into_iter().filter(|r| r.is_dir()) {
             if roots.len() < limits.roots {
                 let file = s.index_file(&r);
-                roots.push(Arc::new(Root::start(r, Some(file))));
+                let barrier = barrier_file(sync.as_deref(), &r);
+                roots.push(Arc::new(Root::start(r, Some(file), barrier)));
             }
         }
     }
@@ -143,6 +158,7 @@ pub async fn serve(
         searches: Arc::new(Semaphore::new(limits.searches)),
         roots: Mutex::new(roots),
         store,
+        sync,
         shutdown: Notify::new(),
         limits,
     });
@@ -152,7 +168,14 @@ pub async fn serve(
                 let (stream, _) = r?;
                 tokio::spawn(state.clone().connection(stream));
             }
-            () = state.shutdown.notified() => return Ok(()),
+            () = state.shutdown.notified() => {
+                // Indexes still being written are finished first.
+                let roots = lock(&state.roots).clone();
+                tokio::task::spawn_blocking(move || roots.iter().for_each(|r| r.flush()))
+                    .await
+                    .ok();
+                return Ok(());
+            }
         }
     }
 }
@@ -170,7 +193,8 @@ pub fn run(socket: &Path, store: Option<Store>, ready: impl FnOnce()) -> anyhow:
     let r = rt.block_on(async {
         let listener = bind(socket)?;
         ready();
-        serve(listener, Limits::default(), store).await
+        let sync = socket.parent().map(|d| d.join("sync"));
+        serve(listener, Limits::default(), store, sync).await
     });
     // Only a socket this daemon bound is removed (not another's, when bind
     // failed because one answers).
@@ -241,6 +265,7 @@ impl State {
         let cancels: Arc<Mutex<FxHashMap<u64, Arc<AtomicBool>>>> = Arc::default();
         let mut decoder = Decoder::new(self.limits.frame);
         let mut greeted = false;
+        let mut shutdown = false;
         let mut buf = vec![0u8; 64 << 10];
         'read: loop {
             let n = match rd.read(&mut buf).await {
@@ -323,8 +348,10 @@ impl State {
                         let _ = tx.send(self.forget(id, &path_of(&path))).await;
                     }
                     Request::Shutdown { id } => {
+                        // The daemon stops once this `ok` is written.
                         let _ = tx.send(Response::Ok { id }).await;
-                        self.shutdown.notify_one();
+                        shutdown = true;
+                        break 'read;
                     }
                 }
             }
@@ -335,12 +362,27 @@ impl State {
         }
         drop(tx);
         let _ = writer.await;
+        if shutdown {
+            self.shutdown.notify_one();
+        }
     }
 
     /// The root that holds `dir`, made if none does (and `create`); and
     /// whether it is new.
     fn root_for(&self, dir: &Path, create: bool) -> Option<(Arc<Root>, bool)> {
         let mut roots = lock(&self.roots);
+        // A root whose folder was deleted is forgotten.
+        let before = roots.len();
+        roots.retain(|r| {
+            let keep = !r.is_gone();
+            if !keep {
+                self.drop_index(r);
+            }
+            keep
+        });
+        if roots.len() != before {
+            self.save_roots(&roots);
+        }
         let held = roots
             .iter()
             .enumerate()
@@ -357,7 +399,8 @@ impl State {
         }
         let top = new_root_for(dir)?;
         let file = self.store.as_ref().map(|s| s.index_file(&top));
-        let root = Arc::new(Root::start(top, file));
+        let barrier = barrier_file(self.sync.as_deref(), &top);
+        let root = Arc::new(Root::start(top, file, barrier));
         roots.push(root.clone());
         while roots.len() > self.limits.roots {
             let old = roots.remove(0);
@@ -467,8 +510,12 @@ impl State {
         // then a search is the common case); a rebuild is not. Freshness is
         // read before the snapshot is taken, so that the snapshot holds at
         // least what `fresh` vouches for.
-        let fresh = root.wait_fresh(FRESH_WAIT);
+        let fresh = match q.wait_ms {
+            0 => root.wait_fresh(FRESH_WAIT, false),
+            ms => root.wait_fresh(std::time::Duration::from_millis(ms), true),
+        };
         let Some(snap) = root.snapshot() else {
+            // Not even a first index: a scan answers now.
             let why = format!("{} is still being indexed", root.path().display());
             return scan(Some(why));
         };
@@ -537,12 +584,25 @@ impl State {
             .into_iter()
             .map(|(_, m)| m.replace(&prefix, &shown))
             .collect();
+        let shown_root = root.path().display();
+        let note = match root.phase() {
+            _ if fresh => None,
+            Phase::CatchingUp => Some(format!(
+                "{shown_root}: catching up with changes made while the daemon was not \
+                 running; this answer may miss some"
+            )),
+            Phase::Rebuilding => Some(format!(
+                "{shown_root} is being reindexed; this answer may miss changes made meanwhile"
+            )),
+            _ => None,
+        };
         send(Response::Done {
             id,
             matches,
             fresh,
             cancelled,
             errors,
+            note,
         });
     }
 }

@@ -17,6 +17,13 @@
 //!
 //! Invariant: a snapshot is `fresh` only if every event the watcher has
 //! delivered has been applied to it, and the watcher is running.
+//!
+//! The kernel queues a change's event before the write that made it
+//! returns, but the watcher's thread reads the queue later. A search that
+//! must see every write made before it was asked writes a number to a
+//! barrier file watched by the same watcher ([`Root::wait_fresh`]): events
+//! come out of the queue in order, so once the updater has read that number
+//! back, every earlier event has been delivered.
 
 use crate::index::{FileEntry, Index, now_ns};
 use crate::plan::Query;
@@ -159,10 +166,19 @@ struct Shared {
     watching: AtomicBool,
     /// The root was forgotten: the updater stops.
     stop: AtomicBool,
+    /// The root's folder was deleted.
+    gone: AtomicBool,
+    /// Events were dropped (the queue was full): a rebuild is due.
+    overflow: AtomicBool,
     /// Why the tree is not watched, if it is not.
     watch_error: Mutex<Option<String>>,
     /// When the snapshot last changed (ns since the epoch).
     updated: AtomicU64,
+    /// The barrier file, and the last number written to it (under the
+    /// lock, so that the numbers in the file only grow).
+    barrier: Option<(PathBuf, Mutex<(std::fs::File, u64)>)>,
+    /// The highest barrier number the updater has read back.
+    barrier_seen: AtomicU64,
 }
 
 impl Shared {
@@ -171,6 +187,7 @@ impl Shared {
         // between the two reads cannot make this claim freshness wrongly.
         let applied = self.applied.load(Ordering::Acquire);
         self.watching.load(Ordering::Acquire)
+            && !self.overflow.load(Ordering::Acquire)
             && self.seen.load(Ordering::Acquire) == applied
             && *phase == Phase::Watching
     }
@@ -195,6 +212,7 @@ enum Msg {
 pub struct Root {
     shared: Arc<Shared>,
     tx: SyncSender<Msg>,
+    saver: Option<Arc<SaveSlot>>,
 }
 
 /// What `greppy status` says of a root.
@@ -215,7 +233,11 @@ impl Root {
     /// Starts keeping `root` (a canonical folder): from the index at
     /// `store` if there is a good one there (catching up on what changed
     /// since), else by building one, which is then saved there.
-    pub fn start(root: PathBuf, store: Option<PathBuf>) -> Root {
+    ///
+    /// `barrier`: a file of the daemon's own (outside every root) that
+    /// [`Root::wait_fresh`] writes to; without one, freshness counts only
+    /// the events the watcher has read.
+    pub fn start(root: PathBuf, store: Option<PathBuf>, barrier: Option<PathBuf>) -> Root {
         let saved = store.as_deref().and_then(|s| Index::open(s).ok());
         let phase = if saved.is_some() {
             Phase::CatchingUp
@@ -237,21 +259,51 @@ impl Root {
             applied: AtomicU64::new(0),
             watching: AtomicBool::new(false),
             stop: AtomicBool::new(false),
+            gone: AtomicBool::new(false),
+            overflow: AtomicBool::new(false),
             watch_error: Mutex::new(None),
             updated: AtomicU64::new(updated),
+            barrier: barrier.and_then(|b| {
+                let f = std::fs::File::create(&b).ok()?;
+                Some((b, Mutex::new((f, 0))))
+            }),
+            barrier_seen: AtomicU64::new(0),
+        });
+        let saver = store.map(|file| {
+            let slot = Arc::new(SaveSlot::default());
+            let s = slot.clone();
+            std::thread::Builder::new()
+                .name("greppy-save".into())
+                .spawn(move || save_latest(&s, &file))
+                .expect("spawn the saver thread");
+            slot
         });
         let (tx, rx) = sync_channel(QUEUE);
         let s = shared.clone();
+        let flush = saver.clone();
         let events = tx.clone();
         std::thread::Builder::new()
             .name("greppy-update".into())
-            .spawn(move || Updater::new(s, store).run(events, rx))
+            .spawn(move || Updater::new(s, saver).run(events, rx))
             .expect("spawn the updater thread");
-        Root { shared, tx }
+        Root {
+            shared,
+            tx,
+            saver: flush,
+        }
     }
 
     pub fn path(&self) -> &Path {
         &self.shared.root
+    }
+
+    pub fn phase(&self) -> Phase {
+        lock(&self.shared.phase).clone()
+    }
+
+    /// Whether the root's folder was deleted (its watch went with it).
+    pub fn is_gone(&self) -> bool {
+        self.shared.gone.load(Ordering::Acquire)
     }
 
     /// The current snapshot; `None` while the first index is built.
@@ -267,26 +319,61 @@ impl Root {
         self.shared.fresh(&lock(&self.shared.phase))
     }
 
-    /// Waits, at most `limit`, for the changes the watcher reported to be
-    /// applied, unless a build is under way (a query never waits for
-    /// one); whether the snapshot is then fresh.
-    pub fn wait_fresh(&self, limit: std::time::Duration) -> bool {
+    /// Waits, at most `limit`, for every change made before this call to
+    /// be applied (through the barrier, if the root has one), and, with
+    /// `builds`, for a build under way to end (else a build ends the wait
+    /// at once); whether the snapshot is then fresh.
+    pub fn wait_fresh(&self, limit: std::time::Duration, builds: bool) -> bool {
+        let sh = &self.shared;
         let deadline = std::time::Instant::now() + limit;
-        let mut phase = lock(&self.shared.phase);
+        // The barrier is written once the watcher watches it (a write
+        // before that would never be seen).
+        let mut want: Option<u64> = None;
+        let mut phase = lock(&sh.phase);
         loop {
-            if self.shared.fresh(&phase) {
+            if want.is_none() && sh.watching.load(Ordering::Acquire) {
+                want = Some(self.write_barrier());
+            }
+            if want.is_some_and(|w| sh.barrier_seen.load(Ordering::Acquire) >= w)
+                && sh.fresh(&phase)
+            {
                 return true;
             }
             let now = std::time::Instant::now();
-            if *phase != Phase::Watching || now >= deadline {
+            let failed = lock(&sh.watch_error).is_some();
+            if failed || (*phase != Phase::Watching && !builds) || now >= deadline {
                 return false;
             }
-            phase = self
-                .shared
+            phase = sh
                 .phase_changed
                 .wait_timeout(phase, deadline - now)
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
+        }
+    }
+
+    /// Writes the next barrier number; 0 if there is no barrier (or it
+    /// cannot be written: then only the events read so far count).
+    fn write_barrier(&self) -> u64 {
+        use std::os::unix::fs::FileExt;
+        let Some((_, file)) = &self.shared.barrier else {
+            return 0;
+        };
+        let mut f = lock(file);
+        f.1 += 1;
+        match f.0.write_all_at(&f.1.to_le_bytes(), 0) {
+            Ok(()) => f.1,
+            Err(_) => 0,
+        }
+    }
+
+    /// Blocks until the newest index is on disk.
+    pub fn flush(&self) {
+        if let Some(s) = &self.saver {
+            let mut st = lock(&s.state);
+            while st.next.is_some() || st.busy {
+                st = s.idle.wait(st).unwrap_or_else(|e| e.into_inner());
+            }
         }
     }
 
@@ -340,31 +427,36 @@ impl Drop for Root {
     }
 }
 
-/// The index waiting to be saved, and whether the saver is to stop.
+/// The saver thread's work: the index waiting to be saved, whether one is
+/// being written, whether to stop.
 #[derive(Debug, Default)]
 struct SaveSlot {
-    next: Mutex<(Option<Arc<Index>>, bool)>,
+    state: Mutex<SaveState>,
     wake: Condvar,
+    idle: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct SaveState {
+    next: Option<Arc<Index>>,
+    busy: bool,
+    stop: bool,
 }
 
 /// The updater thread's state.
 struct Updater {
     shared: Arc<Shared>,
     saver: Option<Arc<SaveSlot>>,
+    watcher: Option<notify::RecommendedWatcher>,
 }
 
 impl Updater {
-    fn new(shared: Arc<Shared>, store: Option<PathBuf>) -> Updater {
-        let saver = store.map(|file| {
-            let slot = Arc::new(SaveSlot::default());
-            let s = slot.clone();
-            std::thread::Builder::new()
-                .name("greppy-save".into())
-                .spawn(move || save_latest(&s, &file))
-                .expect("spawn the saver thread");
-            slot
-        });
-        Updater { shared, saver }
+    fn new(shared: Arc<Shared>, saver: Option<Arc<SaveSlot>>) -> Updater {
+        Updater {
+            shared,
+            saver,
+            watcher: None,
+        }
     }
 
     fn snapshot(&self) -> Arc<Snapshot> {
@@ -381,7 +473,7 @@ impl Updater {
     fn save(&self, index: &Arc<Index>) {
         if let Some(s) = &self.saver {
             // A save still waiting is replaced by this newer index.
-            lock(&s.next).0 = Some(index.clone());
+            lock(&s.state).next = Some(index.clone());
             s.wake.notify_one();
         }
     }
@@ -396,16 +488,27 @@ impl Updater {
             if e.as_ref().is_ok_and(|e| e.kind.is_access()) {
                 return;
             }
+            // The watcher's thread never waits on the updater (which may be
+            // waiting on it, to watch a new folder): past the queue's bound
+            // events are dropped, and the tree is rebuilt instead.
             shared.seen.fetch_add(1, Ordering::AcqRel);
-            let _ = events.send(Msg::Event(e));
+            if events.try_send(Msg::Event(e)).is_err() {
+                shared.overflow.store(true, Ordering::Release);
+                shared.seen.fetch_sub(1, Ordering::AcqRel);
+            }
         });
-        let _watcher = match watcher.and_then(|mut w| {
+        self.watcher = match watcher.and_then(|mut w| {
             use notify::Watcher;
-            w.watch(&self.shared.root, notify::RecursiveMode::Recursive)
-                .map(|()| w)
+            w.watch(&self.shared.root, notify::RecursiveMode::Recursive)?;
+            if let Some((b, _)) = &self.shared.barrier {
+                w.watch(b, notify::RecursiveMode::NonRecursive)?;
+            }
+            Ok(w)
         }) {
             Ok(w) => {
                 self.shared.watching.store(true, Ordering::Release);
+                // Wakes searches waiting to write their barrier.
+                self.shared.applied(0);
                 Some(w)
             }
             Err(e) => {
@@ -439,7 +542,8 @@ impl Updater {
                 }
             }
             let mut events = 0u64;
-            let mut rebuild = false;
+            let mut rebuild = self.shared.overflow.swap(false, Ordering::AcqRel);
+            let mut barrier = false;
             let mut paths = BTreeSet::new();
             for m in batch {
                 match m {
@@ -448,11 +552,22 @@ impl Updater {
                     Msg::Event(e) => {
                         events += 1;
                         match e {
-                            Ok(e) if !e.need_rescan() => paths.extend(e.paths),
+                            Ok(e) if !e.need_rescan() => {
+                                for p in e.paths {
+                                    if self.is_barrier(&p) {
+                                        barrier = true;
+                                    } else {
+                                        paths.insert(p);
+                                    }
+                                }
+                            }
                             _ => rebuild = true,
                         }
                     }
                 }
+            }
+            if paths.contains(&self.shared.root) && !self.shared.root.is_dir() {
+                self.shared.gone.store(true, Ordering::Release);
             }
             let snap = self.snapshot();
             rebuild |= paths.iter().any(|p| {
@@ -465,7 +580,29 @@ impl Updater {
             } else {
                 self.apply(&snap, &paths);
             }
+            if barrier {
+                self.read_barrier();
+            }
             self.shared.applied(events);
+        }
+    }
+
+    fn is_barrier(&self, p: &Path) -> bool {
+        self.shared.barrier.as_ref().is_some_and(|(b, _)| b == p)
+    }
+
+    /// Takes the number last written to the barrier file as read back: the
+    /// events queued before that write have all been delivered.
+    fn read_barrier(&self) {
+        let Some((b, _)) = &self.shared.barrier else {
+            return;
+        };
+        if let Ok(bytes) = std::fs::read(b)
+            && let Ok(n) = <[u8; 8]>::try_from(bytes.as_slice())
+        {
+            self.shared
+                .barrier_seen
+                .fetch_max(u64::from_le_bytes(n), Ordering::AcqRel);
         }
     }
 
@@ -592,6 +729,14 @@ impl Updater {
                 Some(true) => {
                     if !was_dir {
                         gone(&mut changes, p);
+                        // The watcher adds a new folder's watch only after
+                        // it has handed out the events it read with its
+                        // creation: files made in between would be missed.
+                        // Watched first, then walked, none is.
+                        if let Some(w) = &mut self.watcher {
+                            use notify::Watcher;
+                            let _ = w.watch(p, notify::RecursiveMode::Recursive);
+                        }
                         let tree = walk_tree(p);
                         ds.extend(tree.dirs);
                         for f in tree.files {
@@ -635,7 +780,7 @@ impl Drop for Updater {
     fn drop(&mut self) {
         self.shared.watching.store(false, Ordering::Release);
         if let Some(s) = &self.saver {
-            lock(&s.next).1 = true;
+            lock(&s.state).stop = true;
             s.wake.notify_one();
         }
     }
@@ -646,12 +791,17 @@ impl Drop for Updater {
 fn save_latest(slot: &SaveSlot, file: &Path) {
     loop {
         let index = {
-            let mut next = lock(&slot.next);
+            let mut st = lock(&slot.state);
+            st.busy = false;
+            slot.idle.notify_all();
             loop {
-                match next.0.take() {
-                    Some(i) => break i,
-                    None if next.1 => return,
-                    None => next = slot.wake.wait(next).unwrap_or_else(|e| e.into_inner()),
+                match st.next.take() {
+                    Some(i) => {
+                        st.busy = true;
+                        break i;
+                    }
+                    None if st.stop => return,
+                    None => st = slot.wake.wait(st).unwrap_or_else(|e| e.into_inner()),
                 }
             }
         };

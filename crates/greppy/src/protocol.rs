@@ -77,6 +77,10 @@ pub struct SearchQuery {
     /// At most this many matching lines (files, with `files`) in all (0: no
     /// limit).
     pub limit: u64,
+    /// Wait up to this many ms for an answer that is fresh, through a
+    /// rebuild or a catch-up if need be (0: wait only briefly for changes
+    /// already reported, never for a build).
+    pub wait_ms: u64,
 }
 
 /// One indexed tree, as `status` reports it.
@@ -128,7 +132,9 @@ pub enum Response {
     },
     /// The end of search `id`. `fresh`: the index had every change of the
     /// tree when it answered. `errors`: what rg would report of the walk
-    /// (an unreadable folder), as rg words it.
+    /// (an unreadable folder), as rg words it. `note`: why an answer that
+    /// is not fresh may miss changes, when a person should be told (the
+    /// daemon is catching up after a restart, or rebuilding).
     Done {
         id: u64,
         matches: u64,
@@ -136,6 +142,8 @@ pub enum Response {
         cancelled: bool,
         #[serde(default)]
         errors: Vec<String>,
+        #[serde(default)]
+        note: Option<String>,
     },
     /// The index cannot answer search `id`: search by scanning. `reason`
     /// says why when it is worth telling a person (the tree is still being

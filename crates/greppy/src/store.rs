@@ -36,6 +36,15 @@ impl Store {
             .mode(0o700)
             .create(&dir)
             .with_context(|| format!("make {}", dir.display()))?;
+        // Files a killed daemon was writing: never renamed into place, so
+        // never read; removed.
+        for e in std::fs::read_dir(&dir)?.flatten() {
+            let name = e.file_name();
+            let name = name.as_bytes();
+            if name.starts_with(b".") && name.ends_with(b".tmp") {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
         Ok(Store { dir })
     }
 

@@ -23,7 +23,7 @@ fn server(limits: Limits) -> Server {
         .build()
         .unwrap();
     let listener = rt.block_on(async { daemon::bind(&socket) }).unwrap();
-    rt.spawn(daemon::serve(listener, limits, None));
+    rt.spawn(daemon::serve(listener, limits, None, None));
     Server {
         _rt: rt,
         socket,
@@ -148,9 +148,10 @@ fn searches_answer_as_a_scan_and_pipeline() {
                 fresh,
                 cancelled,
                 errors,
+                note,
             } => {
                 assert_eq!(matches as usize, found[id as usize].len());
-                assert!(fresh && !cancelled && errors.is_empty());
+                assert!(fresh && !cancelled && errors.is_empty() && note.is_none());
                 done += 1;
             }
             other => panic!("unexpected {other:?}"),

@@ -3,38 +3,11 @@
 //! and the same exit status; both when greppy scans and when its daemon
 //! answers from the index.
 
+mod common;
+
+use common::Daemon;
 use std::path::Path;
 use std::process::Command;
-
-/// A daemon of the test's own (its socket and indexes in a temporary
-/// folder), stopped when dropped.
-struct Daemon {
-    dir: tempfile::TempDir,
-}
-
-impl Daemon {
-    fn start() -> Daemon {
-        let d = Daemon {
-            dir: tempfile::tempdir().unwrap(),
-        };
-        let o = d.cmd().args(["daemon", "start"]).output().unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        d
-    }
-    fn cmd(&self) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_greppy"));
-        c.env("XDG_RUNTIME_DIR", self.dir.path().join("run"))
-            .env("XDG_CACHE_HOME", self.dir.path().join("cache"))
-            .env_remove("GREPPY_NO_DAEMON");
-        c
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.cmd().args(["daemon", "stop"]).output();
-    }
-}
 
 /// A small tree with what rg treats specially.
 fn corpus(root: &Path) {

@@ -1,0 +1,63 @@
+//! What the tests of the command line share: a daemon of their own.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// A daemon of the test's own (its socket and indexes in a temporary
+/// folder), stopped when dropped.
+pub struct Daemon {
+    pub dir: tempfile::TempDir,
+}
+
+impl Daemon {
+    pub fn start() -> Daemon {
+        let d = Daemon {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        let o = d.cmd().args(["daemon", "start"]).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        d
+    }
+    pub fn cmd(&self) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_greppy"));
+        c.env("XDG_RUNTIME_DIR", self.dir.path().join("run"))
+            .env("XDG_CACHE_HOME", self.dir.path().join("cache"))
+            .env_remove("GREPPY_NO_DAEMON");
+        c
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.cmd().args(["daemon", "stop"]).output();
+    }
+}
+
+impl Daemon {
+    /// `greppy ARGS` in `cwd`, which must succeed or find nothing; stdout.
+    pub fn run(&self, args: &[&str], cwd: &Path) -> String {
+        let o = self.output(args, cwd);
+        assert!(
+            o.status.code().is_some_and(|c| c < 2),
+            "greppy {args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    pub fn output(&self, args: &[&str], cwd: &Path) -> Output {
+        self.cmd().args(args).current_dir(cwd).output().unwrap()
+    }
+
+    /// `greppy index PATH`.
+    pub fn index(&self, path: &Path) {
+        let o = self.cmd().arg("index").arg(path).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+
+    /// The socket.
+    pub fn socket(&self) -> std::path::PathBuf {
+        self.dir.path().join("run/greppy/socket")
+    }
+}

@@ -1,0 +1,247 @@
+//! The daemon's answers follow the tree: edits, new folders, renames,
+//! deletions, ignore files, a branch switch's thousands of files, a restart
+//! with changes made meanwhile, a `kill -9` mid-write, a deleted root.
+
+mod common;
+
+use common::Daemon;
+use greppy::client::Client;
+use greppy::protocol::SearchQuery;
+use std::path::{Path, PathBuf};
+
+/// A git work tree of 50 files, in a folder of its own.
+fn tree() -> (tempfile::TempDir, PathBuf) {
+    let t = tempfile::tempdir().unwrap();
+    let root = t
+        .path()
+        .join("repo")
+        .canonicalize()
+        .unwrap_or(t.path().join("repo"));
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    for i in 0..50 {
+        std::fs::write(
+            root.join(format!("src/f{i}.rs")),
+            format!("fn handler_{i}() {{ retry({i}) }}\n"),
+        )
+        .unwrap();
+    }
+    let root = root.canonicalize().unwrap();
+    (t, root)
+}
+
+/// The files under `root` with a match, from the daemon, waiting (on the
+/// daemon's side) until its answer is fresh.
+fn fresh_files(c: &mut Client, root: &Path, pattern: &str) -> Vec<String> {
+    let a = c
+        .search(SearchQuery {
+            pattern: pattern.into(),
+            path: root.as_os_str().as_encoded_bytes().to_vec(),
+            files: true,
+            wait_ms: 30_000,
+            ..SearchQuery::default()
+        })
+        .unwrap();
+    assert_eq!(a.scan, None, "answered from the index");
+    if !a.fresh {
+        let status = c.status();
+        panic!("{pattern}: the answer is not fresh; {status:?}");
+    }
+    let mut v: Vec<String> = a
+        .files
+        .iter()
+        .map(|f| {
+            let p = Path::new(std::ffi::OsStr::from_encoded_bytes_unchecked_safe(f));
+            p.strip_prefix(root).unwrap().to_string_lossy().into_owned()
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// `OsStr` from bytes on Unix, without `unsafe`.
+trait FromBytes {
+    fn from_encoded_bytes_unchecked_safe(b: &[u8]) -> &std::ffi::OsStr;
+}
+
+impl FromBytes for std::ffi::OsStr {
+    fn from_encoded_bytes_unchecked_safe(b: &[u8]) -> &std::ffi::OsStr {
+        std::os::unix::ffi::OsStrExt::from_bytes(b)
+    }
+}
+
+#[test]
+fn each_edit_is_in_the_next_answer() {
+    let d = Daemon::start();
+    let (_t, root) = tree();
+    d.index(&root);
+    // Through the command line, with no waiting asked for: an edit, then
+    // a search, as an agent does it.
+    for i in 0..30 {
+        let token = format!("fresh_token_{i}_zq");
+        std::fs::write(root.join("src/edit.rs"), format!("let x = \"{token}\";\n")).unwrap();
+        assert_eq!(d.run(&["-l", &token], &root), "src/edit.rs\n", "edit {i}");
+        if i > 0 {
+            let old = format!("fresh_token_{}_zq", i - 1);
+            assert_eq!(d.run(&["-l", &old], &root), "", "edit {i}: the old text");
+        }
+    }
+    let mut c = Client::connect(&d.socket()).unwrap();
+    // A new folder, with a folder in it.
+    std::fs::create_dir_all(root.join("new/deeper")).unwrap();
+    std::fs::write(root.join("new/deeper/n.rs"), "nested_token_q\n").unwrap();
+    assert_eq!(
+        fresh_files(&mut c, &root, "nested_token_q"),
+        ["new/deeper/n.rs"]
+    );
+    // Renamed, then the folder removed.
+    std::fs::rename(root.join("new/deeper/n.rs"), root.join("new/moved.rs")).unwrap();
+    assert_eq!(
+        fresh_files(&mut c, &root, "nested_token_q"),
+        ["new/moved.rs"]
+    );
+    std::fs::remove_dir_all(root.join("new")).unwrap();
+    assert!(fresh_files(&mut c, &root, "nested_token_q").is_empty());
+    // Hidden and ignored places stay out, as in rg.
+    std::fs::create_dir_all(root.join(".cache")).unwrap();
+    std::fs::write(root.join(".cache/x.rs"), "nested_token_q\n").unwrap();
+    assert!(fresh_files(&mut c, &root, "nested_token_q").is_empty());
+    // An ignore file changes what is searched (a rebuild).
+    std::fs::write(root.join(".gitignore"), "src/edit.rs\n").unwrap();
+    assert!(fresh_files(&mut c, &root, "fresh_token_29_zq").is_empty());
+    std::fs::remove_file(root.join(".gitignore")).unwrap();
+    assert_eq!(
+        fresh_files(&mut c, &root, "fresh_token_29_zq"),
+        ["src/edit.rs"]
+    );
+}
+
+#[test]
+fn a_branch_switch_is_one_batch() {
+    let d = Daemon::start();
+    let (_t, root) = tree();
+    d.index(&root);
+    let mut c = Client::connect(&d.socket()).unwrap();
+    // 4,500 new files and every old one rewritten, all at once.
+    std::fs::create_dir_all(root.join("gen")).unwrap();
+    for i in 0..4500 {
+        std::fs::write(
+            root.join(format!("gen/g{i:04}.rs")),
+            format!("switched_branch_token {i}\n"),
+        )
+        .unwrap();
+    }
+    for i in 0..50 {
+        std::fs::write(root.join(format!("src/f{i}.rs")), "after_switch\n").unwrap();
+    }
+    assert_eq!(
+        fresh_files(&mut c, &root, "switched_branch_token").len(),
+        4500
+    );
+    assert_eq!(fresh_files(&mut c, &root, "after_switch").len(), 50);
+    assert!(fresh_files(&mut c, &root, "handler_7").is_empty());
+    // Past the merge threshold the changes went into a new index.
+    let status = c.status().unwrap();
+    assert!(status[0].changes < 4550, "{status:?}");
+    assert_eq!(status[0].files, 4550);
+}
+
+#[test]
+fn a_restart_answers_from_the_saved_index_and_catches_up() {
+    let d = Daemon::start();
+    let (_t, root) = tree();
+    d.index(&root);
+    assert!(d.run(&["daemon", "stop"], &root).contains("stopped"));
+    // Changes while no daemon runs.
+    std::fs::write(root.join("src/f1.rs"), "changed_while_down\n").unwrap();
+    std::fs::write(root.join("src/added.rs"), "changed_while_down\n").unwrap();
+    std::fs::remove_file(root.join("src/f2.rs")).unwrap();
+    d.run(&["daemon", "start"], &root);
+    // The first search is answered from the saved index, not a scan.
+    let o = d.output(&["-l", "-w", "handler_3"], &root);
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "src/f3.rs\n");
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("scan"));
+    let mut c = Client::connect(&d.socket()).unwrap();
+    assert_eq!(
+        fresh_files(&mut c, &root, "changed_while_down"),
+        ["src/added.rs", "src/f1.rs"]
+    );
+    assert!(fresh_files(&mut c, &root, "handler_2\\b").is_empty());
+    assert!(fresh_files(&mut c, &root, "handler_1\\b").is_empty());
+}
+
+/// The daemon's pid, from its socket (SO_PEERCRED).
+fn daemon_pid(d: &Daemon) -> i32 {
+    let s = std::os::unix::net::UnixStream::connect(d.socket()).unwrap();
+    rustix::net::sockopt::socket_peercred(&s)
+        .unwrap()
+        .pid
+        .as_raw_nonzero()
+        .get()
+}
+
+#[test]
+fn kill_9_during_an_index_write_loses_nothing() {
+    let d = Daemon::start();
+    let (_t, root) = tree();
+    for i in 0..2000 {
+        std::fs::write(
+            root.join(format!("src/k{i}.rs")),
+            format!("kill_token {i}\n"),
+        )
+        .unwrap();
+    }
+    d.index(&root);
+    for round in 0..3 {
+        // A rebuild asked for, and the daemon killed while it runs or
+        // while its index is written.
+        let mut c = Client::connect(&d.socket()).unwrap();
+        let pid = daemon_pid(&d);
+        if round == 0 {
+            let id = c.id();
+            let path = root.as_os_str().as_encoded_bytes().to_vec();
+            c.send(&greppy::protocol::Request::Index { id, path })
+                .unwrap();
+        } else {
+            c.index(&root).unwrap();
+        }
+        rustix::process::kill_process(
+            rustix::process::Pid::from_raw(pid).unwrap(),
+            rustix::process::Signal::KILL,
+        )
+        .unwrap();
+        // The socket file is left behind; the next daemon replaces it.
+        d.run(&["daemon", "start"], &root);
+        let mut c = Client::connect(&d.socket()).unwrap();
+        assert_eq!(
+            fresh_files(&mut c, &root, "kill_token").len(),
+            2000,
+            "round {round}"
+        );
+        let left: Vec<_> = std::fs::read_dir(d.dir.path().join("cache/greppy"))
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+            .collect();
+        assert!(left.is_empty(), "half-written files: {left:?}");
+    }
+}
+
+#[test]
+fn a_deleted_root_is_forgotten_and_can_come_back() {
+    let d = Daemon::start();
+    let (_t, root) = tree();
+    d.index(&root);
+    std::fs::remove_dir_all(&root).unwrap();
+    // rg's words for a path that is not there.
+    let o = d.output(&["x", root.to_str().unwrap()], Path::new("/"));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("No such file"));
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::write(root.join("back.rs"), "came_back\n").unwrap();
+    d.index(&root);
+    let mut c = Client::connect(&d.socket()).unwrap();
+    assert_eq!(fresh_files(&mut c, &root, "came_back"), ["back.rs"]);
+    let roots = c.status().unwrap();
+    assert_eq!(roots.len(), 1, "{roots:?}");
+}
