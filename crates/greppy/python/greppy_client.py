@@ -65,8 +65,9 @@ class Client:
 
     def search(self, pattern, path=".", **flags):
         """The matching lines under `path`: (path, line number, text), with
-        paths and text as bytes. `flags`: fixed, ignore_case, smart_case,
-        word, globs, types, limit (PROTOCOL.md)."""
+        paths and text as bytes; with files=True, the matching files' paths.
+        Other `flags`: fixed, ignore_case, smart_case, word, globs, types,
+        limit, wait_ms (PROTOCOL.md)."""
         self.next_id += 1
         query = dict(flags, pattern=pattern, path=os.fsencode(os.path.realpath(path)))
         self.send({"type": "search", "id": self.next_id, "query": query})
@@ -75,6 +76,8 @@ class Client:
             m = self.recv()
             if m["type"] == "match":
                 lines.append((m["path"], m["line"], m["text"]))
+            elif m["type"] == "file":
+                lines.append(m["path"])
             elif m["type"] == "done":
                 self.fresh = m["fresh"]
                 return lines

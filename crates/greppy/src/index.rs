@@ -4,8 +4,10 @@
 //! only those, so the answers are the scan's.
 //!
 //! Files the index cannot speak for are always candidates: those over
-//! [`MAX_INDEXED`] bytes, and those with a NUL byte (rg's binary detection
-//! decides what to report of them, as it reads them).
+//! [`MAX_INDEXED`] bytes, and those with a NUL byte past their first page
+//! (rg's binary detection decides what to report of them, as it reads
+//! them). A file with a NUL byte in its first page is never reported by rg:
+//! it has no trigrams, so no plan with a trigram selects it.
 //!
 //! The index is one byte layout, in memory after a build and memory-mapped
 //! after [`Index::open`], so a restarted process answers from the file
@@ -42,7 +44,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Files larger than this are not indexed (they are always read).
-pub const MAX_INDEXED: u64 = 2 << 20;
+pub const MAX_INDEXED: u64 = 16 << 20;
+
+/// A file with a NUL byte before this offset is never a match (see
+/// [`FileEntry::read`]).
+const NEVER_MATCHES_BELOW: usize = 4096;
 
 const MAGIC: &[u8; 8] = b"GREPPYI2";
 const VERSION: u32 = 2;
@@ -107,10 +113,15 @@ impl FileEntry {
         let Ok(text) = std::fs::read(path) else {
             return Some(unindexed);
         };
-        if text.contains(&0) {
+        if let Some(nul) = text.iter().position(|&b| b == 0) {
+            // rg stops at a NUL byte without searching the block it came in
+            // (grep-searcher's `BinaryDetection::quit`), and its first block
+            // is at least one page: such a file never matches, and has no
+            // trigrams. Past that, the blocks decide: always read.
+            let never = nul < NEVER_MATCHES_BELOW;
             return Some(FileEntry {
                 size: text.len() as u64,
-                trigrams: None,
+                trigrams: never.then(|| Arc::from(Vec::new())),
             });
         }
         let mut tris: Vec<Trigram> = text

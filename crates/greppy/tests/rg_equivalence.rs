@@ -37,6 +37,14 @@ fn corpus(root: &Path) {
     w("build.log", b"retry policy log line\n");
     w(".hidden/secret.rs", b"fn hidden_fn() {}\n");
     w("data/blob.bin", b"retry\x00policy binary\n");
+    // NUL bytes past the first page, and past the first 64 KiB block: rg
+    // reports the lines of the blocks before the one with the NUL.
+    let mut late = "retry late line\n".repeat(400).into_bytes();
+    late.extend_from_slice(b"\x00retry after\n");
+    w("data/late_nul.bin", &late);
+    let mut later = "retry later line\n".repeat(6000).into_bytes();
+    later.extend_from_slice(b"\x00retry after\n");
+    w("data/later_nul.bin", &later);
     w("data/latin1.txt", b"caf\xe9 retry\n");
     w("data/crlf.txt", b"retry line one\r\nsecond line\r\n");
     let odd = std::ffi::OsStr::new("odd\u{e9}name.rs");
