@@ -728,18 +728,24 @@ mod tests {
         std::fs::write(&a, "fn retry_policy() {}\n").unwrap();
         std::fs::write(&b, "struct Handler;\n").unwrap();
         std::fs::write(&c, b"retry\x00").unwrap();
-        let built = Index::build(vec![b.clone(), a.clone(), c.clone()]);
+        // A NUL past the first page: rg's blocks decide, so always read.
+        let d = dir.path().join("d.bin");
+        let mut late = vec![b'x'; NEVER_MATCHES_BELOW + 10];
+        late.push(0);
+        std::fs::write(&d, &late).unwrap();
+        let built = Index::build(vec![b.clone(), a.clone(), c.clone(), d.clone()]);
         let file = dir.path().join("index");
         built.save(&file).unwrap();
         let opened = Index::open(&file).unwrap();
-        assert_eq!(opened.len(), 3);
+        assert_eq!(opened.len(), 4);
         assert_eq!(opened.bytes(), built.bytes());
         let q = crate::plan::plan_pattern("retry_policy", false, false).unwrap();
-        // a.rs by its trigrams, c.bin because the index cannot speak for it.
-        assert_eq!(opened.candidates(&q), vec![a.as_path(), c.as_path()]);
+        // a.rs by its trigrams, d.bin because the index cannot speak for
+        // it; never c.bin, which rg never reports.
+        assert_eq!(opened.candidates(&q), vec![a.as_path(), d.as_path()]);
         assert_eq!(built.candidates(&q), opened.candidates(&q));
         let q = crate::plan::plan_pattern("handler", false, true).unwrap();
-        assert_eq!(opened.candidates(&q), vec![b.as_path(), c.as_path()]);
+        assert_eq!(opened.candidates(&q), vec![b.as_path(), d.as_path()]);
         // Not an index, cut short, or its sections damaged: an error.
         std::fs::write(&file, b"hello").unwrap();
         assert!(Index::open(&file).is_err());
@@ -757,7 +763,7 @@ mod tests {
             .flatten()
             .map(|e| e.file_name())
             .collect();
-        assert_eq!(left.len(), 4, "{left:?}");
+        assert_eq!(left.len(), 5, "{left:?}");
     }
 
     #[test]
