@@ -212,6 +212,13 @@ fn new_root_for(dir: &Path) -> Option<PathBuf> {
         .ancestors()
         .find(|a| a.join(".git").exists())
         .unwrap_or(dir);
+    // A folder the walk from the top would not enter (ignored, hidden) is
+    // its own root: rg searches it when it is named.
+    let entered = dir.ancestors().take_while(|a| *a != top).all(|a| {
+        a.parent()
+            .is_some_and(|p| search::walk_children(p).get(a) == Some(&true))
+    });
+    let top = if entered { top } else { dir };
     (top.parent().is_some()).then(|| top.to_path_buf())
 }
 
@@ -383,10 +390,13 @@ impl State {
         if roots.len() != before {
             self.save_roots(&roots);
         }
+        // The deepest root that holds `dir` and whose walk enters it (a
+        // root still building is taken at its word).
         let held = roots
             .iter()
             .enumerate()
             .filter(|(_, r)| dir.starts_with(r.path()))
+            .filter(|(_, r)| r.snapshot().is_none_or(|s| s.dirs.contains(dir)))
             .max_by_key(|(_, r)| r.path().as_os_str().len())
             .map(|(i, _)| i);
         if let Some(i) = held {

@@ -245,3 +245,26 @@ fn a_deleted_root_is_forgotten_and_can_come_back() {
     let roots = c.status().unwrap();
     assert_eq!(roots.len(), 1, "{roots:?}");
 }
+
+#[test]
+fn an_ignored_folder_named_is_a_root_of_its_own() {
+    let d = Daemon::start();
+    let (_t, root) = tree();
+    std::fs::write(root.join(".gitignore"), "build/\n").unwrap();
+    std::fs::create_dir_all(root.join("build/gen")).unwrap();
+    std::fs::write(root.join("build/gen/out.rs"), "generated_token\n").unwrap();
+    d.index(&root);
+    let mut c = Client::connect(&d.socket()).unwrap();
+    assert!(fresh_files(&mut c, &root, "generated_token").is_empty());
+    // rg searches an ignored folder it is given: so does the index of it.
+    d.index(&root.join("build"));
+    assert_eq!(
+        fresh_files(&mut c, &root.join("build"), "generated_token"),
+        ["gen/out.rs"]
+    );
+    assert_eq!(c.status().unwrap().len(), 2);
+    assert_eq!(
+        d.run(&["-l", "generated_token", "build"], &root),
+        "build/gen/out.rs\n"
+    );
+}
