@@ -8,6 +8,7 @@
 
 mod fast_rm;
 mod floor;
+mod greppy;
 mod pyloop;
 mod rush;
 
@@ -55,6 +56,7 @@ pub fn systems() -> Vec<System> {
         fast_rm::system(),
         rush::system(),
         pyloop::system(),
+        greppy::system(),
     ]
 }
 

@@ -1,0 +1,914 @@
+//! The greppy workloads, on a real corpus: `cargo vendor` of this workspace
+//! (hundreds of MB of real Rust and C) in `target/corpus`, plus the Rust
+//! toolchain's `library/` where rustup has it. Queries rotate over more
+//! than 2,000 distinct patterns drawn from the corpus, by class, so that no
+//! answer is a cache hit.
+//!
+//! Peers: rg (`rg PATTERN DIR`) and GNU `grep -r`, each a whole process,
+//! interleaved with greppy's command line; the floors are `/bin/true` and
+//! a Unix-socket round trip.
+
+use anyhow::{Context, Result, bail};
+use floor::driver::{self, Args};
+use floor::{Program, UnixRoundTrip};
+use greppy::client::Client;
+use greppy::protocol::{Request, Response, SearchQuery};
+use latency::process::time_command;
+use latency::{BoxError, Options, Run, Sample, Subject, SubjectInfo, interleave};
+use std::collections::{BTreeSet, HashMap};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const SYSTEM: &str = "greppy";
+
+/// A daemon of the benchmark's own: its socket and indexes in `dir`.
+struct Env {
+    greppy: PathBuf,
+    dir: PathBuf,
+}
+
+impl Env {
+    fn cmd(&self) -> Command {
+        let mut c = Command::new(&self.greppy);
+        c.env("XDG_RUNTIME_DIR", self.dir.join("run"))
+            .env("XDG_CACHE_HOME", self.dir.join("cache"))
+            .env_remove("GREPPY_NO_DAEMON")
+            .stdin(Stdio::null());
+        c
+    }
+
+    fn socket(&self) -> PathBuf {
+        self.dir.join("run/greppy/socket")
+    }
+
+    fn ok(&self, args: &[&str]) -> Result<String> {
+        let o = self.cmd().args(args).output()?;
+        if !o.status.success() {
+            bail!(
+                "greppy {args:?}: {}",
+                String::from_utf8_lossy(&o.stderr).trim()
+            );
+        }
+        Ok(String::from_utf8_lossy(&o.stdout).into_owned())
+    }
+
+    fn start(&self) -> Result<()> {
+        self.ok(&["daemon", "start"]).map(drop)
+    }
+
+    fn stop(&self) {
+        let _ = self.ok(&["daemon", "stop"]);
+    }
+
+    /// A daemon with no index at all.
+    fn fresh_daemon(&self) -> Result<()> {
+        self.stop();
+        let _ = std::fs::remove_dir_all(self.dir.join("cache"));
+        self.start()
+    }
+
+    fn client(&self) -> Result<Client> {
+        Client::connect(&self.socket()).map_err(Into::into)
+    }
+
+    fn pid(&self) -> Result<i32> {
+        let s = std::os::unix::net::UnixStream::connect(self.socket())?;
+        Ok(rustix::net::sockopt::socket_peercred(&s)?
+            .pid
+            .as_raw_nonzero()
+            .get())
+    }
+
+    fn index(&self, path: &Path) -> Result<greppy::protocol::RootInfo> {
+        Ok(self.client()?.index(path)?)
+    }
+}
+
+/// A `/proc/PID/status` figure in KiB (`VmRSS`, `VmHWM`).
+fn proc_kib(pid: i32, key: &str) -> Option<u64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = s.lines().find(|l| l.starts_with(key))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// User and system CPU of a process so far, in ns.
+fn proc_cpu_ns(pid: i32) -> Option<(u64, u64)> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name (which may hold spaces) start at 3.
+    let rest = &s[s.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let tick = 1_000_000_000 / rustix::param::clock_ticks_per_second();
+    Some((
+        f[11].parse::<u64>().ok()? * tick,
+        f[12].parse::<u64>().ok()? * tick,
+    ))
+}
+
+/// The corpus: `target/corpus/vendor` (made once by `cargo vendor`) and the
+/// toolchain's `library/` when rustup has it.
+fn corpus() -> Result<PathBuf> {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let repo = repo.canonicalize()?;
+    let dir = repo.join("target/corpus");
+    let vendor = dir.join("vendor");
+    let done = dir.join(".vendored");
+    if !done.exists() {
+        let _ = std::fs::remove_dir_all(&vendor);
+        std::fs::create_dir_all(&dir)?;
+        let st = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+            .args(["vendor", "--versioned-dirs", "--quiet"])
+            .arg(&vendor)
+            .current_dir(&repo)
+            .stdout(Stdio::null())
+            .status()?;
+        if !st.success() {
+            bail!("cargo vendor failed: {st}");
+        }
+        std::fs::write(&done, "")?;
+    }
+    let library = Command::new("rustc")
+        .args(["--print", "sysroot"])
+        .output()
+        .ok()
+        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()))
+        .map(|s| s.join("lib/rustlib/src/rust/library"))
+        .filter(|l| l.is_dir());
+    if let Some(lib) = library
+        && !dir.join("rust-library").exists()
+    {
+        let st = Command::new("cp")
+            .arg("-r")
+            .arg(&lib)
+            .arg(dir.join("rust-library"))
+            .status()?;
+        if !st.success() {
+            bail!("copying {} failed", lib.display());
+        }
+    }
+    Ok(dir)
+}
+
+/// One query: its class and rg's flags.
+#[derive(Debug, Clone)]
+struct Query {
+    pattern: String,
+    ignore_case: bool,
+    word: bool,
+}
+
+impl Query {
+    fn flags(&self) -> Vec<&str> {
+        let mut v = Vec::new();
+        if self.ignore_case {
+            v.push("-i");
+        }
+        if self.word {
+            v.push("-w");
+        }
+        v
+    }
+
+    fn search(&self, corpus: &Path, files: bool) -> SearchQuery {
+        SearchQuery {
+            pattern: self.pattern.clone(),
+            path: corpus.as_os_str().as_bytes().to_vec(),
+            ignore_case: self.ignore_case,
+            word: self.word,
+            files,
+            ..SearchQuery::default()
+        }
+    }
+}
+
+/// A small deterministic generator (the queries are the same every run).
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+}
+
+fn tokens(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|t| t.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'))
+}
+
+/// The query classes, each a list of distinct queries drawn from the corpus.
+fn queries(files: &[PathBuf]) -> Vec<(&'static str, Vec<Query>)> {
+    let mut rng = Lcg(14);
+    let code: Vec<&PathBuf> = files
+        .iter()
+        .filter(|p| {
+            p.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+                ["rs", "c", "h", "py", "go", "js", "ts", "md", "toml"].contains(&e)
+            })
+        })
+        .collect();
+    let mut freq: HashMap<String, usize> = HashMap::new();
+    let mut order: Vec<String> = Vec::new();
+    for _ in 0..600.min(code.len()) {
+        let p = code[rng.next() as usize % code.len()];
+        let Ok(text) = std::fs::read_to_string(p) else {
+            continue;
+        };
+        for t in tokens(&text) {
+            let n = freq.entry(t.to_string()).or_insert(0);
+            if *n == 0 {
+                order.push(t.to_string());
+            }
+            *n += 1;
+        }
+    }
+    let q = |p: String| Query {
+        pattern: p,
+        ignore_case: false,
+        word: false,
+    };
+    let take = |f: &dyn Fn(&str, usize) -> bool, n: usize| -> Vec<String> {
+        order
+            .iter()
+            .filter(|t| f(t, freq[*t]))
+            .take(n)
+            .cloned()
+            .collect()
+    };
+    let selective = take(&|t, n| t.len() >= 12 && n <= 2, 800);
+    let mut common: Vec<(String, usize)> = freq
+        .iter()
+        .filter(|(t, _)| (4..=8).contains(&t.len()) && t.chars().all(|c| c.is_ascii_lowercase()))
+        .map(|(t, n)| (t.clone(), *n))
+        .collect();
+    common.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let common: Vec<String> = common.into_iter().take(300).map(|(t, _)| t).collect();
+    let mid = take(&|t, n| (8..=14).contains(&t.len()) && n <= 5, 600);
+    let short = take(&|t, _| (4..=8).contains(&t.len()), 300);
+    let mut classes = vec![
+        (
+            "selective identifier",
+            selective.iter().cloned().map(q).collect::<Vec<_>>(),
+        ),
+        ("common word", common.into_iter().map(q).collect()),
+        (
+            "case-insensitive (-i)",
+            mid.iter()
+                .take(300)
+                .map(|t| Query {
+                    pattern: t.to_lowercase(),
+                    ignore_case: true,
+                    word: false,
+                })
+                .collect(),
+        ),
+        (
+            "whole word (-w)",
+            short
+                .into_iter()
+                .map(|t| Query {
+                    pattern: t,
+                    ignore_case: false,
+                    word: true,
+                })
+                .collect(),
+        ),
+        (
+            "regex with literals",
+            mid.iter()
+                .skip(300)
+                .enumerate()
+                .map(|(i, t)| {
+                    q(if i % 2 == 0 {
+                        format!(r"{t}\s*\(")
+                    } else {
+                        format!(r"(fn|struct|enum|def|class)\s+{t}")
+                    })
+                })
+                .collect(),
+        ),
+        (
+            "regex without literals",
+            (3..8)
+                .flat_map(|k| (1..5).map(move |j| q(format!("[A-Z][a-z]{{{k}}}[0-9]{{{j}}}_"))))
+                .collect(),
+        ),
+        (
+            "no match",
+            selective
+                .iter()
+                .take(300)
+                .enumerate()
+                .map(|(i, t)| q(format!("{t}_zqx{i}")))
+                .collect(),
+        ),
+    ];
+    classes.retain(|(_, v)| !v.is_empty());
+    classes
+}
+
+/// A whole process, timed with wait4; exit 1 (nothing found) is a success.
+fn process(mut c: Command) -> Result<Sample, BoxError> {
+    c.stdout(Stdio::null()).stderr(Stdio::null());
+    let t = time_command(&mut c)?;
+    match t.status.code() {
+        Some(0 | 1) => Ok(t.sample()),
+        _ => Err(format!("{c:?}: {}", t.status).into()),
+    }
+}
+
+fn rounds(args: &Args, quick: usize, full: usize) -> Options {
+    let n = args.pick(quick, full);
+    Options {
+        warmup: n.div_ceil(10).max(1),
+        rounds: n,
+        min_rounds: n,
+        budget: None,
+    }
+}
+
+/// Emits a run made of values measured outside `interleave` (one subject,
+/// one round per value).
+fn emit_values(
+    workload: &str,
+    unit: &str,
+    subject: &str,
+    values: &[u64],
+    params: &[(&str, String)],
+    size: Option<u64>,
+) -> Result<()> {
+    let mut run = Run::new(
+        SYSTEM,
+        workload,
+        vec![SubjectInfo {
+            name: subject.into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        }],
+    );
+    for (k, v) in params {
+        run = run.param(k, v.clone());
+    }
+    if let Some(s) = size {
+        run = run.size(s);
+    }
+    run.unit = unit.into();
+    run.rounds = values.iter().map(|&v| vec![Sample::ns(v)]).collect();
+    driver::emit(&run)
+}
+
+pub fn run(args: &Args) -> Result<()> {
+    let greppy = args.bin("greppy")?;
+    let env = Env {
+        greppy,
+        dir: args.scratch.join("greppy-bench"),
+    };
+    let _ = std::fs::remove_dir_all(&env.dir);
+    std::fs::create_dir_all(&env.dir)?;
+    let result = run_all(args, &env);
+    env.stop();
+    result
+}
+
+fn run_all(args: &Args, env: &Env) -> Result<()> {
+    let corpus_dir = corpus()?;
+    let corpus = corpus_dir.as_path();
+    let tree = greppy::search::walk_tree(corpus);
+    let bytes: u64 = tree
+        .files
+        .iter()
+        .filter_map(|f| f.metadata().ok())
+        .map(|m| m.len())
+        .sum();
+    let mut langs: HashMap<String, usize> = HashMap::new();
+    for f in &tree.files {
+        let e = f
+            .extension()
+            .map_or("(none)".into(), |e| e.to_string_lossy().into_owned());
+        *langs.entry(e).or_default() += 1;
+    }
+    let mut langs: Vec<_> = langs.into_iter().collect();
+    langs.sort_by_key(|l| std::cmp::Reverse(l.1));
+    let top: Vec<String> = langs
+        .iter()
+        .take(8)
+        .map(|(e, n)| format!(".{e} {n}"))
+        .collect();
+    driver::note(format!(
+        "corpus: {} ({} files rg searches, {:.0} MiB; by extension: {})",
+        corpus.display(),
+        tree.files.len(),
+        bytes as f64 / (1 << 20) as f64,
+        top.join(", ")
+    ))?;
+    let classes = queries(&tree.files);
+    let distinct: usize = classes.iter().map(|(_, v)| v.len()).sum();
+    driver::note(format!(
+        "{distinct} distinct queries: {}",
+        classes
+            .iter()
+            .map(|(c, v)| format!("{c} {}", v.len()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))?;
+    let rg = args.peer("rg");
+    let grep = args.peer("grep");
+    driver::plan(4 + 2 * classes.len() as u64 + 5)?;
+
+    // 1. Index build from scratch, against one rg scan of the same tree.
+    driver::step("index build")?;
+    let mut subjects = vec![Subject::new(
+        "greppy index",
+        env!("CARGO_PKG_VERSION"),
+        || {
+            env.fresh_daemon()?;
+            let pid = env.pid()?;
+            let (u0, s0) = proc_cpu_ns(pid).unwrap_or_default();
+            let t = Instant::now();
+            env.index(corpus)?;
+            let wall = t.elapsed();
+            let (u1, s1) = proc_cpu_ns(pid).unwrap_or_default();
+            Ok(Sample {
+                user_ns: Some(u1 - u0),
+                sys_ns: Some(s1 - s0),
+                max_rss_kib: proc_kib(pid, "VmHWM"),
+                ..Sample::duration(wall)
+            })
+        },
+    )];
+    if let Some((p, v)) = &rg {
+        let p = p.clone();
+        subjects.push(Subject::new("rg: one scan", v.clone(), move || {
+            let mut c = Command::new(&p);
+            c.args(["-c", "--", "zqxj_no_such_text_zqxj"]).arg(corpus);
+            process(c)
+        }));
+    }
+    let run = Run::new(SYSTEM, "index build from scratch", vec![]);
+    driver::emit(&interleave(run, &mut subjects, rounds(args, 1, 3))?)?;
+    drop(subjects);
+    let info = env.index(corpus)?;
+    emit_values(
+        "index size on disk",
+        "bytes",
+        "greppy",
+        &[info.index_bytes],
+        &[("source_bytes", info.source_bytes.to_string())],
+        None,
+    )?;
+    driver::note(format!(
+        "index: {} files, {:.1} MiB of source, index {:.1} MiB ({:.2}x the source)",
+        info.files,
+        info.source_bytes as f64 / (1 << 20) as f64,
+        info.index_bytes as f64 / (1 << 20) as f64,
+        info.index_bytes as f64 / info.source_bytes.max(1) as f64
+    ))?;
+
+    // 2. One query end to end from a process, per class.
+    let truth = Program::new("/bin/true", &[])?;
+    for (class, qs) in &classes {
+        driver::step(format!("command line: {class}"))?;
+        let mut subjects: Vec<Subject<'_>> = Vec::new();
+        let mut i = 0usize;
+        subjects.push(Subject::new(
+            "greppy",
+            env!("CARGO_PKG_VERSION"),
+            move || {
+                let q = &qs[i % qs.len()];
+                i += 1;
+                let mut c = env.cmd();
+                c.args(q.flags()).arg("--").arg(&q.pattern).arg(corpus);
+                process(c)
+            },
+        ));
+        for (name, peer, extra) in [("rg", &rg, &[][..]), ("grep -r", &grep, &["-r", "-n"][..])] {
+            if let Some((p, v)) = peer {
+                let p = p.clone();
+                let mut i = 0usize;
+                subjects.push(Subject::new(name.to_string(), v.clone(), move || {
+                    let q = &qs[i % qs.len()];
+                    i += 1;
+                    let mut c = Command::new(&p);
+                    c.args(extra)
+                        .args(q.flags())
+                        .arg("--")
+                        .arg(&q.pattern)
+                        .arg(corpus);
+                    process(c)
+                }));
+            }
+        }
+        let truth = &truth;
+        subjects.push(Subject::new(
+            "floor: posix_spawn+wait /bin/true",
+            "kernel",
+            move || Ok(truth.posix_spawn_wait()?),
+        ));
+        let slow = *class == "regex without literals";
+        let opts = if slow {
+            rounds(args, 2, 5)
+        } else {
+            rounds(args, 5, 30)
+        };
+        let run =
+            Run::new(SYSTEM, "one query from the command line", vec![]).param("class", *class);
+        driver::emit(&interleave(run, &mut subjects, opts)?)?;
+    }
+
+    // 3. One query on a kept connection, per class.
+    for (class, qs) in &classes {
+        driver::step(format!("kept connection: {class}"))?;
+        let mut client = env.client()?;
+        let mut rt = UnixRoundTrip::start(64, 64)?;
+        let mut i = 0usize;
+        let mut subjects = vec![
+            Subject::new("greppy", env!("CARGO_PKG_VERSION"), move || {
+                let q = &qs[i % qs.len()];
+                i += 1;
+                let (s, a) = Sample::time(|| client.search(q.search(corpus, false)));
+                let a = a?;
+                if a.scan.is_some() {
+                    return Err("the daemon asked for a scan".into());
+                }
+                Ok(s)
+            }),
+            Subject::new("floor: unix socket round trip", "kernel", move || {
+                Ok(rt.round_trip()?)
+            }),
+        ];
+        let slow = *class == "regex without literals";
+        let opts = if slow {
+            rounds(args, 3, 20)
+        } else {
+            rounds(args, 100, 1000)
+        };
+        let run = Run::new(SYSTEM, "one query on a kept connection", vec![]).param("class", *class);
+        driver::emit(&interleave(run, &mut subjects, opts)?)?;
+    }
+
+    // 4. Throughput on one connection, sequential and pipelined.
+    driver::step("throughput on one connection")?;
+    let selective = &classes[0].1;
+    let batch = 256usize;
+    let mut subjects: Vec<Subject<'_>> = Vec::new();
+    for depth in [1usize, 8, 64] {
+        let mut client = env.client()?;
+        let mut next = 0usize;
+        subjects.push(Subject::new(
+            format!("greppy, depth {depth}"),
+            env!("CARGO_PKG_VERSION"),
+            move || {
+                let t = Instant::now();
+                pipelined(&mut client, selective, &mut next, batch, depth, corpus)?;
+                Ok(Sample::ns(t.elapsed().as_nanos() as u64 / batch as u64))
+            },
+        ));
+    }
+    let run = Run::new(SYSTEM, "time per query on one connection", vec![])
+        .param("queries per round", batch.to_string());
+    driver::emit(&interleave(run, &mut subjects, rounds(args, 5, 30))?)?;
+    drop(subjects);
+
+    // 5. Concurrent clients.
+    driver::step("concurrent clients")?;
+    for clients in [1usize, 8, 64, 256] {
+        let total = args.pick(1024, 8192).max(clients);
+        let per = total / clients;
+        let (lat, busy, errors, wall) = concurrent(env, selective, clients, per, corpus)?;
+        driver::note(format!(
+            "{clients} clients: {} queries in {:.2} s ({:.0}/s), {busy} busy, {errors} errors",
+            lat.len(),
+            wall.as_secs_f64(),
+            lat.len() as f64 / wall.as_secs_f64()
+        ))?;
+        emit_values(
+            "latency with concurrent clients",
+            "ns",
+            "greppy",
+            &lat,
+            &[("clients", clients.to_string())],
+            Some(clients as u64),
+        )?;
+    }
+
+    // 6. Freshness: an edit until a search finds it.
+    driver::step("freshness")?;
+    let edit_dir = corpus.join("greppy-fresh");
+    std::fs::create_dir_all(&edit_dir)?;
+    let edit = edit_dir.join("edit.rs");
+    let mut client = env.client()?;
+    let mut lat = Vec::new();
+    let mut retries = 0;
+    for n in 0..args.pick(30, 200) {
+        let token = format!("fresh_edit_token_{n}_{}", std::process::id());
+        let t = Instant::now();
+        std::fs::write(&edit, format!("const T: &str = \"{token}\";\n"))?;
+        let mut tries = 0;
+        loop {
+            let q = Query {
+                pattern: token.clone(),
+                ignore_case: false,
+                word: false,
+            };
+            let a = client.search(q.search(corpus, true))?;
+            if !a.files.is_empty() {
+                break;
+            }
+            tries += 1;
+            if tries > 1000 {
+                bail!("edit {n} never found");
+            }
+        }
+        retries += tries;
+        lat.push(t.elapsed().as_nanos() as u64);
+    }
+    driver::note(format!(
+        "freshness: {} edits, {retries} searches that missed the edit before one found it",
+        lat.len()
+    ))?;
+    emit_values(
+        "edit until a search finds it",
+        "ns",
+        "greppy",
+        &lat,
+        &[],
+        None,
+    )?;
+    let _ = std::fs::remove_dir_all(&edit_dir);
+
+    driver::step("searches during a full reindex")?;
+    let (lat, failed) = during_reindex(env, selective, corpus)?;
+    driver::note(format!(
+        "during a full reindex: {} searches, {failed} failed",
+        lat.len()
+    ))?;
+    emit_values(
+        "search during a full reindex",
+        "ns",
+        "greppy",
+        &lat,
+        &[],
+        None,
+    )?;
+
+    // 7. Memory and index size at three corpus sizes.
+    driver::step("scaling")?;
+    scaling(args, env, corpus)?;
+
+    // 8. Restart to first answer.
+    driver::step("restart to first answer")?;
+    env.index(corpus)?;
+    let mut lat = Vec::new();
+    for n in 0..args.pick(3, 10) {
+        env.stop();
+        let q = &selective[n % selective.len()];
+        let t = Instant::now();
+        env.start()?;
+        let o = env
+            .cmd()
+            .arg("-l")
+            .arg("--")
+            .arg(&q.pattern)
+            .arg(corpus)
+            .output()?;
+        lat.push(t.elapsed().as_nanos() as u64);
+        if String::from_utf8_lossy(&o.stderr).contains("scan") {
+            bail!("the restarted daemon did not answer from its index");
+        }
+    }
+    emit_values("restart to first answer", "ns", "greppy", &lat, &[], None)?;
+
+    // 9. Exactness on the whole corpus.
+    driver::step("exactness against rg")?;
+    if let Some((rg, _)) = &rg {
+        exactness(args, env, rg, &classes, corpus)?;
+    }
+    Ok(())
+}
+
+/// `batch` searches on one connection with at most `depth` in flight.
+fn pipelined(
+    c: &mut Client,
+    qs: &[Query],
+    next: &mut usize,
+    batch: usize,
+    depth: usize,
+    corpus: &Path,
+) -> Result<(), BoxError> {
+    let (mut sent, mut done) = (0, 0);
+    while done < batch {
+        while sent < batch && sent - done < depth {
+            let q = &qs[*next % qs.len()];
+            *next += 1;
+            let id = c.id();
+            c.send(&Request::Search {
+                id,
+                query: q.search(corpus, true),
+            })?;
+            sent += 1;
+        }
+        match c.recv()? {
+            Response::Done { .. } => done += 1,
+            Response::File { .. } => {}
+            other => return Err(format!("unexpected {other:?}").into()),
+        }
+    }
+    Ok(())
+}
+
+/// `clients` threads with a connection each, `per` searches each: every
+/// search's latency, busy answers, errors, and the wall time.
+fn concurrent(
+    env: &Env,
+    qs: &[Query],
+    clients: usize,
+    per: usize,
+    corpus: &Path,
+) -> Result<(Vec<u64>, usize, usize, Duration)> {
+    let t = Instant::now();
+    let results: Vec<(Vec<u64>, usize, usize)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..clients)
+            .map(|k| {
+                s.spawn(move || {
+                    let (mut lat, mut busy, mut errors) = (Vec::new(), 0, 0);
+                    let Ok(mut c) = env.client() else {
+                        return (lat, busy, per);
+                    };
+                    for n in 0..per {
+                        let q = &qs[(k * per + n) % qs.len()];
+                        let t = Instant::now();
+                        match c.search(q.search(corpus, true)) {
+                            Ok(_) => lat.push(t.elapsed().as_nanos() as u64),
+                            Err(greppy::client::Error::Busy) => busy += 1,
+                            Err(_) => errors += 1,
+                        }
+                    }
+                    (lat, busy, errors)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    let wall = t.elapsed();
+    let mut lat = Vec::new();
+    let (mut busy, mut errors) = (0, 0);
+    for (l, b, e) in results {
+        lat.extend(l);
+        busy += b;
+        errors += e;
+    }
+    Ok((lat, busy, errors, wall))
+}
+
+/// Searches on one connection while another asks for a full rebuild: the
+/// searches' latencies, and how many failed.
+fn during_reindex(env: &Env, qs: &[Query], corpus: &Path) -> Result<(Vec<u64>, usize)> {
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let h = s.spawn(|| {
+            let (mut lat, mut failed) = (Vec::new(), 0);
+            let Ok(mut c) = env.client() else {
+                return (lat, usize::MAX);
+            };
+            let mut n = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let q = &qs[n % qs.len()];
+                n += 1;
+                let t = Instant::now();
+                match c.search(q.search(corpus, true)) {
+                    Ok(a) if a.scan.is_none() => lat.push(t.elapsed().as_nanos() as u64),
+                    _ => failed += 1,
+                }
+            }
+            (lat, failed)
+        });
+        let r = env.index(corpus);
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let out = h.join().unwrap_or_default();
+        r.map(|_| out)
+    })
+}
+
+/// Daemon memory and index size over three corpus sizes (hard-linked
+/// subsets of the corpus: the first eighth, third and all of its crates).
+fn scaling(args: &Args, env: &Env, corpus: &Path) -> Result<()> {
+    let mut crates: Vec<PathBuf> = std::fs::read_dir(corpus.join("vendor"))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    crates.sort();
+    for (label, frac) in [("1/8", 8usize), ("1/3", 3), ("all", 1)] {
+        let dir = args.scratch.join(format!("greppy-scale-{frac}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir)?;
+        for c in crates.iter().take(crates.len().div_ceil(frac)) {
+            let st = Command::new("cp").arg("-al").arg(c).arg(&dir).status()?;
+            if !st.success() {
+                bail!("cp -al {} failed", c.display());
+            }
+        }
+        env.fresh_daemon()?;
+        let info = env.index(&dir)?;
+        let pid = env.pid()?;
+        let rss = proc_kib(pid, "VmRSS").context("daemon RSS")?;
+        let mib = (info.source_bytes >> 20).max(1);
+        driver::note(format!(
+            "{label} of the corpus: {:.1} MiB of source, daemon RSS {:.1} MiB ({:.2}x), index {:.1} MiB ({:.2}x)",
+            info.source_bytes as f64 / (1 << 20) as f64,
+            rss as f64 / 1024.0,
+            (rss << 10) as f64 / info.source_bytes as f64,
+            info.index_bytes as f64 / (1 << 20) as f64,
+            info.index_bytes as f64 / info.source_bytes as f64
+        ))?;
+        let p = [("corpus", label.to_string())];
+        emit_values(
+            "daemon RSS after indexing",
+            "KiB",
+            "greppy",
+            &[rss],
+            &p,
+            Some(mib),
+        )?;
+        emit_values(
+            "index size by corpus size",
+            "bytes",
+            "greppy",
+            &[info.index_bytes],
+            &p,
+            Some(mib),
+        )?;
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    env.fresh_daemon()
+}
+
+/// The (file, line) pairs of sampled queries, from the daemon and from rg.
+fn exactness(
+    args: &Args,
+    env: &Env,
+    rg: &Path,
+    classes: &[(&'static str, Vec<Query>)],
+    corpus: &Path,
+) -> Result<()> {
+    env.index(corpus)?;
+    let mut c = env.client()?;
+    let n = args.pick(100, 1000);
+    let pool: Vec<&Query> = classes
+        .iter()
+        .filter(|(c, _)| *c != "regex without literals")
+        .flat_map(|(_, v)| v.iter())
+        .collect();
+    let mut differ = Vec::new();
+    for k in 0..n {
+        let q = pool[(k * 7919) % pool.len()];
+        let a = c.search(q.search(corpus, false))?;
+        let ours: BTreeSet<(Vec<u8>, u64)> = a.lines.into_iter().map(|(p, l, _)| (p, l)).collect();
+        let o = Command::new(rg)
+            .args(["-n", "--no-heading", "--null", "--color", "never"])
+            .args(q.flags())
+            .arg("--")
+            .arg(&q.pattern)
+            .arg(corpus)
+            .output()?;
+        let mut theirs = BTreeSet::new();
+        for line in o.stdout.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+            let Some(nul) = line.iter().position(|&b| b == 0) else {
+                continue;
+            };
+            let rest = &line[nul + 1..];
+            let num: String = rest
+                .iter()
+                .take_while(|b| b.is_ascii_digit())
+                .map(|&b| b as char)
+                .collect();
+            theirs.insert((line[..nul].to_vec(), num.parse().unwrap_or(0)));
+        }
+        if ours != theirs {
+            differ.push(q.pattern.clone());
+        }
+    }
+    driver::note(format!(
+        "exactness: {} of {n} sampled queries give the same (file, line) pairs as rg{}",
+        n - differ.len(),
+        if differ.is_empty() {
+            String::new()
+        } else {
+            format!("; differ: {:?}", &differ[..differ.len().min(5)])
+        }
+    ))?;
+    emit_values(
+        "queries whose answer differs from rg's",
+        "count",
+        "greppy",
+        &[differ.len() as u64],
+        &[("queries", n.to_string())],
+        None,
+    )
+}

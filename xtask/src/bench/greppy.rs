@@ -1,0 +1,33 @@
+//! `greppy`: the daemon on a vendored corpus (`cargo vendor` of this
+//! workspace, in `target/corpus`), with thousands of distinct queries by
+//! class, against rg and GNU grep -r as whole processes; the floors are
+//! `/bin/true` and a Unix-socket round trip. The workloads live in
+//! `benches/greppy/`.
+
+use super::{Driver, System};
+use crate::peers::{Install, Peer};
+
+pub fn system() -> System {
+    System {
+        name: "greppy",
+        peers: vec![
+            Peer {
+                name: "rg",
+                program: "rg",
+                install: Install::Cargo("ripgrep"),
+                version_args: &["--version"],
+            },
+            Peer {
+                name: "grep",
+                program: "grep",
+                install: Install::System,
+                version_args: &["--version"],
+            },
+        ],
+        drivers: vec![Driver::Cargo {
+            package: "greppy-bench",
+            bin: "greppy-bench",
+            also: &[("greppy", "greppy")],
+        }],
+    }
+}
