@@ -484,7 +484,7 @@ fn run_all(args: &Args, env: &Env) -> Result<()> {
                 process(c)
             },
         ));
-        for (name, peer, extra) in [("rg", &rg, &[][..]), ("grep -r", &grep, &["-r", "-n"][..])] {
+        for (name, peer, extra) in [("rg", &rg, &[][..]), ("grep -r", &grep, &["-r", "-n", "-E"][..])] {
             if let Some((p, v)) = peer {
                 let p = p.clone();
                 let mut i = 0usize;
@@ -713,6 +713,9 @@ fn pipelined(
         match c.recv()? {
             Response::Done { .. } => done += 1,
             Response::File { .. } => {}
+            // Past the daemon's bound on searches in flight: an explicit
+            // refusal; the client sends again.
+            Response::Busy { id: Some(_) } => sent -= 1,
             other => return Err(format!("unexpected {other:?}").into()),
         }
     }

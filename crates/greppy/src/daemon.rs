@@ -329,9 +329,13 @@ impl State {
                         lock(&cancels).insert(id, flag.clone());
                         let (state, tx, cancels) = (self.clone(), tx.clone(), cancels.clone());
                         tokio::task::spawn_blocking(move || {
-                            state.search(id, &query, &tx, &flag);
+                            let last = state.search(id, &query, &tx, &flag);
                             lock(&cancels).remove(&id);
+                            // The search's slot is free before its last
+                            // answer is sent: a client that waits for it
+                            // may send the next at once.
                             drop(permit);
+                            let _ = tx.blocking_send(last);
                         });
                     }
                     Request::Index { id, path } => {
@@ -476,18 +480,21 @@ impl State {
         Response::Ok { id }
     }
 
-    /// Runs one search (on a blocking thread), streaming its answers.
-    fn search(&self, id: u64, q: &SearchQuery, tx: &mpsc::Sender<Response>, cancel: &AtomicBool) {
+    /// Runs one search (on a blocking thread), streaming its matches;
+    /// returns its last answer (`done`, `scan` or `error`).
+    fn search(
+        &self,
+        id: u64,
+        q: &SearchQuery,
+        tx: &mpsc::Sender<Response>,
+        cancel: &AtomicBool,
+    ) -> Response {
         let send = |m: Response| tx.blocking_send(m).is_ok();
-        let fail = |message: String| {
-            let _ = send(Response::Error {
-                id: Some(id),
-                message,
-            });
+        let fail = |message: String| Response::Error {
+            id: Some(id),
+            message,
         };
-        let scan = |reason: Option<String>| {
-            let _ = send(Response::Scan { id, reason });
-        };
+        let scan = |reason: Option<String>| Response::Scan { id, reason };
         let pattern = Pattern {
             pattern: q.pattern.clone(),
             fixed: q.fixed,
@@ -606,13 +613,13 @@ impl State {
             )),
             _ => None,
         };
-        send(Response::Done {
+        Response::Done {
             id,
             matches,
             fresh,
             cancelled,
             errors,
             note,
-        });
+        }
     }
 }
