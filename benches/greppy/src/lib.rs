@@ -484,7 +484,10 @@ fn run_all(args: &Args, env: &Env) -> Result<()> {
                 process(c)
             },
         ));
-        for (name, peer, extra) in [("rg", &rg, &[][..]), ("grep -r", &grep, &["-r", "-n", "-E"][..])] {
+        for (name, peer, extra) in [
+            ("rg", &rg, &[][..]),
+            ("grep -r", &grep, &["-r", "-n", "-E"][..]),
+        ] {
             if let Some((p, v)) = peer {
                 let p = p.clone();
                 let mut i = 0usize;
