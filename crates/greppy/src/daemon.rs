@@ -23,6 +23,7 @@ use crate::plan::plan_pattern;
 use crate::protocol::{self, Decoder, Request, Response, RootInfo, SearchQuery};
 use crate::search::{self, FileFilter, Filters, Pattern};
 use crate::store::Store;
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use std::ffi::OsStr;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
@@ -32,6 +33,9 @@ use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::{Notify, Semaphore, mpsc};
+
+/// Candidate files read in parallel at a time by one search.
+const VERIFY_CHUNK: usize = 64;
 
 /// How long a search waits for reported changes to be applied before it
 /// answers from the snapshot it has (saying it is not fresh).
@@ -552,43 +556,68 @@ impl State {
             plan_pattern(&q.pattern, q.fixed, q.ignore_case).unwrap_or(crate::plan::Query::All);
         let mut matches = 0u64;
         let mut cancelled = false;
-        'files: for path in snap.candidates(&plan, &dir) {
+        let candidates: Vec<(PathBuf, Vec<u8>)> = snap
+            .candidates(&plan, &dir)
+            .into_iter()
+            .filter_map(|p| {
+                let shown = name(&p);
+                filter
+                    .allows(&display, &shown)
+                    .then(|| (p, shown.into_os_string().into_vec()))
+            })
+            .collect();
+        // The candidates are read in parallel, a chunk at a time, and
+        // answered in path order; a cancel or the limit stops at the next
+        // chunk.
+        'chunks: for chunk in candidates.chunks(VERIFY_CHUNK) {
             if cancel.load(Ordering::Relaxed) {
                 cancelled = true;
                 break;
             }
-            let shown = name(&path);
-            if !filter.allows(&display, &shown) {
-                continue;
-            }
-            let shown = shown.into_os_string().into_vec();
-            if q.files {
-                if search::file_matches(&matcher, &path) {
-                    if !send(Response::File { id, path: shown }) {
+            let found: Vec<Vec<(u64, Vec<u8>)>> = chunk
+                .par_iter()
+                .map(|(path, _)| {
+                    if q.files {
+                        if search::file_matches(&matcher, path) {
+                            vec![(0, Vec::new())]
+                        } else {
+                            Vec::new()
+                        }
+                    } else {
+                        search::file_lines(&matcher, path)
+                    }
+                })
+                .collect();
+            for ((_, shown), lines) in chunk.iter().zip(found) {
+                if q.files && !lines.is_empty() {
+                    if !send(Response::File {
+                        id,
+                        path: shown.clone(),
+                    }) {
                         cancelled = true;
-                        break;
+                        break 'chunks;
                     }
                     matches += 1;
                     if q.limit > 0 && matches >= q.limit {
-                        break;
+                        break 'chunks;
                     }
+                    continue;
                 }
-                continue;
-            }
-            for (line, text) in search::file_lines(&matcher, &path) {
-                let m = Response::Match {
-                    id,
-                    path: shown.clone(),
-                    line,
-                    text,
-                };
-                if !send(m) {
-                    cancelled = true;
-                    break 'files;
-                }
-                matches += 1;
-                if q.limit > 0 && matches >= q.limit {
-                    break 'files;
+                for (line, text) in lines {
+                    let m = Response::Match {
+                        id,
+                        path: shown.clone(),
+                        line,
+                        text,
+                    };
+                    if !send(m) {
+                        cancelled = true;
+                        break 'chunks;
+                    }
+                    matches += 1;
+                    if q.limit > 0 && matches >= q.limit {
+                        break 'chunks;
+                    }
                 }
             }
         }

@@ -542,6 +542,21 @@ impl Index {
         (0, 0)
     }
 
+    /// Whether the posting list at `at` (of `count` ids) holds `id`.
+    fn posting_has(&self, at: usize, count: usize, id: u32) -> bool {
+        let (mut lo, mut hi) = (0, count);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            match u32_at(&self.data, at + 4 * mid).map(|x| x.cmp(&id)) {
+                Some(std::cmp::Ordering::Less) => lo = mid + 1,
+                Some(std::cmp::Ordering::Greater) => hi = mid,
+                Some(std::cmp::Ordering::Equal) => return true,
+                None => return false,
+            }
+        }
+        false
+    }
+
     /// The ids of the files `q` lets through, sorted; `None` for all.
     fn eval(&self, q: &Query) -> Option<Vec<u32>> {
         match q {
@@ -563,6 +578,18 @@ impl Index {
                 order.sort_by_key(|(n, _)| *n);
                 let mut acc: Option<Vec<u32>> = None;
                 for (_, q) in order {
+                    // Once the set is small, a long posting list is probed
+                    // where it lies (binary search), not decoded whole.
+                    if let (Some(a), Query::Tri(t)) = (&mut acc, q) {
+                        let (at, count) = self.lookup(*t);
+                        if a.len() * 16 < count {
+                            a.retain(|&id| self.posting_has(at, count, id));
+                            if a.is_empty() {
+                                break;
+                            }
+                            continue;
+                        }
+                    }
                     if let Some(ids) = self.eval(q) {
                         acc = Some(match acc {
                             None => ids,

@@ -173,50 +173,57 @@ pub fn walk_children(dir: &Path) -> rustc_hash::FxHashMap<PathBuf, bool> {
 /// way: [`FileFilter::new`] returns `None` for them.
 #[derive(Debug)]
 pub struct FileFilter {
-    overrides: ignore::overrides::Override,
-    types: ignore::types::Types,
+    /// `None` when there are none (most searches: nothing is built).
+    overrides: Option<ignore::overrides::Override>,
+    types: Option<ignore::types::Types>,
 }
 
 impl FileFilter {
     /// The filter of `filters`, globs taken relative to `cwd`; `Ok(None)`
     /// if a glob lets files in.
     pub fn new(filters: &Filters, cwd: &Path) -> Result<Option<FileFilter>> {
-        let mut o = ignore::overrides::OverrideBuilder::new(cwd);
-        for g in &filters.globs {
-            if !g.starts_with('!') {
-                return Ok(None);
+        if filters.globs.iter().any(|g| !g.starts_with('!')) {
+            return Ok(None);
+        }
+        let mut overrides = None;
+        if !filters.globs.is_empty() {
+            let mut o = ignore::overrides::OverrideBuilder::new(cwd);
+            for g in &filters.globs {
+                o.add(g).with_context(|| format!("bad glob {g:?}"))?;
             }
-            o.add(g).with_context(|| format!("bad glob {g:?}"))?;
+            overrides = Some(o.build()?);
         }
-        let mut t = ignore::types::TypesBuilder::new();
-        t.add_defaults();
-        for ty in &filters.types {
-            t.select(ty);
+        let mut types = None;
+        if !filters.types.is_empty() {
+            let mut t = ignore::types::TypesBuilder::new();
+            t.add_defaults();
+            for ty in &filters.types {
+                t.select(ty);
+            }
+            types = Some(t.build().context("unknown file type")?);
         }
-        Ok(Some(FileFilter {
-            overrides: o.build()?,
-            types: t.build().context("unknown file type")?,
-        }))
+        Ok(Some(FileFilter { overrides, types }))
     }
 
     /// Whether the walk from `top` keeps `file` (both as the walk names
     /// them: `top` joined with the path below it).
     pub fn allows(&self, top: &Path, file: &Path) -> bool {
-        // A folder the globs exclude is not entered.
-        let mut dirs: Vec<&Path> = file
-            .ancestors()
-            .skip(1)
-            .take_while(|d| *d != top && d.starts_with(top))
-            .collect();
-        dirs.reverse();
-        if dirs
-            .iter()
-            .any(|d| self.overrides.matched(d, true).is_ignore())
-        {
-            return false;
+        if let Some(o) = &self.overrides {
+            // A folder the globs exclude is not entered.
+            let mut dirs = file
+                .ancestors()
+                .skip(1)
+                .take_while(|d| *d != top && d.starts_with(top));
+            if dirs.any(|d| o.matched(d, true).is_ignore()) {
+                return false;
+            }
+            if o.matched(file, false).is_ignore() {
+                return false;
+            }
         }
-        !self.overrides.matched(file, false).is_ignore()
-            && !self.types.matched(file, false).is_ignore()
+        self.types
+            .as_ref()
+            .is_none_or(|t| !t.matched(file, false).is_ignore())
     }
 }
 
@@ -421,42 +428,40 @@ pub fn lines<'p>(
     Ok(per_file.into_iter().flatten().collect())
 }
 
+thread_local! {
+    /// One searcher per thread for the daemon's per-file searches (its
+    /// buffer is reused instead of allocated for every file).
+    static LINE_SEARCHER: std::cell::RefCell<Searcher> = std::cell::RefCell::new(searcher(&Options {
+        line_number: true,
+        ..Options::default()
+    }));
+}
+
+/// One file's matching lines, as (1-based line number, the line without its
+/// terminator), searched as rg searches it; at most `max` (0: all).
+fn matching_lines(matcher: &RegexMatcher, path: &Path, max: usize) -> Vec<(u64, Vec<u8>)> {
+    let mut found = Vec::new();
+    LINE_SEARCHER.with_borrow_mut(|s| {
+        let _ = s.search_path(
+            matcher,
+            path,
+            grep_searcher::sinks::Bytes(|n, line| {
+                found.push((n, line.strip_suffix(b"\n").unwrap_or(line).to_vec()));
+                Ok(max == 0 || found.len() < max)
+            }),
+        );
+    });
+    found
+}
+
 /// One file's matching lines, as (1-based line number, the line without its
 /// terminator), searched as rg searches it.
 pub fn file_lines(matcher: &RegexMatcher, path: &Path) -> Vec<(u64, Vec<u8>)> {
-    let opts = Options {
-        line_number: true,
-        ..Options::default()
-    };
-    let mut found = Vec::new();
-    let _ = searcher(&opts).search_path(
-        matcher,
-        path,
-        grep_searcher::sinks::Bytes(|n, line| {
-            found.push((n, line.strip_suffix(b"\n").unwrap_or(line).to_vec()));
-            Ok(true)
-        }),
-    );
-    found
+    matching_lines(matcher, path, 0)
 }
 
 /// Whether `path` has a matching line, searched as rg searches it (it stops
 /// at the first).
 pub fn file_matches(matcher: &RegexMatcher, path: &Path) -> bool {
-    let opts = Options {
-        max_count: Some(1),
-        // The sink below needs line numbers.
-        line_number: true,
-        ..Options::default()
-    };
-    let mut found = false;
-    let _ = searcher(&opts).search_path(
-        matcher,
-        path,
-        grep_searcher::sinks::Bytes(|_, _| {
-            found = true;
-            Ok(false)
-        }),
-    );
-    found
+    !matching_lines(matcher, path, 1).is_empty()
 }
