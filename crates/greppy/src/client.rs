@@ -172,13 +172,26 @@ impl Client {
         }
     }
 
-    /// Stops the daemon.
+    /// Stops the daemon, and waits until it has (its indexes written, its
+    /// socket removed, this connection closed).
     pub fn shutdown(&mut self) -> Result<()> {
         let id = self.id();
         self.send(&Request::Shutdown { id })?;
         match self.recv()? {
-            Response::Ok { .. } => Ok(()),
-            other => Err(unexpected(other)),
+            Response::Ok { .. } => {}
+            other => return Err(unexpected(other)),
+        }
+        loop {
+            match self.recv() {
+                Ok(_) => {}
+                Err(Error::Io(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                    return Ok(());
+                }
+                Err(Error::Io(e)) if e.kind() == std::io::ErrorKind::ConnectionReset => {
+                    return Ok(());
+                }
+                Err(e) => return Err(e),
+            }
         }
     }
 }

@@ -194,23 +194,36 @@ pub fn run(socket: &Path, store: Option<Store>, ready: impl FnOnce()) -> anyhow:
         .build()?;
     // The daemon holds no folder of the user's open as its own.
     std::env::set_current_dir("/")?;
+    use std::os::unix::fs::MetadataExt;
+    let mut bound = None;
     let r = rt.block_on(async {
         let listener = bind(socket)?;
+        bound = std::fs::metadata(socket).ok().map(|m| (m.dev(), m.ino()));
         ready();
         let sync = socket.parent().map(|d| d.join("sync"));
         serve(listener, Limits::default(), store, sync).await
     });
-    // Only a socket this daemon bound is removed (not another's, when bind
-    // failed because one answers).
-    if !matches!(&r, Err(e) if e.kind() == std::io::ErrorKind::AddrInUse) {
+    // Only the socket this daemon bound is removed: not another's (when
+    // bind failed because one answers, or a new daemon has replaced it).
+    let same = std::fs::metadata(socket).ok().map(|m| (m.dev(), m.ino()));
+    if bound.is_some() && same == bound {
         let _ = std::fs::remove_file(socket);
     }
+    // Dropping the runtime closes every connection: a client waiting for
+    // the end (`greppy daemon stop`) sees it now.
     rt.shutdown_background();
     Ok(r?)
 }
 
 /// The root a folder belongs in when no root holds it: the top of its git
 /// work tree, else the folder itself. `None` for `/`, which is not indexed.
+/// Who asks for a root ([`State::root_for`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Make {
+    Search,
+    Index,
+}
+
 fn new_root_for(dir: &Path) -> Option<PathBuf> {
     let top = dir
         .ancestors()
@@ -272,6 +285,7 @@ impl State {
                     break;
                 }
             }
+            wr
         });
         let cancels: Arc<Mutex<FxHashMap<u64, Arc<AtomicBool>>>> = Arc::default();
         let mut decoder = Decoder::new(self.limits.frame);
@@ -376,15 +390,21 @@ impl State {
             flag.store(true, Ordering::Relaxed);
         }
         drop(tx);
-        let _ = writer.await;
+        let wr = writer.await;
         if shutdown {
             self.shutdown.notify_one();
+            // The connection stays open until the daemon exits, so that
+            // the client that stopped it sees the end only then.
+            let _open = (rd, wr);
+            std::future::pending::<()>().await;
         }
     }
 
-    /// The root that holds `dir`, made if none does (and `create`); and
-    /// whether it is new.
-    fn root_for(&self, dir: &Path, create: bool) -> Option<(Arc<Root>, bool)> {
+    /// The root that holds `dir`, and whether it is new. With `Make::Search`
+    /// a root is made only where none holds `dir` (a folder inside a root
+    /// that its walk does not enter is left to a scan, as rg's rules say);
+    /// with `Make::Index` also there.
+    fn root_for(&self, dir: &Path, make: Make) -> Option<(Arc<Root>, bool)> {
         let mut roots = lock(&self.roots);
         // A root whose folder was deleted is forgotten.
         let before = roots.len();
@@ -404,7 +424,7 @@ impl State {
             .iter()
             .enumerate()
             .filter(|(_, r)| dir.starts_with(r.path()))
-            .filter(|(_, r)| r.snapshot().is_none_or(|s| s.dirs.contains(dir)))
+            .filter(|(_, r)| r.snapshot().is_none_or(|s| s.covers(dir)))
             .max_by_key(|(_, r)| r.path().as_os_str().len())
             .map(|(i, _)| i);
         if let Some(i) = held {
@@ -412,7 +432,8 @@ impl State {
             roots.push(r.clone());
             return Some((r, false));
         }
-        if !create {
+        let inside = roots.iter().any(|r| dir.starts_with(r.path()));
+        if make == Make::Search && inside {
             return None;
         }
         let top = new_root_for(dir)?;
@@ -454,7 +475,7 @@ impl State {
             Ok(_) => return error(format!("{}: not a folder", path.display())),
             Err(e) => return error(format!("{}: {e}", path.display())),
         };
-        let Some((root, new)) = self.root_for(&dir, true) else {
+        let Some((root, new)) = self.root_for(&dir, Make::Index) else {
             return error(format!("{}: greppy does not index /", dir.display()));
         };
         if !new {
@@ -524,7 +545,7 @@ impl State {
             Ok(d) => d,
             Err(e) => return fail(format!("{}: {e}", asked.display())),
         };
-        let Some((root, _)) = self.root_for(&dir, true) else {
+        let Some((root, _)) = self.root_for(&dir, Make::Search) else {
             return scan(None);
         };
         // Changes the watcher has reported are waited for, briefly (an edit
@@ -540,7 +561,7 @@ impl State {
             let why = format!("{} is still being indexed", root.path().display());
             return scan(Some(why));
         };
-        if !snap.dirs.contains(&dir) {
+        if !snap.covers(&dir) {
             return scan(None);
         }
         let display = if q.display.is_empty() {

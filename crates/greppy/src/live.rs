@@ -131,6 +131,13 @@ impl Snapshot {
         n
     }
 
+    /// Whether the walk enters the folder `dir`: it went into it, or (while
+    /// the folders are not known yet, after a restart) the index has files
+    /// under it, which only the walk can have put there.
+    pub fn covers(&self, dir: &Path) -> bool {
+        self.dirs.contains(dir) || !self.base.under(dir).is_empty()
+    }
+
     /// The walk errors at or under `dir`.
     pub fn errors_under(&self, dir: &Path) -> Vec<&(PathBuf, String)> {
         self.errors

@@ -268,3 +268,23 @@ fn an_ignored_folder_named_is_a_root_of_its_own() {
         "build/gen/out.rs\n"
     );
 }
+
+#[test]
+fn stop_then_start_leaves_the_new_daemon_its_socket() {
+    // `daemon stop` returns once the old daemon is gone, and an old daemon
+    // never removes a socket a new one has bound.
+    let d = Daemon::start();
+    let (_t, root) = tree();
+    d.index(&root);
+    for _ in 0..5 {
+        d.run(&["daemon", "stop"], &root);
+        assert!(
+            !d.socket().exists(),
+            "the stopped daemon removed its socket"
+        );
+        d.run(&["daemon", "start"], &root);
+        assert!(d.socket().exists());
+        let mut c = Client::connect(&d.socket()).unwrap();
+        assert_eq!(fresh_files(&mut c, &root, "handler_7\\b"), ["src/f7.rs"]);
+    }
+}
