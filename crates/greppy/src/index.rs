@@ -18,18 +18,25 @@
 //! little-endian:
 //!
 //! ```text
-//! header   magic "GREPPYI2", then u32 version, files, trigrams, unindexed,
+//! header   magic "GREPPYI3", then u32 version, files, trigrams, unindexed,
 //!          then u64 build time (ns since the epoch: files changed since
 //!          then may differ from what the index says) and source bytes,
 //!          then u64 offsets of: path ends, paths, sizes, unindexed, table,
-//!          postings, and the total length
+//!          postings, masks, and the total length
 //! path ends   u64 per file: where its path ends in the path bytes
 //! paths       the paths' bytes, one after another, in `Path` order
 //! sizes       u64 per file: its length when it was indexed
 //! unindexed   u32 file ids, sorted
 //! table       per trigram, sorted: u32 trigram, u32 first posting, u32 count
 //! postings    u32 file ids, sorted within each trigram
+//! masks       u8 per posting: the bytes that follow the trigram in that
+//!             file, one bit each (the low 3 bits of the lower-cased byte)
 //! ```
+//!
+//! The masks make the index nearly a 4-gram one: a literal's trigram must
+//! be followed, somewhere in the file, by the literal's next byte
+//! ([`Query::Next`]), as in Cursor's "instant grep" and GitHub's code
+//! search.
 
 use crate::plan::{Query, Trigram, trigram};
 use anyhow::{Context, Result, bail, ensure};
@@ -50,9 +57,9 @@ pub const MAX_INDEXED: u64 = 16 << 20;
 /// [`FileEntry::read`]).
 const NEVER_MATCHES_BELOW: usize = 4096;
 
-const MAGIC: &[u8; 8] = b"GREPPYI2";
-const VERSION: u32 = 2;
-const HEADER: usize = 8 + 4 * 4 + 2 * 8 + 7 * 8;
+const MAGIC: &[u8; 8] = b"GREPPYI3";
+const VERSION: u32 = 3;
+const HEADER: usize = 8 + 4 * 4 + 2 * 8 + 8 * 8;
 
 /// The bytes of an index: built here, or mapped from a file.
 #[derive(Debug)]
@@ -86,6 +93,7 @@ pub struct Index {
     unindexed_at: usize,
     table: usize,
     postings: usize,
+    masks: usize,
 }
 
 /// What the index keeps of one file.
@@ -93,9 +101,10 @@ pub struct Index {
 pub struct FileEntry {
     /// Its length in bytes.
     pub size: u64,
-    /// Its trigrams, sorted and unique; `None` if it is not indexed (too
-    /// large, binary or unreadable), so that it is always a candidate.
-    pub trigrams: Option<Arc<[Trigram]>>,
+    /// Its trigrams, sorted and unique, each with the mask of the bytes
+    /// that follow it; `None` if it is not indexed (too large, binary or
+    /// unreadable), so that it is always a candidate.
+    pub trigrams: Option<Arc<[(Trigram, u8)]>>,
 }
 
 impl FileEntry {
@@ -124,13 +133,27 @@ impl FileEntry {
                 trigrams: never.then(|| Arc::from(Vec::new())),
             });
         }
-        let mut tris: Vec<Trigram> = text
+        // Each trigram with one bit for the byte after it, packed so that
+        // one sort groups them; the bits are then OR-ed per trigram.
+        let mut packed: Vec<u32> = text
             .windows(3)
-            .filter(|w| !w.contains(&b'\n'))
-            .map(|w| trigram(w[0], w[1], w[2]))
+            .enumerate()
+            .filter(|(_, w)| !w.contains(&b'\n'))
+            .map(|(i, w)| {
+                let next = text.get(i + 3).filter(|&&b| b != b'\n');
+                (trigram(w[0], w[1], w[2]) << 8) | next.map_or(0, |&b| u32::from(next_bit(b)))
+            })
             .collect();
-        tris.sort_unstable();
-        tris.dedup();
+        packed.sort_unstable();
+        packed.dedup();
+        let mut tris: Vec<(Trigram, u8)> = Vec::new();
+        for p in packed {
+            let (t, m) = (p >> 8, p as u8);
+            match tris.last_mut() {
+                Some(last) if last.0 == t => last.1 |= m,
+                _ => tris.push((t, m)),
+            }
+        }
         Some(FileEntry {
             size: text.len() as u64,
             trigrams: Some(tris.into()),
@@ -141,9 +164,17 @@ impl FileEntry {
     pub fn admits(&self, q: &Query) -> bool {
         match &self.trigrams {
             None => true,
-            Some(t) => q.admits(&|x| t.binary_search(&x).is_ok()),
+            Some(t) => q.admits(&|x, next| {
+                t.binary_search_by_key(&x, |e| e.0)
+                    .is_ok_and(|i| next.is_none_or(|b| t[i].1 & next_bit(b) != 0))
+            }),
         }
     }
+}
+
+/// The mask bit of a byte that follows a trigram.
+pub fn next_bit(b: u8) -> u8 {
+    1 << (b.to_ascii_lowercase() & 7)
 }
 
 /// Nanoseconds since the epoch, now.
@@ -167,7 +198,8 @@ struct Parts<'a> {
     files: Vec<&'a Path>,
     sizes: Vec<u64>,
     unindexed: Vec<u32>,
-    table: Vec<(Trigram, Vec<u32>)>,
+    /// Per trigram: the file ids and the masks of the bytes after it.
+    table: Vec<(Trigram, Vec<u32>, Vec<u8>)>,
     built_at: u64,
 }
 
@@ -187,21 +219,24 @@ impl Index {
 
     /// The index of `entries`, which are in path order.
     fn from_entries(entries: &[(PathBuf, FileEntry)], built_at: u64) -> Index {
-        let mut postings: FxHashMap<Trigram, Vec<u32>> = FxHashMap::default();
+        let mut postings: FxHashMap<Trigram, (Vec<u32>, Vec<u8>)> = FxHashMap::default();
         let mut unindexed = Vec::new();
         for (id, (_, e)) in entries.iter().enumerate() {
             let id = id as u32;
             match &e.trigrams {
                 Some(tris) => {
-                    for t in tris.iter() {
-                        postings.entry(*t).or_default().push(id);
+                    for (t, m) in tris.iter() {
+                        let p = postings.entry(*t).or_default();
+                        p.0.push(id);
+                        p.1.push(*m);
                     }
                 }
                 None => unindexed.push(id),
             }
         }
-        let mut table: Vec<(Trigram, Vec<u32>)> = postings.into_iter().collect();
-        table.sort_unstable_by_key(|(t, _)| *t);
+        let mut table: Vec<(Trigram, Vec<u32>, Vec<u8>)> =
+            postings.into_iter().map(|(t, (i, m))| (t, i, m)).collect();
+        table.sort_unstable_by_key(|(t, _, _)| *t);
         Index::from_parts(Parts {
             files: entries.iter().map(|(p, _)| p.as_path()).collect(),
             sizes: entries.iter().map(|(_, e)| e.size).collect(),
@@ -259,20 +294,21 @@ impl Index {
             .map(|o| old_to_new[o as usize])
             .filter(|&n| n != u32::MAX)
             .collect();
-        let mut added: FxHashMap<Trigram, Vec<u32>> = FxHashMap::default();
+        let mut added: FxHashMap<Trigram, Vec<(u32, u8)>> = FxHashMap::default();
         for (id, e) in &new_entries {
             match &e.trigrams {
                 Some(tris) => {
-                    for t in tris.iter() {
-                        added.entry(*t).or_default().push(*id);
+                    for (t, m) in tris.iter() {
+                        added.entry(*t).or_default().push((*id, *m));
                     }
                 }
                 None => unindexed.push(*id),
             }
         }
         unindexed.sort_unstable();
-        let mut added: Vec<(Trigram, Vec<u32>)> = added.into_iter().collect();
+        let mut added: Vec<(Trigram, Vec<(u32, u8)>)> = added.into_iter().collect();
         added.sort_unstable_by_key(|(t, _)| *t);
+        let split = |v: Vec<(u32, u8)>| -> (Vec<u32>, Vec<u8>) { v.into_iter().unzip() };
         let mut table = Vec::with_capacity(self.trigrams + added.len());
         let mut added = added.into_iter().peekable();
         for i in 0..self.trigrams {
@@ -280,23 +316,34 @@ impl Index {
             while let Some((a, _)) = added.peek()
                 && *a < t
             {
-                table.extend(added.next());
+                if let Some((a, v)) = added.next() {
+                    let (ids, masks) = split(v);
+                    table.push((a, ids, masks));
+                }
             }
-            let kept: Vec<u32> = self
-                .ids(at, count)
-                .into_iter()
-                .map(|o| old_to_new[o as usize])
-                .filter(|&n| n != u32::MAX)
+            let mut kept: Vec<(u32, u8)> = (0..count)
+                .filter_map(|k| {
+                    let o = u32_at(&self.data, at + 4 * k)? as usize;
+                    let n = *old_to_new.get(o)?;
+                    (n != u32::MAX).then(|| (n, self.mask_at(at, k)))
+                })
                 .collect();
-            let ids = match added.peek() {
-                Some((a, _)) if *a == t => union(&kept, &added.next().unwrap_or_default().1),
-                _ => kept,
-            };
-            if !ids.is_empty() {
-                table.push((t, ids));
+            if let Some((a, _)) = added.peek()
+                && *a == t
+            {
+                // New ids are files not in the old index: no duplicates.
+                kept.extend(added.next().map(|(_, v)| v).unwrap_or_default());
+                kept.sort_unstable_by_key(|(id, _)| *id);
+            }
+            if !kept.is_empty() {
+                let (ids, masks) = split(kept);
+                table.push((t, ids, masks));
             }
         }
-        table.extend(added);
+        for (a, v) in added {
+            let (ids, masks) = split(v);
+            table.push((a, ids, masks));
+        }
         Index::from_parts(Parts {
             files,
             sizes,
@@ -357,7 +404,7 @@ impl Index {
             bail!("index version {} (this greppy reads {VERSION})", field32(0));
         }
         let (files, trigrams, unindexed) = (field32(1), field32(2), field32(3));
-        let (path_ends, paths, sizes, unindexed_at, table, postings, total) = (
+        let (path_ends, paths, sizes, unindexed_at, table, postings, masks, total) = (
             offset(0),
             offset(1),
             offset(2),
@@ -365,6 +412,7 @@ impl Index {
             offset(4),
             offset(5),
             offset(6),
+            offset(7),
         );
         ensure!(
             total == d.len(),
@@ -386,8 +434,13 @@ impl Index {
             );
         }
         ensure!(
-            paths <= d.len() && postings <= d.len(),
+            paths <= d.len() && postings <= masks && masks <= d.len(),
             "a section runs past the end"
+        );
+        // One mask per posting.
+        ensure!(
+            (masks - postings) % 4 == 0 && masks + (masks - postings) / 4 == d.len(),
+            "the masks do not match the postings"
         );
         let idx = Index {
             built_at: field64(0),
@@ -402,6 +455,7 @@ impl Index {
             unindexed_at,
             table,
             postings,
+            masks,
         };
         // The path ends must rise and stay inside the path bytes.
         let mut prev = 0;
@@ -518,6 +572,21 @@ impl Index {
             .collect()
     }
 
+    /// The mask of posting `k` of the list at byte offset `at`.
+    fn mask_at(&self, at: usize, k: usize) -> u8 {
+        let i = self.masks + (at - self.postings) / 4 + k;
+        self.data.get(i).copied().unwrap_or(0xff)
+    }
+
+    /// The ids of the list at `at` whose mask has `bit` (all, for 0).
+    fn ids_with(&self, at: usize, count: usize, bit: u8) -> Vec<u32> {
+        (0..count)
+            .filter(|&k| bit == 0 || self.mask_at(at, k) & bit != 0)
+            .filter_map(|k| u32_at(&self.data, at + 4 * k))
+            .filter(|&id| (id as usize) < self.files)
+            .collect()
+    }
+
     /// Table entry `i`: the trigram, where its postings start, how many.
     fn entry(&self, i: usize) -> (Trigram, usize, usize) {
         let base = self.table + 12 * i;
@@ -542,15 +611,18 @@ impl Index {
         (0, 0)
     }
 
-    /// Whether the posting list at `at` (of `count` ids) holds `id`.
-    fn posting_has(&self, at: usize, count: usize, id: u32) -> bool {
+    /// Whether the posting list at `at` (of `count` ids) holds `id`, with
+    /// `bit` in its mask (any mask, for 0).
+    fn posting_has(&self, at: usize, count: usize, id: u32, bit: u8) -> bool {
         let (mut lo, mut hi) = (0, count);
         while lo < hi {
             let mid = (lo + hi) / 2;
             match u32_at(&self.data, at + 4 * mid).map(|x| x.cmp(&id)) {
                 Some(std::cmp::Ordering::Less) => lo = mid + 1,
                 Some(std::cmp::Ordering::Greater) => hi = mid,
-                Some(std::cmp::Ordering::Equal) => return true,
+                Some(std::cmp::Ordering::Equal) => {
+                    return bit == 0 || self.mask_at(at, mid) & bit != 0;
+                }
                 None => return false,
             }
         }
@@ -565,13 +637,17 @@ impl Index {
                 let (at, count) = self.lookup(*t);
                 Some(self.ids(at, count))
             }
+            Query::Next(t, b) => {
+                let (at, count) = self.lookup(*t);
+                Some(self.ids_with(at, count, next_bit(*b)))
+            }
             Query::And(qs) => {
                 // The rarest trigrams first: the intersection shrinks
                 // fastest, and an empty one ends the work.
                 let mut order: Vec<(usize, &Query)> = qs
                     .iter()
                     .map(|q| match q {
-                        Query::Tri(t) => (self.lookup(*t).1, q),
+                        Query::Tri(t) | Query::Next(t, _) => (self.lookup(*t).1, q),
                         _ => (usize::MAX, q),
                     })
                     .collect();
@@ -580,10 +656,15 @@ impl Index {
                 for (_, q) in order {
                     // Once the set is small, a long posting list is probed
                     // where it lies (binary search), not decoded whole.
-                    if let (Some(a), Query::Tri(t)) = (&mut acc, q) {
-                        let (at, count) = self.lookup(*t);
+                    let probe = match q {
+                        Query::Tri(t) => Some((*t, 0)),
+                        Query::Next(t, b) => Some((*t, next_bit(*b))),
+                        _ => None,
+                    };
+                    if let (Some(a), Some((t, bit))) = (&mut acc, probe) {
+                        let (at, count) = self.lookup(t);
                         if a.len() * 16 < count {
-                            a.retain(|&id| self.posting_has(at, count, id));
+                            a.retain(|&id| self.posting_has(at, count, id, bit));
                             if a.is_empty() {
                                 break;
                             }
@@ -632,14 +713,15 @@ impl Index {
 
 fn serialize(p: &Parts<'_>) -> Vec<u8> {
     let path_bytes: usize = p.files.iter().map(|p| p.as_os_str().len()).sum();
-    let postings_len: usize = p.table.iter().map(|(_, ids)| ids.len()).sum();
+    let postings_len: usize = p.table.iter().map(|(_, ids, _)| ids.len()).sum();
     let path_ends = HEADER;
     let paths = path_ends + 8 * p.files.len();
     let sizes = paths + path_bytes;
     let unindexed_at = sizes + 8 * p.files.len();
     let table_at = unindexed_at + 4 * p.unindexed.len();
     let postings = table_at + 12 * p.table.len();
-    let total = postings + 4 * postings_len;
+    let masks = postings + 4 * postings_len;
+    let total = masks + postings_len;
     let mut d = Vec::with_capacity(total);
     d.extend_from_slice(MAGIC);
     for v in [
@@ -659,6 +741,7 @@ fn serialize(p: &Parts<'_>) -> Vec<u8> {
         unindexed_at,
         table_at,
         postings,
+        masks,
         total,
     ] {
         d.extend_from_slice(&(v as u64).to_le_bytes());
@@ -678,16 +761,19 @@ fn serialize(p: &Parts<'_>) -> Vec<u8> {
         d.extend_from_slice(&id.to_le_bytes());
     }
     let mut first = 0u32;
-    for (t, ids) in &p.table {
+    for (t, ids, _) in &p.table {
         for v in [*t, first, ids.len() as u32] {
             d.extend_from_slice(&v.to_le_bytes());
         }
         first += ids.len() as u32;
     }
-    for (_, ids) in &p.table {
+    for (_, ids, _) in &p.table {
         for id in ids {
             d.extend_from_slice(&id.to_le_bytes());
         }
+    }
+    for (_, _, masks) in &p.table {
+        d.extend_from_slice(masks);
     }
     debug_assert_eq!(d.len(), total);
     d
@@ -832,5 +918,32 @@ mod tests {
         assert_eq!(merged.find(&c), None);
         assert_eq!(merged.under(dir.path()), 0..4);
         assert_eq!(merged.under(&dir.path().join("nothing")).len(), 0);
+    }
+
+    #[test]
+    fn a_literal_needs_its_trigrams_next_to_each_other() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = |n: &str, t: &str| {
+            let p = dir.path().join(n);
+            std::fs::write(&p, t).unwrap();
+            p
+        };
+        // Every trigram of "retry_policy", never in a row.
+        let apart = w("apart.rs", "retryX try_pX y_poX policyX\n");
+        let whole = w("whole.rs", "let RETRY_POLICY = 1;\n");
+        let base = Index::build(vec![apart.clone(), whole.clone()]);
+        let q = crate::plan::plan_pattern("retry_policy", false, true).unwrap();
+        assert_eq!(base.candidates(&q), vec![whole.as_path()]);
+        // The same through a merge, and for a changed file beside it.
+        let other = w("other.rs", "retry_policy()\n");
+        let mut changes = BTreeMap::new();
+        changes.insert(other.clone(), FileEntry::read(&other));
+        let merged = base.merge(&changes, now_ns());
+        assert_eq!(
+            merged.candidates(&q),
+            vec![other.as_path(), whole.as_path()]
+        );
+        assert!(FileEntry::read(&other).unwrap().admits(&q));
+        assert!(!FileEntry::read(&apart).unwrap().admits(&q));
     }
 }

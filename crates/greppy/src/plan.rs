@@ -22,16 +22,21 @@ pub enum Query {
     /// Any file may match.
     All,
     Tri(Trigram),
+    /// The trigram, followed somewhere in the file by this byte (matched
+    /// by the index's per-posting masks, which may let more through).
+    Next(Trigram, u8),
     And(Vec<Query>),
     Or(Vec<Query>),
 }
 
 impl Query {
-    /// Whether a file with the trigrams `has` may match.
-    pub fn admits(&self, has: &dyn Fn(Trigram) -> bool) -> bool {
+    /// Whether a file may match, given `has(t, next)`: whether it holds
+    /// trigram `t` (followed by byte `next`, if one is asked).
+    pub fn admits(&self, has: &dyn Fn(Trigram, Option<u8>) -> bool) -> bool {
         match self {
             Query::All => true,
-            Query::Tri(t) => has(*t),
+            Query::Tri(t) => has(*t, None),
+            Query::Next(t, b) => has(*t, Some(*b)),
             Query::And(qs) => qs.iter().all(|q| q.admits(has)),
             Query::Or(qs) => qs.iter().any(|q| q.admits(has)),
         }
@@ -94,7 +99,16 @@ fn strings(set: &BTreeSet<Vec<u8>>) -> Query {
         let mut tris: Vec<Trigram> = s.windows(3).map(|w| trigram(w[0], w[1], w[2])).collect();
         tris.sort_unstable();
         tris.dedup();
-        alts.push(Query::And(tris.into_iter().map(Query::Tri).collect()));
+        // Each trigram but the last is followed by the string's next byte.
+        let mut next: Vec<(Trigram, u8)> = s
+            .windows(4)
+            .map(|w| (trigram(w[0], w[1], w[2]), w[3].to_ascii_lowercase()))
+            .collect();
+        next.sort_unstable();
+        next.dedup();
+        let mut all: Vec<Query> = tris.into_iter().map(Query::Tri).collect();
+        all.extend(next.into_iter().map(|(t, b)| Query::Next(t, b)));
+        alts.push(Query::And(all));
     }
     or(alts)
 }
@@ -269,11 +283,17 @@ mod tests {
         Query::Tri(trigram(b[0], b[1], b[2]))
     }
 
+    fn next(s: &str, n: u8) -> Query {
+        let b = s.as_bytes();
+        Query::Next(trigram(b[0], b[1], b[2]), n)
+    }
+
     #[test]
     fn literals_need_their_trigrams() {
+        // Both trigrams, and "abc" followed by "d".
         assert_eq!(
             plan_pattern("abcd", false, false),
-            Some(Query::And(vec![t("abc"), t("bcd")]))
+            Some(Query::And(vec![t("abc"), t("bcd"), next("abc", b'd')]))
         );
         assert_eq!(plan_pattern("ab", false, false), Some(Query::All));
         // Case does not change the plan: the index is lower case.
@@ -308,7 +328,7 @@ mod tests {
         assert_eq!(plan_pattern("[", false, false), None);
         assert_eq!(
             plan_pattern("a.b[", true, false),
-            Some(Query::And(vec![t(".b["), t("a.b")]))
+            Some(Query::And(vec![t(".b["), t("a.b"), next("a.b", b'[')]))
         );
     }
 }
