@@ -28,7 +28,8 @@ use std::path::{Path, PathBuf};
         index [PATH]               index the tree holding PATH now (again)\n  \
         status                     the indexed trees, their size and freshness\n  \
         forget PATH                stop keeping the tree holding PATH\n  \
-        daemon start|stop|run      the daemon (`run` stays in the foreground)"
+        daemon start|stop|run      the daemon (`run` stays in the foreground)\n  \
+        mcp                        a Model Context Protocol server on stdio"
 )]
 pub struct Cli {
     /// A regular expression (rg's syntax), or a literal string with -F.
@@ -115,6 +116,9 @@ pub enum Command {
     },
     /// Stop keeping the tree holding PATH, and delete its index.
     Forget { path: PathBuf },
+    /// A Model Context Protocol server on stdio, with the tools `search`
+    /// and `read`.
+    Mcp,
     /// Start, stop or run the daemon.
     Daemon {
         #[command(subcommand)]
@@ -148,7 +152,7 @@ pub fn main() -> i32 {
     if args.get(1).is_some_and(|a| a == "search") {
         args.remove(1);
     } else if args.get(1).is_some_and(|a| {
-        ["index", "status", "forget", "daemon"]
+        ["index", "status", "forget", "daemon", "mcp"]
             .iter()
             .any(|c| a == *c)
     }) {
@@ -456,6 +460,10 @@ fn admin_inner(cmd: Command) -> anyhow::Result<i32> {
                 human(info.index_bytes),
                 started.elapsed().as_secs_f64()
             );
+            Ok(0)
+        }
+        Command::Mcp => {
+            crate::mcp::run()?;
             Ok(0)
         }
         Command::Forget { path } => {

@@ -7,6 +7,7 @@
 //!   files that may match; the matcher reads only those.
 //! - [`protocol`]: the frames and messages between clients and the daemon.
 //! - [`daemon`]: the socket server: limits, pipelining, cancellation.
+//! - [`mcp`]: the Model Context Protocol server (`greppy mcp`).
 //! - [`cli`]: the command line, with rg's flags and defaults.
 
 pub mod cli;
@@ -14,6 +15,7 @@ pub mod client;
 pub mod daemon;
 pub mod index;
 pub mod live;
+pub mod mcp;
 pub mod plan;
 pub mod protocol;
 pub mod search;
