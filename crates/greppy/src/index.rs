@@ -133,27 +133,7 @@ impl FileEntry {
                 trigrams: never.then(|| Arc::from(Vec::new())),
             });
         }
-        // Each trigram with one bit for the byte after it, packed so that
-        // one sort groups them; the bits are then OR-ed per trigram.
-        let mut packed: Vec<u32> = text
-            .windows(3)
-            .enumerate()
-            .filter(|(_, w)| !w.contains(&b'\n'))
-            .map(|(i, w)| {
-                let next = text.get(i + 3).filter(|&&b| b != b'\n');
-                (trigram(w[0], w[1], w[2]) << 8) | next.map_or(0, |&b| u32::from(next_bit(b)))
-            })
-            .collect();
-        packed.sort_unstable();
-        packed.dedup();
-        let mut tris: Vec<(Trigram, u8)> = Vec::new();
-        for p in packed {
-            let (t, m) = (p >> 8, p as u8);
-            match tris.last_mut() {
-                Some(last) if last.0 == t => last.1 |= m,
-                _ => tris.push((t, m)),
-            }
-        }
+        let tris = trigrams_with_masks(&text);
         Some(FileEntry {
             size: text.len() as u64,
             trigrams: Some(tris.into()),
@@ -170,6 +150,80 @@ impl FileEntry {
             }),
         }
     }
+}
+
+/// The dense table behind [`trigrams_with_masks`]: for every trigram of
+/// ASCII bytes (21 bits: 2 MiB of masks and a 256 KiB presence bitmap per
+/// thread), reset after each file through the list of those it touched.
+struct Dense {
+    mask: Vec<u8>,
+    seen: Vec<u64>,
+    touched: Vec<u32>,
+}
+
+thread_local! {
+    static DENSE: std::cell::RefCell<Dense> = std::cell::RefCell::new(Dense {
+        mask: vec![0; 1 << 21],
+        seen: vec![0; (1 << 21) / 64],
+        touched: Vec::new(),
+    });
+}
+
+/// The trigrams of `text` (ASCII lower case, within a line), sorted and
+/// unique, each with the mask of the bytes that follow it. Trigrams of
+/// ASCII bytes go through a dense table (no sort of every window); the
+/// rest are sorted.
+fn trigrams_with_masks(text: &[u8]) -> Vec<(Trigram, u8)> {
+    DENSE.with_borrow_mut(|d| {
+        let mut wide: Vec<u32> = Vec::new();
+        for i in 0..text.len().saturating_sub(2) {
+            let (a, b, c) = (text[i], text[i + 1], text[i + 2]);
+            if a == b'\n' || b == b'\n' || c == b'\n' {
+                continue;
+            }
+            let next = text
+                .get(i + 3)
+                .filter(|&&x| x != b'\n')
+                .map_or(0, |&x| next_bit(x));
+            if (a | b | c) < 128 {
+                let idx = (usize::from(a.to_ascii_lowercase()) << 14)
+                    | (usize::from(b.to_ascii_lowercase()) << 7)
+                    | usize::from(c.to_ascii_lowercase());
+                let (w, bit) = (idx >> 6, 1u64 << (idx & 63));
+                if d.seen[w] & bit == 0 {
+                    d.seen[w] |= bit;
+                    d.touched.push(idx as u32);
+                }
+                d.mask[idx] |= next;
+            } else {
+                wide.push((trigram(a, b, c) << 8) | u32::from(next));
+            }
+        }
+        let mut out: Vec<(Trigram, u8)> = Vec::with_capacity(d.touched.len() + wide.len());
+        for &idx in &d.touched {
+            let idx = idx as usize;
+            let t = (((idx >> 14) as u32) << 16)
+                | ((((idx >> 7) & 127) as u32) << 8)
+                | (idx & 127) as u32;
+            out.push((t, d.mask[idx]));
+            d.mask[idx] = 0;
+            d.seen[idx >> 6] = 0;
+        }
+        d.touched.clear();
+        wide.sort_unstable();
+        for p in wide {
+            let (t, m) = (p >> 8, p as u8);
+            match out.last_mut() {
+                Some(last) if last.0 == t => last.1 |= m,
+                _ => out.push((t, m)),
+            }
+        }
+        // The ASCII and the other trigrams interleave: one sort of the
+        // distinct ones (a wide trigram is never an ASCII one, so there
+        // are no duplicates to fold).
+        out.sort_unstable_by_key(|e| e.0);
+        out
+    })
 }
 
 /// The mask bit of a byte that follows a trigram.
@@ -945,5 +999,47 @@ mod tests {
         );
         assert!(FileEntry::read(&other).unwrap().admits(&q));
         assert!(!FileEntry::read(&apart).unwrap().admits(&q));
+    }
+
+    #[test]
+    fn the_dense_table_gives_what_a_sort_gives() {
+        // The reference: every window packed with its next byte's bit,
+        // sorted, folded.
+        fn reference(text: &[u8]) -> Vec<(Trigram, u8)> {
+            let mut packed: Vec<u32> = text
+                .windows(3)
+                .enumerate()
+                .filter(|(_, w)| !w.contains(&b'\n'))
+                .map(|(i, w)| {
+                    let next = text.get(i + 3).filter(|&&b| b != b'\n');
+                    (trigram(w[0], w[1], w[2]) << 8) | next.map_or(0, |&b| u32::from(next_bit(b)))
+                })
+                .collect();
+            packed.sort_unstable();
+            let mut out: Vec<(Trigram, u8)> = Vec::new();
+            for p in packed {
+                match out.last_mut() {
+                    Some(last) if last.0 == p >> 8 => last.1 |= p as u8,
+                    _ => out.push((p >> 8, p as u8)),
+                }
+            }
+            out
+        }
+        let mut seed = 7u64;
+        let mut text = Vec::new();
+        let alphabet = b"abcXYZ_ \n\r\t09\xc3\xa9\xff(";
+        for _ in 0..20_000 {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+            text.push(alphabet[(seed >> 33) as usize % alphabet.len()]);
+        }
+        for cut in [0, 1, 2, 3, 4, 100, 20_000] {
+            assert_eq!(
+                trigrams_with_masks(&text[..cut]),
+                reference(&text[..cut]),
+                "{cut}"
+            );
+        }
+        // The table is clean for the next file.
+        assert_eq!(trigrams_with_masks(b"abcd"), reference(b"abcd"));
     }
 }
