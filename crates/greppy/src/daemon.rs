@@ -5,7 +5,8 @@
 //! - connections past [`Limits::connections`] get `busy` and are closed;
 //! - searches in flight past [`Limits::searches`] get `busy` with their id;
 //! - a frame over [`Limits::frame`], or one that does not decode, gets
-//!   `error` and closes that connection only;
+//!   `error` and closes that connection only; so does a frame that has not
+//!   arrived whole within [`Limits::frame_time`] of its first byte;
 //! - at most [`Limits::roots`] roots are kept (the least recently used
 //!   one is forgotten first).
 //!
@@ -48,6 +49,10 @@ pub struct Limits {
     pub searches: usize,
     pub frame: usize,
     pub roots: usize,
+    /// How long a frame may take to arrive once it has begun: a client
+    /// that stops mid-frame (or trickles) loses its connection, not the
+    /// daemon a slot forever.
+    pub frame_time: std::time::Duration,
 }
 
 impl Default for Limits {
@@ -57,6 +62,7 @@ impl Default for Limits {
             searches: 64,
             frame: protocol::MAX_FRAME,
             roots: 16,
+            frame_time: std::time::Duration::from_secs(10),
         }
     }
 }
@@ -293,7 +299,22 @@ impl State {
         let mut shutdown = false;
         let mut buf = vec![0u8; 64 << 10];
         'read: loop {
-            let n = match rd.read(&mut buf).await {
+            let read = if decoder.pending() > 0 {
+                match tokio::time::timeout(self.limits.frame_time, rd.read(&mut buf)).await {
+                    Ok(r) => r,
+                    Err(_) => {
+                        let message = format!(
+                            "a frame did not arrive whole within {} ms",
+                            self.limits.frame_time.as_millis()
+                        );
+                        let _ = tx.send(Response::Error { id: None, message }).await;
+                        break;
+                    }
+                }
+            } else {
+                rd.read(&mut buf).await
+            };
+            let n = match read {
                 Ok(0) | Err(_) => break,
                 Ok(n) => n,
             };

@@ -173,6 +173,10 @@ struct Shared {
     watching: AtomicBool,
     /// The root was forgotten: the updater stops.
     stop: AtomicBool,
+    /// Rebuilds asked for, and the count of those asked before the last
+    /// rebuild began (all of which it covers).
+    rebuilds_asked: AtomicU64,
+    rebuilds_done: AtomicU64,
     /// The root's folder was deleted.
     gone: AtomicBool,
     /// Events were dropped (the queue was full): a rebuild is due.
@@ -266,6 +270,8 @@ impl Root {
             applied: AtomicU64::new(0),
             watching: AtomicBool::new(false),
             stop: AtomicBool::new(false),
+            rebuilds_asked: AtomicU64::new(0),
+            rebuilds_done: AtomicU64::new(0),
             gone: AtomicBool::new(false),
             overflow: AtomicBool::new(false),
             watch_error: Mutex::new(None),
@@ -392,14 +398,18 @@ impl Root {
                 *phase = Phase::Rebuilding;
             }
         }
+        self.shared.rebuilds_asked.fetch_add(1, Ordering::AcqRel);
         let _ = self.tx.send(Msg::Rebuild);
     }
 
     /// Blocks until the root answers from a whole index (not building,
-    /// catching up or rebuilding).
+    /// catching up or rebuilding), built after every rebuild asked for
+    /// before this call.
     pub fn wait_ready(&self) {
+        let asked = self.shared.rebuilds_asked.load(Ordering::Acquire);
         let mut phase = lock(&self.shared.phase);
-        while *phase != Phase::Watching {
+        while *phase != Phase::Watching || self.shared.rebuilds_done.load(Ordering::Acquire) < asked
+        {
             phase = self
                 .shared
                 .phase_changed
@@ -489,7 +499,7 @@ impl Updater {
         let shared = self.shared.clone();
         // The watcher starts before the first walk, so that no change made
         // during it is missed.
-        let watcher = notify::recommended_watcher(move |e: notify::Result<notify::Event>| {
+        let handler = move |e: notify::Result<notify::Event>| {
             // Opening and reading a file changes nothing (and the updater
             // and searches open files: counting those would be a loop).
             if e.as_ref().is_ok_and(|e| e.kind.is_access()) {
@@ -503,7 +513,14 @@ impl Updater {
                 shared.overflow.store(true, Ordering::Release);
                 shared.seen.fetch_sub(1, Ordering::AcqRel);
             }
-        });
+        };
+        // Links are not followed, as the walk does not follow them: a link
+        // to `/` must not watch the whole machine, and a loop none at all.
+        let config = notify::Config::default().with_follow_symlinks(false);
+        let watcher = {
+            use notify::Watcher;
+            notify::RecommendedWatcher::new(handler, config)
+        };
         self.watcher = match watcher.and_then(|mut w| {
             use notify::Watcher;
             w.watch(&self.shared.root, notify::RecursiveMode::Recursive)?;
@@ -583,7 +600,10 @@ impl Updater {
                     && p.parent().is_some_and(|d| snap.dirs.contains(d))
             });
             if rebuild {
+                let asked = self.shared.rebuilds_asked.load(Ordering::Acquire);
                 self.rebuild();
+                self.shared.rebuilds_done.fetch_max(asked, Ordering::AcqRel);
+                self.shared.applied(0);
             } else {
                 self.apply(&snap, &paths);
             }

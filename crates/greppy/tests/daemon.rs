@@ -240,6 +240,36 @@ fn bad_frames_close_only_their_connection() {
 }
 
 #[test]
+fn a_slow_writer_loses_only_its_connection() {
+    let srv = server(Limits {
+        frame_time: std::time::Duration::from_millis(300),
+        ..Limits::default()
+    });
+    let t = tree();
+    let mut other = Client::hello(&srv.socket);
+    index(&mut other, t.path());
+    // Half a frame, then nothing: the daemon gives up on it.
+    let mut slow = Client::hello(&srv.socket);
+    let f = protocol::encode(&Request::Search {
+        id: 1,
+        query: query(t.path(), "retry"),
+    });
+    slow.s.write_all(&f[..f.len() / 2]).unwrap();
+    let started = std::time::Instant::now();
+    assert!(
+        matches!(slow.recv(), Some(Response::Error { message, .. }) if message.contains("whole"))
+    );
+    assert_eq!(slow.recv(), None, "closed");
+    assert!(started.elapsed() >= std::time::Duration::from_millis(250));
+    // An idle kept connection is not a slow writer, and the others go on.
+    other.send(&Request::Search {
+        id: 2,
+        query: query(t.path(), "handler_7"),
+    });
+    assert!(matches!(other.recv(), Some(Response::Match { id: 2, .. })));
+}
+
+#[test]
 fn a_connection_flood_gets_busy() {
     let srv = server(Limits {
         connections: 4,

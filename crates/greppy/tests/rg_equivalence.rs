@@ -47,6 +47,16 @@ fn corpus(root: &Path) {
     w("data/later_nul.bin", &later);
     w("data/latin1.txt", b"caf\xe9 retry\n");
     w("data/crlf.txt", b"retry line one\r\nsecond line\r\n");
+    // A name that is not UTF-8, and links rg does not follow: a loop, and
+    // one to a folder outside the tree.
+    let latin1 = <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(b"lat\xe9n.rs");
+    std::fs::write(
+        root.join("src").join(latin1),
+        b"fn latin() { RetryPolicy::new(2); }\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("..", root.join("src/loop")).unwrap();
+    std::os::unix::fs::symlink("/usr/share", root.join("outside")).unwrap();
     let odd = std::ffi::OsStr::new("odd\u{e9}name.rs");
     std::fs::write(
         root.join("src").join(odd),
@@ -59,10 +69,8 @@ fn run(mut cmd: Command, args: &[&str], dir: &Path) -> (String, i32) {
     let o = cmd.args(args).current_dir(dir).output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!err.contains("comes from a scan"), "{args:?}: {err}");
-    let mut lines: Vec<&str> = std::str::from_utf8(&o.stdout)
-        .unwrap_or("<not utf-8>")
-        .lines()
-        .collect();
+    let text = String::from_utf8_lossy(&o.stdout);
+    let mut lines: Vec<&str> = text.lines().collect();
     // rg prints files in the order its threads finish them.
     lines.sort_unstable();
     (lines.join("\n"), o.status.code().unwrap_or(-1))
