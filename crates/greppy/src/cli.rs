@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
     max_term_width = 100,
     after_help = "Other commands (`greppy COMMAND --help`):\n  \
         search PATTERN [PATH...]   the same as `greppy PATTERN [PATH...]`\n  \
+        find QUERY [PATH]          ranked search: definitions and spans for words or a question\n  \
         index [PATH]               index the tree holding PATH now (again)\n  \
         status                     the indexed trees, their size and freshness\n  \
         forget PATH                stop keeping the tree holding PATH\n  \
@@ -102,6 +103,27 @@ pub struct Admin {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Ranked search for a concept or a symbol ("where is the retry policy
+    /// set"): spans of lines with a score, definitions first.
+    Find {
+        /// Words, identifiers or a question.
+        query: String,
+        /// The folder to search [default: the current folder].
+        path: Option<PathBuf>,
+        /// At most N hits.
+        #[arg(long, short = 'n', value_name = "N", default_value_t = 10)]
+        limit: u64,
+        /// Lines of each span to print under its heading (0: headings only).
+        #[arg(long, value_name = "N", default_value_t = 4)]
+        lines: usize,
+        /// One JSON object per hit: path, start, end, score, kind, name.
+        #[arg(long)]
+        json: bool,
+        /// Index in memory for this answer, without asking the daemon (also:
+        /// GREPPY_NO_DAEMON=1).
+        #[arg(long)]
+        no_daemon: bool,
+    },
     /// Index the tree holding PATH (its git work tree, else PATH) now, or
     /// again, and wait until it is done.
     Index {
@@ -116,8 +138,8 @@ pub enum Command {
     },
     /// Stop keeping the tree holding PATH, and delete its index.
     Forget { path: PathBuf },
-    /// A Model Context Protocol server on stdio, with the tools `search`
-    /// and `read`.
+    /// A Model Context Protocol server on stdio, with the tools `search`,
+    /// `find` and `read`.
     Mcp,
     /// Start, stop or run the daemon.
     Daemon {
@@ -152,7 +174,7 @@ pub fn main() -> i32 {
     if args.get(1).is_some_and(|a| a == "search") {
         args.remove(1);
     } else if args.get(1).is_some_and(|a| {
-        ["index", "status", "forget", "daemon", "mcp"]
+        ["find", "index", "status", "forget", "daemon", "mcp"]
             .iter()
             .any(|c| a == *c)
     }) {
@@ -466,6 +488,34 @@ fn admin_inner(cmd: Command) -> anyhow::Result<i32> {
             crate::mcp::run()?;
             Ok(0)
         }
+        Command::Find {
+            query,
+            path,
+            limit,
+            lines,
+            json,
+            no_daemon,
+        } => {
+            let no_daemon =
+                no_daemon || std::env::var_os("GREPPY_NO_DAEMON").is_some_and(|v| v != "0");
+            let given = path.clone();
+            let dir = path.unwrap_or_else(|| PathBuf::from("."));
+            if !dir.is_dir() {
+                anyhow::bail!("{}: not a folder", dir.display());
+            }
+            let hits = find(&query, &dir, limit, no_daemon)?;
+            let mut out = std::io::stdout().lock();
+            for h in &hits {
+                // Named as rg names files: below the folder as given, with
+                // no `./` when none was given.
+                let shown = match &given {
+                    Some(_) => h.path.clone(),
+                    None => h.path.strip_prefix(".").unwrap_or(&h.path).to_path_buf(),
+                };
+                print_hit(&mut out, &shown, h, lines, json)?;
+            }
+            Ok(if hits.is_empty() { 1 } else { 0 })
+        }
         Command::Forget { path } => {
             connect()?.forget(&path)?;
             Ok(0)
@@ -492,6 +542,105 @@ fn admin_inner(cmd: Command) -> anyhow::Result<i32> {
             Ok(0)
         }
     }
+}
+
+/// The hits of a ranked search of `dir`, named below `dir` as given: from
+/// the daemon (started if none runs), or from an index made in memory.
+pub fn find(
+    query: &str,
+    dir: &Path,
+    limit: u64,
+    no_daemon: bool,
+) -> anyhow::Result<Vec<crate::rank::Hit>> {
+    let abs = dir.canonicalize()?;
+    let rename = |mut hits: Vec<crate::rank::Hit>| {
+        for h in &mut hits {
+            if let Ok(rel) = h.path.strip_prefix(&abs) {
+                h.path = dir.join(rel);
+            }
+        }
+        hits
+    };
+    let local = || -> anyhow::Result<Vec<crate::rank::Hit>> {
+        let n = if limit == 0 { 10 } else { limit as usize };
+        Ok(rename(crate::rank::find_in_walk(&abs, query, n)?))
+    };
+    if no_daemon {
+        return local();
+    }
+    let mut client = match connect() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("greppy: no daemon ({e:#}); indexing in memory for this answer");
+            return local();
+        }
+    };
+    let found = client.find(crate::protocol::FindQuery {
+        query: query.to_string(),
+        path: abs.as_os_str().as_bytes().to_vec(),
+        display: dir.as_os_str().as_bytes().to_vec(),
+        limit,
+        wait_ms: 0,
+    })?;
+    if let Some(n) = &found.note {
+        eprintln!("greppy: {n}");
+    }
+    Ok(found.hits)
+}
+
+/// One hit: a heading (`path:start-end kind name [score]`), then up to
+/// `lines` lines of its span; or one JSON object.
+pub fn print_hit(
+    out: &mut impl std::io::Write,
+    shown: &Path,
+    h: &crate::rank::Hit,
+    lines: usize,
+    json: bool,
+) -> anyhow::Result<()> {
+    if json {
+        let v = serde_json::json!({
+            "path": shown.to_string_lossy(),
+            "start": h.start,
+            "end": h.end,
+            "score": h.score,
+            "kind": h.kind,
+            "name": h.name,
+        });
+        writeln!(out, "{v}")?;
+        return Ok(());
+    }
+    let name = if h.name.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", h.name)
+    };
+    writeln!(
+        out,
+        "{}:{}-{} {}{name} [{:.2}]",
+        shown.display(),
+        h.start,
+        h.end,
+        h.kind,
+        h.score
+    )?;
+    if lines > 0 {
+        let text = std::fs::read(&h.path).unwrap_or_default();
+        let text = String::from_utf8_lossy(&text);
+        let span = (h.end - h.start + 1) as usize;
+        for (i, l) in text
+            .lines()
+            .enumerate()
+            .skip(h.start.saturating_sub(1) as usize)
+            .take(span.min(lines))
+        {
+            writeln!(out, "{:>6}  {l}", i + 1)?;
+        }
+        if span > lines {
+            writeln!(out, "        …")?;
+        }
+        writeln!(out)?;
+    }
+    Ok(())
 }
 
 fn show(path: &[u8]) -> String {

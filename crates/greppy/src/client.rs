@@ -3,10 +3,12 @@
 //! answers, which carry the requests' ids and may come in any order.
 //! [`Client::search`] and the others are one request and its answers.
 
-use crate::protocol::{self, Decoder, Request, Response, RootInfo, SearchQuery};
+use crate::protocol::{self, Decoder, FindQuery, Request, Response, RootInfo, SearchQuery};
+pub use crate::rank::Hit;
 use std::io::{Read, Write};
+use std::os::unix::ffi::OsStringExt;
 use std::os::unix::net::UnixStream;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// What can go wrong between a client and the daemon.
 #[derive(Debug, thiserror::Error)]
@@ -24,6 +26,16 @@ pub enum Error {
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
+
+/// A whole ranked search's answer.
+#[derive(Debug, Default)]
+pub struct Found {
+    pub hits: Vec<Hit>,
+    /// The index had every change of the tree when it answered.
+    pub fresh: bool,
+    /// Why the answer may miss changes, when a person should be told.
+    pub note: Option<String>,
+}
 
 /// A connection to the daemon, past its handshake.
 #[derive(Debug)]
@@ -134,6 +146,39 @@ impl Client {
                 Response::Scan { reason, .. } => {
                     a.scan = Some(reason);
                     return Ok(a);
+                }
+                other => return Err(unexpected(other)),
+            }
+        }
+    }
+
+    /// One ranked search, all its hits (best first).
+    pub fn find(&mut self, query: FindQuery) -> Result<Found> {
+        let id = self.id();
+        self.send(&Request::Find { id, query })?;
+        let mut f = Found::default();
+        loop {
+            match self.recv()? {
+                Response::Hit {
+                    path,
+                    start,
+                    end,
+                    score,
+                    kind,
+                    name,
+                    ..
+                } => f.hits.push(Hit {
+                    path: PathBuf::from(std::ffi::OsString::from_vec(path)),
+                    start,
+                    end,
+                    score,
+                    kind,
+                    name,
+                }),
+                Response::Done { fresh, note, .. } => {
+                    f.fresh = fresh;
+                    f.note = note;
+                    return Ok(f);
                 }
                 other => return Err(unexpected(other)),
             }

@@ -21,7 +21,8 @@
 
 use crate::live::{Phase, Root};
 use crate::plan::plan_pattern;
-use crate::protocol::{self, Decoder, Request, Response, RootInfo, SearchQuery};
+use crate::protocol::{self, Decoder, FindQuery, Request, Response, RootInfo, SearchQuery};
+use crate::rank::{self, Changes, Ranked};
 use crate::search::{self, FileFilter, Filters, Pattern};
 use crate::store::Store;
 use rayon::prelude::*;
@@ -41,6 +42,9 @@ const VERIFY_CHUNK: usize = 64;
 /// How long a search waits for reported changes to be applied before it
 /// answers from the snapshot it has (saying it is not fresh).
 pub const FRESH_WAIT: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// How long a ranked search waits for a tree's first index.
+const FIND_BUILD_WAIT: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// What the daemon bounds.
 #[derive(Debug, Clone)]
@@ -118,6 +122,9 @@ struct State {
     searches: Arc<Semaphore>,
     /// The roots, the most recently used last.
     roots: Mutex<Vec<Arc<Root>>>,
+    /// The ranked indexes of the roots that have been asked a ranked
+    /// question, by root.
+    ranked: Mutex<FxHashMap<PathBuf, Arc<Ranked>>>,
     store: Option<Store>,
     /// The folder of the roots' barrier files.
     sync: Option<PathBuf>,
@@ -167,6 +174,7 @@ pub async fn serve(
         connections: Arc::new(Semaphore::new(limits.connections)),
         searches: Arc::new(Semaphore::new(limits.searches)),
         roots: Mutex::new(roots),
+        ranked: Mutex::default(),
         store,
         sync,
         shutdown: Notify::new(),
@@ -377,6 +385,18 @@ impl State {
                             let _ = tx.blocking_send(last);
                         });
                     }
+                    Request::Find { id, query } => {
+                        let Ok(permit) = self.searches.clone().try_acquire_owned() else {
+                            let _ = tx.send(Response::Busy { id: Some(id) }).await;
+                            continue;
+                        };
+                        let (state, tx) = (self.clone(), tx.clone());
+                        tokio::task::spawn_blocking(move || {
+                            let last = state.find(id, &query, &tx);
+                            drop(permit);
+                            let _ = tx.blocking_send(last);
+                        });
+                    }
                     Request::Index { id, path } => {
                         let Ok(permit) = self.searches.clone().try_acquire_owned() else {
                             let _ = tx.send(Response::Busy { id: Some(id) }).await;
@@ -471,8 +491,112 @@ impl State {
     }
 
     fn drop_index(&self, root: &Root) {
+        let ranked = lock(&self.ranked).remove(root.path());
+        drop(ranked);
         if let Some(s) = &self.store {
             let _ = std::fs::remove_file(s.index_file(root.path()));
+            let _ = std::fs::remove_dir_all(s.find_dir(root.path()));
+        }
+    }
+
+    /// The ranked index of `root`, opened (or made) on first use.
+    fn ranked_for(&self, root: &Root) -> anyhow::Result<Arc<Ranked>> {
+        let mut all = lock(&self.ranked);
+        if let Some(r) = all.get(root.path()) {
+            return Ok(r.clone());
+        }
+        let dir = self.store.as_ref().map(|s| s.find_dir(root.path()));
+        let r = Arc::new(Ranked::open(root.path().to_path_buf(), dir.as_deref())?);
+        all.insert(root.path().to_path_buf(), r.clone());
+        Ok(r)
+    }
+
+    /// Runs one ranked search (on a blocking thread), streaming its hits;
+    /// returns its last answer (`done` or `error`).
+    fn find(&self, id: u64, q: &FindQuery, tx: &mpsc::Sender<Response>) -> Response {
+        let fail = |message: String| Response::Error {
+            id: Some(id),
+            message,
+        };
+        let asked = path_of(&q.path);
+        let dir = match asked.canonicalize() {
+            Ok(d) => d,
+            Err(e) => return fail(format!("{}: {e}", asked.display())),
+        };
+        let limit = match q.limit {
+            0 => 10,
+            n => n.min(1000) as usize,
+        };
+        let mut fresh = true;
+        let mut note = None;
+        let hits = match self.root_for(&dir, Make::Search) {
+            // A folder no root's walk enters (hidden, ignored): its own
+            // walk, indexed for this answer only.
+            None => rank::find_in_walk(&dir, &q.query, limit),
+            Some((root, _)) => {
+                // A tree not indexed yet, or catching up after a restart,
+                // is waited for: a ranked answer reads the tree anyway.
+                let wait = match q.wait_ms {
+                    0 if matches!(root.phase(), Phase::Watching | Phase::Rebuilding) => FRESH_WAIT,
+                    0 => FIND_BUILD_WAIT,
+                    ms => std::time::Duration::from_millis(ms),
+                };
+                fresh = root.wait_fresh(wait, true);
+                let synced = self.ranked_for(&root).and_then(|ranked| {
+                    // The changes are read before the snapshot, which then
+                    // holds them all.
+                    let (changes, cursor) = root.changes_since(ranked.cursor());
+                    let snap = root.snapshot().ok_or_else(|| {
+                        anyhow::anyhow!("{} is still being indexed", root.path().display())
+                    })?;
+                    let changes = changes.map_or(Changes::All, Changes::Paths);
+                    ranked.sync(&*snap, changes, cursor)?;
+                    Ok(ranked)
+                });
+                if !fresh {
+                    note = Some(format!(
+                        "{}: changes are still being indexed; this answer may miss some",
+                        root.path().display()
+                    ));
+                }
+                synced.and_then(|r| r.find(&q.query, &dir, limit))
+            }
+        };
+        let hits = match hits {
+            Ok(h) => h,
+            Err(e) => return fail(format!("{e:#}")),
+        };
+        let display = if q.display.is_empty() {
+            dir.clone()
+        } else {
+            path_of(&q.display)
+        };
+        let matches = hits.len() as u64;
+        for h in hits {
+            let shown = match h.path.strip_prefix(&dir) {
+                Ok(rel) if !rel.as_os_str().is_empty() => display.join(rel),
+                _ => display.clone(),
+            };
+            let m = Response::Hit {
+                id,
+                path: shown.into_os_string().into_vec(),
+                start: h.start,
+                end: h.end,
+                score: h.score,
+                kind: h.kind,
+                name: h.name,
+            };
+            if tx.blocking_send(m).is_err() {
+                break;
+            }
+        }
+        Response::Done {
+            id,
+            matches,
+            fresh,
+            cancelled: false,
+            errors: Vec::new(),
+            note,
         }
     }
 

@@ -45,6 +45,41 @@ const QUEUE: usize = 1 << 16;
 /// The names of the files whose change can change which files a walk takes.
 const IGNORE_FILES: [&str; 3] = [".gitignore", ".ignore", ".rgignore"];
 
+/// The most paths the change log keeps; a reader further behind syncs
+/// everything.
+const LOG_MAX: usize = 1 << 16;
+
+/// The paths each batch named, in order, for readers that keep something
+/// of their own beside the index (the ranked index). Path `first + i` is
+/// `paths[i]`; a reader whose cursor is below `first` has missed some.
+#[derive(Debug)]
+struct ChangeLog {
+    first: u64,
+    paths: std::collections::VecDeque<PathBuf>,
+}
+
+impl ChangeLog {
+    fn next(&self) -> u64 {
+        self.first + self.paths.len() as u64
+    }
+
+    /// Everything changed (a rebuild, a catch-up): every reader syncs all.
+    fn reset(&mut self) {
+        self.first = self.next() + 1;
+        self.paths.clear();
+    }
+
+    fn push(&mut self, paths: impl IntoIterator<Item = PathBuf>) {
+        for p in paths {
+            self.paths.push_back(p);
+            if self.paths.len() > LOG_MAX {
+                self.paths.pop_front();
+                self.first += 1;
+            }
+        }
+    }
+}
+
 /// Locks, and goes on past a poisoned lock: every value kept under these
 /// locks is replaced whole, never left half-written.
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -138,6 +173,33 @@ impl Snapshot {
         self.dirs.contains(dir) || !self.base.under(dir).is_empty()
     }
 
+    /// Whether the file `path` is in the snapshot.
+    pub fn has_file(&self, path: &Path) -> bool {
+        match self.changes.get(path) {
+            Some(e) => e.is_some(),
+            None => self.base.find(path).is_some(),
+        }
+    }
+
+    /// The files at or under `dir`, in path order.
+    pub fn files_under(&self, dir: &Path) -> Vec<PathBuf> {
+        let base = self
+            .base
+            .under(dir)
+            .map(|i| self.base.file(i))
+            .filter(|p| !self.changes.contains_key(*p))
+            .map(Path::to_path_buf);
+        let changed = self
+            .changes
+            .range::<Path, _>((std::ops::Bound::Included(dir), std::ops::Bound::Unbounded))
+            .take_while(|(p, _)| p.starts_with(dir))
+            .filter(|(_, e)| e.is_some())
+            .map(|(p, _)| p.clone());
+        let mut out: Vec<PathBuf> = base.chain(changed).collect();
+        out.sort();
+        out
+    }
+
     /// The walk errors at or under `dir`.
     pub fn errors_under(&self, dir: &Path) -> Vec<&(PathBuf, String)> {
         self.errors
@@ -190,6 +252,8 @@ struct Shared {
     barrier: Option<(PathBuf, Mutex<(std::fs::File, u64)>)>,
     /// The highest barrier number the updater has read back.
     barrier_seen: AtomicU64,
+    /// The paths changed, for the ranked index.
+    log: Mutex<ChangeLog>,
 }
 
 impl Shared {
@@ -281,6 +345,10 @@ impl Root {
                 Some((b, Mutex::new((f, 0))))
             }),
             barrier_seen: AtomicU64::new(0),
+            log: Mutex::new(ChangeLog {
+                first: 1,
+                paths: Default::default(),
+            }),
         });
         let saver = store.map(|file| {
             let slot = Arc::new(SaveSlot::default());
@@ -378,6 +446,20 @@ impl Root {
             Ok(()) => f.1,
             Err(_) => 0,
         }
+    }
+
+    /// The paths changed since `cursor` (a value this returned before, or
+    /// 0), or `None` if some are no longer known (then everything may have
+    /// changed); and the cursor to ask from next time. A path is a file or
+    /// a folder; the snapshot taken after this call has them all applied.
+    pub fn changes_since(&self, cursor: u64) -> (Option<Vec<PathBuf>>, u64) {
+        let log = lock(&self.shared.log);
+        let next = log.next();
+        if cursor < log.first {
+            return (None, next);
+        }
+        let from = (cursor - log.first) as usize;
+        (Some(log.paths.iter().skip(from).cloned().collect()), next)
     }
 
     /// Blocks until the newest index is on disk.
@@ -653,6 +735,7 @@ impl Updater {
             },
             Phase::Watching,
         );
+        lock(&self.shared.log).reset();
     }
 
     /// After an index is read from disk: reads the files changed since it
@@ -694,6 +777,7 @@ impl Updater {
         };
         self.compact(&mut next);
         self.publish(next, Phase::Watching);
+        lock(&self.shared.log).reset();
     }
 
     /// Applies one batch of changed paths.
@@ -789,6 +873,9 @@ impl Updater {
         };
         self.compact(&mut next);
         self.publish(next, Phase::Watching);
+        // After the snapshot: a reader that sees these paths finds them
+        // applied.
+        lock(&self.shared.log).push(paths.iter().filter(|p| p.starts_with(root)).cloned());
     }
 
     /// Merges the changes into a new index once there are many.

@@ -3,6 +3,8 @@
 //! a shell. Tools:
 //! - `search`: exact search, rg's semantics, answered by the daemon (or by
 //!   a scan where it cannot answer), as `path:line:text` lines;
+//! - `find`: ranked search for a concept or a symbol, as spans of lines
+//!   with a score, definitions first, each with its first lines;
 //! - `read`: a range of a file's lines, numbered.
 
 use crate::client::{self, Client};
@@ -38,6 +40,19 @@ pub struct SearchArgs {
     pub word: bool,
     /// At most this many matching lines (default 200).
     pub limit: Option<u64>,
+}
+
+/// The arguments of `find`.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct FindArgs {
+    /// Words, identifiers or a question ("where is the retry policy set").
+    pub query: String,
+    /// The folder to search (default: the server's current folder).
+    pub path: Option<String>,
+    /// At most this many hits (default 10).
+    pub limit: Option<u64>,
+    /// Lines of each span to show (default 8; 0: headings only).
+    pub lines: Option<usize>,
 }
 
 /// The arguments of `read`.
@@ -92,6 +107,19 @@ impl Mcp {
         })
     }
 
+    #[tool(
+        description = "Ranked search for a concept or a symbol (\"where is the retry policy set\"): returns spans of lines (path:start-end kind name [score]) with their first lines, definitions first."
+    )]
+    async fn find(&self, Parameters(a): Parameters<FindArgs>) -> Result<CallToolResult, ErrorData> {
+        let cwd = self.cwd.clone();
+        let r = tokio::task::spawn_blocking(move || find_spans(&cwd, &a)).await;
+        Ok(match r {
+            Ok(Ok(s)) => text(s),
+            Ok(Err(e)) => failure(format!("{e:#}")),
+            Err(e) => failure(format!("the search failed: {e}")),
+        })
+    }
+
     #[tool(description = "Read a range of a file's lines (numbered from 1).")]
     async fn read(&self, Parameters(a): Parameters<ReadArgs>) -> Result<CallToolResult, ErrorData> {
         let cwd = self.cwd.clone();
@@ -109,6 +137,7 @@ impl ServerHandler for Mcp {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_instructions(
             "greppy: `search` finds lines as ripgrep would, from an index a daemon keeps fresh; \
+             `find` ranks definitions and spans for words or a question; \
              `read` returns a file's lines.",
         )
     }
@@ -191,6 +220,26 @@ fn search_lines(cwd: &Path, a: &SearchArgs) -> anyhow::Result<String> {
         out.push_str("no match\n");
     }
     Ok(out)
+}
+
+/// `find`: the daemon's ranked answer (or one indexed in memory), each hit
+/// with its first lines.
+fn find_spans(cwd: &Path, a: &FindArgs) -> anyhow::Result<String> {
+    let given = PathBuf::from(a.path.as_deref().unwrap_or("."));
+    let dir = cwd.join(&given);
+    if !dir.is_dir() {
+        anyhow::bail!("{}: not a folder", dir.display());
+    }
+    let hits = crate::cli::find(&a.query, &dir, a.limit.unwrap_or(10).max(1), false)?;
+    let mut out = Vec::new();
+    for h in &hits {
+        let shown = h.path.strip_prefix(cwd).unwrap_or(&h.path);
+        crate::cli::print_hit(&mut out, shown, h, a.lines.unwrap_or(8), false)?;
+    }
+    if hits.is_empty() {
+        out.extend_from_slice(b"nothing found\n");
+    }
+    Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
 /// `read`: the lines `start..=end` of a file, numbered.

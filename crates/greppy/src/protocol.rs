@@ -26,6 +26,9 @@ pub enum Request {
     /// An exact search; answers stream as `match`es (or `file`s), then one
     /// `done`; or one `scan` if the index cannot answer it.
     Search { id: u64, query: SearchQuery },
+    /// A ranked search: answers stream as `hit`s, best first (definitions
+    /// before other spans), then one `done`.
+    Find { id: u64, query: FindQuery },
     /// Stop the search `id` (its `done` says `cancelled`).
     Cancel { id: u64 },
     /// Index the tree holding `path` (again, if it is indexed), and answer
@@ -83,6 +86,24 @@ pub struct SearchQuery {
     pub wait_ms: u64,
 }
 
+/// A ranked search (`greppy find`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FindQuery {
+    /// Words, identifiers or a question ("where is the retry policy set").
+    pub query: String,
+    /// The folder to search, absolute.
+    #[serde(with = "serde_bytes")]
+    pub path: Vec<u8>,
+    /// How answers name files, as in `SearchQuery`.
+    #[serde(with = "serde_bytes")]
+    pub display: Vec<u8>,
+    /// At most this many hits (0: 10).
+    pub limit: u64,
+    /// As in `SearchQuery`; a tree not indexed yet is always waited for.
+    pub wait_ms: u64,
+}
+
 /// One indexed tree, as `status` reports it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
@@ -107,7 +128,7 @@ pub struct RootInfo {
 }
 
 /// What the daemon answers.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Response {
     Hello {
@@ -123,6 +144,21 @@ pub enum Response {
         line: u64,
         #[serde(with = "serde_bytes")]
         text: Vec<u8>,
+    },
+    /// One ranked answer: lines `start` to `end` (1-based, inclusive) of
+    /// `path`. `kind`: `function`, `method`, `struct`, `class`, `enum`,
+    /// `trait`, `interface`, `type`, `module`, `macro`, `const`, `impl`, or
+    /// `text` (lines outside every definition); `name` is empty for
+    /// `text`.
+    Hit {
+        id: u64,
+        #[serde(with = "serde_bytes")]
+        path: Vec<u8>,
+        start: u32,
+        end: u32,
+        score: f32,
+        kind: String,
+        name: String,
     },
     /// One matching file (a search with `files`).
     File {

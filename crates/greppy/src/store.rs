@@ -93,4 +93,9 @@ impl Store {
             .unwrap_or_default();
         self.dir.join(format!("{name}-{:016x}.idx", h.finish()))
     }
+
+    /// The ranked index folder of `root`.
+    pub fn find_dir(&self, root: &Path) -> PathBuf {
+        self.index_file(root).with_extension("find")
+    }
 }

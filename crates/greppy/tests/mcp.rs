@@ -71,7 +71,7 @@ fn an_agent_searches_and_reads_through_mcp() {
         .map(|t| t["name"].as_str().unwrap())
         .collect();
     assert!(
-        names.contains(&"search") && names.contains(&"read"),
+        names.contains(&"search") && names.contains(&"find") && names.contains(&"read"),
         "{tools}"
     );
     send(
@@ -112,6 +112,19 @@ fn an_agent_searches_and_reads_through_mcp() {
         "name": "read", "arguments": {"path": "nope.rs"}}}),
     );
     assert_eq!(answer(7)["result"]["isError"], json!(true));
+    // Ranked: the function whose name spells the query comes first, with
+    // its lines.
+    send(
+        json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {
+        "name": "find", "arguments": {"query": "handler 12", "limit": 2, "lines": 1}}}),
+    );
+    let ranked = answer(8);
+    let text = ranked["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("src/f12.rs:1-2 function handler_12 ["),
+        "{text}"
+    );
+    assert!(text.contains("     1  // file 12\n"), "{text}");
     drop(input);
     assert!(child.wait().unwrap().success());
 }
