@@ -416,7 +416,7 @@ fn run_all(args: &Args, env: &Env) -> Result<()> {
     ))?;
     let rg = args.peer("rg");
     let grep = args.peer("grep");
-    driver::plan(4 + 2 * classes.len() as u64 + 5)?;
+    driver::plan(4 + 2 * classes.len() as u64 + 6)?;
 
     // 1. Index build from scratch, against one rg scan of the same tree.
     driver::step("index build")?;
@@ -689,7 +689,179 @@ fn run_all(args: &Args, env: &Env) -> Result<()> {
     if let Some((rg, _)) = &rg {
         exactness(args, env, rg, &classes, corpus)?;
     }
+
+    // 10. Ranked search (`greppy find`).
+    driver::step("ranked search")?;
+    ranked(args, env, &tree.files, corpus)?;
     Ok(())
+}
+
+/// A ranked query and the definition it spells.
+struct Spelled {
+    query: String,
+    name: String,
+}
+
+/// Queries as a person types a definition they half remember: the words
+/// of a sampled definition's name, lowercased, apart (`RetryPolicy`:
+/// `retry policy`). Names of one word or under 8 characters are left out.
+fn spelled_queries(files: &[PathBuf], n: usize) -> Vec<Spelled> {
+    let code: Vec<&PathBuf> = files
+        .iter()
+        .filter(|f| greppy::chunk::Lang::of(f).is_some())
+        .collect();
+    let mut rng = Lcg(0x05ee_df1d);
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    let mut tries = 0;
+    while out.len() < n && tries < n * 50 && !code.is_empty() {
+        tries += 1;
+        let f = code[(rng.next() as usize) % code.len()];
+        let Ok(bytes) = std::fs::read(f) else {
+            continue;
+        };
+        if bytes.len() > greppy::chunk::MAX_PARSED {
+            continue;
+        }
+        let defs: Vec<_> = greppy::chunk::chunks(f, &bytes)
+            .into_iter()
+            .filter(|c| c.is_definition() && c.name.len() >= 8)
+            .collect();
+        if defs.is_empty() {
+            continue;
+        }
+        let d = &defs[(rng.next() as usize) % defs.len()];
+        let words = greppy::rank::identifier_words(&d.name);
+        if words.len() < 2 || !seen.insert(d.name.clone()) {
+            continue;
+        }
+        out.push(Spelled {
+            query: words.join(" "),
+            name: d.name.clone(),
+        });
+    }
+    out
+}
+
+/// Ranked search: the first `find` on an indexed tree (which builds the
+/// ranked index), the ranked index's size, the daemon's memory after, one
+/// query on a kept connection and from the command line, and how often
+/// the definition a query spells is the first hit and in the first ten.
+fn ranked(args: &Args, env: &Env, files: &[PathBuf], corpus: &Path) -> Result<()> {
+    let qs = spelled_queries(files, args.pick(100, 500));
+    if qs.is_empty() {
+        bail!("no definitions to ask for in the corpus");
+    }
+    env.index(corpus)?;
+    let find = |c: &mut Client, q: &str| {
+        c.find(greppy::protocol::FindQuery {
+            query: q.to_string(),
+            path: corpus.as_os_str().as_bytes().to_vec(),
+            limit: 10,
+            ..Default::default()
+        })
+    };
+    let mut client = env.client()?;
+    let pid = env.pid()?;
+    let rss0 = proc_kib(pid, "VmRSS").unwrap_or(0);
+    let (u0, s0) = proc_cpu_ns(pid).unwrap_or_default();
+    let t = Instant::now();
+    find(&mut client, &qs[0].query)?;
+    let build = t.elapsed();
+    let (u1, s1) = proc_cpu_ns(pid).unwrap_or_default();
+    let rss1 = proc_kib(pid, "VmRSS").unwrap_or(0);
+    let ranked_bytes: u64 = std::fs::read_dir(env.dir.join("cache/greppy"))?
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".find"))
+        .flat_map(|e| walk_sizes(&e.path()))
+        .sum();
+    driver::note(format!(
+        "ranked index: built by the first find in {:.1} s ({:.1} s CPU), {:.1} MiB on disk, \
+         daemon RSS {:.0} MiB before, {:.0} MiB after",
+        build.as_secs_f64(),
+        (u1 - u0 + s1 - s0) as f64 / 1e9,
+        ranked_bytes as f64 / (1 << 20) as f64,
+        rss0 as f64 / 1024.0,
+        rss1 as f64 / 1024.0,
+    ))?;
+    emit_values(
+        "ranked index build (first find)",
+        "ns",
+        "greppy",
+        &[build.as_nanos() as u64],
+        &[("index_bytes", ranked_bytes.to_string())],
+        None,
+    )?;
+    // Quality: the spelled definition first, and in the first ten.
+    let (mut first, mut ten) = (0usize, 0usize);
+    for q in &qs {
+        let hits = find(&mut client, &q.query)?.hits;
+        if hits.first().is_some_and(|h| h.name == q.name) {
+            first += 1;
+        }
+        if hits.iter().any(|h| h.name == q.name) {
+            ten += 1;
+        }
+    }
+    driver::note(format!(
+        "ranked quality: of {} queries that spell a sampled definition's name in words \
+         (`retry policy` for `RetryPolicy`), a definition of that name is the first hit for \
+         {first} ({:.0}%) and in the first ten for {ten} ({:.0}%)",
+        qs.len(),
+        100.0 * first as f64 / qs.len() as f64,
+        100.0 * ten as f64 / qs.len() as f64,
+    ))?;
+    let mut rt = UnixRoundTrip::start(64, 64)?;
+    let mut i = 0usize;
+    let qs = &qs;
+    let mut subjects = vec![
+        Subject::new("greppy find", env!("CARGO_PKG_VERSION"), move || {
+            let q = &qs[i % qs.len()];
+            i += 1;
+            let (s, a) = Sample::time(|| find(&mut client, &q.query));
+            a?;
+            Ok(s)
+        }),
+        Subject::new("floor: unix socket round trip", "kernel", move || {
+            Ok(rt.round_trip()?)
+        }),
+    ];
+    let run = Run::new(SYSTEM, "one ranked query on a kept connection", vec![]);
+    driver::emit(&interleave(run, &mut subjects, rounds(args, 50, 300))?)?;
+    drop(subjects);
+    let truth = Program::new("/bin/true", &[])?;
+    let truth = &truth;
+    let mut i = 0usize;
+    let mut subjects = vec![
+        Subject::new("greppy find", env!("CARGO_PKG_VERSION"), move || {
+            let q = &qs[i % qs.len()];
+            i += 1;
+            let mut c = env.cmd();
+            c.args(["find", "--lines", "0", "--", &q.query]).arg(corpus);
+            process(c)
+        }),
+        Subject::new("floor: posix_spawn+wait /bin/true", "kernel", move || {
+            Ok(truth.posix_spawn_wait()?)
+        }),
+    ];
+    let run = Run::new(SYSTEM, "one ranked query from the command line", vec![]);
+    driver::emit(&interleave(run, &mut subjects, rounds(args, 5, 30))?)?;
+    Ok(())
+}
+
+/// The bytes of the files under `dir`.
+fn walk_sizes(dir: &Path) -> Vec<u64> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            match e.metadata() {
+                Ok(m) if m.is_dir() => out.extend(walk_sizes(&e.path())),
+                Ok(m) => out.push(m.len()),
+                Err(_) => {}
+            }
+        }
+    }
+    out
 }
 
 /// `batch` searches on one connection with at most `depth` in flight.

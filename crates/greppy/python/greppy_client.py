@@ -85,3 +85,19 @@ class Client:
                 raise Scan(m.get("reason"))
             else:
                 raise RuntimeError(m)
+
+    def find(self, query, path=".", limit=10):
+        """Ranked search: (path, start line, end line, score, kind, name)
+        for each hit, best first, definitions before other spans."""
+        self.next_id += 1
+        q = {"query": query, "path": os.fsencode(os.path.realpath(path)), "limit": limit}
+        self.send({"type": "find", "id": self.next_id, "query": q})
+        hits = []
+        while True:
+            m = self.recv()
+            if m["type"] == "hit":
+                hits.append((m["path"], m["start"], m["end"], m["score"], m["kind"], m["name"]))
+            elif m["type"] == "done":
+                return hits
+            else:
+                raise RuntimeError(m)

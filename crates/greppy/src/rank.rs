@@ -112,6 +112,9 @@ fn schema() -> (Schema, Fields) {
     (b.build(), f)
 }
 
+/// The most query terms (and words spelled as names) taken.
+const MAX_TERMS: usize = 32;
+
 /// The analyzer of indexed text: code words, lowercased, long ones
 /// dropped, stemmed.
 fn analyzer() -> TextAnalyzer {
@@ -210,7 +213,8 @@ impl Tokenizer for CodeTokenizer {
     }
 }
 
-/// The parts of an identifier, as byte ranges: split at `_`, at a lower
+/// The parts of an identifier, as byte ranges: split at `_` (and any
+/// other character that is not a letter or digit), at a lower
 /// case letter or digit followed by a capital, and before the last
 /// capital of a run followed by a lower case letter (`HTTPServer`: `HTTP`,
 /// `Server`).
@@ -219,7 +223,7 @@ fn parts(word: &str) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let mut start: Option<usize> = None;
     for (k, &(i, c)) in cs.iter().enumerate() {
-        if c == '_' {
+        if !c.is_alphanumeric() {
             if let Some(s) = start.take() {
                 out.push((s, i));
             }
@@ -228,7 +232,7 @@ fn parts(word: &str) -> Vec<(usize, usize)> {
         let prev = k.checked_sub(1).map(|p| cs[p].1);
         let next = cs.get(k + 1).map(|x| x.1);
         let boundary = match prev {
-            Some(p) if p != '_' && c.is_uppercase() => {
+            Some(p) if p.is_alphanumeric() && c.is_uppercase() => {
                 p.is_lowercase()
                     || p.is_numeric()
                     || (p.is_uppercase() && next.is_some_and(char::is_lowercase))
@@ -246,6 +250,15 @@ fn parts(word: &str) -> Vec<(usize, usize)> {
         out.push((s, word.len()));
     }
     out
+}
+
+/// The words of an identifier, lowercased (`set_retryPolicy`: `set`,
+/// `retry`, `policy`): how a person says it.
+pub fn identifier_words(name: &str) -> Vec<String> {
+    parts(name)
+        .into_iter()
+        .map(|(a, b)| name[a..b].to_lowercase())
+        .collect()
 }
 
 /// The tokens an analyzer makes of `text`.
@@ -542,6 +555,8 @@ impl Ranked {
         if terms.is_empty() || limit == 0 {
             return Ok(Vec::new());
         }
+        // A query is a question, not a document: its first words decide.
+        terms.truncate(MAX_TERMS);
         let mut content: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         for t in &terms {
             for (field, boost) in [(f.name, 2.0), (f.body, 1.0), (f.path_text, 0.5)] {
@@ -647,6 +662,7 @@ fn spelled_names(query: &str) -> Vec<(String, usize)> {
         .split(|c: char| !(c.is_alphanumeric() || c == '_'))
         .filter(|w| !w.is_empty())
         .map(str::to_lowercase)
+        .take(MAX_TERMS)
         .collect();
     let mut out: Vec<(String, usize)> = words.iter().map(|w| (w.clone(), 1)).collect();
     for n in 2..=3 {

@@ -47,6 +47,8 @@ with Client() as c:
     for path, line, text in sorted(c.search(sys.argv[3], sys.argv[2], word=True)):
         print(path.hex(), line, text.hex())
     print("fresh", c.fresh)
+    for h in c.find("retry 7", sys.argv[2], 3):
+        print("hit", h[0].hex(), h[1], h[2], h[4], h[5])
 "#;
     let out = Command::new(python())
         .args(["-c", code, script])
@@ -77,7 +79,30 @@ with Client() as c:
         .collect();
     want.sort();
     want.push(format!("fresh {}", if a.fresh { "True" } else { "False" }));
+    let found = c
+        .find(greppy::protocol::FindQuery {
+            query: "retry 7".into(),
+            path: root.as_os_str().as_encoded_bytes().to_vec(),
+            limit: 3,
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(found.hits[0].name, "retry_7");
+    for h in &found.hits {
+        want.push(format!(
+            "hit {} {} {} {} {}",
+            hex(h.path.as_os_str().as_encoded_bytes()),
+            h.start,
+            h.end,
+            h.kind,
+            h.name
+        ));
+    }
     let got: Vec<&str> = std::str::from_utf8(&out.stdout).unwrap().lines().collect();
     assert_eq!(got, want);
-    assert_eq!(want.len(), 12, "10 functions, the non-UTF-8 file, fresh");
+    assert_eq!(
+        want.len(),
+        15,
+        "10 functions, the non-UTF-8 file, fresh, three hits"
+    );
 }
