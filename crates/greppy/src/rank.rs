@@ -599,7 +599,7 @@ impl Ranked {
         }
         let q = BooleanQuery::new(clauses);
         let searcher = self.reader.searcher();
-        let want = (limit * 4).clamp(40, 400);
+        let want = (limit * 4).clamp(40, 400).max(limit);
         let top = searcher.search(&q, &TopDocs::with_limit(want).order_by_score())?;
         let mut hits = Vec::with_capacity(top.len());
         for (score, addr) in top {

@@ -237,3 +237,75 @@ fn answers_follow_edits_renames_deletions_and_a_restart() {
         "{setters:?}"
     );
 }
+
+#[test]
+fn kill_9_while_the_ranked_index_is_built_or_updated_loses_nothing() {
+    let d = Daemon::start();
+    let t = project();
+    let root = t.path();
+    for i in 0..1500 {
+        write(
+            root,
+            &format!("gen/m{i}.rs"),
+            &format!("/// Part {i}.\npub fn kill_part_{i}() -> u32 {{\n    {i}\n}}\n"),
+        );
+    }
+    d.index(root);
+    for round in 0..3 {
+        // A find sent (which builds or updates the ranked index), and the
+        // daemon killed while it runs.
+        if round > 0 {
+            write(
+                root,
+                &format!("gen/new{round}.rs"),
+                &format!("pub fn kill_late_{round}() {{}}\n"),
+            );
+        }
+        let mut c = greppy::client::Client::connect(&d.socket()).unwrap();
+        let victim = d.pid();
+        let id = c.id();
+        c.send(&greppy::protocol::Request::Find {
+            id,
+            query: greppy::protocol::FindQuery {
+                query: "kill part".into(),
+                path: root
+                    .canonicalize()
+                    .unwrap()
+                    .into_os_string()
+                    .into_encoded_bytes(),
+                ..Default::default()
+            },
+        })
+        .unwrap();
+        rustix::process::kill_process(
+            rustix::process::Pid::from_raw(victim).unwrap(),
+            rustix::process::Signal::KILL,
+        )
+        .unwrap();
+        // The next daemon answers from a whole index: every file once.
+        d.run(&["daemon", "start"], root);
+        for i in [0, 777, 1499] {
+            assert_eq!(
+                names(&d, &format!("kill_part_{i}"), root)[0],
+                format!("gen/m{i}.rs:kill_part_{i}"),
+                "round {round}"
+            );
+        }
+        let parts = hits(&d.run(&["find", "kill part", "--json", "-n", "1000"], root));
+        let mut seen: Vec<&str> = parts
+            .iter()
+            .filter(|h| h.name.starts_with("kill_part_"))
+            .map(|h| h.name.as_str())
+            .collect();
+        let n = seen.len();
+        seen.sort();
+        seen.dedup();
+        assert_eq!(seen.len(), n, "round {round}: a definition answered twice");
+        if round > 0 {
+            assert_eq!(
+                names(&d, &format!("kill late {round}"), root)[0],
+                format!("gen/new{round}.rs:kill_late_{round}")
+            );
+        }
+    }
+}

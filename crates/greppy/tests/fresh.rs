@@ -170,16 +170,6 @@ fn a_restart_answers_from_the_saved_index_and_catches_up() {
     assert!(fresh_files(&mut c, &root, "handler_1\\b").is_empty());
 }
 
-/// The daemon's pid, from its socket (SO_PEERCRED).
-fn daemon_pid(d: &Daemon) -> i32 {
-    let s = std::os::unix::net::UnixStream::connect(d.socket()).unwrap();
-    rustix::net::sockopt::socket_peercred(&s)
-        .unwrap()
-        .pid
-        .as_raw_nonzero()
-        .get()
-}
-
 #[test]
 fn kill_9_during_an_index_write_loses_nothing() {
     let d = Daemon::start();
@@ -196,7 +186,7 @@ fn kill_9_during_an_index_write_loses_nothing() {
         // A rebuild asked for, and the daemon killed while it runs or
         // while its index is written.
         let mut c = Client::connect(&d.socket()).unwrap();
-        let pid = daemon_pid(&d);
+        let pid = d.pid();
         if round == 0 {
             let id = c.id();
             let path = root.as_os_str().as_encoded_bytes().to_vec();

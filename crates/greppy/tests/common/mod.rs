@@ -60,4 +60,14 @@ impl Daemon {
     pub fn socket(&self) -> std::path::PathBuf {
         self.dir.path().join("run/greppy/socket")
     }
+
+    /// The daemon's pid, from its socket (SO_PEERCRED).
+    pub fn pid(&self) -> i32 {
+        let s = std::os::unix::net::UnixStream::connect(self.socket()).unwrap();
+        rustix::net::sockopt::socket_peercred(&s)
+            .unwrap()
+            .pid
+            .as_raw_nonzero()
+            .get()
+    }
 }
