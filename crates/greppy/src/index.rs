@@ -665,22 +665,35 @@ impl Index {
         (0, 0)
     }
 
-    /// Whether the posting list at `at` (of `count` ids) holds `id`, with
-    /// `bit` in its mask (any mask, for 0).
-    fn posting_has(&self, at: usize, count: usize, id: u32, bit: u8) -> bool {
-        let (mut lo, mut hi) = (0, count);
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            match u32_at(&self.data, at + 4 * mid).map(|x| x.cmp(&id)) {
-                Some(std::cmp::Ordering::Less) => lo = mid + 1,
-                Some(std::cmp::Ordering::Greater) => hi = mid,
-                Some(std::cmp::Ordering::Equal) => {
-                    return bit == 0 || self.mask_at(at, mid) & bit != 0;
-                }
-                None => return false,
+    /// Keeps the ids of `a` (sorted) that the posting list at `at` (of
+    /// `count` ids) holds with `bit` in their mask (any mask, for 0). Each
+    /// id is sought by galloping from where the last one was found: a few
+    /// probes per id when `a` is short beside the list, a merge when not.
+    fn retain_in(&self, a: &mut Vec<u32>, at: usize, count: usize, bit: u8) {
+        let get = |k: usize| u32_at(&self.data, at + 4 * k).unwrap_or(u32::MAX);
+        let mut lo = 0usize;
+        a.retain(|&id| {
+            // Gallop: widen [lo, hi) until `hi` is past the end or holds an
+            // id not below `id`.
+            let mut step = 1usize;
+            let mut hi = lo;
+            while hi < count && get(hi) < id {
+                lo = hi + 1;
+                hi = lo.saturating_add(step).min(count);
+                step = step.saturating_mul(2);
             }
-        }
-        false
+            // The first position in [lo, hi) not below `id` (or `hi`).
+            let mut h = hi.min(count);
+            while lo < h {
+                let mid = lo + (h - lo) / 2;
+                if get(mid) < id {
+                    lo = mid + 1;
+                } else {
+                    h = mid;
+                }
+            }
+            lo < count && get(lo) == id && (bit == 0 || self.mask_at(at, lo) & bit != 0)
+        });
     }
 
     /// The ids of the files `q` lets through, sorted; `None` for all.
@@ -708,8 +721,8 @@ impl Index {
                 order.sort_by_key(|(n, _)| *n);
                 let mut acc: Option<Vec<u32>> = None;
                 for (_, q) in order {
-                    // Once the set is small, a long posting list is probed
-                    // where it lies (binary search), not decoded whole.
+                    // Once there is a set, each further posting list is
+                    // walked where it lies (galloping), not decoded.
                     let probe = match q {
                         Query::Tri(t) => Some((*t, 0)),
                         Query::Next(t, b) => Some((*t, next_bit(*b))),
@@ -717,13 +730,11 @@ impl Index {
                     };
                     if let (Some(a), Some((t, bit))) = (&mut acc, probe) {
                         let (at, count) = self.lookup(t);
-                        if a.len() * 16 < count {
-                            a.retain(|&id| self.posting_has(at, count, id, bit));
-                            if a.is_empty() {
-                                break;
-                            }
-                            continue;
+                        self.retain_in(a, at, count, bit);
+                        if a.is_empty() {
+                            break;
                         }
+                        continue;
                     }
                     if let Some(ids) = self.eval(q) {
                         acc = Some(match acc {
