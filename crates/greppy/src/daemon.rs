@@ -43,6 +43,25 @@ const VERIFY_CHUNK: usize = 64;
 /// answers from the snapshot it has (saying it is not fresh).
 pub const FRESH_WAIT: std::time::Duration = std::time::Duration::from_millis(50);
 
+/// The threads that read searches' candidate files: their own, so that a
+/// search never queues behind an index build's work in rayon's global
+/// pool (it did: a search during a rebuild waited up to the whole build).
+/// Without threads to spare, the work runs on the global pool.
+fn on_verify_pool<T: Send>(work: impl FnOnce() -> T + Send) -> T {
+    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    let pool = POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(std::thread::available_parallelism().map_or(2, |n| n.get()))
+            .thread_name(|i| format!("greppy-verify-{i}"))
+            .build()
+            .ok()
+    });
+    match pool {
+        Some(p) => p.install(work),
+        None => work(),
+    }
+}
+
 /// How long a ranked search waits for a tree's first index.
 const FIND_BUILD_WAIT: std::time::Duration = std::time::Duration::from_secs(600);
 
@@ -740,20 +759,22 @@ impl State {
                 cancelled = true;
                 break;
             }
-            let found: Vec<Vec<(u64, Vec<u8>)>> = chunk
-                .par_iter()
-                .map(|(path, _)| {
-                    if q.files {
-                        if search::file_matches(&matcher, path) {
-                            vec![(0, Vec::new())]
+            let found: Vec<Vec<(u64, Vec<u8>)>> = on_verify_pool(|| {
+                chunk
+                    .par_iter()
+                    .map(|(path, _)| {
+                        if q.files {
+                            if search::file_matches(&matcher, path) {
+                                vec![(0, Vec::new())]
+                            } else {
+                                Vec::new()
+                            }
                         } else {
-                            Vec::new()
+                            search::file_lines(&matcher, path)
                         }
-                    } else {
-                        search::file_lines(&matcher, path)
-                    }
-                })
-                .collect();
+                    })
+                    .collect()
+            });
             for ((_, shown), lines) in chunk.iter().zip(found) {
                 if q.files && !lines.is_empty() {
                     if !send(Response::File {
