@@ -57,6 +57,19 @@ pub const MAX_INDEXED: u64 = 16 << 20;
 /// [`FileEntry::read`]).
 const NEVER_MATCHES_BELOW: usize = 4096;
 
+/// Whether rg never reports a file with these bytes: a NUL byte in its
+/// first page (see [`FileEntry::read`]).
+pub fn never_matches(bytes: &[u8]) -> bool {
+    bytes[..bytes.len().min(NEVER_MATCHES_BELOW)].contains(&0)
+}
+
+/// A file's modification time in ns since the epoch, if the system
+/// gives one.
+pub fn mtime_ns(meta: &std::fs::Metadata) -> Option<u64> {
+    let t = meta.modified().ok()?;
+    Some(t.duration_since(std::time::UNIX_EPOCH).ok()?.as_nanos() as u64)
+}
+
 const MAGIC: &[u8; 8] = b"GREPPYI3";
 const VERSION: u32 = 3;
 const HEADER: usize = 8 + 4 * 4 + 2 * 8 + 8 * 8;

@@ -770,11 +770,7 @@ impl Updater {
             let changed = match snap.base.find(f) {
                 None => true,
                 Some(id) => std::fs::metadata(f).map_or(true, |m| {
-                    let mtime = m
-                        .modified()
-                        .ok()
-                        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                        .map_or(u64::MAX, |d| d.as_nanos() as u64);
+                    let mtime = crate::index::mtime_ns(&m).unwrap_or(u64::MAX);
                     mtime >= since || m.len() != snap.base.size(id)
                 }),
             };

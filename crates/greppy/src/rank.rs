@@ -282,13 +282,8 @@ struct Stamp {
 
 fn stamp(path: &Path) -> Option<Stamp> {
     let m = std::fs::metadata(path).ok()?;
-    let mtime = m
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos() as u64);
     Some(Stamp {
-        mtime,
+        mtime: crate::index::mtime_ns(&m).unwrap_or(0),
         size: m.len(),
     })
 }
@@ -714,7 +709,7 @@ fn file_docs(f: &Fields, root: &Path, path: &Path, s: Stamp) -> Option<Vec<Tanti
         return Some(docs);
     }
     let bytes = std::fs::read(path).ok()?;
-    if bytes[..bytes.len().min(4096)].contains(&0) {
+    if crate::index::never_matches(&bytes) {
         return Some(docs);
     }
     let rel = path.strip_prefix(root).unwrap_or(path);
