@@ -182,19 +182,6 @@ impl Query {
     }
 }
 
-/// A small deterministic generator (the queries are the same every run).
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        self.0 >> 33
-    }
-}
-
 fn tokens(text: &str) -> impl Iterator<Item = &str> {
     text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .filter(|t| t.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'))
@@ -202,7 +189,8 @@ fn tokens(text: &str) -> impl Iterator<Item = &str> {
 
 /// The query classes, each a list of distinct queries drawn from the corpus.
 fn queries(files: &[PathBuf]) -> Vec<(&'static str, Vec<Query>)> {
-    let mut rng = Lcg(14);
+    // Fixed seeds: the queries are the same every run.
+    let mut rng = fastrand::Rng::with_seed(14);
     let code: Vec<&PathBuf> = files
         .iter()
         .filter(|p| {
@@ -214,7 +202,7 @@ fn queries(files: &[PathBuf]) -> Vec<(&'static str, Vec<Query>)> {
     let mut freq: HashMap<String, usize> = HashMap::new();
     let mut order: Vec<String> = Vec::new();
     for _ in 0..600.min(code.len()) {
-        let p = code[rng.next() as usize % code.len()];
+        let p = code[rng.usize(..code.len())];
         let Ok(text) = std::fs::read_to_string(p) else {
             continue;
         };
@@ -710,13 +698,13 @@ fn spelled_queries(files: &[PathBuf], n: usize) -> Vec<Spelled> {
         .iter()
         .filter(|f| greppy::chunk::Lang::of(f).is_some())
         .collect();
-    let mut rng = Lcg(0x05ee_df1d);
+    let mut rng = fastrand::Rng::with_seed(0x05ee_df1d);
     let mut seen = BTreeSet::new();
     let mut out = Vec::new();
     let mut tries = 0;
     while out.len() < n && tries < n * 50 && !code.is_empty() {
         tries += 1;
-        let f = code[(rng.next() as usize) % code.len()];
+        let f = code[rng.usize(..code.len())];
         let Ok(bytes) = std::fs::read(f) else {
             continue;
         };
@@ -730,7 +718,7 @@ fn spelled_queries(files: &[PathBuf], n: usize) -> Vec<Spelled> {
         if defs.is_empty() {
             continue;
         }
-        let d = &defs[(rng.next() as usize) % defs.len()];
+        let d = &defs[rng.usize(..defs.len())];
         let words = greppy::rank::identifier_words(&d.name);
         if words.len() < 2 || !seen.insert(d.name.clone()) {
             continue;
