@@ -34,7 +34,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{UnixListener, UnixStream};
-use tokio::sync::{Notify, Semaphore, mpsc};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc};
 
 /// Candidate files read in parallel at a time by one search.
 const VERIFY_CHUNK: usize = 64;
@@ -387,46 +387,31 @@ impl State {
                         }
                     }
                     Request::Search { id, query } => {
-                        let Ok(permit) = self.searches.clone().try_acquire_owned() else {
-                            let _ = tx.send(Response::Busy { id: Some(id) }).await;
+                        let Some(slot) = self.slot(id, &tx).await else {
                             continue;
                         };
                         let flag = Arc::new(AtomicBool::new(false));
                         lock(&cancels).insert(id, flag.clone());
-                        let (state, tx, cancels) = (self.clone(), tx.clone(), cancels.clone());
-                        tokio::task::spawn_blocking(move || {
-                            let last = state.search(id, &query, &tx, &flag);
+                        let cancels = cancels.clone();
+                        self.run_blocking(slot, &tx, move |state, tx| {
+                            let last = state.search(id, &query, tx, &flag);
                             lock(&cancels).remove(&id);
-                            // The search's slot is free before its last
-                            // answer is sent: a client that waits for it
-                            // may send the next at once.
-                            drop(permit);
-                            let _ = tx.blocking_send(last);
+                            last
                         });
                     }
                     Request::Find { id, query } => {
-                        let Ok(permit) = self.searches.clone().try_acquire_owned() else {
-                            let _ = tx.send(Response::Busy { id: Some(id) }).await;
-                            continue;
-                        };
-                        let (state, tx) = (self.clone(), tx.clone());
-                        tokio::task::spawn_blocking(move || {
-                            let last = state.find(id, &query, &tx);
-                            drop(permit);
-                            let _ = tx.blocking_send(last);
-                        });
+                        if let Some(slot) = self.slot(id, &tx).await {
+                            self.run_blocking(slot, &tx, move |state, tx| {
+                                state.find(id, &query, tx)
+                            });
+                        }
                     }
                     Request::Index { id, path } => {
-                        let Ok(permit) = self.searches.clone().try_acquire_owned() else {
-                            let _ = tx.send(Response::Busy { id: Some(id) }).await;
-                            continue;
-                        };
-                        let (state, tx) = (self.clone(), tx.clone());
-                        tokio::task::spawn_blocking(move || {
-                            let answer = state.index(id, &path_of(&path));
-                            let _ = tx.blocking_send(answer);
-                            drop(permit);
-                        });
+                        if let Some(slot) = self.slot(id, &tx).await {
+                            self.run_blocking(slot, &tx, move |state, _| {
+                                state.index(id, &path_of(&path))
+                            });
+                        }
                     }
                     Request::Status { id } => {
                         let roots = lock(&self.roots).clone();
@@ -458,6 +443,36 @@ impl State {
             let _open = (rd, wr);
             std::future::pending::<()>().await;
         }
+    }
+
+    /// One of the slots for requests that run on a blocking thread
+    /// (searches, finds, index builds), or `busy` to the client if none is
+    /// free.
+    async fn slot(&self, id: u64, tx: &mpsc::Sender<Response>) -> Option<OwnedSemaphorePermit> {
+        match self.searches.clone().try_acquire_owned() {
+            Ok(p) => Some(p),
+            Err(_) => {
+                let _ = tx.send(Response::Busy { id: Some(id) }).await;
+                None
+            }
+        }
+    }
+
+    /// Runs `work` on a blocking thread, streaming through `tx`, and sends
+    /// its last answer once `slot` is free again: a client that waits for
+    /// that answer may send its next request at once.
+    fn run_blocking(
+        self: &Arc<Self>,
+        slot: OwnedSemaphorePermit,
+        tx: &mpsc::Sender<Response>,
+        work: impl FnOnce(&State, &mpsc::Sender<Response>) -> Response + Send + 'static,
+    ) {
+        let (state, tx) = (self.clone(), tx.clone());
+        tokio::task::spawn_blocking(move || {
+            let last = work(&state, &tx);
+            drop(slot);
+            let _ = tx.blocking_send(last);
+        });
     }
 
     /// The root that holds `dir`, and whether it is new. With `Make::Search`
