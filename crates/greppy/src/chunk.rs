@@ -369,8 +369,6 @@ fn definitions(lang: Lang, src: &[u8]) -> Vec<Def> {
         });
     }
     defs.sort_by_key(|d| (d.first, std::cmp::Reverse(d.last)));
-    // A definition nested in another but ending after it cannot be (the
-    // tree nests), except through the comments taken above it: clip.
     defs
 }
 

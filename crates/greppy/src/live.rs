@@ -464,7 +464,10 @@ impl Root {
     /// changed); and the cursor to ask from next time. A path is a file or
     /// a folder; the snapshot taken after this call has them all applied.
     pub fn changes_since(&self, cursor: u64) -> (Option<Vec<PathBuf>>, u64) {
-        let log = lock(&self.shared.log);
+        Root::log_since(&lock(&self.shared.log), cursor)
+    }
+
+    fn log_since(log: &ChangeLog, cursor: u64) -> (Option<Vec<PathBuf>>, u64) {
         let next = log.next();
         if cursor < log.first {
             return (None, next);
@@ -936,8 +939,42 @@ fn save_latest(slot: &SaveSlot, file: &Path) {
 
 #[cfg(test)]
 mod tests {
-    use super::is_under;
-    use std::path::Path;
+    use super::{ChangeLog, LOG_MAX, Root, is_under};
+    use std::path::{Path, PathBuf};
+
+    #[test]
+    fn the_change_log_says_when_a_reader_missed_paths() {
+        let log = ChangeLog {
+            first: 1,
+            paths: Default::default(),
+        };
+        let shared_log = std::sync::Mutex::new(log);
+        let since = |cursor: u64| Root::log_since(&shared_log.lock().unwrap(), cursor);
+        // A new reader (cursor 0) has missed everything.
+        assert_eq!(since(0), (None, 1));
+        shared_log
+            .lock()
+            .unwrap()
+            .push([PathBuf::from("/r/a"), PathBuf::from("/r/b")]);
+        assert_eq!(since(1), (Some(vec!["/r/a".into(), "/r/b".into()]), 3));
+        assert_eq!(since(2), (Some(vec!["/r/b".into()]), 3));
+        assert_eq!(since(3), (Some(vec![]), 3));
+        // A rebuild: even a reader that was up to date syncs everything.
+        shared_log.lock().unwrap().reset();
+        assert_eq!(since(3).0, None);
+        let (_, next) = since(3);
+        assert_eq!(since(next), (Some(vec![]), next));
+        // Past the bound the oldest paths go, and a reader that needed
+        // them is told so.
+        shared_log
+            .lock()
+            .unwrap()
+            .push((0..=LOG_MAX).map(|i| PathBuf::from(format!("/r/{i}"))));
+        assert_eq!(since(next).0, None);
+        let (kept, end) = since(next + 1);
+        assert_eq!(kept.map(|k| k.len()), Some(LOG_MAX));
+        assert_eq!(end, next + LOG_MAX as u64 + 1);
+    }
 
     #[test]
     fn under_by_bytes_as_by_components() {
