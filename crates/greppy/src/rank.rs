@@ -550,7 +550,10 @@ impl Ranked {
             // Only stop words: take them as they are.
             terms = tokens(&mut analyzer(), query);
         }
-        if terms.is_empty() || limit == 0 {
+        if terms.is_empty() {
+            anyhow::bail!("{query:?}: no words to search for (letters, digits or _)");
+        }
+        if limit == 0 {
             return Ok(Vec::new());
         }
         // A query is a question, not a document: its first words decide.

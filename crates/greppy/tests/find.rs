@@ -165,6 +165,17 @@ fn definitions_in_every_language_come_first() {
     let bad = d.output(&["find", "retry", "no/such/dir"], root);
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("no/such/dir"));
+    // A query with no word in it: an error that says so, from the daemon
+    // and without one.
+    for extra in [&[][..], &["--no-daemon"][..]] {
+        let empty = d.output(&[&["find"][..], extra, &["--", ":: ()"][..]].concat(), root);
+        assert_eq!(empty.status.code(), Some(2));
+        assert!(
+            String::from_utf8_lossy(&empty.stderr).contains("no words to search for"),
+            "{}",
+            String::from_utf8_lossy(&empty.stderr)
+        );
+    }
 }
 
 #[test]
