@@ -5,21 +5,14 @@
 
 mod common;
 
-use common::Daemon;
+use common::{Daemon, write};
 use std::path::Path;
-
-fn write(root: &Path, rel: &str, text: &str) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
 
 /// A small project in eight languages, with one retry policy setter each
 /// and prose about it.
 fn project() -> tempfile::TempDir {
-    let t = tempfile::tempdir().unwrap();
-    let r = t.path();
-    std::fs::create_dir(r.join(".git")).unwrap();
+    let (t, root) = common::repo();
+    let r = root.as_path();
     write(r, ".gitignore", "build/\n");
     write(
         r,

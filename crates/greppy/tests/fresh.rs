@@ -9,24 +9,16 @@ use greppy::client::Client;
 use greppy::protocol::SearchQuery;
 use std::path::{Path, PathBuf};
 
-/// A git work tree of 50 files, in a folder of its own.
+/// A git work tree of 50 files, in a temporary folder.
 fn tree() -> (tempfile::TempDir, PathBuf) {
-    let t = tempfile::tempdir().unwrap();
-    let root = t
-        .path()
-        .join("repo")
-        .canonicalize()
-        .unwrap_or(t.path().join("repo"));
-    std::fs::create_dir_all(root.join(".git")).unwrap();
-    std::fs::create_dir_all(root.join("src")).unwrap();
+    let (t, root) = common::repo();
     for i in 0..50 {
-        std::fs::write(
-            root.join(format!("src/f{i}.rs")),
-            format!("fn handler_{i}() {{ retry({i}) }}\n"),
-        )
-        .unwrap();
+        common::write(
+            &root,
+            &format!("src/f{i}.rs"),
+            &format!("fn handler_{i}() {{ retry({i}) }}\n"),
+        );
     }
-    let root = root.canonicalize().unwrap();
     (t, root)
 }
 

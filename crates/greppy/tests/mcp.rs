@@ -11,16 +11,13 @@ use std::process::{Command, Stdio};
 #[test]
 fn an_agent_searches_and_reads_through_mcp() {
     let d = Daemon::start();
-    let t = tempfile::tempdir().unwrap();
-    let root = t.path().canonicalize().unwrap();
-    std::fs::create_dir_all(root.join(".git")).unwrap();
-    std::fs::create_dir_all(root.join("src")).unwrap();
+    let (_t, root) = common::repo();
     for i in 0..20 {
-        std::fs::write(
-            root.join(format!("src/f{i}.rs")),
-            format!("// file {i}\nfn handler_{i}() {{ retry({i}) }}\n"),
-        )
-        .unwrap();
+        common::write(
+            &root,
+            &format!("src/f{i}.rs"),
+            &format!("// file {i}\nfn handler_{i}() {{ retry({i}) }}\n"),
+        );
     }
     d.index(&root);
     let mut child = Command::new(env!("CARGO_BIN_EXE_greppy"))

@@ -26,15 +26,13 @@ fn python() -> String {
 #[test]
 fn the_python_client_answers_as_the_rust_one() {
     let d = Daemon::start();
-    let t = tempfile::tempdir().unwrap();
-    let root = t.path().canonicalize().unwrap();
-    std::fs::create_dir(root.join(".git")).unwrap();
+    let (_t, root) = common::repo();
     for i in 0..20 {
-        std::fs::write(
-            root.join(format!("m{i}.py")),
-            format!("def retry_{i}():\n    return {i}\n"),
-        )
-        .unwrap();
+        common::write(
+            &root,
+            &format!("m{i}.py"),
+            &format!("def retry_{i}():\n    return {i}\n"),
+        );
     }
     std::fs::write(root.join("caf\u{e9}.txt"), b"retry \xff\n").unwrap();
     d.index(&root);

@@ -1,8 +1,24 @@
 //! What the tests of the command line share: a daemon of their own.
 #![allow(dead_code)]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+/// An empty git work tree (a `.git` folder) in a temporary folder, and its
+/// canonical path.
+pub fn repo() -> (tempfile::TempDir, PathBuf) {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().canonicalize().unwrap();
+    std::fs::create_dir(root.join(".git")).unwrap();
+    (t, root)
+}
+
+/// Writes `text` to `rel` under `root`, making its folders.
+pub fn write(root: &Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
 
 /// A daemon of the test's own (its socket and indexes in a temporary
 /// folder), stopped when dropped.
