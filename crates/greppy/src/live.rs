@@ -612,7 +612,13 @@ impl Updater {
         };
         // Links are not followed, as the walk does not follow them: a link
         // to `/` must not watch the whole machine, and a loop none at all.
-        let config = notify::Config::default().with_follow_symlinks(false);
+        // Opening and reading files is not watched at all: every reader of
+        // the tree (rg, a build, this daemon's own searches) would queue an
+        // event per file it opens, and a queue that overflows costs a
+        // rebuild of the whole tree.
+        let config = notify::Config::default()
+            .with_follow_symlinks(false)
+            .with_event_kinds(notify::EventKindMask::CORE);
         let watcher = {
             use notify::Watcher;
             notify::RecommendedWatcher::new(handler, config)

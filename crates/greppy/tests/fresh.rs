@@ -270,3 +270,32 @@ fn stop_then_start_leaves_the_new_daemon_its_socket() {
         assert_eq!(fresh_files(&mut c, &root, "handler_7\\b"), ["src/f7.rs"]);
     }
 }
+
+/// Reading files changes nothing. Readers of the tree (rg, a build, the
+/// daemon's own searches) must not queue an event per file they open:
+/// 20,000 opens while the daemon cannot read its queue would overflow the
+/// kernel's (16,384 by default) and force a rebuild of the whole tree.
+#[test]
+fn reading_the_tree_is_not_a_change() {
+    let d = Daemon::start();
+    let (_t, root) = tree();
+    d.index(&root);
+    let mut c = Client::connect(&d.socket()).unwrap();
+    assert_eq!(fresh_files(&mut c, &root, "handler_7"), ["src/f7.rs"]);
+    let before = c.status().unwrap();
+    let pid = rustix::process::Pid::from_raw(d.pid()).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::STOP).unwrap();
+    // Round robin over the files: the kernel merges only an event equal to
+    // the one queued just before it.
+    for n in 0..20_000 {
+        drop(std::fs::File::open(root.join(format!("src/f{}.rs", n % 50))).unwrap());
+    }
+    rustix::process::kill_process(pid, rustix::process::Signal::CONT).unwrap();
+    assert_eq!(fresh_files(&mut c, &root, "handler_8"), ["src/f8.rs"]);
+    let after = c.status().unwrap();
+    assert_eq!(before.len(), 1);
+    assert_eq!(
+        before[0].updated_ms, after[0].updated_ms,
+        "nothing changed, yet the answers were rebuilt: {after:?}"
+    );
+}
