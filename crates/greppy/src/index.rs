@@ -71,7 +71,9 @@ pub fn mtime_ns(meta: &std::fs::Metadata) -> Option<u64> {
 }
 
 const MAGIC: &[u8; 8] = b"GREPPYI3";
-const VERSION: u32 = 3;
+// 4: files with a UTF-16 byte order mark are always candidates (3 left
+// them out). The layout is 3's.
+const VERSION: u32 = 4;
 const HEADER: usize = 8 + 4 * 4 + 2 * 8 + 8 * 8;
 
 /// The bytes of an index: built here, or mapped from a file.
@@ -135,7 +137,12 @@ impl FileEntry {
         let Ok(text) = std::fs::read(path) else {
             return Some(unindexed);
         };
-        if let Some(nul) = text.iter().position(|&b| b == 0) {
+        if text.starts_with(b"\xff\xfe") || text.starts_with(b"\xfe\xff") {
+            // rg reads a file with a UTF-16 byte order mark as the UTF-8 it
+            // decodes to: its bytes' trigrams (and NULs) say nothing.
+            return Some(unindexed);
+        }
+        if let Some(nul) = memchr::memchr(0, &text) {
             // rg stops at a NUL byte without searching the block it came in
             // (grep-searcher's `BinaryDetection::quit`), and its first block
             // is at least one page: such a file never matches, and has no

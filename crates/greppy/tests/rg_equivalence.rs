@@ -46,6 +46,17 @@ fn corpus(root: &Path) {
     later.extend_from_slice(b"\x00retry after\n");
     w("data/later_nul.bin", &later);
     w("data/latin1.txt", b"caf\xe9 retry\n");
+    // Byte order marks: rg decodes UTF-16 and drops a UTF-8 BOM.
+    w("data/bom8.txt", b"\xef\xbb\xbfretry with a UTF-8 BOM\n");
+    let utf16: Vec<u8> = "\u{feff}retry in UTF-16\n"
+        .encode_utf16()
+        .flat_map(u16::to_le_bytes)
+        .collect();
+    w("data/utf16.txt", &utf16);
+    // A file larger than the daemon reads whole (4 MiB).
+    let mut big = "filler line\n".repeat(400_000).into_bytes();
+    big.extend_from_slice(b"retry at the end of a big file\n");
+    w("data/big.txt", &big);
     w("data/crlf.txt", b"retry line one\r\nsecond line\r\n");
     // A name that is not UTF-8, and links rg does not follow: a loop, and
     // one to a folder outside the tree.
@@ -63,6 +74,26 @@ fn corpus(root: &Path) {
         b"fn odd() { RetryPolicy::new(1); }\n",
     )
     .unwrap();
+}
+
+/// Equal answers, or a panic that shows only the lines that differ.
+fn same(got: &(String, i32), want: &(String, i32), what: &str) {
+    if got == want {
+        return;
+    }
+    let set = |t: &str| {
+        t.lines()
+            .map(str::to_string)
+            .collect::<std::collections::BTreeSet<_>>()
+    };
+    let (g, w) = (set(&got.0), set(&want.0));
+    panic!(
+        "{what}: exit {} (rg {}); only greppy: {:?}; only rg: {:?}",
+        got.1,
+        want.1,
+        g.difference(&w).collect::<Vec<_>>(),
+        w.difference(&g).collect::<Vec<_>>()
+    );
 }
 
 fn run(mut cmd: Command, args: &[&str], dir: &Path) -> (String, i32) {
@@ -143,9 +174,9 @@ fn answers_equal_ripgreps() {
         }
         let want = run(Command::new("rg"), &a, dir.path());
         let got = run(scanning(), &a, dir.path());
-        assert_eq!(got, want, "greppy {a:?}, scanning");
+        same(&got, &want, &format!("greppy {a:?}, scanning"));
         let got = run(daemon.cmd(), &a, dir.path());
-        assert_eq!(got, want, "greppy {a:?}, from the daemon");
+        same(&got, &want, &format!("greppy {a:?}, from the daemon"));
     }
     // With no path, rg names files without `./`; also in a subfolder.
     for (args, cwd) in [
@@ -154,11 +185,15 @@ fn answers_equal_ripgreps() {
         (&["-c", "-w", "retry"][..], dir.path().join("docs")),
     ] {
         let want = run(Command::new("rg"), args, &cwd);
-        assert_eq!(run(scanning(), args, &cwd), want, "{args:?}, scanning");
-        assert_eq!(
-            run(daemon.cmd(), args, &cwd),
-            want,
-            "{args:?}, from the daemon"
+        same(
+            &run(scanning(), args, &cwd),
+            &want,
+            &format!("{args:?}, scanning"),
+        );
+        same(
+            &run(daemon.cmd(), args, &cwd),
+            &want,
+            &format!("{args:?}, from the daemon"),
         );
     }
 }
