@@ -39,6 +39,9 @@ use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc};
 /// Candidate files read in parallel at a time by one search.
 const VERIFY_CHUNK: usize = 64;
 
+/// The most bytes of queued answers gathered into one write.
+const WRITE_BATCH: usize = 64 << 10;
+
 /// How long a search waits for reported changes to be applied before it
 /// answers from the snapshot it has (saying it is not fresh).
 pub const FRESH_WAIT: std::time::Duration = std::time::Duration::from_millis(50);
@@ -312,9 +315,20 @@ impl State {
         };
         let (mut rd, mut wr) = stream.into_split();
         let (tx, mut rx) = mpsc::channel::<Response>(1024);
+        // Answers already queued go out together, in one write: a search's
+        // many matching lines cost one system call, not one each.
         let writer = tokio::spawn(async move {
+            let mut out = Vec::with_capacity(WRITE_BATCH);
             while let Some(m) = rx.recv().await {
-                if wr.write_all(&protocol::encode(&m)).await.is_err() {
+                out.clear();
+                protocol::encode_into(&m, &mut out);
+                while out.len() < WRITE_BATCH {
+                    match rx.try_recv() {
+                        Ok(m) => protocol::encode_into(&m, &mut out),
+                        Err(_) => break,
+                    }
+                }
+                if wr.write_all(&out).await.is_err() {
                     break;
                 }
             }

@@ -227,11 +227,18 @@ pub enum FrameError {
 
 /// A message as a frame: its length, then its MessagePack body.
 pub fn encode<T: Serialize>(msg: &T) -> Vec<u8> {
-    let body = rmp_serde::to_vec_named(msg).expect("protocol messages always serialise");
-    let mut out = Vec::with_capacity(4 + body.len());
-    out.extend_from_slice(&(body.len() as u32).to_be_bytes());
-    out.extend_from_slice(&body);
+    let mut out = Vec::new();
+    encode_into(msg, &mut out);
     out
+}
+
+/// Appends one frame to `out` (many frames then go in one write).
+pub fn encode_into<T: Serialize>(msg: &T, out: &mut Vec<u8>) {
+    let start = out.len();
+    out.extend_from_slice(&[0; 4]);
+    rmp_serde::encode::write_named(out, msg).expect("protocol messages always serialise");
+    let len = (out.len() - start - 4) as u32;
+    out[start..start + 4].copy_from_slice(&len.to_be_bytes());
 }
 
 /// Turns bytes, as they arrive, into messages.
