@@ -45,8 +45,9 @@ and size, with the histogram), target/bench/report.md and an SVG chart per\n\
 workload.\n\
 \n\
 Peers are installed first, where they can be: apt-get when run as root (dash,\n\
-bash, zsh, mksh for rush), cargo install --root target/peers (rmz for fast-rm),\n\
-pip into pyloop's benchmark venv under target/pyloop (uvloop, rloop), npm into\n\
+bash, zsh, mksh for rush), cargo install --root target/peers (rmz for fast-rm,\n\
+ripgrep for greppy), go install into target/peers/bin (zoekt for greppy), pip\n\
+into pyloop's benchmark venv under target/pyloop (uvloop, rloop), npm into\n\
 target/peers/npm. A peer that cannot be installed is reported on its row, not\n\
 dropped silently.\n\
 \n\

@@ -1,6 +1,7 @@
 //! The tools users would otherwise pick, installed where `cargo xtask bench`
 //! can: pip into a private venv, `cargo install --root target/peers`, npm into
-//! a private folder, apt when running as root. A peer that cannot be had is
+//! a private folder, `go install` into `target/peers/bin`, apt when running
+//! as root. A peer that cannot be had is
 //! reported on its row, never silently dropped.
 
 use crate::cmd;
@@ -21,6 +22,9 @@ pub enum Install {
     Cargo(&'static str),
     /// An npm package, into `target/peers/npm`.
     Npm(&'static str),
+    /// Go packages (`module/cmd/name`), with `go install PKG@latest` into
+    /// `target/peers/bin`.
+    Go(&'static [&'static str]),
 }
 
 /// A peer: the program's name, how to get it, and how to ask its version.
@@ -53,7 +57,7 @@ pub fn peers_dir() -> PathBuf {
 fn locate(peer: &Peer) -> Option<PathBuf> {
     let private = match peer.install {
         Install::Pip(_) => Some(peers_dir().join("venv/bin").join(peer.program)),
-        Install::Cargo(_) => Some(peers_dir().join("bin").join(peer.program)),
+        Install::Cargo(_) | Install::Go(_) => Some(peers_dir().join("bin").join(peer.program)),
         Install::Npm(_) => Some(peers_dir().join("npm/node_modules/.bin").join(peer.program)),
         Install::System | Install::Apt(_) => None,
     };
@@ -92,6 +96,22 @@ fn install(peer: &Peer) -> anyhow::Result<()> {
                 .arg(&dir)
                 .arg(krate),
         ),
+        Install::Go(pkgs) => {
+            for pkg in pkgs {
+                let mut c = Command::new("go");
+                c.arg("install")
+                    .arg(format!("{pkg}@latest"))
+                    .env("GOBIN", dir.join("bin"));
+                cmd::run(&mut c).map_err(|e| {
+                    anyhow::anyhow!(
+                        "{e:#}; where the module proxy refuses it, build it from a \
+                         checkout of its repository: `go build -o target/peers/bin/ \
+                         ./cmd/...` for {pkgs:?}"
+                    )
+                })?;
+            }
+            Ok(())
+        }
         Install::Npm(pkg) => cmd::run(
             Command::new("npm")
                 .args(["install", "--no-audit", "--no-fund", "--prefix"])

@@ -4,9 +4,10 @@
 //! than 2,000 distinct patterns drawn from the corpus, by class, so that no
 //! answer is a cache hit.
 //!
-//! Peers: rg (`rg PATTERN DIR`) and GNU `grep -r`, each a whole process,
-//! interleaved with greppy's command line; the floors are `/bin/true` and
-//! a Unix-socket round trip.
+//! Peers: rg (`rg PATTERN DIR`), zoekt (`zoekt-index`, then `zoekt QUERY`
+//! on its index) and GNU `grep -r`, each a whole process, interleaved with
+//! greppy's command line; the floors are `/bin/true` and a Unix-socket
+//! round trip.
 
 use anyhow::{Context, Result, bail};
 use floor::driver::{self, Args};
@@ -84,6 +85,25 @@ impl Env {
     fn index(&self, path: &Path) -> Result<greppy::protocol::RootInfo> {
         Ok(self.client()?.index(path)?)
     }
+}
+
+/// zoekt, as the benchmark runs it.
+struct Zoekt {
+    index: PathBuf,
+    search: PathBuf,
+    version: String,
+    dir: PathBuf,
+}
+
+/// The bytes of the files in a folder (not below it).
+fn dir_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok()?.metadata().ok())
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+        .sum()
 }
 
 /// A `/proc/PID/status` figure in KiB (`VmRSS`, `VmHWM`).
@@ -168,6 +188,18 @@ impl Query {
             v.push("-w");
         }
         v
+    }
+
+    /// The same search in zoekt's query language: content only, with
+    /// case as rg's flags say (zoekt's own default is smart case).
+    fn zoekt(&self) -> String {
+        let case = if self.ignore_case { "no" } else { "yes" };
+        let pattern = if self.word {
+            format!(r"\b{}\b", self.pattern)
+        } else {
+            self.pattern.clone()
+        };
+        format!("case:{case} content:{pattern}")
     }
 
     fn search(&self, corpus: &Path, files: bool) -> SearchQuery {
@@ -329,12 +361,25 @@ fn emit_values(
     params: &[(&str, String)],
     size: Option<u64>,
 ) -> Result<()> {
+    let ours = (subject, env!("CARGO_PKG_VERSION"));
+    emit_values_of(workload, unit, ours, values, params, size)
+}
+
+/// [`emit_values`] for any subject: (name, version).
+fn emit_values_of(
+    workload: &str,
+    unit: &str,
+    (subject, version): (&str, &str),
+    values: &[u64],
+    params: &[(&str, String)],
+    size: Option<u64>,
+) -> Result<()> {
     let mut run = Run::new(
         SYSTEM,
         workload,
         vec![SubjectInfo {
             name: subject.into(),
-            version: env!("CARGO_PKG_VERSION").into(),
+            version: version.into(),
         }],
     );
     for (k, v) in params {
@@ -404,6 +449,14 @@ fn run_all(args: &Args, env: &Env) -> Result<()> {
     ))?;
     let rg = args.peer("rg");
     let grep = args.peer("grep");
+    // zoekt: its index builder, its search command beside it, and the
+    // folder its index goes to.
+    let zoekt = args.peer("zoekt").map(|(index, v)| Zoekt {
+        search: index.with_file_name("zoekt"),
+        index,
+        version: v,
+        dir: env.dir.join("zoekt"),
+    });
     driver::plan(4 + 2 * classes.len() as u64 + 6)?;
 
     // 1. Index build from scratch, against one rg scan of the same tree.
@@ -435,9 +488,33 @@ fn run_all(args: &Args, env: &Env) -> Result<()> {
             process(c)
         }));
     }
+    if let Some(z) = &zoekt {
+        subjects.push(Subject::new("zoekt-index", z.version.clone(), || {
+            let _ = std::fs::remove_dir_all(&z.dir);
+            let mut c = Command::new(&z.index);
+            c.args(["-disable_ctags", "-index"]).arg(&z.dir).arg(corpus);
+            process(c)
+        }));
+    }
     let run = Run::new(SYSTEM, "index build from scratch", vec![]);
     driver::emit(&interleave(run, &mut subjects, rounds(args, 1, 3))?)?;
     drop(subjects);
+    if let Some(z) = &zoekt {
+        let bytes = dir_bytes(&z.dir);
+        emit_values_of(
+            "index size on disk",
+            "bytes",
+            ("zoekt", &z.version),
+            &[bytes],
+            &[],
+            None,
+        )?;
+        driver::note(format!(
+            "zoekt's index: {:.1} MiB; zoekt indexes every file under 2 MiB that is \
+             not binary, .gitignore or not",
+            bytes as f64 / (1 << 20) as f64
+        ))?;
+    }
     let info = env.index(corpus)?;
     emit_values(
         "index size on disk",
@@ -472,6 +549,16 @@ fn run_all(args: &Args, env: &Env) -> Result<()> {
                 process(c)
             },
         ));
+        if let Some(z) = &zoekt {
+            let mut i = 0usize;
+            subjects.push(Subject::new("zoekt", z.version.clone(), move || {
+                let q = &qs[i % qs.len()];
+                i += 1;
+                let mut c = Command::new(&z.search);
+                c.arg("-index_dir").arg(&z.dir).arg(q.zoekt());
+                process(c)
+            }));
+        }
         for (name, peer, extra) in [
             ("rg", &rg, &[][..]),
             ("grep -r", &grep, &["-r", "-n", "-E"][..]),

@@ -1,6 +1,7 @@
 //! `greppy`: the daemon on a vendored corpus (`cargo vendor` of this
 //! workspace, in `target/corpus`), with thousands of distinct queries by
-//! class, against rg and GNU grep -r as whole processes; the floors are
+//! class, against rg, zoekt (its `zoekt-index` and `zoekt` commands) and GNU
+//! grep -r as whole processes; the floors are
 //! `/bin/true` and a Unix-socket round trip. The workloads live in
 //! `benches/greppy/`.
 
@@ -16,6 +17,18 @@ pub fn system() -> System {
                 program: "rg",
                 install: Install::Cargo("ripgrep"),
                 version_args: &["--version"],
+            },
+            // Its index builder; the search command `zoekt` is installed
+            // beside it.
+            Peer {
+                name: "zoekt",
+                program: "zoekt-index",
+                install: Install::Go(&[
+                    "github.com/sourcegraph/zoekt/cmd/zoekt-index",
+                    "github.com/sourcegraph/zoekt/cmd/zoekt",
+                ]),
+                // It prints its version only when also given a path.
+                version_args: &["-version", "."],
             },
             Peer {
                 name: "grep",
