@@ -148,13 +148,13 @@ struct State {
     /// question, by root.
     ranked: Mutex<FxHashMap<PathBuf, Arc<Ranked>>>,
     store: Option<Store>,
-    /// The folder of the roots' barrier files.
+    /// The folder of the roots' barrier folders.
     sync: Option<PathBuf>,
     shutdown: Notify,
 }
 
-/// The barrier file of `root` in the folder `sync`, which is made.
-fn barrier_file(sync: Option<&Path>, root: &Path) -> Option<PathBuf> {
+/// The barrier folder of `root` in the folder `sync`, which is made.
+fn barrier_dir(sync: Option<&Path>, root: &Path) -> Option<PathBuf> {
     let sync = sync?;
     make_private_dir(sync).ok()?;
     let mut h = rustc_hash::FxHasher::default();
@@ -186,7 +186,7 @@ pub async fn serve(
         for r in s.roots().into_iter().filter(|r| r.is_dir()) {
             if roots.len() < limits.roots {
                 let file = s.index_file(&r);
-                let barrier = barrier_file(sync.as_deref(), &r);
+                let barrier = barrier_dir(sync.as_deref(), &r);
                 roots.push(Arc::new(Root::start(r, Some(file), barrier)));
             }
         }
@@ -527,7 +527,7 @@ impl State {
         }
         let top = new_root_for(dir)?;
         let file = self.store.as_ref().map(|s| s.index_file(&top));
-        let barrier = barrier_file(self.sync.as_deref(), &top);
+        let barrier = barrier_dir(self.sync.as_deref(), &top);
         let root = Arc::new(Root::start(top, file, barrier));
         roots.push(root.clone());
         while roots.len() > self.limits.roots {

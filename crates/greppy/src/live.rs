@@ -20,10 +20,13 @@
 //!
 //! The kernel queues a change's event before the write that made it
 //! returns, but the watcher's thread reads the queue later. A search that
-//! must see every write made before it was asked writes a number to a
-//! barrier file watched by the same watcher ([`Root::wait_fresh`]): events
-//! come out of the queue in order, so once the updater has read that number
-//! back, every earlier event has been delivered.
+//! must see every write made before it was asked makes a folder named by a
+//! new number in a barrier folder watched by the same watcher
+//! ([`Root::wait_fresh`]): events come out of the queue in order, so once
+//! the updater has applied the batch that names that number, every earlier
+//! event has been applied. The number is in the event itself (the name):
+//! reading a shared file back instead could see a later search's number
+//! before the events queued ahead of it were delivered.
 
 use crate::index::{FileEntry, Index, now_ns};
 use crate::plan::Query;
@@ -258,10 +261,9 @@ struct Shared {
     watch_error: Mutex<Option<String>>,
     /// When the snapshot last changed (ns since the epoch).
     updated: AtomicU64,
-    /// The barrier file, and the last number written to it (under the
-    /// lock, so that the numbers in the file only grow).
-    barrier: Option<(PathBuf, Mutex<(std::fs::File, u64)>)>,
-    /// The highest barrier number the updater has read back.
+    /// The barrier folder, and the last number made in it.
+    barrier: Option<(PathBuf, AtomicU64)>,
+    /// The highest barrier number whose event the updater has applied.
     barrier_seen: AtomicU64,
     /// The paths changed, for the ranked index.
     log: Mutex<ChangeLog>,
@@ -320,9 +322,9 @@ impl Root {
     /// `store` if there is a good one there (catching up on what changed
     /// since), else by building one, which is then saved there.
     ///
-    /// `barrier`: a file of the daemon's own (outside every root) that
-    /// [`Root::wait_fresh`] writes to; without one, freshness counts only
-    /// the events the watcher has read.
+    /// `barrier`: a folder of the daemon's own (outside every root) that
+    /// [`Root::wait_fresh`] makes numbered folders in; without one,
+    /// freshness counts only the events the watcher has read.
     pub fn start(root: PathBuf, store: Option<PathBuf>, barrier: Option<PathBuf>) -> Root {
         let saved = store.as_deref().and_then(|s| Index::open(s).ok());
         let phase = if saved.is_some() {
@@ -352,8 +354,10 @@ impl Root {
             watch_error: Mutex::new(None),
             updated: AtomicU64::new(updated),
             barrier: barrier.and_then(|b| {
-                let f = std::fs::File::create(&b).ok()?;
-                Some((b, Mutex::new((f, 0))))
+                // Numbers left by an earlier daemon are not this one's.
+                let _ = std::fs::remove_dir_all(&b);
+                std::fs::create_dir(&b).ok()?;
+                Some((b, AtomicU64::new(0)))
             }),
             barrier_seen: AtomicU64::new(0),
             log: Mutex::new(ChangeLog {
@@ -444,17 +448,16 @@ impl Root {
         }
     }
 
-    /// Writes the next barrier number; 0 if there is no barrier (or it
-    /// cannot be written: then only the events read so far count).
+    /// Makes the next barrier number (a folder: one system call, one
+    /// event); 0 if there is no barrier (or it cannot be made: then only
+    /// the events read so far count).
     fn write_barrier(&self) -> u64 {
-        use std::os::unix::fs::FileExt;
-        let Some((_, file)) = &self.shared.barrier else {
+        let Some((dir, last)) = &self.shared.barrier else {
             return 0;
         };
-        let mut f = lock(file);
-        f.1 += 1;
-        match f.0.write_all_at(&f.1.to_le_bytes(), 0) {
-            Ok(()) => f.1,
+        let n = last.fetch_add(1, Ordering::AcqRel) + 1;
+        match std::fs::create_dir(dir.join(n.to_string())) {
+            Ok(()) => n,
             Err(_) => 0,
         }
     }
@@ -669,7 +672,7 @@ impl Updater {
             }
             let mut events = 0u64;
             let mut rebuild = self.shared.overflow.swap(false, Ordering::AcqRel);
-            let mut barrier = false;
+            let mut barrier: Vec<PathBuf> = Vec::new();
             let mut paths = BTreeSet::new();
             for m in batch {
                 match m {
@@ -681,7 +684,7 @@ impl Updater {
                             Ok(e) if !e.need_rescan() => {
                                 for p in e.paths {
                                     if self.is_barrier(&p) {
-                                        barrier = true;
+                                        barrier.push(p);
                                     } else {
                                         paths.insert(p);
                                     }
@@ -711,29 +714,32 @@ impl Updater {
                 // snapshot (and its map of changes) is not copied.
                 self.apply(&snap, &paths);
             }
-            if barrier {
-                self.read_barrier();
-            }
+            self.passed_barriers(&barrier);
             self.shared.applied(events);
         }
     }
 
+    /// Whether `p` is the barrier folder or in it.
     fn is_barrier(&self, p: &Path) -> bool {
-        self.shared.barrier.as_ref().is_some_and(|(b, _)| b == p)
+        self.shared
+            .barrier
+            .as_ref()
+            .is_some_and(|(b, _)| p == b || p.parent() == Some(b))
     }
 
-    /// Takes the number last written to the barrier file as read back: the
-    /// events queued before that write have all been delivered.
-    fn read_barrier(&self) {
-        let Some((b, _)) = &self.shared.barrier else {
+    /// Marks the barrier numbers named by an applied batch as passed, and
+    /// removes their folders (whose removal events name them again,
+    /// harmlessly).
+    fn passed_barriers(&self, paths: &[PathBuf]) {
+        let Some((dir, _)) = &self.shared.barrier else {
             return;
         };
-        if let Ok(bytes) = std::fs::read(b)
-            && let Ok(n) = <[u8; 8]>::try_from(bytes.as_slice())
-        {
-            self.shared
-                .barrier_seen
-                .fetch_max(u64::from_le_bytes(n), Ordering::AcqRel);
+        for p in paths.iter().filter(|p| p.parent() == Some(dir)) {
+            let n = p.file_name().and_then(|n| n.to_str()?.parse::<u64>().ok());
+            if let Some(n) = n {
+                self.shared.barrier_seen.fetch_max(n, Ordering::AcqRel);
+                let _ = std::fs::remove_dir(p);
+            }
         }
     }
 

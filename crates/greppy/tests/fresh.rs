@@ -299,3 +299,45 @@ fn reading_the_tree_is_not_a_change() {
         "nothing changed, yet the answers were rebuilt: {after:?}"
     );
 }
+
+/// Searches from many connections at once, each after its own edit: an
+/// answer that says it is fresh has its edit, whatever the other searches'
+/// barriers do meanwhile.
+#[test]
+fn a_fresh_answer_has_every_earlier_edit_under_concurrent_searches() {
+    let d = Daemon::start();
+    let (_t, root) = tree();
+    d.index(&root);
+    let socket = d.socket();
+    let threads: Vec<_> = (0..6)
+        .map(|t| {
+            let (root, socket) = (root.clone(), socket.clone());
+            std::thread::spawn(move || {
+                let mut c = Client::connect(&socket).unwrap();
+                let file = root.join(format!("src/edit{t}.rs"));
+                let mut stale = 0;
+                for i in 0..150 {
+                    let token = format!("concurrent_{t}_{i}_zq");
+                    std::fs::write(&file, format!("let x = \"{token}\";\n")).unwrap();
+                    let a = c
+                        .search(SearchQuery {
+                            pattern: token.clone(),
+                            path: root.as_os_str().as_encoded_bytes().to_vec(),
+                            files: true,
+                            ..SearchQuery::default()
+                        })
+                        .unwrap();
+                    if !a.fresh {
+                        stale += 1;
+                        continue;
+                    }
+                    assert_eq!(a.files.len(), 1, "{token}: a fresh answer without its edit");
+                }
+                stale
+            })
+        })
+        .collect();
+    let stale: usize = threads.into_iter().map(|t| t.join().unwrap()).sum();
+    // Past its short wait an answer may say it is not fresh, but not often.
+    assert!(stale < 90, "{stale} of 900 answers were not fresh");
+}
