@@ -32,7 +32,7 @@ tmpfs, dropping to nobody so permissions bite) and say \"skipped\" where they\n\
 do not. This is the command CI runs."
     )]
     Test {
-        /// Only these systems' tests (fast-rm, rush, pyloop, floor, latency, xtask)
+        /// Only these systems' tests (fast-rm, rush, pyloop, greppy, floor, latency, xtask)
         systems: Vec<String>,
     },
     /// Every benchmark against its peers, in release mode
@@ -53,12 +53,13 @@ dropped silently.\n\
 \n\
 How long a run takes on the 2-vCPU development VM (measured 2026-11-23, with\n\
 other work on the machine): a full run of floor takes about 4 minutes, rush 4,\n\
-pyloop 13, fast-rm about two hours (its trees reach a million files); --quick\n\
+pyloop 13, greppy about 25 (its first run also vendors its corpus), fast-rm\n\
+about two hours (its trees reach a million files); --quick\n\
 takes 16 s for floor, 2 minutes for rush, 4 for pyloop and 5.5 for fast-rm, for\n\
 smoke checks; its figures are not for quoting."
     )]
     Bench {
-        /// Only these systems (floor, fast-rm, rush, pyloop)
+        /// Only these systems (floor, fast-rm, rush, pyloop, greppy)
         systems: Vec<String>,
         /// A short run, for smoke checks
         #[arg(long)]
