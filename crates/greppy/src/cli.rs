@@ -231,7 +231,7 @@ fn run(cli: &Cli) -> Result<bool, Failed> {
     } else {
         Output::Lines
     };
-    let opts = Options {
+    let mut opts = Options {
         pattern: Pattern {
             pattern: cli.pattern.clone(),
             fixed: cli.fixed_strings,
@@ -252,6 +252,7 @@ fn run(cli: &Cli) -> Result<bool, Failed> {
             When::Auto => tty,
         },
         limit: cli.limit,
+        gone_ok: false,
     };
     // A bad pattern is reported before anything else, as rg does.
     opts.pattern.matcher()?;
@@ -264,7 +265,12 @@ fn run(cli: &Cli) -> Result<bool, Failed> {
         .then(|| from_daemon(cli, &paths, &filters))
         .flatten()
     {
-        Some(r) => r?,
+        Some(r) => {
+            // The index's files, unread by the daemon: one deleted since
+            // is not an error.
+            opts.gone_ok = true;
+            r?
+        }
         None => search::walk(&paths, &filters)?,
     };
     if default_path {
@@ -327,6 +333,9 @@ fn from_daemon(
             globs: filters.globs.clone(),
             types: filters.types.clone(),
             files: true,
+            // The files are searched here, with rg's printer: the daemon
+            // need not read them first.
+            candidates: true,
             limit: 0,
             wait_ms: 0,
         };

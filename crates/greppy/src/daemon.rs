@@ -780,6 +780,24 @@ impl State {
                     .then(|| (p, shown.into_os_string().into_vec()))
             })
             .collect();
+        // Unread, for a client that reads them itself.
+        let unread = q.files && q.candidates;
+        if unread {
+            for (_, shown) in &candidates {
+                if q.limit > 0 && matches >= q.limit {
+                    break;
+                }
+                if !send(Response::File {
+                    id,
+                    path: shown.clone(),
+                }) {
+                    cancelled = true;
+                    break;
+                }
+                matches += 1;
+            }
+        }
+        let candidates = if unread { &[][..] } else { &candidates[..] };
         // The candidates are read in parallel, a chunk at a time, and
         // answered in path order; a cancel or the limit stops at the next
         // chunk.

@@ -77,6 +77,10 @@ pub struct SearchQuery {
     pub types: Vec<String>,
     /// Answer one `file` per matching file instead of `match` per line.
     pub files: bool,
+    /// With `files`: answer the files that may match, unread (the index's
+    /// candidates, past the filters), for a client that reads them itself.
+    /// A file that does not match is possible; a match is never left out.
+    pub candidates: bool,
     /// At most this many matching lines (files, with `files`) in all (0: no
     /// limit).
     pub limit: u64,

@@ -74,6 +74,10 @@ pub struct Options {
     /// `--limit N`: at most N matching lines in all (files are then
     /// searched one after another, in order).
     pub limit: Option<u64>,
+    /// A file that is gone when it is read matches nothing, with no error:
+    /// for files named by the daemon's index, which may be a moment behind
+    /// the tree.
+    pub gone_ok: bool,
 }
 
 /// The walk's filters (`-g`, `-t`).
@@ -309,7 +313,10 @@ fn search_file(
             r.map(|()| sink.match_count())
         }
     };
-    r.map_err(|e| format!("{}: {e}", path.display()))
+    match r {
+        Err(e) if opts.gone_ok && e.kind() == std::io::ErrorKind::NotFound => Ok(0),
+        r => r.map_err(|e| format!("{}: {e}", path.display())),
+    }
 }
 
 /// rg's closing `--json` message: the totals and the elapsed time.
@@ -480,7 +487,9 @@ fn matching_lines(matcher: &RegexMatcher, path: &Path, max: usize) -> Vec<(u64, 
     });
     FILE_BUF.with_borrow_mut(|buf| {
         LINE_SEARCHER.with_borrow_mut(|s| {
-            let _ = if read_plain(path, buf) {
+            // A search for the first match only stops early in the
+            // searcher's buffer; one for every line reads it all anyway.
+            let _ = if max == 0 && read_plain(path, buf) {
                 s.search_slice(matcher, buf, sink)
             } else {
                 // Binary detection, huge files and read errors: exactly

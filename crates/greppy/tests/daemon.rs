@@ -331,3 +331,50 @@ fn the_socket_is_private_and_strangers_are_refused() {
         other => panic!("a stranger got {other:?}"),
     }
 }
+
+/// With `candidates`, the daemon names the files that may match without
+/// reading them; without, only those that do.
+#[test]
+fn candidates_are_answered_unread() {
+    let s = server(Limits::default());
+    let dir = tempfile::tempdir().unwrap();
+    // Every trigram of `abcdef`, each followed by the byte that follows it
+    // in `abcdef`, but never the word itself.
+    std::fs::write(dir.path().join("near.txt"), "abcdZ\nbcdeZ\ncdefZ\n").unwrap();
+    std::fs::write(dir.path().join("far.txt"), "nothing here\n").unwrap();
+    let mut c = greppy::client::Client::connect(&s.socket).unwrap();
+    c.index(dir.path()).unwrap();
+    let ask = |candidates| SearchQuery {
+        files: true,
+        candidates,
+        wait_ms: 30_000,
+        ..query(dir.path(), "abcdef")
+    };
+    assert!(c.search(ask(false)).unwrap().files.is_empty());
+    let near = dir.path().join("near.txt");
+    assert_eq!(
+        c.search(ask(true)).unwrap().files,
+        [near.as_os_str().as_encoded_bytes()]
+    );
+}
+
+/// Files named by the index may be gone by the time they are read: with
+/// `gone_ok` that is no match, not an error; without it, rg's error.
+#[test]
+fn a_file_gone_before_it_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let gone = vec![dir.path().join("gone.rs")];
+    let mut opts = search::Options {
+        pattern: Pattern {
+            pattern: "x".into(),
+            ..Pattern::default()
+        },
+        ..search::Options::default()
+    };
+    let o = search::search(&gone, &opts).unwrap();
+    assert!(!o.matched);
+    assert_eq!(o.errors.len(), 1, "{:?}", o.errors);
+    opts.gone_ok = true;
+    let o = search::search(&gone, &opts).unwrap();
+    assert!(!o.matched && o.errors.is_empty(), "{:?}", o.errors);
+}

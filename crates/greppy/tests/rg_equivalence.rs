@@ -46,6 +46,9 @@ fn corpus(root: &Path) {
     later.extend_from_slice(b"\x00retry after\n");
     w("data/later_nul.bin", &later);
     w("data/latin1.txt", b"caf\xe9 retry\n");
+    // Every trigram of `abcdef` (and the byte after each), never the word:
+    // a candidate the command line reads and finds nothing in.
+    w("data/near.txt", b"abcdZ\nbcdeZ\ncdefZ\n");
     // Byte order marks: rg decodes UTF-16 and drops a UTF-8 BOM.
     w("data/bom8.txt", b"\xef\xbb\xbfretry with a UTF-8 BOM\n");
     let utf16: Vec<u8> = "\u{feff}retry in UTF-16\n"
@@ -148,6 +151,7 @@ fn answers_equal_ripgreps() {
         &["-n", "caf"],
         &["-n", "second line$"],
         &["-n", "nothing_matches_this"],
+        &["-n", "abcdef"],
         &["-n", "retry", "src", "docs/notes.md"],
         &["-n", "RetryPolicy", "src/lib.rs"],
         &["-n", "x", "no_such_path"],
