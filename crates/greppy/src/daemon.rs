@@ -19,6 +19,7 @@
 //! files in) gets `scan`, and the client scans: an answer is never
 //! wrong for want of an index.
 
+use crate::index::Regions;
 use crate::live::{Phase, Root};
 use crate::plan::plan_pattern;
 use crate::protocol::{self, Decoder, FindQuery, Request, Response, RootInfo, SearchQuery};
@@ -770,20 +771,28 @@ impl State {
             plan_pattern(&q.pattern, q.fixed, q.ignore_case).unwrap_or(crate::plan::Query::All);
         let mut matches = 0u64;
         let mut cancelled = false;
-        let candidates: Vec<(PathBuf, Vec<u8>)> = snap
-            .candidates(&plan, &dir)
+        // Unread, for a client that reads them itself; else with the
+        // parts of each that may hold a match, which are all that is read.
+        let unread = q.files && q.candidates;
+        let found = if unread {
+            snap.candidates(&plan, &dir)
+                .into_iter()
+                .map(|p| (p, None))
+                .collect()
+        } else {
+            snap.candidate_regions(&plan, &dir)
+        };
+        let candidates: Vec<(PathBuf, Option<Regions>, Vec<u8>)> = found
             .into_iter()
-            .filter_map(|p| {
+            .filter_map(|(p, r)| {
                 let shown = name(&p);
                 filter
                     .allows(&display, &shown)
-                    .then(|| (p, shown.into_os_string().into_vec()))
+                    .then(|| (p, r, shown.into_os_string().into_vec()))
             })
             .collect();
-        // Unread, for a client that reads them itself.
-        let unread = q.files && q.candidates;
         if unread {
-            for (_, shown) in &candidates {
+            for (_, _, shown) in &candidates {
                 if q.limit > 0 && matches >= q.limit {
                     break;
                 }
@@ -809,20 +818,21 @@ impl State {
             let found: Vec<Vec<(u64, Vec<u8>)>> = on_verify_pool(|| {
                 chunk
                     .par_iter()
-                    .map(|(path, _)| {
+                    .map(|(path, regions, _)| {
+                        let regions = regions.as_ref();
                         if q.files {
-                            if search::file_matches(&matcher, path) {
+                            if search::file_matches(&matcher, path, regions) {
                                 vec![(0, Vec::new())]
                             } else {
                                 Vec::new()
                             }
                         } else {
-                            search::file_lines(&matcher, path)
+                            search::file_lines(&matcher, path, regions)
                         }
                     })
                     .collect()
             });
-            for ((_, shown), lines) in chunk.iter().zip(found) {
+            for ((_, _, shown), lines) in chunk.iter().zip(found) {
                 if q.files && !lines.is_empty() {
                     if !send(Response::File {
                         id,

@@ -21,12 +21,16 @@
 //! header   magic "GREPPYI3", then u32 version, files, trigrams, unindexed,
 //!          then u64 build time (ns since the epoch: files changed since
 //!          then may differ from what the index says) and source bytes,
-//!          then u64 offsets of: path ends, paths, sizes, unindexed, table,
-//!          postings, masks, and the total length
+//!          then u64 offsets of: path ends, paths, sizes, unindexed, block
+//!          starts, blocks, table, postings, masks, and the total length
 //! path ends   u64 per file: where its path ends in the path bytes
 //! paths       the paths' bytes, one after another, in `Path` order
 //! sizes       u64 per file: its length when it was indexed
 //! unindexed   u32 file ids, sorted
+//! block starts  u32 per file, and one more: its first block's number
+//!             (files without blocks have none)
+//! blocks      per block: u64 byte offset, u64 line number of its first
+//!             line, then a Bloom filter of its trigrams (BLOOM bytes)
 //! table       per trigram, sorted: u32 trigram, u32 first posting, u32 count
 //! postings    u32 file ids, sorted within each trigram
 //! masks       u8 per posting: the bytes that follow the trigram in that
@@ -37,6 +41,12 @@
 //! be followed, somewhere in the file, by the literal's next byte
 //! ([`Query::Next`]), as in Cursor's "instant grep" and GitHub's code
 //! search.
+//!
+//! A large text file (from [`BLOCKED_FROM`] bytes, with no NUL byte) is
+//! also cut into blocks of whole lines, about [`BLOCK`] bytes each, with a
+//! small Bloom filter of each block's trigrams: a candidate file is then
+//! read only where its blocks may hold a match ([`Index::regions`]), since
+//! a match never spans lines.
 
 use crate::plan::{Query, Trigram, trigram};
 use anyhow::{Context, Result, bail, ensure};
@@ -72,9 +82,86 @@ pub fn mtime_ns(meta: &std::fs::Metadata) -> Option<u64> {
 
 const MAGIC: &[u8; 8] = b"GREPPYI3";
 // 4: files with a UTF-16 byte order mark are always candidates (3 left
-// them out). The layout is 3's.
-const VERSION: u32 = 4;
-const HEADER: usize = 8 + 4 * 4 + 2 * 8 + 8 * 8;
+// them out). 5: blocks.
+const VERSION: u32 = 5;
+const HEADER: usize = 8 + 4 * 4 + 2 * 8 + 10 * 8;
+
+/// Text files from this size on are cut into blocks.
+pub const BLOCKED_FROM: u64 = 64 << 10;
+/// About how many bytes a block holds (it ends at the end of a line).
+pub const BLOCK: usize = 16 << 10;
+/// The bytes of a block's Bloom filter (two bits per trigram).
+const BLOOM: usize = 1024;
+/// A block's record: offset, line, filter.
+const BLOCK_RECORD: usize = 16 + BLOOM;
+
+/// The two bits of trigram `t` in a block's filter.
+fn bloom_bits(t: Trigram) -> [usize; 2] {
+    let h = u64::from(t).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let m = BLOOM as u64 * 8;
+    [((h >> 40) % m) as usize, ((h >> 20) % m) as usize]
+}
+
+fn bloom_has(bloom: &[u8], t: Trigram) -> bool {
+    bloom_bits(t)
+        .iter()
+        .all(|&b| bloom.get(b / 8).is_some_and(|x| x & (1 << (b % 8)) != 0))
+}
+
+/// A block of a large file: where it starts, its first line's number, and
+/// the filter of its trigrams.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Block {
+    pub offset: u64,
+    pub line: u64,
+    pub bloom: Box<[u8]>,
+}
+
+/// The blocks of `text`: whole lines, about [`BLOCK`] bytes each.
+fn blocks_of(text: &[u8]) -> Vec<Block> {
+    let mut out = Vec::with_capacity(text.len() / BLOCK + 1);
+    let (mut start, mut line) = (0usize, 1u64);
+    while start < text.len() {
+        let mut end = (start + BLOCK).min(text.len());
+        if end < text.len() {
+            end = memchr::memchr(b'\n', &text[end..]).map_or(text.len(), |i| end + i + 1);
+        }
+        let part = &text[start..end];
+        let mut bloom = vec![0u8; BLOOM].into_boxed_slice();
+        for w in part.windows(3) {
+            if !w.contains(&b'\n') {
+                for b in bloom_bits(trigram(w[0], w[1], w[2])) {
+                    bloom[b / 8] |= 1 << (b % 8);
+                }
+            }
+        }
+        out.push(Block {
+            offset: start as u64,
+            line,
+            bloom,
+        });
+        line += memchr::memchr_iter(b'\n', part).count() as u64;
+        start = end;
+    }
+    out
+}
+
+/// A part of a file that may hold a match: bytes `start..end` (whole
+/// lines), the first of them line number `line`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Region {
+    pub start: u64,
+    pub end: u64,
+    pub line: u64,
+}
+
+/// The parts of a file to read, and the file's size when they were
+/// measured (a file of another size has changed: read it whole).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Regions {
+    pub size: u64,
+    pub parts: Vec<Region>,
+}
 
 /// The bytes of an index: built here, or mapped from a file.
 #[derive(Debug)]
@@ -106,6 +193,8 @@ pub struct Index {
     paths: usize,
     sizes: usize,
     unindexed_at: usize,
+    block_starts: usize,
+    blocks: usize,
     table: usize,
     postings: usize,
     masks: usize,
@@ -120,6 +209,8 @@ pub struct FileEntry {
     /// that follow it; `None` if it is not indexed (too large, binary or
     /// unreadable), so that it is always a candidate.
     pub trigrams: Option<Arc<[(Trigram, u8)]>>,
+    /// Its blocks, if it is a large text file (else none).
+    pub blocks: Arc<[Block]>,
 }
 
 impl FileEntry {
@@ -130,6 +221,7 @@ impl FileEntry {
         let unindexed = FileEntry {
             size,
             trigrams: None,
+            blocks: Arc::from(Vec::new()),
         };
         if size > MAX_INDEXED || !meta.is_file() {
             return Some(unindexed);
@@ -151,12 +243,19 @@ impl FileEntry {
             return Some(FileEntry {
                 size: text.len() as u64,
                 trigrams: never.then(|| Arc::from(Vec::new())),
+                blocks: Arc::from(Vec::new()),
             });
         }
         let tris = trigrams_with_masks(&text);
+        let blocks = if text.len() as u64 >= BLOCKED_FROM {
+            blocks_of(&text)
+        } else {
+            Vec::new()
+        };
         Some(FileEntry {
             size: text.len() as u64,
             trigrams: Some(tris.into()),
+            blocks: blocks.into(),
         })
     }
 
@@ -274,6 +373,8 @@ struct Parts<'a> {
     unindexed: Vec<u32>,
     /// Per trigram: the file ids and the masks of the bytes after it.
     table: Vec<(Trigram, Vec<u32>, Vec<u8>)>,
+    /// Per file, its blocks: (offset, line, filter).
+    blocks: Vec<Vec<(u64, u64, &'a [u8])>>,
     built_at: u64,
 }
 
@@ -316,6 +417,15 @@ impl Index {
             sizes: entries.iter().map(|(_, e)| e.size).collect(),
             unindexed,
             table,
+            blocks: entries
+                .iter()
+                .map(|(_, e)| {
+                    e.blocks
+                        .iter()
+                        .map(|b| (b.offset, b.line, &*b.bloom))
+                        .collect()
+                })
+                .collect(),
             built_at,
         })
     }
@@ -333,6 +443,8 @@ impl Index {
         // The new file list, in path order, and where each file came from.
         let mut files: Vec<&Path> = Vec::with_capacity(self.files + changes.len());
         let mut sizes = Vec::with_capacity(self.files + changes.len());
+        let mut blocks: Vec<Vec<(u64, u64, &[u8])>> =
+            Vec::with_capacity(self.files + changes.len());
         let mut old_to_new = vec![u32::MAX; self.files];
         let mut new_entries: Vec<(u32, &FileEntry)> = Vec::new();
         let mut old = (0..self.files).peekable();
@@ -349,6 +461,7 @@ impl Index {
                 old_to_new[o] = files.len() as u32;
                 files.push(self.file(o));
                 sizes.push(self.size(o));
+                blocks.push(self.blocks_of(o).collect());
                 continue;
             }
             let Some((p, e)) = changed.next() else { break };
@@ -360,6 +473,12 @@ impl Index {
                 new_entries.push((files.len() as u32, e));
                 files.push(p);
                 sizes.push(e.size);
+                blocks.push(
+                    e.blocks
+                        .iter()
+                        .map(|b| (b.offset, b.line, &*b.bloom))
+                        .collect(),
+                );
             }
         }
         let mut unindexed: Vec<u32> = self
@@ -423,6 +542,7 @@ impl Index {
             sizes,
             unindexed,
             table,
+            blocks,
             built_at: built_at.min(self.built_at),
         })
     }
@@ -478,16 +598,9 @@ impl Index {
             bail!("index version {} (this greppy reads {VERSION})", field32(0));
         }
         let (files, trigrams, unindexed) = (field32(1), field32(2), field32(3));
-        let (path_ends, paths, sizes, unindexed_at, table, postings, masks, total) = (
-            offset(0),
-            offset(1),
-            offset(2),
-            offset(3),
-            offset(4),
-            offset(5),
-            offset(6),
-            offset(7),
-        );
+        let (path_ends, paths, sizes, unindexed_at) = (offset(0), offset(1), offset(2), offset(3));
+        let (block_starts, blocks) = (offset(4), offset(5));
+        let (table, postings, masks, total) = (offset(6), offset(7), offset(8), offset(9));
         ensure!(
             total == d.len(),
             "length {} where the header says {total}",
@@ -498,6 +611,10 @@ impl Index {
             (path_ends, files.checked_mul(8)),
             (sizes, files.checked_mul(8)),
             (unindexed_at, unindexed.checked_mul(4)),
+            (
+                block_starts,
+                files.checked_add(1).and_then(|n| n.checked_mul(4)),
+            ),
             (table, trigrams.checked_mul(12)),
         ];
         for (start, len) in ends {
@@ -527,10 +644,26 @@ impl Index {
             paths,
             sizes,
             unindexed_at,
+            block_starts,
+            blocks,
             table,
             postings,
             masks,
         };
+        // The block starts must rise, and their records lie before the
+        // table.
+        let mut prev = 0;
+        for i in 0..=files {
+            let b = u32_at(&idx.data, block_starts + 4 * i).unwrap_or(u32::MAX) as usize;
+            ensure!(b >= prev, "bad block table");
+            prev = b;
+        }
+        ensure!(
+            prev.checked_mul(BLOCK_RECORD)
+                .and_then(|n| n.checked_add(blocks))
+                .is_some_and(|e| e <= table),
+            "the blocks run past their section"
+        );
         // The path ends must rise and stay inside the path bytes.
         let mut prev = 0;
         for i in 0..files {
@@ -592,6 +725,44 @@ impl Index {
     /// The length of file `id` when it was indexed.
     pub fn size(&self, id: usize) -> u64 {
         u64_at(&self.data, self.sizes + 8 * id).unwrap_or(0)
+    }
+
+    /// The blocks of file `id`: (offset, line, filter).
+    fn blocks_of(&self, id: usize) -> impl Iterator<Item = (u64, u64, &[u8])> {
+        let at = |i: usize| u32_at(&self.data, self.block_starts + 4 * i).unwrap_or(0) as usize;
+        (at(id)..at(id + 1)).map(move |b| {
+            let r = self.blocks + b * BLOCK_RECORD;
+            let offset = u64_at(&self.data, r).unwrap_or(0);
+            let line = u64_at(&self.data, r + 8).unwrap_or(1);
+            let bloom = self.data.get(r + 16..r + BLOCK_RECORD).unwrap_or_default();
+            (offset, line, bloom)
+        })
+    }
+
+    /// The parts of file `id` that may hold a match of `q`, adjacent ones
+    /// joined; `None` if the file has no blocks (read it whole).
+    pub fn regions(&self, id: usize, q: &Query) -> Option<Regions> {
+        let blocks: Vec<(u64, u64, &[u8])> = self.blocks_of(id).collect();
+        if blocks.is_empty() {
+            return None;
+        }
+        let size = self.size(id);
+        let mut out: Vec<Region> = Vec::new();
+        for (k, (offset, line, bloom)) in blocks.iter().enumerate() {
+            if !q.admits(&|t, _| bloom_has(bloom, t)) {
+                continue;
+            }
+            let end = blocks.get(k + 1).map_or(size, |b| b.0);
+            match out.last_mut() {
+                Some(last) if last.end == *offset => last.end = end,
+                _ => out.push(Region {
+                    start: *offset,
+                    end,
+                    line: *line,
+                }),
+            }
+        }
+        Some(Regions { size, parts: out })
     }
 
     /// Every file, in path order.
@@ -824,7 +995,10 @@ fn serialize(p: &Parts<'_>) -> Vec<u8> {
     let paths = path_ends + 8 * p.files.len();
     let sizes = paths + path_bytes;
     let unindexed_at = sizes + 8 * p.files.len();
-    let table_at = unindexed_at + 4 * p.unindexed.len();
+    let block_starts = unindexed_at + 4 * p.unindexed.len();
+    let blocks_at = block_starts + 4 * (p.files.len() + 1);
+    let nblocks: usize = p.blocks.iter().map(Vec::len).sum();
+    let table_at = blocks_at + BLOCK_RECORD * nblocks;
     let postings = table_at + 12 * p.table.len();
     let masks = postings + 4 * postings_len;
     let total = masks + postings_len;
@@ -845,6 +1019,8 @@ fn serialize(p: &Parts<'_>) -> Vec<u8> {
         paths,
         sizes,
         unindexed_at,
+        block_starts,
+        blocks_at,
         table_at,
         postings,
         masks,
@@ -865,6 +1041,19 @@ fn serialize(p: &Parts<'_>) -> Vec<u8> {
     }
     for id in &p.unindexed {
         d.extend_from_slice(&id.to_le_bytes());
+    }
+    let mut n = 0u32;
+    d.extend_from_slice(&n.to_le_bytes());
+    for b in &p.blocks {
+        n += b.len() as u32;
+        d.extend_from_slice(&n.to_le_bytes());
+    }
+    for (offset, line, bloom) in p.blocks.iter().flatten() {
+        d.extend_from_slice(&offset.to_le_bytes());
+        d.extend_from_slice(&line.to_le_bytes());
+        let mut f = [0u8; BLOOM];
+        f[..bloom.len().min(BLOOM)].copy_from_slice(&bloom[..bloom.len().min(BLOOM)]);
+        d.extend_from_slice(&f);
     }
     let mut first = 0u32;
     for (t, ids, _) in &p.table {
@@ -930,6 +1119,59 @@ fn union(a: &[u32], b: &[u32]) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_large_file_is_read_only_where_its_blocks_may_match() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big.rs");
+        let mut text = String::new();
+        let mut n = 0;
+        while text.len() < 5 * BLOCK {
+            n += 1;
+            text.push_str(&format!("let filler_{n} = {n};\n"));
+        }
+        // A word on one line only, far into the file.
+        let at = n - 10;
+        text = text.replace(
+            &format!("let filler_{at} = {at};\n"),
+            "let the_needle = 1;\n",
+        );
+        std::fs::write(&big, &text).unwrap();
+        let small = dir.path().join("small.rs");
+        std::fs::write(&small, "let the_needle = 2;\n").unwrap();
+        let e = FileEntry::read(&big).unwrap();
+        // Blocks are whole lines; their first lines are numbered right.
+        assert!(e.blocks.len() >= 5, "{}", e.blocks.len());
+        for b in e.blocks.iter().skip(1) {
+            let o = b.offset as usize;
+            assert_eq!(text.as_bytes()[o - 1], b'\n');
+            assert_eq!(text[..o].matches('\n').count() as u64 + 1, b.line);
+        }
+        let index = Index::build(vec![big.clone(), small.clone()]);
+        let file = dir.path().join("index");
+        index.save(&file).unwrap();
+        let index = Index::open(&file).unwrap();
+        let q = crate::plan::plan_pattern("the_needle", false, false).unwrap();
+        assert_eq!(index.candidates(&q), [big.as_path(), small.as_path()]);
+        // The small file has no blocks; the big one is read in one place.
+        assert_eq!(index.regions(1, &q), None);
+        let r = index.regions(0, &q).unwrap();
+        assert_eq!(r.size, text.len() as u64);
+        assert_eq!(r.parts.len(), 1, "{r:?}");
+        let part = r.parts[0];
+        assert!(part.end - part.start < 2 * BLOCK as u64);
+        let inside = &text[part.start as usize..part.end as usize];
+        assert!(inside.contains("the_needle"));
+        assert_eq!(
+            text[..part.start as usize].matches('\n').count() as u64 + 1,
+            part.line
+        );
+        // Every block may match "filler": one region, the whole file.
+        let all = crate::plan::plan_pattern("filler", false, false).unwrap();
+        let r = index.regions(0, &all).unwrap();
+        assert_eq!(r.parts.len(), 1);
+        assert_eq!((r.parts[0].start, r.parts[0].end), (0, text.len() as u64));
+    }
 
     #[test]
     fn set_operations() {

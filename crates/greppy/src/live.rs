@@ -28,7 +28,7 @@
 //! reading a shared file back instead could see a later search's number
 //! before the events queued ahead of it were delivered.
 
-use crate::index::{FileEntry, Index, now_ns};
+use crate::index::{FileEntry, Index, Regions, now_ns};
 use crate::plan::Query;
 use crate::search::{walk_children, walk_tree};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -125,31 +125,49 @@ impl Snapshot {
 
     /// The files under the folder `dir` that may match `q`, in path order.
     pub fn candidates(&self, q: &Query, dir: &Path) -> Vec<PathBuf> {
+        self.candidate_ids(q, dir)
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect()
+    }
+
+    /// The files under the folder `dir` that may match `q`, in path order,
+    /// each with the parts of it that may (`None`: all of it).
+    pub fn candidate_regions(&self, q: &Query, dir: &Path) -> Vec<(PathBuf, Option<Regions>)> {
+        self.candidate_ids(q, dir)
+            .into_iter()
+            .map(|(p, id)| (p, id.and_then(|i| self.base.regions(i, q))))
+            .collect()
+    }
+
+    /// The candidates, each with its id in the base index (`None` for a
+    /// changed file).
+    fn candidate_ids(&self, q: &Query, dir: &Path) -> Vec<(PathBuf, Option<usize>)> {
         let range = self.base.under(dir);
         let ids = self.base.candidate_ids(q);
         let lo = ids.partition_point(|&i| (i as usize) < range.start);
         let hi = ids.partition_point(|&i| (i as usize) < range.end);
         let mut base = ids[lo..hi]
             .iter()
-            .map(|&i| self.base.file(i as usize))
-            .filter(|p| !self.changes.contains_key(*p))
+            .map(|&i| (self.base.file(i as usize), Some(i as usize)))
+            .filter(|(p, _)| !self.changes.contains_key(*p))
             .peekable();
         let mut changed = self
             .changes
             .range::<Path, _>((std::ops::Bound::Included(dir), std::ops::Bound::Unbounded))
             .take_while(|(p, _)| is_under(p, dir))
             .filter(|(_, e)| e.as_ref().is_some_and(|e| e.admits(q)))
-            .map(|(p, _)| p.as_path())
+            .map(|(p, _)| (p.as_path(), None))
             .peekable();
         let mut out = Vec::with_capacity(hi - lo);
         loop {
             let next = match (base.peek(), changed.peek()) {
-                (Some(a), Some(b)) if a < b => base.next(),
+                (Some(a), Some(b)) if a.0 < b.0 => base.next(),
                 (Some(_), Some(_)) | (None, Some(_)) => changed.next(),
                 (Some(_), None) => base.next(),
                 (None, None) => break,
             };
-            out.extend(next.map(Path::to_path_buf));
+            out.extend(next.map(|(p, id)| (p.to_path_buf(), id)));
         }
         out
     }

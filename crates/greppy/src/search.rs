@@ -4,6 +4,7 @@
 //! (`grep-printer`), so that results equal rg's byte for byte. Files are
 //! searched in parallel and printed in path order.
 
+use crate::index::Regions;
 use anyhow::{Context, Result};
 use grep_printer::{JSONBuilder, StandardBuilder, Stats, SummaryBuilder, SummaryKind};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
@@ -426,7 +427,7 @@ pub fn lines<'p>(
     let per_file: Vec<Vec<(PathBuf, u64)>> = files
         .into_par_iter()
         .map(|path| {
-            file_lines(&matcher, path)
+            file_lines(&matcher, path, None)
                 .into_iter()
                 .map(|(n, _)| (path.to_path_buf(), n))
                 .collect()
@@ -504,14 +505,79 @@ fn matching_lines(matcher: &RegexMatcher, path: &Path, max: usize) -> Vec<(u64, 
     found
 }
 
+/// The matching lines (at most `max`; 0: all) in the `regions` of `path`
+/// only, as [`matching_lines`] finds them there; `None` if the file is no
+/// longer as the regions were measured (another size, a NUL byte, a region
+/// that starts with a byte order mark, a read error): then it is read
+/// whole. A match never spans lines, and regions are whole lines.
+fn region_lines(
+    matcher: &RegexMatcher,
+    path: &Path,
+    regions: &Regions,
+    max: usize,
+) -> Option<Vec<(u64, Vec<u8>)>> {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::File::open(path).ok()?;
+    if f.metadata().ok()?.len() != regions.size {
+        return None;
+    }
+    let mut found = Vec::new();
+    FILE_BUF.with_borrow_mut(|buf| {
+        let r = LINE_SEARCHER.with_borrow_mut(|s| {
+            for r in &regions.parts {
+                let len = r.end.checked_sub(r.start).filter(|&l| l <= WHOLE_FILE)?;
+                buf.clear();
+                buf.resize(len as usize, 0);
+                f.read_exact_at(buf, r.start).ok()?;
+                let bom = [&b"\xef\xbb\xbf"[..], b"\xff\xfe", b"\xfe\xff"]
+                    .iter()
+                    .any(|m| buf.starts_with(m));
+                if memchr::memchr(0, buf).is_some() || (r.start > 0 && bom) {
+                    return None;
+                }
+                let before = r.line.checked_sub(1)?;
+                let mut more = true;
+                let sink = grep_searcher::sinks::Bytes(|n, line| {
+                    found.push((
+                        before + n,
+                        line.strip_suffix(b"\n").unwrap_or(line).to_vec(),
+                    ));
+                    more = max == 0 || found.len() < max;
+                    Ok(more)
+                });
+                s.search_slice(matcher, buf, sink).ok()?;
+                if !more {
+                    break;
+                }
+            }
+            Some(())
+        });
+        if buf.capacity() as u64 > WHOLE_FILE {
+            *buf = Vec::new();
+        }
+        r
+    })?;
+    Some(found)
+}
+
 /// One file's matching lines, as (1-based line number, the line without its
-/// terminator), searched as rg searches it.
-pub fn file_lines(matcher: &RegexMatcher, path: &Path) -> Vec<(u64, Vec<u8>)> {
-    matching_lines(matcher, path, 0)
+/// terminator), searched as rg searches it; only in `regions`, if given
+/// (the index's word on where a match may be).
+pub fn file_lines(
+    matcher: &RegexMatcher,
+    path: &Path,
+    regions: Option<&Regions>,
+) -> Vec<(u64, Vec<u8>)> {
+    regions
+        .and_then(|r| region_lines(matcher, path, r, 0))
+        .unwrap_or_else(|| matching_lines(matcher, path, 0))
 }
 
 /// Whether `path` has a matching line, searched as rg searches it (it stops
-/// at the first).
-pub fn file_matches(matcher: &RegexMatcher, path: &Path) -> bool {
-    !matching_lines(matcher, path, 1).is_empty()
+/// at the first); only in `regions`, if given.
+pub fn file_matches(matcher: &RegexMatcher, path: &Path, regions: Option<&Regions>) -> bool {
+    let found = regions
+        .and_then(|r| region_lines(matcher, path, r, 1))
+        .unwrap_or_else(|| matching_lines(matcher, path, 1));
+    !found.is_empty()
 }

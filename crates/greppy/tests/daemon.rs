@@ -83,6 +83,16 @@ fn tree() -> tempfile::TempDir {
         std::fs::write(dir.path().join(format!("f{i}.rs")), text).unwrap();
     }
     std::fs::write(dir.path().join("odd\u{e9}.txt"), b"retry \xff\n").unwrap();
+    // A file large enough for blocks, with matches in a few of them.
+    let mut big = String::new();
+    for n in 0..8000 {
+        big.push_str(&format!("filler line {n}\n"));
+        if n == 4321 {
+            big.push_str("// retry policy 1, inside a large file\n");
+        }
+    }
+    big.push_str("fn handler_big() {}\n");
+    std::fs::write(dir.path().join("big.rs"), big).unwrap();
     dir
 }
 
