@@ -782,6 +782,8 @@ impl Updater {
             Phase::Watching,
         );
         lock(&self.shared.log).reset();
+        // The build's file entries are freed; its peak is not kept.
+        crate::give_back_memory();
     }
 
     /// After an index is read from disk: reads the files changed since it

@@ -534,7 +534,7 @@ impl Ranked {
         drop(w);
         self.reader.reload()?;
         if build {
-            give_back_memory();
+            crate::give_back_memory();
         }
         st.cursor = cursor;
         Ok(())
@@ -632,18 +632,6 @@ impl Ranked {
         hits.sort_by_key(|h| !h.is_definition());
         hits.truncate(limit);
         Ok(hits)
-    }
-}
-
-/// Returns the heap a build freed (the writer's arenas) to the system:
-/// glibc keeps freed memory for reuse, and a daemon that built one ranked
-/// index would hold it for good.
-fn give_back_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only releases free heap pages; it touches no
-    // memory in use and has no preconditions.
-    unsafe {
-        libc::malloc_trim(0);
     }
 }
 

@@ -341,3 +341,128 @@ fn a_fresh_answer_has_every_earlier_edit_under_concurrent_searches() {
     // Past its short wait an answer may say it is not fresh, but not often.
     assert!(stale < 90, "{stale} of 900 answers were not fresh");
 }
+
+/// Folders the user cannot read are reported as rg reports them: one
+/// inside a tree is an error beside the other answers (status 2); a root
+/// that cannot be read is an error; the daemon goes on. Root reads every
+/// folder, so as root the daemon, the command line and rg run as `nobody`.
+#[test]
+fn unreadable_folders_are_errors_as_in_rg() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    let as_root = rustix::process::geteuid().is_root();
+    let nobody = |c: &mut std::process::Command| {
+        if as_root {
+            c.uid(65534).gid(65534);
+        }
+    };
+    let (_t, root) = common::repo();
+    common::write(&root, "src/a.rs", "let needle_x = 1;\n");
+    common::write(&root, "secret/b.rs", "let needle_x = 2;\n");
+    let mode = |p: &Path, m: u32| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    };
+    // The temporary folder (0700) lets others in; its parent is /tmp.
+    mode(&root, 0o755);
+    mode(&root.join("secret"), 0o000);
+    let home = tempfile::tempdir().unwrap();
+    mode(home.path(), 0o777);
+    let greppy = |args: &[&str], cwd: &Path| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_greppy"));
+        c.env("XDG_RUNTIME_DIR", home.path().join("run"))
+            .env("XDG_CACHE_HOME", home.path().join("cache"))
+            .env_remove("GREPPY_NO_DAEMON")
+            .args(args)
+            .current_dir(cwd);
+        nobody(&mut c);
+        c.output().unwrap()
+    };
+    let rg = |args: &[&str], cwd: &Path| {
+        let mut c = std::process::Command::new("rg");
+        c.args(args).current_dir(cwd);
+        nobody(&mut c);
+        c.output().ok()
+    };
+    let o = greppy(&["daemon", "start"], &root);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = greppy(&["index", "."], &root);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let got = greppy(&["-n", "needle_x"], &root);
+    assert_eq!(
+        String::from_utf8_lossy(&got.stdout),
+        "src/a.rs:1:let needle_x = 1;\n"
+    );
+    assert_eq!(got.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&got.stderr);
+    assert!(
+        err.contains("secret") && err.contains("Permission denied"),
+        "{err}"
+    );
+    if let Some(want) = rg(&["-n", "needle_x"], &root) {
+        assert_eq!(got.stdout, want.stdout);
+        assert_eq!(got.status.code(), want.status.code());
+    }
+    // The root itself, unreadable: an error, nothing found, the daemon up.
+    mode(&root.join("secret"), 0o755);
+    mode(&root, 0o000);
+    let outside = root.parent().unwrap();
+    let name = root.file_name().unwrap().to_str().unwrap();
+    let got = greppy(&["-n", "needle_x", name], outside);
+    assert_eq!(got.status.code(), Some(2), "{got:?}");
+    assert!(got.stdout.is_empty());
+    let err = String::from_utf8_lossy(&got.stderr);
+    assert!(err.contains("Permission denied"), "{err}");
+    if let Some(want) = rg(&["-n", "needle_x", name], outside) {
+        assert_eq!(got.status.code(), want.status.code());
+    }
+    mode(&root, 0o755);
+    let o = greppy(&["status"], outside);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let _ = greppy(&["daemon", "stop"], outside);
+}
+
+/// A build's peak is not kept: after indexing, the daemon holds about its
+/// index, not the file entries the build read (glibc kept them before).
+#[test]
+fn the_daemon_gives_back_what_a_build_used() {
+    let d = Daemon::start();
+    let (_t, root) = common::repo();
+    let mut rng = fastrand::Rng::with_seed(7);
+    // Code-like text: words of a vocabulary, as identifiers recur in code.
+    let words: Vec<String> = (0..3000)
+        .map(|_| (0..rng.usize(4..12)).map(|_| rng.lowercase()).collect())
+        .collect();
+    let mut source = 0usize;
+    for f in 0..600 {
+        let mut text = String::new();
+        while text.len() < 100_000 {
+            let w = |rng: &mut fastrand::Rng| words[rng.usize(..words.len())].as_str();
+            let line = format!(
+                "    let {} = {}({});\n",
+                w(&mut rng),
+                w(&mut rng),
+                w(&mut rng)
+            );
+            text.push_str(&line);
+        }
+        source += text.len();
+        common::write(&root, &format!("d{}/f{f}.rs", f % 20), &text);
+    }
+    d.index(&root);
+    let status = std::fs::read_to_string(format!("/proc/{}/status", d.pid())).unwrap();
+    let kib = |key: &str| -> usize {
+        let line = status.lines().find(|l| l.starts_with(key)).unwrap();
+        line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    };
+    let (rss, peak) = (kib("VmRSS:") * 1024, kib("VmHWM:") * 1024);
+    let index = Client::connect(&d.socket()).unwrap().status().unwrap()[0].index_bytes as usize;
+    // What a daemon holds with no index at all is about 25 MiB.
+    assert!(
+        rss < index + (40 << 20),
+        "RSS {} MiB after indexing {} MiB into {} MiB (peak {} MiB)",
+        rss >> 20,
+        source >> 20,
+        index >> 20,
+        peak >> 20
+    );
+}
