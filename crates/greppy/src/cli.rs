@@ -4,6 +4,7 @@
 
 use crate::client::{self, Client};
 use crate::daemon;
+use crate::index::Regions;
 use crate::protocol::{RootInfo, SearchQuery};
 use crate::search::{self, Filters, Options, Output, Pattern};
 use crate::store::{self, Store};
@@ -261,8 +262,9 @@ fn run(cli: &Cli) -> Result<bool, Failed> {
         types: cli.types.clone(),
     };
     let no_daemon = cli.no_daemon || std::env::var_os("GREPPY_NO_DAEMON").is_some_and(|v| v != "0");
+    let regions = search::regions_suffice(&opts);
     let (mut files, walk_errors) = match (!no_daemon)
-        .then(|| from_daemon(cli, &paths, &filters))
+        .then(|| from_daemon(cli, &paths, &filters, regions))
         .flatten()
     {
         Some(r) => {
@@ -271,16 +273,19 @@ fn run(cli: &Cli) -> Result<bool, Failed> {
             opts.gone_ok = true;
             r?
         }
-        None => search::walk(&paths, &filters)?,
+        None => {
+            let (f, e) = search::walk(&paths, &filters)?;
+            (f.into_iter().map(|f| (f, None)).collect(), e)
+        }
     };
     if default_path {
-        for f in &mut files {
+        for (f, _) in &mut files {
             if let Ok(rest) = f.strip_prefix("./") {
                 *f = rest.to_path_buf();
             }
         }
     }
-    let outcome = search::search(&files, &opts)?;
+    let outcome = search::search_parts(&files, &opts)?;
     // Errors as rg prints them (`path: reason`), after the results; any
     // error makes the status 2, as in rg.
     for e in walk_errors.iter().chain(&outcome.errors) {
@@ -292,14 +297,19 @@ fn run(cli: &Cli) -> Result<bool, Failed> {
     Ok(outcome.matched)
 }
 
-/// The matching files under `paths` and the walk's errors, from the
+/// Files, each with the only parts of it that may match, if known.
+type Parts = Vec<(PathBuf, Option<Regions>)>;
+
+/// The files under `paths` that may match (with the parts of them that
+/// may, if `regions` and the index knows) and the walk's errors, from the
 /// daemon; `None` if the daemon cannot be asked (then the caller scans).
 /// Paths the index cannot answer for are scanned here.
 fn from_daemon(
     cli: &Cli,
     paths: &[PathBuf],
     filters: &Filters,
-) -> Option<anyhow::Result<(Vec<PathBuf>, Vec<String>)>> {
+    regions: bool,
+) -> Option<anyhow::Result<(Parts, Vec<String>)>> {
     // Named files are read directly; the index is for trees.
     if !paths.iter().all(|p| p.is_dir()) {
         return None;
@@ -336,6 +346,7 @@ fn from_daemon(
             // The files are searched here, with rg's printer: the daemon
             // need not read them first.
             candidates: true,
+            regions,
             limit: 0,
             wait_ms: 0,
         };
@@ -353,25 +364,27 @@ fn from_daemon(
                     Ok(r) => r,
                     Err(e) => return Some(Err(e)),
                 };
-                files.extend(f);
+                files.extend(f.into_iter().map(|f| (f, None)));
                 errors.extend(e);
             }
             None => {
                 if let Some(n) = &answer.note {
                     eprintln!("greppy: {n}");
                 }
+                let regions = answer.regions.into_iter().chain(std::iter::repeat(None));
                 files.extend(
                     answer
                         .files
                         .into_iter()
-                        .map(|f| PathBuf::from(std::ffi::OsString::from_vec(f))),
+                        .map(|f| PathBuf::from(std::ffi::OsString::from_vec(f)))
+                        .zip(regions),
                 );
                 errors.extend(answer.errors);
             }
         }
     }
-    files.sort();
-    files.dedup();
+    files.sort_by(|a, b| a.0.cmp(&b.0));
+    files.dedup_by(|a, b| a.0 == b.0);
     Some(Ok((files, errors)))
 }
 

@@ -57,6 +57,9 @@ pub struct Answer {
     pub lines: Vec<(Vec<u8>, u64, Vec<u8>)>,
     /// Matching files (a search with `files`).
     pub files: Vec<Vec<u8>>,
+    /// Beside each of `files`, the parts of it that may match, when asked
+    /// (`regions`) and known.
+    pub regions: Vec<Option<crate::index::Regions>>,
     pub fresh: bool,
     /// Walk errors, as rg words them.
     pub errors: Vec<String>,
@@ -131,7 +134,10 @@ impl Client {
                 Response::Match {
                     path, line, text, ..
                 } => a.lines.push((path, line, text)),
-                Response::File { path, .. } => a.files.push(path),
+                Response::File { path, regions, .. } => {
+                    a.files.push(path);
+                    a.regions.push(regions);
+                }
                 Response::Done {
                     fresh,
                     errors,

@@ -774,7 +774,7 @@ impl State {
         // Unread, for a client that reads them itself; else with the
         // parts of each that may hold a match, which are all that is read.
         let unread = q.files && q.candidates;
-        let found = if unread {
+        let found = if unread && !q.regions {
             snap.candidates(&plan, &dir)
                 .into_iter()
                 .map(|p| (p, None))
@@ -792,13 +792,14 @@ impl State {
             })
             .collect();
         if unread {
-            for (_, _, shown) in &candidates {
+            for (_, regions, shown) in &candidates {
                 if q.limit > 0 && matches >= q.limit {
                     break;
                 }
                 if !send(Response::File {
                     id,
                     path: shown.clone(),
+                    regions: regions.clone(),
                 }) {
                     cancelled = true;
                     break;
@@ -837,6 +838,7 @@ impl State {
                     if !send(Response::File {
                         id,
                         path: shown.clone(),
+                        regions: None,
                     }) {
                         cancelled = true;
                         break 'chunks;

@@ -148,7 +148,7 @@ fn blocks_of(text: &[u8]) -> Vec<Block> {
 
 /// A part of a file that may hold a match: bytes `start..end` (whole
 /// lines), the first of them line number `line`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Region {
     pub start: u64,
     pub end: u64,
@@ -157,7 +157,7 @@ pub struct Region {
 
 /// The parts of a file to read, and the file's size when they were
 /// measured (a file of another size has changed: read it whole).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Regions {
     pub size: u64,
     pub parts: Vec<Region>,

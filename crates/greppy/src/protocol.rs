@@ -81,6 +81,9 @@ pub struct SearchQuery {
     /// candidates, past the filters), for a client that reads them itself.
     /// A file that does not match is possible; a match is never left out.
     pub candidates: bool,
+    /// With `candidates`: each file the index has blocks for comes with
+    /// the parts of it that may match (see `Regions`).
+    pub regions: bool,
     /// At most this many matching lines (files, with `files`) in all (0: no
     /// limit).
     pub limit: u64,
@@ -164,11 +167,15 @@ pub enum Response {
         kind: String,
         name: String,
     },
-    /// One matching file (a search with `files`).
+    /// One matching file (a search with `files`). With `regions` asked,
+    /// a candidate the index has blocks for comes with the parts of it
+    /// that may match.
     File {
         id: u64,
         #[serde(with = "serde_bytes")]
         path: Vec<u8>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        regions: Option<crate::index::Regions>,
     },
     /// The end of search `id`. `fresh`: the index had every change of the
     /// tree when it answered. `errors`: what rg would report of the walk

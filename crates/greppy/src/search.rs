@@ -4,7 +4,7 @@
 //! (`grep-printer`), so that results equal rg's byte for byte. Files are
 //! searched in parallel and printed in path order.
 
-use crate::index::Regions;
+use crate::index::{Region, Regions};
 use anyhow::{Context, Result};
 use grep_printer::{JSONBuilder, StandardBuilder, Stats, SummaryBuilder, SummaryKind};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
@@ -278,11 +278,32 @@ fn search_file(
     matcher: &RegexMatcher,
     opts: &Options,
     path: &Path,
+    regions: Option<&Regions>,
     out: &mut Buffer,
     stats: &mut Stats,
 ) -> std::result::Result<u64, String> {
     let mut s = searcher(opts);
+    let parts = regions
+        .filter(|_| regions_suffice(opts))
+        .and_then(|r| read_regions(path, r));
     let r = match opts.output {
+        Output::Lines if parts.is_some() => {
+            let mut p = StandardBuilder::new()
+                .heading(opts.heading)
+                .path(opts.with_path)
+                .build(&mut *out);
+            let mut n = 0;
+            let mut r = Ok(());
+            for (_, bytes) in parts.iter().flatten() {
+                let mut sink = p.sink_with_path(matcher, path);
+                r = s.search_slice(matcher, bytes, &mut sink);
+                n += sink.match_count();
+                if r.is_err() {
+                    break;
+                }
+            }
+            r.map(|()| n)
+        }
         Output::Lines => {
             let mut p = StandardBuilder::new()
                 .heading(opts.heading)
@@ -347,6 +368,13 @@ pub struct Outcome {
 
 /// Searches `files` in parallel and prints the results in their order.
 pub fn search(files: &[PathBuf], opts: &Options) -> Result<Outcome> {
+    let parts: Vec<(PathBuf, Option<Regions>)> = files.iter().map(|f| (f.clone(), None)).collect();
+    search_parts(&parts, opts)
+}
+
+/// [`search`], where a file may come with the only parts of it that can
+/// match (read alone when [`regions_suffice`]).
+pub fn search_parts(files: &[(PathBuf, Option<Regions>)], opts: &Options) -> Result<Outcome> {
     let started = std::time::Instant::now();
     let matcher = opts.pattern.matcher()?;
     let choice = if opts.color {
@@ -356,10 +384,10 @@ pub fn search(files: &[PathBuf], opts: &Options) -> Result<Outcome> {
     };
     let writer = BufferWriter::stdout(choice);
     type One = (Buffer, std::result::Result<u64, String>, Stats);
-    let one = |path: &PathBuf, opts: &Options| {
+    let one = |(path, regions): &(PathBuf, Option<Regions>), opts: &Options| {
         let mut buf = writer.buffer();
         let mut stats = Stats::new();
-        let r = search_file(&matcher, opts, path, &mut buf, &mut stats);
+        let r = search_file(&matcher, opts, path, regions.as_ref(), &mut buf, &mut stats);
         (buf, r, stats)
     };
     let results: Vec<One> = match opts.limit {
@@ -505,59 +533,82 @@ fn matching_lines(matcher: &RegexMatcher, path: &Path, max: usize) -> Vec<(u64, 
     found
 }
 
+/// The bytes of the `regions` of `path`, each with its region; `None` if
+/// the file is no longer as the regions were measured (another size, a NUL
+/// byte, a region that starts with a byte order mark, a read error): then
+/// it must be read whole. Regions are whole lines, and a match never spans
+/// lines, so searching them finds what searching the file finds.
+fn read_regions(path: &Path, regions: &Regions) -> Option<Vec<(Region, Vec<u8>)>> {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::File::open(path).ok()?;
+    if f.metadata().ok()?.len() != regions.size {
+        return None;
+    }
+    let mut out = Vec::with_capacity(regions.parts.len());
+    let mut total = 0u64;
+    for r in &regions.parts {
+        let len = r.end.checked_sub(r.start)?;
+        total += len;
+        if total > WHOLE_FILE {
+            return None;
+        }
+        let mut buf = vec![0u8; len as usize];
+        f.read_exact_at(&mut buf, r.start).ok()?;
+        let bom = [&b"\xef\xbb\xbf"[..], b"\xff\xfe", b"\xfe\xff"]
+            .iter()
+            .any(|m| buf.starts_with(m));
+        if memchr::memchr(0, &buf).is_some() || (r.start > 0 && bom) || r.line == 0 {
+            return None;
+        }
+        out.push((*r, buf));
+    }
+    Some(out)
+}
+
 /// The matching lines (at most `max`; 0: all) in the `regions` of `path`
-/// only, as [`matching_lines`] finds them there; `None` if the file is no
-/// longer as the regions were measured (another size, a NUL byte, a region
-/// that starts with a byte order mark, a read error): then it is read
-/// whole. A match never spans lines, and regions are whole lines.
+/// only, as [`matching_lines`] finds them there; `None` if the file must be
+/// read whole ([`read_regions`]).
 fn region_lines(
     matcher: &RegexMatcher,
     path: &Path,
     regions: &Regions,
     max: usize,
 ) -> Option<Vec<(u64, Vec<u8>)>> {
-    use std::os::unix::fs::FileExt;
-    let f = std::fs::File::open(path).ok()?;
-    if f.metadata().ok()?.len() != regions.size {
-        return None;
-    }
+    let parts = read_regions(path, regions)?;
     let mut found = Vec::new();
-    FILE_BUF.with_borrow_mut(|buf| {
-        let r = LINE_SEARCHER.with_borrow_mut(|s| {
-            for r in &regions.parts {
-                let len = r.end.checked_sub(r.start).filter(|&l| l <= WHOLE_FILE)?;
-                buf.clear();
-                buf.resize(len as usize, 0);
-                f.read_exact_at(buf, r.start).ok()?;
-                let bom = [&b"\xef\xbb\xbf"[..], b"\xff\xfe", b"\xfe\xff"]
-                    .iter()
-                    .any(|m| buf.starts_with(m));
-                if memchr::memchr(0, buf).is_some() || (r.start > 0 && bom) {
-                    return None;
-                }
-                let before = r.line.checked_sub(1)?;
-                let mut more = true;
-                let sink = grep_searcher::sinks::Bytes(|n, line| {
-                    found.push((
-                        before + n,
-                        line.strip_suffix(b"\n").unwrap_or(line).to_vec(),
-                    ));
-                    more = max == 0 || found.len() < max;
-                    Ok(more)
-                });
-                s.search_slice(matcher, buf, sink).ok()?;
-                if !more {
-                    break;
-                }
+    LINE_SEARCHER.with_borrow_mut(|s| {
+        for (r, buf) in &parts {
+            let before = r.line - 1;
+            let mut more = true;
+            let sink = grep_searcher::sinks::Bytes(|n, line| {
+                found.push((
+                    before + n,
+                    line.strip_suffix(b"\n").unwrap_or(line).to_vec(),
+                ));
+                more = max == 0 || found.len() < max;
+                Ok(more)
+            });
+            s.search_slice(matcher, buf, sink).ok()?;
+            if !more {
+                break;
             }
-            Some(())
-        });
-        if buf.capacity() as u64 > WHOLE_FILE {
-            *buf = Vec::new();
         }
-        r
+        Some(())
     })?;
     Some(found)
+}
+
+/// Whether the printer's output for a file can come from searching only
+/// its regions: matching lines alone, with no line numbers, context,
+/// heading or counts that span the whole file.
+pub fn regions_suffice(opts: &Options) -> bool {
+    opts.output == Output::Lines
+        && !opts.line_number
+        && opts.before == 0
+        && opts.after == 0
+        && !opts.heading
+        && opts.max_count.is_none()
+        && opts.limit.is_none()
 }
 
 /// One file's matching lines, as (1-based line number, the line without its

@@ -56,6 +56,15 @@ fn corpus(root: &Path) {
         .flat_map(u16::to_le_bytes)
         .collect();
     w("data/utf16.txt", &utf16);
+    // A file of many blocks with matches in a few of them.
+    let mut blocks = String::new();
+    for n in 0..12_000 {
+        blocks.push_str(&format!("filler {n}\n"));
+        if n % 2_500 == 7 {
+            blocks.push_str(&format!("retry in block {n}\n"));
+        }
+    }
+    w("data/blocks.txt", blocks.as_bytes());
     // A file larger than the daemon reads whole (4 MiB).
     let mut big = "filler line\n".repeat(400_000).into_bytes();
     big.extend_from_slice(b"retry at the end of a big file\n");
