@@ -315,7 +315,7 @@ fn from_daemon(
         return None;
     }
     let socket = daemon::socket_path();
-    let mut client = match Client::connect(&socket) {
+    let mut client = match Client::connect_pipelined(&socket) {
         Ok(c) => c,
         Err(client::Error::NoDaemon(..)) => {
             match spawn_daemon(false) {

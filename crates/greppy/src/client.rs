@@ -45,6 +45,8 @@ pub struct Client {
     buf: Vec<u8>,
     next_id: u64,
     server: String,
+    /// The daemon's answer to our hello has been read.
+    greeted: bool,
 }
 
 /// A whole search's answer.
@@ -70,6 +72,16 @@ pub struct Answer {
 impl Client {
     /// Connects to the daemon at `socket` and greets it.
     pub fn connect(socket: &Path) -> Result<Client> {
+        let mut c = Client::connect_pipelined(socket)?;
+        c.greet()?;
+        Ok(c)
+    }
+
+    /// Connects and sends the greeting without waiting for its answer,
+    /// which is read before the answer to the first request: a one-shot
+    /// client (the command line) saves a round trip. A daemon that is busy
+    /// or refuses the greeting makes that first request fail.
+    pub fn connect_pipelined(socket: &Path) -> Result<Client> {
         let stream = UnixStream::connect(socket)
             .map_err(|e| Error::NoDaemon(socket.display().to_string(), e))?;
         let mut c = Client {
@@ -78,21 +90,32 @@ impl Client {
             buf: vec![0; 64 << 10],
             next_id: 1,
             server: String::new(),
+            greeted: false,
         };
         c.send(&Request::Hello {
             version: protocol::VERSION,
             client: format!("greppy {}", env!("CARGO_PKG_VERSION")),
         })?;
-        match c.recv()? {
-            Response::Hello { server, .. } => c.server = server,
+        Ok(c)
+    }
+
+    /// Reads the answer to our greeting, if it has not been read.
+    fn greet(&mut self) -> Result<()> {
+        if self.greeted {
+            return Ok(());
+        }
+        match self.next_message()? {
+            Response::Hello { server, .. } => self.server = server,
             Response::Busy { .. } => return Err(Error::Busy),
             Response::Error { message, .. } => return Err(Error::Daemon(message)),
             other => return Err(Error::Protocol(format!("{other:?} before hello"))),
         }
-        Ok(c)
+        self.greeted = true;
+        Ok(())
     }
 
-    /// The daemon's name and version.
+    /// The daemon's name and version (empty until the answer to the
+    /// greeting is read, on a pipelined connection).
     pub fn server(&self) -> &str {
         &self.server
     }
@@ -105,11 +128,26 @@ impl Client {
 
     /// Sends one request (pipelining: answers come later, by id).
     pub fn send(&mut self, r: &Request) -> Result<()> {
-        Ok(self.stream.write_all(&protocol::encode(r))?)
+        match self.stream.write_all(&protocol::encode(r)) {
+            Ok(()) => Ok(()),
+            // A daemon that turned the connection away (busy) may have
+            // closed it before this write: what it said comes first.
+            Err(e) if !self.greeted => {
+                self.greet()?;
+                Err(e.into())
+            }
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// The next answer, blocking until it comes.
     pub fn recv(&mut self) -> Result<Response> {
+        self.greet()?;
+        self.next_message()
+    }
+
+    /// The next message on the connection, whatever it is.
+    fn next_message(&mut self) -> Result<Response> {
         loop {
             match self.decoder.decode::<Response>() {
                 Ok(Some(m)) => return Ok(m),

@@ -285,10 +285,26 @@ fn a_connection_flood_gets_busy() {
         connections: 4,
         ..Limits::default()
     });
+    // A client may send its request with its greeting (on a daemon of
+    // its own: a closed connection frees its slot a moment later).
+    let t = tree();
+    let other = server(Limits::default());
+    let mut eager = greppy::client::Client::connect_pipelined(&other.socket).unwrap();
+    assert_eq!(eager.server(), "");
+    // (Answered by a scan or the index: the tree is new to the daemon.)
+    eager.search(query(t.path(), "retry")).unwrap();
+    assert!(eager.server().starts_with("greppy "), "{}", eager.server());
     let kept: Vec<Client> = (0..4).map(|_| Client::hello(&srv.socket)).collect();
     let mut fifth = Client::connect(&srv.socket);
     assert_eq!(fifth.recv(), Some(Response::Busy { id: None }));
     assert_eq!(fifth.recv(), None);
+    // Then it learns that the daemon is busy from that request (or from
+    // its greeting, if the daemon closed the connection before it went).
+    let busy = match greppy::client::Client::connect_pipelined(&srv.socket) {
+        Err(e) => e,
+        Ok(mut c) => c.search(query(t.path(), "retry")).unwrap_err(),
+    };
+    assert!(matches!(busy, greppy::client::Error::Busy), "{busy:?}");
     drop(kept);
 }
 
