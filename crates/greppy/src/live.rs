@@ -771,6 +771,9 @@ impl Updater {
         }
         let tree = walk_tree(&self.shared.root);
         let base = Arc::new(Index::build(tree.files));
+        // The build's file entries are freed: its peak is not kept (and is
+        // given back before anyone is told the build is done).
+        crate::give_back_memory();
         self.save(&base);
         self.publish(
             Snapshot {
@@ -782,8 +785,6 @@ impl Updater {
             Phase::Watching,
         );
         lock(&self.shared.log).reset();
-        // The build's file entries are freed; its peak is not kept.
-        crate::give_back_memory();
     }
 
     /// After an index is read from disk: reads the files changed since it
