@@ -285,7 +285,7 @@ fn run(cli: &Cli) -> Result<bool, Failed> {
             }
         }
     }
-    let outcome = search::search_parts(&files, &opts)?;
+    let outcome = search::search(&files, &opts)?;
     // Errors as rg prints them (`path: reason`), after the results; any
     // error makes the status 2, as in rg.
     for e in walk_errors.iter().chain(&outcome.errors) {

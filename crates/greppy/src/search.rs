@@ -366,15 +366,10 @@ pub struct Outcome {
     pub errors: Vec<String>,
 }
 
-/// Searches `files` in parallel and prints the results in their order.
-pub fn search(files: &[PathBuf], opts: &Options) -> Result<Outcome> {
-    let parts: Vec<(PathBuf, Option<Regions>)> = files.iter().map(|f| (f.clone(), None)).collect();
-    search_parts(&parts, opts)
-}
-
-/// [`search`], where a file may come with the only parts of it that can
-/// match (read alone when [`regions_suffice`]).
-pub fn search_parts(files: &[(PathBuf, Option<Regions>)], opts: &Options) -> Result<Outcome> {
+/// Searches `files` in parallel and prints the results in their order. A
+/// file may come with the only parts of it that can match, which are then
+/// all that is read if [`regions_suffice`].
+pub fn search(files: &[(PathBuf, Option<Regions>)], opts: &Options) -> Result<Outcome> {
     let started = std::time::Instant::now();
     let matcher = opts.pattern.matcher()?;
     let choice = if opts.color {
@@ -473,62 +468,24 @@ thread_local! {
     }));
 }
 
-thread_local! {
-    /// One buffer per thread that a candidate file is read into whole.
-    static FILE_BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// Files up to this size are read whole and searched as one slice; larger
-/// ones through the searcher's own buffer.
-const WHOLE_FILE: u64 = 4 << 20;
-
-/// Reads `path` whole into `buf`, if it is small enough and has no NUL
-/// byte: then searching the slice is searching the file as rg does (no
-/// binary detection can apply, and the searcher still sniffs a BOM).
-fn read_plain(path: &Path, buf: &mut Vec<u8>) -> bool {
-    use std::io::Read;
-    buf.clear();
-    let Ok(f) = std::fs::File::open(path) else {
-        return false;
-    };
-    let Some(len) = f
-        .metadata()
-        .ok()
-        .map(|m| m.len())
-        .filter(|&l| l <= WHOLE_FILE)
-    else {
-        return false;
-    };
-    // One more byte than the file has: the read that finds its end.
-    buf.reserve(len as usize + 1);
-    f.take(WHOLE_FILE + 1).read_to_end(buf).is_ok()
-        && buf.len() as u64 <= WHOLE_FILE
-        && memchr::memchr(0, buf).is_none()
-}
+/// The most bytes of a file's regions read into memory at once; a file
+/// whose regions come to more is searched whole, through the searcher's
+/// own buffer.
+const REGIONS_MAX: u64 = 4 << 20;
 
 /// One file's matching lines, as (1-based line number, the line without its
 /// terminator), searched as rg searches it; at most `max` (0: all).
 fn matching_lines(matcher: &RegexMatcher, path: &Path, max: usize) -> Vec<(u64, Vec<u8>)> {
     let mut found = Vec::new();
-    let sink = grep_searcher::sinks::Bytes(|n, line| {
-        found.push((n, line.strip_suffix(b"\n").unwrap_or(line).to_vec()));
-        Ok(max == 0 || found.len() < max)
-    });
-    FILE_BUF.with_borrow_mut(|buf| {
-        LINE_SEARCHER.with_borrow_mut(|s| {
-            // A search for the first match only stops early in the
-            // searcher's buffer; one for every line reads it all anyway.
-            let _ = if max == 0 && read_plain(path, buf) {
-                s.search_slice(matcher, buf, sink)
-            } else {
-                // Binary detection, huge files and read errors: exactly
-                // rg's way.
-                s.search_path(matcher, path, sink)
-            };
-        });
-        if buf.capacity() as u64 > WHOLE_FILE {
-            *buf = Vec::new();
-        }
+    LINE_SEARCHER.with_borrow_mut(|s| {
+        let _ = s.search_path(
+            matcher,
+            path,
+            grep_searcher::sinks::Bytes(|n, line| {
+                found.push((n, line.strip_suffix(b"\n").unwrap_or(line).to_vec()));
+                Ok(max == 0 || found.len() < max)
+            }),
+        );
     });
     found
 }
@@ -549,7 +506,7 @@ fn read_regions(path: &Path, regions: &Regions) -> Option<Vec<(Region, Vec<u8>)>
     for r in &regions.parts {
         let len = r.end.checked_sub(r.start)?;
         total += len;
-        if total > WHOLE_FILE {
+        if total > REGIONS_MAX {
             return None;
         }
         let mut buf = vec![0u8; len as usize];

@@ -389,7 +389,7 @@ fn candidates_are_answered_unread() {
 #[test]
 fn a_file_gone_before_it_is_read() {
     let dir = tempfile::tempdir().unwrap();
-    let gone = vec![dir.path().join("gone.rs")];
+    let gone = vec![(dir.path().join("gone.rs"), None)];
     let mut opts = search::Options {
         pattern: Pattern {
             pattern: "x".into(),
