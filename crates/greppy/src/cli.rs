@@ -371,13 +371,12 @@ fn from_daemon(
                 if let Some(n) = &answer.note {
                     eprintln!("greppy: {n}");
                 }
-                let regions = answer.regions.into_iter().chain(std::iter::repeat(None));
                 files.extend(
                     answer
                         .files
                         .into_iter()
                         .map(|f| PathBuf::from(std::ffi::OsString::from_vec(f)))
-                        .zip(regions),
+                        .zip(answer.regions),
                 );
                 errors.extend(answer.errors);
             }

@@ -59,8 +59,8 @@ pub struct Answer {
     pub lines: Vec<(Vec<u8>, u64, Vec<u8>)>,
     /// Matching files (a search with `files`).
     pub files: Vec<Vec<u8>>,
-    /// Beside each of `files`, the parts of it that may match, when asked
-    /// (`regions`) and known.
+    /// Beside each of `files` (as long), the parts of it that may match,
+    /// when asked (`regions`) and known.
     pub regions: Vec<Option<crate::index::Regions>>,
     pub fresh: bool,
     /// Walk errors, as rg words them.

@@ -771,101 +771,38 @@ impl State {
             plan_pattern(&q.pattern, q.fixed, q.ignore_case).unwrap_or(crate::plan::Query::All);
         let mut matches = 0u64;
         let mut cancelled = false;
-        // Unread, for a client that reads them itself; else with the
-        // parts of each that may hold a match, which are all that is read.
-        let unread = q.files && q.candidates;
-        let found = if unread && !q.regions {
-            snap.candidates(&plan, &dir)
-                .into_iter()
-                .map(|p| (p, None))
-                .collect()
-        } else {
-            snap.candidate_regions(&plan, &dir)
-        };
-        let candidates: Vec<(PathBuf, Option<Regions>, Vec<u8>)> = found
+        let candidates: Vec<(PathBuf, Option<usize>, Vec<u8>)> = snap
+            .candidates(&plan, &dir)
             .into_iter()
-            .filter_map(|(p, r)| {
+            .filter_map(|(p, base_id)| {
                 let shown = name(&p);
                 filter
                     .allows(&display, &shown)
-                    .then(|| (p, r, shown.into_os_string().into_vec()))
+                    .then(|| (p, base_id, shown.into_os_string().into_vec()))
             })
             .collect();
-        if unread {
-            for (_, regions, shown) in &candidates {
+        if q.files && q.candidates {
+            // Unread, for a client that reads them itself (with the parts
+            // of each that may hold a match, if asked).
+            for (_, base_id, shown) in candidates {
                 if q.limit > 0 && matches >= q.limit {
                     break;
                 }
-                if !send(Response::File {
+                let regions = q.regions.then(|| snap.regions(base_id, &plan)).flatten();
+                let file = Response::File {
                     id,
-                    path: shown.clone(),
-                    regions: regions.clone(),
-                }) {
+                    path: shown,
+                    regions,
+                };
+                if !send(file) {
                     cancelled = true;
                     break;
                 }
                 matches += 1;
             }
-        }
-        let candidates = if unread { &[][..] } else { &candidates[..] };
-        // The candidates are read in parallel, a chunk at a time, and
-        // answered in path order; a cancel or the limit stops at the next
-        // chunk.
-        'chunks: for chunk in candidates.chunks(VERIFY_CHUNK) {
-            if cancel.load(Ordering::Relaxed) {
-                cancelled = true;
-                break;
-            }
-            let found: Vec<Vec<(u64, Vec<u8>)>> = on_verify_pool(|| {
-                chunk
-                    .par_iter()
-                    .map(|(path, regions, _)| {
-                        let regions = regions.as_ref();
-                        if q.files {
-                            if search::file_matches(&matcher, path, regions) {
-                                vec![(0, Vec::new())]
-                            } else {
-                                Vec::new()
-                            }
-                        } else {
-                            search::file_lines(&matcher, path, regions)
-                        }
-                    })
-                    .collect()
-            });
-            for ((_, _, shown), lines) in chunk.iter().zip(found) {
-                if q.files && !lines.is_empty() {
-                    if !send(Response::File {
-                        id,
-                        path: shown.clone(),
-                        regions: None,
-                    }) {
-                        cancelled = true;
-                        break 'chunks;
-                    }
-                    matches += 1;
-                    if q.limit > 0 && matches >= q.limit {
-                        break 'chunks;
-                    }
-                    continue;
-                }
-                for (line, text) in lines {
-                    let m = Response::Match {
-                        id,
-                        path: shown.clone(),
-                        line,
-                        text,
-                    };
-                    if !send(m) {
-                        cancelled = true;
-                        break 'chunks;
-                    }
-                    matches += 1;
-                    if q.limit > 0 && matches >= q.limit {
-                        break 'chunks;
-                    }
-                }
-            }
+        } else {
+            let regions = |base_id| snap.regions(base_id, &plan);
+            (matches, cancelled) = verify(id, q, &matcher, &candidates, &regions, tx, cancel);
         }
         // Walk errors name paths as the walk did (absolute): rename them as
         // the client names files.
@@ -897,4 +834,79 @@ impl State {
             note,
         }
     }
+}
+
+/// Reads `candidates` (only the parts `regions` names, where it names
+/// some) in parallel, a chunk at a time on the verify pool, and answers
+/// their matching lines, or the files with one with `files`, in path order;
+/// a cancel or the limit stops at the next chunk. How many answers were
+/// sent, and whether the search was cancelled.
+fn verify(
+    id: u64,
+    q: &SearchQuery,
+    matcher: &grep_regex::RegexMatcher,
+    candidates: &[(PathBuf, Option<usize>, Vec<u8>)],
+    regions: &(dyn Fn(Option<usize>) -> Option<Regions> + Sync),
+    tx: &mpsc::Sender<Response>,
+    cancel: &AtomicBool,
+) -> (u64, bool) {
+    let send = |m: Response| tx.blocking_send(m).is_ok();
+    let (mut matches, mut cancelled) = (0u64, false);
+    'chunks: for chunk in candidates.chunks(VERIFY_CHUNK) {
+        if cancel.load(Ordering::Relaxed) {
+            cancelled = true;
+            break;
+        }
+        let found: Vec<Vec<(u64, Vec<u8>)>> = on_verify_pool(|| {
+            chunk
+                .par_iter()
+                .map(|(path, base_id, _)| {
+                    let regions = regions(*base_id);
+                    if q.files {
+                        if search::file_matches(matcher, path, regions.as_ref()) {
+                            vec![(0, Vec::new())]
+                        } else {
+                            Vec::new()
+                        }
+                    } else {
+                        search::file_lines(matcher, path, regions.as_ref())
+                    }
+                })
+                .collect()
+        });
+        for ((_, _, shown), lines) in chunk.iter().zip(found) {
+            if q.files && !lines.is_empty() {
+                if !send(Response::File {
+                    id,
+                    path: shown.clone(),
+                    regions: None,
+                }) {
+                    cancelled = true;
+                    break 'chunks;
+                }
+                matches += 1;
+                if q.limit > 0 && matches >= q.limit {
+                    break 'chunks;
+                }
+                continue;
+            }
+            for (line, text) in lines {
+                let m = Response::Match {
+                    id,
+                    path: shown.clone(),
+                    line,
+                    text,
+                };
+                if !send(m) {
+                    cancelled = true;
+                    break 'chunks;
+                }
+                matches += 1;
+                if q.limit > 0 && matches >= q.limit {
+                    break 'chunks;
+                }
+            }
+        }
+    }
+    (matches, cancelled)
 }

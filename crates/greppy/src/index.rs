@@ -727,38 +727,51 @@ impl Index {
         u64_at(&self.data, self.sizes + 8 * id).unwrap_or(0)
     }
 
+    /// The numbers of file `id`'s blocks.
+    fn block_range(&self, id: usize) -> Range<usize> {
+        let at = |i: usize| u32_at(&self.data, self.block_starts + 4 * i).unwrap_or(0) as usize;
+        at(id)..at(id + 1)
+    }
+
+    /// Block `b`: (offset, line, filter).
+    fn block(&self, b: usize) -> (u64, u64, &[u8]) {
+        let r = self.blocks + b * BLOCK_RECORD;
+        let offset = u64_at(&self.data, r).unwrap_or(0);
+        let line = u64_at(&self.data, r + 8).unwrap_or(1);
+        let bloom = self.data.get(r + 16..r + BLOCK_RECORD).unwrap_or_default();
+        (offset, line, bloom)
+    }
+
     /// The blocks of file `id`: (offset, line, filter).
     fn blocks_of(&self, id: usize) -> impl Iterator<Item = (u64, u64, &[u8])> {
-        let at = |i: usize| u32_at(&self.data, self.block_starts + 4 * i).unwrap_or(0) as usize;
-        (at(id)..at(id + 1)).map(move |b| {
-            let r = self.blocks + b * BLOCK_RECORD;
-            let offset = u64_at(&self.data, r).unwrap_or(0);
-            let line = u64_at(&self.data, r + 8).unwrap_or(1);
-            let bloom = self.data.get(r + 16..r + BLOCK_RECORD).unwrap_or_default();
-            (offset, line, bloom)
-        })
+        self.block_range(id).map(|b| self.block(b))
     }
 
     /// The parts of file `id` that may hold a match of `q`, adjacent ones
     /// joined; `None` if the file has no blocks (read it whole).
     pub fn regions(&self, id: usize, q: &Query) -> Option<Regions> {
-        let blocks: Vec<(u64, u64, &[u8])> = self.blocks_of(id).collect();
-        if blocks.is_empty() {
+        let range = self.block_range(id);
+        if range.is_empty() {
             return None;
         }
         let size = self.size(id);
         let mut out: Vec<Region> = Vec::new();
-        for (k, (offset, line, bloom)) in blocks.iter().enumerate() {
+        for b in range.clone() {
+            let (offset, line, bloom) = self.block(b);
             if !q.admits(&|t, _| bloom_has(bloom, t)) {
                 continue;
             }
-            let end = blocks.get(k + 1).map_or(size, |b| b.0);
+            let end = if b + 1 < range.end {
+                self.block(b + 1).0
+            } else {
+                size
+            };
             match out.last_mut() {
-                Some(last) if last.end == *offset => last.end = end,
+                Some(last) if last.end == offset => last.end = end,
                 _ => out.push(Region {
-                    start: *offset,
+                    start: offset,
                     end,
-                    line: *line,
+                    line,
                 }),
             }
         }

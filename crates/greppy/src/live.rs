@@ -123,26 +123,10 @@ impl Snapshot {
         }
     }
 
-    /// The files under the folder `dir` that may match `q`, in path order.
-    pub fn candidates(&self, q: &Query, dir: &Path) -> Vec<PathBuf> {
-        self.candidate_ids(q, dir)
-            .into_iter()
-            .map(|(p, _)| p)
-            .collect()
-    }
-
     /// The files under the folder `dir` that may match `q`, in path order,
-    /// each with the parts of it that may (`None`: all of it).
-    pub fn candidate_regions(&self, q: &Query, dir: &Path) -> Vec<(PathBuf, Option<Regions>)> {
-        self.candidate_ids(q, dir)
-            .into_iter()
-            .map(|(p, id)| (p, id.and_then(|i| self.base.regions(i, q))))
-            .collect()
-    }
-
-    /// The candidates, each with its id in the base index (`None` for a
-    /// changed file).
-    fn candidate_ids(&self, q: &Query, dir: &Path) -> Vec<(PathBuf, Option<usize>)> {
+    /// each with its id in the base index (`None` for a changed file: see
+    /// [`Snapshot::regions`]).
+    pub fn candidates(&self, q: &Query, dir: &Path) -> Vec<(PathBuf, Option<usize>)> {
         let range = self.base.under(dir);
         let ids = self.base.candidate_ids(q);
         let lo = ids.partition_point(|&i| (i as usize) < range.start);
@@ -170,6 +154,12 @@ impl Snapshot {
             out.extend(next.map(|(p, id)| (p.to_path_buf(), id)));
         }
         out
+    }
+
+    /// The parts of a candidate that may match `q` (`None`: all of it),
+    /// given its id from [`Snapshot::candidates`].
+    pub fn regions(&self, id: Option<usize>, q: &Query) -> Option<Regions> {
+        id.and_then(|i| self.base.regions(i, q))
     }
 
     /// The number of files.
@@ -617,11 +607,6 @@ impl Updater {
         // The watcher starts before the first walk, so that no change made
         // during it is missed.
         let handler = move |e: notify::Result<notify::Event>| {
-            // Opening and reading a file changes nothing (and the updater
-            // and searches open files: counting those would be a loop).
-            if e.as_ref().is_ok_and(|e| e.kind.is_access()) {
-                return;
-            }
             // The watcher's thread never waits on the updater (which may be
             // waiting on it, to watch a new folder): past the queue's bound
             // events are dropped, and the tree is rebuilt instead.
@@ -700,9 +685,14 @@ impl Updater {
                         events += 1;
                         match e {
                             Ok(e) if !e.need_rescan() => {
+                                let made = e.kind.is_create();
                                 for p in e.paths {
                                     if self.is_barrier(&p) {
-                                        barrier.push(p);
+                                        // Only a number's making passes it
+                                        // (not its removal, which follows).
+                                        if made {
+                                            barrier.push(p);
+                                        }
                                     } else {
                                         paths.insert(p);
                                     }
@@ -745,9 +735,8 @@ impl Updater {
             .is_some_and(|(b, _)| p == b || p.parent() == Some(b))
     }
 
-    /// Marks the barrier numbers named by an applied batch as passed, and
-    /// removes their folders (whose removal events name them again,
-    /// harmlessly).
+    /// Marks the barrier numbers made in an applied batch as passed, and
+    /// removes their folders.
     fn passed_barriers(&self, paths: &[PathBuf]) {
         let Some((dir, _)) = &self.shared.barrier else {
             return;
