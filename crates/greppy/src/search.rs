@@ -6,7 +6,7 @@
 
 use crate::index::{Region, Regions};
 use anyhow::{Context, Result};
-use grep_printer::{JSONBuilder, StandardBuilder, Stats, SummaryBuilder, SummaryKind};
+use grep_printer::{ColorSpecs, JSONBuilder, StandardBuilder, Stats, SummaryBuilder, SummaryKind};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use rayon::prelude::*;
@@ -287,31 +287,32 @@ fn search_file(
         .filter(|_| regions_suffice(opts))
         .and_then(|r| read_regions(path, r));
     let r = match opts.output {
-        Output::Lines if parts.is_some() => {
-            let mut p = StandardBuilder::new()
-                .heading(opts.heading)
-                .path(opts.with_path)
-                .build(&mut *out);
-            let mut n = 0;
-            let mut r = Ok(());
-            for (_, bytes) in parts.iter().flatten() {
-                let mut sink = p.sink_with_path(matcher, path);
-                r = s.search_slice(matcher, bytes, &mut sink);
-                n += sink.match_count();
-                if r.is_err() {
-                    break;
-                }
-            }
-            r.map(|()| n)
-        }
         Output::Lines => {
             let mut p = StandardBuilder::new()
                 .heading(opts.heading)
                 .path(opts.with_path)
+                .color_specs(ColorSpecs::default_with_color())
                 .build(&mut *out);
-            let mut sink = p.sink_with_path(matcher, path);
-            let r = s.search_path(matcher, path, &mut sink);
-            r.map(|()| sink.match_count())
+            match &parts {
+                Some(parts) => {
+                    let mut n = 0;
+                    let mut r = Ok(());
+                    for (_, bytes) in parts {
+                        let mut sink = p.sink_with_path(matcher, path);
+                        r = s.search_slice(matcher, bytes, &mut sink);
+                        n += sink.match_count();
+                        if r.is_err() {
+                            break;
+                        }
+                    }
+                    r.map(|()| n)
+                }
+                None => {
+                    let mut sink = p.sink_with_path(matcher, path);
+                    let r = s.search_path(matcher, path, &mut sink);
+                    r.map(|()| sink.match_count())
+                }
+            }
         }
         Output::Files | Output::Count => {
             let kind = if opts.output == Output::Files {
@@ -322,6 +323,7 @@ fn search_file(
             let mut p = SummaryBuilder::new()
                 .kind(kind)
                 .path(opts.with_path || opts.output == Output::Files)
+                .color_specs(ColorSpecs::default_with_color())
                 .build(&mut *out);
             let mut sink = p.sink_with_path(matcher, path);
             let r = s.search_path(matcher, path, &mut sink);

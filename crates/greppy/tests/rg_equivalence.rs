@@ -149,6 +149,12 @@ fn answers_equal_ripgreps() {
         &["-c", "retry"],
         &["-l", "RetryPolicy"],
         &["-n", "-m", "1", "fn"],
+        // Lines alone (the command line then reads only a large file's
+        // regions), with a per-file cap and with colour.
+        &["-m", "1", "retry"],
+        &["--color", "always", "retry"],
+        &["--color", "always", "-n", "-c", "retry"],
+        &["--color", "always", "-l", "retry"],
         &["-n", "-C", "1", "helper"],
         &["-n", "-A", "1", "-B", "2", "retry"],
         &["-n", "-g", "*.rs", "fn"],
