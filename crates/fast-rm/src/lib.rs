@@ -24,7 +24,7 @@ pub fn run(cli: &Cli) -> i32 {
         if cli.force {
             return 0;
         }
-        eprintln!("fast-rm: missing operand\nTry 'fast-rm --help' for more information.");
+        report::say("fast-rm: missing operand\nTry 'fast-rm --help' for more information.\n");
         return 1;
     }
     let reporter = Reporter::new(cli.verbose, cli.dry_run, cli.json, cli.progress);
@@ -76,8 +76,8 @@ pub fn run(cli: &Cli) -> i32 {
         let _ = serde_json::to_writer(&mut out, &summary);
         let _ = writeln!(out);
     } else if cli.dry_run {
-        eprintln!(
-            "fast-rm: dry run: would remove {} files and {} directories{}",
+        report::say(&format!(
+            "fast-rm: dry run: would remove {} files and {} directories{}\n",
             summary.files,
             summary.dirs,
             if summary.errors > 0 {
@@ -85,7 +85,7 @@ pub fn run(cli: &Cli) -> i32 {
             } else {
                 String::new()
             }
-        );
+        ));
     }
     i32::from(!summary.ok)
 }

@@ -97,8 +97,8 @@ impl Reporter {
     pub fn message(&self, line: &str) {
         let bar = self.bar.lock().unwrap_or_else(|e| e.into_inner());
         match bar.as_ref() {
-            Some(b) => b.suspend(|| eprintln!("{line}")),
-            None => eprintln!("{line}"),
+            Some(b) => b.suspend(|| say(&format!("{line}\n"))),
+            None => say(&format!("{line}\n")),
         }
     }
 
@@ -121,9 +121,7 @@ impl Reporter {
         use std::io::BufRead;
         let bar = self.bar.lock().unwrap_or_else(|e| e.into_inner());
         let ask = || {
-            let mut err = io::stderr().lock();
-            let _ = write!(err, "fast-rm: {question} ");
-            let _ = err.flush();
+            say(&format!("fast-rm: {question} "));
             let mut answer = String::new();
             match io::stdin().lock().read_line(&mut answer) {
                 Ok(n) if n > 0 => matches!(answer.trim_start().chars().next(), Some('y' | 'Y')),
@@ -246,7 +244,7 @@ impl Reporter {
         match bar {
             Some(b) if tty() => b.finish_with_message(last),
             // Off a terminal only `always` draws (a plain line a second).
-            _ if self.progress == ProgressMode::Always => eprintln!("fast-rm: {last}"),
+            _ if self.progress == ProgressMode::Always => say(&format!("fast-rm: {last}\n")),
             _ => {}
         }
         let errors = self.stats.errors.load(Ordering::Relaxed);
@@ -261,6 +259,15 @@ impl Reporter {
             ok: errors == 0,
         }
     }
+}
+
+/// Writes `text` to stderr in one system call, as GNU rm's `fprintf` does:
+/// `eprint!` writes each piece of its format on its own, and a terminal's
+/// echo of an answer typed ahead, or another process's line, lands between
+/// them. Errors writing to stderr are ignored, as there is nowhere to report
+/// them.
+pub fn say(text: &str) {
+    let _ = io::stderr().lock().write_all(text.as_bytes());
 }
 
 /// The counters, shared with the progress thread.
@@ -290,7 +297,7 @@ impl View {
                 self.bar.tick();
             } else if last_plain.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
                 // --progress=always off a terminal: a plain line a second.
-                eprintln!("fast-rm: {msg}");
+                say(&format!("fast-rm: {msg}\n"));
                 last_plain = Some(Instant::now());
             }
             match stop.recv_timeout(PROGRESS_EVERY) {

@@ -310,3 +310,54 @@ fn a_small_run_draws_no_progress_by_default() {
     assert_eq!(code, 0);
     assert!(!screen.contains("files/s"), "{screen:?}");
 }
+
+/// A question goes out in one write, as GNU rm's does. Written in pieces, an
+/// answer typed ahead is echoed by the terminal into the middle of it
+/// (`fast-rm: n⏎remove …?`).
+#[test]
+fn a_question_is_written_whole() {
+    let probe = Command::new("strace")
+        .args(["-o", "/dev/null", "true"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    if !probe.is_ok_and(|s| s.success()) {
+        eprintln!("strace not installed or not allowed: skipped");
+        return;
+    }
+    let s = tempfile::tempdir().unwrap();
+    files(s.path(), &["f"]);
+    let log = s.path().join("trace");
+    let mut child = Command::new("strace")
+        .current_dir(s.path())
+        .args([
+            "-qq",
+            "-e",
+            "trace=write",
+            "-e",
+            "signal=none",
+            "-s",
+            "200",
+            "-o",
+        ])
+        .arg(&log)
+        .arg(fast_rm().get_program())
+        .args(["-i", "f"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"n\n").unwrap();
+    assert!(child.wait().unwrap().success());
+    let trace = fs::read_to_string(&log).unwrap();
+    let writes: Vec<&str> = trace
+        .lines()
+        .filter(|l| l.starts_with("write(2,"))
+        .collect();
+    assert_eq!(writes.len(), 1, "{trace}");
+    assert!(
+        writes[0].starts_with("write(2, \"fast-rm: remove regular empty file 'f'? \", 40)"),
+        "{trace}"
+    );
+    assert!(s.path().join("f").exists());
+}
