@@ -5,7 +5,7 @@
 use crate::client::{self, Client};
 use crate::daemon;
 use crate::index::Regions;
-use crate::protocol::{RootInfo, SearchQuery};
+use crate::protocol::{Print, Response, RootInfo, SearchQuery};
 use crate::search::{self, Filters, Options, Output, Pattern};
 use crate::store::{self, Store};
 use clap::{Parser, Subcommand};
@@ -255,29 +255,59 @@ fn run(cli: &Cli) -> Result<bool, Failed> {
         limit: cli.limit,
         gone_ok: false,
     };
-    // A bad pattern is reported before anything else, as rg does.
-    opts.pattern.matcher()?;
     let filters = Filters {
         globs: cli.globs.clone(),
         types: cli.types.clone(),
     };
     let no_daemon = cli.no_daemon || std::env::var_os("GREPPY_NO_DAEMON").is_some_and(|v| v != "0");
-    let regions = search::regions_suffice(&opts);
-    let (mut files, walk_errors) = match (!no_daemon)
-        .then(|| from_daemon(cli, &paths, &filters, regions))
-        .flatten()
-    {
-        Some(r) => {
-            // The index's files, unread by the daemon: one deleted since
-            // is not an error.
-            opts.gone_ok = true;
-            r?
-        }
-        None => {
-            let (f, e) = search::walk(&paths, &filters)?;
-            (f.into_iter().map(|f| (f, None)).collect(), e)
+    // Named files are read directly; the index is for trees.
+    let mut client = if no_daemon || !paths.iter().all(|p| p.is_dir()) {
+        None
+    } else {
+        match Client::connect_pipelined(&daemon::socket_path()) {
+            Ok(c) => Some(c),
+            Err(client::Error::NoDaemon(..)) => {
+                // A bad pattern is reported before anything else, as rg
+                // does.
+                opts.pattern.matcher()?;
+                match spawn_daemon(false) {
+                    Ok(()) => {
+                        eprintln!("greppy: started the daemon; this answer comes from a scan");
+                    }
+                    Err(e) => eprintln!("greppy: could not start the daemon ({e:#}); scanning"),
+                }
+                None
+            }
+            Err(_) => None,
         }
     };
+    // One folder, printed as rg prints file by file: the daemon searches
+    // and prints, and nothing is read here.
+    let printable = paths.len() == 1 && opts.limit.is_none() && output != Output::Json;
+    if let Some(c) = client.as_mut().filter(|_| printable) {
+        match printed_by_daemon(c, cli, &paths[0], default_path, &filters, &opts)? {
+            Some(found) => return Ok(found),
+            // A scan answers (or, the daemon refusing the search, it
+            // reports the error).
+            None => client = None,
+        }
+    }
+    // A bad pattern is reported before anything else, as rg does.
+    let matcher = opts.pattern.matcher()?;
+    let regions = search::regions_suffice(&opts);
+    let (mut files, walk_errors) =
+        match client.and_then(|c| from_daemon(c, cli, &paths, &filters, regions)) {
+            Some(r) => {
+                // The index's files, unread by the daemon: one deleted since
+                // is not an error.
+                opts.gone_ok = true;
+                r?
+            }
+            None => {
+                let (f, e) = search::walk(&paths, &filters)?;
+                (f.into_iter().map(|f| (f, None)).collect(), e)
+            }
+        };
     if default_path {
         for (f, _) in &mut files {
             if let Ok(rest) = f.strip_prefix("./") {
@@ -285,7 +315,7 @@ fn run(cli: &Cli) -> Result<bool, Failed> {
             }
         }
     }
-    let outcome = search::search(&files, &opts)?;
+    let outcome = search::search(&files, &matcher, &opts)?;
     // Errors as rg prints them (`path: reason`), after the results; any
     // error makes the status 2, as in rg.
     for e in walk_errors.iter().chain(&outcome.errors) {
@@ -302,53 +332,27 @@ type Parts = Vec<(PathBuf, Option<Regions>)>;
 
 /// The files under `paths` that may match (with the parts of them that
 /// may, if `regions` and the index knows) and the walk's errors, from the
-/// daemon; `None` if the daemon cannot be asked (then the caller scans).
+/// daemon on `client`; `None` if it cannot answer (then the caller scans).
 /// Paths the index cannot answer for are scanned here.
 fn from_daemon(
+    mut client: Client,
     cli: &Cli,
     paths: &[PathBuf],
     filters: &Filters,
     regions: bool,
 ) -> Option<anyhow::Result<(Parts, Vec<String>)>> {
-    // Named files are read directly; the index is for trees.
-    if !paths.iter().all(|p| p.is_dir()) {
-        return None;
-    }
-    let socket = daemon::socket_path();
-    let mut client = match Client::connect_pipelined(&socket) {
-        Ok(c) => c,
-        Err(client::Error::NoDaemon(..)) => {
-            match spawn_daemon(false) {
-                Ok(()) => eprintln!("greppy: started the daemon; this answer comes from a scan"),
-                Err(e) => eprintln!("greppy: could not start the daemon ({e:#}); scanning"),
-            }
-            return None;
-        }
-        Err(_) => return None,
-    };
     let cwd = std::env::current_dir().ok()?;
     let mut files = Vec::new();
     let mut errors = Vec::new();
     for p in paths {
         let abs = p.canonicalize().ok()?;
         let query = SearchQuery {
-            pattern: cli.pattern.clone(),
-            path: abs.as_os_str().as_bytes().to_vec(),
-            display: p.as_os_str().as_bytes().to_vec(),
-            cwd: cwd.as_os_str().as_bytes().to_vec(),
-            fixed: cli.fixed_strings,
-            ignore_case: cli.ignore_case,
-            smart_case: cli.smart_case,
-            word: cli.word_regexp,
-            globs: filters.globs.clone(),
-            types: filters.types.clone(),
             files: true,
             // The files are searched here, with rg's printer: the daemon
             // need not read them first.
             candidates: true,
             regions,
-            limit: 0,
-            wait_ms: 0,
+            ..query_for(cli, p, &abs, &cwd, filters)
         };
         let answer = match client.search(query) {
             Ok(a) => a,
@@ -385,6 +389,104 @@ fn from_daemon(
     files.sort_by(|a, b| a.0.cmp(&b.0));
     files.dedup_by(|a, b| a.0 == b.0);
     Some(Ok((files, errors)))
+}
+
+/// The search the command line asks for in the folder `path` (`abs`,
+/// canonical), run from `cwd`.
+fn query_for(cli: &Cli, path: &Path, abs: &Path, cwd: &Path, filters: &Filters) -> SearchQuery {
+    SearchQuery {
+        pattern: cli.pattern.clone(),
+        path: abs.as_os_str().as_bytes().to_vec(),
+        display: path.as_os_str().as_bytes().to_vec(),
+        cwd: cwd.as_os_str().as_bytes().to_vec(),
+        fixed: cli.fixed_strings,
+        ignore_case: cli.ignore_case,
+        smart_case: cli.smart_case,
+        word: cli.word_regexp,
+        globs: filters.globs.clone(),
+        types: filters.types.clone(),
+        ..SearchQuery::default()
+    }
+}
+
+/// Asks the daemon on `client` to search `path` and print what rg would;
+/// writes it to stdout as it comes. Whether anything matched, or `None` if
+/// the daemon cannot answer (a scan then does, and reports a bad pattern):
+/// the tree is not indexed, or the daemon is busy or broken before it
+/// answered anything.
+fn printed_by_daemon(
+    client: &mut Client,
+    cli: &Cli,
+    path: &Path,
+    bare: bool,
+    filters: &Filters,
+    opts: &Options,
+) -> Result<Option<bool>, Failed> {
+    let (Ok(cwd), Ok(abs)) = (std::env::current_dir(), path.canonicalize()) else {
+        return Ok(None);
+    };
+    let query = SearchQuery {
+        print: Some(Print {
+            output: match opts.output {
+                Output::Files => "files",
+                Output::Count => "count",
+                _ => "lines",
+            }
+            .to_string(),
+            max_count: opts.max_count.unwrap_or(0),
+            before: opts.before as u64,
+            after: opts.after as u64,
+            line_number: opts.line_number,
+            with_path: opts.with_path,
+            heading: opts.heading,
+            color: opts.color,
+            bare,
+        }),
+        ..query_for(cli, path, &abs, &cwd, filters)
+    };
+    let mut out = search::Joiner::new(opts);
+    let (mut wrote, mut closed) = (false, false);
+    let end = client.search_each(query, |r| {
+        if let Response::Printed { bytes, .. } = r {
+            wrote = true;
+            // A closed pipe (`greppy x | head`) ends the search quietly.
+            closed = out.file(&bytes, Ok(1)).is_err();
+        }
+        !closed
+    });
+    match end {
+        Ok(Response::Done {
+            matches,
+            errors,
+            note,
+            ..
+        }) => {
+            out.finish();
+            if let Some(n) = note {
+                eprintln!("greppy: {n}");
+            }
+            // Errors as rg prints them (`path: reason`), after the
+            // results; any error makes the status 2, as in rg.
+            for e in &errors {
+                eprintln!("{e}");
+            }
+            if errors.is_empty() {
+                Ok(Some(matches > 0))
+            } else {
+                Err(Failed)
+            }
+        }
+        Ok(Response::Scan { reason, .. }) if !wrote => {
+            if let Some(r) = reason {
+                eprintln!("greppy: {r}; this answer comes from a scan");
+            }
+            Ok(None)
+        }
+        Err(_) if closed => Ok(Some(true)),
+        Err(_) if !wrote => Ok(None),
+        Ok(other) => Err(anyhow::anyhow!("the daemon answered {other:?}").into()),
+        Err(e) => Err(anyhow::anyhow!("the daemon stopped answering: {e}").into()),
+    }
 }
 
 /// Starts `greppy daemon run` in its own session, its errors logged beside

@@ -5,7 +5,7 @@
 
 use crate::protocol::{self, Decoder, FindQuery, Request, Response, RootInfo, SearchQuery};
 pub use crate::rank::Hit;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::unix::ffi::OsStringExt;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
@@ -35,6 +35,8 @@ pub struct Found {
     pub fresh: bool,
     /// Why the answer may miss changes, when a person should be told.
     pub note: Option<String>,
+    /// With `print`: what rg prints for each matching file, in order.
+    pub printed: Vec<Vec<u8>>,
 }
 
 /// A connection to the daemon, past its handshake.
@@ -42,7 +44,6 @@ pub struct Found {
 pub struct Client {
     stream: UnixStream,
     decoder: Decoder,
-    buf: Vec<u8>,
     next_id: u64,
     server: String,
     /// The daemon's answer to our hello has been read.
@@ -67,6 +68,8 @@ pub struct Answer {
     pub errors: Vec<String>,
     /// Why the answer may miss changes, when a person should be told.
     pub note: Option<String>,
+    /// With `print`: what rg prints for each matching file, in order.
+    pub printed: Vec<Vec<u8>>,
 }
 
 impl Client {
@@ -87,7 +90,6 @@ impl Client {
         let mut c = Client {
             stream,
             decoder: Decoder::new(protocol::MAX_FRAME),
-            buf: vec![0; 64 << 10],
             next_id: 1,
             server: String::new(),
             greeted: false,
@@ -154,21 +156,17 @@ impl Client {
                 Ok(None) => {}
                 Err(e) => return Err(Error::Protocol(e.to_string())),
             }
-            let n = self.stream.read(&mut self.buf)?;
-            if n == 0 {
+            if self.decoder.read_from(&mut self.stream)? == 0 {
                 return Err(Error::Io(std::io::ErrorKind::UnexpectedEof.into()));
             }
-            self.decoder.push(&self.buf[..n]);
         }
     }
 
     /// One search, all its answers.
     pub fn search(&mut self, query: SearchQuery) -> Result<Answer> {
-        let id = self.id();
-        self.send(&Request::Search { id, query })?;
         let mut a = Answer::default();
-        loop {
-            match self.recv()? {
+        let end = self.search_each(query, |r| {
+            match r {
                 Response::Match {
                     path, line, text, ..
                 } => a.lines.push((path, line, text)),
@@ -176,21 +174,49 @@ impl Client {
                     a.files.push(path);
                     a.regions.push(regions);
                 }
-                Response::Done {
-                    fresh,
-                    errors,
-                    note,
-                    ..
-                } => {
-                    a.fresh = fresh;
-                    a.errors = errors;
-                    a.note = note;
-                    return Ok(a);
+                Response::Printed { bytes, .. } => a.printed.push(bytes),
+                _ => {}
+            }
+            true
+        })?;
+        match end {
+            Response::Done {
+                fresh,
+                errors,
+                note,
+                ..
+            } => {
+                a.fresh = fresh;
+                a.errors = errors;
+                a.note = note;
+            }
+            Response::Scan { reason, .. } => a.scan = Some(reason),
+            other => return Err(unexpected(other)),
+        }
+        Ok(a)
+    }
+
+    /// One search, its answers handed to `each` as they arrive (`match`,
+    /// `file` or `printed`); returns its last answer (`done` or `scan`).
+    /// `each` returning false ends the search early: the connection is then
+    /// closed, which cancels the search in the daemon, and this returns an
+    /// `Interrupted` error.
+    pub fn search_each(
+        &mut self,
+        query: SearchQuery,
+        mut each: impl FnMut(Response) -> bool,
+    ) -> Result<Response> {
+        let id = self.id();
+        self.send(&Request::Search { id, query })?;
+        loop {
+            match self.recv()? {
+                r @ (Response::Match { .. } | Response::File { .. } | Response::Printed { .. }) => {
+                    if !each(r) {
+                        let _ = self.stream.shutdown(std::net::Shutdown::Both);
+                        return Err(Error::Io(std::io::ErrorKind::Interrupted.into()));
+                    }
                 }
-                Response::Scan { reason, .. } => {
-                    a.scan = Some(reason);
-                    return Ok(a);
-                }
+                r @ (Response::Done { .. } | Response::Scan { .. }) => return Ok(r),
                 other => return Err(unexpected(other)),
             }
         }

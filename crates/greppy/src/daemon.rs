@@ -767,6 +767,12 @@ impl State {
             Ok(rel) if !rel.as_os_str().is_empty() => display.join(rel),
             _ => display.clone(),
         };
+        // Filters see files as rg's walk names them; a bare name is printed.
+        let bare = q.print.as_ref().is_some_and(|p| p.bare);
+        let printed = |shown: PathBuf| match shown.strip_prefix(&display) {
+            Ok(rel) if bare && !rel.as_os_str().is_empty() => rel.to_path_buf(),
+            _ => shown,
+        };
         let plan =
             plan_pattern(&q.pattern, q.fixed, q.ignore_case).unwrap_or(crate::plan::Query::All);
         let mut matches = 0u64;
@@ -778,10 +784,31 @@ impl State {
                 let shown = name(&p);
                 filter
                     .allows(&display, &shown)
-                    .then(|| (p, base_id, shown.into_os_string().into_vec()))
+                    .then(|| (p, base_id, printed(shown).into_os_string().into_vec()))
             })
             .collect();
-        if q.files && q.candidates {
+        let mut errors: Vec<String> = Vec::new();
+        if let Some(print) = &q.print {
+            let opts = match print_options(pattern, print) {
+                Ok(o) => o,
+                Err(e) => return fail(e),
+            };
+            let mut candidates = candidates;
+            candidates.sort_by(|a, b| {
+                Path::new(OsStr::from_bytes(&a.2)).cmp(Path::new(OsStr::from_bytes(&b.2)))
+            });
+            let regions = |base_id| snap.regions(base_id, &plan);
+            (matches, cancelled) = print_files(
+                id,
+                &opts,
+                &matcher,
+                &candidates,
+                &regions,
+                tx,
+                cancel,
+                &mut errors,
+            );
+        } else if q.files && q.candidates {
             // Unread, for a client that reads them itself (with the parts
             // of each that may hold a match, if asked).
             for (_, base_id, shown) in candidates {
@@ -812,6 +839,7 @@ impl State {
             .errors_under(&dir)
             .into_iter()
             .map(|(_, m)| m.replace(&prefix, &shown))
+            .chain(errors)
             .collect();
         let shown_root = root.path().display();
         let note = match root.phase() {
@@ -834,6 +862,91 @@ impl State {
             note,
         }
     }
+}
+
+/// The search options a `print` request asks for.
+fn print_options(pattern: Pattern, p: &protocol::Print) -> Result<search::Options, String> {
+    let output = match p.output.as_str() {
+        "" | "lines" => search::Output::Lines,
+        "count" => search::Output::Count,
+        "files" => search::Output::Files,
+        other => return Err(format!("unknown output {other:?} (lines, count, files)")),
+    };
+    let lines = |n: u64| usize::try_from(n).map_err(|_| format!("{n} context lines"));
+    Ok(search::Options {
+        pattern,
+        output,
+        max_count: (p.max_count > 0).then_some(p.max_count),
+        before: lines(p.before)?,
+        after: lines(p.after)?,
+        line_number: p.line_number,
+        with_path: p.with_path,
+        heading: p.heading,
+        color: p.color,
+        limit: None,
+        // The index's files may be a moment ahead of the tree.
+        gone_ok: true,
+    })
+}
+
+/// Searches `candidates` (only the parts `regions` names, where that
+/// suffices) a chunk at a time on the verify pool, and answers what rg
+/// prints for each matching file, in their order; files that cannot be read
+/// are added to `errors`, as rg words them. A cancel stops at the next
+/// chunk. How many files matched, and whether the search was cancelled.
+#[allow(clippy::too_many_arguments)]
+fn print_files(
+    id: u64,
+    opts: &search::Options,
+    matcher: &grep_regex::RegexMatcher,
+    candidates: &[(PathBuf, Option<usize>, Vec<u8>)],
+    regions: &(dyn Fn(Option<usize>) -> Option<Regions> + Sync),
+    tx: &mpsc::Sender<Response>,
+    cancel: &AtomicBool,
+    errors: &mut Vec<String>,
+) -> (u64, bool) {
+    let mut matched = 0u64;
+    for chunk in candidates.chunks(VERIFY_CHUNK) {
+        if cancel.load(Ordering::Relaxed) {
+            return (matched, true);
+        }
+        let printed: Vec<search::Printed> = on_verify_pool(|| {
+            chunk
+                .par_iter()
+                .map_init(
+                    || search::searcher(opts),
+                    |s, (path, base_id, shown)| {
+                        let shown = Path::new(OsStr::from_bytes(shown));
+                        search::print_file(
+                            s,
+                            matcher,
+                            opts,
+                            path,
+                            shown,
+                            regions(*base_id).as_ref(),
+                        )
+                    },
+                )
+                .collect()
+        });
+        for p in printed {
+            match p.result {
+                Ok(0) => continue,
+                Ok(_) => matched += 1,
+                Err(e) => {
+                    errors.push(e);
+                    continue;
+                }
+            }
+            if tx
+                .blocking_send(Response::Printed { id, bytes: p.bytes })
+                .is_err()
+            {
+                return (matched, true);
+            }
+        }
+    }
+    (matched, false)
 }
 
 /// Reads `candidates` (only the parts `regions` names, where it names

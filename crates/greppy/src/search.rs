@@ -12,7 +12,7 @@ use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use rayon::prelude::*;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use termcolor::{Buffer, BufferWriter, ColorChoice};
+use termcolor::Buffer;
 
 /// What to look for, as rg's flags say it.
 #[derive(Debug, Clone, Default)]
@@ -261,7 +261,7 @@ fn walk_error(e: &ignore::Error) -> String {
     }
 }
 
-fn searcher(opts: &Options) -> Searcher {
+pub fn searcher(opts: &Options) -> Searcher {
     SearcherBuilder::new()
         // rg stops reading a file it walked to at its first NUL byte.
         .binary_detection(BinaryDetection::quit(b'\x00'))
@@ -272,17 +272,62 @@ fn searcher(opts: &Options) -> Searcher {
         .build()
 }
 
-/// Searches one file into `out`; whether it matched. A file that cannot be
-/// read is an error message, as rg prints it.
-fn search_file(
+/// What searching one file printed.
+#[derive(Debug)]
+pub struct Printed {
+    /// rg's output for the file (empty if it has no match).
+    pub bytes: Vec<u8>,
+    /// How many matches (lines, or 1 for a file with `-l`), or why the file
+    /// could not be read, as rg words it.
+    pub result: std::result::Result<u64, String>,
+    /// For `--json`'s closing summary.
+    pub stats: Stats,
+}
+
+/// Searches the file at `path` with `s` (built by [`searcher`] for `opts`,
+/// and reused: its buffer is 64 KiB) and prints what rg would, naming it
+/// `shown`. With `regions`, only those parts are read if they suffice.
+pub fn print_file(
+    s: &mut Searcher,
     matcher: &RegexMatcher,
     opts: &Options,
     path: &Path,
+    shown: &Path,
+    regions: Option<&Regions>,
+) -> Printed {
+    let mut out = if opts.color {
+        Buffer::ansi()
+    } else {
+        Buffer::no_color()
+    };
+    let mut stats = Stats::new();
+    let result = search_file(
+        s,
+        matcher,
+        opts,
+        (path, shown),
+        regions,
+        &mut out,
+        &mut stats,
+    );
+    Printed {
+        bytes: out.into_inner(),
+        result,
+        stats,
+    }
+}
+
+/// Searches one file into `out` (see [`print_file`]); whether it matched.
+/// A file that cannot be read is an error message, as rg prints it.
+fn search_file(
+    s: &mut Searcher,
+    matcher: &RegexMatcher,
+    opts: &Options,
+    (path, shown): (&Path, &Path),
     regions: Option<&Regions>,
     out: &mut Buffer,
     stats: &mut Stats,
 ) -> std::result::Result<u64, String> {
-    let mut s = searcher(opts);
     let parts = regions
         .filter(|_| regions_suffice(opts))
         .and_then(|r| read_regions(path, r));
@@ -298,7 +343,7 @@ fn search_file(
                     let mut n = 0;
                     let mut r = Ok(());
                     for (_, bytes) in parts {
-                        let mut sink = p.sink_with_path(matcher, path);
+                        let mut sink = p.sink_with_path(matcher, shown);
                         r = s.search_slice(matcher, bytes, &mut sink);
                         n += sink.match_count();
                         if r.is_err() {
@@ -308,7 +353,7 @@ fn search_file(
                     r.map(|()| n)
                 }
                 None => {
-                    let mut sink = p.sink_with_path(matcher, path);
+                    let mut sink = p.sink_with_path(matcher, shown);
                     let r = s.search_path(matcher, path, &mut sink);
                     r.map(|()| sink.match_count())
                 }
@@ -325,13 +370,13 @@ fn search_file(
                 .path(opts.with_path || opts.output == Output::Files)
                 .color_specs(ColorSpecs::default_with_color())
                 .build(&mut *out);
-            let mut sink = p.sink_with_path(matcher, path);
+            let mut sink = p.sink_with_path(matcher, shown);
             let r = s.search_path(matcher, path, &mut sink);
             r.map(|()| u64::from(sink.has_match()))
         }
         Output::Json => {
             let mut p = JSONBuilder::new().build(&mut *out);
-            let mut sink = p.sink_with_path(matcher, path);
+            let mut sink = p.sink_with_path(matcher, shown);
             let r = s.search_path(matcher, path, &mut sink);
             *stats += sink.stats();
             r.map(|()| sink.match_count())
@@ -339,7 +384,7 @@ fn search_file(
     };
     match r {
         Err(e) if opts.gone_ok && e.kind() == std::io::ErrorKind::NotFound => Ok(0),
-        r => r.map_err(|e| format!("{}: {e}", path.display())),
+        r => r.map_err(|e| format!("{}: {e}", shown.display())),
     }
 }
 
@@ -368,27 +413,34 @@ pub struct Outcome {
     pub errors: Vec<String>,
 }
 
-/// Searches `files` in parallel and prints the results in their order. A
-/// file may come with the only parts of it that can match, which are then
-/// all that is read if [`regions_suffice`].
-pub fn search(files: &[(PathBuf, Option<Regions>)], opts: &Options) -> Result<Outcome> {
+/// Up to this many files are searched on the calling thread: starting a
+/// pool's threads costs more than the search (an index's answer to a
+/// selective query is a handful of files, on the machine this was measured
+/// on a query of 20 files took 0.3 ms less so).
+pub const SEQUENTIAL_MAX: usize = 64;
+
+/// Searches `files` with `matcher` (`opts.pattern`'s, built once by the
+/// caller) in parallel and prints the results in their order. A file may
+/// come with the only parts of it that can match, which are then all that
+/// is read if [`regions_suffice`].
+pub fn search(
+    files: &[(PathBuf, Option<Regions>)],
+    matcher: &RegexMatcher,
+    opts: &Options,
+) -> Result<Outcome> {
     let started = std::time::Instant::now();
-    let matcher = opts.pattern.matcher()?;
-    let choice = if opts.color {
-        ColorChoice::Always
-    } else {
-        ColorChoice::Never
+    let one = |s: &mut Searcher, (path, regions): &(PathBuf, Option<Regions>), opts: &Options| {
+        print_file(s, matcher, opts, path, path, regions.as_ref())
     };
-    let writer = BufferWriter::stdout(choice);
-    type One = (Buffer, std::result::Result<u64, String>, Stats);
-    let one = |(path, regions): &(PathBuf, Option<Regions>), opts: &Options| {
-        let mut buf = writer.buffer();
-        let mut stats = Stats::new();
-        let r = search_file(&matcher, opts, path, regions.as_ref(), &mut buf, &mut stats);
-        (buf, r, stats)
-    };
-    let results: Vec<One> = match opts.limit {
-        None => files.par_iter().map(|p| one(p, opts)).collect(),
+    let results: Vec<Printed> = match opts.limit {
+        None if files.len() <= SEQUENTIAL_MAX => {
+            let mut s = searcher(opts);
+            files.iter().map(|p| one(&mut s, p, opts)).collect()
+        }
+        None => files
+            .par_iter()
+            .map_init(|| searcher(opts), |s, p| one(s, p, opts))
+            .collect(),
         Some(limit) => {
             let mut left = limit;
             let mut out = Vec::new();
@@ -400,45 +452,81 @@ pub fn search(files: &[(PathBuf, Option<Regions>)], opts: &Options) -> Result<Ou
                     max_count: Some(opts.max_count.map_or(left, |m| m.min(left))),
                     ..opts.clone()
                 };
-                let r = one(p, &o);
-                left -= r.1.as_ref().map_or(0, |n| (*n).min(left));
+                let r = one(&mut searcher(&o), p, &o);
+                left -= r.result.as_ref().map_or(0, |n| (*n).min(left));
                 out.push(r);
             }
             out
         }
     };
-    // With context lines, rg puts `--` between files too (without
-    // headings).
-    let between = opts.output == Output::Lines && !opts.heading && opts.before + opts.after > 0;
-    let mut outcome = Outcome::default();
+    let mut out = Joiner::new(opts);
     let mut total = Stats::new();
-    let mut printed = false;
-    for (buf, r, stats) in results {
-        total += stats;
-        match r {
-            Ok(n) => outcome.matched |= n > 0,
-            Err(e) => outcome.errors.push(e),
-        }
-        if buf.is_empty() {
-            continue;
-        }
-        if between && printed {
-            let mut sep = writer.buffer();
-            let _ = sep.write_all(b"--\n");
-            let _ = writer.print(&sep);
-        }
-        printed = true;
+    for p in results {
+        total += p.stats;
         // A closed pipe (`greppy x | head`) ends the output quietly.
-        if writer.print(&buf).is_err() {
-            return Ok(outcome);
+        if out.file(&p.bytes, p.result).is_err() {
+            return Ok(out.outcome);
         }
     }
     if opts.output == Output::Json {
-        let mut b = writer.buffer();
-        let _ = b.write_all(&summary_line(&total, started.elapsed()));
-        let _ = writer.print(&b);
+        let _ = out.write(&summary_line(&total, started.elapsed()));
     }
-    Ok(outcome)
+    Ok(out.finish())
+}
+
+/// Writes files' outputs to stdout one after another, as rg joins them,
+/// and keeps the tally of what they found.
+#[derive(Debug)]
+pub struct Joiner {
+    out: std::io::StdoutLock<'static>,
+    /// With context lines, rg puts `--` between files too (without
+    /// headings).
+    between: bool,
+    printed: bool,
+    outcome: Outcome,
+}
+
+impl Joiner {
+    pub fn new(opts: &Options) -> Joiner {
+        Joiner {
+            out: std::io::stdout().lock(),
+            between: opts.output == Output::Lines && !opts.heading && opts.before + opts.after > 0,
+            printed: false,
+            outcome: Outcome::default(),
+        }
+    }
+
+    /// One file's output and what it found. An error is kept for the end,
+    /// where rg prints errors; a failed write (a closed pipe) is returned.
+    pub fn file(
+        &mut self,
+        bytes: &[u8],
+        result: std::result::Result<u64, String>,
+    ) -> std::io::Result<()> {
+        match result {
+            Ok(n) => self.outcome.matched |= n > 0,
+            Err(e) => self.outcome.errors.push(e),
+        }
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        if self.between && self.printed {
+            self.out.write_all(b"--\n")?;
+        }
+        self.printed = true;
+        self.out.write_all(bytes)
+    }
+
+    /// Bytes of no file (a closing summary).
+    pub fn write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.out.write_all(bytes)
+    }
+
+    /// What the files found.
+    pub fn finish(mut self) -> Outcome {
+        let _ = self.out.flush();
+        self.outcome
+    }
 }
 
 /// The matching lines of `files`, as (file, 1-based line number), in file

@@ -397,10 +397,76 @@ fn a_file_gone_before_it_is_read() {
         },
         ..search::Options::default()
     };
-    let o = search::search(&gone, &opts).unwrap();
+    let o = search::search(&gone, &opts.pattern.matcher().unwrap(), &opts).unwrap();
     assert!(!o.matched);
     assert_eq!(o.errors.len(), 1, "{:?}", o.errors);
     opts.gone_ok = true;
-    let o = search::search(&gone, &opts).unwrap();
+    let o = search::search(&gone, &opts.pattern.matcher().unwrap(), &opts).unwrap();
     assert!(!o.matched && o.errors.is_empty(), "{:?}", o.errors);
+}
+
+/// A search with `print` answers rg's output file by file, in the order
+/// the command line sorts paths in (by component: `a/c.rs` before `a.rs`),
+/// named as asked.
+#[test]
+fn printed_answers_are_rgs_output_in_path_order() {
+    let s = server(Limits::default());
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t");
+    std::fs::create_dir_all(t.join("a")).unwrap();
+    std::fs::write(t.join("a/c.rs"), "retry two\n").unwrap();
+    std::fs::write(t.join("a.rs"), "retry three\nretry four\n").unwrap();
+    std::fs::write(t.join("b.rs"), "none\nretry one\n").unwrap();
+    std::fs::write(t.join("c.rs"), "nothing\n").unwrap();
+    let mut c = greppy::client::Client::connect(&s.socket).unwrap();
+    c.index(&t).unwrap();
+    let ask = |print: protocol::Print| SearchQuery {
+        display: b"t".to_vec(),
+        wait_ms: 30_000,
+        print: Some(print),
+        ..query(&t, "retry")
+    };
+    let lines = protocol::Print {
+        output: "lines".into(),
+        line_number: true,
+        with_path: true,
+        ..protocol::Print::default()
+    };
+    let a = c.search(ask(lines.clone())).unwrap();
+    assert!(a.files.is_empty() && a.lines.is_empty());
+    assert_eq!(
+        String::from_utf8(a.printed.concat()).unwrap(),
+        "t/a/c.rs:1:retry two\nt/a.rs:1:retry three\nt/a.rs:2:retry four\nt/b.rs:2:retry one\n"
+    );
+    assert_eq!(a.printed.len(), 3, "one answer per matching file");
+    let a = c
+        .search(ask(protocol::Print {
+            output: "count".into(),
+            bare: true,
+            ..lines.clone()
+        }))
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(a.printed.concat()).unwrap(),
+        "a/c.rs:1\na.rs:2\nb.rs:1\n"
+    );
+    let a = c
+        .search(ask(protocol::Print {
+            max_count: 1,
+            color: true,
+            ..lines.clone()
+        }))
+        .unwrap();
+    let text = String::from_utf8(a.printed.concat()).unwrap();
+    assert!(text.contains("\x1b["), "colours: {text:?}");
+    assert!(!text.contains("four"), "-m 1: {text:?}");
+    // A bad output is an error, not a guess.
+    let e = c.search(ask(protocol::Print {
+        output: "pretty".into(),
+        ..lines
+    }));
+    assert!(
+        matches!(e, Err(greppy::client::Error::Daemon(ref m)) if m.contains("pretty")),
+        "{e:?}"
+    );
 }
