@@ -9,7 +9,7 @@ use crate::protocol::{Print, Response, RootInfo, SearchQuery};
 use crate::search::{self, Filters, Options, Output, Pattern};
 use crate::store::{self, Store};
 use clap::{Parser, Subcommand};
-use std::io::{BufRead, IsTerminal};
+use std::io::{BufRead, IsTerminal, Write};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
@@ -444,13 +444,13 @@ fn printed_by_daemon(
         }),
         ..query_for(cli, path, &abs, &cwd, filters)
     };
-    let mut out = search::Joiner::new(opts);
+    let mut out = std::io::stdout().lock();
     let (mut wrote, mut closed) = (false, false);
     let end = client.search_each(query, |r| {
         if let Response::Printed { bytes, .. } = r {
             wrote = true;
             // A closed pipe (`greppy x | head`) ends the search quietly.
-            closed = out.file(&bytes, Ok(1)).is_err();
+            closed = out.write_all(&bytes).is_err();
         }
         !closed
     });
@@ -461,7 +461,7 @@ fn printed_by_daemon(
             note,
             ..
         }) => {
-            out.finish();
+            let _ = out.flush();
             if let Some(n) = note {
                 eprintln!("greppy: {n}");
             }

@@ -89,7 +89,7 @@ impl Client {
             .map_err(|e| Error::NoDaemon(socket.display().to_string(), e))?;
         let mut c = Client {
             stream,
-            decoder: Decoder::new(protocol::MAX_FRAME),
+            decoder: Decoder::new(protocol::MAX_ANSWER_FRAME),
             next_id: 1,
             server: String::new(),
             greeted: false,

@@ -40,6 +40,10 @@ use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc};
 /// Candidate files read in parallel at a time by one search.
 const VERIFY_CHUNK: usize = 64;
 
+/// The most bytes of output in one `printed` answer: a file's output may be
+/// larger than a frame may be.
+const PRINT_FRAME: usize = 256 << 10;
+
 /// The most bytes of queued answers gathered into one write.
 const WRITE_BATCH: usize = 64 << 10;
 
@@ -891,9 +895,10 @@ fn print_options(pattern: Pattern, p: &protocol::Print) -> Result<search::Option
 
 /// Searches `candidates` (only the parts `regions` names, where that
 /// suffices) a chunk at a time on the verify pool, and answers what rg
-/// prints for each matching file, in their order; files that cannot be read
-/// are added to `errors`, as rg words them. A cancel stops at the next
-/// chunk. How many files matched, and whether the search was cancelled.
+/// prints for them, in their order, in `printed` answers of at most
+/// [`PRINT_FRAME`] bytes; files that cannot be read are added to `errors`,
+/// as rg words them. A cancel stops at the next chunk. How many files
+/// matched, and whether the search was cancelled.
 #[allow(clippy::too_many_arguments)]
 fn print_files(
     id: u64,
@@ -905,6 +910,7 @@ fn print_files(
     cancel: &AtomicBool,
     errors: &mut Vec<String>,
 ) -> (u64, bool) {
+    let between = search::between_files(opts);
     let mut matched = 0u64;
     for chunk in candidates.chunks(VERIFY_CHUNK) {
         if cancel.load(Ordering::Relaxed) {
@@ -929,19 +935,24 @@ fn print_files(
                 )
                 .collect()
         });
+        // The chunk's output, joined as rg joins files.
+        let mut out = Vec::new();
         for p in printed {
             match p.result {
-                Ok(0) => continue,
-                Ok(_) => matched += 1,
-                Err(e) => {
-                    errors.push(e);
-                    continue;
+                Err(e) => errors.push(e),
+                Ok(0) => {}
+                Ok(_) => {
+                    if matched > 0 {
+                        out.extend_from_slice(between);
+                    }
+                    matched += 1;
+                    out.extend_from_slice(&p.bytes);
                 }
             }
-            if tx
-                .blocking_send(Response::Printed { id, bytes: p.bytes })
-                .is_err()
-            {
+        }
+        for piece in out.chunks(PRINT_FRAME) {
+            let bytes = piece.to_vec();
+            if tx.blocking_send(Response::Printed { id, bytes }).is_err() {
                 return (matched, true);
             }
         }

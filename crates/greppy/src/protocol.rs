@@ -13,8 +13,12 @@ use serde::{Deserialize, Serialize, de::DeserializeOwned};
 /// The protocol version; the handshake refuses any other.
 pub const VERSION: u32 = 1;
 
-/// The default limit on one frame's body.
+/// The default limit on one frame's body (a request).
 pub const MAX_FRAME: usize = 1 << 20;
+
+/// The limit on one answer's frame that the client accepts: a `match`
+/// carries a whole line, and a minified bundle's line can be megabytes.
+pub const MAX_ANSWER_FRAME: usize = 256 << 20;
 
 /// What a client asks. Every request but `hello` carries an id, which its
 /// answers repeat.
@@ -207,10 +211,10 @@ pub enum Response {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         regions: Option<crate::index::Regions>,
     },
-    /// What rg prints for one matching file of search `id` (with `print`),
-    /// in path order; the client writes the answers one after another (rg
-    /// puts `--` between files when it prints context lines without
-    /// headings).
+    /// A piece of what rg prints for search `id` (with `print`): the
+    /// client writes the pieces one after another. Files come in path
+    /// order, with `--` between them where rg prints it; a piece holds the
+    /// output of one or more files, or part of a large one.
     Printed {
         id: u64,
         #[serde(with = "serde_bytes")]

@@ -474,13 +474,22 @@ pub fn search(
     Ok(out.finish())
 }
 
+/// What rg prints between two files' outputs: `--` when it prints context
+/// lines without headings.
+pub fn between_files(opts: &Options) -> &'static [u8] {
+    if opts.output == Output::Lines && !opts.heading && opts.before + opts.after > 0 {
+        b"--\n"
+    } else {
+        b""
+    }
+}
+
 /// Writes files' outputs to stdout one after another, as rg joins them,
 /// and keeps the tally of what they found.
 #[derive(Debug)]
 pub struct Joiner {
     out: std::io::StdoutLock<'static>,
-    /// With context lines, rg puts `--` between files too (without
-    /// headings).
+    /// rg puts `--` between files ([`between_files`]).
     between: bool,
     printed: bool,
     outcome: Outcome,
@@ -490,7 +499,7 @@ impl Joiner {
     pub fn new(opts: &Options) -> Joiner {
         Joiner {
             out: std::io::stdout().lock(),
-            between: opts.output == Output::Lines && !opts.heading && opts.before + opts.after > 0,
+            between: !between_files(opts).is_empty(),
             printed: false,
             outcome: Outcome::default(),
         }

@@ -69,6 +69,10 @@ fn corpus(root: &Path) {
     let mut big = "filler line\n".repeat(400_000).into_bytes();
     big.extend_from_slice(b"retry at the end of a big file\n");
     w("data/big.txt", &big);
+    w(
+        "data/a_first.txt",
+        b"filler line, a file that sorts first\n",
+    );
     w("data/crlf.txt", b"retry line one\r\nsecond line\r\n");
     // A name that is not UTF-8, and links rg does not follow: a loop, and
     // one to a folder outside the tree.
@@ -155,6 +159,9 @@ fn answers_equal_ripgreps() {
         &["--color", "always", "retry"],
         &["--color", "always", "-n", "-c", "retry"],
         &["--color", "always", "-l", "retry"],
+        // An output larger than a frame (12 MB from one file, after another
+        // file's).
+        &["-n", "filler line"],
         &["-n", "-C", "1", "helper"],
         &["-n", "-A", "1", "-B", "2", "retry"],
         &["-n", "-g", "*.rs", "fn"],
