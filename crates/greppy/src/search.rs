@@ -11,6 +11,7 @@ use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use rayon::prelude::*;
 use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use termcolor::Buffer;
 
@@ -328,8 +329,20 @@ fn search_file(
     out: &mut Buffer,
     stats: &mut Stats,
 ) -> std::result::Result<u64, String> {
+    // The matching lines in the regions, printed plainly, where they
+    // suffice; else the regions through rg's printer, where they suffice;
+    // else the file, whole.
+    let max = opts
+        .max_count
+        .map_or(0, |m| usize::try_from(m).unwrap_or(usize::MAX));
+    if let Some(lines) = regions
+        .filter(|_| plain_regions(opts))
+        .and_then(|r| region_lines(matcher, path, r, max))
+    {
+        return Ok(print_plain(opts, shown, &lines, out));
+    }
     let parts = regions
-        .filter(|_| regions_suffice(opts))
+        .filter(|_| printed_regions(opts))
         .and_then(|r| read_regions(path, r));
     let r = match opts.output {
         Output::Lines => {
@@ -654,10 +667,18 @@ fn region_lines(
     Some(found)
 }
 
-/// Whether the printer's output for a file can come from searching only
-/// its regions: matching lines alone, with no line numbers, context,
-/// heading or counts that span the whole file.
+/// Whether a file's output can come from searching only its regions (the
+/// parts of it where a match may be): by rg's printer ([`printed_regions`])
+/// or in its plain format ([`plain_regions`]).
 pub fn regions_suffice(opts: &Options) -> bool {
+    printed_regions(opts) || plain_regions(opts)
+}
+
+/// Whether rg's printer, given only a file's regions, prints what it prints
+/// for the file: matching lines alone, with no line numbers (the printer
+/// counts from the start of what it is given), context, heading, or cap
+/// that spans the file.
+fn printed_regions(opts: &Options) -> bool {
     opts.output == Output::Lines
         && !opts.line_number
         && opts.before == 0
@@ -665,6 +686,49 @@ pub fn regions_suffice(opts: &Options) -> bool {
         && !opts.heading
         && opts.max_count.is_none()
         && opts.limit.is_none()
+}
+
+/// Whether the output is rg's plain format, which [`print_plain`] writes
+/// from the matching lines and their numbers: lines (`path:line:text`,
+/// each part optional), counts or paths, without colour, context or
+/// headings.
+fn plain_regions(opts: &Options) -> bool {
+    matches!(opts.output, Output::Lines | Output::Count | Output::Files)
+        && !opts.color
+        && opts.before == 0
+        && opts.after == 0
+        && !opts.heading
+        && opts.max_count != Some(0)
+}
+
+/// Writes what rg's printer writes for a file named `shown` whose matching
+/// lines are `lines` (numbered, without terminators), in the plain format
+/// ([`plain_regions`]); the count of matches.
+fn print_plain(opts: &Options, shown: &Path, lines: &[(u64, Vec<u8>)], out: &mut Buffer) -> u64 {
+    let path = shown.as_os_str().as_bytes();
+    let n = lines.len() as u64;
+    let _ = match opts.output {
+        Output::Count if n > 0 => if opts.with_path {
+            out.write_all(path).and_then(|()| out.write_all(b":"))
+        } else {
+            Ok(())
+        }
+        .and_then(|()| writeln!(out, "{n}")),
+        Output::Files if n > 0 => out.write_all(path).and_then(|()| out.write_all(b"\n")),
+        Output::Lines => lines.iter().try_for_each(|(number, text)| {
+            if opts.with_path {
+                out.write_all(path)?;
+                out.write_all(b":")?;
+            }
+            if opts.line_number {
+                write!(out, "{number}:")?;
+            }
+            out.write_all(text)?;
+            out.write_all(b"\n")
+        }),
+        _ => Ok(()),
+    };
+    n
 }
 
 /// One file's matching lines, as (1-based line number, the line without its

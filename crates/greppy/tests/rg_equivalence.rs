@@ -73,6 +73,13 @@ fn corpus(root: &Path) {
         "data/a_first.txt",
         b"filler line, a file that sorts first\n",
     );
+    // A file of blocks with CRLF lines, whose last line matches and has no
+    // terminator.
+    let mut crlf = "padding\r\n".repeat(5_000);
+    crlf.push_str("retry in a CRLF line\r\n");
+    crlf.push_str(&"padding\r\n".repeat(5_000));
+    crlf.push_str("retry with no line end");
+    w("data/crlf_blocks.txt", crlf.as_bytes());
     w("data/crlf.txt", b"retry line one\r\nsecond line\r\n");
     // A name that is not UTF-8, and links rg does not follow: a loop, and
     // one to a folder outside the tree.
