@@ -20,13 +20,15 @@
 //!
 //! The kernel queues a change's event before the write that made it
 //! returns, but the watcher's thread reads the queue later. A search that
-//! must see every write made before it was asked makes a folder named by a
-//! new number in a barrier folder watched by the same watcher
+//! must see every write made before it was asked renames the one file in a
+//! barrier folder watched by the same watcher to a new number
 //! ([`Root::wait_fresh`]): events come out of the queue in order, so once
-//! the updater has applied the batch that names that number, every earlier
-//! event has been applied. The number is in the event itself (the name):
-//! reading a shared file back instead could see a later search's number
-//! before the events queued ahead of it were delivered.
+//! the event that names that number is read with every earlier event
+//! applied, the search may go on. The watcher's own thread passes it when
+//! nothing is waiting to be applied; else the updater does, after the
+//! batch it came in. The number is in the event itself (the name): reading
+//! a shared file back instead could see a later search's number before the
+//! events queued ahead of it were delivered.
 
 use crate::index::{FileEntry, Index, Regions, now_ns};
 use crate::plan::Query;
@@ -269,9 +271,11 @@ struct Shared {
     watch_error: Mutex<Option<String>>,
     /// When the snapshot last changed (ns since the epoch).
     updated: AtomicU64,
-    /// The barrier folder, and the last number made in it.
-    barrier: Option<(PathBuf, AtomicU64)>,
-    /// The highest barrier number whose event the updater has applied.
+    /// The barrier folder, and the number of the one file in it (0: none
+    /// yet).
+    barrier: Option<(PathBuf, Mutex<u64>)>,
+    /// The highest barrier number whose event has passed: every event
+    /// before it applied.
     barrier_seen: AtomicU64,
     /// The paths changed, for the ranked index.
     log: Mutex<ChangeLog>,
@@ -294,6 +298,21 @@ impl Shared {
         self.applied.fetch_add(events, Ordering::AcqRel);
         let _phase = lock(&self.phase);
         self.phase_changed.notify_all();
+    }
+
+    /// The highest barrier number `e` names, if it names only barrier
+    /// numbers.
+    fn barrier_number(&self, e: &notify::Event) -> Option<u64> {
+        let (dir, _) = self.barrier.as_ref()?;
+        if e.need_rescan() {
+            return None;
+        }
+        e.paths.iter().try_fold(None, |max: Option<u64>, p| {
+            let n = (p.parent() == Some(dir.as_path()))
+                .then(|| p.file_name()?.to_str()?.parse::<u64>().ok())
+                .flatten()?;
+            Some(Some(max.map_or(n, |m| m.max(n))))
+        })?
     }
 }
 
@@ -330,8 +349,8 @@ impl Root {
     /// `store` if there is a good one there (catching up on what changed
     /// since), else by building one, which is then saved there.
     ///
-    /// `barrier`: a folder of the daemon's own (outside every root) that
-    /// [`Root::wait_fresh`] makes numbered folders in; without one,
+    /// `barrier`: a folder of the daemon's own (outside every root) whose
+    /// one file [`Root::wait_fresh`] renames to numbers; without one,
     /// freshness counts only the events the watcher has read.
     pub fn start(root: PathBuf, store: Option<PathBuf>, barrier: Option<PathBuf>) -> Root {
         let saved = store.as_deref().and_then(|s| Index::open(s).ok());
@@ -365,7 +384,7 @@ impl Root {
                 // Numbers left by an earlier daemon are not this one's.
                 let _ = std::fs::remove_dir_all(&b);
                 std::fs::create_dir(&b).ok()?;
-                Some((b, AtomicU64::new(0)))
+                Some((b, Mutex::new(0)))
             }),
             barrier_seen: AtomicU64::new(0),
             log: Mutex::new(ChangeLog {
@@ -456,18 +475,23 @@ impl Root {
         }
     }
 
-    /// Makes the next barrier number (a folder: one system call, one
-    /// event); 0 if there is no barrier (or it cannot be made: then only
-    /// the events read so far count).
+    /// Makes the next barrier number: renames the barrier folder's one
+    /// file to it (one system call, its events carry the name; no folder
+    /// to make and remove). 0 if there is no barrier (or it cannot be
+    /// made: then only the events read so far count).
     fn write_barrier(&self) -> u64 {
         let Some((dir, last)) = &self.shared.barrier else {
             return 0;
         };
-        let n = last.fetch_add(1, Ordering::AcqRel) + 1;
-        match std::fs::create_dir(dir.join(n.to_string())) {
-            Ok(()) => n,
-            Err(_) => 0,
+        let mut last = lock(last);
+        let n = *last + 1;
+        let to = dir.join(n.to_string());
+        let renamed = *last > 0 && std::fs::rename(dir.join(last.to_string()), &to).is_ok();
+        if !renamed && std::fs::File::create(&to).is_err() {
+            return 0;
         }
+        *last = n;
+        n
     }
 
     /// The paths changed since `cursor` (a value this returned before, or
@@ -610,6 +634,18 @@ impl Updater {
             // The watcher's thread never waits on the updater (which may be
             // waiting on it, to watch a new folder): past the queue's bound
             // events are dropped, and the tree is rebuilt instead.
+            // A barrier's event with every earlier event applied passes
+            // here, without waking the updater (and then being woken by
+            // it): the search waiting on it is answered a hop sooner.
+            if let Ok(n) = e.as_ref().map(|e| shared.barrier_number(e))
+                && let Some(n) = n
+                && !shared.overflow.load(Ordering::Acquire)
+                && shared.seen.load(Ordering::Acquire) == shared.applied.load(Ordering::Acquire)
+            {
+                shared.barrier_seen.fetch_max(n, Ordering::AcqRel);
+                shared.applied(0);
+                return;
+            }
             shared.seen.fetch_add(1, Ordering::AcqRel);
             if events.try_send(Msg::Event(e)).is_err() {
                 shared.overflow.store(true, Ordering::Release);
@@ -685,14 +721,11 @@ impl Updater {
                         events += 1;
                         match e {
                             Ok(e) if !e.need_rescan() => {
-                                let made = e.kind.is_create();
                                 for p in e.paths {
                                     if self.is_barrier(&p) {
-                                        // Only a number's making passes it
-                                        // (not its removal, which follows).
-                                        if made {
-                                            barrier.push(p);
-                                        }
+                                        // A rename names the number before
+                                        // too, which has passed already.
+                                        barrier.push(p);
                                     } else {
                                         paths.insert(p);
                                     }
@@ -735,8 +768,7 @@ impl Updater {
             .is_some_and(|(b, _)| p == b || p.parent() == Some(b))
     }
 
-    /// Marks the barrier numbers made in an applied batch as passed, and
-    /// removes their folders.
+    /// Marks the barrier numbers named in an applied batch as passed.
     fn passed_barriers(&self, paths: &[PathBuf]) {
         let Some((dir, _)) = &self.shared.barrier else {
             return;
@@ -745,7 +777,6 @@ impl Updater {
             let n = p.file_name().and_then(|n| n.to_str()?.parse::<u64>().ok());
             if let Some(n) = n {
                 self.shared.barrier_seen.fetch_max(n, Ordering::AcqRel);
-                let _ = std::fs::remove_dir(p);
             }
         }
     }
