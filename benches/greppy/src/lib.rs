@@ -1049,7 +1049,9 @@ fn during_reindex(env: &Env, qs: &[Query], corpus: &Path) -> Result<(Vec<u64>, u
 }
 
 /// Daemon memory and index size over three corpus sizes (hard-linked
-/// subsets of the corpus: the first eighth, third and all of its crates).
+/// subsets of the corpus: the first eighth, third and all of its crates),
+/// beside the daemon's memory for an empty tree: what it costs whatever
+/// the tree (its runtime, its threads, the pages of its code).
 fn scaling(args: &Args, env: &Env, corpus: &Path) -> Result<()> {
     let mut crates: Vec<PathBuf> = std::fs::read_dir(corpus.join("vendor"))?
         .flatten()
@@ -1057,11 +1059,17 @@ fn scaling(args: &Args, env: &Env, corpus: &Path) -> Result<()> {
         .filter(|p| p.is_dir())
         .collect();
     crates.sort();
-    for (label, frac) in [("1/8", 8usize), ("1/3", 3), ("all", 1)] {
+    let mut empty_rss = None;
+    for (label, frac) in [("empty", 0usize), ("1/8", 8), ("1/3", 3), ("all", 1)] {
         let dir = args.scratch.join(format!("greppy-scale-{frac}"));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir)?;
-        for c in crates.iter().take(crates.len().div_ceil(frac)) {
+        let take = if frac == 0 {
+            0
+        } else {
+            crates.len().div_ceil(frac)
+        };
+        for c in crates.iter().take(take) {
             let st = Command::new("cp").arg("-al").arg(c).arg(&dir).status()?;
             if !st.success() {
                 bail!("cp -al {} failed", c.display());
@@ -1072,14 +1080,24 @@ fn scaling(args: &Args, env: &Env, corpus: &Path) -> Result<()> {
         let pid = env.pid()?;
         let rss = proc_kib(pid, "VmRSS").context("daemon RSS")?;
         let mib = (info.source_bytes >> 20).max(1);
-        driver::note(format!(
-            "{label} of the corpus: {:.1} MiB of source, daemon RSS {:.1} MiB ({:.2}x), index {:.1} MiB ({:.2}x)",
-            info.source_bytes as f64 / (1 << 20) as f64,
-            rss as f64 / 1024.0,
-            (rss << 10) as f64 / info.source_bytes as f64,
-            info.index_bytes as f64 / (1 << 20) as f64,
-            info.index_bytes as f64 / info.source_bytes as f64
-        ))?;
+        match empty_rss {
+            None => {
+                empty_rss = Some(rss);
+                driver::note(format!(
+                    "an empty tree: daemon RSS {:.1} MiB, whatever the tree holds",
+                    rss as f64 / 1024.0
+                ))?;
+            }
+            Some(floor) => driver::note(format!(
+                "{label} of the corpus: {:.1} MiB of source, daemon RSS {:.1} MiB ({:.2}x; {:.2}x above an empty tree's), index {:.1} MiB ({:.2}x)",
+                info.source_bytes as f64 / (1 << 20) as f64,
+                rss as f64 / 1024.0,
+                (rss << 10) as f64 / info.source_bytes as f64,
+                (rss.saturating_sub(floor) << 10) as f64 / info.source_bytes as f64,
+                info.index_bytes as f64 / (1 << 20) as f64,
+                info.index_bytes as f64 / info.source_bytes as f64
+            ))?,
+        }
         let p = [("corpus", label.to_string())];
         emit_values(
             "daemon RSS after indexing",
