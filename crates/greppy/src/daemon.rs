@@ -272,12 +272,17 @@ fn new_root_for(dir: &Path) -> Option<PathBuf> {
         .unwrap_or(dir);
     // A folder the walk from the top would not enter (ignored, hidden) is
     // its own root: rg searches it when it is named.
-    let entered = dir.ancestors().take_while(|a| *a != top).all(|a| {
+    let top = if walk_enters(top, dir) { top } else { dir };
+    (top.parent().is_some()).then(|| top.to_path_buf())
+}
+
+/// Whether a walk from `top` enters `dir` (a folder at or below it): no
+/// folder on the way is ignored or hidden.
+fn walk_enters(top: &Path, dir: &Path) -> bool {
+    dir.ancestors().take_while(|a| *a != top).all(|a| {
         a.parent()
             .is_some_and(|p| search::walk_children(p).get(a) == Some(&true))
-    });
-    let top = if entered { top } else { dir };
-    (top.parent().is_some()).then(|| top.to_path_buf())
+    })
 }
 
 fn info(root: &Root) -> RootInfo {
@@ -512,13 +517,17 @@ impl State {
         if roots.len() != before {
             self.save_roots(&roots);
         }
-        // The deepest root that holds `dir` and whose walk enters it (a
-        // root still building is taken at its word).
+        // The deepest root that holds `dir` and whose walk enters it (its
+        // snapshot knows; a root still building has none yet, and the walk
+        // is asked).
         let held = roots
             .iter()
             .enumerate()
             .filter(|(_, r)| dir.starts_with(r.path()))
-            .filter(|(_, r)| r.snapshot().is_none_or(|s| s.covers(dir)))
+            .filter(|(_, r)| {
+                r.snapshot()
+                    .map_or_else(|| walk_enters(r.path(), dir), |s| s.covers(dir))
+            })
             .max_by_key(|(_, r)| r.path().as_os_str().len())
             .map(|(i, _)| i);
         if let Some(i) = held {

@@ -251,6 +251,44 @@ fn an_ignored_folder_named_is_a_root_of_its_own() {
     );
 }
 
+/// A root the daemon brings back at its start, still being built (its
+/// saved index gone), does not take in a folder its walk will not enter:
+/// `greppy index build` indexed the whole work tree instead of `build`.
+#[test]
+fn an_ignored_folder_is_its_own_root_while_its_parent_builds() {
+    let d = Daemon::start();
+    let (_t, root) = tree();
+    // Enough files that the rebuild is still going when `index` asks.
+    for i in 0..3000 {
+        common::write(
+            &root,
+            &format!("more/m{i}.rs"),
+            &format!("fn more_{i}() {{}}\n"),
+        );
+    }
+    std::fs::write(root.join(".gitignore"), "build/\n").unwrap();
+    common::write(&root, "build/gen/out.rs", "generated_token\n");
+    d.index(&root);
+    assert!(d.run(&["daemon", "stop"], &root).contains("stopped"));
+    for f in std::fs::read_dir(d.dir.path().join("cache/greppy")).unwrap() {
+        let f = f.unwrap().path();
+        if f.extension().is_some_and(|e| e == "idx") {
+            std::fs::remove_file(f).unwrap();
+        }
+    }
+    d.run(&["daemon", "start"], &root);
+    let said = d.run(&["index", "build"], &root);
+    let build = root.join("build");
+    assert!(
+        said.starts_with(&format!("{}: 1 files", build.display())),
+        "{said}"
+    );
+    assert_eq!(
+        d.run(&["-l", "generated_token", "build"], &root),
+        "build/gen/out.rs\n"
+    );
+}
+
 #[test]
 fn stop_then_start_leaves_the_new_daemon_its_socket() {
     // `daemon stop` returns once the old daemon is gone, and an old daemon
