@@ -598,9 +598,9 @@ fn admin_inner(cmd: Command) -> anyhow::Result<i32> {
             let started = std::time::Instant::now();
             let info = connect()?.index(&path)?;
             println!(
-                "{}: {} files, {}, index {} ({:.1} s)",
+                "{}: {}, {}, index {} ({:.1} s)",
                 show(&info.root),
-                info.files,
+                count_files(info.files),
                 human(info.source_bytes),
                 human(info.index_bytes),
                 started.elapsed().as_secs_f64()
@@ -770,6 +770,15 @@ fn show(path: &[u8]) -> String {
     String::from_utf8_lossy(path).into_owned()
 }
 
+/// `1 file`, `2 files`.
+fn count_files(n: u64) -> String {
+    if n == 1 {
+        "1 file".to_string()
+    } else {
+        format!("{n} files")
+    }
+}
+
 fn human(bytes: u64) -> String {
     match bytes {
         b if b >= 1 << 30 => format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64),
@@ -804,9 +813,9 @@ fn status_line(r: &RootInfo) -> String {
         format!("stale ({})", r.phase.replace('_', " "))
     };
     let mut line = format!(
-        "{}\n  {} files, {}, index {}, updated {ago} s ago, {state}",
+        "{}\n  {}, {}, index {}, updated {ago} s ago, {state}",
         show(&r.root),
-        r.files,
+        count_files(r.files),
         human(r.source_bytes),
         human(r.index_bytes)
     );

@@ -280,7 +280,7 @@ fn an_ignored_folder_is_its_own_root_while_its_parent_builds() {
     let said = d.run(&["index", "build"], &root);
     let build = root.join("build");
     assert!(
-        said.starts_with(&format!("{}: 1 files", build.display())),
+        said.starts_with(&format!("{}: 1 file,", build.display())),
         "{said}"
     );
     assert_eq!(
