@@ -35,8 +35,6 @@ pub struct Found {
     pub fresh: bool,
     /// Why the answer may miss changes, when a person should be told.
     pub note: Option<String>,
-    /// With `print`: what rg prints for each matching file, in order.
-    pub printed: Vec<Vec<u8>>,
 }
 
 /// A connection to the daemon, past its handshake.
@@ -68,7 +66,8 @@ pub struct Answer {
     pub errors: Vec<String>,
     /// Why the answer may miss changes, when a person should be told.
     pub note: Option<String>,
-    /// With `print`: what rg prints for each matching file, in order.
+    /// With `print`: rg's output, in the pieces it came in (written one
+    /// after another, they are the whole output).
     pub printed: Vec<Vec<u8>>,
 }
 

@@ -95,9 +95,9 @@ pub struct SearchQuery {
     /// rebuild or a catch-up if need be (0: wait only briefly for changes
     /// already reported, never for a build).
     pub wait_ms: u64,
-    /// Answer what rg would print, as `printed` bytes per matching file in
-    /// path order, instead of `match` or `file` answers (`files`,
-    /// `candidates` and `limit` are then not used).
+    /// Answer what rg would print, in `printed` pieces (files in path
+    /// order), instead of `match` or `file` answers (`files`, `candidates`
+    /// and `limit` are then not used; `done` counts the matching files).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub print: Option<Print>,
 }
