@@ -298,9 +298,11 @@ pub fn encode_into<T: Serialize>(msg: &T, out: &mut Vec<u8>) {
 /// Turns bytes, as they arrive, into messages.
 #[derive(Debug)]
 pub struct Decoder {
-    /// Bytes arrived; those before `start` are decoded already.
+    /// `buf[start..end]` arrived and is not decoded yet. Past `end` the
+    /// buffer is room to read into, zeroed once when it grew.
     buf: Vec<u8>,
     start: usize,
+    end: usize,
     max: usize,
 }
 
@@ -312,37 +314,42 @@ impl Decoder {
         Decoder {
             buf: Vec::new(),
             start: 0,
+            end: 0,
             max,
         }
     }
 
     /// Bytes that arrived.
     pub fn push(&mut self, bytes: &[u8]) {
-        self.compact();
-        self.buf.extend_from_slice(bytes);
+        self.make_room(bytes.len());
+        self.buf[self.end..self.end + bytes.len()].copy_from_slice(bytes);
+        self.end += bytes.len();
     }
 
     /// Reads what `r` has (one `read`) straight into the buffer; `Ok(0)` at
-    /// its end. The room read into grows with the buffer, so a large
-    /// answer is read in large pieces, and a small one touches little
+    /// its end. The room grows with what is held (it doubles), so a large
+    /// answer is read in large pieces and a small one touches little
     /// memory.
     pub fn read_from(&mut self, r: &mut impl std::io::Read) -> std::io::Result<usize> {
-        self.compact();
-        let len = self.buf.len();
-        let room = READ_CHUNK.max(self.buf.capacity() - len);
-        self.buf.resize(len + room, 0);
-        let n = r.read(&mut self.buf[len..]);
-        self.buf.truncate(len + *n.as_ref().unwrap_or(&0));
-        n
+        self.make_room(READ_CHUNK);
+        let n = r.read(&mut self.buf[self.end..])?;
+        self.end += n;
+        Ok(n)
     }
 
-    /// Drops the bytes decoded already, once they are half the buffer: each
-    /// byte is moved at most once per frame boundary crossing, not once per
-    /// message decoded before it.
-    fn compact(&mut self) {
-        if self.start > 0 && self.start * 2 >= self.buf.len() {
-            self.buf.drain(..self.start);
+    /// Makes room for `more` bytes past `end`: the bytes decoded already
+    /// are dropped once they are half of what is held (each byte is moved
+    /// at most once per frame boundary crossing, not once per message
+    /// decoded before it), and the buffer doubles when that is not enough.
+    fn make_room(&mut self, more: usize) {
+        if self.start > 0 && self.start * 2 >= self.end {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
             self.start = 0;
+        }
+        if self.buf.len() - self.end < more {
+            let want = (self.end + more).max(2 * self.buf.len());
+            self.buf.resize(want, 0);
         }
     }
 
@@ -350,7 +357,7 @@ impl Decoder {
     /// length is checked as soon as it is read, so an oversized frame is
     /// refused before its body is buffered.
     pub fn decode<T: DeserializeOwned>(&mut self) -> Result<Option<T>, FrameError> {
-        let held = &self.buf[self.start..];
+        let held = &self.buf[self.start..self.end];
         let Some(len) = held.get(..4) else {
             return Ok(None);
         };
@@ -363,9 +370,9 @@ impl Decoder {
         }
         let r = rmp_serde::from_slice(&held[4..4 + len]);
         self.start += 4 + len;
-        if self.start == self.buf.len() {
-            self.buf.clear();
+        if self.start == self.end {
             self.start = 0;
+            self.end = 0;
         }
         r.map(Some)
             .map_err(|e| FrameError::Malformed(e.to_string()))
@@ -373,7 +380,7 @@ impl Decoder {
 
     /// Bytes held for a frame not yet complete.
     pub fn pending(&self) -> usize {
-        self.buf.len() - self.start
+        self.end - self.start
     }
 }
 
