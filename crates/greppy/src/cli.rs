@@ -260,6 +260,9 @@ fn run(cli: &Cli) -> Result<bool, Failed> {
         types: cli.types.clone(),
     };
     let no_daemon = cli.no_daemon || std::env::var_os("GREPPY_NO_DAEMON").is_some_and(|v| v != "0");
+    // A bad pattern is reported before anything else, as rg does; the
+    // matcher is built here only where this process searches.
+    let mut matcher = None;
     // Named files are read directly; the index is for trees.
     let mut client = if no_daemon || !paths.iter().all(|p| p.is_dir()) {
         None
@@ -267,9 +270,7 @@ fn run(cli: &Cli) -> Result<bool, Failed> {
         match Client::connect_pipelined(&daemon::socket_path()) {
             Ok(c) => Some(c),
             Err(client::Error::NoDaemon(..)) => {
-                // A bad pattern is reported before anything else, as rg
-                // does.
-                opts.pattern.matcher()?;
+                matcher = Some(opts.pattern.matcher()?);
                 match spawn_daemon(false) {
                     Ok(()) => {
                         eprintln!("greppy: started the daemon; this answer comes from a scan");
@@ -292,8 +293,10 @@ fn run(cli: &Cli) -> Result<bool, Failed> {
             None => client = None,
         }
     }
-    // A bad pattern is reported before anything else, as rg does.
-    let matcher = opts.pattern.matcher()?;
+    let matcher = match matcher {
+        Some(m) => m,
+        None => opts.pattern.matcher()?,
+    };
     let regions = search::regions_suffice(&opts);
     let (mut files, walk_errors) =
         match client.and_then(|c| from_daemon(c, cli, &paths, &filters, regions)) {

@@ -959,8 +959,13 @@ fn print_files(
                 }
             }
         }
-        for piece in out.chunks(PRINT_FRAME) {
-            let bytes = piece.to_vec();
+        // Mostly one piece, sent as it is; a larger output is cut.
+        let pieces: Vec<Vec<u8>> = if out.len() <= PRINT_FRAME {
+            vec![out]
+        } else {
+            out.chunks(PRINT_FRAME).map(<[u8]>::to_vec).collect()
+        };
+        for bytes in pieces.into_iter().filter(|b| !b.is_empty()) {
             if tx.blocking_send(Response::Printed { id, bytes }).is_err() {
                 return (matched, true);
             }

@@ -308,12 +308,18 @@ impl Shared {
             return None;
         }
         e.paths.iter().try_fold(None, |max: Option<u64>, p| {
-            let n = (p.parent() == Some(dir.as_path()))
-                .then(|| p.file_name()?.to_str()?.parse::<u64>().ok())
-                .flatten()?;
+            let n = barrier_number(dir, p)?;
             Some(Some(max.map_or(n, |m| m.max(n))))
         })?
     }
+}
+
+/// The number `p` names, if it is a barrier number in the folder `dir`.
+fn barrier_number(dir: &Path, p: &Path) -> Option<u64> {
+    if p.parent() != Some(dir) {
+        return None;
+    }
+    p.file_name()?.to_str()?.parse().ok()
 }
 
 enum Msg {
@@ -773,11 +779,8 @@ impl Updater {
         let Some((dir, _)) = &self.shared.barrier else {
             return;
         };
-        for p in paths.iter().filter(|p| p.parent() == Some(dir)) {
-            let n = p.file_name().and_then(|n| n.to_str()?.parse::<u64>().ok());
-            if let Some(n) = n {
-                self.shared.barrier_seen.fetch_max(n, Ordering::AcqRel);
-            }
+        if let Some(n) = paths.iter().filter_map(|p| barrier_number(dir, p)).max() {
+            self.shared.barrier_seen.fetch_max(n, Ordering::AcqRel);
         }
     }
 

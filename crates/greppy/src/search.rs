@@ -502,8 +502,8 @@ pub fn between_files(opts: &Options) -> &'static [u8] {
 #[derive(Debug)]
 pub struct Joiner {
     out: std::io::StdoutLock<'static>,
-    /// rg puts `--` between files ([`between_files`]).
-    between: bool,
+    /// What rg puts between files ([`between_files`]).
+    between: &'static [u8],
     printed: bool,
     outcome: Outcome,
 }
@@ -512,7 +512,7 @@ impl Joiner {
     pub fn new(opts: &Options) -> Joiner {
         Joiner {
             out: std::io::stdout().lock(),
-            between: !between_files(opts).is_empty(),
+            between: between_files(opts),
             printed: false,
             outcome: Outcome::default(),
         }
@@ -532,8 +532,8 @@ impl Joiner {
         if bytes.is_empty() {
             return Ok(());
         }
-        if self.between && self.printed {
-            self.out.write_all(b"--\n")?;
+        if self.printed {
+            self.out.write_all(self.between)?;
         }
         self.printed = true;
         self.out.write_all(bytes)
