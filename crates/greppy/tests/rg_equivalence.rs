@@ -230,3 +230,49 @@ fn answers_equal_ripgreps() {
         );
     }
 }
+
+/// A reader that stops early (`greppy x | head`) ends the search quietly,
+/// as it ends rg's: exit 0 and nothing on stderr, scanning and through the
+/// daemon (which prints, and is cancelled when the command line goes).
+#[test]
+fn a_closed_pipe_ends_the_output_quietly() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".git")).unwrap();
+    let many = "a matching line\n".repeat(200_000);
+    for f in ["a.txt", "b.txt", "c.txt"] {
+        std::fs::write(dir.path().join(f), &many).unwrap();
+    }
+    let daemon = Daemon::start();
+    let o = daemon.cmd().arg("index").arg(dir.path()).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let scanning = {
+        let mut c = daemon.cmd();
+        c.env("GREPPY_NO_DAEMON", "1");
+        c
+    };
+    for (how, mut c) in [("through the daemon", daemon.cmd()), ("scanning", scanning)] {
+        let mut child = c
+            .args(["-n", "matching", "."])
+            .current_dir(dir.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = [0u8; 64];
+        let mut out = child.stdout.take().unwrap();
+        out.read_exact(&mut first).unwrap();
+        drop(out);
+        let mut err = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(0), "{how}: {err}");
+        assert_eq!(err, "", "{how}");
+    }
+}
