@@ -4,10 +4,12 @@
 //! only those, so the answers are the scan's.
 //!
 //! Files the index cannot speak for are always candidates: those over
-//! [`MAX_INDEXED`] bytes, and those with a NUL byte past their first page
-//! (rg's binary detection decides what to report of them, as it reads
-//! them). A file with a NUL byte in its first page is never reported by rg:
-//! it has no trigrams, so no plan with a trigram selects it.
+//! [`MAX_INDEXED`] bytes, and those with a UTF-16 byte order mark (rg
+//! searches what they decode to). A file with a NUL byte in its first page
+//! is never reported by rg: it has no trigrams, so no plan with a trigram
+//! selects it. One with a NUL byte past that has its trigrams, but no
+//! blocks: rg's binary detection decides what to report of it, as it reads
+//! it whole.
 //!
 //! The index is one byte layout, in memory after a build and memory-mapped
 //! after [`Index::open`], so a restarted process answers from the file
@@ -238,11 +240,18 @@ impl FileEntry {
             // rg stops at a NUL byte without searching the block it came in
             // (grep-searcher's `BinaryDetection::quit`), and its first block
             // is at least one page: such a file never matches, and has no
-            // trigrams. Past that, the blocks decide: always read.
-            let never = nul < NEVER_MATCHES_BELOW;
+            // trigrams. Past that, rg's blocks decide which lines it
+            // reports, so the file has no blocks of its own and is read
+            // whole; but whatever it reports holds its pattern's trigrams,
+            // so the trigrams still decide whether it is read at all.
+            let trigrams = if nul < NEVER_MATCHES_BELOW {
+                Vec::new()
+            } else {
+                trigrams_with_masks(&text)
+            };
             return Some(FileEntry {
                 size: text.len() as u64,
-                trigrams: never.then(|| Arc::from(Vec::new())),
+                trigrams: Some(trigrams.into()),
                 blocks: Arc::from(Vec::new()),
             });
         }
@@ -1202,10 +1211,11 @@ mod tests {
         std::fs::write(&a, "fn retry_policy() {}\n").unwrap();
         std::fs::write(&b, "struct Handler;\n").unwrap();
         std::fs::write(&c, b"retry\x00").unwrap();
-        // A NUL past the first page: rg's blocks decide, so always read.
+        // A NUL past the first page: rg reports what its blocks before the
+        // NUL hold, so its trigrams decide (those past the NUL too).
         let d = dir.path().join("d.bin");
         let mut late = vec![b'x'; NEVER_MATCHES_BELOW + 10];
-        late.push(0);
+        late.extend_from_slice(b"\nimpl Handler {}\n\x00tail_only_token\n");
         std::fs::write(&d, &late).unwrap();
         let built = Index::build(vec![b.clone(), a.clone(), c.clone(), d.clone()]);
         let file = dir.path().join("index");
@@ -1214,16 +1224,17 @@ mod tests {
         assert_eq!(opened.len(), 4);
         assert_eq!(opened.bytes(), built.bytes());
         let q = crate::plan::plan_pattern("retry_policy", false, false).unwrap();
-        // a.rs by its trigrams, d.bin because the index cannot speak for
-        // it; never c.bin, which rg never reports.
-        assert_eq!(opened.candidates(&q), vec![a.as_path(), d.as_path()]);
+        // a.rs by its trigrams; never c.bin, which rg never reports.
+        assert_eq!(opened.candidates(&q), vec![a.as_path()]);
         assert_eq!(built.candidates(&q), opened.candidates(&q));
         let q = crate::plan::plan_pattern("handler", false, true).unwrap();
         assert_eq!(opened.candidates(&q), vec![b.as_path(), d.as_path()]);
-        // Trigrams no file has: only the file the index cannot speak for.
+        let q = crate::plan::plan_pattern("tail_only_token", false, false).unwrap();
+        assert_eq!(opened.candidates(&q), vec![d.as_path()]);
+        // Trigrams no file has: no candidate.
         for p in ["zqxjzqxj", "retry_zqxj", "Handlerzqx"] {
             let q = crate::plan::plan_pattern(p, false, false).unwrap();
-            assert_eq!(opened.candidates(&q), vec![d.as_path()], "{p}");
+            assert!(opened.candidates(&q).is_empty(), "{p}");
         }
         // Not an index, cut short, or its sections damaged: an error.
         std::fs::write(&file, b"hello").unwrap();
