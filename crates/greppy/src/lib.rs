@@ -25,10 +25,11 @@ pub mod rank;
 pub mod search;
 pub mod store;
 
-/// Returns the heap a build freed to the system: glibc keeps freed memory
-/// for reuse, and a daemon that built an index once would hold its peak
-/// for good.
+/// Returns the heap a build freed, and the threads' trigram tables, to the
+/// system: glibc keeps freed memory for reuse, and a daemon that built an
+/// index once would hold its peak for good.
 pub(crate) fn give_back_memory() {
+    index::release_scratch();
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only releases free heap pages; it touches no
     // memory in use and has no preconditions.

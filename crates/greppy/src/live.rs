@@ -36,15 +36,16 @@ use crate::search::{walk_children, walk_tree};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, sync_channel};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 /// Changed files kept beside the index before they are merged into it.
 pub const MERGE_AT: usize = 4096;
 
-/// Events queued for the updater before the watcher waits (the kernel then
-/// queues, and past its own bound reports an overflow: a rebuild).
+/// Events queued for the updater; past that, the watcher drops them and
+/// the tree is rebuilt. The queue takes memory only for what it holds (a
+/// bounded channel of this size took 4.6 MiB per root up front).
 const QUEUE: usize = 1 << 16;
 
 /// The names of the files whose change can change which files a walk takes.
@@ -267,6 +268,8 @@ struct Shared {
     gone: AtomicBool,
     /// Events were dropped (the queue was full): a rebuild is due.
     overflow: AtomicBool,
+    /// Events in the updater's queue.
+    queued: AtomicUsize,
     /// Why the tree is not watched, if it is not.
     watch_error: Mutex<Option<String>>,
     /// When the snapshot last changed (ns since the epoch).
@@ -332,7 +335,7 @@ enum Msg {
 #[derive(Debug)]
 pub struct Root {
     shared: Arc<Shared>,
-    tx: SyncSender<Msg>,
+    tx: Sender<Msg>,
     saver: Option<Arc<SaveSlot>>,
 }
 
@@ -384,6 +387,7 @@ impl Root {
             rebuilds_done: AtomicU64::new(0),
             gone: AtomicBool::new(false),
             overflow: AtomicBool::new(false),
+            queued: AtomicUsize::new(0),
             watch_error: Mutex::new(None),
             updated: AtomicU64::new(updated),
             barrier: barrier.and_then(|b| {
@@ -407,7 +411,7 @@ impl Root {
                 .expect("spawn the saver thread");
             slot
         });
-        let (tx, rx) = sync_channel(QUEUE);
+        let (tx, rx) = channel();
         let s = shared.clone();
         let flush = saver.clone();
         let events = tx.clone();
@@ -577,7 +581,7 @@ impl Drop for Root {
         // The flag stops the updater at its next batch; the message wakes
         // it if it is waiting (a full queue wakes it anyway).
         self.shared.stop.store(true, Ordering::Release);
-        let _ = self.tx.try_send(Msg::Stop);
+        let _ = self.tx.send(Msg::Stop);
     }
 }
 
@@ -632,7 +636,7 @@ impl Updater {
         }
     }
 
-    fn run(mut self, events: SyncSender<Msg>, rx: Receiver<Msg>) {
+    fn run(mut self, events: Sender<Msg>, rx: Receiver<Msg>) {
         let shared = self.shared.clone();
         // The watcher starts before the first walk, so that no change made
         // during it is missed.
@@ -652,9 +656,14 @@ impl Updater {
                 shared.applied(0);
                 return;
             }
-            shared.seen.fetch_add(1, Ordering::AcqRel);
-            if events.try_send(Msg::Event(e)).is_err() {
+            if shared.queued.load(Ordering::Acquire) >= QUEUE {
                 shared.overflow.store(true, Ordering::Release);
+                return;
+            }
+            shared.seen.fetch_add(1, Ordering::AcqRel);
+            shared.queued.fetch_add(1, Ordering::AcqRel);
+            if events.send(Msg::Event(e)).is_err() {
+                shared.queued.fetch_sub(1, Ordering::AcqRel);
                 shared.seen.fetch_sub(1, Ordering::AcqRel);
             }
         };
@@ -724,6 +733,7 @@ impl Updater {
                     Msg::Stop => return,
                     Msg::Rebuild => rebuild = true,
                     Msg::Event(e) => {
+                        self.shared.queued.fetch_sub(1, Ordering::AcqRel);
                         events += 1;
                         match e {
                             Ok(e) if !e.need_rescan() => {
@@ -846,6 +856,7 @@ impl Updater {
         self.compact(&mut next);
         self.publish(next, Phase::Watching);
         lock(&self.shared.log).reset();
+        crate::index::release_thread_scratch();
     }
 
     /// Applies one batch of changed paths.
@@ -944,6 +955,7 @@ impl Updater {
         // After the snapshot: a reader that sees these paths finds them
         // applied.
         lock(&self.shared.log).push(paths.iter().filter(|p| p.starts_with(root)).cloned());
+        crate::index::release_thread_scratch();
     }
 
     /// Merges the changes into a new index once there are many.
