@@ -330,12 +330,12 @@ pub fn release_scratch() {
 /// thread that reads a few changed files now and then need not keep them.
 pub fn release_thread_scratch() {
     DENSE.with(|d| {
-        if let Ok(mut d) = d.try_borrow_mut() {
-            if let Some(d) = d.as_mut() {
-                d.release();
-            }
+        if let Ok(mut d) = d.try_borrow_mut()
+            && let Some(d) = d.as_mut()
+        {
+            d.release();
         }
-    })
+    });
 }
 
 /// The trigrams of `text` (ASCII lower case, within a line), sorted and
