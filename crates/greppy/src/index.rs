@@ -1013,8 +1013,13 @@ impl Index {
             Query::And(qs) => {
                 // The rarest trigrams first: the intersection shrinks
                 // fastest, and an empty one ends the work.
+                // A trigram that must be followed by a byte is looked up
+                // once, as that: the bare trigram adds nothing.
+                let followed =
+                    |t: &Trigram| qs.iter().any(|q| matches!(q, Query::Next(n, _) if n == t));
                 let mut order: Vec<((usize, usize), &Query)> = qs
                     .iter()
+                    .filter(|q| !matches!(q, Query::Tri(t) if followed(t)))
                     .map(|q| match q {
                         Query::Tri(t) | Query::Next(t, _) => (self.lookup(*t), q),
                         _ => ((0, usize::MAX), q),
