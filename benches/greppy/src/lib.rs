@@ -17,7 +17,8 @@ use greppy::protocol::{Request, Response, SearchQuery};
 use latency::process::time_command;
 use latency::{BoxError, Options, Run, Sample, Subject, SubjectInfo, interleave};
 use std::collections::{BTreeSet, HashMap};
-use std::os::unix::ffi::OsStrExt;
+use std::ffi::OsString;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -645,6 +646,42 @@ fn run_all(args: &Args, env: &Env) -> Result<()> {
             },
         ));
     }
+    // The floor of answering from the files as they are: reading, on one
+    // thread, the parts of each candidate that the index says may match
+    // (open, read, close; no matching), as the daemon must.
+    let mut reads: Vec<Vec<(PathBuf, Option<greppy::index::Regions>)>> = Vec::new();
+    {
+        let mut client = env.client()?;
+        for q in selective {
+            let a = client.search(SearchQuery {
+                candidates: true,
+                regions: true,
+                ..q.search(corpus, true)
+            })?;
+            let files = a
+                .files
+                .into_iter()
+                .map(|p| PathBuf::from(OsString::from_vec(p)));
+            reads.push(files.zip(a.regions).collect());
+        }
+    }
+    let mut next = 0usize;
+    let mut buf = vec![0u8; 4 << 20];
+    subjects.push(Subject::new(
+        "floor: reading the candidates, one thread",
+        "kernel",
+        move || {
+            let t = Instant::now();
+            for _ in 0..batch {
+                let files = &reads[next % reads.len()];
+                next += 1;
+                for (path, regions) in files {
+                    read_parts(path, regions.as_ref(), &mut buf);
+                }
+            }
+            Ok(Sample::ns(t.elapsed().as_nanos() as u64 / batch as u64))
+        },
+    ));
     let run = Run::new(SYSTEM, "time per query on one connection", vec![])
         .param("queries per round", batch.to_string());
     driver::emit(&interleave(run, &mut subjects, rounds(args, 5, 30))?)?;
@@ -937,6 +974,32 @@ fn walk_sizes(dir: &Path) -> Vec<u64> {
         }
     }
     out
+}
+
+/// Reads `regions` of `path` (all of it without them) into `buf`, as a
+/// search reads a candidate.
+fn read_parts(path: &Path, regions: Option<&greppy::index::Regions>, buf: &mut [u8]) {
+    use std::os::unix::fs::FileExt;
+    let Ok(f) = std::fs::File::open(path) else {
+        return;
+    };
+    match regions {
+        Some(r) => {
+            for p in &r.parts {
+                let n = usize::try_from(p.end - p.start).map_or(buf.len(), |n| n.min(buf.len()));
+                let _ = f.read_at(&mut buf[..n], p.start);
+            }
+        }
+        None => {
+            let mut at = 0u64;
+            while let Ok(n) = f.read_at(buf, at) {
+                if n == 0 {
+                    break;
+                }
+                at += n as u64;
+            }
+        }
+    }
 }
 
 /// `batch` searches on one connection with at most `depth` in flight.
