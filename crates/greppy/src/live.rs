@@ -459,13 +459,14 @@ impl Root {
     pub fn wait_fresh(&self, limit: std::time::Duration, builds: bool) -> bool {
         let sh = &self.shared;
         let deadline = std::time::Instant::now() + limit;
+        let since = self.barrier_now();
         // The barrier is written once the watcher watches it (a write
         // before that would never be seen).
         let mut want: Option<u64> = None;
         let mut phase = lock(&sh.phase);
         loop {
             if want.is_none() && sh.watching.load(Ordering::Acquire) {
-                want = Some(self.write_barrier());
+                want = Some(self.write_barrier(since));
             }
             if want.is_some_and(|w| sh.barrier_seen.load(Ordering::Acquire) >= w)
                 && sh.fresh(&phase)
@@ -485,15 +486,29 @@ impl Root {
         }
     }
 
-    /// Makes the next barrier number: renames the barrier folder's one
+    /// The barrier's number now (0 if it has none).
+    fn barrier_now(&self) -> u64 {
+        self.shared
+            .barrier
+            .as_ref()
+            .map_or(0, |(_, last)| *lock(last))
+    }
+
+    /// A barrier number made after the number was `since`: if another
+    /// search made one meanwhile, that one (searches that arrive together
+    /// share a barrier: its event comes after every change made before
+    /// any of them asked); else the next: renames the barrier folder's one
     /// file to it (one system call, its events carry the name; no folder
     /// to make and remove). 0 if there is no barrier (or it cannot be
     /// made: then only the events read so far count).
-    fn write_barrier(&self) -> u64 {
+    fn write_barrier(&self, since: u64) -> u64 {
         let Some((dir, last)) = &self.shared.barrier else {
             return 0;
         };
         let mut last = lock(last);
+        if *last > since {
+            return *last;
+        }
         let n = *last + 1;
         let to = dir.join(n.to_string());
         let renamed = *last > 0 && std::fs::rename(dir.join(last.to_string()), &to).is_ok();
