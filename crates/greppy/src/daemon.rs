@@ -20,7 +20,7 @@
 //! wrong for want of an index.
 
 use crate::index::Regions;
-use crate::live::{Phase, Root};
+use crate::live::{Phase, Root, Snapshot};
 use crate::plan::plan_pattern;
 use crate::protocol::{self, Decoder, FindQuery, Request, Response, RootInfo, SearchQuery};
 use crate::rank::{self, Changes, Ranked};
@@ -805,22 +805,6 @@ impl State {
         let Some((root, _)) = self.root_for(&dir, Make::Search) else {
             return scan(None);
         };
-        // Changes the watcher has reported are waited for, briefly (an edit
-        // then a search is the common case); a rebuild is not. Freshness is
-        // read before the snapshot is taken, so that the snapshot holds at
-        // least what `fresh` vouches for.
-        let fresh = match q.wait_ms {
-            0 => root.wait_fresh(FRESH_WAIT, false),
-            ms => root.wait_fresh(std::time::Duration::from_millis(ms), true),
-        };
-        let Some(snap) = root.snapshot() else {
-            // Not even a first index: a scan answers now.
-            let why = format!("{} is still being indexed", root.path().display());
-            return scan(Some(why));
-        };
-        if !snap.covers(&dir) {
-            return scan(None);
-        }
         let display = if q.display.is_empty() {
             dir.clone()
         } else {
@@ -838,18 +822,47 @@ impl State {
         };
         let plan =
             plan_pattern(&q.pattern, q.fixed, q.ignore_case).unwrap_or(crate::plan::Query::All);
+        let choose = |snap: &Snapshot| -> Vec<(PathBuf, Option<usize>, Vec<u8>)> {
+            snap.candidates(&plan, &dir)
+                .into_iter()
+                .filter_map(|(p, base_id)| {
+                    let shown = name(&p);
+                    filter
+                        .allows(&display, &shown)
+                        .then(|| (p, base_id, printed(shown).into_os_string().into_vec()))
+                })
+                .collect()
+        };
+        // Changes the watcher has reported are waited for, briefly (an edit
+        // then a search is the common case); a rebuild is not. Freshness is
+        // read before the snapshot is taken, so that the snapshot holds at
+        // least what `fresh` vouches for. While the barrier is on its way,
+        // the candidates are chosen from the snapshot there is; they are
+        // kept if the snapshot is still that one afterwards.
+        let (limit, builds) = match q.wait_ms {
+            0 => (FRESH_WAIT, false),
+            ms => (std::time::Duration::from_millis(ms), true),
+        };
+        let asked = root.ask_fresh(limit);
+        let early = root.snapshot().filter(|s| s.covers(&dir)).map(|s| {
+            let chosen = choose(&s);
+            (s, chosen)
+        });
+        let fresh = root.wait_asked(asked, builds);
+        let Some(snap) = root.snapshot() else {
+            // Not even a first index: a scan answers now.
+            let why = format!("{} is still being indexed", root.path().display());
+            return scan(Some(why));
+        };
+        if !snap.covers(&dir) {
+            return scan(None);
+        }
+        let candidates = match early {
+            Some((s, chosen)) if Arc::ptr_eq(&s, &snap) => chosen,
+            _ => choose(&snap),
+        };
         let mut matches = 0u64;
         let mut cancelled = false;
-        let candidates: Vec<(PathBuf, Option<usize>, Vec<u8>)> = snap
-            .candidates(&plan, &dir)
-            .into_iter()
-            .filter_map(|(p, base_id)| {
-                let shown = name(&p);
-                filter
-                    .allows(&display, &shown)
-                    .then(|| (p, base_id, printed(shown).into_os_string().into_vec()))
-            })
-            .collect();
         let mut errors: Vec<String> = Vec::new();
         if let Some(print) = &q.print {
             let opts = match print_options(pattern, print) {

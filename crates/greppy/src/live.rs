@@ -331,6 +331,14 @@ enum Msg {
     Stop,
 }
 
+/// A wait for freshness under way ([`Root::ask_fresh`]).
+#[derive(Debug)]
+pub struct FreshAsk {
+    since: u64,
+    want: Option<u64>,
+    deadline: std::time::Instant,
+}
+
 /// A root the daemon answers for.
 #[derive(Debug)]
 pub struct Root {
@@ -457,12 +465,38 @@ impl Root {
     /// `builds`, for a build under way to end (else a build ends the wait
     /// at once); whether the snapshot is then fresh.
     pub fn wait_fresh(&self, limit: std::time::Duration, builds: bool) -> bool {
-        let sh = &self.shared;
-        let deadline = std::time::Instant::now() + limit;
+        let asked = self.ask_fresh(limit);
+        self.wait_asked(asked, builds)
+    }
+
+    /// The first half of [`Root::wait_fresh`]: sends the barrier on its
+    /// way and returns at once, so that the caller may work meanwhile;
+    /// [`Root::wait_asked`] waits for it. The wait covers every change made
+    /// before this call.
+    pub fn ask_fresh(&self, limit: std::time::Duration) -> FreshAsk {
         let since = self.barrier_now();
         // The barrier is written once the watcher watches it (a write
         // before that would never be seen).
-        let mut want: Option<u64> = None;
+        let want = self
+            .shared
+            .watching
+            .load(Ordering::Acquire)
+            .then(|| self.write_barrier(since));
+        FreshAsk {
+            since,
+            want,
+            deadline: std::time::Instant::now() + limit,
+        }
+    }
+
+    /// The second half of [`Root::wait_fresh`].
+    pub fn wait_asked(&self, asked: FreshAsk, builds: bool) -> bool {
+        let sh = &self.shared;
+        let FreshAsk {
+            since,
+            mut want,
+            deadline,
+        } = asked;
         let mut phase = lock(&sh.phase);
         loop {
             if want.is_none() && sh.watching.load(Ordering::Acquire) {
