@@ -453,20 +453,27 @@ impl State {
                         let flag = Arc::new(AtomicBool::new(false));
                         lock(&cancels).insert(id, flag.clone());
                         let cancels = cancels.clone();
-                        let state = self.clone();
-                        let tx = tx.clone();
-                        // Its turn, in order; then on a blocking thread.
-                        tokio::spawn(async move {
-                            let Ok(turn) = state.turns.clone().acquire_owned().await else {
-                                return;
-                            };
-                            state.run_blocking(slot, &tx, move |state, tx| {
+                        let run = move |state: &Arc<State>, turn, tx: &mpsc::Sender<_>| {
+                            state.run_blocking(slot, tx, move |state, tx| {
                                 let last = state.search(id, &query, tx, &flag);
                                 drop(turn);
                                 lock(&cancels).remove(&id);
                                 last
                             });
-                        });
+                        };
+                        // Its turn, in order (a task waits for it only when
+                        // none is free); then on a blocking thread.
+                        match self.turns.clone().try_acquire_owned() {
+                            Ok(turn) => run(&self, turn, &tx),
+                            Err(_) => {
+                                let (state, tx) = (self.clone(), tx.clone());
+                                tokio::spawn(async move {
+                                    if let Ok(turn) = state.turns.clone().acquire_owned().await {
+                                        run(&state, turn, &tx);
+                                    }
+                                });
+                            }
+                        }
                     }
                     Request::Find { id, query } => {
                         if let Some(slot) = self.slot(id, &tx).await {

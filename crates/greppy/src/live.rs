@@ -628,7 +628,7 @@ impl Root {
 impl Drop for Root {
     fn drop(&mut self) {
         // The flag stops the updater at its next batch; the message wakes
-        // it if it is waiting (a full queue wakes it anyway).
+        // it if it is waiting.
         self.shared.stop.store(true, Ordering::Release);
         let _ = self.tx.send(Msg::Stop);
     }

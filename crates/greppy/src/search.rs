@@ -332,9 +332,13 @@ fn search_file(
     // The matching lines in the regions, printed plainly, where they
     // suffice; else the regions through rg's printer, where they suffice;
     // else the file, whole.
-    let max = opts
-        .max_count
-        .map_or(0, |m| usize::try_from(m).unwrap_or(usize::MAX));
+    // Paths need only a file's first match.
+    let max = match opts.output {
+        Output::Files => 1,
+        _ => opts
+            .max_count
+            .map_or(0, |m| usize::try_from(m).unwrap_or(usize::MAX)),
+    };
     if let Some(lines) = regions
         .filter(|_| plain_regions(opts))
         .and_then(|r| region_lines(matcher, path, r, max))

@@ -159,6 +159,10 @@ fn answers_equal_ripgreps() {
         &["-n", "TODO|FIXME"],
         &["-c", "retry"],
         &["-l", "RetryPolicy"],
+        // Paths and counts from a large file's regions (paths stop at the
+        // first match).
+        &["-l", "retry in block"],
+        &["-c", "retry in block"],
         &["-n", "-m", "1", "fn"],
         // Lines alone (the command line then reads only a large file's
         // regions), with a per-file cap and with colour.
