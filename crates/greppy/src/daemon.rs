@@ -29,6 +29,7 @@ use crate::store::Store;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use std::ffi::OsStr;
+use std::ops::ControlFlow;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -86,6 +87,29 @@ fn map_files<T: Sync, S, R: Send>(
         let mut state = init();
         items.iter().map(|x| f(&mut state, x)).collect()
     }
+}
+
+/// Runs `f` over `candidates` [`VERIFY_CHUNK`] at a time ([`map_files`]),
+/// handing each chunk with its results to `take`, which says whether to go
+/// on or to stop (and whether as cancelled); a cancel stops before the
+/// next chunk. Whether the work was cancelled.
+fn by_chunks<T: Sync, S, R: Send>(
+    parallel: bool,
+    candidates: &[T],
+    cancel: &AtomicBool,
+    init: impl Fn() -> S + Sync + Send,
+    f: impl Fn(&mut S, &T) -> R + Sync + Send,
+    mut take: impl FnMut(&[T], Vec<R>) -> ControlFlow<bool>,
+) -> bool {
+    for chunk in candidates.chunks(VERIFY_CHUNK) {
+        if cancel.load(Ordering::Relaxed) {
+            return true;
+        }
+        if let ControlFlow::Break(cancelled) = take(chunk, map_files(parallel, chunk, &init, &f)) {
+            return cancelled;
+        }
+    }
+    false
 }
 
 /// Searches that run at once: four per core, since a search also waits
@@ -1002,47 +1026,46 @@ fn print_files(
 ) -> (u64, bool) {
     let between = search::between_files(opts);
     let mut matched = 0u64;
-    for chunk in candidates.chunks(VERIFY_CHUNK) {
-        if cancel.load(Ordering::Relaxed) {
-            return (matched, true);
-        }
-        let printed: Vec<search::Printed> = map_files(
-            parallel,
-            chunk,
-            || search::searcher(opts),
-            |s, (path, base_id, shown)| {
-                let shown = Path::new(OsStr::from_bytes(shown));
-                search::print_file(s, matcher, opts, path, shown, regions(*base_id).as_ref())
-            },
-        );
-        // The chunk's output, joined as rg joins files.
-        let mut out = Vec::new();
-        for p in printed {
-            match p.result {
-                Err(e) => errors.push(e),
-                Ok(0) => {}
-                Ok(_) => {
-                    if matched > 0 {
-                        out.extend_from_slice(between);
+    let cancelled = by_chunks(
+        parallel,
+        candidates,
+        cancel,
+        || search::searcher(opts),
+        |s, (path, base_id, shown)| {
+            let shown = Path::new(OsStr::from_bytes(shown));
+            search::print_file(s, matcher, opts, path, shown, regions(*base_id).as_ref())
+        },
+        |_, printed: Vec<search::Printed>| {
+            // The chunk's output, joined as rg joins files.
+            let mut out = Vec::new();
+            for p in printed {
+                match p.result {
+                    Err(e) => errors.push(e),
+                    Ok(0) => {}
+                    Ok(_) => {
+                        if matched > 0 {
+                            out.extend_from_slice(between);
+                        }
+                        matched += 1;
+                        out.extend_from_slice(&p.bytes);
                     }
-                    matched += 1;
-                    out.extend_from_slice(&p.bytes);
                 }
             }
-        }
-        // Mostly one piece, sent as it is; a larger output is cut.
-        let pieces: Vec<Vec<u8>> = if out.len() <= PRINT_FRAME {
-            vec![out]
-        } else {
-            out.chunks(PRINT_FRAME).map(<[u8]>::to_vec).collect()
-        };
-        for bytes in pieces.into_iter().filter(|b| !b.is_empty()) {
-            if tx.blocking_send(Response::Printed { id, bytes }).is_err() {
-                return (matched, true);
+            // Mostly one piece, sent as it is; a larger output is cut.
+            let pieces: Vec<Vec<u8>> = if out.len() <= PRINT_FRAME {
+                vec![out]
+            } else {
+                out.chunks(PRINT_FRAME).map(<[u8]>::to_vec).collect()
+            };
+            for bytes in pieces.into_iter().filter(|b| !b.is_empty()) {
+                if tx.blocking_send(Response::Printed { id, bytes }).is_err() {
+                    return ControlFlow::Break(true);
+                }
             }
-        }
-    }
-    (matched, false)
+            ControlFlow::Continue(())
+        },
+    );
+    (matched, cancelled)
 }
 
 /// Reads `candidates` (only the parts `regions` names, where it names
@@ -1062,62 +1085,60 @@ fn verify(
     cancel: &AtomicBool,
 ) -> (u64, bool) {
     let send = |m: Response| tx.blocking_send(m).is_ok();
-    let (mut matches, mut cancelled) = (0u64, false);
-    'chunks: for chunk in candidates.chunks(VERIFY_CHUNK) {
-        if cancel.load(Ordering::Relaxed) {
-            cancelled = true;
-            break;
-        }
-        let found: Vec<Vec<(u64, Vec<u8>)>> = map_files(
-            parallel,
-            chunk,
-            || (),
-            |(), (path, base_id, _)| {
-                let regions = regions(*base_id);
-                if q.files {
-                    if search::file_matches(matcher, path, regions.as_ref()) {
-                        vec![(0, Vec::new())]
-                    } else {
-                        Vec::new()
-                    }
+    let mut matches = 0u64;
+    let full = |matches: u64| q.limit > 0 && matches >= q.limit;
+    let cancelled = by_chunks(
+        parallel,
+        candidates,
+        cancel,
+        || (),
+        |(), (path, base_id, _)| {
+            let regions = regions(*base_id);
+            if q.files {
+                if search::file_matches(matcher, path, regions.as_ref()) {
+                    vec![(0, Vec::new())]
                 } else {
-                    search::file_lines(matcher, path, regions.as_ref())
+                    Vec::new()
                 }
-            },
-        );
-        for ((_, _, shown), lines) in chunk.iter().zip(found) {
-            if q.files && !lines.is_empty() {
-                if !send(Response::File {
-                    id,
-                    path: shown.clone(),
-                    regions: None,
-                }) {
-                    cancelled = true;
-                    break 'chunks;
-                }
-                matches += 1;
-                if q.limit > 0 && matches >= q.limit {
-                    break 'chunks;
-                }
-                continue;
+            } else {
+                search::file_lines(matcher, path, regions.as_ref())
             }
-            for (line, text) in lines {
-                let m = Response::Match {
-                    id,
-                    path: shown.clone(),
-                    line,
-                    text,
-                };
-                if !send(m) {
-                    cancelled = true;
-                    break 'chunks;
+        },
+        |chunk, found| {
+            for ((_, _, shown), lines) in chunk.iter().zip(found) {
+                if q.files && !lines.is_empty() {
+                    let file = Response::File {
+                        id,
+                        path: shown.clone(),
+                        regions: None,
+                    };
+                    if !send(file) {
+                        return ControlFlow::Break(true);
+                    }
+                    matches += 1;
+                    if full(matches) {
+                        return ControlFlow::Break(false);
+                    }
+                    continue;
                 }
-                matches += 1;
-                if q.limit > 0 && matches >= q.limit {
-                    break 'chunks;
+                for (line, text) in lines {
+                    let m = Response::Match {
+                        id,
+                        path: shown.clone(),
+                        line,
+                        text,
+                    };
+                    if !send(m) {
+                        return ControlFlow::Break(true);
+                    }
+                    matches += 1;
+                    if full(matches) {
+                        return ControlFlow::Break(false);
+                    }
                 }
             }
-        }
-    }
+            ControlFlow::Continue(())
+        },
+    );
     (matches, cancelled)
 }
