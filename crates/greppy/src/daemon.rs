@@ -48,6 +48,54 @@ const PRINT_FRAME: usize = 256 << 10;
 /// The most bytes of queued answers gathered into one write.
 const WRITE_BATCH: usize = 64 << 10;
 
+/// Encoded answers queued for a connection's writer at most (each at most
+/// about [`WRITE_BATCH`], or one printed piece, [`PRINT_FRAME`]).
+const QUEUED_WRITES: usize = 256;
+
+/// A request's answers on their way to its connection's writer: encoded
+/// here, on the request's own thread, and gathered, so that a search's
+/// matches and its `done` go in one write and wake the client once, not
+/// once per answer (a selective search has about 20 matching lines).
+/// What is gathered goes to the writer when it passes [`WRITE_BATCH`]
+/// bytes, when a search moves on to its next chunk of files, and at the
+/// end; the writer's queue is bounded, so a client that does not read
+/// holds its searches, not the daemon's memory.
+struct Answers {
+    tx: mpsc::Sender<Vec<u8>>,
+    buf: Vec<u8>,
+    /// The writer is gone (the client went away).
+    closed: bool,
+}
+
+impl Answers {
+    fn new(tx: mpsc::Sender<Vec<u8>>) -> Answers {
+        Answers {
+            tx,
+            buf: Vec::new(),
+            closed: false,
+        }
+    }
+
+    /// Adds `m`; whether the client is still there.
+    fn push(&mut self, m: &Response) -> bool {
+        protocol::encode_into(m, &mut self.buf);
+        if self.buf.len() >= WRITE_BATCH {
+            return self.flush();
+        }
+        !self.closed
+    }
+
+    /// Hands what is gathered to the writer (waiting while its queue is
+    /// full); whether the client is still there.
+    fn flush(&mut self) -> bool {
+        if !self.buf.is_empty() && !self.closed {
+            let bytes = std::mem::take(&mut self.buf);
+            self.closed = self.tx.blocking_send(bytes).is_err();
+        }
+        !self.closed
+    }
+}
+
 /// How long a search waits for reported changes to be applied before it
 /// answers from the snapshot it has (saying it is not fresh).
 pub const FRESH_WAIT: std::time::Duration = std::time::Duration::from_millis(50);
@@ -90,22 +138,25 @@ fn map_files<T: Sync, S, R: Send>(
 }
 
 /// Runs `f` over `candidates` [`VERIFY_CHUNK`] at a time ([`map_files`]),
-/// handing each chunk with its results to `take`, which says whether to go
-/// on or to stop (and whether as cancelled); a cancel stops before the
-/// next chunk. Whether the work was cancelled.
+/// handing each chunk with its results (and whether more chunks follow) to
+/// `take`, which says whether to go on or to stop (and whether as
+/// cancelled); a cancel stops before the next chunk. Whether the work was
+/// cancelled.
 fn by_chunks<T: Sync, S, R: Send>(
     parallel: bool,
     candidates: &[T],
     cancel: &AtomicBool,
     init: impl Fn() -> S + Sync + Send,
     f: impl Fn(&mut S, &T) -> R + Sync + Send,
-    mut take: impl FnMut(&[T], Vec<R>) -> ControlFlow<bool>,
+    mut take: impl FnMut(&[T], Vec<R>, bool) -> ControlFlow<bool>,
 ) -> bool {
-    for chunk in candidates.chunks(VERIFY_CHUNK) {
+    let mut chunks = candidates.chunks(VERIFY_CHUNK).peekable();
+    while let Some(chunk) = chunks.next() {
         if cancel.load(Ordering::Relaxed) {
             return true;
         }
-        if let ControlFlow::Break(cancelled) = take(chunk, map_files(parallel, chunk, &init, &f)) {
+        let found = map_files(parallel, chunk, &init, &f);
+        if let ControlFlow::Break(cancelled) = take(chunk, found, chunks.peek().is_some()) {
             return cancelled;
         }
     }
@@ -119,9 +170,12 @@ fn turns() -> usize {
     4 * cores()
 }
 
-/// The cores this process may use.
+/// The cores this process may use, asked once: the standard library reads
+/// the cgroup files on every call (a search asked twice, and it was 4% of
+/// the daemon's time under 64 clients).
 fn cores() -> usize {
-    std::thread::available_parallelism().map_or(2, |n| n.get())
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
 }
 
 /// How long a ranked search waits for a tree's first index.
@@ -384,17 +438,14 @@ impl State {
             return say(&mut stream, &Response::Busy { id: None }).await;
         };
         let (mut rd, mut wr) = stream.into_split();
-        let (tx, mut rx) = mpsc::channel::<Response>(1024);
-        // Answers already queued go out together, in one write: a search's
-        // many matching lines cost one system call, not one each.
+        let (tx, mut rx) = mpsc::channel::<Vec<u8>>(QUEUED_WRITES);
+        // Answers come encoded ([`Answers`]); those already queued go out
+        // together, in one write.
         let writer = tokio::spawn(async move {
-            let mut out = Vec::with_capacity(WRITE_BATCH);
-            while let Some(m) = rx.recv().await {
-                out.clear();
-                protocol::encode_into(&m, &mut out);
+            while let Some(mut out) = rx.recv().await {
                 while out.len() < WRITE_BATCH {
                     match rx.try_recv() {
-                        Ok(m) => protocol::encode_into(&m, &mut out),
+                        Ok(more) => out.extend_from_slice(&more),
                         Err(_) => break,
                     }
                 }
@@ -418,7 +469,9 @@ impl State {
                             "a frame did not arrive whole within {} ms",
                             self.limits.frame_time.as_millis()
                         );
-                        let _ = tx.send(Response::Error { id: None, message }).await;
+                        let _ = tx
+                            .send(protocol::encode(&Response::Error { id: None, message }))
+                            .await;
                         break;
                     }
                 }
@@ -436,10 +489,10 @@ impl State {
                     Ok(None) => break,
                     Err(e) => {
                         let _ = tx
-                            .send(Response::Error {
+                            .send(protocol::encode(&Response::Error {
                                 id: None,
                                 message: e.to_string(),
-                            })
+                            }))
                             .await;
                         break 'read;
                     }
@@ -448,19 +501,25 @@ impl State {
                     Request::Hello { version, .. } if version == protocol::VERSION => {
                         greeted = true;
                         let server = format!("greppy {}", env!("CARGO_PKG_VERSION"));
-                        let _ = tx.send(Response::Hello { version, server }).await;
+                        let _ = tx
+                            .send(protocol::encode(&Response::Hello { version, server }))
+                            .await;
                     }
                     Request::Hello { version, .. } => {
                         let message = format!(
                             "protocol version {version}; this daemon speaks {}",
                             protocol::VERSION
                         );
-                        let _ = tx.send(Response::Error { id: None, message }).await;
+                        let _ = tx
+                            .send(protocol::encode(&Response::Error { id: None, message }))
+                            .await;
                         break 'read;
                     }
                     _ if !greeted => {
                         let message = "the first message must be hello".to_string();
-                        let _ = tx.send(Response::Error { id: None, message }).await;
+                        let _ = tx
+                            .send(protocol::encode(&Response::Error { id: None, message }))
+                            .await;
                         break 'read;
                     }
                     Request::Cancel { id } => {
@@ -478,8 +537,8 @@ impl State {
                         lock(&cancels).insert(id, flag.clone());
                         let cancels = cancels.clone();
                         let run = move |state: &Arc<State>, turn, tx: &mpsc::Sender<_>| {
-                            state.run_blocking(slot, tx, move |state, tx| {
-                                let last = state.search(id, &query, tx, &flag);
+                            state.run_blocking(slot, tx, move |state, out| {
+                                let last = state.search(id, &query, out, &flag);
                                 drop(turn);
                                 lock(&cancels).remove(&id);
                                 last
@@ -501,8 +560,8 @@ impl State {
                     }
                     Request::Find { id, query } => {
                         if let Some(slot) = self.slot(id, &tx).await {
-                            self.run_blocking(slot, &tx, move |state, tx| {
-                                state.find(id, &query, tx)
+                            self.run_blocking(slot, &tx, move |state, out| {
+                                state.find(id, &query, out)
                             });
                         }
                     }
@@ -516,14 +575,18 @@ impl State {
                     Request::Status { id } => {
                         let roots = lock(&self.roots).clone();
                         let roots = roots.iter().map(|r| info(r)).collect();
-                        let _ = tx.send(Response::Status { id, roots }).await;
+                        let _ = tx
+                            .send(protocol::encode(&Response::Status { id, roots }))
+                            .await;
                     }
                     Request::Forget { id, path } => {
-                        let _ = tx.send(self.forget(id, &path_of(&path))).await;
+                        let _ = tx
+                            .send(protocol::encode(&self.forget(id, &path_of(&path))))
+                            .await;
                     }
                     Request::Shutdown { id } => {
                         // The daemon stops once this `ok` is written.
-                        let _ = tx.send(Response::Ok { id }).await;
+                        let _ = tx.send(protocol::encode(&Response::Ok { id })).await;
                         shutdown = true;
                         break 'read;
                     }
@@ -553,30 +616,35 @@ impl State {
     /// One of the slots for requests that run on a blocking thread
     /// (searches, finds, index builds), or `busy` to the client if none is
     /// free.
-    async fn slot(&self, id: u64, tx: &mpsc::Sender<Response>) -> Option<OwnedSemaphorePermit> {
+    async fn slot(&self, id: u64, tx: &mpsc::Sender<Vec<u8>>) -> Option<OwnedSemaphorePermit> {
         match self.searches.clone().try_acquire_owned() {
             Ok(p) => Some(p),
             Err(_) => {
-                let _ = tx.send(Response::Busy { id: Some(id) }).await;
+                let _ = tx
+                    .send(protocol::encode(&Response::Busy { id: Some(id) }))
+                    .await;
                 None
             }
         }
     }
 
     /// Runs `work` on a blocking thread, streaming through `tx`, and sends
-    /// its last answer once `slot` is free again: a client that waits for
-    /// that answer may send its next request at once.
+    /// its last answer (with what it has gathered) once `slot` is free
+    /// again: a client that waits for that answer may send its next
+    /// request at once.
     fn run_blocking(
         self: &Arc<Self>,
         slot: OwnedSemaphorePermit,
-        tx: &mpsc::Sender<Response>,
-        work: impl FnOnce(&State, &mpsc::Sender<Response>) -> Response + Send + 'static,
+        tx: &mpsc::Sender<Vec<u8>>,
+        work: impl FnOnce(&State, &mut Answers) -> Response + Send + 'static,
     ) {
         let (state, tx) = (self.clone(), tx.clone());
         tokio::task::spawn_blocking(move || {
-            let last = work(&state, &tx);
+            let mut out = Answers::new(tx);
+            let last = work(&state, &mut out);
+            protocol::encode_into(&last, &mut out.buf);
             drop(slot);
-            let _ = tx.blocking_send(last);
+            out.flush();
         });
     }
 
@@ -656,7 +724,7 @@ impl State {
 
     /// Runs one ranked search (on a blocking thread), streaming its hits;
     /// returns its last answer (`done` or `error`).
-    fn find(&self, id: u64, q: &FindQuery, tx: &mpsc::Sender<Response>) -> Response {
+    fn find(&self, id: u64, q: &FindQuery, out: &mut Answers) -> Response {
         let fail = |message: String| Response::Error {
             id: Some(id),
             message,
@@ -729,7 +797,7 @@ impl State {
                 kind: h.kind,
                 name: h.name,
             };
-            if tx.blocking_send(m).is_err() {
+            if !out.push(&m) {
                 break;
             }
         }
@@ -795,14 +863,7 @@ impl State {
 
     /// Runs one search (on a blocking thread), streaming its matches;
     /// returns its last answer (`done`, `scan` or `error`).
-    fn search(
-        &self,
-        id: u64,
-        q: &SearchQuery,
-        tx: &mpsc::Sender<Response>,
-        cancel: &AtomicBool,
-    ) -> Response {
-        let send = |m: Response| tx.blocking_send(m).is_ok();
+    fn search(&self, id: u64, q: &SearchQuery, out: &mut Answers, cancel: &AtomicBool) -> Response {
         let fail = |message: String| Response::Error {
             id: Some(id),
             message,
@@ -912,7 +973,7 @@ impl State {
                 &matcher,
                 &candidates,
                 &regions,
-                tx,
+                out,
                 cancel,
                 &mut errors,
             );
@@ -929,7 +990,7 @@ impl State {
                     path: shown,
                     regions,
                 };
-                if !send(file) {
+                if !out.push(&file) {
                     cancelled = true;
                     break;
                 }
@@ -944,7 +1005,7 @@ impl State {
                 &matcher,
                 &candidates,
                 &regions,
-                tx,
+                out,
                 cancel,
             );
         }
@@ -1020,7 +1081,7 @@ fn print_files(
     matcher: &grep_regex::RegexMatcher,
     candidates: &[(PathBuf, Option<usize>, Vec<u8>)],
     regions: &(dyn Fn(Option<usize>) -> Option<Regions> + Sync),
-    tx: &mpsc::Sender<Response>,
+    answers: &mut Answers,
     cancel: &AtomicBool,
     errors: &mut Vec<String>,
 ) -> (u64, bool) {
@@ -1035,7 +1096,7 @@ fn print_files(
             let shown = Path::new(OsStr::from_bytes(shown));
             search::print_file(s, matcher, opts, path, shown, regions(*base_id).as_ref())
         },
-        |_, printed: Vec<search::Printed>| {
+        |_, printed: Vec<search::Printed>, more| {
             // The chunk's output, joined as rg joins files.
             let mut out = Vec::new();
             for p in printed {
@@ -1058,9 +1119,12 @@ fn print_files(
                 out.chunks(PRINT_FRAME).map(<[u8]>::to_vec).collect()
             };
             for bytes in pieces.into_iter().filter(|b| !b.is_empty()) {
-                if tx.blocking_send(Response::Printed { id, bytes }).is_err() {
+                if !answers.push(&Response::Printed { id, bytes }) {
                     return ControlFlow::Break(true);
                 }
+            }
+            if more && !answers.flush() {
+                return ControlFlow::Break(true);
             }
             ControlFlow::Continue(())
         },
@@ -1081,10 +1145,9 @@ fn verify(
     matcher: &grep_regex::RegexMatcher,
     candidates: &[(PathBuf, Option<usize>, Vec<u8>)],
     regions: &(dyn Fn(Option<usize>) -> Option<Regions> + Sync),
-    tx: &mpsc::Sender<Response>,
+    answers: &mut Answers,
     cancel: &AtomicBool,
 ) -> (u64, bool) {
-    let send = |m: Response| tx.blocking_send(m).is_ok();
     let mut matches = 0u64;
     let full = |matches: u64| q.limit > 0 && matches >= q.limit;
     let cancelled = by_chunks(
@@ -1104,7 +1167,7 @@ fn verify(
                 search::file_lines(matcher, path, regions.as_ref())
             }
         },
-        |chunk, found| {
+        |chunk, found, more| {
             for ((_, _, shown), lines) in chunk.iter().zip(found) {
                 if q.files && !lines.is_empty() {
                     let file = Response::File {
@@ -1112,7 +1175,7 @@ fn verify(
                         path: shown.clone(),
                         regions: None,
                     };
-                    if !send(file) {
+                    if !answers.push(&file) {
                         return ControlFlow::Break(true);
                     }
                     matches += 1;
@@ -1128,7 +1191,7 @@ fn verify(
                         line,
                         text,
                     };
-                    if !send(m) {
+                    if !answers.push(&m) {
                         return ControlFlow::Break(true);
                     }
                     matches += 1;
@@ -1136,6 +1199,9 @@ fn verify(
                         return ControlFlow::Break(false);
                     }
                 }
+            }
+            if more && !answers.flush() {
+                return ControlFlow::Break(true);
             }
             ControlFlow::Continue(())
         },
