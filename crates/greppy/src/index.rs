@@ -65,8 +65,12 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// Files larger than this are not indexed (they are always read).
-pub const MAX_INDEXED: u64 = 16 << 20;
+/// Files larger than this are not indexed (they are always read, whole,
+/// by every search). Generated sources pass 16 MiB (tree-sitter's C++
+/// grammar is a 17 MB `parser.c`): left out, one such file was read by
+/// every search, 3 ms of each. A file is read whole to be indexed, so this
+/// bounds what indexing it holds in memory.
+pub const MAX_INDEXED: u64 = 128 << 20;
 
 /// A file with a NUL byte before this offset is never a match (see
 /// [`FileEntry::read`]).
@@ -89,7 +93,9 @@ const MAGIC: &[u8; 8] = b"GREPPYI3";
 // 4: files with a UTF-16 byte order mark are always candidates (3 left
 // them out). 5: blocks. 6: blocks of 4 KiB from 16 KiB files on, with
 // 512-byte filters (were 16 KiB from 64 KiB, 1 KiB), laid out word by word.
-const VERSION: u32 = 6;
+// 7: files up to 128 MiB are indexed (were 16 MiB; same layout, rebuilt so
+// that large files get their trigrams).
+const VERSION: u32 = 7;
 const HEADER: usize = 8 + 4 * 4 + 2 * 8 + 10 * 8;
 
 /// Text files from this size on are cut into blocks. A selective search's
@@ -1402,6 +1408,32 @@ mod tests {
         let r = index.regions(0, &all).unwrap();
         assert_eq!(r.parts.len(), 1);
         assert_eq!((r.parts[0].start, r.parts[0].end), (0, text.len() as u64));
+    }
+
+    #[test]
+    fn a_generated_file_past_16_mib_is_indexed_and_read_in_parts() {
+        // As tree-sitter's grammars are: tens of MB of tables in one `.c`.
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("parser.c");
+        let mut text = Vec::with_capacity(17 << 20);
+        let mut n = 0u64;
+        while text.len() < 17 << 20 {
+            n += 1;
+            writeln!(text, "  [{n}] = ACTIONS(sym_state_{n}),").unwrap();
+        }
+        text.extend_from_slice(b"static const char *grammar_name = \"cpp\";\n");
+        std::fs::write(&big, &text).unwrap();
+        let e = FileEntry::read(&big).unwrap();
+        assert!(e.trigrams.is_some(), "not indexed");
+        assert!(e.blocks.len() > 4000, "{}", e.blocks.len());
+        let index = Index::build(vec![big.clone()]);
+        let absent = crate::plan::plan_pattern("retry_policy", false, false).unwrap();
+        assert!(index.candidates(&absent).is_empty());
+        let q = crate::plan::plan_pattern("grammar_name", false, false).unwrap();
+        assert_eq!(index.candidates(&q), [big.as_path()]);
+        let r = index.regions(0, &q).unwrap();
+        let read: u64 = r.parts.iter().map(|p| p.end - p.start).sum();
+        assert!(read < 64 << 10, "{r:?}");
     }
 
     #[test]
