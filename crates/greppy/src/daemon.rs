@@ -52,25 +52,129 @@ const WRITE_BATCH: usize = 64 << 10;
 /// about [`WRITE_BATCH`], or one printed piece, [`PRINT_FRAME`]).
 const QUEUED_WRITES: usize = 256;
 
-/// A request's answers on their way to its connection's writer: encoded
-/// here, on the request's own thread, and gathered, so that a search's
-/// matches and its `done` go in one write and wake the client once, not
-/// once per answer (a selective search has about 20 matching lines).
-/// What is gathered goes to the writer when it passes [`WRITE_BATCH`]
-/// bytes, when a search moves on to its next chunk of files, and at the
-/// end; the writer's queue is bounded, so a client that does not read
-/// holds its searches, not the daemon's memory.
-struct Answers {
+/// A connection's way out. Whoever has answers writes them to the socket
+/// itself, at once, when nothing is queued before them and the socket
+/// takes them whole (the common case: a search's thread writes its own
+/// answer, with no hop to another thread). What the socket does not take
+/// is queued for the connection's writer task, which waits until the
+/// socket can take more; while anything is queued, every answer goes
+/// through the queue, in order. The queue is bounded ([`QUEUED_WRITES`]),
+/// so a client that does not read holds its searches and its reader, not
+/// the daemon's memory.
+#[derive(Clone)]
+struct Out {
+    sink: Arc<Sink>,
     tx: mpsc::Sender<Vec<u8>>,
+}
+
+/// The socket's write half, and how many writes are queued for the writer
+/// task and not yet written whole.
+struct Sink {
+    wr: tokio::net::unix::OwnedWriteHalf,
+    queued: Mutex<usize>,
+}
+
+impl Out {
+    /// Writes what of `bytes` the socket takes now if nothing is queued;
+    /// what is left to queue, counted as queued: the caller sends it (a
+    /// remainder of a partial write is queued here, first in line).
+    fn start(&self, mut bytes: Vec<u8>) -> Option<Vec<u8>> {
+        let mut queued = lock(&self.sink.queued);
+        if *queued > 0 {
+            *queued += 1;
+            return Some(bytes);
+        }
+        let mut at = 0;
+        while at < bytes.len() {
+            match self.sink.wr.try_write(&bytes[at..]) {
+                Ok(n) if n > 0 => at += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                // Full, or broken: the writer task waits, or finds out.
+                _ => break,
+            }
+        }
+        if at == bytes.len() {
+            return None;
+        }
+        bytes.drain(..at);
+        // Nothing is queued, so the queue is empty and this fits.
+        if self.tx.try_send(bytes).is_ok() {
+            *queued += 1;
+        }
+        None
+    }
+
+    /// Writes or queues `bytes`, waiting while the queue is full; whether
+    /// the connection is still open. From async code.
+    async fn send(&self, bytes: Vec<u8>) -> bool {
+        match self.start(bytes) {
+            None => !self.tx.is_closed(),
+            Some(rest) => self.tx.send(rest).await.is_ok(),
+        }
+    }
+
+    /// [`Out::send`] from a blocking thread.
+    fn blocking_send(&self, bytes: Vec<u8>) -> bool {
+        match self.start(bytes) {
+            None => !self.tx.is_closed(),
+            Some(rest) => self.tx.blocking_send(rest).is_ok(),
+        }
+    }
+
+    /// The writer task: writes what is queued, several writes in one, as
+    /// the socket can take them; ends when every [`Out`] is gone or the
+    /// socket fails, and gives the socket back.
+    async fn writer(sink: Arc<Sink>, mut rx: mpsc::Receiver<Vec<u8>>) -> Arc<Sink> {
+        while let Some(mut out) = rx.recv().await {
+            let mut n = 1;
+            while out.len() < WRITE_BATCH {
+                match rx.try_recv() {
+                    Ok(more) => {
+                        out.extend_from_slice(&more);
+                        n += 1;
+                    }
+                    Err(_) => break,
+                }
+            }
+            let mut at = 0;
+            while at < out.len() {
+                if sink.wr.writable().await.is_err() {
+                    return sink;
+                }
+                match sink.wr.try_write(&out[at..]) {
+                    Ok(0) => return sink,
+                    Ok(k) => at += k,
+                    Err(e)
+                        if matches!(
+                            e.kind(),
+                            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted
+                        ) => {}
+                    Err(_) => return sink,
+                }
+            }
+            *lock(&sink.queued) -= n;
+        }
+        sink
+    }
+}
+
+/// A request's answers on their way out: encoded here, on the request's
+/// own thread, and gathered, so that a search's matches and its `done` go
+/// in one write and wake the client once, not once per answer (a selective
+/// search has about 20 matching lines). What is gathered goes out
+/// ([`Out`]) when it passes [`WRITE_BATCH`] bytes, when a search moves on
+/// to its next chunk of files, and at the end.
+struct Answers {
+    out: Out,
     buf: Vec<u8>,
-    /// The writer is gone (the client went away).
+    /// The connection is gone (the client went away).
     closed: bool,
 }
 
 impl Answers {
-    fn new(tx: mpsc::Sender<Vec<u8>>) -> Answers {
+    fn new(out: Out) -> Answers {
         Answers {
-            tx,
+            out,
             buf: Vec::new(),
             closed: false,
         }
@@ -85,12 +189,12 @@ impl Answers {
         !self.closed
     }
 
-    /// Hands what is gathered to the writer (waiting while its queue is
+    /// Sends what is gathered (waiting while the connection's queue is
     /// full); whether the client is still there.
     fn flush(&mut self) -> bool {
         if !self.buf.is_empty() && !self.closed {
             let bytes = std::mem::take(&mut self.buf);
-            self.closed = self.tx.blocking_send(bytes).is_err();
+            self.closed = !self.out.blocking_send(bytes);
         }
         !self.closed
     }
@@ -437,24 +541,14 @@ impl State {
         let Ok(_permit) = self.connections.clone().try_acquire_owned() else {
             return say(&mut stream, &Response::Busy { id: None }).await;
         };
-        let (mut rd, mut wr) = stream.into_split();
-        let (tx, mut rx) = mpsc::channel::<Vec<u8>>(QUEUED_WRITES);
-        // Answers come encoded ([`Answers`]); those already queued go out
-        // together, in one write.
-        let writer = tokio::spawn(async move {
-            while let Some(mut out) = rx.recv().await {
-                while out.len() < WRITE_BATCH {
-                    match rx.try_recv() {
-                        Ok(more) => out.extend_from_slice(&more),
-                        Err(_) => break,
-                    }
-                }
-                if wr.write_all(&out).await.is_err() {
-                    break;
-                }
-            }
-            wr
+        let (mut rd, wr) = stream.into_split();
+        let (tx, rx) = mpsc::channel::<Vec<u8>>(QUEUED_WRITES);
+        let sink = Arc::new(Sink {
+            wr,
+            queued: Mutex::new(0),
         });
+        let writer = tokio::spawn(Out::writer(sink.clone(), rx));
+        let out = Out { sink, tx };
         let cancels: Arc<Mutex<FxHashMap<u64, Arc<AtomicBool>>>> = Arc::default();
         let mut decoder = Decoder::new(self.limits.frame);
         let mut greeted = false;
@@ -469,8 +563,7 @@ impl State {
                             "a frame did not arrive whole within {} ms",
                             self.limits.frame_time.as_millis()
                         );
-                        let _ = tx
-                            .send(protocol::encode(&Response::Error { id: None, message }))
+                        out.send(protocol::encode(&Response::Error { id: None, message }))
                             .await;
                         break;
                     }
@@ -488,12 +581,11 @@ impl State {
                     Ok(Some(r)) => r,
                     Ok(None) => break,
                     Err(e) => {
-                        let _ = tx
-                            .send(protocol::encode(&Response::Error {
-                                id: None,
-                                message: e.to_string(),
-                            }))
-                            .await;
+                        out.send(protocol::encode(&Response::Error {
+                            id: None,
+                            message: e.to_string(),
+                        }))
+                        .await;
                         break 'read;
                     }
                 };
@@ -501,8 +593,7 @@ impl State {
                     Request::Hello { version, .. } if version == protocol::VERSION => {
                         greeted = true;
                         let server = format!("greppy {}", env!("CARGO_PKG_VERSION"));
-                        let _ = tx
-                            .send(protocol::encode(&Response::Hello { version, server }))
+                        out.send(protocol::encode(&Response::Hello { version, server }))
                             .await;
                     }
                     Request::Hello { version, .. } => {
@@ -510,15 +601,13 @@ impl State {
                             "protocol version {version}; this daemon speaks {}",
                             protocol::VERSION
                         );
-                        let _ = tx
-                            .send(protocol::encode(&Response::Error { id: None, message }))
+                        out.send(protocol::encode(&Response::Error { id: None, message }))
                             .await;
                         break 'read;
                     }
                     _ if !greeted => {
                         let message = "the first message must be hello".to_string();
-                        let _ = tx
-                            .send(protocol::encode(&Response::Error { id: None, message }))
+                        out.send(protocol::encode(&Response::Error { id: None, message }))
                             .await;
                         break 'read;
                     }
@@ -530,14 +619,14 @@ impl State {
                         }
                     }
                     Request::Search { id, query } => {
-                        let Some(slot) = self.slot(id, &tx).await else {
+                        let Some(slot) = self.slot(id, &out).await else {
                             continue;
                         };
                         let flag = Arc::new(AtomicBool::new(false));
                         lock(&cancels).insert(id, flag.clone());
                         let cancels = cancels.clone();
-                        let run = move |state: &Arc<State>, turn, tx: &mpsc::Sender<_>| {
-                            state.run_blocking(slot, tx, move |state, out| {
+                        let run = move |state: &Arc<State>, turn, to: &Out| {
+                            state.run_blocking(slot, to, move |state, out| {
                                 let last = state.search(id, &query, out, &flag);
                                 drop(turn);
                                 lock(&cancels).remove(&id);
@@ -547,27 +636,27 @@ impl State {
                         // Its turn, in order (a task waits for it only when
                         // none is free); then on a blocking thread.
                         match self.turns.clone().try_acquire_owned() {
-                            Ok(turn) => run(&self, turn, &tx),
+                            Ok(turn) => run(&self, turn, &out),
                             Err(_) => {
-                                let (state, tx) = (self.clone(), tx.clone());
+                                let (state, to) = (self.clone(), out.clone());
                                 tokio::spawn(async move {
                                     if let Ok(turn) = state.turns.clone().acquire_owned().await {
-                                        run(&state, turn, &tx);
+                                        run(&state, turn, &to);
                                     }
                                 });
                             }
                         }
                     }
                     Request::Find { id, query } => {
-                        if let Some(slot) = self.slot(id, &tx).await {
-                            self.run_blocking(slot, &tx, move |state, out| {
+                        if let Some(slot) = self.slot(id, &out).await {
+                            self.run_blocking(slot, &out, move |state, out| {
                                 state.find(id, &query, out)
                             });
                         }
                     }
                     Request::Index { id, path } => {
-                        if let Some(slot) = self.slot(id, &tx).await {
-                            self.run_blocking(slot, &tx, move |state, _| {
+                        if let Some(slot) = self.slot(id, &out).await {
+                            self.run_blocking(slot, &out, move |state, _| {
                                 state.index(id, &path_of(&path))
                             });
                         }
@@ -575,18 +664,16 @@ impl State {
                     Request::Status { id } => {
                         let roots = lock(&self.roots).clone();
                         let roots = roots.iter().map(|r| info(r)).collect();
-                        let _ = tx
-                            .send(protocol::encode(&Response::Status { id, roots }))
+                        out.send(protocol::encode(&Response::Status { id, roots }))
                             .await;
                     }
                     Request::Forget { id, path } => {
-                        let _ = tx
-                            .send(protocol::encode(&self.forget(id, &path_of(&path))))
+                        out.send(protocol::encode(&self.forget(id, &path_of(&path))))
                             .await;
                     }
                     Request::Shutdown { id } => {
                         // The daemon stops once this `ok` is written.
-                        let _ = tx.send(protocol::encode(&Response::Ok { id })).await;
+                        out.send(protocol::encode(&Response::Ok { id })).await;
                         shutdown = true;
                         break 'read;
                     }
@@ -597,7 +684,7 @@ impl State {
         for flag in cancels.lock().unwrap_or_else(|e| e.into_inner()).values() {
             flag.store(true, Ordering::Relaxed);
         }
-        drop(tx);
+        drop(out);
         let wr = writer.await;
         if shutdown {
             self.shutdown.notify_one();
@@ -616,31 +703,30 @@ impl State {
     /// One of the slots for requests that run on a blocking thread
     /// (searches, finds, index builds), or `busy` to the client if none is
     /// free.
-    async fn slot(&self, id: u64, tx: &mpsc::Sender<Vec<u8>>) -> Option<OwnedSemaphorePermit> {
+    async fn slot(&self, id: u64, out: &Out) -> Option<OwnedSemaphorePermit> {
         match self.searches.clone().try_acquire_owned() {
             Ok(p) => Some(p),
             Err(_) => {
-                let _ = tx
-                    .send(protocol::encode(&Response::Busy { id: Some(id) }))
+                out.send(protocol::encode(&Response::Busy { id: Some(id) }))
                     .await;
                 None
             }
         }
     }
 
-    /// Runs `work` on a blocking thread, streaming through `tx`, and sends
+    /// Runs `work` on a blocking thread, streaming through `to`, and sends
     /// its last answer (with what it has gathered) once `slot` is free
     /// again: a client that waits for that answer may send its next
     /// request at once.
     fn run_blocking(
         self: &Arc<Self>,
         slot: OwnedSemaphorePermit,
-        tx: &mpsc::Sender<Vec<u8>>,
+        to: &Out,
         work: impl FnOnce(&State, &mut Answers) -> Response + Send + 'static,
     ) {
-        let (state, tx) = (self.clone(), tx.clone());
+        let (state, to) = (self.clone(), to.clone());
         tokio::task::spawn_blocking(move || {
-            let mut out = Answers::new(tx);
+            let mut out = Answers::new(to);
             let last = work(&state, &mut out);
             protocol::encode_into(&last, &mut out.buf);
             drop(slot);
@@ -1207,4 +1293,73 @@ fn verify(
         },
     );
     (matches, cancelled)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+
+    #[test]
+    fn writes_from_many_threads_arrive_whole_and_each_in_order() {
+        // Threads write their own answers when nothing is queued, and queue
+        // them otherwise; a reader slower than they are gets every frame
+        // whole, and each thread's in the order it sent them.
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let (ours, theirs) = rt.block_on(async { UnixStream::pair() }).unwrap();
+        let (_rd, wr) = ours.into_split();
+        let (tx, rx) = mpsc::channel(QUEUED_WRITES);
+        let sink = Arc::new(Sink {
+            wr,
+            queued: Mutex::new(0),
+        });
+        let writer = rt.spawn(Out::writer(sink.clone(), rx));
+        let out = Out { sink, tx };
+        let theirs = theirs.into_std().unwrap();
+        theirs.set_nonblocking(false).unwrap();
+        const THREADS: u64 = 4;
+        const EACH: u64 = 2000;
+        let reader = std::thread::spawn(move || {
+            let mut theirs = theirs;
+            let mut d = Decoder::new(1 << 20);
+            let mut next = [1u64; THREADS as usize];
+            let mut buf = [0u8; 1024];
+            while next.iter().any(|&n| n <= EACH) {
+                let n = theirs.read(&mut buf).unwrap();
+                assert!(n > 0, "the stream ended early");
+                d.push(&buf[..n]);
+                while let Some(m) = d.decode::<Response>().unwrap() {
+                    let Response::Match { id, line, text, .. } = m else {
+                        panic!("{m:?}");
+                    };
+                    assert_eq!(line, next[id as usize], "thread {id}");
+                    assert_eq!(text, vec![b'a' + id as u8; 700 + line as usize % 300]);
+                    next[id as usize] += 1;
+                }
+            }
+        });
+        std::thread::scope(|s| {
+            for id in 0..THREADS {
+                let out = out.clone();
+                s.spawn(move || {
+                    for line in 1..=EACH {
+                        let m = Response::Match {
+                            id,
+                            path: b"f".to_vec(),
+                            line,
+                            text: vec![b'a' + id as u8; 700 + line as usize % 300],
+                        };
+                        assert!(out.blocking_send(protocol::encode(&m)));
+                    }
+                });
+            }
+        });
+        reader.join().unwrap();
+        drop(out);
+        rt.block_on(writer).unwrap();
+    }
 }
