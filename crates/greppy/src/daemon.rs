@@ -75,6 +75,21 @@ struct Sink {
 }
 
 impl Out {
+    /// The way out through `wr`, and its writer task, for the caller to
+    /// spawn (it ends when every clone of the [`Out`] is gone, and gives
+    /// the socket back).
+    fn open(
+        wr: tokio::net::unix::OwnedWriteHalf,
+    ) -> (Out, impl Future<Output = Arc<Sink>> + Send + 'static) {
+        let (tx, rx) = mpsc::channel::<Vec<u8>>(QUEUED_WRITES);
+        let sink = Arc::new(Sink {
+            wr,
+            queued: Mutex::new(0),
+        });
+        let writer = Out::writer(sink.clone(), rx);
+        (Out { sink, tx }, writer)
+    }
+
     /// Writes what of `bytes` the socket takes now if nothing is queued;
     /// what is left to queue, counted as queued: the caller sends it (a
     /// remainder of a partial write is queued here, first in line).
@@ -104,12 +119,11 @@ impl Out {
         None
     }
 
-    /// Writes or queues `bytes`, waiting while the queue is full; whether
-    /// the connection is still open. From async code.
-    async fn send(&self, bytes: Vec<u8>) -> bool {
-        match self.start(bytes) {
-            None => !self.tx.is_closed(),
-            Some(rest) => self.tx.send(rest).await.is_ok(),
+    /// Writes or queues `bytes`, waiting while the queue is full. From
+    /// async code; a connection that is gone drops them.
+    async fn send(&self, bytes: Vec<u8>) {
+        if let Some(rest) = self.start(bytes) {
+            let _ = self.tx.send(rest).await;
         }
     }
 
@@ -123,7 +137,9 @@ impl Out {
 
     /// The writer task: writes what is queued, several writes in one, as
     /// the socket can take them; ends when every [`Out`] is gone or the
-    /// socket fails, and gives the socket back.
+    /// socket fails, and gives the socket back. (The socket is shared with
+    /// the threads that write at once, so it is written through `&self`:
+    /// `writable` and `try_write`, not `AsyncWrite`.)
     async fn writer(sink: Arc<Sink>, mut rx: mpsc::Receiver<Vec<u8>>) -> Arc<Sink> {
         while let Some(mut out) = rx.recv().await {
             let mut n = 1;
@@ -542,13 +558,8 @@ impl State {
             return say(&mut stream, &Response::Busy { id: None }).await;
         };
         let (mut rd, wr) = stream.into_split();
-        let (tx, rx) = mpsc::channel::<Vec<u8>>(QUEUED_WRITES);
-        let sink = Arc::new(Sink {
-            wr,
-            queued: Mutex::new(0),
-        });
-        let writer = tokio::spawn(Out::writer(sink.clone(), rx));
-        let out = Out { sink, tx };
+        let (out, writer) = Out::open(wr);
+        let writer = tokio::spawn(writer);
         let cancels: Arc<Mutex<FxHashMap<u64, Arc<AtomicBool>>>> = Arc::default();
         let mut decoder = Decoder::new(self.limits.frame);
         let mut greeted = false;
@@ -1312,13 +1323,8 @@ mod tests {
             .unwrap();
         let (ours, theirs) = rt.block_on(async { UnixStream::pair() }).unwrap();
         let (_rd, wr) = ours.into_split();
-        let (tx, rx) = mpsc::channel(QUEUED_WRITES);
-        let sink = Arc::new(Sink {
-            wr,
-            queued: Mutex::new(0),
-        });
-        let writer = rt.spawn(Out::writer(sink.clone(), rx));
-        let out = Out { sink, tx };
+        let (out, writer) = Out::open(wr);
+        let writer = rt.spawn(writer);
         let theirs = theirs.into_std().unwrap();
         theirs.set_nonblocking(false).unwrap();
         const THREADS: u64 = 4;
