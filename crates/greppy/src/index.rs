@@ -7,9 +7,10 @@
 //! [`MAX_INDEXED`] bytes, and those with a UTF-16 byte order mark (rg
 //! searches what they decode to). A file with a NUL byte in its first page
 //! is never reported by rg: it has no trigrams, so no plan with a trigram
-//! selects it. One with a NUL byte past that has its trigrams, but no
-//! blocks: rg's binary detection decides what to report of it, as it reads
-//! it whole.
+//! selects it, and it is listed as never matching, so that a plan with none
+//! (a scan) skips it too. One with a NUL byte past that has its trigrams,
+//! but no blocks: rg's binary detection decides what to report of it, as it
+//! reads it whole.
 //!
 //! The index is one byte layout, in memory after a build and memory-mapped
 //! after [`Index::open`], so a restarted process answers from the file
@@ -21,14 +22,16 @@
 //!
 //! ```text
 //! header   magic "GREPPYI3", then u32 version, files, trigrams, unindexed,
-//!          then u64 build time (ns since the epoch: files changed since
-//!          then may differ from what the index says) and source bytes,
-//!          then u64 offsets of: path ends, paths, sizes, unindexed, block
-//!          starts, blocks, table, postings, masks, and the total length
+//!          never, then u64 build time (ns since the epoch: files changed
+//!          since then may differ from what the index says) and source
+//!          bytes, then u64 offsets of: path ends, paths, sizes, unindexed,
+//!          never, block starts, blocks, table, postings, masks, and the
+//!          total length
 //! path ends   u64 per file: where its path ends in the path bytes
 //! paths       the paths' bytes, one after another, in `Path` order
 //! sizes       u64 per file: its length when it was indexed
 //! unindexed   u32 file ids, sorted
+//! never       u32 file ids, sorted: the files rg never reports (binary)
 //! block starts  u32 per file, and one more: its first block's number
 //!             (files without blocks have none)
 //! blocks      per block: u64 byte offset, u64 line number of its first
@@ -94,9 +97,10 @@ const MAGIC: &[u8; 8] = b"GREPPYI3";
 // them out). 5: blocks. 6: blocks of 4 KiB from 16 KiB files on, with
 // 512-byte filters (were 16 KiB from 64 KiB, 1 KiB), laid out word by word.
 // 7: files up to 128 MiB are indexed (were 16 MiB; same layout, rebuilt so
-// that large files get their trigrams).
-const VERSION: u32 = 7;
-const HEADER: usize = 8 + 4 * 4 + 2 * 8 + 10 * 8;
+// that large files get their trigrams). 8: the files that never match are
+// listed, so that a scan skips them.
+const VERSION: u32 = 8;
+const HEADER: usize = 8 + 5 * 4 + 2 * 8 + 11 * 8;
 
 /// Text files from this size on are cut into blocks. A selective search's
 /// candidates are mostly files of a few blocks: with blocks of 16 KiB from
@@ -283,12 +287,14 @@ pub struct Index {
     files: usize,
     trigrams: usize,
     unindexed: usize,
+    never: usize,
     built_at: u64,
     source_bytes: u64,
     path_ends: usize,
     paths: usize,
     sizes: usize,
     unindexed_at: usize,
+    never_at: usize,
     block_starts: usize,
     blocks: usize,
     table: usize,
@@ -307,6 +313,9 @@ pub struct FileEntry {
     pub trigrams: Option<Arc<[(Trigram, u8)]>>,
     /// Its blocks, if it is a large text file (else none).
     pub blocks: Arc<[Block]>,
+    /// rg never reports it, whatever the pattern: a NUL byte in its first
+    /// page ([`never_matches`]).
+    pub never: bool,
 }
 
 impl FileEntry {
@@ -318,6 +327,7 @@ impl FileEntry {
             size,
             trigrams: None,
             blocks: Arc::from(Vec::new()),
+            never: false,
         };
         if size > MAX_INDEXED || !meta.is_file() {
             return Some(unindexed);
@@ -338,7 +348,8 @@ impl FileEntry {
             // reports, so the file has no blocks of its own and is read
             // whole; but whatever it reports holds its pattern's trigrams,
             // so the trigrams still decide whether it is read at all.
-            let trigrams = if nul < NEVER_MATCHES_BELOW {
+            let never = nul < NEVER_MATCHES_BELOW;
+            let trigrams = if never {
                 Vec::new()
             } else {
                 trigrams_with_masks(&text)
@@ -347,6 +358,7 @@ impl FileEntry {
                 size: text.len() as u64,
                 trigrams: Some(trigrams.into()),
                 blocks: Arc::from(Vec::new()),
+                never,
             });
         }
         let tris = trigrams_with_masks(&text);
@@ -359,11 +371,15 @@ impl FileEntry {
             size: text.len() as u64,
             trigrams: Some(tris.into()),
             blocks: blocks.into(),
+            never: false,
         })
     }
 
     /// Whether this file may match `q`.
     pub fn admits(&self, q: &Query) -> bool {
+        if self.never {
+            return false;
+        }
         match &self.trigrams {
             None => true,
             Some(t) => q.admits(&|x, next| {
@@ -545,6 +561,7 @@ struct Parts<'a> {
     files: Vec<&'a Path>,
     sizes: Vec<u64>,
     unindexed: Vec<u32>,
+    never: Vec<u32>,
     /// Per trigram: the file ids and the masks of the bytes after it.
     table: Vec<(Trigram, Vec<u32>, Vec<u8>)>,
     /// Per file, its blocks: (offset, line) each, and their filters laid
@@ -571,8 +588,12 @@ impl Index {
     fn from_entries(entries: &[(PathBuf, FileEntry)], built_at: u64) -> Index {
         let mut postings: FxHashMap<Trigram, (Vec<u32>, Vec<u8>)> = FxHashMap::default();
         let mut unindexed = Vec::new();
+        let mut never = Vec::new();
         for (id, (_, e)) in entries.iter().enumerate() {
             let id = id as u32;
+            if e.never {
+                never.push(id);
+            }
             match &e.trigrams {
                 Some(tris) => {
                     for (t, m) in tris.iter() {
@@ -591,6 +612,7 @@ impl Index {
             files: entries.iter().map(|(p, _)| p.as_path()).collect(),
             sizes: entries.iter().map(|(_, e)| e.size).collect(),
             unindexed,
+            never,
             table,
             blocks: entries.iter().map(|(_, e)| entry_blocks(e)).collect(),
             built_at,
@@ -645,14 +667,20 @@ impl Index {
                 blocks.push(entry_blocks(e));
             }
         }
-        let mut unindexed: Vec<u32> = self
-            .ids(self.unindexed_at, self.unindexed)
-            .into_iter()
-            .map(|o| old_to_new[o as usize])
-            .filter(|&n| n != u32::MAX)
-            .collect();
+        let kept = |at, count| -> Vec<u32> {
+            self.ids(at, count)
+                .into_iter()
+                .map(|o| old_to_new[o as usize])
+                .filter(|&n| n != u32::MAX)
+                .collect()
+        };
+        let mut unindexed = kept(self.unindexed_at, self.unindexed);
+        let mut never = kept(self.never_at, self.never);
         let mut added: FxHashMap<Trigram, Vec<(u32, u8)>> = FxHashMap::default();
         for (id, e) in &new_entries {
+            if e.never {
+                never.push(*id);
+            }
             match &e.trigrams {
                 Some(tris) => {
                     for (t, m) in tris.iter() {
@@ -663,6 +691,7 @@ impl Index {
             }
         }
         unindexed.sort_unstable();
+        never.sort_unstable();
         let mut added: Vec<(Trigram, Vec<(u32, u8)>)> = added.into_iter().collect();
         added.sort_unstable_by_key(|(t, _)| *t);
         let split = |v: Vec<(u32, u8)>| -> (Vec<u32>, Vec<u8>) { v.into_iter().unzip() };
@@ -705,6 +734,7 @@ impl Index {
             files,
             sizes,
             unindexed,
+            never,
             table,
             blocks,
             built_at: built_at.min(self.built_at),
@@ -756,15 +786,15 @@ impl Index {
         let d = &*data;
         ensure!(d.len() >= HEADER && &d[..8] == MAGIC, "bad magic");
         let field32 = |i: usize| u32_at(d, 8 + 4 * i).unwrap_or(0) as usize;
-        let field64 = |i: usize| u64_at(d, 24 + 8 * i).unwrap_or(u64::MAX);
+        let field64 = |i: usize| u64_at(d, 28 + 8 * i).unwrap_or(u64::MAX);
         let offset = |i: usize| field64(2 + i) as usize;
         if field32(0) != VERSION as usize {
             bail!("index version {} (this greppy reads {VERSION})", field32(0));
         }
-        let (files, trigrams, unindexed) = (field32(1), field32(2), field32(3));
+        let (files, trigrams, unindexed, never) = (field32(1), field32(2), field32(3), field32(4));
         let (path_ends, paths, sizes, unindexed_at) = (offset(0), offset(1), offset(2), offset(3));
-        let (block_starts, blocks) = (offset(4), offset(5));
-        let (table, postings, masks, total) = (offset(6), offset(7), offset(8), offset(9));
+        let (never_at, block_starts, blocks) = (offset(4), offset(5), offset(6));
+        let (table, postings, masks, total) = (offset(7), offset(8), offset(9), offset(10));
         ensure!(
             total == d.len(),
             "length {} where the header says {total}",
@@ -775,6 +805,7 @@ impl Index {
             (path_ends, files.checked_mul(8)),
             (sizes, files.checked_mul(8)),
             (unindexed_at, unindexed.checked_mul(4)),
+            (never_at, never.checked_mul(4)),
             (
                 block_starts,
                 files.checked_add(1).and_then(|n| n.checked_mul(4)),
@@ -804,10 +835,12 @@ impl Index {
             files,
             trigrams,
             unindexed,
+            never,
             path_ends,
             paths,
             sizes,
             unindexed_at,
+            never_at,
             block_starts,
             blocks,
             table,
@@ -1165,7 +1198,19 @@ impl Index {
     /// plan lets through, and every file the index does not speak for.
     pub fn candidate_ids(&self, q: &Query) -> Vec<u32> {
         match self.eval(q) {
-            None => (0..self.files as u32).collect(),
+            None => {
+                let never = self.ids(self.never_at, self.never);
+                let mut never = never.iter().peekable();
+                (0..self.files as u32)
+                    .filter(|id| {
+                        let skip = never.peek() == Some(&id);
+                        if skip {
+                            never.next();
+                        }
+                        !skip
+                    })
+                    .collect()
+            }
             Some(ids) => union(&ids, &self.ids(self.unindexed_at, self.unindexed)),
         }
     }
@@ -1186,7 +1231,8 @@ fn serialize(p: &Parts<'_>) -> Vec<u8> {
     let paths = path_ends + 8 * p.files.len();
     let sizes = paths + path_bytes;
     let unindexed_at = sizes + 8 * p.files.len();
-    let block_starts = unindexed_at + 4 * p.unindexed.len();
+    let never_at = unindexed_at + 4 * p.unindexed.len();
+    let block_starts = never_at + 4 * p.never.len();
     let blocks_at = block_starts + 4 * (p.files.len() + 1);
     let nblocks: usize = p.blocks.iter().map(|(r, _)| r.len()).sum();
     let table_at = blocks_at + BLOCK_RECORD * nblocks;
@@ -1200,6 +1246,7 @@ fn serialize(p: &Parts<'_>) -> Vec<u8> {
         p.files.len() as u32,
         p.table.len() as u32,
         p.unindexed.len() as u32,
+        p.never.len() as u32,
     ] {
         d.extend_from_slice(&v.to_le_bytes());
     }
@@ -1210,6 +1257,7 @@ fn serialize(p: &Parts<'_>) -> Vec<u8> {
         paths,
         sizes,
         unindexed_at,
+        never_at,
         block_starts,
         blocks_at,
         table_at,
@@ -1230,7 +1278,7 @@ fn serialize(p: &Parts<'_>) -> Vec<u8> {
     for s in &p.sizes {
         d.extend_from_slice(&s.to_le_bytes());
     }
-    for id in &p.unindexed {
+    for id in p.unindexed.iter().chain(&p.never) {
         d.extend_from_slice(&id.to_le_bytes());
     }
     let mut n = 0u32;
@@ -1472,6 +1520,10 @@ mod tests {
         assert_eq!(opened.candidates(&q), vec![b.as_path(), d.as_path()]);
         let q = crate::plan::plan_pattern("tail_only_token", false, false).unwrap();
         assert_eq!(opened.candidates(&q), vec![d.as_path()]);
+        // A pattern without trigrams reads every file but c.bin.
+        let all = vec![a.as_path(), b.as_path(), d.as_path()];
+        assert_eq!(opened.candidates(&Query::All), all);
+        assert_eq!(built.candidates(&Query::All), all);
         // Trigrams no file has: no candidate.
         for p in ["zqxjzqxj", "retry_zqxj", "Handlerzqx"] {
             let q = crate::plan::plan_pattern(p, false, false).unwrap();
@@ -1517,12 +1569,15 @@ mod tests {
         let b = w("b.rs", "fn beta() {}\n");
         let grown = w("b_big.rs", &big("old_word"));
         let c = w("c.rs", "fn gamma() {}\n");
+        // A binary file that stays as it is.
+        let z = w("z.o", "\0\x01\x02 fn zeta");
         let base = Index::build(vec![
             a.clone(),
             kept.clone(),
             b.clone(),
             grown.clone(),
             c.clone(),
+            z.clone(),
         ]);
         // b and b_big change, c goes, d and a binary e arrive.
         let b = w("b.rs", "fn beta_two() { alpha() }\n");
@@ -1538,11 +1593,12 @@ mod tests {
         let merged = base.merge(&changes, now_ns());
         let fresh = Index::build(vec![
             a.clone(),
-            kept,
+            kept.clone(),
             b.clone(),
-            grown,
+            grown.clone(),
             d.clone(),
             e.clone(),
+            z.clone(),
         ]);
         assert_eq!(
             merged.files().collect::<Vec<_>>(),
@@ -1562,13 +1618,17 @@ mod tests {
                 assert_eq!(merged.regions(id, &q), fresh.regions(id, &q), "{pat} {id}");
             }
         }
+        // A scan reads every file but the binary ones, kept or new.
+        let all = vec![&a, &kept, &b, &grown, &d];
+        assert_eq!(merged.candidates(&Query::All), all);
+        assert_eq!(fresh.candidates(&Query::All), all);
         // The large files' blocks hold their words only where they are.
         let q = crate::plan::plan_pattern("kept_word", false, false).unwrap();
         let parts = merged.regions(1, &q).unwrap().parts;
         assert!(!parts.is_empty() && parts.len() < merged.block_range(1).len() / 2);
         assert_eq!(merged.find(&d), Some(4));
         assert_eq!(merged.find(&c), None);
-        assert_eq!(merged.under(dir.path()), 0..6);
+        assert_eq!(merged.under(dir.path()), 0..7);
         assert_eq!(merged.under(&dir.path().join("nothing")).len(), 0);
     }
 
