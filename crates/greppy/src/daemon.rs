@@ -1050,6 +1050,11 @@ impl State {
             Some((s, chosen)) if Arc::ptr_eq(&s, &snap) => chosen,
             _ => choose(&snap),
         };
+        let reads = Reads {
+            snap: &snap,
+            plan: &plan,
+            fresh,
+        };
         let mut matches = 0u64;
         let mut cancelled = false;
         let mut errors: Vec<String> = Vec::new();
@@ -1062,14 +1067,13 @@ impl State {
             candidates.sort_by(|a, b| {
                 Path::new(OsStr::from_bytes(&a.2)).cmp(Path::new(OsStr::from_bytes(&b.2)))
             });
-            let regions = |base_id| snap.regions(base_id, &plan);
             (matches, cancelled) = print_files(
                 id,
                 self.alone(),
                 &opts,
                 &matcher,
                 &candidates,
-                &regions,
+                &reads,
                 out,
                 cancel,
                 &mut errors,
@@ -1094,14 +1098,13 @@ impl State {
                 matches += 1;
             }
         } else {
-            let regions = |base_id| snap.regions(base_id, &plan);
             (matches, cancelled) = verify(
                 id,
                 self.alone(),
                 q,
                 &matcher,
                 &candidates,
-                &regions,
+                &reads,
                 out,
                 cancel,
             );
@@ -1135,6 +1138,30 @@ impl State {
             cancelled,
             errors,
             note,
+        }
+    }
+}
+
+/// How a search reads its candidate files.
+struct Reads<'a> {
+    snap: &'a Snapshot,
+    plan: &'a crate::plan::Query,
+    /// Every change made before the search began is applied in `snap`.
+    fresh: bool,
+}
+
+impl Reads<'_> {
+    /// The parts of the candidate with index id `base_id` to read (`None`
+    /// inside: the whole file); `None` if it is not to be opened at all: in
+    /// a fresh snapshot a file is as its index entry says, so one whose
+    /// blocks all rule the pattern out cannot match. (In a stale one it is
+    /// opened, and read whole if its size has changed.) Half of a selective
+    /// search's candidates were such files: large ones that hold every
+    /// trigram of the pattern, but not in one block.
+    fn of(&self, base_id: Option<usize>) -> Option<Option<Regions>> {
+        match self.snap.regions(base_id, self.plan) {
+            Some(r) if self.fresh && r.parts.is_empty() => None,
+            regions => Some(regions),
         }
     }
 }
@@ -1177,7 +1204,7 @@ fn print_files(
     opts: &search::Options,
     matcher: &grep_regex::RegexMatcher,
     candidates: &[(PathBuf, Option<usize>, Vec<u8>)],
-    regions: &(dyn Fn(Option<usize>) -> Option<Regions> + Sync),
+    reads: &Reads<'_>,
     answers: &mut Answers,
     cancel: &AtomicBool,
     errors: &mut Vec<String>,
@@ -1191,7 +1218,12 @@ fn print_files(
         || search::searcher(opts),
         |s, (path, base_id, shown)| {
             let shown = Path::new(OsStr::from_bytes(shown));
-            search::print_file(s, matcher, opts, path, shown, regions(*base_id).as_ref())
+            match reads.of(*base_id) {
+                Some(regions) => {
+                    search::print_file(s, matcher, opts, path, shown, regions.as_ref())
+                }
+                None => search::Printed::nothing(),
+            }
         },
         |_, printed: Vec<search::Printed>, more| {
             // The chunk's output, joined as rg joins files.
@@ -1241,7 +1273,7 @@ fn verify(
     q: &SearchQuery,
     matcher: &grep_regex::RegexMatcher,
     candidates: &[(PathBuf, Option<usize>, Vec<u8>)],
-    regions: &(dyn Fn(Option<usize>) -> Option<Regions> + Sync),
+    reads: &Reads<'_>,
     answers: &mut Answers,
     cancel: &AtomicBool,
 ) -> (u64, bool) {
@@ -1253,7 +1285,9 @@ fn verify(
         cancel,
         || (),
         |(), (path, base_id, _)| {
-            let regions = regions(*base_id);
+            let Some(regions) = reads.of(*base_id) else {
+                return Vec::new();
+            };
             if q.files {
                 if search::file_matches(matcher, path, regions.as_ref()) {
                     vec![(0, Vec::new())]
