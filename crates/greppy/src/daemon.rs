@@ -19,7 +19,7 @@
 //! files in) gets `scan`, and the client scans: an answer is never
 //! wrong for want of an index.
 
-use crate::index::Regions;
+use crate::index::{BlockTest, Regions};
 use crate::live::{Phase, Root, Snapshot};
 use crate::plan::plan_pattern;
 use crate::protocol::{self, Decoder, FindQuery, Request, Response, RootInfo, SearchQuery};
@@ -1050,11 +1050,7 @@ impl State {
             Some((s, chosen)) if Arc::ptr_eq(&s, &snap) => chosen,
             _ => choose(&snap),
         };
-        let reads = Reads {
-            snap: &snap,
-            plan: &plan,
-            fresh,
-        };
+        let test = BlockTest::new(&plan);
         let mut matches = 0u64;
         let mut cancelled = false;
         let mut errors: Vec<String> = Vec::new();
@@ -1067,12 +1063,12 @@ impl State {
             candidates.sort_by(|a, b| {
                 Path::new(OsStr::from_bytes(&a.2)).cmp(Path::new(OsStr::from_bytes(&b.2)))
             });
+            let (reads, work) = to_read(&snap, &test, fresh, candidates);
             (matches, cancelled) = print_files(
                 id,
-                self.alone(),
+                self.alone() && work >= SHARE_FROM,
                 &opts,
                 &matcher,
-                &candidates,
                 &reads,
                 out,
                 cancel,
@@ -1085,7 +1081,7 @@ impl State {
                 if q.limit > 0 && matches >= q.limit {
                     break;
                 }
-                let regions = q.regions.then(|| snap.regions(base_id, &plan)).flatten();
+                let regions = q.regions.then(|| snap.regions(base_id, &test)).flatten();
                 let file = Response::File {
                     id,
                     path: shown,
@@ -1098,12 +1094,12 @@ impl State {
                 matches += 1;
             }
         } else {
+            let (reads, work) = to_read(&snap, &test, fresh, candidates);
             (matches, cancelled) = verify(
                 id,
-                self.alone(),
+                self.alone() && work >= SHARE_FROM,
                 q,
                 &matcher,
-                &candidates,
                 &reads,
                 out,
                 cancel,
@@ -1142,28 +1138,57 @@ impl State {
     }
 }
 
-/// How a search reads its candidate files.
-struct Reads<'a> {
-    snap: &'a Snapshot,
-    plan: &'a crate::plan::Query,
-    /// Every change made before the search began is applied in `snap`.
-    fresh: bool,
+/// A candidate file to read: where it is, its name as answered, and the
+/// parts of it to read (`None`: all of it).
+struct ToRead {
+    path: PathBuf,
+    shown: Vec<u8>,
+    regions: Option<Regions>,
 }
 
-impl Reads<'_> {
-    /// The parts of the candidate with index id `base_id` to read (`None`
-    /// inside: the whole file); `None` if it is not to be opened at all: in
-    /// a fresh snapshot a file is as its index entry says, so one whose
-    /// blocks all rule the pattern out cannot match. (In a stale one it is
-    /// opened, and read whole if its size has changed.) Half of a selective
-    /// search's candidates were such files: large ones that hold every
-    /// trigram of the pattern, but not in one block.
-    fn of(&self, base_id: Option<usize>) -> Option<Option<Regions>> {
-        match self.snap.regions(base_id, self.plan) {
-            Some(r) if self.fresh && r.parts.is_empty() => None,
-            regions => Some(regions),
-        }
-    }
+/// Reading one more file costs about this much beside its bytes (open,
+/// close, a searcher's set-up), in bytes' worth of reading.
+const FILE_COST: u64 = 16 << 10;
+
+/// Reading that is shared with the verify pool only past this many bytes'
+/// worth ([`FILE_COST`]): below it, waking the pool's threads and joining
+/// them costs more than it saves, and the woken threads spin a while
+/// afterwards on the cores the client and the daemon need. Most selective
+/// searches read a few files, in parts.
+const SHARE_FROM: u64 = 256 << 10;
+
+/// The candidates to open, in order, with the parts of each to read. In a
+/// fresh snapshot a file is as its index entry says, so one whose blocks
+/// all rule the pattern out cannot match, and is left out. (In a stale one
+/// it is opened, and read whole if its size has changed.) Half of a
+/// selective search's candidates were such files: large ones that hold
+/// every trigram of the pattern, but not in one block. Also whether the
+/// reading is worth sharing with the verify pool ([`SHARE_FROM`]).
+fn to_read(
+    snap: &Snapshot,
+    test: &BlockTest<'_>,
+    fresh: bool,
+    candidates: Vec<(PathBuf, Option<usize>, Vec<u8>)>,
+) -> (Vec<ToRead>, u64) {
+    let mut work = 0u64;
+    let reads = candidates
+        .into_iter()
+        .filter_map(|(path, base_id, shown)| {
+            let regions = snap.regions(base_id, test);
+            let bytes = match &regions {
+                Some(r) if fresh && r.parts.is_empty() => return None,
+                Some(r) => r.parts.iter().map(|p| p.end - p.start).sum(),
+                None => base_id.map_or(FILE_COST, |i| snap.base.size(i)),
+            };
+            work += FILE_COST + bytes;
+            Some(ToRead {
+                path,
+                shown,
+                regions,
+            })
+        })
+        .collect();
+    (reads, work)
 }
 
 /// The search options a `print` request asks for.
@@ -1191,8 +1216,8 @@ fn print_options(pattern: Pattern, p: &protocol::Print) -> Result<search::Option
     })
 }
 
-/// Searches `candidates` (only the parts `regions` names, where that
-/// suffices) a chunk at a time on the verify pool, and answers what rg
+/// Searches `reads` (only the parts each names, where that suffices) a
+/// chunk at a time (on the verify pool when `parallel`), and answers what rg
 /// prints for them, in their order, in `printed` answers of at most
 /// [`PRINT_FRAME`] bytes; files that cannot be read are added to `errors`,
 /// as rg words them. A cancel stops at the next chunk. How many files
@@ -1203,8 +1228,7 @@ fn print_files(
     parallel: bool,
     opts: &search::Options,
     matcher: &grep_regex::RegexMatcher,
-    candidates: &[(PathBuf, Option<usize>, Vec<u8>)],
-    reads: &Reads<'_>,
+    reads: &[ToRead],
     answers: &mut Answers,
     cancel: &AtomicBool,
     errors: &mut Vec<String>,
@@ -1213,17 +1237,12 @@ fn print_files(
     let mut matched = 0u64;
     let cancelled = by_chunks(
         parallel,
-        candidates,
+        reads,
         cancel,
         || search::searcher(opts),
-        |s, (path, base_id, shown)| {
-            let shown = Path::new(OsStr::from_bytes(shown));
-            match reads.of(*base_id) {
-                Some(regions) => {
-                    search::print_file(s, matcher, opts, path, shown, regions.as_ref())
-                }
-                None => search::Printed::nothing(),
-            }
+        |s, r| {
+            let shown = Path::new(OsStr::from_bytes(&r.shown));
+            search::print_file(s, matcher, opts, &r.path, shown, r.regions.as_ref())
         },
         |_, printed: Vec<search::Printed>, more| {
             // The chunk's output, joined as rg joins files.
@@ -1261,8 +1280,8 @@ fn print_files(
     (matched, cancelled)
 }
 
-/// Reads `candidates` (only the parts `regions` names, where it names
-/// some) in parallel, a chunk at a time on the verify pool, and answers
+/// Reads `reads` (only the parts each names, where it names some) a chunk
+/// at a time (on the verify pool when `parallel`), and answers
 /// their matching lines, or the files with one with `files`, in path order;
 /// a cancel or the limit stops at the next chunk. How many answers were
 /// sent, and whether the search was cancelled.
@@ -1272,8 +1291,7 @@ fn verify(
     parallel: bool,
     q: &SearchQuery,
     matcher: &grep_regex::RegexMatcher,
-    candidates: &[(PathBuf, Option<usize>, Vec<u8>)],
-    reads: &Reads<'_>,
+    reads: &[ToRead],
     answers: &mut Answers,
     cancel: &AtomicBool,
 ) -> (u64, bool) {
@@ -1281,25 +1299,22 @@ fn verify(
     let full = |matches: u64| q.limit > 0 && matches >= q.limit;
     let cancelled = by_chunks(
         parallel,
-        candidates,
+        reads,
         cancel,
         || (),
-        |(), (path, base_id, _)| {
-            let Some(regions) = reads.of(*base_id) else {
-                return Vec::new();
-            };
+        |(), r| {
             if q.files {
-                if search::file_matches(matcher, path, regions.as_ref()) {
+                if search::file_matches(matcher, &r.path, r.regions.as_ref()) {
                     vec![(0, Vec::new())]
                 } else {
                     Vec::new()
                 }
             } else {
-                search::file_lines(matcher, path, regions.as_ref())
+                search::file_lines(matcher, &r.path, r.regions.as_ref())
             }
         },
         |chunk, found, more| {
-            for ((_, _, shown), lines) in chunk.iter().zip(found) {
+            for (ToRead { shown, .. }, lines) in chunk.iter().zip(found) {
                 if q.files && !lines.is_empty() {
                     let file = Response::File {
                         id,

@@ -161,6 +161,24 @@ fn bloom_mask(q: &Query) -> Option<Vec<(usize, u64)>> {
 /// The words of a Bloom filter.
 const BLOOM_WORDS: usize = BLOOM / 8;
 
+/// How a search tests a file's blocks against its query ([`Index::regions`]):
+/// the query, and the filter bits it needs, worked out once per search
+/// rather than once per candidate.
+#[derive(Debug)]
+pub struct BlockTest<'q> {
+    query: &'q Query,
+    mask: Option<Vec<(usize, u64)>>,
+}
+
+impl<'q> BlockTest<'q> {
+    pub fn new(query: &'q Query) -> BlockTest<'q> {
+        BlockTest {
+            query,
+            mask: bloom_mask(query),
+        }
+    }
+}
+
 /// The filters of one file's `n` blocks as the index lays them out: word
 /// `w` of block `j` is the `w * n + j`th u64.
 #[derive(Clone, Copy)]
@@ -947,21 +965,21 @@ impl Index {
         Filters { bytes, n }
     }
 
-    /// The parts of file `id` that may hold a match of `q`, adjacent ones
-    /// joined; `None` if the file has no blocks (read it whole).
-    pub fn regions(&self, id: usize, q: &Query) -> Option<Regions> {
+    /// The parts of file `id` that may hold a match of `test`'s query,
+    /// adjacent ones joined; `None` if the file has no blocks (read it
+    /// whole).
+    pub fn regions(&self, id: usize, test: &BlockTest<'_>) -> Option<Regions> {
         let range = self.block_range(id);
         if range.is_empty() {
             return None;
         }
         let size = self.size(id);
-        let mask = bloom_mask(q);
         let filters = self.filters(range.clone());
         let mut out: Vec<Region> = Vec::new();
         for (j, b) in range.clone().enumerate() {
-            let admitted = match &mask {
+            let admitted = match &test.mask {
                 Some(m) => filters.has_all(j, m),
-                None => q.admits(&|t, _| filters.has(j, t)),
+                None => test.query.admits(&|t, _| filters.has(j, t)),
             };
             if !admitted {
                 continue;
@@ -1439,8 +1457,8 @@ mod tests {
         let q = crate::plan::plan_pattern("the_needle", false, false).unwrap();
         assert_eq!(index.candidates(&q), [big.as_path(), small.as_path()]);
         // The small file has no blocks; the big one is read in one place.
-        assert_eq!(index.regions(1, &q), None);
-        let r = index.regions(0, &q).unwrap();
+        assert_eq!(index.regions(1, &BlockTest::new(&q)), None);
+        let r = index.regions(0, &BlockTest::new(&q)).unwrap();
         assert_eq!(r.size, text.len() as u64);
         assert_eq!(r.parts.len(), 1, "{r:?}");
         let part = r.parts[0];
@@ -1453,7 +1471,7 @@ mod tests {
         );
         // Every block may match "filler": one region, the whole file.
         let all = crate::plan::plan_pattern("filler", false, false).unwrap();
-        let r = index.regions(0, &all).unwrap();
+        let r = index.regions(0, &BlockTest::new(&all)).unwrap();
         assert_eq!(r.parts.len(), 1);
         assert_eq!((r.parts[0].start, r.parts[0].end), (0, text.len() as u64));
     }
@@ -1479,7 +1497,7 @@ mod tests {
         assert!(index.candidates(&absent).is_empty());
         let q = crate::plan::plan_pattern("grammar_name", false, false).unwrap();
         assert_eq!(index.candidates(&q), [big.as_path()]);
-        let r = index.regions(0, &q).unwrap();
+        let r = index.regions(0, &BlockTest::new(&q)).unwrap();
         let read: u64 = r.parts.iter().map(|p| p.end - p.start).sum();
         assert!(read < 64 << 10, "{r:?}");
     }
@@ -1615,7 +1633,11 @@ mod tests {
             let q = crate::plan::plan_pattern(pat, false, false).unwrap();
             assert_eq!(merged.candidates(&q), fresh.candidates(&q), "{pat}");
             for id in 0..fresh.len() {
-                assert_eq!(merged.regions(id, &q), fresh.regions(id, &q), "{pat} {id}");
+                assert_eq!(
+                    merged.regions(id, &BlockTest::new(&q)),
+                    fresh.regions(id, &BlockTest::new(&q)),
+                    "{pat} {id}"
+                );
             }
         }
         // A scan reads every file but the binary ones, kept or new.
@@ -1624,7 +1646,7 @@ mod tests {
         assert_eq!(fresh.candidates(&Query::All), all);
         // The large files' blocks hold their words only where they are.
         let q = crate::plan::plan_pattern("kept_word", false, false).unwrap();
-        let parts = merged.regions(1, &q).unwrap().parts;
+        let parts = merged.regions(1, &BlockTest::new(&q)).unwrap().parts;
         assert!(!parts.is_empty() && parts.len() < merged.block_range(1).len() / 2);
         assert_eq!(merged.find(&d), Some(4));
         assert_eq!(merged.find(&c), None);

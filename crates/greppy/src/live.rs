@@ -30,7 +30,7 @@
 //! a shared file back instead could see a later search's number before the
 //! events queued ahead of it were delivered.
 
-use crate::index::{FileEntry, Index, Regions, now_ns};
+use crate::index::{BlockTest, FileEntry, Index, Regions, now_ns};
 use crate::plan::Query;
 use crate::search::{walk_children, walk_tree};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -159,10 +159,10 @@ impl Snapshot {
         out
     }
 
-    /// The parts of a candidate that may match `q` (`None`: all of it),
-    /// given its id from [`Snapshot::candidates`].
-    pub fn regions(&self, id: Option<usize>, q: &Query) -> Option<Regions> {
-        id.and_then(|i| self.base.regions(i, q))
+    /// The parts of a candidate that may match `test`'s query (`None`: all
+    /// of it), given its id from [`Snapshot::candidates`].
+    pub fn regions(&self, id: Option<usize>, test: &BlockTest<'_>) -> Option<Regions> {
+        id.and_then(|i| self.base.regions(i, test))
     }
 
     /// The number of files.

@@ -285,17 +285,6 @@ pub struct Printed {
     pub stats: Stats,
 }
 
-impl Printed {
-    /// What a file that is not searched prints: nothing.
-    pub fn nothing() -> Printed {
-        Printed {
-            bytes: Vec::new(),
-            result: Ok(0),
-            stats: Stats::new(),
-        }
-    }
-}
-
 /// Searches the file at `path` with `s` (built by [`searcher`] for `opts`,
 /// and reused: its buffer is 64 KiB) and prints what rg would, naming it
 /// `shown`. With `regions`, only those parts are read if they suffice.

@@ -221,7 +221,7 @@ fn index_answers_equal_a_scan_and_ripgrep() {
         let mut via_regions = Vec::new();
         for id in index.candidate_ids(&plan) {
             let path = index.file(id as usize);
-            let regions = index.regions(id as usize, &plan);
+            let regions = index.regions(id as usize, &greppy::index::BlockTest::new(&plan));
             if let Some(r) = &regions
                 && i < 300
             {
