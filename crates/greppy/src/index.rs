@@ -235,8 +235,10 @@ pub struct Block {
     pub bloom: Box<[u8]>,
 }
 
-/// The blocks of `text`: whole lines, about [`BLOCK`] bytes each.
-fn blocks_of(text: &[u8]) -> Vec<Block> {
+/// Where the blocks of `text` lie: (start, end, first line), whole lines
+/// of about [`BLOCK`] bytes each. A block ends just after a newline (but
+/// the last), so no trigram crosses from one block into the next.
+fn block_spans(text: &[u8]) -> Vec<(usize, usize, u64)> {
     let mut out = Vec::with_capacity(text.len() / BLOCK + 1);
     let (mut start, mut line) = (0usize, 1u64);
     while start < text.len() {
@@ -244,24 +246,39 @@ fn blocks_of(text: &[u8]) -> Vec<Block> {
         if end < text.len() {
             end = memchr::memchr(b'\n', &text[end..]).map_or(text.len(), |i| end + i + 1);
         }
-        let part = &text[start..end];
-        let mut bloom = vec![0u8; BLOOM].into_boxed_slice();
-        for w in part.windows(3) {
-            if !w.contains(&b'\n') {
-                for b in bloom_bits(trigram(w[0], w[1], w[2])) {
-                    bloom[b / 8] |= 1 << (b % 8);
-                }
-            }
-        }
-        out.push(Block {
-            offset: start as u64,
-            line,
-            bloom,
-        });
-        line += memchr::memchr_iter(b'\n', part).count() as u64;
+        out.push((start, end, line));
+        line += memchr::memchr_iter(b'\n', &text[start..end]).count() as u64;
         start = end;
     }
     out
+}
+
+/// Sets trigram `t`'s bits in a block's filter.
+fn bloom_add(bloom: &mut [u8], t: Trigram) {
+    for b in bloom_bits(t) {
+        bloom[b / 8] |= 1 << (b % 8);
+    }
+}
+
+/// The blocks of `text` ([`block_spans`]), each with the filter of its
+/// trigrams.
+fn blocks_of(text: &[u8]) -> Vec<Block> {
+    block_spans(text)
+        .into_iter()
+        .map(|(start, end, line)| {
+            let mut bloom = vec![0u8; BLOOM].into_boxed_slice();
+            for w in text[start..end].windows(3) {
+                if !w.contains(&b'\n') {
+                    bloom_add(&mut bloom, trigram(w[0], w[1], w[2]));
+                }
+            }
+            Block {
+                offset: start as u64,
+                line,
+                bloom,
+            }
+        })
+        .collect()
 }
 
 /// A part of a file that may hold a match: bytes `start..end` (whole
@@ -370,7 +387,7 @@ impl FileEntry {
             let trigrams = if never {
                 Vec::new()
             } else {
-                trigrams_with_masks(&text)
+                trigrams_with_masks(&text, false).0
             };
             return Some(FileEntry {
                 size: text.len() as u64,
@@ -379,12 +396,7 @@ impl FileEntry {
                 never,
             });
         }
-        let tris = trigrams_with_masks(&text);
-        let blocks = if text.len() as u64 >= BLOCKED_FROM {
-            blocks_of(&text)
-        } else {
-            Vec::new()
-        };
+        let (tris, blocks) = trigrams_with_masks(&text, text.len() as u64 >= BLOCKED_FROM);
         Some(FileEntry {
             size: text.len() as u64,
             trigrams: Some(tris.into()),
@@ -467,36 +479,60 @@ pub fn release_thread_scratch() {
 }
 
 /// The trigrams of `text` (ASCII lower case, within a line), sorted and
-/// unique, each with the mask of the bytes that follow it. Trigrams of
-/// ASCII bytes go through a dense table (no sort of every window); the
-/// rest are sorted.
-fn trigrams_with_masks(text: &[u8]) -> Vec<(Trigram, u8)> {
+/// unique, each with the mask of the bytes that follow it; and with
+/// `blocked`, its blocks ([`blocks_of`]), made in the same pass over the
+/// bytes. Trigrams of ASCII bytes go through a dense table (no sort of
+/// every window); the rest are sorted.
+fn trigrams_with_masks(text: &[u8], blocked: bool) -> (Vec<(Trigram, u8)>, Vec<Block>) {
     DENSE.with_borrow_mut(|d| {
         let Some(d) = d.as_mut() else {
-            return trigrams_sorted(text);
+            let blocks = if blocked { blocks_of(text) } else { Vec::new() };
+            return (trigrams_sorted(text), blocks);
         };
+        let spans = if blocked {
+            block_spans(text)
+        } else {
+            vec![(0, text.len(), 1)]
+        };
+        let mut blocks = Vec::with_capacity(if blocked { spans.len() } else { 0 });
         let mut wide: Vec<u32> = Vec::new();
-        for i in 0..text.len().saturating_sub(2) {
-            let (a, b, c) = (text[i], text[i + 1], text[i + 2]);
-            if a == b'\n' || b == b'\n' || c == b'\n' {
-                continue;
-            }
-            let next = text
-                .get(i + 3)
-                .filter(|&&x| x != b'\n')
-                .map_or(0, |&x| next_bit(x));
-            if (a | b | c) < 128 {
-                let idx = (usize::from(a.to_ascii_lowercase()) << 14)
-                    | (usize::from(b.to_ascii_lowercase()) << 7)
-                    | usize::from(c.to_ascii_lowercase());
-                let (w, bit) = (idx >> 3, 1u8 << (idx & 7));
-                if d.seen[w] & bit == 0 {
-                    d.seen[w] |= bit;
-                    d.touched.push(idx as u32);
+        let last = text.len().saturating_sub(2);
+        for (start, end, line) in spans {
+            let mut bloom = blocked.then(|| vec![0u8; BLOOM].into_boxed_slice());
+            for i in start..end.min(last) {
+                let (a, b, c) = (text[i], text[i + 1], text[i + 2]);
+                if a == b'\n' || b == b'\n' || c == b'\n' {
+                    continue;
                 }
-                d.mask[idx] |= next;
-            } else {
-                wide.push((trigram(a, b, c) << 8) | u32::from(next));
+                let next = text
+                    .get(i + 3)
+                    .filter(|&&x| x != b'\n')
+                    .map_or(0, |&x| next_bit(x));
+                let t = trigram(a, b, c);
+                if (a | b | c) < 128 {
+                    // The trigram's three 7-bit bytes, packed in 21 bits.
+                    let idx = ((t as usize >> 2) & (127 << 14))
+                        | ((t as usize >> 1) & (127 << 7))
+                        | (t as usize & 127);
+                    let (w, bit) = (idx >> 3, 1u8 << (idx & 7));
+                    if d.seen[w] & bit == 0 {
+                        d.seen[w] |= bit;
+                        d.touched.push(idx as u32);
+                    }
+                    d.mask[idx] |= next;
+                } else {
+                    wide.push((t << 8) | u32::from(next));
+                }
+                if let Some(bloom) = &mut bloom {
+                    bloom_add(bloom, t);
+                }
+            }
+            if let Some(bloom) = bloom {
+                blocks.push(Block {
+                    offset: start as u64,
+                    line,
+                    bloom,
+                });
             }
         }
         let mut out: Vec<(Trigram, u8)> = Vec::with_capacity(d.touched.len() + wide.len());
@@ -522,7 +558,7 @@ fn trigrams_with_masks(text: &[u8]) -> Vec<(Trigram, u8)> {
         // distinct ones (a wide trigram is never an ASCII one, so there
         // are no duplicates to fold).
         out.sort_unstable_by_key(|e| e.0);
-        out
+        (out, blocks)
     })
 }
 
@@ -1700,16 +1736,16 @@ mod tests {
         let text: Vec<u8> = (0..200_000u32)
             .map(|i| b"abcdefghijklmnopqrstuvwxyz_(){} \n"[(i * 7 + i / 13) as usize % 33])
             .collect();
-        let before = trigrams_with_masks(&text);
+        let before = trigrams_with_masks(&text, true);
         assert!(resident() > 0);
         release_thread_scratch();
         assert_eq!(resident(), 0);
         // The table reads as zeros again: the same trigrams come out.
-        assert_eq!(trigrams_with_masks(&text), before);
+        assert_eq!(trigrams_with_masks(&text, true), before);
     }
 
     #[test]
-    fn the_dense_table_gives_what_a_sort_gives() {
+    fn the_dense_table_gives_what_a_sort_gives_and_its_blocks_are_blocks_of() {
         let reference = trigrams_sorted;
         let mut seed = 7u64;
         let mut text = Vec::new();
@@ -1719,13 +1755,16 @@ mod tests {
             text.push(alphabet[(seed >> 33) as usize % alphabet.len()]);
         }
         for cut in [0, 1, 2, 3, 4, 100, 20_000] {
-            assert_eq!(
-                trigrams_with_masks(&text[..cut]),
-                reference(&text[..cut]),
-                "{cut}"
-            );
+            let text = &text[..cut];
+            // Made in one pass with the trigrams, the blocks are what
+            // `blocks_of` makes (several, for the longest text).
+            let (tris, blocks) = trigrams_with_masks(text, true);
+            assert_eq!(tris, reference(text), "{cut}");
+            assert_eq!(blocks, blocks_of(text), "{cut}");
+            assert_eq!(trigrams_with_masks(text, false), (tris, Vec::new()));
         }
+        assert!(blocks_of(&text).len() >= 4);
         // The table is clean for the next file.
-        assert_eq!(trigrams_with_masks(b"abcd"), reference(b"abcd"));
+        assert_eq!(trigrams_with_masks(b"abcd", false).0, reference(b"abcd"));
     }
 }
