@@ -1155,7 +1155,7 @@ const FILE_COST: u64 = 16 << 10;
 /// them costs more than it saves, and the woken threads spin a while
 /// afterwards on the cores the client and the daemon need. Most selective
 /// searches read a few files, in parts.
-const SHARE_FROM: u64 = 256 << 10;
+const SHARE_FROM: u64 = 64 << 10;
 
 /// The candidates to open, in order, with the parts of each to read. In a
 /// fresh snapshot a file is as its index entry says, so one whose blocks
