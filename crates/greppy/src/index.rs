@@ -640,38 +640,27 @@ impl Index {
 
     /// The index of `entries`, which are in path order.
     fn from_entries(entries: &[(PathBuf, FileEntry)], built_at: u64) -> Index {
+        let mut postings: FxHashMap<Trigram, (Vec<u32>, Vec<u8>)> = FxHashMap::default();
         let mut unindexed = Vec::new();
         let mut never = Vec::new();
         for (id, (_, e)) in entries.iter().enumerate() {
+            let id = id as u32;
             if e.never {
-                never.push(id as u32);
+                never.push(id);
             }
-            if e.trigrams.is_none() {
-                unindexed.push(id as u32);
-            }
-        }
-        // The posting lists, gathered in shards of the trigrams on the
-        // global pool: each shard walks every file's trigrams and keeps its
-        // own. (Gathered on one thread, they were the longest serial part
-        // of a build.)
-        let shards = 2 * rayon::current_num_threads().max(1);
-        let shard = |t: Trigram| (t.wrapping_mul(0x9E37_79B1) >> 16) as usize % shards;
-        let mut table: Vec<(Trigram, Vec<u32>, Vec<u8>)> = (0..shards)
-            .into_par_iter()
-            .flat_map_iter(|s| {
-                let mut postings: FxHashMap<Trigram, (Vec<u32>, Vec<u8>)> = FxHashMap::default();
-                for (id, (_, e)) in entries.iter().enumerate() {
-                    for (t, m) in e.trigrams.iter().flat_map(|t| t.iter()) {
-                        if shard(*t) == s {
-                            let p = postings.entry(*t).or_default();
-                            p.0.push(id as u32);
-                            p.1.push(*m);
-                        }
+            match &e.trigrams {
+                Some(tris) => {
+                    for (t, m) in tris.iter() {
+                        let p = postings.entry(*t).or_default();
+                        p.0.push(id);
+                        p.1.push(*m);
                     }
                 }
-                postings.into_iter().map(|(t, (i, m))| (t, i, m))
-            })
-            .collect();
+                None => unindexed.push(id),
+            }
+        }
+        let mut table: Vec<(Trigram, Vec<u32>, Vec<u8>)> =
+            postings.into_iter().map(|(t, (i, m))| (t, i, m)).collect();
         table.sort_unstable_by_key(|(t, _, _)| *t);
         Index::from_parts(Parts {
             files: entries.iter().map(|(p, _)| p.as_path()).collect(),
