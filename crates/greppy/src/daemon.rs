@@ -1063,10 +1063,10 @@ impl State {
             candidates.sort_by(|a, b| {
                 Path::new(OsStr::from_bytes(&a.2)).cmp(Path::new(OsStr::from_bytes(&b.2)))
             });
-            let (reads, work) = to_read(&snap, &test, fresh, candidates);
+            let (reads, worth_sharing) = to_read(&snap, &test, fresh, candidates);
             (matches, cancelled) = print_files(
                 id,
-                self.alone() && work >= SHARE_FROM,
+                self.alone() && worth_sharing,
                 &opts,
                 &matcher,
                 &reads,
@@ -1094,10 +1094,10 @@ impl State {
                 matches += 1;
             }
         } else {
-            let (reads, work) = to_read(&snap, &test, fresh, candidates);
+            let (reads, worth_sharing) = to_read(&snap, &test, fresh, candidates);
             (matches, cancelled) = verify(
                 id,
-                self.alone() && work >= SHARE_FROM,
+                self.alone() && worth_sharing,
                 q,
                 &matcher,
                 &reads,
@@ -1163,13 +1163,15 @@ const SHARE_FROM: u64 = 64 << 10;
 /// it is opened, and read whole if its size has changed.) Half of a
 /// selective search's candidates were such files: large ones that hold
 /// every trigram of the pattern, but not in one block. Also whether the
-/// reading is worth sharing with the verify pool ([`SHARE_FROM`]).
+/// reading is worth sharing with the verify pool ([`SHARE_FROM`]; a file
+/// changed since the base index, whose size it does not know, is counted
+/// as [`FILE_COST`] of bytes).
 fn to_read(
     snap: &Snapshot,
     test: &BlockTest<'_>,
     fresh: bool,
     candidates: Vec<(PathBuf, Option<usize>, Vec<u8>)>,
-) -> (Vec<ToRead>, u64) {
+) -> (Vec<ToRead>, bool) {
     let mut work = 0u64;
     let reads = candidates
         .into_iter()
@@ -1188,7 +1190,7 @@ fn to_read(
             })
         })
         .collect();
-    (reads, work)
+    (reads, work >= SHARE_FROM)
 }
 
 /// The search options a `print` request asks for.
@@ -1359,6 +1361,50 @@ fn verify(
 mod tests {
     use super::*;
     use std::io::Read;
+
+    #[test]
+    fn a_fresh_search_leaves_out_ruled_out_files_and_shares_only_large_reading() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = |name: &str, text: &str| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, text).unwrap();
+            p
+        };
+        // Every trigram of the pattern, but `alpha` and `beta` blocks apart.
+        let filler = "let filler = 0;\n".repeat(2_000);
+        let apart = w("apart.rs", &format!("alpha\n{filler}beta\n"));
+        let small = w("small.rs", "alpha beta\n");
+        let many = w("many.rs", &"alpha beta\n".repeat(10_000));
+        let index = crate::index::Index::build(vec![apart.clone(), small.clone(), many.clone()]);
+        let snap = Snapshot {
+            base: Arc::new(index),
+            changes: Arc::default(),
+            dirs: Arc::default(),
+            errors: Arc::default(),
+        };
+        let plan = plan_pattern("alpha.*beta", false, false).unwrap();
+        let test = BlockTest::new(&plan);
+        let candidates = |only: &[&PathBuf]| -> Vec<(PathBuf, Option<usize>, Vec<u8>)> {
+            snap.candidates(&plan, dir.path())
+                .into_iter()
+                .filter(|(p, _)| only.contains(&p))
+                .map(|(p, id)| (p.clone(), id, p.into_os_string().into_vec()))
+                .collect()
+        };
+        let paths = |reads: &[ToRead]| reads.iter().map(|r| r.path.clone()).collect::<Vec<_>>();
+        // The index admits all three; a fresh snapshot opens two.
+        assert_eq!(candidates(&[&apart, &small, &many]).len(), 3);
+        let (reads, _) = to_read(&snap, &test, true, candidates(&[&apart, &small, &many]));
+        assert_eq!(paths(&reads), [many.clone(), small.clone()]);
+        // A stale one opens every candidate.
+        let (reads, _) = to_read(&snap, &test, false, candidates(&[&apart, &small, &many]));
+        assert_eq!(paths(&reads), [apart.clone(), many.clone(), small.clone()]);
+        // A small file is read on the search's thread; 100 KiB of
+        // matching blocks is worth the pool.
+        assert!(!to_read(&snap, &test, true, candidates(&[&small])).1);
+        assert!(to_read(&snap, &test, true, candidates(&[&many])).1);
+        assert!(!to_read(&snap, &test, true, candidates(&[&apart])).1);
+    }
 
     #[test]
     fn writes_from_many_threads_arrive_whole_and_each_in_order() {

@@ -1254,15 +1254,8 @@ impl Index {
         match self.eval(q) {
             None => {
                 let never = self.ids(self.never_at, self.never);
-                let mut never = never.iter().peekable();
                 (0..self.files as u32)
-                    .filter(|id| {
-                        let skip = never.peek() == Some(&id);
-                        if skip {
-                            never.next();
-                        }
-                        !skip
-                    })
+                    .filter(|id| never.binary_search(id).is_err())
                     .collect()
             }
             Some(ids) => union(&ids, &self.ids(self.unindexed_at, self.unindexed)),
