@@ -386,18 +386,7 @@ struct State {
     /// question, by root.
     ranked: Mutex<FxHashMap<PathBuf, Arc<Ranked>>>,
     store: Option<Store>,
-    /// The folder of the roots' barrier folders.
-    sync: Option<PathBuf>,
     shutdown: Notify,
-}
-
-/// The barrier folder of `root` in the folder `sync`, which is made.
-fn barrier_dir(sync: Option<&Path>, root: &Path) -> Option<PathBuf> {
-    let sync = sync?;
-    make_private_dir(sync).ok()?;
-    let mut h = rustc_hash::FxHasher::default();
-    std::hash::Hash::hash(root.as_os_str().as_bytes(), &mut h);
-    Some(sync.join(format!("{:016x}", std::hash::Hasher::finish(&h))))
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -410,22 +399,19 @@ fn path_of(bytes: &[u8]) -> PathBuf {
 
 /// Serves connections on `listener` until a `shutdown` request (or the
 /// listener fails). With a `store`, the roots of the last run are kept
-/// again, from their saved indexes, and new indexes are saved there. With
-/// `sync`, a private folder outside every root, searches wait for every
-/// change made before them (see [`crate::live`]).
+/// again, from their saved indexes, and new indexes are saved there.
+/// Searches wait for every change made before them (see [`crate::live`]).
 pub async fn serve(
     listener: UnixListener,
     limits: Limits,
     store: Option<Store>,
-    sync: Option<PathBuf>,
 ) -> std::io::Result<()> {
     let mut roots = Vec::new();
     if let Some(s) = &store {
         for r in s.roots().into_iter().filter(|r| r.is_dir()) {
             if roots.len() < limits.roots {
                 let file = s.index_file(&r);
-                let barrier = barrier_dir(sync.as_deref(), &r);
-                roots.push(Arc::new(Root::start(r, Some(file), barrier)));
+                roots.push(Arc::new(Root::start(r, Some(file))));
             }
         }
     }
@@ -437,7 +423,6 @@ pub async fn serve(
         roots: Mutex::new(roots),
         ranked: Mutex::default(),
         store,
-        sync,
         shutdown: Notify::new(),
         limits,
     });
@@ -475,8 +460,7 @@ pub fn run(socket: &Path, store: Option<Store>, ready: impl FnOnce()) -> anyhow:
         let listener = bind(socket)?;
         bound = std::fs::metadata(socket).ok().map(|m| (m.dev(), m.ino()));
         ready();
-        let sync = socket.parent().map(|d| d.join("sync"));
-        serve(listener, Limits::default(), store, sync).await
+        serve(listener, Limits::default(), store).await
     });
     // Only the socket this daemon bound is removed: not another's (when
     // bind failed because one answers, or a new daemon has replaced it).
@@ -787,8 +771,7 @@ impl State {
         }
         let top = new_root_for(dir)?;
         let file = self.store.as_ref().map(|s| s.index_file(&top));
-        let barrier = barrier_dir(self.sync.as_deref(), &top);
-        let root = Arc::new(Root::start(top, file, barrier));
+        let root = Arc::new(Root::start(top, file));
         roots.push(root.clone());
         while roots.len() > self.limits.roots {
             let old = roots.remove(0);

@@ -24,6 +24,7 @@ pub mod protocol;
 pub mod rank;
 pub mod search;
 pub mod store;
+pub mod watch;
 
 /// Returns the heap a build freed, and the threads' trigram tables, to the
 /// system: glibc keeps freed memory for reuse, and a daemon that built an

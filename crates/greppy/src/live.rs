@@ -4,9 +4,10 @@
 //! Readers take a [`Snapshot`] (an `Arc`, taken under a lock held for a
 //! pointer copy) and answer from it; they never wait for an update. One
 //! updater thread per root owns every change:
-//! - it blocks on a channel fed by `notify` (inotify), takes every event
-//!   queued at that moment as one batch, re-reads the files the batch names
-//!   and publishes a new snapshot;
+//! - it blocks on a channel fed from the tree's inotify queue
+//!   ([`crate::watch`]), takes every event queued at that moment as one
+//!   batch, re-reads the files the batch names and publishes a new
+//!   snapshot;
 //! - a file is taken only if the walk of its folder would take it (ignore
 //!   files, hidden names), and only in folders the walk went into;
 //! - when the changes grow past [`MERGE_AT`] files, it merges them into a
@@ -18,23 +19,21 @@
 //! Invariant: a snapshot is `fresh` only if every event the watcher has
 //! delivered has been applied to it, and the watcher is running.
 //!
-//! The kernel queues a change's event before the write that made it
-//! returns, but the watcher's thread reads the queue later. A search that
-//! must see every write made before it was asked renames the one file in a
-//! barrier folder watched by the same watcher to a new number
-//! ([`Root::wait_fresh`]): events come out of the queue in order, so once
-//! the event that names that number is read with every earlier event
-//! applied, the search may go on. The watcher's own thread passes it when
-//! nothing is waiting to be applied; else the updater does, after the
-//! batch it came in. The number is in the event itself (the name): reading
-//! a shared file back instead could see a later search's number before the
-//! events queued ahead of it were delivered.
+//! The kernel queues a change's event before the system call that made it
+//! returns. A search that must see every change made before it was asked
+//! ([`Root::wait_fresh`]) reads the queue itself, under the lock that the
+//! watcher's thread also holds while it reads and hands events on: once it
+//! has read the queue empty, every such change has been handed to the
+//! updater and counted in `seen`, and it waits until that many have been
+//! applied. When nothing changed, that is one `read` that finds nothing.
 
 use crate::index::{BlockTest, FileEntry, Index, Regions, now_ns};
 use crate::plan::Query;
 use crate::search::{walk_children, walk_tree};
+use crate::watch::{Change, Watcher};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::{BTreeMap, BTreeSet};
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
@@ -254,7 +253,8 @@ struct Shared {
     snapshot: Mutex<Arc<Snapshot>>,
     phase: Mutex<Phase>,
     phase_changed: Condvar,
-    /// Events the watcher delivered, and events applied.
+    /// Events read from the queue and handed to the updater, and events
+    /// applied.
     seen: AtomicU64,
     applied: AtomicU64,
     watching: AtomicBool,
@@ -274,12 +274,13 @@ struct Shared {
     watch_error: Mutex<Option<String>>,
     /// When the snapshot last changed (ns since the epoch).
     updated: AtomicU64,
-    /// The barrier folder, and the number of the one file in it (0: none
-    /// yet).
-    barrier: Option<(PathBuf, Mutex<u64>)>,
-    /// The highest barrier number whose event has passed: every event
-    /// before it applied.
-    barrier_seen: AtomicU64,
+    /// The tree's inotify queue (once it is watched): whoever holds the
+    /// lock reads it and hands the events to the updater.
+    watcher: Mutex<Option<Watcher>>,
+    /// The updater's queue.
+    events: Sender<Msg>,
+    /// Written to stop the watcher's thread.
+    stop_watch: Option<OwnedFd>,
     /// The paths changed, for the ranked index.
     log: Mutex<ChangeLog>,
 }
@@ -303,30 +304,39 @@ impl Shared {
         self.phase_changed.notify_all();
     }
 
-    /// The highest barrier number `e` names, if it names only barrier
-    /// numbers.
-    fn barrier_number(&self, e: &notify::Event) -> Option<u64> {
-        let (dir, _) = self.barrier.as_ref()?;
-        if e.need_rescan() {
-            return None;
-        }
-        e.paths.iter().try_fold(None, |max: Option<u64>, p| {
-            let n = barrier_number(dir, p)?;
-            Some(Some(max.map_or(n, |m| m.max(n))))
-        })?
+    /// Reads every event queued now and hands it to the updater; then
+    /// `seen` counts it. The caller holds the watcher's lock, so that a
+    /// reader that finds the queue empty knows that every event read
+    /// before is counted. Past the updater queue's bound events are
+    /// dropped (the updater has work, and will rebuild the tree): the
+    /// reader never waits on the updater, which may wait on the lock.
+    fn drain(&self, w: &mut Watcher) {
+        w.drain(|c| {
+            if self.queued.load(Ordering::Acquire) >= QUEUE {
+                self.overflow.store(true, Ordering::Release);
+                return;
+            }
+            self.seen.fetch_add(1, Ordering::AcqRel);
+            self.queued.fetch_add(1, Ordering::AcqRel);
+            if self.events.send(Msg::Event(c)).is_err() {
+                self.queued.fetch_sub(1, Ordering::AcqRel);
+                self.seen.fetch_sub(1, Ordering::AcqRel);
+            }
+        });
     }
-}
 
-/// The number `p` names, if it is a barrier number in the folder `dir`.
-fn barrier_number(dir: &Path, p: &Path) -> Option<u64> {
-    if p.parent() != Some(dir) {
-        return None;
+    /// Reads the queue now; the count of events that must be applied for
+    /// every change made before this call to be, or `None` if the tree is
+    /// not watched (yet).
+    fn drain_now(&self) -> Option<u64> {
+        let mut w = lock(&self.watcher);
+        self.drain(w.as_mut()?);
+        Some(self.seen.load(Ordering::Acquire))
     }
-    p.file_name()?.to_str()?.parse().ok()
 }
 
 enum Msg {
-    Event(notify::Result<notify::Event>),
+    Event(Change),
     Rebuild,
     Stop,
 }
@@ -334,7 +344,6 @@ enum Msg {
 /// A wait for freshness under way ([`Root::ask_fresh`]).
 #[derive(Debug)]
 pub struct FreshAsk {
-    since: u64,
     want: Option<u64>,
     deadline: std::time::Instant,
 }
@@ -365,11 +374,7 @@ impl Root {
     /// Starts keeping `root` (a canonical folder): from the index at
     /// `store` if there is a good one there (catching up on what changed
     /// since), else by building one, which is then saved there.
-    ///
-    /// `barrier`: a folder of the daemon's own (outside every root) whose
-    /// one file [`Root::wait_fresh`] renames to numbers; without one,
-    /// freshness counts only the events the watcher has read.
-    pub fn start(root: PathBuf, store: Option<PathBuf>, barrier: Option<PathBuf>) -> Root {
+    pub fn start(root: PathBuf, store: Option<PathBuf>) -> Root {
         let saved = store.as_deref().and_then(|s| Index::open(s).ok());
         let phase = if saved.is_some() {
             Phase::CatchingUp
@@ -382,6 +387,12 @@ impl Root {
             updated = base.built_at();
             first.base = Arc::new(base);
         }
+        let (tx, rx) = channel();
+        let stop_watch = rustix::event::eventfd(
+            0,
+            rustix::event::EventfdFlags::CLOEXEC | rustix::event::EventfdFlags::NONBLOCK,
+        )
+        .ok();
         let shared = Arc::new(Shared {
             root,
             snapshot: Mutex::new(Arc::new(first)),
@@ -398,13 +409,9 @@ impl Root {
             queued: AtomicUsize::new(0),
             watch_error: Mutex::new(None),
             updated: AtomicU64::new(updated),
-            barrier: barrier.and_then(|b| {
-                // Numbers left by an earlier daemon are not this one's.
-                let _ = std::fs::remove_dir_all(&b);
-                std::fs::create_dir(&b).ok()?;
-                Some((b, Mutex::new(0)))
-            }),
-            barrier_seen: AtomicU64::new(0),
+            watcher: Mutex::new(None),
+            events: tx.clone(),
+            stop_watch,
             log: Mutex::new(ChangeLog {
                 first: 1,
                 paths: Default::default(),
@@ -419,13 +426,11 @@ impl Root {
                 .expect("spawn the saver thread");
             slot
         });
-        let (tx, rx) = channel();
         let s = shared.clone();
         let flush = saver.clone();
-        let events = tx.clone();
         std::thread::Builder::new()
             .name("greppy-update".into())
-            .spawn(move || Updater::new(s, saver).run(events, rx))
+            .spawn(move || Updater::new(s, saver).run(rx))
             .expect("spawn the updater thread");
         Root {
             shared,
@@ -461,7 +466,7 @@ impl Root {
     }
 
     /// Waits, at most `limit`, for every change made before this call to
-    /// be applied (through the barrier, if the root has one), and, with
+    /// be applied, and, with
     /// `builds`, for a build under way to end (else a build ends the wait
     /// at once); whether the snapshot is then fresh.
     pub fn wait_fresh(&self, limit: std::time::Duration, builds: bool) -> bool {
@@ -469,22 +474,13 @@ impl Root {
         self.wait_asked(asked, builds)
     }
 
-    /// The first half of [`Root::wait_fresh`]: sends the barrier on its
-    /// way and returns at once, so that the caller may work meanwhile;
-    /// [`Root::wait_asked`] waits for it. The wait covers every change made
-    /// before this call.
+    /// The first half of [`Root::wait_fresh`]: reads the tree's event
+    /// queue and returns at once, so that the caller may work while the
+    /// updater applies what was read; [`Root::wait_asked`] waits for it.
+    /// The wait covers every change made before this call.
     pub fn ask_fresh(&self, limit: std::time::Duration) -> FreshAsk {
-        let since = self.barrier_now();
-        // The barrier is written once the watcher watches it (a write
-        // before that would never be seen).
-        let want = self
-            .shared
-            .watching
-            .load(Ordering::Acquire)
-            .then(|| self.write_barrier(since));
         FreshAsk {
-            since,
-            want,
+            want: self.shared.drain_now(),
             deadline: std::time::Instant::now() + limit,
         }
     }
@@ -492,18 +488,19 @@ impl Root {
     /// The second half of [`Root::wait_fresh`].
     pub fn wait_asked(&self, asked: FreshAsk, builds: bool) -> bool {
         let sh = &self.shared;
-        let FreshAsk {
-            since,
-            mut want,
-            deadline,
-        } = asked;
+        let FreshAsk { mut want, deadline } = asked;
         let mut phase = lock(&sh.phase);
         loop {
-            if want.is_none() && sh.watching.load(Ordering::Acquire) {
-                want = Some(self.write_barrier(since));
+            if want.is_none() {
+                // Not watched when asked: the queue is read once it is
+                // (every change made before then is in it, or in the
+                // first walk).
+                want = sh.drain_now();
             }
-            if want.is_some_and(|w| sh.barrier_seen.load(Ordering::Acquire) >= w)
-                && sh.fresh(&phase)
+            if want.is_some_and(|w| sh.applied.load(Ordering::Acquire) >= w)
+                && sh.watching.load(Ordering::Acquire)
+                && !sh.overflow.load(Ordering::Acquire)
+                && *phase == Phase::Watching
             {
                 return true;
             }
@@ -518,39 +515,6 @@ impl Root {
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
         }
-    }
-
-    /// The barrier's number now (0 if it has none).
-    fn barrier_now(&self) -> u64 {
-        self.shared
-            .barrier
-            .as_ref()
-            .map_or(0, |(_, last)| *lock(last))
-    }
-
-    /// A barrier number made after the number was `since`: if another
-    /// search made one meanwhile, that one (searches that arrive together
-    /// share a barrier: its event comes after every change made before
-    /// any of them asked); else the next: renames the barrier folder's one
-    /// file to it (one system call, its events carry the name; no folder
-    /// to make and remove). 0 if there is no barrier (or it cannot be
-    /// made: then only the events read so far count).
-    fn write_barrier(&self, since: u64) -> u64 {
-        let Some((dir, last)) = &self.shared.barrier else {
-            return 0;
-        };
-        let mut last = lock(last);
-        if *last > since {
-            return *last;
-        }
-        let n = *last + 1;
-        let to = dir.join(n.to_string());
-        let renamed = *last > 0 && std::fs::rename(dir.join(last.to_string()), &to).is_ok();
-        if !renamed && std::fs::File::create(&to).is_err() {
-            return 0;
-        }
-        *last = n;
-        n
     }
 
     /// The paths changed since `cursor` (a value this returned before, or
@@ -654,16 +618,11 @@ struct SaveState {
 struct Updater {
     shared: Arc<Shared>,
     saver: Option<Arc<SaveSlot>>,
-    watcher: Option<notify::RecommendedWatcher>,
 }
 
 impl Updater {
     fn new(shared: Arc<Shared>, saver: Option<Arc<SaveSlot>>) -> Updater {
-        Updater {
-            shared,
-            saver,
-            watcher: None,
-        }
+        Updater { shared, saver }
     }
 
     fn snapshot(&self) -> Arc<Snapshot> {
@@ -685,72 +644,30 @@ impl Updater {
         }
     }
 
-    fn run(mut self, events: Sender<Msg>, rx: Receiver<Msg>) {
-        let shared = self.shared.clone();
-        // The watcher starts before the first walk, so that no change made
-        // during it is missed.
-        let handler = move |e: notify::Result<notify::Event>| {
-            // The watcher's thread never waits on the updater (which may be
-            // waiting on it, to watch a new folder): past the queue's bound
-            // events are dropped, and the tree is rebuilt instead.
-            // A barrier's event with every earlier event applied passes
-            // here, without waking the updater (and then being woken by
-            // it): the search waiting on it is answered a hop sooner.
-            if let Ok(n) = e.as_ref().map(|e| shared.barrier_number(e))
-                && let Some(n) = n
-                && !shared.overflow.load(Ordering::Acquire)
-                && shared.seen.load(Ordering::Acquire) == shared.applied.load(Ordering::Acquire)
-            {
-                shared.barrier_seen.fetch_max(n, Ordering::AcqRel);
-                shared.applied(0);
-                return;
-            }
-            if shared.queued.load(Ordering::Acquire) >= QUEUE {
-                shared.overflow.store(true, Ordering::Release);
-                return;
-            }
-            shared.seen.fetch_add(1, Ordering::AcqRel);
-            shared.queued.fetch_add(1, Ordering::AcqRel);
-            if events.send(Msg::Event(e)).is_err() {
-                shared.queued.fetch_sub(1, Ordering::AcqRel);
-                shared.seen.fetch_sub(1, Ordering::AcqRel);
-            }
-        };
-        // Links are not followed, as the walk does not follow them: a link
-        // to `/` must not watch the whole machine, and a loop none at all.
-        // Opening and reading files is not watched at all: every reader of
-        // the tree (rg, a build, this daemon's own searches) would queue an
-        // event per file it opens, and a queue that overflows costs a
-        // rebuild of the whole tree.
-        let config = notify::Config::default()
-            .with_follow_symlinks(false)
-            .with_event_kinds(notify::EventKindMask::CORE);
-        let watcher = {
-            use notify::Watcher;
-            notify::RecommendedWatcher::new(handler, config)
-        };
-        self.watcher = match watcher.and_then(|mut w| {
-            use notify::Watcher;
-            w.watch(&self.shared.root, notify::RecursiveMode::Recursive)?;
-            if let Some((b, _)) = &self.shared.barrier {
-                w.watch(b, notify::RecursiveMode::NonRecursive)?;
-            }
-            Ok(w)
+    fn run(mut self, rx: Receiver<Msg>) {
+        // The tree is watched before the first walk, so that no change
+        // made during it is missed.
+        match Watcher::new(&self.shared.root).and_then(|w| {
+            let fd = w.fd().try_clone_to_owned()?;
+            Ok((w, fd))
         }) {
-            Ok(w) => {
-                self.shared.watching.store(true, Ordering::Release);
-                // Wakes searches waiting to write their barrier.
-                self.shared.applied(0);
-                Some(w)
+            Ok((w, fd)) => {
+                *lock(&self.shared.watcher) = Some(w);
+                let shared = self.shared.clone();
+                let started = std::thread::Builder::new()
+                    .name("greppy-watch".into())
+                    .spawn(move || watch_loop(&shared, &fd));
+                match started {
+                    Ok(_) => {
+                        self.shared.watching.store(true, Ordering::Release);
+                        // Wakes searches waiting for the tree to be watched.
+                        self.shared.applied(0);
+                    }
+                    Err(e) => self.watch_failed(&e),
+                }
             }
-            Err(e) => {
-                *lock(&self.shared.watch_error) = Some(format!(
-                    "cannot watch {}: {e}; answers may be stale until `greppy index`",
-                    self.shared.root.display()
-                ));
-                None
-            }
-        };
+            Err(e) => self.watch_failed(&e),
+        }
         let phase = lock(&self.shared.phase).clone();
         if phase == Phase::CatchingUp {
             self.catch_up();
@@ -775,7 +692,6 @@ impl Updater {
             }
             let mut events = 0u64;
             let mut rebuild = self.shared.overflow.swap(false, Ordering::AcqRel);
-            let mut barrier: Vec<PathBuf> = Vec::new();
             let mut paths = BTreeSet::new();
             for m in batch {
                 match m {
@@ -785,18 +701,10 @@ impl Updater {
                         self.shared.queued.fetch_sub(1, Ordering::AcqRel);
                         events += 1;
                         match e {
-                            Ok(e) if !e.need_rescan() => {
-                                for p in e.paths {
-                                    if self.is_barrier(&p) {
-                                        // A rename names the number before
-                                        // too, which has passed already.
-                                        barrier.push(p);
-                                    } else {
-                                        paths.insert(p);
-                                    }
-                                }
+                            Change::Path(p) => {
+                                paths.insert(p);
                             }
-                            _ => rebuild = true,
+                            Change::Overflow => rebuild = true,
                         }
                     }
                 }
@@ -816,31 +724,17 @@ impl Updater {
                 self.shared.rebuilds_done.fetch_max(asked, Ordering::AcqRel);
                 self.shared.applied(0);
             } else if !paths.is_empty() {
-                // A batch of only barrier writes changes nothing: the
-                // snapshot (and its map of changes) is not copied.
                 self.apply(&snap, &paths);
             }
-            self.passed_barriers(&barrier);
             self.shared.applied(events);
         }
     }
 
-    /// Whether `p` is the barrier folder or in it.
-    fn is_barrier(&self, p: &Path) -> bool {
-        self.shared
-            .barrier
-            .as_ref()
-            .is_some_and(|(b, _)| p == b || p.parent() == Some(b))
-    }
-
-    /// Marks the barrier numbers named in an applied batch as passed.
-    fn passed_barriers(&self, paths: &[PathBuf]) {
-        let Some((dir, _)) = &self.shared.barrier else {
-            return;
-        };
-        if let Some(n) = paths.iter().filter_map(|p| barrier_number(dir, p)).max() {
-            self.shared.barrier_seen.fetch_max(n, Ordering::AcqRel);
-        }
+    fn watch_failed(&self, e: &std::io::Error) {
+        *lock(&self.shared.watch_error) = Some(format!(
+            "cannot watch {}: {e}; answers may be stale until `greppy index`",
+            self.shared.root.display()
+        ));
     }
 
     /// Walks and indexes the whole tree.
@@ -972,9 +866,8 @@ impl Updater {
                         // it has handed out the events it read with its
                         // creation: files made in between would be missed.
                         // Watched first, then walked, none is.
-                        if let Some(w) = &mut self.watcher {
-                            use notify::Watcher;
-                            let _ = w.watch(p, notify::RecursiveMode::Recursive);
+                        if let Some(w) = lock(&self.shared.watcher).as_mut() {
+                            w.add_tree(p);
                         }
                         let tree = walk_tree(p);
                         ds.extend(tree.dirs);
@@ -1022,10 +915,46 @@ impl Updater {
 impl Drop for Updater {
     fn drop(&mut self) {
         self.shared.watching.store(false, Ordering::Release);
+        // The watcher's thread stops, and the tree's watches go with the
+        // inotify instance.
+        if let Some(fd) = &self.shared.stop_watch {
+            let _ = rustix::io::write(fd, &1u64.to_ne_bytes());
+        }
+        *lock(&self.shared.watcher) = None;
         if let Some(s) = &self.saver {
             lock(&s.state).stop = true;
             s.wake.notify_one();
         }
+    }
+}
+
+/// The watcher's thread: waits until the tree's event queue has events,
+/// then reads them and hands them on (unless a search read them first),
+/// until the updater stops.
+fn watch_loop(shared: &Shared, queue: &OwnedFd) {
+    use rustix::event::{PollFd, PollFlags, poll};
+    let Some(stop) = &shared.stop_watch else {
+        // Without a way to stop it, the thread would outlive its root:
+        // searches read the queue themselves, and the updater's batches
+        // wait for them.
+        return;
+    };
+    loop {
+        let mut fds = [
+            PollFd::new(queue, PollFlags::IN),
+            PollFd::new(stop, PollFlags::IN),
+        ];
+        match poll(&mut fds, None) {
+            Ok(_) => {}
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(_) => return,
+        }
+        if !fds[1].revents().is_empty() || shared.stop.load(Ordering::Acquire) {
+            return;
+        }
+        let mut w = lock(&shared.watcher);
+        let Some(w) = w.as_mut() else { return };
+        shared.drain(w);
     }
 }
 

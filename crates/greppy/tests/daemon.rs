@@ -23,7 +23,7 @@ fn server(limits: Limits) -> Server {
         .build()
         .unwrap();
     let listener = rt.block_on(async { daemon::bind(&socket) }).unwrap();
-    rt.spawn(daemon::serve(listener, limits, None, None));
+    rt.spawn(daemon::serve(listener, limits, None));
     Server {
         _rt: rt,
         socket,

@@ -108,6 +108,53 @@ fn each_edit_is_in_the_next_answer() {
     );
 }
 
+/// Each folder is watched on its own: a folder moved keeps being watched
+/// under its new name, one moved out of the tree is no longer watched, and
+/// one moved in is watched from then on.
+#[test]
+fn folders_moved_within_out_of_and_into_the_tree_are_followed() {
+    let d = Daemon::start();
+    let (_t, root) = tree();
+    let outside = tempfile::tempdir().unwrap();
+    let away = outside.path().canonicalize().unwrap().join("away");
+    d.index(&root);
+    let mut c = Client::connect(&d.socket()).unwrap();
+    let found = |c: &mut Client| fresh_files(c, &root, "moved_token_q");
+    std::fs::create_dir_all(root.join("a/inner")).unwrap();
+    std::fs::write(root.join("a/inner/x.rs"), "moved_token_q\n").unwrap();
+    assert_eq!(found(&mut c), ["a/inner/x.rs"]);
+    // Within the tree: found under the new name, and written to there.
+    std::fs::rename(root.join("a"), root.join("b")).unwrap();
+    assert_eq!(found(&mut c), ["b/inner/x.rs"]);
+    std::fs::write(root.join("b/inner/y.rs"), "moved_token_q\n").unwrap();
+    assert_eq!(found(&mut c), ["b/inner/x.rs", "b/inner/y.rs"]);
+    // A folder made in the moved one, and a file in that at once.
+    std::fs::create_dir(root.join("b/inner/deep")).unwrap();
+    std::fs::write(root.join("b/inner/deep/w.rs"), "moved_token_q\n").unwrap();
+    assert_eq!(
+        found(&mut c),
+        ["b/inner/deep/w.rs", "b/inner/x.rs", "b/inner/y.rs"]
+    );
+    // Out of the tree: gone, and what is written there is not in it.
+    std::fs::rename(root.join("b"), &away).unwrap();
+    assert!(found(&mut c).is_empty());
+    std::fs::write(away.join("inner/z.rs"), "moved_token_q\n").unwrap();
+    std::fs::write(away.join("inner/x.rs"), "other\n").unwrap();
+    assert!(found(&mut c).is_empty());
+    // Back in, under another name: found as it is now, and followed.
+    std::fs::rename(&away, root.join("c")).unwrap();
+    assert_eq!(
+        found(&mut c),
+        ["c/inner/deep/w.rs", "c/inner/y.rs", "c/inner/z.rs"]
+    );
+    std::fs::write(root.join("c/inner/deep/w.rs"), "other\n").unwrap();
+    std::fs::write(root.join("c/inner/x.rs"), "moved_token_q\n").unwrap();
+    assert_eq!(
+        found(&mut c),
+        ["c/inner/x.rs", "c/inner/y.rs", "c/inner/z.rs"]
+    );
+}
+
 #[test]
 fn a_branch_switch_is_one_batch() {
     let d = Daemon::start();
