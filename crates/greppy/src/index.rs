@@ -946,6 +946,11 @@ impl Index {
         self.trigrams
     }
 
+    /// Whether the index is mapped from a file (not held in memory).
+    pub fn is_mapped(&self) -> bool {
+        matches!(self.data, Bytes::Mapped(_))
+    }
+
     /// The index's size in bytes.
     pub fn bytes(&self) -> usize {
         self.data.len()

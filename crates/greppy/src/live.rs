@@ -337,6 +337,9 @@ impl Shared {
 
 enum Msg {
     Event(Change),
+    /// An index was saved: the first, and the same bytes mapped from the
+    /// file it was saved to.
+    Saved(Arc<Index>, Index),
     Rebuild,
     Stop,
 }
@@ -420,9 +423,10 @@ impl Root {
         let saver = store.map(|file| {
             let slot = Arc::new(SaveSlot::default());
             let s = slot.clone();
+            let events = tx.clone();
             std::thread::Builder::new()
                 .name("greppy-save".into())
-                .spawn(move || save_latest(&s, &file))
+                .spawn(move || save_latest(&s, &file, &events))
                 .expect("spawn the saver thread");
             slot
         });
@@ -697,6 +701,11 @@ impl Updater {
                 match m {
                     Msg::Stop => return,
                     Msg::Rebuild => rebuild = true,
+                    Msg::Saved(saved, mapped) => {
+                        self.map_saved(&saved, mapped);
+                        drop(saved);
+                        crate::give_back_memory();
+                    }
                     Msg::Event(e) => {
                         self.shared.queued.fetch_sub(1, Ordering::AcqRel);
                         events += 1;
@@ -728,6 +737,28 @@ impl Updater {
             }
             self.shared.applied(events);
         }
+    }
+
+    /// Answers from the file `saved` was written to, mapped, instead of
+    /// from memory, if the snapshot's index is still that one: the same
+    /// bytes, but in the page cache, which the kernel may reclaim and which
+    /// count towards the daemon's memory only where searches read them,
+    /// not on the heap for as long as the daemon runs. The heap's copy is
+    /// given back once no reader holds it.
+    fn map_saved(&self, saved: &Arc<Index>, mapped: Index) {
+        {
+            let mut snap = lock(&self.shared.snapshot);
+            if !Arc::ptr_eq(&snap.base, saved) {
+                return;
+            }
+            *snap = Arc::new(Snapshot {
+                base: Arc::new(mapped),
+                changes: snap.changes.clone(),
+                dirs: snap.dirs.clone(),
+                errors: snap.errors.clone(),
+            });
+        }
+        self.shared.applied(0);
     }
 
     fn watch_failed(&self, e: &std::io::Error) {
@@ -960,7 +991,9 @@ fn watch_loop(shared: &Shared, queue: &OwnedFd) {
 
 /// Saves the newest index it is given (one a newer one replaced before
 /// its turn is skipped), until told to stop; a waiting save is done first.
-fn save_latest(slot: &SaveSlot, file: &Path) {
+/// An index built in memory is then offered to the updater mapped from the
+/// file (`Msg::Saved`), before the save counts as done.
+fn save_latest(slot: &SaveSlot, file: &Path, events: &Sender<Msg>) {
     loop {
         let index = {
             let mut st = lock(&slot.state);
@@ -977,8 +1010,20 @@ fn save_latest(slot: &SaveSlot, file: &Path) {
                 }
             }
         };
-        if let Err(e) = index.save(file) {
-            eprintln!("greppy: {e:#}");
+        match index.save(file) {
+            Ok(()) if !index.is_mapped() => {
+                // The file was just written whole from these bytes; the
+                // length and build time check that no other save came in
+                // between.
+                if let Ok(m) = Index::open(file)
+                    && m.bytes() == index.bytes()
+                    && m.built_at() == index.built_at()
+                {
+                    let _ = events.send(Msg::Saved(index, m));
+                }
+            }
+            Ok(()) => {}
+            Err(e) => eprintln!("greppy: {e:#}"),
         }
     }
 }
@@ -1020,6 +1065,37 @@ mod tests {
         let (kept, end) = since(next + 1);
         assert_eq!(kept.map(|k| k.len()), Some(LOG_MAX));
         assert_eq!(end, next + LOG_MAX as u64 + 1);
+    }
+
+    /// A built index is answered from its file once saved, not held on the
+    /// heap: the same files come out of it.
+    #[test]
+    fn a_saved_index_is_answered_from_its_file() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().canonicalize().unwrap();
+        let tree = dir.join("tree");
+        std::fs::create_dir_all(tree.join("src")).unwrap();
+        for i in 0..20 {
+            let text = format!("fn saved_{i}() {{ mapped_token() }}\n");
+            std::fs::write(tree.join(format!("src/f{i}.rs")), text).unwrap();
+        }
+        let root = Root::start(tree.clone(), Some(dir.join("index")));
+        root.wait_ready();
+        root.flush();
+        // The saver hands the mapped index to the updater before the save
+        // counts as done; the updater swaps it in and wakes waiters.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        let sh = &root.shared;
+        let mut phase = sh.phase.lock().unwrap();
+        while !sh.snapshot.lock().unwrap().base.is_mapped() {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            assert!(!left.is_zero(), "the index is still on the heap");
+            phase = sh.phase_changed.wait_timeout(phase, left).unwrap().0;
+        }
+        drop(phase);
+        let snap = root.snapshot().unwrap();
+        let q = crate::plan::plan_pattern("mapped_token", false, false).unwrap();
+        assert_eq!(snap.candidates(&q, &tree).len(), 20);
     }
 
     #[test]
