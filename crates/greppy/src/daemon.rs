@@ -26,7 +26,6 @@ use crate::protocol::{self, Decoder, FindQuery, Request, Response, RootInfo, Sea
 use crate::rank::{self, Changes, Ranked};
 use crate::search::{self, FileFilter, Filters, Pattern};
 use crate::store::Store;
-use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use std::ffi::OsStr;
 use std::ops::ControlFlow;
@@ -220,41 +219,66 @@ impl Answers {
 /// answers from the snapshot it has (saying it is not fresh).
 pub const FRESH_WAIT: std::time::Duration = std::time::Duration::from_millis(50);
 
-/// The threads that read searches' candidate files: their own, so that a
-/// search never queues behind an index build's work in rayon's global
-/// pool (it did: a search during a rebuild waited up to the whole build).
-/// Without threads to spare, the work runs on the global pool.
-fn on_verify_pool<T: Send>(work: impl FnOnce() -> T + Send) -> T {
-    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
-    let pool = POOL.get_or_init(|| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(cores())
-            .thread_name(|i| format!("greppy-verify-{i}"))
-            .build()
-            .ok()
-    });
-    match pool {
-        Some(p) => p.install(work),
-        None => work(),
-    }
-}
-
-/// `f` over `items` (with a state from `init` per thread): in parallel on
-/// the verify pool when `parallel` and there are several, else here, in
-/// order. A search that others run beside keeps to its own thread: the
-/// cores are busy anyway, and the pool's hops cost more than they save.
+/// `f` over `items` (with a state from `init` per thread), results in
+/// order: in parallel when `parallel` and there are several, on this
+/// thread and helpers made for the work (`cores() - 1`, each taking the
+/// next item), else here, in order. A search that others run beside keeps
+/// to its own thread: the cores are busy anyway.
+///
+/// The helpers are scoped threads, gone when the work is: no pool stays
+/// behind to spin. (The rayon pool this replaced kept its idle workers
+/// yielding in a loop for a while after each job, on the cores the client
+/// and the daemon need: 9% of the daemon's samples under one client, and
+/// its CPU per sequential query was 213 against 176 µs now, median of six
+/// interleaved runs. A search never queued behind an index build there
+/// either, nor can it here.) A helper's panic is the search's, as on a
+/// pool.
 fn map_files<T: Sync, S, R: Send>(
     parallel: bool,
     items: &[T],
     init: impl Fn() -> S + Sync + Send,
     f: impl Fn(&mut S, &T) -> R + Sync + Send,
 ) -> Vec<R> {
-    if parallel && items.len() > 1 {
-        on_verify_pool(|| items.par_iter().map_init(&init, &f).collect())
+    let helpers = if parallel {
+        cores().min(items.len()).saturating_sub(1)
     } else {
+        0
+    };
+    if helpers == 0 {
         let mut state = init();
-        items.iter().map(|x| f(&mut state, x)).collect()
+        return items.iter().map(|x| f(&mut state, x)).collect();
     }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let work = || {
+        let mut state = init();
+        let mut done = Vec::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(x) = items.get(i) else { break };
+            done.push((i, f(&mut state, x)));
+        }
+        done
+    };
+    let mut done = std::thread::scope(|scope| {
+        let spawned: Vec<_> = (0..helpers)
+            .filter_map(|_| {
+                std::thread::Builder::new()
+                    .name("greppy-verify".into())
+                    .spawn_scoped(scope, work)
+                    .ok()
+            })
+            .collect();
+        let mut done = work();
+        for h in spawned {
+            match h.join() {
+                Ok(d) => done.extend(d),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        done
+    });
+    done.sort_unstable_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, r)| r).collect()
 }
 
 /// Runs `f` over `candidates` [`VERIFY_CHUNK`] at a time ([`map_files`]),
@@ -1133,11 +1157,12 @@ struct ToRead {
 /// close, a searcher's set-up), in bytes' worth of reading.
 const FILE_COST: u64 = 16 << 10;
 
-/// Reading that is shared with the verify pool only past this many bytes'
-/// worth ([`FILE_COST`]): below it, waking the pool's threads and joining
-/// them costs more than it saves, and the woken threads spin a while
-/// afterwards on the cores the client and the daemon need. Most selective
-/// searches read a few files, in parts.
+/// Reading that is shared with helper threads ([`map_files`]) only past
+/// this many bytes' worth ([`FILE_COST`]): below it, making and joining a
+/// thread costs about what it saves. Most selective searches read a few
+/// files, in parts. (Chosen with a rayon pool, whose hand-off cost less
+/// but whose spinning cost more; serial and shared reading of selective
+/// searches measured the same within noise since.)
 const SHARE_FROM: u64 = 64 << 10;
 
 /// The candidates to open, in order, with the parts of each to read. In a
@@ -1146,7 +1171,7 @@ const SHARE_FROM: u64 = 64 << 10;
 /// it is opened, and read whole if its size has changed.) Half of a
 /// selective search's candidates were such files: large ones that hold
 /// every trigram of the pattern, but not in one block. Also whether the
-/// reading is worth sharing with the verify pool ([`SHARE_FROM`]; a file
+/// reading is worth sharing with helper threads ([`SHARE_FROM`]; a file
 /// changed since the base index, whose size it does not know, is counted
 /// as [`FILE_COST`] of bytes).
 fn to_read(
@@ -1202,7 +1227,7 @@ fn print_options(pattern: Pattern, p: &protocol::Print) -> Result<search::Option
 }
 
 /// Searches `reads` (only the parts each names, where that suffices) a
-/// chunk at a time (on the verify pool when `parallel`), and answers what rg
+/// chunk at a time (with helper threads when `parallel`), and answers what rg
 /// prints for them, in their order, in `printed` answers of at most
 /// [`PRINT_FRAME`] bytes; files that cannot be read are added to `errors`,
 /// as rg words them. A cancel stops at the next chunk. How many files
@@ -1266,7 +1291,7 @@ fn print_files(
 }
 
 /// Reads `reads` (only the parts each names, where it names some) a chunk
-/// at a time (on the verify pool when `parallel`), and answers
+/// at a time (with helper threads when `parallel`), and answers
 /// their matching lines, or the files with one with `files`, in path order;
 /// a cancel or the limit stops at the next chunk. How many answers were
 /// sent, and whether the search was cancelled.
