@@ -219,73 +219,23 @@ impl Answers {
 /// answers from the snapshot it has (saying it is not fresh).
 pub const FRESH_WAIT: std::time::Duration = std::time::Duration::from_millis(50);
 
-/// `f` over `items` (with a state from `init` per thread), results in
-/// order: in parallel when `parallel` and there are several, on this
-/// thread and helpers made for the work (`cores() - 1`, each taking the
-/// next item), else here, in order. A search that others run beside keeps
-/// to its own thread: the cores are busy anyway.
+/// Runs `f` over `candidates` (with a state from `init` per thread),
+/// handing them to `take` in order, [`VERIFY_CHUNK`] at a time, with
+/// their results and whether more chunks follow; `take` says whether to
+/// go on or to stop (and whether as cancelled). A cancel stops at the
+/// next file. Whether the work was cancelled.
 ///
-/// The helpers are scoped threads, gone when the work is: no pool stays
-/// behind to spin. (The rayon pool this replaced kept its idle workers
-/// yielding in a loop for a while after each job, on the cores the client
-/// and the daemon need: 9% of the daemon's samples under one client, and
-/// its CPU per sequential query was 213 against 176 µs now, median of six
-/// interleaved runs. A search never queued behind an index build there
-/// either, nor can it here.) A helper's panic is the search's, as on a
-/// pool.
-fn map_files<T: Sync, S, R: Send>(
-    parallel: bool,
-    items: &[T],
-    init: impl Fn() -> S + Sync + Send,
-    f: impl Fn(&mut S, &T) -> R + Sync + Send,
-) -> Vec<R> {
-    let helpers = if parallel {
-        cores().min(items.len()).saturating_sub(1)
-    } else {
-        0
-    };
-    if helpers == 0 {
-        let mut state = init();
-        return items.iter().map(|x| f(&mut state, x)).collect();
-    }
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let work = || {
-        let mut state = init();
-        let mut done = Vec::new();
-        loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some(x) = items.get(i) else { break };
-            done.push((i, f(&mut state, x)));
-        }
-        done
-    };
-    let mut done = std::thread::scope(|scope| {
-        let spawned: Vec<_> = (0..helpers)
-            .filter_map(|_| {
-                std::thread::Builder::new()
-                    .name("greppy-verify".into())
-                    .spawn_scoped(scope, work)
-                    .ok()
-            })
-            .collect();
-        let mut done = work();
-        for h in spawned {
-            match h.join() {
-                Ok(d) => done.extend(d),
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
-        }
-        done
-    });
-    done.sort_unstable_by_key(|(i, _)| *i);
-    done.into_iter().map(|(_, r)| r).collect()
-}
-
-/// Runs `f` over `candidates` [`VERIFY_CHUNK`] at a time ([`map_files`]),
-/// handing each chunk with its results (and whether more chunks follow) to
-/// `take`, which says whether to go on or to stop (and whether as
-/// cancelled); a cancel stops before the next chunk. Whether the work was
-/// cancelled.
+/// With `parallel` (a search that runs alone and reads enough), helper
+/// threads made for this search (`cores() - 1`, scoped: gone when the
+/// work is, so no pool stays behind to spin) take files one at a time
+/// beside this thread, at most [`AHEAD`] past what `take` has had, so
+/// that what waits to be handed on stays bounded; no chunk waits for its
+/// slowest file before the next one starts. A helper's panic is the
+/// search's. (The rayon pool this replaced kept its idle workers yielding
+/// in a loop for a while after each job, on the cores the client and the
+/// daemon need: 9% of the daemon's samples under one client, and its CPU
+/// per sequential query was 213 against 176 µs with helper threads,
+/// median of six interleaved runs.)
 fn by_chunks<T: Sync, S, R: Send>(
     parallel: bool,
     candidates: &[T],
@@ -294,17 +244,174 @@ fn by_chunks<T: Sync, S, R: Send>(
     f: impl Fn(&mut S, &T) -> R + Sync + Send,
     mut take: impl FnMut(&[T], Vec<R>, bool) -> ControlFlow<bool>,
 ) -> bool {
-    let mut chunks = candidates.chunks(VERIFY_CHUNK).peekable();
-    while let Some(chunk) = chunks.next() {
-        if cancel.load(Ordering::Relaxed) {
-            return true;
+    let helpers = if parallel {
+        cores().min(candidates.len()).saturating_sub(1)
+    } else {
+        0
+    };
+    if helpers == 0 {
+        let mut state = init();
+        let mut chunks = candidates.chunks(VERIFY_CHUNK).peekable();
+        while let Some(chunk) = chunks.next() {
+            if cancel.load(Ordering::Relaxed) {
+                return true;
+            }
+            let found = chunk.iter().map(|x| f(&mut state, x)).collect();
+            if let ControlFlow::Break(cancelled) = take(chunk, found, chunks.peek().is_some()) {
+                return cancelled;
+            }
         }
-        let found = map_files(parallel, chunk, &init, &f);
-        if let ControlFlow::Break(cancelled) = take(chunk, found, chunks.peek().is_some()) {
-            return cancelled;
+        return false;
+    }
+    let claims = Claims {
+        state: Mutex::new(ClaimState::default()),
+        room: std::sync::Condvar::new(),
+        len: candidates.len(),
+        cancel,
+    };
+    let (tx, rx) = std::sync::mpsc::channel::<(usize, R)>();
+    std::thread::scope(|scope| {
+        for _ in 0..helpers {
+            let (claims, tx, init, f) = (&claims, tx.clone(), &init, &f);
+            let helper = move || {
+                // A panic here stops the others, which would otherwise
+                // wait for room that never comes; the scope then panics.
+                let _stop = StopOnPanic(claims);
+                let mut state = init();
+                while let Some(i) = claims.claim(true) {
+                    if tx.send((i, f(&mut state, &candidates[i]))).is_err() {
+                        break;
+                    }
+                }
+            };
+            let spawned = std::thread::Builder::new()
+                .name("greppy-verify".into())
+                .spawn_scoped(scope, helper);
+            if spawned.is_err() {
+                break;
+            }
+        }
+        drop(tx);
+        let mut state = init();
+        // Results by file; `have`: how many of the chunk from `start` are in.
+        let mut ready: Vec<Option<R>> = std::iter::repeat_with(|| None)
+            .take(candidates.len())
+            .collect();
+        let (mut start, mut have) = (0, 0);
+        let put = |ready: &mut Vec<Option<R>>, start: usize, have: &mut usize, i: usize, r| {
+            ready[i] = Some(r);
+            if i >= start && i < start + VERIFY_CHUNK {
+                *have += 1;
+            }
+        };
+        let cancelled = loop {
+            while let Ok((i, r)) = rx.try_recv() {
+                put(&mut ready, start, &mut have, i, r);
+            }
+            // Hand on the chunk once it is whole.
+            let end = (start + VERIFY_CHUNK).min(candidates.len());
+            if have == end - start {
+                let found: Vec<R> = ready[start..end]
+                    .iter_mut()
+                    .filter_map(Option::take)
+                    .collect();
+                let more = end < candidates.len();
+                if let ControlFlow::Break(cancelled) = take(&candidates[start..end], found, more) {
+                    break cancelled;
+                }
+                if !more {
+                    break false;
+                }
+                start = end;
+                claims.handed(start);
+                let next = (start + VERIFY_CHUNK).min(candidates.len());
+                have = ready[start..next].iter().filter(|r| r.is_some()).count();
+                continue;
+            }
+            if cancel.load(Ordering::Relaxed) {
+                break true;
+            }
+            // Work beside the helpers while there is room; else wait for
+            // theirs.
+            if let Some(i) = claims.claim(false) {
+                let r = f(&mut state, &candidates[i]);
+                put(&mut ready, start, &mut have, i, r);
+            } else {
+                match rx.recv() {
+                    Ok((i, r)) => put(&mut ready, start, &mut have, i, r),
+                    // Every helper is gone (a cancel, or a panic that the
+                    // scope raises).
+                    Err(_) => break true,
+                }
+            }
+        };
+        claims.stop();
+        cancelled
+    })
+}
+
+/// How far past what a search has handed on its helpers may read
+/// ([`by_chunks`]): two chunks.
+const AHEAD: usize = 2 * VERIFY_CHUNK;
+
+/// The files of a parallel search: which is next, and how many were
+/// handed on ([`by_chunks`]).
+struct Claims<'a> {
+    state: Mutex<ClaimState>,
+    room: std::sync::Condvar,
+    len: usize,
+    cancel: &'a AtomicBool,
+}
+
+#[derive(Default)]
+struct ClaimState {
+    next: usize,
+    handed: usize,
+    stop: bool,
+}
+
+impl Claims<'_> {
+    /// The next file to read, if any is left and within [`AHEAD`] of what
+    /// was handed on; `wait`: for room, else `None` at once.
+    fn claim(&self, wait: bool) -> Option<usize> {
+        let mut st = lock(&self.state);
+        loop {
+            if st.stop || st.next >= self.len || self.cancel.load(Ordering::Relaxed) {
+                return None;
+            }
+            if st.next < st.handed + AHEAD {
+                st.next += 1;
+                return Some(st.next - 1);
+            }
+            if !wait {
+                return None;
+            }
+            st = self.room.wait(st).unwrap_or_else(|e| e.into_inner());
         }
     }
-    false
+
+    /// The first `n` files were handed on: room for more.
+    fn handed(&self, n: usize) {
+        lock(&self.state).handed = n;
+        self.room.notify_all();
+    }
+
+    /// No more files are taken.
+    fn stop(&self) {
+        lock(&self.state).stop = true;
+        self.room.notify_all();
+    }
+}
+
+/// Stops a parallel search's other helpers when a helper panics.
+struct StopOnPanic<'a, 'b>(&'a Claims<'b>);
+
+impl Drop for StopOnPanic<'_, '_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.stop();
+        }
+    }
 }
 
 /// Searches that run at once: four per core, since a search also waits
@@ -1369,6 +1476,82 @@ fn verify(
 mod tests {
     use super::*;
     use std::io::Read;
+
+    /// In parallel, chunks come to `take` whole and in order, with each
+    /// file's own result; no file is read more than [`AHEAD`] past what was
+    /// handed on; a stop from `take` and a cancel both end the work.
+    #[test]
+    fn parallel_chunks_come_in_order_and_stop_when_asked() {
+        let items: Vec<usize> = (0..1000).collect();
+        let handed = std::sync::atomic::AtomicUsize::new(0);
+        let furthest = std::sync::atomic::AtomicUsize::new(0);
+        let work = |_: &mut (), &i: &usize| {
+            let seen = handed.load(Ordering::SeqCst);
+            assert!(i < seen + AHEAD, "file {i} read with {seen} handed on");
+            furthest.fetch_max(i, Ordering::SeqCst);
+            // Uneven work, so that helpers finish out of order.
+            (0..(i % 7) * 2000).fold(i, |a, x| a.wrapping_mul(31).wrapping_add(x)) ^ i
+        };
+        let expect =
+            |i: usize| (0..(i % 7) * 2000).fold(i, |a, x| a.wrapping_mul(31).wrapping_add(x)) ^ i;
+        for parallel in [false, true] {
+            handed.store(0, Ordering::SeqCst);
+            let mut got = Vec::new();
+            let cancelled = by_chunks(
+                parallel,
+                &items,
+                &AtomicBool::new(false),
+                || (),
+                work,
+                |chunk, found, more| {
+                    assert_eq!(chunk.len(), found.len());
+                    assert!(chunk.len() == VERIFY_CHUNK || !more);
+                    got.extend(chunk.iter().copied().zip(found));
+                    handed.store(got.len(), Ordering::SeqCst);
+                    ControlFlow::Continue(())
+                },
+            );
+            assert!(!cancelled);
+            assert_eq!(got.len(), items.len());
+            for (i, r) in got {
+                assert_eq!(r, expect(i), "file {i}");
+            }
+            // `take` stops after two chunks: nothing past the window is read.
+            handed.store(0, Ordering::SeqCst);
+            furthest.store(0, Ordering::SeqCst);
+            let mut chunks = 0;
+            let stopped = by_chunks(
+                parallel,
+                &items,
+                &AtomicBool::new(false),
+                || (),
+                work,
+                |_, _, _| {
+                    chunks += 1;
+                    handed.store(chunks * VERIFY_CHUNK, Ordering::SeqCst);
+                    if chunks == 2 {
+                        ControlFlow::Break(true)
+                    } else {
+                        ControlFlow::Continue(())
+                    }
+                },
+            );
+            assert!(stopped);
+            assert_eq!(chunks, 2);
+            assert!(furthest.load(Ordering::SeqCst) < 2 * VERIFY_CHUNK + AHEAD);
+            // A cancel before the start reads nothing past the window.
+            let cancel = AtomicBool::new(true);
+            let cancelled = by_chunks(
+                parallel,
+                &items,
+                &cancel,
+                || (),
+                work,
+                |_, _, _| panic!("nothing is handed on after a cancel"),
+            );
+            assert!(cancelled);
+        }
+    }
 
     #[test]
     fn a_fresh_search_leaves_out_ruled_out_files_and_shares_only_large_reading() {
