@@ -1485,15 +1485,15 @@ mod tests {
         let items: Vec<usize> = (0..1000).collect();
         let handed = std::sync::atomic::AtomicUsize::new(0);
         let furthest = std::sync::atomic::AtomicUsize::new(0);
+        // Uneven work, so that helpers finish out of order.
+        let expect =
+            |i: usize| (0..(i % 7) * 2000).fold(i, |a, x| a.wrapping_mul(31).wrapping_add(x)) ^ i;
         let work = |_: &mut (), &i: &usize| {
             let seen = handed.load(Ordering::SeqCst);
             assert!(i < seen + AHEAD, "file {i} read with {seen} handed on");
             furthest.fetch_max(i, Ordering::SeqCst);
-            // Uneven work, so that helpers finish out of order.
-            (0..(i % 7) * 2000).fold(i, |a, x| a.wrapping_mul(31).wrapping_add(x)) ^ i
+            expect(i)
         };
-        let expect =
-            |i: usize| (0..(i % 7) * 2000).fold(i, |a, x| a.wrapping_mul(31).wrapping_add(x)) ^ i;
         for parallel in [false, true] {
             handed.store(0, Ordering::SeqCst);
             let mut got = Vec::new();
