@@ -1591,7 +1591,7 @@ mod tests {
         let (reads, _) = to_read(&snap, &test, false, candidates(&[&apart, &small, &many]));
         assert_eq!(paths(&reads), [apart.clone(), many.clone(), small.clone()]);
         // A small file is read on the search's thread; 100 KiB of
-        // matching blocks is worth the pool.
+        // matching blocks is worth helper threads.
         assert!(!to_read(&snap, &test, true, candidates(&[&small])).1);
         assert!(to_read(&snap, &test, true, candidates(&[&many])).1);
         assert!(!to_read(&snap, &test, true, candidates(&[&apart])).1);
