@@ -222,8 +222,9 @@ pub const FRESH_WAIT: std::time::Duration = std::time::Duration::from_millis(50)
 /// Runs `f` over `candidates` (with a state from `init` per thread),
 /// handing them to `take` in order, [`VERIFY_CHUNK`] at a time, with
 /// their results and whether more chunks follow; `take` says whether to
-/// go on or to stop (and whether as cancelled). A cancel stops at the
-/// next file. Whether the work was cancelled.
+/// go on or to stop (and whether as cancelled). A cancel stops before
+/// the next chunk (in parallel, before the next file). Whether the work
+/// was cancelled.
 ///
 /// With `parallel` (a search that runs alone and reads enough), helper
 /// threads made for this search (`cores() - 1`, scoped: gone when the
@@ -293,13 +294,15 @@ fn by_chunks<T: Sync, S, R: Send>(
         }
         drop(tx);
         let mut state = init();
-        // Results by file; `have`: how many of the chunk from `start` are in.
-        let mut ready: Vec<Option<R>> = std::iter::repeat_with(|| None)
-            .take(candidates.len())
-            .collect();
+        // Results of the files in flight, file `i` in slot `i % AHEAD`: no
+        // file is taken [`AHEAD`] or more past `start` (a multiple of the
+        // chunk), so the slots never clash, and what waits stays bounded
+        // however many candidates there are. `have`: how many of the chunk
+        // from `start` are in.
+        let mut ready: Vec<Option<R>> = std::iter::repeat_with(|| None).take(AHEAD).collect();
         let (mut start, mut have) = (0, 0);
         let put = |ready: &mut Vec<Option<R>>, start: usize, have: &mut usize, i: usize, r| {
-            ready[i] = Some(r);
+            ready[i % AHEAD] = Some(r);
             if i >= start && i < start + VERIFY_CHUNK {
                 *have += 1;
             }
@@ -311,9 +314,8 @@ fn by_chunks<T: Sync, S, R: Send>(
             // Hand on the chunk once it is whole.
             let end = (start + VERIFY_CHUNK).min(candidates.len());
             if have == end - start {
-                let found: Vec<R> = ready[start..end]
-                    .iter_mut()
-                    .filter_map(Option::take)
+                let found: Vec<R> = (start..end)
+                    .filter_map(|i| ready[i % AHEAD].take())
                     .collect();
                 let more = end < candidates.len();
                 if let ControlFlow::Break(cancelled) = take(&candidates[start..end], found, more) {
@@ -325,7 +327,7 @@ fn by_chunks<T: Sync, S, R: Send>(
                 start = end;
                 claims.handed(start);
                 let next = (start + VERIFY_CHUNK).min(candidates.len());
-                have = ready[start..next].iter().filter(|r| r.is_some()).count();
+                have = (start..next).filter(|i| ready[i % AHEAD].is_some()).count();
                 continue;
             }
             if cancel.load(Ordering::Relaxed) {
@@ -415,8 +417,10 @@ impl Drop for StopOnPanic<'_, '_> {
 }
 
 /// Searches that run at once: four per core, since a search also waits
-/// (for the watcher to pass its barrier, for the disk). Two per core made
-/// 64 clients' throughput 10% lower, one per core 25% lower.
+/// (for the disk, for the updater to apply changes it read). Chosen when
+/// every search also waited for the watcher's thread to pass a barrier:
+/// then two per core made 64 clients' throughput 10% lower, one per core
+/// 25% lower; not measured again since the barrier went.
 fn turns() -> usize {
     4 * cores()
 }
@@ -1264,7 +1268,7 @@ struct ToRead {
 /// close, a searcher's set-up), in bytes' worth of reading.
 const FILE_COST: u64 = 16 << 10;
 
-/// Reading that is shared with helper threads ([`map_files`]) only past
+/// Reading that is shared with helper threads ([`by_chunks`]) only past
 /// this many bytes' worth ([`FILE_COST`]): below it, making and joining a
 /// thread costs about what it saves. Most selective searches read a few
 /// files, in parts. (Chosen with a rayon pool, whose hand-off cost less
@@ -1539,7 +1543,7 @@ mod tests {
             assert!(stopped);
             assert_eq!(chunks, 2);
             assert!(furthest.load(Ordering::SeqCst) < 2 * VERIFY_CHUNK + AHEAD);
-            // A cancel before the start reads nothing past the window.
+            // A cancel before the start hands nothing on.
             let cancel = AtomicBool::new(true);
             let cancelled = by_chunks(
                 parallel,

@@ -290,9 +290,14 @@ impl Shared {
         // `applied` is read first: `seen` only grows, so a batch applied
         // between the two reads cannot make this claim freshness wrongly.
         let applied = self.applied.load(Ordering::Acquire);
+        self.seen.load(Ordering::Acquire) == applied && self.settled(phase)
+    }
+
+    /// Whether the tree is watched, no event was dropped, and the snapshot
+    /// is not being rebuilt: then applying what was read makes it fresh.
+    fn settled(&self, phase: &Phase) -> bool {
         self.watching.load(Ordering::Acquire)
             && !self.overflow.load(Ordering::Acquire)
-            && self.seen.load(Ordering::Acquire) == applied
             && *phase == Phase::Watching
     }
 
@@ -470,9 +475,8 @@ impl Root {
     }
 
     /// Waits, at most `limit`, for every change made before this call to
-    /// be applied, and, with
-    /// `builds`, for a build under way to end (else a build ends the wait
-    /// at once); whether the snapshot is then fresh.
+    /// be applied, and, with `builds`, for a build under way to end (else
+    /// a build ends the wait at once); whether the snapshot is then fresh.
     pub fn wait_fresh(&self, limit: std::time::Duration, builds: bool) -> bool {
         let asked = self.ask_fresh(limit);
         self.wait_asked(asked, builds)
@@ -501,11 +505,7 @@ impl Root {
                 // first walk).
                 want = sh.drain_now();
             }
-            if want.is_some_and(|w| sh.applied.load(Ordering::Acquire) >= w)
-                && sh.watching.load(Ordering::Acquire)
-                && !sh.overflow.load(Ordering::Acquire)
-                && *phase == Phase::Watching
-            {
+            if want.is_some_and(|w| sh.applied.load(Ordering::Acquire) >= w) && sh.settled(&phase) {
                 return true;
             }
             let now = std::time::Instant::now();

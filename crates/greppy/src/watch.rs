@@ -168,9 +168,4 @@ impl Watcher {
     pub fn fd(&self) -> BorrowedFd<'_> {
         self.inotify.as_fd()
     }
-
-    /// How many folders are watched.
-    pub fn folders(&self) -> usize {
-        self.dirs.len()
-    }
 }
