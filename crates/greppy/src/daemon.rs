@@ -126,11 +126,12 @@ impl Out {
         }
     }
 
-    /// [`Out::send`] from a blocking thread.
+    /// [`Out::send`] from synchronous code: a blocking thread, or a task
+    /// on a worker, which leaves the worker ([`long`]) if it must wait.
     fn blocking_send(&self, bytes: Vec<u8>) -> bool {
         match self.start(bytes) {
             None => !self.tx.is_closed(),
-            Some(rest) => self.tx.blocking_send(rest).is_ok(),
+            Some(rest) => long(|| self.tx.blocking_send(rest).is_ok()),
         }
     }
 
@@ -212,6 +213,24 @@ impl Answers {
             self.closed = !self.out.blocking_send(bytes);
         }
         !self.closed
+    }
+}
+
+/// Where [`State::run`] runs a request.
+enum Run {
+    Blocking,
+    Task,
+}
+
+/// Runs `f`, which may block or run long, from a task on a runtime
+/// worker: the worker's other tasks move to another thread meanwhile
+/// (tokio's `block_in_place`). On any other thread it just runs `f`.
+fn long<R>(f: impl FnOnce() -> R) -> R {
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(f)
+        }
+        _ => f(),
     }
 }
 
@@ -756,7 +775,7 @@ impl State {
                         lock(&cancels).insert(id, flag.clone());
                         let cancels = cancels.clone();
                         let run = move |state: &Arc<State>, turn, to: &Out| {
-                            state.run_blocking(slot, to, move |state, out| {
+                            state.run(Run::Task, slot, to, move |state, out| {
                                 let last = state.search(id, &query, out, &flag);
                                 drop(turn);
                                 lock(&cancels).remove(&id);
@@ -764,7 +783,7 @@ impl State {
                             });
                         };
                         // Its turn, in order (a task waits for it only when
-                        // none is free); then on a blocking thread.
+                        // none is free); then a task of its own.
                         match self.turns.clone().try_acquire_owned() {
                             Ok(turn) => run(&self, turn, &out),
                             Err(_) => {
@@ -779,14 +798,14 @@ impl State {
                     }
                     Request::Find { id, query } => {
                         if let Some(slot) = self.slot(id, &out).await {
-                            self.run_blocking(slot, &out, move |state, out| {
+                            self.run(Run::Blocking, slot, &out, move |state, out| {
                                 state.find(id, &query, out)
                             });
                         }
                     }
                     Request::Index { id, path } => {
                         if let Some(slot) = self.slot(id, &out).await {
-                            self.run_blocking(slot, &out, move |state, _| {
+                            self.run(Run::Blocking, slot, &out, move |state, _| {
                                 state.index(id, &path_of(&path))
                             });
                         }
@@ -844,24 +863,35 @@ impl State {
         }
     }
 
-    /// Runs `work` on a blocking thread, streaming through `to`, and sends
-    /// its last answer (with what it has gathered) once `slot` is free
-    /// again: a client that waits for that answer may send its next
-    /// request at once.
-    fn run_blocking(
+    /// Runs `work` on a blocking thread (`Run::Blocking`: finds and index
+    /// builds) or as a task of its own on the runtime's workers
+    /// (`Run::Task`: searches, most done in well under a millisecond; the
+    /// thread that read the request runs the task next, with no hand-off
+    /// to another thread, and the parts that may block or run long leave
+    /// the worker through [`long`]). Tasks, not the connection's own loop,
+    /// so that the searches pipelined on one connection share the cores.
+    /// It streams through `to`, and sends its last answer (with what it
+    /// has gathered) once `slot` is free again: a client that waits for
+    /// that answer may send its next request at once.
+    fn run(
         self: &Arc<Self>,
+        how: Run,
         slot: OwnedSemaphorePermit,
         to: &Out,
         work: impl FnOnce(&State, &mut Answers) -> Response + Send + 'static,
     ) {
         let (state, to) = (self.clone(), to.clone());
-        tokio::task::spawn_blocking(move || {
+        let job = move || {
             let mut out = Answers::new(to);
             let last = work(&state, &mut out);
             protocol::encode_into(&last, &mut out.buf);
             drop(slot);
             out.flush();
-        });
+        };
+        match how {
+            Run::Blocking => drop(tokio::task::spawn_blocking(job)),
+            Run::Task => drop(tokio::spawn(async move { job() })),
+        }
     }
 
     /// The root that holds `dir`, and whether it is new. With `Make::Search`
@@ -1130,15 +1160,20 @@ impl State {
         let plan =
             plan_pattern(&q.pattern, q.fixed, q.ignore_case).unwrap_or(crate::plan::Query::All);
         let choose = |snap: &Snapshot| -> Vec<(PathBuf, Option<usize>, Vec<u8>)> {
-            snap.candidates(&plan, &dir)
-                .into_iter()
-                .filter_map(|(p, base_id)| {
-                    let shown = name(&p);
-                    filter
-                        .allows(&display, &shown)
-                        .then(|| (p, base_id, printed(shown).into_os_string().into_vec()))
-                })
-                .collect()
+            let all = snap.candidates(&plan, &dir);
+            let many = all.len() > LONG_CANDIDATES;
+            let (name, printed, filter, display) = (&name, &printed, &filter, &display);
+            let named = move || {
+                all.into_iter()
+                    .filter_map(|(p, base_id)| {
+                        let shown = name(&p);
+                        filter
+                            .allows(display, &shown)
+                            .then(|| (p, base_id, printed(shown).into_os_string().into_vec()))
+                    })
+                    .collect()
+            };
+            if many { long(named) } else { named() }
         };
         // Changes the watcher has reported are waited for, briefly (an edit
         // then a search is the common case); a rebuild is not. Freshness is
@@ -1155,7 +1190,11 @@ impl State {
             let chosen = choose(&s);
             (s, chosen)
         });
-        let fresh = root.wait_asked(asked, builds);
+        let fresh = if root.answered(&asked) {
+            true
+        } else {
+            long(|| root.wait_asked(asked, builds))
+        };
         let Some(snap) = root.snapshot() else {
             // Not even a first index: a scan answers now.
             let why = format!("{} is still being indexed", root.path().display());
@@ -1169,6 +1208,22 @@ impl State {
             _ => choose(&snap),
         };
         let test = BlockTest::new(&plan);
+        let plan_reads = |candidates: Vec<_>| {
+            if candidates.len() > LONG_CANDIDATES {
+                long(|| to_read(&snap, &test, fresh, candidates))
+            } else {
+                to_read(&snap, &test, fresh, candidates)
+            }
+        };
+        // Long work leaves the worker, and shares the reading with helper
+        // threads when the search runs alone.
+        let run = |work: u64, f: &mut dyn FnMut(bool) -> (u64, bool)| {
+            if work < LONG_FROM {
+                f(false)
+            } else {
+                long(|| f(self.alone()))
+            }
+        };
         let mut matches = 0u64;
         let mut cancelled = false;
         let mut errors: Vec<String> = Vec::new();
@@ -1181,17 +1236,19 @@ impl State {
             candidates.sort_by(|a, b| {
                 Path::new(OsStr::from_bytes(&a.2)).cmp(Path::new(OsStr::from_bytes(&b.2)))
             });
-            let (reads, worth_sharing) = to_read(&snap, &test, fresh, candidates);
-            (matches, cancelled) = print_files(
-                id,
-                self.alone() && worth_sharing,
-                &opts,
-                &matcher,
-                &reads,
-                out,
-                cancel,
-                &mut errors,
-            );
+            let (reads, work) = plan_reads(candidates);
+            (matches, cancelled) = run(work, &mut |parallel| {
+                print_files(
+                    id,
+                    parallel,
+                    &opts,
+                    &matcher,
+                    &reads,
+                    out,
+                    cancel,
+                    &mut errors,
+                )
+            });
         } else if q.files && q.candidates {
             // Unread, for a client that reads them itself (with the parts
             // of each that may hold a match, if asked).
@@ -1212,16 +1269,10 @@ impl State {
                 matches += 1;
             }
         } else {
-            let (reads, worth_sharing) = to_read(&snap, &test, fresh, candidates);
-            (matches, cancelled) = verify(
-                id,
-                self.alone() && worth_sharing,
-                q,
-                &matcher,
-                &reads,
-                out,
-                cancel,
-            );
+            let (reads, work) = plan_reads(candidates);
+            (matches, cancelled) = run(work, &mut |parallel| {
+                verify(id, parallel, q, &matcher, &reads, out, cancel)
+            });
         }
         // Walk errors name paths as the walk did (absolute): rename them as
         // the client names files.
@@ -1268,29 +1319,34 @@ struct ToRead {
 /// close, a searcher's set-up), in bytes' worth of reading.
 const FILE_COST: u64 = 16 << 10;
 
-/// Reading that is shared with helper threads ([`by_chunks`]) only past
-/// this many bytes' worth ([`FILE_COST`]): below it, making and joining a
-/// thread costs about what it saves. Most selective searches read a few
-/// files, in parts. (Chosen with a rayon pool, whose hand-off cost less
-/// but whose spinning cost more; serial and shared reading of selective
-/// searches measured the same within noise since.)
-const SHARE_FROM: u64 = 64 << 10;
+/// A search's reading runs on the worker that runs the search up to this
+/// many bytes' worth ([`FILE_COST`]), a few hundred microseconds: past it,
+/// it leaves the worker ([`long`]) and, when the search runs alone, is
+/// shared with helper threads ([`by_chunks`]). A selective search reads
+/// about ten files, in parts: well under it. (Shared from 64 KiB on, as
+/// before, half the selective searches made a helper thread: serial, the
+/// daemon's CPU per sequential query fell from 156 to 144 µs, median of
+/// five interleaved runs, at the same rate.)
+const LONG_FROM: u64 = 1 << 20;
+
+/// A search whose candidates pass this many names them ([`State::search`]'s
+/// filters) off the worker.
+const LONG_CANDIDATES: usize = 1024;
 
 /// The candidates to open, in order, with the parts of each to read. In a
 /// fresh snapshot a file is as its index entry says, so one whose blocks
 /// all rule the pattern out cannot match, and is left out. (In a stale one
 /// it is opened, and read whole if its size has changed.) Half of a
 /// selective search's candidates were such files: large ones that hold
-/// every trigram of the pattern, but not in one block. Also whether the
-/// reading is worth sharing with helper threads ([`SHARE_FROM`]; a file
-/// changed since the base index, whose size it does not know, is counted
+/// every trigram of the pattern, but not in one block. Also how much work
+/// reading them is, in bytes' worth ([`LONG_FROM`]; a file changed since the base index, whose size it does not know, is counted
 /// as [`FILE_COST`] of bytes).
 fn to_read(
     snap: &Snapshot,
     test: &BlockTest<'_>,
     fresh: bool,
     candidates: Vec<(PathBuf, Option<usize>, Vec<u8>)>,
-) -> (Vec<ToRead>, bool) {
+) -> (Vec<ToRead>, u64) {
     let mut work = 0u64;
     let reads = candidates
         .into_iter()
@@ -1309,7 +1365,7 @@ fn to_read(
             })
         })
         .collect();
-    (reads, work >= SHARE_FROM)
+    (reads, work)
 }
 
 /// The search options a `print` request asks for.
@@ -1558,7 +1614,7 @@ mod tests {
     }
 
     #[test]
-    fn a_fresh_search_leaves_out_ruled_out_files_and_shares_only_large_reading() {
+    fn a_fresh_search_leaves_out_ruled_out_files_and_takes_only_large_reading_off_the_worker() {
         let dir = tempfile::tempdir().unwrap();
         let w = |name: &str, text: &str| {
             let p = dir.path().join(name);
@@ -1569,7 +1625,7 @@ mod tests {
         let filler = "let filler = 0;\n".repeat(2_000);
         let apart = w("apart.rs", &format!("alpha\n{filler}beta\n"));
         let small = w("small.rs", "alpha beta\n");
-        let many = w("many.rs", &"alpha beta\n".repeat(10_000));
+        let many = w("many.rs", &"alpha beta\n".repeat(100_000));
         let index = crate::index::Index::build(vec![apart.clone(), small.clone(), many.clone()]);
         let snap = Snapshot {
             base: Arc::new(index),
@@ -1594,11 +1650,11 @@ mod tests {
         // A stale one opens every candidate.
         let (reads, _) = to_read(&snap, &test, false, candidates(&[&apart, &small, &many]));
         assert_eq!(paths(&reads), [apart.clone(), many.clone(), small.clone()]);
-        // A small file is read on the search's thread; 100 KiB of
-        // matching blocks is worth helper threads.
-        assert!(!to_read(&snap, &test, true, candidates(&[&small])).1);
-        assert!(to_read(&snap, &test, true, candidates(&[&many])).1);
-        assert!(!to_read(&snap, &test, true, candidates(&[&apart])).1);
+        // A small file is read on the worker; 1 MiB of matching blocks is
+        // long work (helper threads, when the search runs alone).
+        assert!(to_read(&snap, &test, true, candidates(&[&small])).1 < LONG_FROM);
+        assert!(to_read(&snap, &test, true, candidates(&[&many])).1 >= LONG_FROM);
+        assert!(to_read(&snap, &test, true, candidates(&[&apart])).1 < LONG_FROM);
     }
 
     #[test]

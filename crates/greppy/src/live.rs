@@ -493,6 +493,17 @@ impl Root {
         }
     }
 
+    /// Whether [`Root::wait_asked`] would find `asked` answered at once
+    /// (every change read then applied, and the tree watched), without
+    /// waiting.
+    pub fn answered(&self, asked: &FreshAsk) -> bool {
+        let sh = &self.shared;
+        asked
+            .want
+            .is_some_and(|w| sh.applied.load(Ordering::Acquire) >= w)
+            && sh.settled(&lock(&sh.phase))
+    }
+
     /// The second half of [`Root::wait_fresh`].
     pub fn wait_asked(&self, asked: FreshAsk, builds: bool) -> bool {
         let sh = &self.shared;

@@ -490,3 +490,54 @@ fn a_line_of_megabytes_is_answered_whole() {
     assert_eq!(a.lines.len(), 1);
     assert_eq!(a.lines[0].2, line.as_bytes());
 }
+
+#[test]
+fn a_client_that_stops_reading_holds_only_its_own_searches() {
+    // One search answers more than the connection's queue and the socket
+    // hold, and small ones follow it on the same connection, whose client
+    // reads nothing for a while: their answers wait (the small ones on the
+    // runtime's workers, which must not stall), and another client is
+    // answered meanwhile. Then every answer arrives, whole and in order.
+    let s = server(Limits::default());
+    let dir = tempfile::tempdir().unwrap();
+    let line = format!("flood_line {}\n", "y".repeat(100));
+    std::fs::write(dir.path().join("flood.txt"), line.repeat(200_000)).unwrap();
+    std::fs::write(dir.path().join("small.rs"), "fn quiet_needle() {}\n").unwrap();
+    let mut b = greppy::client::Client::connect(&s.socket).unwrap();
+    b.index(dir.path()).unwrap();
+
+    let mut a = Client::hello(&s.socket);
+    a.send(&Request::Search {
+        id: 1,
+        query: query(dir.path(), "flood_line"),
+    });
+    for id in 2..=40 {
+        a.send(&Request::Search {
+            id,
+            query: query(dir.path(), "quiet_needle"),
+        });
+    }
+    for _ in 0..20 {
+        let got = b.search(query(dir.path(), "quiet_needle")).unwrap();
+        assert_eq!(got.lines.len(), 1);
+    }
+
+    let (mut flood, mut small, mut done) = (0u64, 0u64, Vec::new());
+    while done.len() < 40 {
+        match a.recv().expect("the connection stays open") {
+            Response::Match { id: 1, .. } => flood += 1,
+            Response::Match { .. } => small += 1,
+            Response::Done { id, matches, .. } => {
+                if id == 1 {
+                    assert_eq!(matches, 200_000);
+                }
+                done.push(id);
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(flood, 200_000);
+    assert_eq!(small, 39);
+    done.sort_unstable();
+    assert_eq!(done, (1..=40).collect::<Vec<u64>>());
+}
