@@ -1243,7 +1243,7 @@ impl State {
                     parallel,
                     &opts,
                     &matcher,
-                    &reads,
+                    (&reads, &snap.base),
                     out,
                     cancel,
                     &mut errors,
@@ -1271,7 +1271,7 @@ impl State {
         } else {
             let (reads, work) = plan_reads(candidates);
             (matches, cancelled) = run(work, &mut |parallel| {
-                verify(id, parallel, q, &matcher, &reads, out, cancel)
+                verify(id, parallel, q, &matcher, (&reads, &snap.base), out, cancel)
             });
         }
         // Walk errors name paths as the walk did (absolute): rename them as
@@ -1307,12 +1307,21 @@ impl State {
     }
 }
 
-/// A candidate file to read: where it is, its name as answered, and the
-/// parts of it to read (`None`: all of it).
+/// A candidate file to read: where it is, its name as answered, the
+/// parts of it to read (`None`: all of it), and its id in the snapshot's
+/// base if it is read from the index's copy of it.
 struct ToRead {
     path: PathBuf,
     shown: Vec<u8>,
     regions: Option<Regions>,
+    stored: Option<usize>,
+}
+
+impl ToRead {
+    /// Where its bytes come from, beside its path: the copy in `base`.
+    fn stored<'a>(&self, base: &'a crate::index::Index) -> Option<search::Stored<'a>> {
+        self.stored.map(|id| search::Stored { index: base, id })
+    }
 }
 
 /// Reading one more file costs about this much beside its bytes (open,
@@ -1358,10 +1367,14 @@ fn to_read(
                 None => base_id.map_or(FILE_COST, |i| snap.base.size(i)),
             };
             work += FILE_COST + bytes;
+            // A fresh snapshot's base file is as the index says: its copy
+            // is the file.
+            let stored = base_id.filter(|&i| fresh && snap.base.keeps(i));
             Some(ToRead {
                 path,
                 shown,
                 regions,
+                stored,
             })
         })
         .collect();
@@ -1405,7 +1418,7 @@ fn print_files(
     parallel: bool,
     opts: &search::Options,
     matcher: &grep_regex::RegexMatcher,
-    reads: &[ToRead],
+    (reads, base): (&[ToRead], &crate::index::Index),
     answers: &mut Answers,
     cancel: &AtomicBool,
     errors: &mut Vec<String>,
@@ -1419,7 +1432,8 @@ fn print_files(
         || search::searcher(opts),
         |s, r| {
             let shown = Path::new(OsStr::from_bytes(&r.shown));
-            search::print_file(s, matcher, opts, &r.path, shown, r.regions.as_ref())
+            let (regions, stored) = (r.regions.as_ref(), r.stored(base));
+            search::print_file(s, matcher, opts, (&r.path, shown), regions, stored)
         },
         |_, printed: Vec<search::Printed>, more| {
             // The chunk's output, joined as rg joins files.
@@ -1468,7 +1482,7 @@ fn verify(
     parallel: bool,
     q: &SearchQuery,
     matcher: &grep_regex::RegexMatcher,
-    reads: &[ToRead],
+    (reads, base): (&[ToRead], &crate::index::Index),
     answers: &mut Answers,
     cancel: &AtomicBool,
 ) -> (u64, bool) {
@@ -1481,13 +1495,13 @@ fn verify(
         || (),
         |(), r| {
             if q.files {
-                if search::file_matches(matcher, &r.path, r.regions.as_ref()) {
+                if search::file_matches(matcher, &r.path, r.regions.as_ref(), r.stored(base)) {
                     vec![(0, Vec::new())]
                 } else {
                     Vec::new()
                 }
             } else {
-                search::file_lines(matcher, &r.path, r.regions.as_ref())
+                search::file_lines(matcher, &r.path, r.regions.as_ref(), r.stored(base))
             }
         },
         |chunk, found, more| {

@@ -708,6 +708,7 @@ impl Updater {
             let mut events = 0u64;
             let mut rebuild = self.shared.overflow.swap(false, Ordering::AcqRel);
             let mut paths = BTreeSet::new();
+            let mut folders = BTreeSet::new();
             for m in batch {
                 match m {
                     Msg::Stop => return,
@@ -722,6 +723,12 @@ impl Updater {
                         events += 1;
                         match e {
                             Change::Path(p) => {
+                                paths.insert(p);
+                            }
+                            // The root's own modes: walked again whole.
+                            Change::Modes(p) if p == self.shared.root => rebuild = true,
+                            Change::Modes(p) => {
+                                folders.insert(p.clone());
                                 paths.insert(p);
                             }
                             Change::Overflow => rebuild = true,
@@ -744,7 +751,7 @@ impl Updater {
                 self.shared.rebuilds_done.fetch_max(asked, Ordering::AcqRel);
                 self.shared.applied(0);
             } else if !paths.is_empty() {
-                self.apply(&snap, &paths);
+                self.apply(&snap, &paths, &folders);
             }
             self.shared.applied(events);
         }
@@ -845,10 +852,11 @@ impl Updater {
     }
 
     /// Applies one batch of changed paths.
-    fn apply(&mut self, snap: &Snapshot, paths: &BTreeSet<PathBuf>) {
+    fn apply(&mut self, snap: &Snapshot, paths: &BTreeSet<PathBuf>, folders: &BTreeSet<PathBuf>) {
         let root = &self.shared.root;
         let mut changes = (*snap.changes).clone();
         let mut dirs: Option<FxHashSet<PathBuf>> = None;
+        let mut errors: Option<Vec<(PathBuf, String)>> = None;
         let mut children: FxHashMap<PathBuf, FxHashMap<PathBuf, bool>> = FxHashMap::default();
         let base = &snap.base;
         let gone = |changes: &mut BTreeMap<PathBuf, Option<FileEntry>>, p: &Path| {
@@ -889,6 +897,27 @@ impl Updater {
                 .entry(parent.to_path_buf())
                 .or_insert_with(|| walk_children(parent));
             let was_dir = ds.contains(p.as_path());
+            if was_dir && folders.contains(p) && taken.get(p) == Some(&true) {
+                // Its modes changed: walked again, with the walk's errors
+                // (a folder that became unreadable holds no files now, as
+                // rg sees it, and says so).
+                remove_tree(&mut changes, ds, p);
+                let errs = errors.get_or_insert_with(|| (*snap.errors).clone());
+                errs.retain(|(e, _)| !e.starts_with(p));
+                if let Some(w) = lock(&self.shared.watcher).as_mut() {
+                    w.add_tree(p);
+                }
+                let tree = walk_tree(p);
+                ds.insert(p.clone());
+                ds.extend(tree.dirs);
+                errs.extend(tree.errors);
+                for f in tree.files {
+                    if let Some(e) = FileEntry::read(&f) {
+                        changes.insert(f, Some(e));
+                    }
+                }
+                continue;
+            }
             match taken.get(p) {
                 Some(false) => {
                     if was_dir {
@@ -932,7 +961,7 @@ impl Updater {
             base: snap.base.clone(),
             changes: Arc::new(changes),
             dirs: dirs.map_or_else(|| snap.dirs.clone(), Arc::new),
-            errors: snap.errors.clone(),
+            errors: errors.map_or_else(|| snap.errors.clone(), Arc::new),
         };
         self.compact(&mut next);
         self.publish(next, Phase::Watching);

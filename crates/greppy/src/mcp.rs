@@ -195,7 +195,7 @@ fn search_lines(cwd: &Path, a: &SearchArgs) -> anyhow::Result<String> {
             let matcher = pattern.matcher()?;
             let mut v = Vec::new();
             for f in &files {
-                for (l, t) in search::file_lines(&matcher, f, None) {
+                for (l, t) in search::file_lines(&matcher, f, None, None) {
                     v.push((show(f.as_os_str().as_bytes()), l, t));
                     if v.len() as u64 > limit {
                         break;

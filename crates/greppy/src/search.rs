@@ -4,7 +4,7 @@
 //! (`grep-printer`), so that results equal rg's byte for byte. Files are
 //! searched in parallel and printed in path order.
 
-use crate::index::{Region, Regions};
+use crate::index::{Index, Region, Regions};
 use anyhow::{Context, Result};
 use grep_printer::{ColorSpecs, JSONBuilder, StandardBuilder, Stats, SummaryBuilder, SummaryKind};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
@@ -285,16 +285,48 @@ pub struct Printed {
     pub stats: Stats,
 }
 
+/// A candidate's bytes as the index keeps them: file `id` of `index`,
+/// which is as the file is (the base of a fresh snapshot), read from the
+/// mapped index instead of from the file ([`Index::kept`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Stored<'a> {
+    pub index: &'a Index,
+    pub id: usize,
+}
+
+impl Stored<'_> {
+    /// The whole file.
+    fn whole(self) -> Option<Vec<u8>> {
+        self.index.kept(self.id, 0..self.index.size(self.id))
+    }
+}
+
+/// Searches a whole file with `s`: its stored copy if there is one (and it
+/// reads), else the file at `path`.
+fn search_whole<S: grep_searcher::Sink>(
+    s: &mut Searcher,
+    matcher: &RegexMatcher,
+    path: &Path,
+    stored: Option<Stored<'_>>,
+    sink: S,
+) -> std::result::Result<(), S::Error> {
+    match stored.and_then(Stored::whole) {
+        Some(bytes) => s.search_slice(matcher, &bytes, sink),
+        None => s.search_path(matcher, path, sink),
+    }
+}
+
 /// Searches the file at `path` with `s` (built by [`searcher`] for `opts`,
 /// and reused: its buffer is 64 KiB) and prints what rg would, naming it
-/// `shown`. With `regions`, only those parts are read if they suffice.
+/// `shown`. With `regions`, only those parts are read if they suffice;
+/// with `stored`, from the index's copy.
 pub fn print_file(
     s: &mut Searcher,
     matcher: &RegexMatcher,
     opts: &Options,
-    path: &Path,
-    shown: &Path,
+    (path, shown): (&Path, &Path),
     regions: Option<&Regions>,
+    stored: Option<Stored<'_>>,
 ) -> Printed {
     let mut out = if opts.color {
         Buffer::ansi()
@@ -307,7 +339,7 @@ pub fn print_file(
         matcher,
         opts,
         (path, shown),
-        regions,
+        (regions, stored),
         &mut out,
         &mut stats,
     );
@@ -325,7 +357,7 @@ fn search_file(
     matcher: &RegexMatcher,
     opts: &Options,
     (path, shown): (&Path, &Path),
-    regions: Option<&Regions>,
+    (regions, stored): (Option<&Regions>, Option<Stored<'_>>),
     out: &mut Buffer,
     stats: &mut Stats,
 ) -> std::result::Result<u64, String> {
@@ -341,13 +373,13 @@ fn search_file(
     };
     if let Some(lines) = regions
         .filter(|_| plain_regions(opts))
-        .and_then(|r| region_lines(matcher, path, r, max))
+        .and_then(|r| region_lines(matcher, path, r, max, stored))
     {
         return Ok(print_plain(opts, shown, &lines, out));
     }
     let parts = regions
         .filter(|_| printed_regions(opts))
-        .and_then(|r| read_regions(path, r));
+        .and_then(|r| read_regions(path, r, stored));
     let r = match opts.output {
         Output::Lines => {
             let mut p = StandardBuilder::new()
@@ -371,7 +403,7 @@ fn search_file(
                 }
                 None => {
                     let mut sink = p.sink_with_path(matcher, shown);
-                    let r = s.search_path(matcher, path, &mut sink);
+                    let r = search_whole(s, matcher, path, stored, &mut sink);
                     r.map(|()| sink.match_count())
                 }
             }
@@ -388,13 +420,13 @@ fn search_file(
                 .color_specs(ColorSpecs::default_with_color())
                 .build(&mut *out);
             let mut sink = p.sink_with_path(matcher, shown);
-            let r = s.search_path(matcher, path, &mut sink);
+            let r = search_whole(s, matcher, path, stored, &mut sink);
             r.map(|()| u64::from(sink.has_match()))
         }
         Output::Json => {
             let mut p = JSONBuilder::new().build(&mut *out);
             let mut sink = p.sink_with_path(matcher, shown);
-            let r = s.search_path(matcher, path, &mut sink);
+            let r = search_whole(s, matcher, path, stored, &mut sink);
             *stats += sink.stats();
             r.map(|()| sink.match_count())
         }
@@ -447,7 +479,7 @@ pub fn search(
 ) -> Result<Outcome> {
     let started = std::time::Instant::now();
     let one = |s: &mut Searcher, (path, regions): &(PathBuf, Option<Regions>), opts: &Options| {
-        print_file(s, matcher, opts, path, path, regions.as_ref())
+        print_file(s, matcher, opts, (path, path), regions.as_ref(), None)
     };
     let results: Vec<Printed> = match opts.limit {
         None if files.len() <= SEQUENTIAL_MAX => {
@@ -566,7 +598,7 @@ pub fn lines<'p>(
     let per_file: Vec<Vec<(PathBuf, u64)>> = files
         .into_par_iter()
         .map(|path| {
-            file_lines(&matcher, path, None)
+            file_lines(&matcher, path, None, None)
                 .into_iter()
                 .map(|(n, _)| (path.to_path_buf(), n))
                 .collect()
@@ -591,12 +623,19 @@ const REGIONS_MAX: u64 = 4 << 20;
 
 /// One file's matching lines, as (1-based line number, the line without its
 /// terminator), searched as rg searches it; at most `max` (0: all).
-fn matching_lines(matcher: &RegexMatcher, path: &Path, max: usize) -> Vec<(u64, Vec<u8>)> {
+fn matching_lines(
+    matcher: &RegexMatcher,
+    path: &Path,
+    max: usize,
+    stored: Option<Stored<'_>>,
+) -> Vec<(u64, Vec<u8>)> {
     let mut found = Vec::new();
     LINE_SEARCHER.with_borrow_mut(|s| {
-        let _ = s.search_path(
+        let _ = search_whole(
+            s,
             matcher,
             path,
+            stored,
             grep_searcher::sinks::Bytes(|n, line| {
                 found.push((n, line.strip_suffix(b"\n").unwrap_or(line).to_vec()));
                 Ok(max == 0 || found.len() < max)
@@ -610,13 +649,24 @@ fn matching_lines(matcher: &RegexMatcher, path: &Path, max: usize) -> Vec<(u64, 
 /// the file is no longer as the regions were measured (another size, a NUL
 /// byte, a region that starts with a byte order mark, a read error): then
 /// it must be read whole. Regions are whole lines, and a match never spans
-/// lines, so searching them finds what searching the file finds.
-fn read_regions(path: &Path, regions: &Regions) -> Option<Vec<(Region, Vec<u8>)>> {
+/// lines, so searching them finds what searching the file finds. With
+/// `stored`, they are read from the index's copy (if it has them).
+fn read_regions(
+    path: &Path,
+    regions: &Regions,
+    stored: Option<Stored<'_>>,
+) -> Option<Vec<(Region, Vec<u8>)>> {
     use std::os::unix::fs::FileExt;
-    let f = std::fs::File::open(path).ok()?;
-    if f.metadata().ok()?.len() != regions.size {
-        return None;
-    }
+    let file = match stored {
+        Some(_) => None,
+        None => {
+            let f = std::fs::File::open(path).ok()?;
+            if f.metadata().ok()?.len() != regions.size {
+                return None;
+            }
+            Some(f)
+        }
+    };
     let mut out = Vec::with_capacity(regions.parts.len());
     let mut total = 0u64;
     for r in &regions.parts {
@@ -625,8 +675,15 @@ fn read_regions(path: &Path, regions: &Regions) -> Option<Vec<(Region, Vec<u8>)>
         if total > REGIONS_MAX {
             return None;
         }
-        let mut buf = vec![0u8; len as usize];
-        f.read_exact_at(&mut buf, r.start).ok()?;
+        let buf = match (&file, stored) {
+            (Some(f), _) => {
+                let mut buf = vec![0u8; len as usize];
+                f.read_exact_at(&mut buf, r.start).ok()?;
+                buf
+            }
+            (None, Some(k)) => k.index.kept(k.id, r.start..r.end)?,
+            (None, None) => return None,
+        };
         let bom = [&b"\xef\xbb\xbf"[..], b"\xff\xfe", b"\xfe\xff"]
             .iter()
             .any(|m| buf.starts_with(m));
@@ -646,8 +703,9 @@ fn region_lines(
     path: &Path,
     regions: &Regions,
     max: usize,
+    stored: Option<Stored<'_>>,
 ) -> Option<Vec<(u64, Vec<u8>)>> {
-    let parts = read_regions(path, regions)?;
+    let parts = read_regions(path, regions, stored)?;
     let mut found = Vec::new();
     LINE_SEARCHER.with_borrow_mut(|s| {
         for (r, buf) in &parts {
@@ -737,22 +795,30 @@ fn print_plain(opts: &Options, shown: &Path, lines: &[(u64, Vec<u8>)], out: &mut
 
 /// One file's matching lines, as (1-based line number, the line without its
 /// terminator), searched as rg searches it; only in `regions`, if given
-/// (the index's word on where a match may be).
+/// (the index's word on where a match may be); from the index's copy, if
+/// `stored`.
 pub fn file_lines(
     matcher: &RegexMatcher,
     path: &Path,
     regions: Option<&Regions>,
+    stored: Option<Stored<'_>>,
 ) -> Vec<(u64, Vec<u8>)> {
     regions
-        .and_then(|r| region_lines(matcher, path, r, 0))
-        .unwrap_or_else(|| matching_lines(matcher, path, 0))
+        .and_then(|r| region_lines(matcher, path, r, 0, stored))
+        .unwrap_or_else(|| matching_lines(matcher, path, 0, stored))
 }
 
 /// Whether `path` has a matching line, searched as rg searches it (it stops
-/// at the first); only in `regions`, if given.
-pub fn file_matches(matcher: &RegexMatcher, path: &Path, regions: Option<&Regions>) -> bool {
+/// at the first); only in `regions`, if given; from the index's copy, if
+/// `stored`.
+pub fn file_matches(
+    matcher: &RegexMatcher,
+    path: &Path,
+    regions: Option<&Regions>,
+    stored: Option<Stored<'_>>,
+) -> bool {
     let found = regions
-        .and_then(|r| region_lines(matcher, path, r, 1))
-        .unwrap_or_else(|| matching_lines(matcher, path, 1));
+        .and_then(|r| region_lines(matcher, path, r, 1, stored))
+        .unwrap_or_else(|| matching_lines(matcher, path, 1, stored));
     !found.is_empty()
 }

@@ -28,6 +28,10 @@ pub enum Change {
     /// This file or folder may have changed (been made, written, removed,
     /// renamed to or from here, had its modes changed).
     Path(PathBuf),
+    /// This folder's modes changed: what is below it may have become
+    /// readable, or unreadable (the index keeps copies of files, which
+    /// must not answer for files rg can no longer read).
+    Modes(PathBuf),
     /// The kernel's queue overflowed: events were lost, and everything may
     /// have changed.
     Overflow,
@@ -148,7 +152,11 @@ impl Watcher {
                         if e.mask.contains(EventMask::MOVED_FROM | EventMask::ISDIR) {
                             moved_away.push(path.clone());
                         }
-                        changes.push(Change::Path(path));
+                        if e.mask.contains(EventMask::ATTRIB | EventMask::ISDIR) {
+                            changes.push(Change::Modes(path));
+                        } else {
+                            changes.push(Change::Path(path));
+                        }
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,

@@ -500,6 +500,31 @@ fn unreadable_folders_are_errors_as_in_rg() {
         assert_eq!(got.stdout, want.stdout);
         assert_eq!(got.status.code(), want.status.code());
     }
+    // A folder, then a file, unreadable once indexed: the index keeps
+    // copies of both files, but answers as rg does, from what it can read.
+    let same_as_rg = |what: &str| {
+        let got = greppy(&["-n", "needle_x"], &root);
+        assert_eq!(got.status.code(), Some(2), "{what}: {got:?}");
+        let err = String::from_utf8_lossy(&got.stderr);
+        assert!(err.contains("Permission denied"), "{what}: {err}");
+        if let Some(want) = rg(&["-n", "needle_x"], &root) {
+            assert_eq!(got.stdout, want.stdout, "{what}");
+            assert_eq!(got.status.code(), want.status.code(), "{what}");
+        }
+        got.stdout
+    };
+    mode(&root.join("src"), 0o000);
+    assert!(same_as_rg("an unreadable folder").is_empty());
+    mode(&root.join("src"), 0o755);
+    mode(&root.join("src/a.rs"), 0o000);
+    assert!(same_as_rg("an unreadable file").is_empty());
+    mode(&root.join("src/a.rs"), 0o644);
+    let got = greppy(&["-n", "needle_x"], &root);
+    assert_eq!(
+        String::from_utf8_lossy(&got.stdout),
+        "src/a.rs:1:let needle_x = 1;\n"
+    );
+
     // The root itself, unreadable: an error, nothing found, the daemon up.
     mode(&root.join("secret"), 0o755);
     mode(&root, 0o000);

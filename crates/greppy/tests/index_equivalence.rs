@@ -228,7 +228,7 @@ fn index_answers_equal_a_scan_and_ripgrep() {
                 region_bytes += r.parts.iter().map(|p| p.end - p.start).sum::<u64>();
                 blocked_bytes += index.size(id as usize);
             }
-            for (n, _) in search::file_lines(&matcher, path, regions.as_ref()) {
+            for (n, _) in search::file_lines(&matcher, path, regions.as_ref(), None) {
                 via_regions.push((path.to_path_buf(), n));
             }
         }
