@@ -51,8 +51,9 @@
 //!             file with blocks, else one for the whole file
 //! ```
 //!
-//! The index keeps a compressed copy of every text file it indexes (no
-//! NUL byte, no UTF-16 byte order mark), so that a search in a fresh
+//! The index keeps a compressed copy of the text files it indexes (no
+//! NUL byte, no UTF-16 byte order mark), as many as fit within [`WITHIN`]
+//! of the files' bytes (smallest first), so that a search in a fresh
 //! snapshot reads a candidate from the mapped index (a block at a time,
 //! in a large file) instead of opening it: the file is as its entry says.
 //! Compressed, the copies of the benchmark corpus's text take 0.2x of its
@@ -764,7 +765,8 @@ impl Index {
         })
     }
 
-    fn from_parts(parts: Parts<'_>) -> Index {
+    fn from_parts(mut parts: Parts<'_>) -> Index {
+        fit_copies(&mut parts);
         Index::from_bytes(Bytes::Owned(serialize(&parts))).expect("a new index is well formed")
     }
 
@@ -1487,9 +1489,69 @@ impl Index {
     }
 }
 
-fn serialize(p: &Parts<'_>) -> Vec<u8> {
+/// The index (with its copies) is kept within this share of its files'
+/// bytes: past it, copies are left out, the largest files' first.
+const WITHIN: f64 = 0.9;
+
+/// Leaves out the copies that would take the index past [`WITHIN`] its
+/// files' bytes, the largest files' first: a copy saves a search the same
+/// opening and closing whatever the file's size, so the small files'
+/// copies save the most for their bytes. (Trees of source alone take
+/// about 0.7x their bytes in trigrams; with every copy, 1.07x.)
+fn fit_copies(p: &mut Parts<'_>) {
+    let budget = (p.sizes.iter().sum::<u64>() as f64 * WITHIN) as usize;
+    let mut total = serialize_layout(p).content;
+    let mut kept: Vec<usize> = (0..p.kept.len()).filter(|&i| p.kept[i].is_some()).collect();
+    kept.sort_by_key(|&i| (p.sizes[i], i));
+    for i in kept {
+        let len = p.kept[i].as_ref().map_or(0, |(b, _)| b.len());
+        if total + len <= budget {
+            total += len;
+        } else {
+            p.kept[i] = None;
+        }
+    }
+}
+
+/// Where [`serialize`] puts the sections that come before the copies
+/// (whose bytes start at `content`).
+struct Layout {
+    path_bytes: usize,
+    postings_len: usize,
+    nblocks: usize,
+    content: usize,
+}
+
+fn serialize_layout(p: &Parts<'_>) -> Layout {
     let path_bytes: usize = p.files.iter().map(|p| p.as_os_str().len()).sum();
     let postings_len: usize = p.table.iter().map(|(_, ids, _)| ids.len()).sum();
+    let nblocks: usize = p.blocks.iter().map(|(r, _)| r.len()).sum();
+    let content = HEADER
+        + 8 * p.files.len()
+        + path_bytes
+        + 8 * p.files.len()
+        + 4 * (p.unindexed.len() + p.never.len())
+        + 4 * (p.files.len() + 1)
+        + BLOCK_RECORD * nblocks
+        + 12 * p.table.len()
+        + 5 * postings_len
+        + 8 * (p.files.len() + 1)
+        + 8 * nblocks;
+    Layout {
+        path_bytes,
+        postings_len,
+        nblocks,
+        content,
+    }
+}
+
+fn serialize(p: &Parts<'_>) -> Vec<u8> {
+    let Layout {
+        path_bytes,
+        postings_len,
+        nblocks,
+        content: laid_out,
+    } = serialize_layout(p);
     let path_ends = HEADER;
     let paths = path_ends + 8 * p.files.len();
     let sizes = paths + path_bytes;
@@ -1497,13 +1559,13 @@ fn serialize(p: &Parts<'_>) -> Vec<u8> {
     let never_at = unindexed_at + 4 * p.unindexed.len();
     let block_starts = never_at + 4 * p.never.len();
     let blocks_at = block_starts + 4 * (p.files.len() + 1);
-    let nblocks: usize = p.blocks.iter().map(|(r, _)| r.len()).sum();
     let table_at = blocks_at + BLOCK_RECORD * nblocks;
     let postings = table_at + 12 * p.table.len();
     let masks = postings + 4 * postings_len;
     let kept_at = masks + postings_len;
     let frames_at = kept_at + 8 * (p.files.len() + 1);
     let content = frames_at + 8 * nblocks;
+    debug_assert_eq!(content, laid_out);
     let content_len: usize = p.kept.iter().flatten().map(|(b, _)| b.len()).sum();
     let total = content + content_len;
     let mut d = Vec::with_capacity(total);
@@ -1929,6 +1991,51 @@ mod tests {
         for id in 0..damaged.len() {
             let _ = damaged.kept(id, 0..damaged.size(id));
         }
+    }
+
+    #[test]
+    fn copies_keep_the_index_within_its_share_of_the_source_smallest_first() {
+        // Source alone: its trigrams take most of the share, so not every
+        // copy fits; those left out are the largest files'.
+        let dir = tempfile::tempdir().unwrap();
+        let files: Vec<PathBuf> = (1..=40)
+            .map(|n| {
+                // Varied names, as real source has, not one line repeated.
+                let text: String = (0..n * 40u64)
+                    .map(|i| {
+                        let h = (n * 100_000 + i).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                        format!(
+                            "    let v{:x} = retry_policy(value_{}, {});\n",
+                            h >> 44,
+                            (h >> 20) % 1000,
+                            h % 100_000
+                        )
+                    })
+                    .collect();
+                let p = dir.path().join(format!("f{n:02}.rs"));
+                std::fs::write(&p, text).unwrap();
+                p
+            })
+            .collect();
+        let index = Index::build(files.clone());
+        assert!(index.bytes() as f64 <= index.source_bytes() as f64 * WITHIN);
+        let (kept, left): (Vec<usize>, Vec<usize>) =
+            (0..index.len()).partition(|&i| index.keeps(i));
+        assert!(
+            !kept.is_empty() && !left.is_empty(),
+            "{} kept, {} of {}",
+            kept.len(),
+            index.bytes(),
+            index.source_bytes()
+        );
+        let largest_kept = kept.iter().map(|&i| index.size(i)).max().unwrap();
+        let smallest_left = left.iter().map(|&i| index.size(i)).min().unwrap();
+        assert!(largest_kept <= smallest_left);
+        for &i in &kept {
+            let got = index.kept(i, 0..index.size(i)).unwrap();
+            assert_eq!(got, std::fs::read(index.file(i)).unwrap());
+        }
+        assert!(index.kept(left[0], 0..index.size(left[0])).is_none());
     }
 
     #[test]
