@@ -52,8 +52,8 @@
 //! ```
 //!
 //! The index keeps a compressed copy of the text files it indexes (no
-//! NUL byte, no UTF-16 byte order mark), as many as fit within [`WITHIN`]
-//! of the files' bytes (smallest first), so that a search in a fresh
+//! NUL byte, no UTF-16 byte order mark), as many as fit within `WITHIN`
+//! (0.9) of the files' bytes (smallest first), so that a search in a fresh
 //! snapshot reads a candidate from the mapped index (a block at a time,
 //! in a large file) instead of opening it: the file is as its entry says.
 //! Compressed, the copies of the benchmark corpus's text take 0.2x of its
