@@ -421,6 +421,11 @@ fn compress_onto(out: &mut Vec<u8>, input: &[u8]) -> Option<()> {
 /// The `len` bytes that the LZ4 block `frame` holds, appended to `out`;
 /// `None` if it does not hold exactly that many (a damaged index).
 fn decompress_onto(out: &mut Vec<u8>, frame: &[u8], len: usize) -> Option<()> {
+    // No LZ4 block holds more than about 255 times its own length: a
+    // damaged length is not allocated.
+    if len > frame.len().saturating_mul(255).saturating_add(16) {
+        return None;
+    }
     let at = out.len();
     out.resize(at + len, 0);
     let n = lz4_flex::block::decompress_into(frame, &mut out[at..]).ok()?;
@@ -1141,7 +1146,8 @@ impl Index {
                 self.content.checked_add(from)?,
                 self.content.checked_add(to)?,
             );
-            self.data.get(a..b.min(self.content + span.end))
+            self.data
+                .get(a..b.min(self.content.saturating_add(span.end)))
         };
         let blocks = self.block_range(id);
         let mut out = Vec::new();
@@ -1166,7 +1172,6 @@ impl Index {
             }
         }
         let mut at = range.start;
-        out.reserve(range.end.saturating_sub(range.start) as usize);
         for b in first..blocks.end {
             if at >= range.end {
                 break;
@@ -1180,7 +1185,8 @@ impl Index {
             } else {
                 span.end
             };
-            decompress_onto(&mut out, frame(self.frame(b), to)?, (end - start) as usize)?;
+            let len = usize::try_from(end.checked_sub(start)?).ok()?;
+            decompress_onto(&mut out, frame(self.frame(b), to)?, len)?;
             at = end;
         }
         (at == range.end).then_some(out)
@@ -1990,6 +1996,31 @@ mod tests {
         let damaged = Index::open(&saved).unwrap();
         for id in 0..damaged.len() {
             let _ = damaged.kept(id, 0..damaged.size(id));
+        }
+        // So do damaged tables: sizes, where copies and frames start.
+        // One table at a time, so that the others lead to it.
+        merged.save(&saved).unwrap();
+        let good = std::fs::read(&saved).unwrap();
+        let tables = [
+            (merged.sizes, merged.files),
+            (merged.kept_at, merged.files + 1),
+            (merged.frames_at, (merged.content - merged.frames_at) / 8),
+        ];
+        for (at, n) in tables {
+            for garbage in [u64::MAX, u64::MAX / 2, KEPT | (1 << 40), 1 << 20] {
+                let mut bytes = good.clone();
+                for i in 0..n {
+                    let v = garbage.wrapping_add(i as u64 % 2);
+                    bytes[at + 8 * i..at + 8 * i + 8].copy_from_slice(&v.to_le_bytes());
+                }
+                std::fs::write(&saved, &bytes).unwrap();
+                let damaged = Index::open(&saved).unwrap();
+                for id in 0..damaged.len() {
+                    let _ = damaged.kept(id, 0..damaged.size(id));
+                    let _ = damaged.kept(id, 0..u64::MAX);
+                    let _ = damaged.kept(id, 4096..8192);
+                }
+            }
         }
     }
 
