@@ -1224,10 +1224,8 @@ impl State {
                 long(|| f(self.alone()))
             }
         };
-        let mut matches = 0u64;
-        let mut cancelled = false;
         let mut errors: Vec<String> = Vec::new();
-        if let Some(print) = &q.print {
+        let (matches, cancelled) = if let Some(print) = &q.print {
             let opts = match print_options(pattern, print) {
                 Ok(o) => o,
                 Err(e) => return fail(e),
@@ -1237,7 +1235,7 @@ impl State {
                 Path::new(OsStr::from_bytes(&a.2)).cmp(Path::new(OsStr::from_bytes(&b.2)))
             });
             let (reads, work) = plan_reads(candidates);
-            (matches, cancelled) = run(work, &mut |parallel| {
+            run(work, &mut |parallel| {
                 print_files(
                     id,
                     parallel,
@@ -1248,32 +1246,39 @@ impl State {
                     cancel,
                     &mut errors,
                 )
-            });
+            })
         } else if q.files && q.candidates {
             // Unread, for a client that reads them itself (with the parts
-            // of each that may hold a match, if asked).
-            for (_, base_id, shown) in candidates {
-                if q.limit > 0 && matches >= q.limit {
-                    break;
+            // of each that may hold a match, if asked); many of them off
+            // the worker.
+            let many = candidates.len() > LONG_CANDIDATES;
+            let answer = || {
+                let (mut matches, mut cancelled) = (0u64, false);
+                for (_, base_id, shown) in candidates {
+                    if q.limit > 0 && matches >= q.limit {
+                        break;
+                    }
+                    let regions = q.regions.then(|| snap.regions(base_id, &test)).flatten();
+                    let file = Response::File {
+                        id,
+                        path: shown,
+                        regions,
+                    };
+                    if !out.push(&file) {
+                        cancelled = true;
+                        break;
+                    }
+                    matches += 1;
                 }
-                let regions = q.regions.then(|| snap.regions(base_id, &test)).flatten();
-                let file = Response::File {
-                    id,
-                    path: shown,
-                    regions,
-                };
-                if !out.push(&file) {
-                    cancelled = true;
-                    break;
-                }
-                matches += 1;
-            }
+                (matches, cancelled)
+            };
+            if many { long(answer) } else { answer() }
         } else {
             let (reads, work) = plan_reads(candidates);
-            (matches, cancelled) = run(work, &mut |parallel| {
+            run(work, &mut |parallel| {
                 verify(id, parallel, q, &matcher, (&reads, &snap.base), out, cancel)
-            });
-        }
+            })
+        };
         // Walk errors name paths as the walk did (absolute): rename them as
         // the client names files.
         let prefix = format!("{}/", dir.display());
