@@ -89,6 +89,12 @@ impl ChangeLog {
 /// absolute and canonical, and `Path::starts_with`, which compares them
 /// component by component, was most of a search's time with thousands of
 /// changed files.
+/// Whether the daemon may list and enter folder `d`.
+fn readable(d: &Path) -> bool {
+    use rustix::fs::{Access, access};
+    access(d, Access::READ_OK | Access::EXEC_OK).is_ok()
+}
+
 fn is_under(p: &Path, dir: &Path) -> bool {
     use std::os::unix::ffi::OsStrExt;
     let (p, d) = (p.as_os_str().as_bytes(), dir.as_os_str().as_bytes());
@@ -301,6 +307,12 @@ impl Shared {
             && *phase == Phase::Watching
     }
 
+    /// Whether what a search asked for (`want` events read) is applied
+    /// and the snapshot is settled: then it is fresh.
+    fn caught_up(&self, want: Option<u64>, phase: &Phase) -> bool {
+        want.is_some_and(|w| self.applied.load(Ordering::Acquire) >= w) && self.settled(phase)
+    }
+
     /// Counts `events` as applied (after their snapshot is published) and
     /// wakes those waiting for freshness.
     fn applied(&self, events: u64) {
@@ -498,10 +510,7 @@ impl Root {
     /// waiting.
     pub fn answered(&self, asked: &FreshAsk) -> bool {
         let sh = &self.shared;
-        asked
-            .want
-            .is_some_and(|w| sh.applied.load(Ordering::Acquire) >= w)
-            && sh.settled(&lock(&sh.phase))
+        sh.caught_up(asked.want, &lock(&sh.phase))
     }
 
     /// The second half of [`Root::wait_fresh`].
@@ -516,7 +525,7 @@ impl Root {
                 // first walk).
                 want = sh.drain_now();
             }
-            if want.is_some_and(|w| sh.applied.load(Ordering::Acquire) >= w) && sh.settled(&phase) {
+            if sh.caught_up(want, &phase) {
                 return true;
             }
             let now = std::time::Instant::now();
@@ -725,11 +734,8 @@ impl Updater {
                             Change::Path(p) => {
                                 paths.insert(p);
                             }
-                            // The root's own modes: walked again whole.
-                            Change::Modes(p) if p == self.shared.root => rebuild = true,
                             Change::Modes(p) => {
-                                folders.insert(p.clone());
-                                paths.insert(p);
+                                folders.insert(p);
                             }
                             Change::Overflow => rebuild = true,
                         }
@@ -740,6 +746,12 @@ impl Updater {
                 self.shared.gone.store(true, Ordering::Release);
             }
             let snap = self.snapshot();
+            // A folder's modes matter when it became readable or not (not
+            // for a `touch`): then it is walked again, and the root's
+            // whole tree.
+            folders.retain(|d| readable(d) == snap.errors.iter().any(|(e, _)| e == d));
+            rebuild |= folders.contains(&self.shared.root);
+            paths.extend(folders.iter().cloned());
             rebuild |= paths.iter().any(|p| {
                 p.file_name()
                     .is_some_and(|n| IGNORE_FILES.iter().any(|i| n == *i))
@@ -897,25 +909,30 @@ impl Updater {
                 .entry(parent.to_path_buf())
                 .or_insert_with(|| walk_children(parent));
             let was_dir = ds.contains(p.as_path());
-            if was_dir && folders.contains(p) && taken.get(p) == Some(&true) {
-                // Its modes changed: walked again, with the walk's errors
-                // (a folder that became unreadable holds no files now, as
-                // rg sees it, and says so).
-                remove_tree(&mut changes, ds, p);
-                let errs = errors.get_or_insert_with(|| (*snap.errors).clone());
-                errs.retain(|(e, _)| !e.starts_with(p));
+            // A folder that appears, or whose readability changed, is
+            // watched first, then walked (so no file made in between is
+            // missed), with the walk's errors: one that became unreadable
+            // holds no files now, as rg sees it, and says so.
+            let mut walk_in = |changes: &mut BTreeMap<PathBuf, Option<FileEntry>>,
+                               ds: &mut FxHashSet<PathBuf>| {
                 if let Some(w) = lock(&self.shared.watcher).as_mut() {
                     w.add_tree(p);
                 }
                 let tree = walk_tree(p);
                 ds.insert(p.clone());
                 ds.extend(tree.dirs);
+                let errs = errors.get_or_insert_with(|| (*snap.errors).clone());
+                errs.retain(|(e, _)| !e.starts_with(p));
                 errs.extend(tree.errors);
                 for f in tree.files {
                     if let Some(e) = FileEntry::read(&f) {
                         changes.insert(f, Some(e));
                     }
                 }
+            };
+            if was_dir && folders.contains(p) && taken.get(p) == Some(&true) {
+                remove_tree(&mut changes, ds, p);
+                walk_in(&mut changes, ds);
                 continue;
             }
             match taken.get(p) {
@@ -935,18 +952,8 @@ impl Updater {
                         gone(&mut changes, p);
                         // The watcher adds a new folder's watch only after
                         // it has handed out the events it read with its
-                        // creation: files made in between would be missed.
-                        // Watched first, then walked, none is.
-                        if let Some(w) = lock(&self.shared.watcher).as_mut() {
-                            w.add_tree(p);
-                        }
-                        let tree = walk_tree(p);
-                        ds.extend(tree.dirs);
-                        for f in tree.files {
-                            if let Some(e) = FileEntry::read(&f) {
-                                changes.insert(f, Some(e));
-                            }
-                        }
+                        // creation: `walk_in` watches it first.
+                        walk_in(&mut changes, ds);
                     }
                 }
                 None => {

@@ -26,11 +26,12 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
     /// This file or folder may have changed (been made, written, removed,
-    /// renamed to or from here, had its modes changed).
+    /// renamed to or from here; a file: had its modes changed).
     Path(PathBuf),
-    /// This folder's modes changed: what is below it may have become
-    /// readable, or unreadable (the index keeps copies of files, which
-    /// must not answer for files rg can no longer read).
+    /// This folder's modes, owner or times changed: what is below it may
+    /// have become readable or unreadable (the updater checks which; the
+    /// index keeps copies of files, which must not answer for files rg
+    /// can no longer read).
     Modes(PathBuf),
     /// The kernel's queue overflowed: events were lost, and everything may
     /// have changed.

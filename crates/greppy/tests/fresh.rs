@@ -524,6 +524,39 @@ fn unreadable_folders_are_errors_as_in_rg() {
         String::from_utf8_lossy(&got.stdout),
         "src/a.rs:1:let needle_x = 1;\n"
     );
+    // An unreadable folder moved in is an error, as in rg; made readable,
+    // its files are found.
+    let away = tempfile::tempdir_in(root.parent().unwrap()).unwrap();
+    common::write(away.path(), "moved/c.rs", "let needle_x = 3;\n");
+    mode(&away.path().join("moved"), 0o000);
+    std::fs::rename(away.path().join("moved"), root.join("moved")).unwrap();
+    let got = greppy(&["-n", "needle_x"], &root);
+    let err = String::from_utf8_lossy(&got.stderr);
+    assert!(
+        err.contains("moved") && err.contains("Permission denied"),
+        "{err}"
+    );
+    if let Some(want) = rg(&["-n", "needle_x"], &root) {
+        assert_eq!(got.stdout, want.stdout);
+    }
+    mode(&root.join("moved"), 0o755);
+    let got = greppy(&["-n", "needle_x"], &root);
+    assert!(
+        String::from_utf8_lossy(&got.stdout).contains("moved/c.rs:1:let needle_x = 3;"),
+        "{got:?}"
+    );
+    // rg prints files in the order its threads finish them.
+    let sorted = |b: &[u8]| {
+        let mut v: Vec<String> = String::from_utf8_lossy(b)
+            .lines()
+            .map(String::from)
+            .collect();
+        v.sort();
+        v
+    };
+    if let Some(want) = rg(&["-n", "needle_x"], &root) {
+        assert_eq!(sorted(&got.stdout), sorted(&want.stdout));
+    }
 
     // The root itself, unreadable: an error, nothing found, the daemon up.
     mode(&root.join("secret"), 0o755);
