@@ -485,60 +485,40 @@ fn unreadable_folders_are_errors_as_in_rg() {
     let _stop = OnDrop(|| drop(greppy(&["daemon", "stop"], Path::new("/"))));
     let o = greppy(&["index", "."], &root);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let got = greppy(&["-n", "needle_x"], &root);
-    assert_eq!(
-        String::from_utf8_lossy(&got.stdout),
-        "src/a.rs:1:let needle_x = 1;\n"
-    );
-    assert_eq!(got.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&got.stderr);
-    assert!(
-        err.contains("secret") && err.contains("Permission denied"),
-        "{err}"
-    );
-    if let Some(want) = rg(&["-n", "needle_x"], &root) {
-        assert_eq!(got.stdout, want.stdout);
-        assert_eq!(got.status.code(), want.status.code());
-    }
-    // A folder, then a file, unreadable once indexed: the index keeps
-    // copies of both files, but answers as rg does, from what it can read.
-    let same_as_rg = |what: &str| {
+    // Each unreadable part is an error naming it, as rg's; the rest is
+    // answered as rg answers it.
+    let same_as_rg = |what: &str, named: &str| {
         let got = greppy(&["-n", "needle_x"], &root);
         assert_eq!(got.status.code(), Some(2), "{what}: {got:?}");
         let err = String::from_utf8_lossy(&got.stderr);
-        assert!(err.contains("Permission denied"), "{what}: {err}");
+        assert!(
+            err.contains(named) && err.contains("Permission denied"),
+            "{what}: {err}"
+        );
         if let Some(want) = rg(&["-n", "needle_x"], &root) {
             assert_eq!(got.stdout, want.stdout, "{what}");
             assert_eq!(got.status.code(), want.status.code(), "{what}");
         }
-        got.stdout
+        String::from_utf8_lossy(&got.stdout).into_owned()
     };
+    let one = "src/a.rs:1:let needle_x = 1;\n";
+    assert_eq!(same_as_rg("an unreadable folder", "secret"), one);
+    // A folder, then a file, unreadable once indexed: the index keeps
+    // copies of both files, but answers as rg does, from what it can read.
     mode(&root.join("src"), 0o000);
-    assert!(same_as_rg("an unreadable folder").is_empty());
+    assert!(same_as_rg("a folder made unreadable", "src").is_empty());
     mode(&root.join("src"), 0o755);
     mode(&root.join("src/a.rs"), 0o000);
-    assert!(same_as_rg("an unreadable file").is_empty());
+    assert!(same_as_rg("a file made unreadable", "a.rs").is_empty());
     mode(&root.join("src/a.rs"), 0o644);
-    let got = greppy(&["-n", "needle_x"], &root);
-    assert_eq!(
-        String::from_utf8_lossy(&got.stdout),
-        "src/a.rs:1:let needle_x = 1;\n"
-    );
+    assert_eq!(same_as_rg("readable again", "secret"), one);
     // An unreadable folder moved in is an error, as in rg; made readable,
     // its files are found.
     let away = tempfile::tempdir_in(root.parent().unwrap()).unwrap();
     common::write(away.path(), "moved/c.rs", "let needle_x = 3;\n");
     mode(&away.path().join("moved"), 0o000);
     std::fs::rename(away.path().join("moved"), root.join("moved")).unwrap();
-    let got = greppy(&["-n", "needle_x"], &root);
-    let err = String::from_utf8_lossy(&got.stderr);
-    assert!(
-        err.contains("moved") && err.contains("Permission denied"),
-        "{err}"
-    );
-    if let Some(want) = rg(&["-n", "needle_x"], &root) {
-        assert_eq!(got.stdout, want.stdout);
-    }
+    assert_eq!(same_as_rg("an unreadable folder moved in", "moved"), one);
     mode(&root.join("moved"), 0o755);
     let got = greppy(&["-n", "needle_x"], &root);
     assert!(
