@@ -657,14 +657,20 @@ fn read_regions(
     stored: Option<Stored<'_>>,
 ) -> Option<Vec<(Region, Vec<u8>)>> {
     use std::os::unix::fs::FileExt;
-    let file = match stored {
-        Some(_) => None,
+    enum From<'a> {
+        Copy(Stored<'a>),
+        File(std::fs::File),
+    }
+    // The copy, or the file if it is still the size the regions were
+    // measured at.
+    let from = match stored {
+        Some(k) => From::Copy(k),
         None => {
             let f = std::fs::File::open(path).ok()?;
             if f.metadata().ok()?.len() != regions.size {
                 return None;
             }
-            Some(f)
+            From::File(f)
         }
     };
     let mut out = Vec::with_capacity(regions.parts.len());
@@ -675,14 +681,13 @@ fn read_regions(
         if total > REGIONS_MAX {
             return None;
         }
-        let buf = match (&file, stored) {
-            (Some(f), _) => {
+        let buf = match &from {
+            From::File(f) => {
                 let mut buf = vec![0u8; len as usize];
                 f.read_exact_at(&mut buf, r.start).ok()?;
                 buf
             }
-            (None, Some(k)) => k.index.kept(k.id, r.start..r.end)?,
-            (None, None) => return None,
+            From::Copy(k) => k.index.kept(k.id, r.start..r.end)?,
         };
         let bom = [&b"\xef\xbb\xbf"[..], b"\xff\xfe", b"\xfe\xff"]
             .iter()
