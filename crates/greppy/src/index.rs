@@ -503,10 +503,42 @@ impl FileEntry {
     }
 }
 
+/// How many bytes go through the dense table ([`Dense`]): tab, carriage
+/// return and printable ASCII, upper case folded to lower case.
+const ALPHABET: usize = 71;
+/// Entries in the dense table: one per trigram of the alphabet.
+const DENSE_LEN: usize = ALPHABET * ALPHABET * ALPHABET;
+/// Bytes of the dense table's presence bitmap, in whole 64-bit words.
+const SEEN: usize = DENSE_LEN.div_ceil(64) * 8;
+
+/// Each byte's place in the alphabet ([`ALPHABET`], in byte order, so that
+/// the table's order is the trigrams'), or `u8::MAX` if it has none; and
+/// each place's byte.
+const CODES: ([u8; 256], [u8; ALPHABET]) = {
+    let (mut code, mut byte) = ([u8::MAX; 256], [0u8; ALPHABET]);
+    let (mut b, mut n) = (0usize, 0usize);
+    while b < 128 {
+        if b == 9 || b == 13 || (b >= 32 && b < 127 && !(b >= 65 && b <= 90)) {
+            code[b] = n as u8;
+            byte[n] = b as u8;
+            n += 1;
+        }
+        b += 1;
+    }
+    assert!(n == ALPHABET);
+    b = 65;
+    while b <= 90 {
+        code[b] = code[b + 32];
+        b += 1;
+    }
+    (code, byte)
+};
+
 /// The dense table behind [`trigrams_with_masks`]: for every trigram of
-/// ASCII bytes (21 bits: 2 MiB of masks and a 256 KiB presence bitmap per
-/// thread), reset after each file through the list of those it touched, so
-/// that between files both tables are all zeros. They are anonymous
+/// [`ALPHABET`] bytes (350 KiB of masks and a 44 KiB presence bitmap per
+/// thread: they stay in a core's cache), reset after each file through the
+/// list of those it touched, so that between files both tables are all
+/// zeros. They are anonymous
 /// mappings, which [`release_scratch`] gives back to the system after a
 /// build (zeros again when next touched).
 struct Dense {
@@ -518,8 +550,8 @@ struct Dense {
 impl Dense {
     fn new() -> Option<Dense> {
         Some(Dense {
-            mask: memmap2::MmapMut::map_anon(1 << 21).ok()?,
-            seen: memmap2::MmapMut::map_anon((1 << 21) / 8).ok()?,
+            mask: memmap2::MmapMut::map_anon(DENSE_LEN).ok()?,
+            seen: memmap2::MmapMut::map_anon(SEEN).ok()?,
             touched: Vec::new(),
         })
     }
@@ -537,12 +569,16 @@ impl Dense {
     }
 }
 
+/// Past this many distinct ASCII trigrams, a file's are put in order by a
+/// scan of the presence bitmap (32,768 words) rather than by a sort.
+const SCAN_FROM: usize = 2048;
+
 thread_local! {
     static DENSE: std::cell::RefCell<Option<Dense>> = std::cell::RefCell::new(Dense::new());
 }
 
 /// Gives back the trigram tables of the global pool's threads and of this
-/// one: 2.3 MiB each, which every thread that indexed kept for good
+/// one: 0.4 MiB each, which every thread that indexed kept for good
 /// (4.5 MiB of a daemon's 20 MiB after indexing a small tree).
 pub fn release_scratch() {
     rayon::broadcast(|_| release_thread_scratch());
@@ -579,35 +615,54 @@ fn trigrams_with_masks(text: &[u8], blocked: bool) -> (Vec<(Trigram, u8)>, Vec<B
         };
         let mut blocks = Vec::with_capacity(if blocked { spans.len() } else { 0 });
         let mut wide: Vec<u32> = Vec::new();
-        let last = text.len().saturating_sub(2);
+        // Fixed sizes: the loop indexes them with no bounds checks.
+        let (Ok(mask), Ok(seen)) = (
+            <&mut [u8; DENSE_LEN]>::try_from(&mut d.mask[..]),
+            <&mut [u8; SEEN]>::try_from(&mut d.seen[..]),
+        ) else {
+            let blocks = if blocked { blocks_of(text) } else { Vec::new() };
+            return (trigrams_sorted(text), blocks);
+        };
+        let touched = &mut d.touched;
+        let (codes, _) = &CODES;
         for (start, end, line) in spans {
             let mut bloom = blocked.then(|| vec![0u8; BLOOM].into_boxed_slice());
-            for i in start..end.min(last) {
-                let (a, b, c) = (text[i], text[i + 1], text[i + 2]);
-                if a == b'\n' || b == b'\n' || c == b'\n' {
+            // Line by line: no window crosses a newline, and the byte after
+            // the last window of a line is none.
+            for l in text[start..end].split(|&b| b == b'\n') {
+                if l.len() < 3 {
                     continue;
                 }
-                let next = text
-                    .get(i + 3)
-                    .filter(|&&x| x != b'\n')
-                    .map_or(0, |&x| next_bit(x));
-                let t = trigram(a, b, c);
-                if (a | b | c) < 128 {
-                    // The trigram's three 7-bit bytes, packed in 21 bits.
-                    let idx = ((t as usize >> 2) & (127 << 14))
-                        | ((t as usize >> 1) & (127 << 7))
-                        | (t as usize & 127);
-                    let (w, bit) = (idx >> 3, 1u8 << (idx & 7));
-                    if d.seen[w] & bit == 0 {
-                        d.seen[w] |= bit;
-                        d.touched.push(idx as u32);
+                let low = |i: usize| u32::from(l[i].to_ascii_lowercase());
+                let code = |i: usize| u32::from(codes[usize::from(l[i])]);
+                let mut t = (low(0) << 8) | low(1);
+                let (mut c0, mut c1) = (code(0), code(1));
+                for i in 2..l.len() {
+                    t = ((t << 8) | low(i)) & 0xff_ffff;
+                    let c2 = code(i);
+                    let next = l.get(i + 1).map_or(0, |&x| next_bit(x));
+                    // A byte outside the alphabet has a code with the top
+                    // bit set.
+                    if (c0 | c1 | c2) < 128 {
+                        let idx = ((c0 * ALPHABET as u32 + c1) * ALPHABET as u32 + c2) as usize;
+                        let m = mask[idx];
+                        if m == 0 {
+                            // Perhaps not seen yet (or seen only at line
+                            // ends): only then is the presence bit read.
+                            let (w, bit) = (idx >> 3, 1u8 << (idx & 7));
+                            if seen[w] & bit == 0 {
+                                seen[w] |= bit;
+                                touched.push(idx as u32);
+                            }
+                        }
+                        mask[idx] = m | next;
+                    } else {
+                        wide.push((t << 8) | u32::from(next));
                     }
-                    d.mask[idx] |= next;
-                } else {
-                    wide.push((t << 8) | u32::from(next));
-                }
-                if let Some(bloom) = &mut bloom {
-                    bloom_add(bloom, t);
+                    if let Some(bloom) = &mut bloom {
+                        bloom_add(bloom, t);
+                    }
+                    (c0, c1) = (c1, c2);
                 }
             }
             if let Some(bloom) = bloom {
@@ -618,29 +673,46 @@ fn trigrams_with_masks(text: &[u8], blocked: bool) -> (Vec<(Trigram, u8)>, Vec<B
                 });
             }
         }
-        let mut out: Vec<(Trigram, u8)> = Vec::with_capacity(d.touched.len() + wide.len());
-        for &idx in &d.touched {
-            let idx = idx as usize;
-            let t = (((idx >> 14) as u32) << 16)
-                | ((((idx >> 7) & 127) as u32) << 8)
-                | (idx & 127) as u32;
-            out.push((t, d.mask[idx]));
-            d.mask[idx] = 0;
-            d.seen[idx >> 3] = 0;
-        }
-        d.touched.clear();
-        wide.sort_unstable();
-        for p in wide {
-            let (t, m) = (p >> 8, p as u8);
-            match out.last_mut() {
-                Some(last) if last.0 == t => last.1 |= m,
-                _ => out.push((t, m)),
+        // In trigram order (the table keeps it): by a scan of the presence
+        // bitmap when that is cheaper than sorting what was seen.
+        if touched.len() > SCAN_FROM {
+            touched.clear();
+            for (w, word) in seen.chunks_exact(8).enumerate() {
+                let mut bits = u64::from_le_bytes(word.try_into().unwrap_or_default());
+                while bits != 0 {
+                    touched.push((w * 64) as u32 + bits.trailing_zeros());
+                    bits &= bits - 1;
+                }
             }
+        } else {
+            touched.sort_unstable();
         }
-        // The ASCII and the other trigrams interleave: one sort of the
-        // distinct ones (a wide trigram is never an ASCII one, so there
-        // are no duplicates to fold).
-        out.sort_unstable_by_key(|e| e.0);
+        let mut out: Vec<(Trigram, u8)> = Vec::with_capacity(touched.len() + wide.len());
+        let (_, bytes) = &CODES;
+        for &idx in touched.iter() {
+            let idx = idx as usize % DENSE_LEN;
+            let byte = |place: usize| u32::from(bytes[place % ALPHABET]);
+            let t =
+                (byte(idx / (ALPHABET * ALPHABET)) << 16) | (byte(idx / ALPHABET) << 8) | byte(idx);
+            out.push((t, mask[idx]));
+            mask[idx] = 0;
+            seen[idx >> 3] = 0;
+        }
+        touched.clear();
+        if !wide.is_empty() {
+            wide.sort_unstable();
+            for p in wide {
+                let (t, m) = (p >> 8, p as u8);
+                match out.last_mut() {
+                    Some(last) if last.0 == t => last.1 |= m,
+                    _ => out.push((t, m)),
+                }
+            }
+            // The ASCII and the other trigrams interleave: one sort of the
+            // distinct ones (a wide trigram is never an ASCII one, so there
+            // are no duplicates to fold).
+            out.sort_unstable_by_key(|e| e.0);
+        }
         (out, blocks)
     })
 }
@@ -700,7 +772,7 @@ struct Parts<'a> {
     unindexed: Vec<u32>,
     never: Vec<u32>,
     /// Per trigram: the file ids and the masks of the bytes after it.
-    table: Vec<(Trigram, Vec<u32>, Vec<u8>)>,
+    table: Postings,
     /// Per file, its blocks: (offset, line) each, and their filters laid
     /// out as the index keeps them ([`Filters`]).
     blocks: Vec<FileBlocks<'a>>,
@@ -736,34 +808,27 @@ impl Index {
 
     /// The index of `entries`, which are in path order.
     fn from_entries(entries: &[(PathBuf, FileEntry)], built_at: u64) -> Index {
-        let mut postings: FxHashMap<Trigram, (Vec<u32>, Vec<u8>)> = FxHashMap::default();
         let mut unindexed = Vec::new();
         let mut never = Vec::new();
+        let mut lists: Vec<&[(Trigram, u8)]> = Vec::with_capacity(entries.len());
         for (id, (_, e)) in entries.iter().enumerate() {
-            let id = id as u32;
             if e.never {
-                never.push(id);
+                never.push(id as u32);
             }
             match &e.trigrams {
-                Some(tris) => {
-                    for (t, m) in tris.iter() {
-                        let p = postings.entry(*t).or_default();
-                        p.0.push(id);
-                        p.1.push(*m);
-                    }
+                Some(tris) => lists.push(tris),
+                None => {
+                    unindexed.push(id as u32);
+                    lists.push(&[]);
                 }
-                None => unindexed.push(id),
             }
         }
-        let mut table: Vec<(Trigram, Vec<u32>, Vec<u8>)> =
-            postings.into_iter().map(|(t, (i, m))| (t, i, m)).collect();
-        table.sort_unstable_by_key(|(t, _, _)| *t);
         Index::from_parts(Parts {
             files: entries.iter().map(|(p, _)| p.as_path()).collect(),
             sizes: entries.iter().map(|(_, e)| e.size).collect(),
             unindexed,
             never,
-            table,
+            table: Postings::invert(&lists),
             blocks: entries.iter().map(|(_, e)| entry_blocks(e)).collect(),
             kept: entries.iter().map(|(_, e)| entry_kept(e)).collect(),
             built_at,
@@ -849,8 +914,10 @@ impl Index {
         never.sort_unstable();
         let mut added: Vec<(Trigram, Vec<(u32, u8)>)> = added.into_iter().collect();
         added.sort_unstable_by_key(|(t, _)| *t);
-        let split = |v: Vec<(u32, u8)>| -> (Vec<u32>, Vec<u8>) { v.into_iter().unzip() };
-        let mut table = Vec::with_capacity(self.trigrams + added.len());
+        let mut table = Postings::with_capacity(
+            self.trigrams + added.len(),
+            (self.masks - self.postings) / 4,
+        );
         let mut added = added.into_iter().peekable();
         for i in 0..self.trigrams {
             let (t, at, count) = self.entry(i);
@@ -858,8 +925,7 @@ impl Index {
                 && *a < t
             {
                 if let Some((a, v)) = added.next() {
-                    let (ids, masks) = split(v);
-                    table.push((a, ids, masks));
+                    table.push(a, v);
                 }
             }
             let mut kept: Vec<(u32, u8)> = (0..count)
@@ -876,14 +942,10 @@ impl Index {
                 kept.extend(added.next().map(|(_, v)| v).unwrap_or_default());
                 kept.sort_unstable_by_key(|(id, _)| *id);
             }
-            if !kept.is_empty() {
-                let (ids, masks) = split(kept);
-                table.push((t, ids, masks));
-            }
+            table.push(t, kept);
         }
         for (a, v) in added {
-            let (ids, masks) = split(v);
-            table.push((a, ids, masks));
+            table.push(a, v);
         }
         Index::from_parts(Parts {
             files,
@@ -1530,7 +1592,7 @@ struct Layout {
 
 fn serialize_layout(p: &Parts<'_>) -> Layout {
     let path_bytes: usize = p.files.iter().map(|p| p.as_os_str().len()).sum();
-    let postings_len: usize = p.table.iter().map(|(_, ids, _)| ids.len()).sum();
+    let postings_len = p.table.ids.len();
     let nblocks: usize = p.blocks.iter().map(|(r, _)| r.len()).sum();
     let content = HEADER
         + 8 * p.files.len()
@@ -1539,7 +1601,7 @@ fn serialize_layout(p: &Parts<'_>) -> Layout {
         + 4 * (p.unindexed.len() + p.never.len())
         + 4 * (p.files.len() + 1)
         + BLOCK_RECORD * nblocks
-        + 12 * p.table.len()
+        + 12 * p.table.trigrams.len()
         + 5 * postings_len
         + 8 * (p.files.len() + 1)
         + 8 * nblocks;
@@ -1566,7 +1628,7 @@ fn serialize(p: &Parts<'_>) -> Vec<u8> {
     let block_starts = never_at + 4 * p.never.len();
     let blocks_at = block_starts + 4 * (p.files.len() + 1);
     let table_at = blocks_at + BLOCK_RECORD * nblocks;
-    let postings = table_at + 12 * p.table.len();
+    let postings = table_at + 12 * p.table.trigrams.len();
     let masks = postings + 4 * postings_len;
     let kept_at = masks + postings_len;
     let frames_at = kept_at + 8 * (p.files.len() + 1);
@@ -1579,7 +1641,7 @@ fn serialize(p: &Parts<'_>) -> Vec<u8> {
     for v in [
         VERSION,
         p.files.len() as u32,
-        p.table.len() as u32,
+        p.table.trigrams.len() as u32,
         p.unindexed.len() as u32,
         p.never.len() as u32,
     ] {
@@ -1634,21 +1696,14 @@ fn serialize(p: &Parts<'_>) -> Vec<u8> {
         f.resize(records.len() * BLOOM, 0);
         d.extend_from_slice(&f);
     }
-    let mut first = 0u32;
-    for (t, ids, _) in &p.table {
-        for v in [*t, first, ids.len() as u32] {
+    let t = &p.table;
+    for (i, tri) in t.trigrams.iter().enumerate() {
+        for v in [*tri, t.starts[i], t.starts[i + 1] - t.starts[i]] {
             d.extend_from_slice(&v.to_le_bytes());
         }
-        first += ids.len() as u32;
     }
-    for (_, ids, _) in &p.table {
-        for id in ids {
-            d.extend_from_slice(&id.to_le_bytes());
-        }
-    }
-    for (_, _, masks) in &p.table {
-        d.extend_from_slice(masks);
-    }
+    extend_u32s(&mut d, &t.ids);
+    d.extend_from_slice(&t.masks);
     let mut at = 0u64;
     for k in &p.kept {
         let flag = if k.is_some() { KEPT } else { 0 };
@@ -1672,6 +1727,157 @@ fn serialize(p: &Parts<'_>) -> Vec<u8> {
     }
     debug_assert_eq!(d.len(), total);
     d
+}
+
+/// Appends `v` as little-endian bytes.
+fn extend_u32s(d: &mut Vec<u8>, v: &[u32]) {
+    d.reserve(4 * v.len());
+    for chunk in v.chunks(1 << 12) {
+        let mut buf = [0u8; 4 << 12];
+        for (b, x) in buf.chunks_exact_mut(4).zip(chunk) {
+            b.copy_from_slice(&x.to_le_bytes());
+        }
+        d.extend_from_slice(&buf[..4 * chunk.len()]);
+    }
+}
+
+/// The posting lists of an index as it lays them out: the trigrams in
+/// order, and for trigram `i` the files `ids[starts[i]..starts[i + 1]]`
+/// (ascending) with the masks of the bytes after it in each.
+#[derive(Debug, Default)]
+struct Postings {
+    trigrams: Vec<Trigram>,
+    starts: Vec<u32>,
+    ids: Vec<u32>,
+    masks: Vec<u8>,
+}
+
+/// [`Postings::invert`] splits the trigrams by their top bits into this many
+/// ranges, inverted in parallel.
+const SHARD_BITS: u32 = 6;
+/// The bits of a trigram below its shard's.
+const LOW_BITS: u32 = 24 - SHARD_BITS;
+
+impl Postings {
+    fn with_capacity(trigrams: usize, postings: usize) -> Postings {
+        let mut starts = Vec::with_capacity(trigrams + 1);
+        starts.push(0);
+        Postings {
+            trigrams: Vec::with_capacity(trigrams),
+            starts,
+            ids: Vec::with_capacity(postings),
+            masks: Vec::with_capacity(postings),
+        }
+    }
+
+    /// Adds trigram `t` (past every trigram so far) with its files; a
+    /// trigram with none is left out.
+    fn push(&mut self, t: Trigram, files: Vec<(u32, u8)>) {
+        if files.is_empty() {
+            return;
+        }
+        if self.starts.is_empty() {
+            self.starts.push(0);
+        }
+        self.trigrams.push(t);
+        for (id, m) in files {
+            self.ids.push(id);
+            self.masks.push(m);
+        }
+        self.starts.push(self.ids.len() as u32);
+    }
+
+    /// The posting lists of `lists` (file `i`'s trigrams, sorted, with their
+    /// masks). Each range of trigrams ([`SHARD_BITS`]) is counted, then
+    /// filled, on its own thread, straight into its part of the flat
+    /// arrays: no list of its own per trigram.
+    fn invert(lists: &[&[(Trigram, u8)]]) -> Postings {
+        let shards = 1usize << SHARD_BITS;
+        // Where each shard's trigrams start in each file's list.
+        let bounds: Vec<Vec<u32>> = lists
+            .par_iter()
+            .map(|l| {
+                (0..=shards)
+                    .map(|s| l.partition_point(|e| (e.0 >> LOW_BITS) < s as u32) as u32)
+                    .collect()
+            })
+            .collect();
+        let part = |f: usize, s: usize| {
+            let b = &bounds[f];
+            &lists[f][b[s] as usize..b[s + 1] as usize]
+        };
+        // Per shard: its trigrams and how many files each has.
+        let counted: Vec<(Vec<Trigram>, Vec<u32>)> = (0..shards)
+            .into_par_iter()
+            .map(|s| {
+                let mut counts = vec![0u32; 1 << LOW_BITS];
+                for f in 0..lists.len() {
+                    for e in part(f, s) {
+                        counts[(e.0 & ((1 << LOW_BITS) - 1)) as usize] += 1;
+                    }
+                }
+                let mut tris = Vec::new();
+                let mut ns = Vec::new();
+                for (low, &n) in counts.iter().enumerate() {
+                    if n > 0 {
+                        tris.push(((s as u32) << LOW_BITS) | low as u32);
+                        ns.push(n);
+                    }
+                }
+                (tris, ns)
+            })
+            .collect();
+        let total: usize = counted
+            .iter()
+            .flat_map(|(_, ns)| ns)
+            .map(|&n| n as usize)
+            .sum();
+        let mut ids = vec![0u32; total];
+        let mut masks = vec![0u8; total];
+        // Each shard's part of the flat arrays.
+        let mut parts = Vec::with_capacity(shards);
+        let (mut id_rest, mut mask_rest) = (&mut ids[..], &mut masks[..]);
+        for (s, (_, ns)) in counted.iter().enumerate() {
+            let n: usize = ns.iter().map(|&n| n as usize).sum();
+            let (i, ir) = id_rest.split_at_mut(n);
+            let (m, mr) = mask_rest.split_at_mut(n);
+            parts.push((s, i, m));
+            (id_rest, mask_rest) = (ir, mr);
+        }
+        parts.into_par_iter().for_each(|(s, ids, masks)| {
+            let (tris, ns) = &counted[s];
+            // Where the next file of each trigram goes.
+            let mut next = vec![0u32; 1 << LOW_BITS];
+            let mut at = 0u32;
+            for (t, n) in tris.iter().zip(ns) {
+                next[(t & ((1 << LOW_BITS) - 1)) as usize] = at;
+                at += n;
+            }
+            for f in 0..lists.len() {
+                for e in part(f, s) {
+                    let slot = &mut next[(e.0 & ((1 << LOW_BITS) - 1)) as usize];
+                    ids[*slot as usize] = f as u32;
+                    masks[*slot as usize] = e.1;
+                    *slot += 1;
+                }
+            }
+        });
+        let mut out = Postings {
+            trigrams: Vec::new(),
+            starts: vec![0],
+            ids,
+            masks,
+        };
+        let mut at = 0u32;
+        for (tris, ns) in counted {
+            out.trigrams.extend(tris);
+            for n in ns {
+                at += n;
+                out.starts.push(at);
+            }
+        }
+        out
+    }
 }
 
 fn intersect(a: &[u32], b: &[u32]) -> Vec<u32> {
@@ -2215,11 +2421,19 @@ mod tests {
         let reference = trigrams_sorted;
         let mut seed = 7u64;
         let mut text = Vec::new();
-        let alphabet = b"abcXYZ_ \n\r\t09\xc3\xa9\xff(";
+        // The table's alphabet, its edges (`@`, `[`, `` ` ``, `{`, `~`),
+        // bytes outside it (controls, DEL, UTF-8, 0xff), and line ends.
+        let alphabet = b"abcXYZ_ \n\r\t09\xc3\xa9\xff(@[`{~\x01\x0c\x7f";
         for _ in 0..20_000 {
             seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
             text.push(alphabet[(seed >> 33) as usize % alphabet.len()]);
         }
+        // Every byte value.
+        let every: Vec<u8> = (0..5000u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        let (tris, _) = trigrams_with_masks(&every, true);
+        assert_eq!(tris, reference(&every));
         for cut in [0, 1, 2, 3, 4, 100, 20_000] {
             let text = &text[..cut];
             // Made in one pass with the trigrams, the blocks are what
