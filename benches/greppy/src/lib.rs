@@ -489,6 +489,15 @@ fn run_all(args: &Args, env: &Env) -> Result<()> {
             process(c)
         }));
     }
+    subjects.push(Subject::new(
+        "floor: walk, read and mark every trigram",
+        "this machine",
+        || {
+            let t = Instant::now();
+            trigram_floor(corpus);
+            Ok(Sample::duration(t.elapsed()))
+        },
+    ));
     if let Some(z) = &zoekt {
         subjects.push(Subject::new("zoekt-index", z.version.clone(), || {
             let _ = std::fs::remove_dir_all(&z.dir);
@@ -974,6 +983,53 @@ fn walk_sizes(dir: &Path) -> Vec<u64> {
         }
     }
     out
+}
+
+/// The least that any trigram index of `root` does: walk it as rg does,
+/// read every file, and for each file without a NUL byte mark each of its
+/// windows' trigram in a bitmap and list the distinct ones, on every core.
+/// No case folding, masks, filters, copies or posting lists.
+fn trigram_floor(root: &Path) -> u64 {
+    let files = greppy::search::walk_tree(root).files;
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut bits = vec![0u64; 1 << 18];
+                    let mut seen: Vec<u32> = Vec::new();
+                    let mut distinct = 0u64;
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(path) = files.get(i) else {
+                            return distinct;
+                        };
+                        let Ok(text) = std::fs::read(path) else {
+                            continue;
+                        };
+                        if text.contains(&0) {
+                            continue;
+                        }
+                        let mut t = 0u32;
+                        for (i, &b) in text.iter().enumerate() {
+                            t = ((t << 8) | u32::from(b)) & 0xff_ffff;
+                            let (w, bit) = ((t >> 6) as usize, 1u64 << (t & 63));
+                            if i >= 2 && bits[w] & bit == 0 {
+                                bits[w] |= bit;
+                                seen.push(t);
+                            }
+                        }
+                        distinct += seen.len() as u64;
+                        for t in seen.drain(..) {
+                            bits[(t >> 6) as usize] = 0;
+                        }
+                    }
+                })
+            })
+            .collect();
+        workers.into_iter().filter_map(|w| w.join().ok()).sum()
+    })
 }
 
 /// Reads `regions` of `path` (all of it without them) into `buf`, as a

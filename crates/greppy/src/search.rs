@@ -138,22 +138,45 @@ pub struct Tree {
     pub errors: Vec<(PathBuf, String)>,
 }
 
-/// Walks `root` as rg would with no filters.
+/// Walks `root` as rg would with no filters, on the walker's threads as rg
+/// does; errors come in path order.
 pub fn walk_tree(root: &Path) -> Tree {
+    enum Found {
+        File(PathBuf),
+        Dir(PathBuf),
+        Error(PathBuf, String),
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    ignore::WalkBuilder::new(root).build_parallel().run(|| {
+        let tx = tx.clone();
+        Box::new(move |entry| {
+            let found = match entry {
+                Ok(e) => match e.file_type() {
+                    Some(t) if t.is_file() => Some(Found::File(e.into_path())),
+                    Some(t) if t.is_dir() => Some(Found::Dir(e.into_path())),
+                    _ => None,
+                },
+                Err(e) => Some(Found::Error(error_path(&e), walk_error(&e))),
+            };
+            match found.map(|f| tx.send(f)) {
+                Some(Err(_)) => ignore::WalkState::Quit,
+                _ => ignore::WalkState::Continue,
+            }
+        })
+    });
+    drop(tx);
     let mut tree = Tree::default();
-    for entry in ignore::WalkBuilder::new(root).build() {
-        match entry {
-            Ok(e) => match e.file_type() {
-                Some(t) if t.is_file() => tree.files.push(e.into_path()),
-                Some(t) if t.is_dir() => {
-                    tree.dirs.insert(e.into_path());
-                }
-                _ => {}
-            },
-            Err(e) => tree.errors.push((error_path(&e), walk_error(&e))),
+    for f in rx {
+        match f {
+            Found::File(p) => tree.files.push(p),
+            Found::Dir(p) => {
+                tree.dirs.insert(p);
+            }
+            Found::Error(p, e) => tree.errors.push((p, e)),
         }
     }
     tree.files.sort();
+    tree.errors.sort();
     tree
 }
 
