@@ -214,6 +214,28 @@ impl Filters<'_> {
         mask.iter().all(|&(w, bits)| self.word(j, w) & bits == bits)
     }
 
+    /// The blocks whose filters have every bit of `mask`, in order: the
+    /// word with the most bits is read for every block, in one pass along
+    /// its column; only the blocks it lets through are tested further.
+    fn having_all(&self, mask: &[(usize, u64)]) -> Vec<usize> {
+        let Some(&(w, bits)) = mask.iter().max_by_key(|(_, b)| b.count_ones()) else {
+            return (0..self.n).collect();
+        };
+        let column = self
+            .bytes
+            .get(8 * w * self.n..8 * (w + 1) * self.n)
+            .unwrap_or_default();
+        column
+            .chunks_exact(8)
+            .enumerate()
+            .filter(|(_, word)| {
+                u64::from_le_bytes((*word).try_into().unwrap_or_default()) & bits == bits
+            })
+            .map(|(j, _)| j)
+            .filter(|&j| self.has_all(j, mask))
+            .collect()
+    }
+
     /// Whether block `j`'s filter may hold `t`.
     fn has(&self, j: usize, t: Trigram) -> bool {
         bloom_bits(t)
@@ -1305,15 +1327,14 @@ impl Index {
         }
         let size = self.size(id);
         let filters = self.filters(range.clone());
+        let admitted: Vec<usize> = match &test.mask {
+            Some(m) => filters.having_all(m),
+            None => (0..range.len())
+                .filter(|&j| test.query.admits(&|t, _| filters.has(j, t)))
+                .collect(),
+        };
         let mut out: Vec<Region> = Vec::new();
-        for (j, b) in range.clone().enumerate() {
-            let admitted = match &test.mask {
-                Some(m) => filters.has_all(j, m),
-                None => test.query.admits(&|t, _| filters.has(j, t)),
-            };
-            if !admitted {
-                continue;
-            }
+        for b in admitted.into_iter().map(|j| range.start + j) {
             let (offset, line) = self.block(b);
             let end = if b + 1 < range.end {
                 self.block(b + 1).0
@@ -2198,6 +2219,33 @@ mod tests {
         let lines = crate::search::file_lines(&matcher, &files[0], None, Some(stored));
         assert_eq!(lines, [(1, b"fn alpha() {}".to_vec())]);
         assert!(crate::search::file_lines(&matcher, &files[0], None, None).is_empty());
+        // A large file's regions read from the copy (one at a time, up to
+        // the first match for a match test) find what the file's do.
+        let b = merged.find(&files[1]).unwrap();
+        for pattern in [
+            "compute_5\\(1[0-9]*\\)",
+            "line_2999 ",
+            "added",
+            "line_77 = nothing",
+        ] {
+            let plan = crate::plan::plan_pattern(pattern, false, false).unwrap();
+            let regions = merged.regions(b, &BlockTest::new(&plan)).unwrap();
+            let m = crate::search::Pattern {
+                pattern: pattern.into(),
+                ..Default::default()
+            }
+            .matcher()
+            .unwrap();
+            let stored = crate::search::Stored {
+                index: &merged,
+                id: b,
+            };
+            let want = crate::search::file_lines(&m, &files[1], None, None);
+            let got = crate::search::file_lines(&m, &files[1], Some(&regions), Some(stored));
+            assert_eq!(got, want, "{pattern}");
+            let found = crate::search::file_matches(&m, &files[1], Some(&regions), Some(stored));
+            assert_eq!(found, !want.is_empty(), "{pattern}");
+        }
         // Damaged copies read as something or nothing, never a crash.
         let mut bytes = std::fs::read(&saved).unwrap();
         let content = merged.content;

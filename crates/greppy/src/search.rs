@@ -668,49 +668,41 @@ fn matching_lines(
     found
 }
 
-/// The bytes of the `regions` of `path`, each with its region; `None` if
-/// the file is no longer as the regions were measured (another size, a NUL
-/// byte, a region that starts with a byte order mark, a read error): then
-/// it must be read whole. Regions are whole lines, and a match never spans
-/// lines, so searching them finds what searching the file finds. With
-/// `stored`, they are read from the index's copy (if it has them).
-fn read_regions(
-    path: &Path,
-    regions: &Regions,
-    stored: Option<Stored<'_>>,
-) -> Option<Vec<(Region, Vec<u8>)>> {
-    use std::os::unix::fs::FileExt;
-    enum From<'a> {
-        Copy(Stored<'a>),
-        File(std::fs::File),
-    }
-    // The copy, or the file if it is still the size the regions were
-    // measured at.
-    let from = match stored {
-        Some(k) => From::Copy(k),
-        None => {
-            let f = std::fs::File::open(path).ok()?;
-            if f.metadata().ok()?.len() != regions.size {
-                return None;
+/// Where a file's regions are read from: the index's copy, or the file if
+/// it is still the size the regions were measured at.
+enum Source<'a> {
+    Copy(Stored<'a>),
+    File(std::fs::File),
+}
+
+impl Source<'_> {
+    fn open<'a>(path: &Path, regions: &Regions, stored: Option<Stored<'a>>) -> Option<Source<'a>> {
+        match stored {
+            Some(k) => Some(Source::Copy(k)),
+            None => {
+                let f = std::fs::File::open(path).ok()?;
+                if f.metadata().ok()?.len() != regions.size {
+                    return None;
+                }
+                Some(Source::File(f))
             }
-            From::File(f)
         }
-    };
-    let mut out = Vec::with_capacity(regions.parts.len());
-    let mut total = 0u64;
-    for r in &regions.parts {
+    }
+
+    /// The bytes of region `r`; `None` if searching them alone would not
+    /// find what searching the file finds (a NUL byte, a region that starts
+    /// with a byte order mark, a read error): then the file must be read
+    /// whole.
+    fn read(&self, r: &Region) -> Option<Vec<u8>> {
+        use std::os::unix::fs::FileExt;
         let len = r.end.checked_sub(r.start)?;
-        total += len;
-        if total > REGIONS_MAX {
-            return None;
-        }
-        let buf = match &from {
-            From::File(f) => {
-                let mut buf = vec![0u8; len as usize];
+        let buf = match self {
+            Source::File(f) => {
+                let mut buf = vec![0u8; usize::try_from(len).ok()?];
                 f.read_exact_at(&mut buf, r.start).ok()?;
                 buf
             }
-            From::Copy(k) => k.index.kept(k.id, r.start..r.end)?,
+            Source::Copy(k) => k.index.kept(k.id, r.start..r.end)?,
         };
         let bom = [&b"\xef\xbb\xbf"[..], b"\xff\xfe", b"\xfe\xff"]
             .iter()
@@ -718,14 +710,45 @@ fn read_regions(
         if memchr::memchr(0, &buf).is_some() || (r.start > 0 && bom) || r.line == 0 {
             return None;
         }
-        out.push((*r, buf));
+        Some(buf)
     }
-    Some(out)
+}
+
+/// The bytes of the `regions` of `path`, each with its region; `None` if
+/// the file is no longer as the regions were measured (another size, a NUL
+/// byte, a region that starts with a byte order mark, a read error), or
+/// they come to more than [`REGIONS_MAX`]: then it must be read whole.
+/// Regions are whole lines, and a match never spans lines, so searching
+/// them finds what searching the file finds. With `stored`, they are read
+/// from the index's copy (if it has them).
+fn read_regions(
+    path: &Path,
+    regions: &Regions,
+    stored: Option<Stored<'_>>,
+) -> Option<Vec<(Region, Vec<u8>)>> {
+    let total: u64 = regions
+        .parts
+        .iter()
+        .map(|r| r.end.saturating_sub(r.start))
+        .sum();
+    if total > REGIONS_MAX {
+        return None;
+    }
+    let from = Source::open(path, regions, stored)?;
+    regions
+        .parts
+        .iter()
+        .map(|r| Some((*r, from.read(r)?)))
+        .collect()
 }
 
 /// The matching lines (at most `max`; 0: all) in the `regions` of `path`
 /// only, as [`matching_lines`] finds them there; `None` if the file must be
-/// read whole ([`read_regions`]).
+/// read whole ([`read_regions`]). From the index's copy, a region is
+/// read only when those before it have not found `max` lines: the copy is
+/// the file as it was indexed, so what lies past them cannot change what
+/// they found. (A file on disk may have changed since: all of its regions
+/// are read and checked first.)
 fn region_lines(
     matcher: &RegexMatcher,
     path: &Path,
@@ -733,10 +756,30 @@ fn region_lines(
     max: usize,
     stored: Option<Stored<'_>>,
 ) -> Option<Vec<(u64, Vec<u8>)>> {
-    let parts = read_regions(path, regions, stored)?;
+    let total: u64 = regions
+        .parts
+        .iter()
+        .map(|r| r.end.saturating_sub(r.start))
+        .sum();
+    if total > REGIONS_MAX {
+        return None;
+    }
+    let from = Source::open(path, regions, stored)?;
+    let read: Vec<Option<Vec<u8>>> = match from {
+        Source::Copy(_) => regions.parts.iter().map(|_| None).collect(),
+        Source::File(_) => regions
+            .parts
+            .iter()
+            .map(|r| from.read(r).map(Some))
+            .collect::<Option<_>>()?,
+    };
     let mut found = Vec::new();
     LINE_SEARCHER.with_borrow_mut(|s| {
-        for (r, buf) in &parts {
+        for (r, buf) in regions.parts.iter().zip(read) {
+            let buf = match buf {
+                Some(b) => b,
+                None => from.read(r)?,
+            };
             let before = r.line - 1;
             let mut more = true;
             let sink = grep_searcher::sinks::Bytes(|n, line| {
@@ -747,7 +790,7 @@ fn region_lines(
                 more = max == 0 || found.len() < max;
                 Ok(more)
             });
-            s.search_slice(matcher, buf, sink).ok()?;
+            s.search_slice(matcher, &buf, sink).ok()?;
             if !more {
                 break;
             }
