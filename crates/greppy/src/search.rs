@@ -676,7 +676,17 @@ enum Source<'a> {
 }
 
 impl Source<'_> {
+    /// Where `regions` are read from; `None` if they must be read whole
+    /// (another size, or more than [`REGIONS_MAX`] of them).
     fn open<'a>(path: &Path, regions: &Regions, stored: Option<Stored<'a>>) -> Option<Source<'a>> {
+        let total: u64 = regions
+            .parts
+            .iter()
+            .map(|r| r.end.saturating_sub(r.start))
+            .sum();
+        if total > REGIONS_MAX {
+            return None;
+        }
         match stored {
             Some(k) => Some(Source::Copy(k)),
             None => {
@@ -726,14 +736,6 @@ fn read_regions(
     regions: &Regions,
     stored: Option<Stored<'_>>,
 ) -> Option<Vec<(Region, Vec<u8>)>> {
-    let total: u64 = regions
-        .parts
-        .iter()
-        .map(|r| r.end.saturating_sub(r.start))
-        .sum();
-    if total > REGIONS_MAX {
-        return None;
-    }
     let from = Source::open(path, regions, stored)?;
     regions
         .parts
@@ -756,14 +758,6 @@ fn region_lines(
     max: usize,
     stored: Option<Stored<'_>>,
 ) -> Option<Vec<(u64, Vec<u8>)>> {
-    let total: u64 = regions
-        .parts
-        .iter()
-        .map(|r| r.end.saturating_sub(r.start))
-        .sum();
-    if total > REGIONS_MAX {
-        return None;
-    }
     let from = Source::open(path, regions, stored)?;
     let read: Vec<Option<Vec<u8>>> = match from {
         Source::Copy(_) => regions.parts.iter().map(|_| None).collect(),
