@@ -1786,6 +1786,9 @@ struct Postings {
 const SHARD_BITS: u32 = 6;
 /// The bits of a trigram below its shard's.
 const LOW_BITS: u32 = 24 - SHARD_BITS;
+/// A shard with more postings than this is counted in a dense table (a
+/// MiB); one with fewer is sorted.
+const DENSE_SHARD_FROM: usize = 1 << 14;
 
 impl Postings {
     fn with_capacity(trigrams: usize, postings: usize) -> Postings {
@@ -1839,6 +1842,26 @@ impl Postings {
         let counted: Vec<(Vec<Trigram>, Vec<u32>)> = (0..shards)
             .into_par_iter()
             .map(|s| {
+                let n: usize = (0..lists.len()).map(|f| part(f, s).len()).sum();
+                if n <= DENSE_SHARD_FROM {
+                    // Few: sorted, with no table to clear (a small tree's
+                    // build touches no megabytes).
+                    let mut lows: Vec<u32> = (0..lists.len())
+                        .flat_map(|f| part(f, s).iter().map(|e| e.0))
+                        .collect();
+                    lows.sort_unstable();
+                    let (mut tris, mut ns): (Vec<Trigram>, Vec<u32>) = (Vec::new(), Vec::new());
+                    for t in lows {
+                        match tris.last() {
+                            Some(&last) if last == t => *ns.last_mut().unwrap_or(&mut 0) += 1,
+                            _ => {
+                                tris.push(t);
+                                ns.push(1);
+                            }
+                        }
+                    }
+                    return (tris, ns);
+                }
                 let mut counts = vec![0u32; 1 << LOW_BITS];
                 for f in 0..lists.len() {
                     for e in part(f, s) {
@@ -1875,6 +1898,18 @@ impl Postings {
         }
         parts.into_par_iter().for_each(|(s, ids, masks)| {
             let (tris, ns) = &counted[s];
+            if ids.len() <= DENSE_SHARD_FROM {
+                // In trigram order, each trigram's files in id order (the
+                // sort is stable).
+                let mut all: Vec<(Trigram, u32, u8)> = (0..lists.len())
+                    .flat_map(|f| part(f, s).iter().map(move |e| (e.0, f as u32, e.1)))
+                    .collect();
+                all.sort_by_key(|e| e.0);
+                for ((id, mask), (_, f, m)) in ids.iter_mut().zip(masks.iter_mut()).zip(all) {
+                    (*id, *mask) = (f, m);
+                }
+                return;
+            }
             // Where the next file of each trigram goes.
             let mut next = vec![0u32; 1 << LOW_BITS];
             let mut at = 0u32;
@@ -2470,6 +2505,60 @@ mod tests {
         assert_eq!(resident(), 0);
         // The table reads as zeros again: the same trigrams come out.
         assert_eq!(trigrams_with_masks(&text, true), before);
+    }
+
+    /// Inverted by shards, sorted or counted, the posting lists are what a
+    /// map from trigram to files gives.
+    #[test]
+    fn posting_lists_invert_as_a_map_does() {
+        let mut seed = 11u64;
+        let mut rand = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+            (seed >> 33) as u32
+        };
+        // Many files with trigrams crowded in one shard (counted), a few
+        // spread thin (sorted), and empty files.
+        let lists: Vec<Vec<(Trigram, u8)>> = (0..3000)
+            .map(|f| {
+                let mut l: Vec<(Trigram, u8)> = (0..f % 40)
+                    .map(|_| {
+                        let t = if rand() % 4 == 0 {
+                            rand() & 0xff_ffff
+                        } else {
+                            0x61_0000 | (rand() & 0x3ff)
+                        };
+                        (t, rand() as u8)
+                    })
+                    .collect();
+                l.sort_by_key(|e| e.0);
+                l.dedup_by_key(|e| e.0);
+                l
+            })
+            .collect();
+        let refs: Vec<&[(Trigram, u8)]> = lists.iter().map(|l| &l[..]).collect();
+        let p = Postings::invert(&refs);
+        let mut want: BTreeMap<Trigram, Vec<(u32, u8)>> = BTreeMap::new();
+        for (f, l) in lists.iter().enumerate() {
+            for &(t, m) in l {
+                want.entry(t).or_default().push((f as u32, m));
+            }
+        }
+        let crowded = want
+            .keys()
+            .filter(|&&t| t >> LOW_BITS == 0x61_0000 >> LOW_BITS);
+        let crowded: usize = crowded.map(|t| want[t].len()).sum();
+        assert!(crowded > DENSE_SHARD_FROM, "{crowded}");
+        assert_eq!(p.trigrams, want.keys().copied().collect::<Vec<_>>());
+        for (i, files) in want.values().enumerate() {
+            let (a, b) = (p.starts[i] as usize, p.starts[i + 1] as usize);
+            let got: Vec<(u32, u8)> = p.ids[a..b]
+                .iter()
+                .copied()
+                .zip(p.masks[a..b].iter().copied())
+                .collect();
+            assert_eq!(&got, files);
+        }
+        assert_eq!(p.starts.len(), want.len() + 1);
     }
 
     #[test]
