@@ -1786,6 +1786,8 @@ struct Postings {
 const SHARD_BITS: u32 = 6;
 /// The bits of a trigram below its shard's.
 const LOW_BITS: u32 = 24 - SHARD_BITS;
+/// A trigram's bits below its shard's.
+const LOW_MASK: u32 = (1 << LOW_BITS) - 1;
 /// A shard with more postings than this is counted in a dense table (a
 /// MiB); one with fewer is sorted.
 const DENSE_SHARD_FROM: usize = 1 << 14;
@@ -1850,22 +1852,15 @@ impl Postings {
                         .flat_map(|f| part(f, s).iter().map(|e| e.0))
                         .collect();
                     lows.sort_unstable();
-                    let (mut tris, mut ns): (Vec<Trigram>, Vec<u32>) = (Vec::new(), Vec::new());
-                    for t in lows {
-                        match tris.last() {
-                            Some(&last) if last == t => *ns.last_mut().unwrap_or(&mut 0) += 1,
-                            _ => {
-                                tris.push(t);
-                                ns.push(1);
-                            }
-                        }
-                    }
-                    return (tris, ns);
+                    return lows
+                        .chunk_by(|a, b| a == b)
+                        .map(|run| (run[0], run.len() as u32))
+                        .unzip();
                 }
                 let mut counts = vec![0u32; 1 << LOW_BITS];
                 for f in 0..lists.len() {
                     for e in part(f, s) {
-                        counts[(e.0 & ((1 << LOW_BITS) - 1)) as usize] += 1;
+                        counts[(e.0 & LOW_MASK) as usize] += 1;
                     }
                 }
                 let mut tris = Vec::new();
@@ -1898,6 +1893,7 @@ impl Postings {
         }
         parts.into_par_iter().for_each(|(s, ids, masks)| {
             let (tris, ns) = &counted[s];
+            // The shard's postings: sorted if they were counted by a sort.
             if ids.len() <= DENSE_SHARD_FROM {
                 // In trigram order, each trigram's files in id order (the
                 // sort is stable).
@@ -1914,12 +1910,12 @@ impl Postings {
             let mut next = vec![0u32; 1 << LOW_BITS];
             let mut at = 0u32;
             for (t, n) in tris.iter().zip(ns) {
-                next[(t & ((1 << LOW_BITS) - 1)) as usize] = at;
+                next[(t & LOW_MASK) as usize] = at;
                 at += n;
             }
             for f in 0..lists.len() {
                 for e in part(f, s) {
-                    let slot = &mut next[(e.0 & ((1 << LOW_BITS) - 1)) as usize];
+                    let slot = &mut next[(e.0 & LOW_MASK) as usize];
                     ids[*slot as usize] = f as u32;
                     masks[*slot as usize] = e.1;
                     *slot += 1;

@@ -168,8 +168,8 @@ pub fn walk_tree(root: &Path) -> Tree {
     let mut tree = Tree::default();
     // What the tree keeps (its folders and errors) is copied on this
     // thread, so that the walker threads' memory is all freed once the
-    // files are indexed: kept where they made it, folders among freed
-    // paths kept 2 MiB of a small tree's heap from being given back.
+    // files are indexed: kept where the walkers made them, folders among
+    // freed paths kept 2 MiB of a small tree's heap from being given back.
     let own = |p: PathBuf| p.as_path().to_path_buf();
     for f in rx {
         match f {
