@@ -1773,7 +1773,7 @@ fn extend_u32s(d: &mut Vec<u8>, v: &[u32]) {
 /// The posting lists of an index as it lays them out: the trigrams in
 /// order, and for trigram `i` the files `ids[starts[i]..starts[i + 1]]`
 /// (ascending) with the masks of the bytes after it in each.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Postings {
     trigrams: Vec<Trigram>,
     starts: Vec<u32>,
@@ -1810,9 +1810,6 @@ impl Postings {
         if files.is_empty() {
             return;
         }
-        if self.starts.is_empty() {
-            self.starts.push(0);
-        }
         self.trigrams.push(t);
         for (id, m) in files {
             self.ids.push(id);
@@ -1827,17 +1824,20 @@ impl Postings {
     /// arrays: no list of its own per trigram.
     fn invert(lists: &[&[(Trigram, u8)]]) -> Postings {
         let shards = 1usize << SHARD_BITS;
-        // Where each shard's trigrams start in each file's list.
-        let bounds: Vec<Vec<u32>> = lists
-            .par_iter()
-            .map(|l| {
-                (0..=shards)
-                    .map(|s| l.partition_point(|e| (e.0 >> LOW_BITS) < s as u32) as u32)
-                    .collect()
-            })
-            .collect();
+        // Where each shard's trigrams start in each file's list: a row of
+        // `shards + 1` per file, in one table.
+        let row = shards + 1;
+        let mut bounds = vec![0u32; lists.len() * row];
+        bounds
+            .par_chunks_mut(row)
+            .zip(lists.par_iter())
+            .for_each(|(b, l)| {
+                for (s, at) in b.iter_mut().enumerate() {
+                    *at = l.partition_point(|e| (e.0 >> LOW_BITS) < s as u32) as u32;
+                }
+            });
         let part = |f: usize, s: usize| {
-            let b = &bounds[f];
+            let b = &bounds[f * row..(f + 1) * row];
             &lists[f][b[s] as usize..b[s + 1] as usize]
         };
         // Per shard: its trigrams and how many files each has.
@@ -2234,20 +2234,20 @@ mod tests {
         let saved = dir.path().join("index");
         merged.save(&saved).unwrap();
         check(&Index::open(&saved).unwrap(), "mapped");
+        let matcher_of = |pattern: &str| {
+            crate::search::Pattern {
+                pattern: pattern.into(),
+                ..Default::default()
+            }
+            .matcher()
+            .unwrap()
+        };
+        let stored = |id| crate::search::Stored { index: &merged, id };
         // A search given the copy reads it, not the file (gone here).
         let a = merged.find(&files[0]).unwrap();
         std::fs::remove_file(&files[0]).unwrap();
-        let matcher = crate::search::Pattern {
-            pattern: "alpha".into(),
-            ..Default::default()
-        }
-        .matcher()
-        .unwrap();
-        let stored = crate::search::Stored {
-            index: &merged,
-            id: a,
-        };
-        let lines = crate::search::file_lines(&matcher, &files[0], None, Some(stored));
+        let matcher = matcher_of("alpha");
+        let lines = crate::search::file_lines(&matcher, &files[0], None, Some(stored(a)));
         assert_eq!(lines, [(1, b"fn alpha() {}".to_vec())]);
         assert!(crate::search::file_lines(&matcher, &files[0], None, None).is_empty());
         // A large file's regions read from the copy (one at a time, up to
@@ -2261,20 +2261,11 @@ mod tests {
         ] {
             let plan = crate::plan::plan_pattern(pattern, false, false).unwrap();
             let regions = merged.regions(b, &BlockTest::new(&plan)).unwrap();
-            let m = crate::search::Pattern {
-                pattern: pattern.into(),
-                ..Default::default()
-            }
-            .matcher()
-            .unwrap();
-            let stored = crate::search::Stored {
-                index: &merged,
-                id: b,
-            };
+            let m = matcher_of(pattern);
             let want = crate::search::file_lines(&m, &files[1], None, None);
-            let got = crate::search::file_lines(&m, &files[1], Some(&regions), Some(stored));
+            let got = crate::search::file_lines(&m, &files[1], Some(&regions), Some(stored(b)));
             assert_eq!(got, want, "{pattern}");
-            let found = crate::search::file_matches(&m, &files[1], Some(&regions), Some(stored));
+            let found = crate::search::file_matches(&m, &files[1], Some(&regions), Some(stored(b)));
             assert_eq!(found, !want.is_empty(), "{pattern}");
         }
         // Damaged copies read as something or nothing, never a crash.

@@ -892,3 +892,46 @@ pub fn file_matches(
         .unwrap_or_else(|| matching_lines(matcher, path, 1, stored));
     !found.is_empty()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The walk on the walker's threads takes what rg's walk on one thread
+    /// takes: the same files (in path order) and folders, ignore files,
+    /// hidden names and nested ignores applied alike.
+    #[test]
+    fn the_parallel_walk_takes_what_a_single_walk_takes() {
+        let dir = tempfile::tempdir().unwrap();
+        let top = dir.path();
+        std::fs::create_dir(top.join(".git")).unwrap();
+        std::fs::write(top.join(".gitignore"), "*.log\nbuild/\n").unwrap();
+        for d in 0..20 {
+            let sub = top.join(format!("d{d}/e{}", d % 3));
+            std::fs::create_dir_all(&sub).unwrap();
+            std::fs::write(sub.join(".ignore"), "skip*\n").unwrap();
+            for f in ["a.rs", "b.log", ".hidden", "skip.rs", "c.txt"] {
+                std::fs::write(sub.join(f), "x").unwrap();
+            }
+            std::fs::create_dir_all(top.join(format!("d{d}/build"))).unwrap();
+            std::fs::write(top.join(format!("d{d}/build/out.rs")), "x").unwrap();
+        }
+        let tree = walk_tree(top);
+        let (mut files, mut dirs) = (Vec::new(), rustc_hash::FxHashSet::default());
+        for e in ignore::WalkBuilder::new(top).build().flatten() {
+            match e.file_type() {
+                Some(t) if t.is_file() => files.push(e.into_path()),
+                Some(t) if t.is_dir() => {
+                    dirs.insert(e.into_path());
+                }
+                _ => {}
+            }
+        }
+        files.sort();
+        assert_eq!(tree.files, files);
+        // a.rs and c.txt in each folder: the rest are ignored or hidden.
+        assert_eq!(tree.files.len(), 20 * 2);
+        assert_eq!(tree.dirs, dirs);
+        assert!(tree.errors.is_empty());
+    }
+}
