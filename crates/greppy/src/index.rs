@@ -35,8 +35,9 @@
 //! block starts  u32 per file, and one more: its first block's number
 //!             (files without blocks have none)
 //! blocks      per block: u64 byte offset, u64 line number of its first
-//!             line; then per file, the Bloom filters of its blocks' trigrams
-//!             (BLOOM bytes each) word by word: the first u64 of each of its
+//!             line; then per file, the Bloom filters of its blocks'
+//!             trigrams and of its trigrams with the byte after each (BLOOM
+//!             bytes each) word by word: the first u64 of each of its
 //!             blocks' filters, then the second, ... (a query tests a few
 //!             words of every block of a file: they lie side by side)
 //! table       per trigram, sorted: u32 trigram, u32 first posting, u32 count
@@ -112,8 +113,9 @@ const MAGIC: &[u8; 8] = b"GREPPYI3";
 // 512-byte filters (were 16 KiB from 64 KiB, 1 KiB), laid out word by word.
 // 7: files up to 128 MiB are indexed (were 16 MiB; same layout, rebuilt so
 // that large files get their trigrams). 8: the files that never match are
-// listed, so that a scan skips them. 9: copies of the text files.
-const VERSION: u32 = 9;
+// listed, so that a scan skips them. 9: copies of the text files. 10: a
+// block's filter holds each trigram with the byte after it, too.
+const VERSION: u32 = 10;
 const HEADER: usize = 8 + 5 * 4 + 2 * 8 + 14 * 8;
 
 /// The bit of a file's `kept` word that says the index keeps a copy.
@@ -126,23 +128,33 @@ const KEPT: u64 = 1 << 63;
 pub const BLOCKED_FROM: u64 = 16 << 10;
 /// About how many bytes a block holds (it ends at the end of a line).
 pub const BLOCK: usize = 4 << 10;
-/// The bytes of a block's Bloom filter (two bits per trigram).
+/// The bytes of a block's Bloom filter: two bits per trigram, and two per
+/// trigram with the byte that follows it (a four-byte string).
 const BLOOM: usize = 512;
 /// A block's record: offset, line, filter.
 const BLOCK_RECORD: usize = 16 + BLOOM;
 
 /// The two bits of trigram `t` in a block's filter.
 fn bloom_bits(t: Trigram) -> [usize; 2] {
-    let h = u64::from(t).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    hashed_bits(u64::from(t))
+}
+
+/// The two bits of trigram `t` followed by byte `next` (a four-byte
+/// string, ASCII lower case) in a block's filter.
+fn bloom_bits4(t: Trigram, next: u8) -> [usize; 2] {
+    hashed_bits((1 << 32) | (u64::from(t) << 8) | u64::from(next.to_ascii_lowercase()))
+}
+
+fn hashed_bits(key: u64) -> [usize; 2] {
+    let h = key.wrapping_mul(0x9E37_79B9_7F4A_7C15);
     let m = BLOOM as u64 * 8;
     [((h >> 40) % m) as usize, ((h >> 20) % m) as usize]
 }
 
 #[cfg(test)]
-fn bloom_has(bloom: &[u8], t: Trigram) -> bool {
-    bloom_bits(t)
-        .iter()
-        .all(|&b| bloom.get(b / 8).is_some_and(|x| x & (1 << (b % 8)) != 0))
+fn bloom_has(bloom: &[u8], t: Trigram, next: Option<u8>) -> bool {
+    let has = |b: &usize| bloom.get(b / 8).is_some_and(|x| x & (1 << (b % 8)) != 0);
+    bloom_bits(t).iter().all(has) && next.is_none_or(|n| bloom_bits4(t, n).iter().all(has))
 }
 
 /// The filter bits a block must have for `q` to admit it, as (word, bits)
@@ -153,8 +165,14 @@ fn bloom_has(bloom: &[u8], t: Trigram) -> bool {
 fn bloom_mask(q: &Query) -> Option<Vec<(usize, u64)>> {
     fn add(q: &Query, words: &mut [u64; BLOOM_WORDS]) -> Option<()> {
         match q {
-            Query::Tri(t) | Query::Next(t, _) => {
+            Query::Tri(t) => {
                 for b in bloom_bits(*t) {
+                    words[b / 64] |= 1 << (b % 64);
+                }
+                Some(())
+            }
+            Query::Next(t, n) => {
+                for b in bloom_bits(*t).into_iter().chain(bloom_bits4(*t, *n)) {
                     words[b / 64] |= 1 << (b % 64);
                 }
                 Some(())
@@ -236,11 +254,11 @@ impl Filters<'_> {
             .collect()
     }
 
-    /// Whether block `j`'s filter may hold `t`.
-    fn has(&self, j: usize, t: Trigram) -> bool {
-        bloom_bits(t)
-            .iter()
-            .all(|&b| self.word(j, b / 64) & (1 << (b % 64)) != 0)
+    /// Whether block `j`'s filter may hold `t` (followed by `next`, if
+    /// given).
+    fn has(&self, j: usize, t: Trigram, next: Option<u8>) -> bool {
+        let has = |b: &usize| self.word(j, b / 64) & (1 << (b % 64)) != 0;
+        bloom_bits(t).iter().all(has) && next.is_none_or(|n| bloom_bits4(t, n).iter().all(has))
     }
 }
 
@@ -292,9 +310,15 @@ fn block_spans(text: &[u8]) -> Vec<(usize, usize, u64)> {
     out
 }
 
-/// Sets trigram `t`'s bits in a block's filter.
-fn bloom_add(bloom: &mut [u8], t: Trigram) {
-    for b in bloom_bits(t) {
+/// Sets trigram `t`'s bits in a block's filter, and those of `t`
+/// followed by `next`, if a byte follows it on its line.
+fn bloom_add(bloom: &mut [u8; BLOOM], t: Trigram, next: Option<u8>) {
+    let [a, b] = bloom_bits(t);
+    bloom[a / 8] |= 1 << (a % 8);
+    bloom[b / 8] |= 1 << (b % 8);
+    if let Some(n) = next {
+        let [a, b] = bloom_bits4(t, n);
+        bloom[a / 8] |= 1 << (a % 8);
         bloom[b / 8] |= 1 << (b % 8);
     }
 }
@@ -305,10 +329,16 @@ fn blocks_of(text: &[u8]) -> Vec<Block> {
     block_spans(text)
         .into_iter()
         .map(|(start, end, line)| {
-            let mut bloom = vec![0u8; BLOOM].into_boxed_slice();
-            for w in text[start..end].windows(3) {
+            let mut bloom = Box::new([0u8; BLOOM]);
+            let span = &text[start..end];
+            for (i, w) in span.windows(3).enumerate() {
                 if !w.contains(&b'\n') {
-                    bloom_add(&mut bloom, trigram(w[0], w[1], w[2]));
+                    let t = trigram(w[0], w[1], w[2]);
+                    bloom_add(
+                        &mut bloom,
+                        t,
+                        span.get(i + 3).filter(|&&b| b != b'\n').copied(),
+                    );
                 }
             }
             Block {
@@ -648,7 +678,7 @@ fn trigrams_with_masks(text: &[u8], blocked: bool) -> (Vec<(Trigram, u8)>, Vec<B
         let touched = &mut d.touched;
         let (codes, _) = &CODES;
         for (start, end, line) in spans {
-            let mut bloom = blocked.then(|| vec![0u8; BLOOM].into_boxed_slice());
+            let mut bloom = blocked.then(|| Box::new([0u8; BLOOM]));
             // Line by line: no window crosses a newline, and the byte after
             // the last window of a line is none.
             let span = &text[start..end];
@@ -665,7 +695,8 @@ fn trigrams_with_masks(text: &[u8], blocked: bool) -> (Vec<(Trigram, u8)>, Vec<B
                 for i in 2..l.len() {
                     t = ((t << 8) | low(i)) & 0xff_ffff;
                     let c2 = code(i);
-                    let next = l.get(i + 1).map_or(0, |&x| next_bit(x));
+                    let after = l.get(i + 1).copied();
+                    let next = after.map_or(0, next_bit);
                     // A byte outside the alphabet has a code with the top
                     // bit set.
                     if (c0 | c1 | c2) < 128 {
@@ -685,7 +716,7 @@ fn trigrams_with_masks(text: &[u8], blocked: bool) -> (Vec<(Trigram, u8)>, Vec<B
                         wide.push((t << 8) | u32::from(next));
                     }
                     if let Some(bloom) = &mut bloom {
-                        bloom_add(bloom, t);
+                        bloom_add(bloom, t, after);
                     }
                     (c0, c1) = (c1, c2);
                 }
@@ -1330,7 +1361,7 @@ impl Index {
         let admitted: Vec<usize> = match &test.mask {
             Some(m) => filters.having_all(m),
             None => (0..range.len())
-                .filter(|&j| test.query.admits(&|t, _| filters.has(j, t)))
+                .filter(|&j| test.query.admits(&|t, n| filters.has(j, t, n)))
                 .collect(),
         };
         let mut out: Vec<Region> = Vec::new();
@@ -2016,8 +2047,8 @@ mod tests {
         for p in patterns {
             let q = crate::plan::plan_pattern(p, false, false).unwrap_or(Query::All);
             for (j, b) in blocks.iter().enumerate() {
-                let own = q.admits(&|t, _| bloom_has(&b.bloom, t));
-                assert_eq!(q.admits(&|t, _| filters.has(j, t)), own, "{p}");
+                let own = q.admits(&|t, n| bloom_has(&b.bloom, t, n));
+                assert_eq!(q.admits(&|t, n| filters.has(j, t, n)), own, "{p}");
                 if let Some(mask) = bloom_mask(&q) {
                     assert_eq!(filters.has_all(j, &mask), own, "{p}");
                 }
@@ -2080,6 +2111,38 @@ mod tests {
         let all = crate::plan::plan_pattern("filler", false, false).unwrap();
         let r = index.regions(0, &BlockTest::new(&all)).unwrap();
         assert_eq!(r.parts.len(), 1);
+        assert_eq!((r.parts[0].start, r.parts[0].end), (0, text.len() as u64));
+    }
+
+    /// A block that holds every trigram of a word, but never one followed
+    /// by the word's next byte, is not read: its filter holds four-byte
+    /// strings too.
+    #[test]
+    fn a_block_with_a_words_trigrams_apart_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big.rs");
+        let mut text = String::new();
+        let mut n = 0;
+        while text.len() < 6 * BLOCK {
+            n += 1;
+            // "needle" is nee, eed, edl, dle: each here, none followed by
+            // the byte that follows it in "needle".
+            text.push_str(&format!("let neex_{n} = eedx + edlx * dlex;\n"));
+        }
+        let at = n / 2;
+        text = text.replace(&format!("let neex_{at} = "), &format!("let needle_{at} = "));
+        std::fs::write(&big, &text).unwrap();
+        let index = Index::build(vec![big.clone()]);
+        let q = crate::plan::plan_pattern("needle", false, false).unwrap();
+        assert_eq!(index.candidates(&q), [big.as_path()]);
+        let r = index.regions(0, &BlockTest::new(&q)).unwrap();
+        assert_eq!(r.parts.len(), 1, "{r:?}");
+        let part = r.parts[0];
+        assert!(part.end - part.start < 2 * BLOCK as u64, "{part:?}");
+        assert!(text[part.start as usize..part.end as usize].contains("needle_"));
+        // A query with only trigrams still reads every block that has them.
+        let q = crate::plan::plan_pattern("dle", false, false).unwrap();
+        let r = index.regions(0, &BlockTest::new(&q)).unwrap();
         assert_eq!((r.parts[0].start, r.parts[0].end), (0, text.len() as u64));
     }
 
