@@ -1493,39 +1493,15 @@ impl Index {
     }
 
     /// Keeps the ids of `a` (sorted) that the posting list at `at` (of
-    /// `count` ids) holds with `bit` in their mask (any mask, for 0). Each
-    /// id is sought by galloping from where the last one was found: a few
-    /// probes per id when `a` is short beside the list, a merge when not.
+    /// `count` ids) holds with `bit` in their mask (any mask, for 0): by a
+    /// merge when `a` is about as long as the list, else by galloping.
     fn retain_in(&self, a: &mut Vec<u32>, at: usize, count: usize, bit: u8) {
         let (ids, masks) = self.list(at, count);
-        let count = ids.len() / 4;
-        let get = |k: usize| {
-            let b = &ids[4 * k..4 * k + 4];
-            u32::from_le_bytes([b[0], b[1], b[2], b[3]])
-        };
-        let mut lo = 0usize;
-        a.retain(|&id| {
-            // Gallop: widen [lo, hi) until `hi` is past the end or holds an
-            // id not below `id`.
-            let mut step = 1usize;
-            let mut hi = lo;
-            while hi < count && get(hi) < id {
-                lo = hi + 1;
-                hi = lo.saturating_add(step).min(count);
-                step = step.saturating_mul(2);
-            }
-            // The first position in [lo, hi) not below `id` (or `hi`).
-            let mut h = hi.min(count);
-            while lo < h {
-                let mid = lo + (h - lo) / 2;
-                if get(mid) < id {
-                    lo = mid + 1;
-                } else {
-                    h = mid;
-                }
-            }
-            lo < count && get(lo) == id && (bit == 0 || masks.get(lo).is_none_or(|m| m & bit != 0))
-        });
+        if a.len().saturating_mul(MERGE_FROM) >= ids.len() / 4 {
+            retain_merging(a, ids, masks, bit);
+        } else {
+            retain_galloping(a, ids, masks, bit);
+        }
     }
 
     /// The ids of the files `q` lets through, sorted; `None` for all.
@@ -1615,6 +1591,65 @@ impl Index {
             .map(|i| self.file(i as usize))
             .collect()
     }
+}
+
+/// A set at least a list's length over this is intersected with it by a
+/// merge, not by galloping.
+const MERGE_FROM: usize = 4;
+
+/// Id `k` of a posting list's bytes.
+fn posting(ids: &[u8], k: usize) -> u32 {
+    let b = &ids[4 * k..4 * k + 4];
+    u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+}
+
+/// Keeps the ids of `a` (sorted) that the posting list `ids` (its bytes,
+/// with `masks`, one per id, or none) holds with `bit` in their mask (any
+/// mask, for 0), by walking both: no branch on which side moves on.
+fn retain_merging(a: &mut Vec<u32>, ids: &[u8], masks: &[u8], bit: u8) {
+    let count = ids.len() / 4;
+    let (mut i, mut k, mut kept) = (0usize, 0usize, 0usize);
+    while i < a.len() && k < count {
+        let (x, y) = (a[i], posting(ids, k));
+        if x == y && (bit == 0 || masks.get(k).is_none_or(|m| m & bit != 0)) {
+            a[kept] = x;
+            kept += 1;
+        }
+        i += usize::from(x <= y);
+        k += usize::from(y <= x);
+    }
+    a.truncate(kept);
+}
+
+/// What [`retain_merging`] keeps, seeking each id of `a` by galloping from
+/// where the last one was found: a few probes per id when `a` is short
+/// beside the list.
+fn retain_galloping(a: &mut Vec<u32>, ids: &[u8], masks: &[u8], bit: u8) {
+    let count = ids.len() / 4;
+    let get = |k: usize| posting(ids, k);
+    let mut lo = 0usize;
+    a.retain(|&id| {
+        // Gallop: widen [lo, hi) until `hi` is past the end or holds an
+        // id not below `id`.
+        let mut step = 1usize;
+        let mut hi = lo;
+        while hi < count && get(hi) < id {
+            lo = hi + 1;
+            hi = lo.saturating_add(step).min(count);
+            step = step.saturating_mul(2);
+        }
+        // The first position in [lo, hi) not below `id` (or `hi`).
+        let mut h = hi.min(count);
+        while lo < h {
+            let mid = lo + (h - lo) / 2;
+            if get(mid) < id {
+                lo = mid + 1;
+            } else {
+                h = mid;
+            }
+        }
+        lo < count && get(lo) == id && (bit == 0 || masks.get(lo).is_none_or(|m| m & bit != 0))
+    });
 }
 
 /// The index (with its copies) is kept within this share of its files'
@@ -2170,6 +2205,45 @@ mod tests {
         let r = index.regions(0, &BlockTest::new(&q)).unwrap();
         let read: u64 = r.parts.iter().map(|p| p.end - p.start).sum();
         assert!(read < 64 << 10, "{r:?}");
+    }
+
+    /// A set is intersected with a posting list, masks and all, alike by
+    /// a merge and by galloping, at every ratio of lengths.
+    #[test]
+    fn merging_and_galloping_keep_the_same_ids() {
+        let mut rng = fastrand::Rng::with_seed(7);
+        for round in 0..300 {
+            let universe = 1 + rng.u32(..5000);
+            let pick = |rng: &mut fastrand::Rng, n: usize| {
+                let mut v: Vec<u32> = (0..n).map(|_| rng.u32(..universe)).collect();
+                v.sort_unstable();
+                v.dedup();
+                v
+            };
+            let (na, nl) = (rng.usize(..400), rng.usize(..2000));
+            let a = pick(&mut rng, na);
+            let list = pick(&mut rng, nl);
+            let ids: Vec<u8> = list.iter().flat_map(|i| i.to_le_bytes()).collect();
+            let masks: Vec<u8> = if round % 5 == 0 {
+                Vec::new()
+            } else {
+                list.iter().map(|_| rng.u8(..)).collect()
+            };
+            let bit = [0u8, 1, 8, 128][round % 4];
+            let want: Vec<u32> = a
+                .iter()
+                .copied()
+                .filter(|x| match list.binary_search(x) {
+                    Ok(k) => bit == 0 || masks.get(k).is_none_or(|m| m & bit != 0),
+                    Err(_) => false,
+                })
+                .collect();
+            let (mut merged, mut galloped) = (a.clone(), a.clone());
+            retain_merging(&mut merged, &ids, &masks, bit);
+            retain_galloping(&mut galloped, &ids, &masks, bit);
+            assert_eq!(merged, want, "round {round}");
+            assert_eq!(galloped, want, "round {round}");
+        }
     }
 
     #[test]
