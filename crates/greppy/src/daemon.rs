@@ -894,6 +894,21 @@ impl State {
         }
     }
 
+    /// The canonical path of `asked` if it names a root's folder itself
+    /// (the common search): one `stat`, where canonicalizing reads every
+    /// component's link. `None`: canonicalize it.
+    fn root_named(&self, asked: &Path) -> Option<PathBuf> {
+        if !asked.is_absolute() {
+            return None;
+        }
+        let meta = std::fs::metadata(asked).ok()?;
+        let roots = lock(&self.roots);
+        roots
+            .iter()
+            .find(|r| r.is(&meta))
+            .map(|r| r.path().to_path_buf())
+    }
+
     /// The root that holds `dir`, and whether it is new. With `Make::Search`
     /// a root is made only where none holds `dir` (a folder inside a root
     /// that its walk does not enter is left to a scan, as rg's rules say);
@@ -975,7 +990,10 @@ impl State {
             message,
         };
         let asked = path_of(&q.path);
-        let dir = match asked.canonicalize() {
+        let dir = match self
+            .root_named(&asked)
+            .map_or_else(|| asked.canonicalize(), Ok)
+        {
             Ok(d) => d,
             Err(e) => return fail(format!("{}: {e}", asked.display())),
         };
@@ -1135,7 +1153,10 @@ impl State {
             Err(e) => return fail(format!("{e:#}")),
         };
         let asked = path_of(&q.path);
-        let dir = match asked.canonicalize() {
+        let dir = match self
+            .root_named(&asked)
+            .map_or_else(|| asked.canonicalize(), Ok)
+        {
             Ok(d) => d,
             Err(e) => return fail(format!("{}: {e}", asked.display())),
         };
@@ -1147,29 +1168,24 @@ impl State {
         } else {
             path_of(&q.display)
         };
-        let name = |p: &Path| match p.strip_prefix(&dir) {
-            Ok(rel) if !rel.as_os_str().is_empty() => display.join(rel),
-            _ => display.clone(),
-        };
         // Filters see files as rg's walk names them; a bare name is printed.
         let bare = q.print.as_ref().is_some_and(|p| p.bare);
-        let printed = |shown: PathBuf| match shown.strip_prefix(&display) {
-            Ok(rel) if bare && !rel.as_os_str().is_empty() => rel.to_path_buf(),
-            _ => shown,
-        };
         let plan =
             plan_pattern(&q.pattern, q.fixed, q.ignore_case).unwrap_or(crate::plan::Query::All);
         let choose = |snap: &Snapshot| -> Vec<(PathBuf, Option<usize>, Vec<u8>)> {
             let all = snap.candidates(&plan, &dir);
             let many = all.len() > LONG_CANDIDATES;
-            let (name, printed, filter, display) = (&name, &printed, &filter, &display);
+            let (filter, dir, display) = (&filter, &dir, &display);
             let named = move || {
                 all.into_iter()
                     .filter_map(|(p, base_id)| {
-                        let shown = name(&p);
-                        filter
-                            .allows(display, &shown)
-                            .then(|| (p, base_id, printed(shown).into_os_string().into_vec()))
+                        let (shown, rel) = shown_name(&p, dir, display);
+                        let allowed = filter.allows(display, Path::new(OsStr::from_bytes(&shown)));
+                        let printed = match rel {
+                            Some(rel) if bare => shown[shown.len() - rel..].to_vec(),
+                            _ => shown,
+                        };
+                        allowed.then_some((p, base_id, printed))
                     })
                     .collect()
             };
@@ -1195,6 +1211,11 @@ impl State {
         } else {
             long(|| root.wait_asked(asked, builds))
         };
+        if root.is_gone() {
+            // Deleted, or made again in its place, while this search waited
+            // for its changes: what is there now is scanned.
+            return scan(None);
+        }
         let Some(snap) = root.snapshot() else {
             // Not even a first index: a scan answers now.
             let why = format!("{} is still being indexed", root.path().display());
@@ -1551,9 +1572,74 @@ fn verify(
     (matches, cancelled)
 }
 
+/// How a search names file `p`, found under `dir`, to a client that
+/// names `dir` as `display`: `display` joined with the path below `dir`
+/// (just `display` for `dir` itself), as bytes; and the length of the
+/// part below `dir`, if there is one (a bare name prints only that). By
+/// bytes: the index's paths and `dir` are canonical, so a path below
+/// `dir` is `dir`, a slash and the rest.
+fn shown_name(p: &Path, dir: &Path, display: &Path) -> (Vec<u8>, Option<usize>) {
+    let (p, dir) = (p.as_os_str().as_bytes(), dir.as_os_str().as_bytes());
+    let display = display.as_os_str().as_bytes();
+    let rel = p.strip_prefix(dir).and_then(|rest| {
+        if dir.ends_with(b"/") {
+            Some(rest)
+        } else {
+            rest.strip_prefix(b"/")
+        }
+    });
+    match rel {
+        Some(rel) if !rel.is_empty() => {
+            let mut out = Vec::with_capacity(display.len() + 1 + rel.len());
+            out.extend_from_slice(display);
+            if !display.is_empty() && !display.ends_with(b"/") {
+                out.push(b'/');
+            }
+            out.extend_from_slice(rel);
+            (out, Some(rel.len()))
+        }
+        _ => (display.to_vec(), None),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A file's shown name, by bytes, is what `Path`'s own joins give.
+    #[test]
+    fn a_shown_name_is_the_display_joined_with_the_path_below() {
+        let by_path = |p: &Path, dir: &Path, display: &Path| {
+            let shown = match p.strip_prefix(dir) {
+                Ok(rel) if !rel.as_os_str().is_empty() => display.join(rel),
+                _ => display.to_path_buf(),
+            };
+            let bare = match shown.strip_prefix(display) {
+                Ok(rel) if !rel.as_os_str().is_empty() => Some(rel.as_os_str().len()),
+                _ => None,
+            };
+            (shown.into_os_string().into_vec(), bare)
+        };
+        let files: [&[u8]; 5] = [b"/a/b/c.rs", b"/a/b", b"/a/bc/d", b"/x/y", b"/a/b/\xff \n"];
+        let dirs = ["/", "/a", "/a/b"];
+        let displays = [".", "./", "src", "/a/b", "../up/", "/"];
+        for f in files {
+            for d in dirs {
+                for shown in displays {
+                    let f = Path::new(OsStr::from_bytes(f));
+                    let (d, shown) = (Path::new(d), Path::new(shown));
+                    if !f.starts_with(d) {
+                        continue;
+                    }
+                    assert_eq!(
+                        shown_name(f, d, shown),
+                        by_path(f, d, shown),
+                        "{f:?} {d:?} {shown:?}"
+                    );
+                }
+            }
+        }
+    }
     use std::io::Read;
 
     /// In parallel, chunks come to `take` whole and in order, with each

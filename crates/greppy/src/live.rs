@@ -272,6 +272,8 @@ struct Shared {
     rebuilds_done: AtomicU64,
     /// The root's folder was deleted.
     gone: AtomicBool,
+    /// The folder's device and inode when it was started.
+    inode: Option<(u64, u64)>,
     /// Events were dropped (the queue was full): a rebuild is due.
     overflow: AtomicBool,
     /// Events in the updater's queue.
@@ -292,6 +294,15 @@ struct Shared {
 }
 
 impl Shared {
+    /// Whether the root's folder is still the one this root started with
+    /// (a folder made again in its place is another, which the watcher
+    /// does not watch).
+    fn is_still_there(&self) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(&self.root)
+            .is_ok_and(|m| m.is_dir() && self.inode == Some((m.dev(), m.ino())))
+    }
+
     fn fresh(&self, phase: &Phase) -> bool {
         // `applied` is read first: `seen` only grows, so a batch applied
         // between the two reads cannot make this claim freshness wrongly.
@@ -401,6 +412,10 @@ impl Root {
         } else {
             Phase::Building
         };
+        let inode = std::fs::metadata(&root).ok().map(|m| {
+            use std::os::unix::fs::MetadataExt;
+            (m.dev(), m.ino())
+        });
         let mut first = Snapshot::empty();
         let mut updated = now_ns();
         if let Some(base) = saved {
@@ -425,6 +440,7 @@ impl Root {
             rebuilds_asked: AtomicU64::new(0),
             rebuilds_done: AtomicU64::new(0),
             gone: AtomicBool::new(false),
+            inode,
             overflow: AtomicBool::new(false),
             queued: AtomicUsize::new(0),
             watch_error: Mutex::new(None),
@@ -471,6 +487,13 @@ impl Root {
     /// Whether the root's folder was deleted (its watch went with it).
     pub fn is_gone(&self) -> bool {
         self.shared.gone.load(Ordering::Acquire)
+    }
+
+    /// Whether `meta` is this root's folder: the one it started with, still
+    /// there (a folder made again in its place has another inode).
+    pub fn is(&self, meta: &std::fs::Metadata) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        meta.is_dir() && self.shared.inode == Some((meta.dev(), meta.ino())) && !self.is_gone()
     }
 
     /// The current snapshot; `None` while the first index is built.
@@ -742,7 +765,7 @@ impl Updater {
                     }
                 }
             }
-            if paths.contains(&self.shared.root) && !self.shared.root.is_dir() {
+            if paths.contains(&self.shared.root) && !self.shared.is_still_there() {
                 self.shared.gone.store(true, Ordering::Release);
             }
             let snap = self.snapshot();

@@ -541,3 +541,63 @@ fn a_client_that_stops_reading_holds_only_its_own_searches() {
     done.sort_unstable();
     assert_eq!(done, (1..=40).collect::<Vec<u64>>());
 }
+
+/// The (path, line) pairs a search finds, and the answer that ends it.
+fn search_pairs(c: &mut Client, id: u64, q: SearchQuery) -> (Vec<(Vec<u8>, u64)>, Response) {
+    c.send(&Request::Search { id, query: q });
+    let mut found = Vec::new();
+    loop {
+        match c.recv().expect("an answer") {
+            Response::Match { path, line, .. } => found.push((path, line)),
+            last => {
+                found.sort();
+                return (found, last);
+            }
+        }
+    }
+}
+
+/// A root is searched by its own path, through a link to it, and, once
+/// made again in its place (another folder, another inode), as it is now:
+/// never from the index of the folder that was there.
+#[test]
+fn a_root_named_by_a_link_or_made_again_is_searched_as_it_is() {
+    let srv = server(Limits::default());
+    let top = tempfile::tempdir().unwrap();
+    let root = top.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::write(root.join("a.rs"), "fn first_needle() {}\n").unwrap();
+    let root = root.canonicalize().unwrap();
+    let mut c = Client::hello(&srv.socket);
+    index(&mut c, &root);
+    let (found, last) = search_pairs(&mut c, 1, query(&root, "first_needle"));
+    assert_eq!(found, scan(&root, "first_needle"));
+    assert!(
+        matches!(last, Response::Done { matches: 1, .. }),
+        "{last:?}"
+    );
+    // Through a link: the files are named by the root's own path.
+    let link = top.path().join("link");
+    std::os::unix::fs::symlink(&root, &link).unwrap();
+    let mut q = query(&root, "first_needle");
+    q.path = link.clone().into_os_string().into_encoded_bytes();
+    let (by_link, _) = search_pairs(&mut c, 2, q);
+    assert_eq!(by_link, found);
+    // Made again (renamed into place at once, so that the folder is there
+    // again before the watcher's word of its deletion is applied): the old
+    // folder's index does not answer.
+    let made = top.path().join("made");
+    std::fs::create_dir(&made).unwrap();
+    std::fs::write(made.join("b.rs"), "fn second_needle() {}\n").unwrap();
+    std::fs::remove_dir_all(&root).unwrap();
+    std::fs::rename(&made, &root).unwrap();
+    for (id, pattern) in [(3, "first_needle"), (4, "second_needle")] {
+        let (found, last) = search_pairs(&mut c, id, query(&root, pattern));
+        match last {
+            // The client is told to scan (the new folder is being indexed).
+            Response::Scan { .. } => assert!(found.is_empty()),
+            Response::Done { .. } => assert_eq!(found, scan(&root, pattern), "{pattern}"),
+            other => panic!("{other:?}"),
+        }
+    }
+}
