@@ -21,7 +21,6 @@
 
 use crate::index::{BlockTest, Regions};
 use crate::live::{Phase, Root, Snapshot};
-use crate::plan::plan_pattern;
 use crate::protocol::{self, Decoder, FindQuery, Request, Response, RootInfo, SearchQuery};
 use crate::rank::{self, Changes, Ranked};
 use crate::search::{self, FileFilter, Filters, Pattern};
@@ -1170,8 +1169,7 @@ impl State {
         };
         // Filters see files as rg's walk names them; a bare name is printed.
         let bare = q.print.as_ref().is_some_and(|p| p.bare);
-        let plan =
-            plan_pattern(&q.pattern, q.fixed, q.ignore_case).unwrap_or(crate::plan::Query::All);
+        let plan = pattern.plan().unwrap_or(crate::plan::Query::All);
         let choose = |snap: &Snapshot| -> Vec<(PathBuf, Option<usize>, Vec<u8>)> {
             let all = snap.candidates(&plan, &dir);
             let many = all.len() > LONG_CANDIDATES;
@@ -1738,7 +1736,7 @@ mod tests {
             dirs: Arc::default(),
             errors: Arc::default(),
         };
-        let plan = plan_pattern("alpha.*beta", false, false).unwrap();
+        let plan = crate::plan::plan_pattern("alpha.*beta", false, false).unwrap();
         let test = BlockTest::new(&plan);
         let candidates = |only: &[&PathBuf]| -> Vec<(PathBuf, Option<usize>, Vec<u8>)> {
             snap.candidates(&plan, dir.path())

@@ -41,6 +41,20 @@ impl Pattern {
             .build(&self.pattern)
             .context("the pattern is not valid")
     }
+
+    /// The index's plan for these flags ([`crate::plan::plan_pattern`]);
+    /// `None` if the pattern does not parse. With `-S` it is planned as
+    /// case-insensitive: the matcher may fold case (a pattern with no
+    /// capital), and then `k` also matches the Kelvin sign, which has no
+    /// `k` among its bytes. A plan that folds case lets through at least
+    /// what one that does not would.
+    pub fn plan(&self) -> Option<crate::plan::Query> {
+        crate::plan::plan_pattern(
+            &self.pattern,
+            self.fixed,
+            self.ignore_case || self.smart_case,
+        )
+    }
 }
 
 /// How results are printed.

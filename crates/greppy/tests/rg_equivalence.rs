@@ -46,6 +46,12 @@ fn corpus(root: &Path) {
     later.extend_from_slice(b"\x00retry after\n");
     w("data/later_nul.bin", &later);
     w("data/latin1.txt", b"caf\xe9 retry\n");
+    // The Kelvin sign folds to `k`: a case-insensitive search for
+    // `kelvin_scale` (`-i`, or `-S` with no capital) finds this line.
+    w(
+        "data/kelvin.rs",
+        "let \u{212A}elvin_scale = 1;\n".as_bytes(),
+    );
     // Every trigram of `abcdef` (and the byte after each), never the word:
     // a candidate the command line reads and finds nothing in.
     w("data/near.txt", b"abcdZ\nbcdeZ\ncdefZ\n");
@@ -152,6 +158,8 @@ fn answers_equal_ripgreps() {
         &["-i", "-n", "hello world"],
         &["-S", "hello"],
         &["-S", "Hello"],
+        &["-S", "-n", "kelvin_scale"],
+        &["-i", "-n", "KELVIN_SCALE"],
         &["-w", "-n", "retry"],
         &["-F", "-n", "RetryPolicy::new("],
         &["-n", r"fn\s+\w+\("],
