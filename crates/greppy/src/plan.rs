@@ -260,6 +260,18 @@ pub fn plan(h: &Hir) -> Query {
 /// with `ignore_case`) and plans it; `None` if it does not parse (the
 /// matcher reports that error).
 pub fn plan_pattern(pattern: &str, fixed: bool, ignore_case: bool) -> Option<Query> {
+    // A literal with its case kept, or a plain word (letters, digits and
+    // underscores: the common search), parses to itself: planned with no
+    // parse.
+    let word = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    if !ignore_case && (fixed || word(pattern)) {
+        return Some(Info::exact(BTreeSet::from([lower(pattern.as_bytes())])).finish());
+    }
+    plan_parsed(pattern, fixed, ignore_case)
+}
+
+/// [`plan_pattern`] by parsing the pattern, always.
+fn plan_parsed(pattern: &str, fixed: bool, ignore_case: bool) -> Option<Query> {
     let text = if fixed {
         regex_syntax::escape(pattern)
     } else {
@@ -286,6 +298,38 @@ mod tests {
     fn next(s: &str, n: u8) -> Query {
         let b = s.as_bytes();
         Query::Next(trigram(b[0], b[1], b[2]), n)
+    }
+
+    /// A literal or a plain word planned with no parse is planned as the
+    /// parse plans it.
+    #[test]
+    fn a_word_planned_without_a_parse_is_planned_as_parsed() {
+        let long = "x_".repeat(300);
+        let patterns = [
+            "get_attestation",
+            "ab",
+            "abc",
+            "ABCDEF",
+            "a1_b2_c3",
+            long.as_str(),
+            "",
+            "RetryPolicy::new(",
+            "a.b[",
+            "line\nbreak",
+            "caf\u{e9}_retry",
+            "\u{212A}elvin",
+            "tab\there",
+        ];
+        for p in patterns {
+            for fixed in [false, true] {
+                let parsed = plan_parsed(p, fixed, false);
+                if fixed || parsed.is_some() {
+                    assert_eq!(plan_pattern(p, fixed, false), parsed, "{p:?} fixed {fixed}");
+                }
+                // With case folded, always parsed.
+                assert_eq!(plan_pattern(p, fixed, true), plan_parsed(p, fixed, true));
+            }
+        }
     }
 
     #[test]
