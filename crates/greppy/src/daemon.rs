@@ -53,23 +53,35 @@ const QUEUED_WRITES: usize = 256;
 /// A connection's way out. Whoever has answers writes them to the socket
 /// itself, at once, when nothing is queued before them and the socket
 /// takes them whole (the common case: a search's thread writes its own
-/// answer, with no hop to another thread). What the socket does not take
-/// is queued for the connection's writer task, which waits until the
-/// socket can take more; while anything is queued, every answer goes
-/// through the queue, in order. The queue is bounded ([`QUEUED_WRITES`]),
-/// so a client that does not read holds its searches and its reader, not
-/// the daemon's memory.
+/// answer, with no hop to another thread). While one thread writes,
+/// another's answers wait in a buffer that the writing thread writes next,
+/// before it leaves: one write for both, and no thread waits on a lock
+/// while another is in a system call. What the socket does not take is
+/// queued for the connection's writer task, which waits until the socket
+/// can take more; while anything is queued, every answer goes through the
+/// queue, in order. The queue is bounded ([`QUEUED_WRITES`]), so a client
+/// that does not read holds its searches and its reader, not the daemon's
+/// memory.
 #[derive(Clone)]
 struct Out {
     sink: Arc<Sink>,
     tx: mpsc::Sender<Vec<u8>>,
 }
 
-/// The socket's write half, and how many writes are queued for the writer
-/// task and not yet written whole.
+/// The socket's write half, and who writes to it.
 struct Sink {
     wr: tokio::net::unix::OwnedWriteHalf,
-    queued: Mutex<usize>,
+    state: Mutex<SinkState>,
+}
+
+#[derive(Default)]
+struct SinkState {
+    /// Writes queued for the writer task and not yet written whole.
+    queued: usize,
+    /// A thread is writing to the socket now.
+    writing: bool,
+    /// Answers that came while it writes: it writes them next.
+    pending: Vec<u8>,
 }
 
 impl Out {
@@ -82,39 +94,57 @@ impl Out {
         let (tx, rx) = mpsc::channel::<Vec<u8>>(QUEUED_WRITES);
         let sink = Arc::new(Sink {
             wr,
-            queued: Mutex::new(0),
+            state: Mutex::new(SinkState::default()),
         });
         let writer = Out::writer(sink.clone(), rx);
         (Out { sink, tx }, writer)
     }
 
-    /// Writes what of `bytes` the socket takes now if nothing is queued;
-    /// what is left to queue, counted as queued: the caller sends it (a
-    /// remainder of a partial write is queued here, first in line).
-    fn start(&self, mut bytes: Vec<u8>) -> Option<Vec<u8>> {
-        let mut queued = lock(&self.sink.queued);
-        if *queued > 0 {
-            *queued += 1;
+    /// Writes what of `bytes` the socket takes now if nothing is queued
+    /// (or leaves them to the thread writing now); what is left to queue,
+    /// counted as queued: the caller sends it (a remainder of a partial
+    /// write is queued here, first in line).
+    fn start(&self, bytes: Vec<u8>) -> Option<Vec<u8>> {
+        let mut st = lock(&self.sink.state);
+        if st.queued > 0 {
+            st.queued += 1;
             return Some(bytes);
         }
-        let mut at = 0;
-        while at < bytes.len() {
-            match self.sink.wr.try_write(&bytes[at..]) {
-                Ok(n) if n > 0 => at += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                // Full, or broken: the writer task waits, or finds out.
-                _ => break,
-            }
-        }
-        if at == bytes.len() {
+        if st.writing {
+            st.pending.extend_from_slice(&bytes);
             return None;
         }
-        bytes.drain(..at);
-        // Nothing is queued, so the queue is empty and this fits.
-        if self.tx.try_send(bytes).is_ok() {
-            *queued += 1;
+        st.writing = true;
+        let mut out = bytes;
+        loop {
+            drop(st);
+            let mut at = 0;
+            while at < out.len() {
+                match self.sink.wr.try_write(&out[at..]) {
+                    Ok(n) if n > 0 => at += n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    // Full, or broken: the writer task waits, or finds out.
+                    _ => break,
+                }
+            }
+            st = lock(&self.sink.state);
+            if at < out.len() {
+                out.drain(..at);
+                out.append(&mut st.pending);
+                st.writing = false;
+                // Nothing is queued, so the queue is empty and this fits.
+                if self.tx.try_send(out).is_ok() {
+                    st.queued += 1;
+                }
+                return None;
+            }
+            if st.pending.is_empty() {
+                st.writing = false;
+                return None;
+            }
+            out.clear();
+            std::mem::swap(&mut out, &mut st.pending);
         }
-        None
     }
 
     /// Writes or queues `bytes`, waiting while the queue is full. From
@@ -167,7 +197,7 @@ impl Out {
                     Err(_) => return sink,
                 }
             }
-            *lock(&sink.queued) -= n;
+            lock(&sink.state).queued -= n;
         }
         sink
     }
