@@ -35,21 +35,37 @@ use std::path::{Path, PathBuf};
 )]
 pub struct Cli {
     /// A regular expression (rg's syntax), or a literal string with -F.
-    pub pattern: String,
+    /// With -e there is none: the first word is a path.
+    #[arg(required_unless_present = "regexps")]
+    pub pattern: Option<String>,
     /// Files and folders to search [default: the current folder].
     pub paths: Vec<PathBuf>,
+    /// A pattern; repeatable: a line that matches any of them matches.
+    #[arg(
+        short = 'e',
+        long = "regexp",
+        value_name = "PATTERN",
+        allow_hyphen_values = true
+    )]
+    pub regexps: Vec<String>,
     /// The pattern is a literal string, not a regular expression.
     #[arg(short = 'F', long)]
     pub fixed_strings: bool,
     /// Ignore case.
-    #[arg(short = 'i', long)]
+    #[arg(short = 'i', long, overrides_with_all = ["smart_case", "case_sensitive"])]
     pub ignore_case: bool,
     /// Ignore case unless the pattern has an uppercase letter.
-    #[arg(short = 'S', long)]
+    #[arg(short = 'S', long, overrides_with_all = ["ignore_case", "case_sensitive"])]
     pub smart_case: bool,
+    /// Case matters (the default; undoes an earlier -i or -S).
+    #[arg(short = 's', long, overrides_with_all = ["ignore_case", "smart_case"])]
+    pub case_sensitive: bool,
     /// Only whole words.
     #[arg(short = 'w', long)]
     pub word_regexp: bool,
+    /// Only whole lines (wins over -w).
+    #[arg(short = 'x', long)]
+    pub line_regexp: bool,
     /// Only files matching the glob (`!GLOB` excludes); repeatable.
     #[arg(short = 'g', long = "glob", value_name = "GLOB")]
     pub globs: Vec<String>,
@@ -188,7 +204,10 @@ pub fn main() -> i32 {
         };
     }
     let cli = match Cli::try_parse_from(args) {
-        Ok(c) => c,
+        Ok(mut c) => {
+            c.resolve();
+            c
+        }
         Err(e) => {
             let _ = e.print();
             return if e.use_stderr() { 2 } else { 0 };
@@ -197,6 +216,45 @@ pub fn main() -> i32 {
     match run(&cli) {
         Ok(found) => i32::from(!found),
         Err(Failed) => 2,
+    }
+}
+
+impl Cli {
+    /// Folds `-e` and `-x` into the one pattern the search runs, as rg
+    /// does: the patterns as alternatives (each escaped first with `-F`),
+    /// and a whole line around them. With `-e`, the first word is a path.
+    fn resolve(&mut self) {
+        let mut patterns = std::mem::take(&mut self.regexps);
+        if patterns.is_empty() {
+            patterns.extend(self.pattern.take());
+        } else if let Some(first) = self.pattern.take() {
+            self.paths.insert(0, PathBuf::from(first));
+        }
+        let escape = self.fixed_strings && (patterns.len() > 1 || self.line_regexp);
+        let mut pattern = match patterns.len() {
+            1 if !escape => patterns.pop().unwrap_or_default(),
+            _ => patterns
+                .iter()
+                .map(|p| match escape {
+                    true => format!("(?:{})", regex_syntax::escape(p)),
+                    false => format!("(?:{p})"),
+                })
+                .collect::<Vec<_>>()
+                .join("|"),
+        };
+        if escape {
+            self.fixed_strings = false;
+        }
+        if self.line_regexp {
+            pattern = format!("(?m:^)(?:{pattern})(?m:$)");
+            self.word_regexp = false;
+        }
+        self.pattern = Some(pattern);
+    }
+
+    /// The pattern the search runs ([`Cli::resolve`]).
+    fn pattern(&self) -> String {
+        self.pattern.clone().unwrap_or_default()
     }
 }
 
@@ -234,7 +292,7 @@ fn run(cli: &Cli) -> Result<bool, Failed> {
     };
     let mut opts = Options {
         pattern: Pattern {
-            pattern: cli.pattern.clone(),
+            pattern: cli.pattern(),
             fixed: cli.fixed_strings,
             ignore_case: cli.ignore_case,
             smart_case: cli.smart_case,
@@ -398,7 +456,7 @@ fn from_daemon(
 /// canonical), run from `cwd`.
 fn query_for(cli: &Cli, path: &Path, abs: &Path, cwd: &Path, filters: &Filters) -> SearchQuery {
     SearchQuery {
-        pattern: cli.pattern.clone(),
+        pattern: cli.pattern(),
         path: abs.as_os_str().as_bytes().to_vec(),
         display: path.as_os_str().as_bytes().to_vec(),
         cwd: cwd.as_os_str().as_bytes().to_vec(),
