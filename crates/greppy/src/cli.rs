@@ -66,6 +66,16 @@ pub struct Cli {
     /// Only whole lines (wins over -w).
     #[arg(short = 'x', long)]
     pub line_regexp: bool,
+    /// Print the lines that do not match (scans: the index cannot narrow it).
+    #[arg(short = 'v', long)]
+    pub invert_match: bool,
+    /// A match may span lines (scans).
+    #[arg(short = 'U', long)]
+    pub multiline: bool,
+    /// Search hidden files and folders too (scans: the index keeps rg's
+    /// default walk).
+    #[arg(short = '.', long)]
+    pub hidden: bool,
     /// Only files matching the glob (`!GLOB` excludes); repeatable.
     #[arg(short = 'g', long = "glob", value_name = "GLOB")]
     pub globs: Vec<String>,
@@ -297,6 +307,7 @@ fn run(cli: &Cli) -> Result<bool, Failed> {
             ignore_case: cli.ignore_case,
             smart_case: cli.smart_case,
             word: cli.word_regexp,
+            multiline: cli.multiline,
         },
         output,
         max_count: cli.max_count,
@@ -312,12 +323,17 @@ fn run(cli: &Cli) -> Result<bool, Failed> {
         },
         limit: cli.limit,
         gone_ok: false,
+        invert: cli.invert_match,
     };
     let filters = Filters {
         globs: cli.globs.clone(),
         types: cli.types.clone(),
+        hidden: cli.hidden,
     };
-    let no_daemon = cli.no_daemon || std::env::var_os("GREPPY_NO_DAEMON").is_some_and(|v| v != "0");
+    // What the index cannot narrow is scanned here, as rg scans it.
+    let scans = cli.invert_match || cli.multiline || cli.hidden;
+    let no_daemon =
+        scans || cli.no_daemon || std::env::var_os("GREPPY_NO_DAEMON").is_some_and(|v| v != "0");
     // A bad pattern is reported before anything else, as rg does; the
     // matcher is built here only where this process searches.
     let mut matcher = None;

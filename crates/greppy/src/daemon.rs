@@ -1167,6 +1167,8 @@ impl State {
             ignore_case: q.ignore_case,
             smart_case: q.smart_case,
             word: q.word,
+            // `-U` is scanned by the command line, not asked of the daemon.
+            multiline: false,
         };
         let matcher = match pattern.matcher() {
             Ok(m) => m,
@@ -1175,6 +1177,8 @@ impl State {
         let filters = Filters {
             globs: q.globs.clone(),
             types: q.types.clone(),
+            // The index keeps rg's default walk, with no hidden files.
+            hidden: false,
         };
         let filter = match FileFilter::new(&filters, &path_of(&q.cwd)) {
             Ok(Some(f)) => f,
@@ -1457,6 +1461,7 @@ fn print_options(pattern: Pattern, p: &protocol::Print) -> Result<search::Option
         limit: None,
         // The index's files may be a moment ahead of the tree.
         gone_ok: true,
+        invert: false,
     })
 }
 

@@ -156,6 +156,7 @@ fn search_lines(cwd: &Path, a: &SearchArgs) -> anyhow::Result<String> {
         ignore_case: a.ignore_case,
         smart_case: false,
         word: a.word,
+        multiline: false,
     };
     pattern.matcher()?;
     let show = |p: &[u8]| {

@@ -27,6 +27,8 @@ pub struct Pattern {
     pub smart_case: bool,
     /// `-w`: only whole words.
     pub word: bool,
+    /// `-U`: a match may span lines.
+    pub multiline: bool,
 }
 
 impl Pattern {
@@ -37,7 +39,10 @@ impl Pattern {
             .case_insensitive(self.ignore_case)
             .case_smart(self.smart_case && !self.ignore_case)
             .word(self.word)
-            .line_terminator(Some(b'\n'))
+            // With `-U` as rg builds it: `^` and `$` at each line's ends,
+            // and a match may span lines.
+            .multi_line(self.multiline)
+            .line_terminator((!self.multiline).then_some(b'\n'))
             .build(&self.pattern)
             .context("the pattern is not valid")
     }
@@ -94,6 +99,8 @@ pub struct Options {
     /// for files named by the daemon's index, which may be a moment behind
     /// the tree.
     pub gone_ok: bool,
+    /// `-v`: the lines that do not match.
+    pub invert: bool,
 }
 
 /// The walk's filters (`-g`, `-t`).
@@ -103,6 +110,8 @@ pub struct Filters {
     pub globs: Vec<String>,
     /// `-t TYPE` (rg's built-in type names).
     pub types: Vec<String>,
+    /// `--hidden`: hidden files and folders too.
+    pub hidden: bool,
 }
 
 /// The files rg would search under `roots`, sorted by path. Errors (an
@@ -114,6 +123,7 @@ pub fn walk(roots: &[PathBuf], filters: &Filters) -> Result<(Vec<PathBuf>, Vec<S
     for r in rest {
         b.add(r);
     }
+    b.hidden(!filters.hidden);
     if !filters.globs.is_empty() {
         let mut o = ignore::overrides::OverrideBuilder::new(std::env::current_dir()?);
         for g in &filters.globs {
@@ -309,6 +319,8 @@ pub fn searcher(opts: &Options) -> Searcher {
         // rg stops reading a file it walked to at its first NUL byte.
         .binary_detection(BinaryDetection::quit(b'\x00'))
         .line_number(opts.line_number || opts.output == Output::Json)
+        .invert_match(opts.invert)
+        .multi_line(opts.pattern.multiline)
         .max_matches(opts.max_count)
         .before_context(opts.before)
         .after_context(opts.after)

@@ -168,6 +168,13 @@ fn answers_equal_ripgreps() {
         &["-x", "-n", "retry policy log line"],
         &["-F", "-x", "-c", "retry policy log line"],
         &["-w", "-x", "-n", "retry"],
+        // Scanned: inverted, hidden files, across lines.
+        &["-v", "-c", "retry"],
+        &["-v", "-n", "-g", "*.py", "def"],
+        &["--hidden", "-l", "hidden_fn"],
+        &["-.", "-n", "fn"],
+        &["-U", "-n", r"fn main\(\) \{\n\s*let"],
+        &["-U", "-c", r"^\s*let"],
         &["-w", "-n", "retry"],
         &["-F", "-n", "RetryPolicy::new("],
         &["-n", r"fn\s+\w+\("],
