@@ -85,9 +85,15 @@ pub struct Cli {
     /// Print only the paths of files with a match.
     #[arg(short = 'l', long)]
     pub files_with_matches: bool,
-    /// Print the number of matching lines per file.
+    /// Print the number of matching lines per file (of matches, with -o).
     #[arg(short = 'c', long)]
     pub count: bool,
+    /// Print the number of matches per file.
+    #[arg(long)]
+    pub count_matches: bool,
+    /// Print each match on a line of its own, not the whole line.
+    #[arg(short = 'o', long)]
+    pub only_matching: bool,
     /// At most N matching lines per file.
     #[arg(short = 'm', long = "max-count", value_name = "N")]
     pub max_count: Option<u64>,
@@ -295,6 +301,9 @@ fn run(cli: &Cli) -> Result<bool, Failed> {
         Output::Json
     } else if cli.files_with_matches {
         Output::Files
+    } else if cli.count_matches || (cli.count && cli.only_matching) {
+        // rg counts matches for `-c -o`, as for `--count-matches`.
+        Output::CountMatches
     } else if cli.count {
         Output::Count
     } else {
@@ -324,6 +333,7 @@ fn run(cli: &Cli) -> Result<bool, Failed> {
         limit: cli.limit,
         gone_ok: false,
         invert: cli.invert_match,
+        only_matching: cli.only_matching,
     };
     let filters = Filters {
         globs: cli.globs.clone(),
@@ -507,9 +517,11 @@ fn printed_by_daemon(
             output: match opts.output {
                 Output::Files => "files",
                 Output::Count => "count",
+                Output::CountMatches => "count-matches",
                 _ => "lines",
             }
             .to_string(),
+            only_matching: opts.only_matching,
             max_count: opts.max_count.unwrap_or(0),
             before: opts.before as u64,
             after: opts.after as u64,

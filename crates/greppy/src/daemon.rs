@@ -1444,8 +1444,13 @@ fn print_options(pattern: Pattern, p: &protocol::Print) -> Result<search::Option
     let output = match p.output.as_str() {
         "" | "lines" => search::Output::Lines,
         "count" => search::Output::Count,
+        "count-matches" => search::Output::CountMatches,
         "files" => search::Output::Files,
-        other => return Err(format!("unknown output {other:?} (lines, count, files)")),
+        other => {
+            return Err(format!(
+                "unknown output {other:?} (lines, count, count-matches, files)"
+            ));
+        }
     };
     let lines = |n: u64| usize::try_from(n).map_err(|_| format!("{n} context lines"));
     Ok(search::Options {
@@ -1462,6 +1467,7 @@ fn print_options(pattern: Pattern, p: &protocol::Print) -> Result<search::Option
         // The index's files may be a moment ahead of the tree.
         gone_ok: true,
         invert: false,
+        only_matching: p.only_matching,
     })
 }
 

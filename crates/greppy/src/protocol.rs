@@ -106,8 +106,11 @@ pub struct SearchQuery {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Print {
-    /// `lines` (rg's default), `count` (`-c`) or `files` (`-l`).
+    /// `lines` (rg's default), `count` (`-c`), `count-matches`
+    /// (`--count-matches`) or `files` (`-l`).
     pub output: String,
+    /// `-o`: each match on a line of its own.
+    pub only_matching: bool,
     /// `-m N`: at most N matching lines per file (0: no limit).
     pub max_count: u64,
     /// `-B N`, `-A N`: context lines.

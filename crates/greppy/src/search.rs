@@ -72,6 +72,9 @@ pub enum Output {
     Files,
     /// `-c`: `path:count` for files with a match.
     Count,
+    /// `--count-matches` (or `-c -o`): `path:count` of the matches, not
+    /// the lines.
+    CountMatches,
     /// `--json`: rg's JSON Lines messages.
     Json,
 }
@@ -101,6 +104,8 @@ pub struct Options {
     pub gone_ok: bool,
     /// `-v`: the lines that do not match.
     pub invert: bool,
+    /// `-o`: each match on a line of its own, not the lines.
+    pub only_matching: bool,
 }
 
 /// The walk's filters (`-g`, `-t`).
@@ -439,6 +444,7 @@ fn search_file(
             let mut p = StandardBuilder::new()
                 .heading(opts.heading)
                 .path(opts.with_path)
+                .only_matching(opts.only_matching)
                 .color_specs(ColorSpecs::default_with_color())
                 .build(&mut *out);
             match &parts {
@@ -462,11 +468,11 @@ fn search_file(
                 }
             }
         }
-        Output::Files | Output::Count => {
-            let kind = if opts.output == Output::Files {
-                SummaryKind::PathWithMatch
-            } else {
-                SummaryKind::Count
+        Output::Files | Output::Count | Output::CountMatches => {
+            let kind = match opts.output {
+                Output::Files => SummaryKind::PathWithMatch,
+                Output::Count => SummaryKind::Count,
+                _ => SummaryKind::CountMatches,
             };
             let mut p = SummaryBuilder::new()
                 .kind(kind)
@@ -852,6 +858,7 @@ fn printed_regions(opts: &Options) -> bool {
 /// headings.
 fn plain_regions(opts: &Options) -> bool {
     matches!(opts.output, Output::Lines | Output::Count | Output::Files)
+        && !opts.only_matching
         && !opts.color
         && opts.before == 0
         && opts.after == 0

@@ -168,6 +168,11 @@ fn answers_equal_ripgreps() {
         &["-x", "-n", "retry policy log line"],
         &["-F", "-x", "-c", "retry policy log line"],
         &["-w", "-x", "-n", "retry"],
+        // Only the matches; counts of matches.
+        &["-o", "-n", r"retry\w*"],
+        &["-o", "-i", "RETRY [a-z]+"],
+        &["--count-matches", "retry"],
+        &["-c", "-o", "e"],
         // Scanned: inverted, hidden files, across lines.
         &["-v", "-c", "retry"],
         &["-v", "-n", "-g", "*.py", "def"],
