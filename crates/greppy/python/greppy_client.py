@@ -13,7 +13,7 @@ import struct
 
 import msgpack
 
-VERSION = 1
+VERSION = 2
 
 
 def socket_path():

@@ -572,6 +572,21 @@ fn printed_by_daemon(
             Ok(None)
         }
         Err(_) if closed => Ok(Some(true)),
+        Err(client::Error::Version(m)) => {
+            // A daemon left running across an upgrade: replaced by this
+            // greppy's own.
+            let replaced = client.stop_daemon(std::time::Duration::from_secs(2))
+                && spawn_daemon(false).is_ok();
+            let done = if replaced {
+                "it was stopped and a new one started"
+            } else {
+                "it could not be replaced (greppy daemon stop, then search again)"
+            };
+            eprintln!(
+                "greppy: the daemon is another version ({m}); {done}; this answer comes from a scan"
+            );
+            Ok(None)
+        }
         Err(_) if !wrote => Ok(None),
         Ok(other) => Err(anyhow::anyhow!("the daemon answered {other:?}").into()),
         Err(e) => Err(anyhow::anyhow!("the daemon stopped answering: {e}").into()),
@@ -609,7 +624,8 @@ fn spawn_daemon(wait: bool) -> anyhow::Result<()> {
         let out = child.stdout.take().context("the daemon's output")?;
         let mut line = String::new();
         std::io::BufReader::new(out).read_line(&mut line)?;
-        if line.is_empty() {
+        // One that another start began meanwhile answers: that is a start.
+        if line.is_empty() && Client::connect(&socket).is_err() {
             let log = std::fs::read_to_string(&log_path).unwrap_or_default();
             let last = log.lines().last().unwrap_or("no message");
             anyhow::bail!("the daemon did not start: {last}");

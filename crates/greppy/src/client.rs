@@ -23,6 +23,10 @@ pub enum Error {
     Daemon(String),
     #[error("the daemon broke the protocol: {0}")]
     Protocol(String),
+    /// The daemon speaks another protocol version (one left running
+    /// across an upgrade): its words.
+    #[error("{0}")]
+    Version(String),
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -108,6 +112,9 @@ impl Client {
         match self.next_message()? {
             Response::Hello { server, .. } => self.server = server,
             Response::Busy { .. } => return Err(Error::Busy),
+            Response::Error { message, .. } if message.starts_with("protocol version") => {
+                return Err(Error::Version(message));
+            }
             Response::Error { message, .. } => return Err(Error::Daemon(message)),
             other => return Err(Error::Protocol(format!("{other:?} before hello"))),
         }
@@ -145,6 +152,37 @@ impl Client {
     pub fn recv(&mut self) -> Result<Response> {
         self.greet()?;
         self.next_message()
+    }
+
+    /// Stops the daemon at the other end, which refused this client's
+    /// protocol version: SIGTERM to its process (found from the socket,
+    /// SO_PEERCRED, and only if it runs as this user), then waits for it
+    /// to be gone (a pidfd, at most `wait`). Whether it is gone.
+    pub fn stop_daemon(&self, wait: std::time::Duration) -> bool {
+        use rustix::process::Signal;
+        let Ok(cred) = rustix::net::sockopt::socket_peercred(&self.stream) else {
+            return false;
+        };
+        if cred.uid != rustix::process::geteuid() {
+            return false;
+        }
+        // The pidfd first: it names this process even if its pid is reused.
+        let Ok(fd) = rustix::process::pidfd_open(cred.pid, rustix::process::PidfdFlags::empty())
+        else {
+            return false;
+        };
+        if rustix::process::pidfd_send_signal(&fd, Signal::TERM).is_err() {
+            return false;
+        }
+        let mut fds = [rustix::event::PollFd::new(
+            &fd,
+            rustix::event::PollFlags::IN,
+        )];
+        let timeout = rustix::time::Timespec {
+            tv_sec: wait.as_secs() as i64,
+            tv_nsec: i64::from(wait.subsec_nanos()),
+        };
+        matches!(rustix::event::poll(&mut fds, Some(&timeout)), Ok(n) if n > 0)
     }
 
     /// The next message on the connection, whatever it is.

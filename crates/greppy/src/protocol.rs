@@ -10,8 +10,10 @@
 
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 
-/// The protocol version; the handshake refuses any other.
-pub const VERSION: u32 = 1;
+/// The protocol version; the handshake refuses any other. 2: `print`'s
+/// `only_matching` and `count-matches` output (a daemon that speaks 1
+/// would ignore them and print whole lines).
+pub const VERSION: u32 = 2;
 
 /// The default limit on one frame's body (a request).
 pub const MAX_FRAME: usize = 1 << 20;

@@ -68,7 +68,13 @@ impl Client {
             version: protocol::VERSION,
             client: "test".into(),
         });
-        assert!(matches!(c.recv(), Some(Response::Hello { version: 1, .. })));
+        assert!(matches!(
+            c.recv(),
+            Some(Response::Hello {
+                version: protocol::VERSION,
+                ..
+            })
+        ));
         c
     }
 }
