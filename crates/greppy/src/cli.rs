@@ -35,8 +35,8 @@ use std::path::{Path, PathBuf};
 )]
 pub struct Cli {
     /// A regular expression (rg's syntax), or a literal string with -F.
-    /// With -e there is none: the first word is a path.
-    #[arg(required_unless_present = "regexps")]
+    /// With -e or --files there is none: the first word is a path.
+    #[arg(required_unless_present_any = ["regexps", "files"])]
     pub pattern: Option<String>,
     /// Files and folders to search [default: the current folder].
     pub paths: Vec<PathBuf>,
@@ -63,6 +63,9 @@ pub struct Cli {
     /// Only whole words.
     #[arg(short = 'w', long)]
     pub word_regexp: bool,
+    /// Print the files that would be searched, with no pattern.
+    #[arg(long)]
+    pub files: bool,
     /// Only whole lines (wins over -w).
     #[arg(short = 'x', long)]
     pub line_regexp: bool,
@@ -241,6 +244,14 @@ impl Cli {
     /// and a whole line around them. With `-e`, the first word is a path.
     fn resolve(&mut self) {
         let mut patterns = std::mem::take(&mut self.regexps);
+        if self.files {
+            // No pattern: every word is a path.
+            patterns.clear();
+            if let Some(first) = self.pattern.take() {
+                self.paths.insert(0, PathBuf::from(first));
+            }
+            return;
+        }
         if patterns.is_empty() {
             patterns.extend(self.pattern.take());
         } else if let Some(first) = self.pattern.take() {
@@ -295,6 +306,9 @@ fn run(cli: &Cli) -> Result<bool, Failed> {
     } else {
         cli.paths.clone()
     };
+    if cli.files {
+        return list_files(cli, &paths, default_path);
+    }
     // rg leaves the path out when it searches one named file.
     let one_file = paths.len() == 1 && paths[0].is_file();
     let output = if cli.json {
@@ -412,6 +426,40 @@ fn run(cli: &Cli) -> Result<bool, Failed> {
         return Err(Failed);
     }
     Ok(outcome.matched)
+}
+
+/// `--files`: the files a search of `paths` would read, named as rg names
+/// them, in path order (rg's own order is its walk's, which varies), by
+/// the walk rg's rules make; whether there was one. A closed pipe ends
+/// the list quietly.
+fn list_files(cli: &Cli, paths: &[PathBuf], default_path: bool) -> Result<bool, Failed> {
+    let filters = Filters {
+        globs: cli.globs.clone(),
+        types: cli.types.clone(),
+        hidden: cli.hidden,
+    };
+    let (files, errors) = search::walk(paths, &filters)?;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    for f in &files {
+        let shown = match f.strip_prefix("./") {
+            Ok(rest) if default_path => rest,
+            _ => f.as_path(),
+        };
+        let line = [shown.as_os_str().as_bytes(), b"\n"].concat();
+        if out.write_all(&line).is_err() {
+            return Ok(true);
+        }
+    }
+    if out.flush().is_err() {
+        return Ok(true);
+    }
+    for e in &errors {
+        eprintln!("{e}");
+    }
+    if !errors.is_empty() {
+        return Err(Failed);
+    }
+    Ok(!files.is_empty())
 }
 
 /// Files, each with the only parts of it that may match, if known.

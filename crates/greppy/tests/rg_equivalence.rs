@@ -173,6 +173,10 @@ fn answers_equal_ripgreps() {
         &["-o", "-i", "RETRY [a-z]+"],
         &["--count-matches", "retry"],
         &["-c", "-o", "e"],
+        // The files a search would read.
+        &["--files"],
+        &["--files", "-t", "py"],
+        &["--files", "-g", "*.rs", "--hidden"],
         // Scanned: inverted, hidden files, across lines.
         &["-v", "-c", "retry"],
         &["-v", "-n", "-g", "*.py", "def"],
@@ -248,6 +252,7 @@ fn answers_equal_ripgreps() {
         (&["-n", "retry"][..], dir.path().to_path_buf()),
         (&["-l", "fn"][..], dir.path().join("src")),
         (&["-c", "-w", "retry"][..], dir.path().join("docs")),
+        (&["--files"][..], dir.path().join("src")),
     ] {
         let want = run(Command::new("rg"), args, &cwd);
         same(
