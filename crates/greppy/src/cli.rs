@@ -66,6 +66,9 @@ pub struct Cli {
     /// Print the files that would be searched, with no pattern.
     #[arg(long)]
     pub files: bool,
+    /// The order of files: `path` (greppy's own order always) or `none`.
+    #[arg(long, value_enum, value_name = "SORTBY")]
+    pub sort: Option<SortBy>,
     /// Only whole lines (wins over -w).
     #[arg(short = 'x', long)]
     pub line_regexp: bool,
@@ -127,6 +130,15 @@ pub struct Cli {
     /// Scan, without asking the daemon (also: GREPPY_NO_DAEMON=1).
     #[arg(long)]
     pub no_daemon: bool,
+}
+
+/// `--sort`: the orders greppy has. Files are always printed in path
+/// order, which is rg's `--sort path`; rg's other keys (times) are not
+/// offered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SortBy {
+    Path,
+    None,
 }
 
 /// `greppy index|status|forget|daemon`.

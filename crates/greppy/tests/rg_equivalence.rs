@@ -177,6 +177,9 @@ fn answers_equal_ripgreps() {
         &["--files"],
         &["--files", "-t", "py"],
         &["--files", "-g", "*.rs", "--hidden"],
+        &["--files", "--sort", "path"],
+        &["-n", "--sort", "path", "retry"],
+        &["-l", "--sort", "none", "fn"],
         // Scanned: inverted, hidden files, across lines.
         &["-v", "-c", "retry"],
         &["-v", "-n", "-g", "*.py", "def"],
@@ -246,6 +249,23 @@ fn answers_equal_ripgreps() {
         same(&got, &want, &format!("greppy {a:?}, scanning"));
         let got = run(daemon.cmd(), &a, dir.path());
         same(&got, &want, &format!("greppy {a:?}, from the daemon"));
+    }
+    // With --sort path rg prints files in path order, as greppy always
+    // does: the same bytes, unsorted.
+    for args in [
+        &["-n", "--sort", "path", "retry", "."][..],
+        &["--files", "--sort", "path"][..],
+    ] {
+        let raw = |mut c: Command| {
+            c.args(args)
+                .current_dir(dir.path())
+                .output()
+                .unwrap()
+                .stdout
+        };
+        let want = raw(Command::new("rg"));
+        assert_eq!(raw(scanning()), want, "{args:?}, scanning");
+        assert_eq!(raw(daemon.cmd()), want, "{args:?}, from the daemon");
     }
     // With no path, rg names files without `./`; also in a subfolder.
     for (args, cwd) in [
