@@ -457,8 +457,10 @@ fn list_files(cli: &Cli, paths: &[PathBuf], default_path: bool) -> Result<bool, 
             Ok(rest) if default_path => rest,
             _ => f.as_path(),
         };
-        let line = [shown.as_os_str().as_bytes(), b"\n"].concat();
-        if out.write_all(&line).is_err() {
+        let wrote = out
+            .write_all(shown.as_os_str().as_bytes())
+            .and_then(|()| out.write_all(b"\n"));
+        if wrote.is_err() {
             return Ok(true);
         }
     }

@@ -2097,16 +2097,22 @@ mod tests {
         assert!(bloom_mask(&or).is_none());
     }
 
+    /// Lines `line(1)`, `line(2)`, ... until the text is at least `len`
+    /// bytes; the text and the number of its last line.
+    fn lines_past(len: usize, line: impl Fn(usize) -> String) -> (String, usize) {
+        let (mut text, mut n) = (String::new(), 0);
+        while text.len() < len {
+            n += 1;
+            text.push_str(&line(n));
+        }
+        (text, n)
+    }
+
     #[test]
     fn a_large_file_is_read_only_where_its_blocks_may_match() {
         let dir = tempfile::tempdir().unwrap();
         let big = dir.path().join("big.rs");
-        let mut text = String::new();
-        let mut n = 0;
-        while text.len() < 5 * BLOCK {
-            n += 1;
-            text.push_str(&format!("let filler_{n} = {n};\n"));
-        }
+        let (mut text, n) = lines_past(5 * BLOCK, |n| format!("let filler_{n} = {n};\n"));
         // A word on one line only, far into the file.
         let at = n - 10;
         text = text.replace(
@@ -2157,14 +2163,11 @@ mod tests {
     fn a_block_with_a_words_trigrams_apart_is_not_read() {
         let dir = tempfile::tempdir().unwrap();
         let big = dir.path().join("big.rs");
-        let mut text = String::new();
-        let mut n = 0;
-        while text.len() < 6 * BLOCK {
-            n += 1;
-            // "needle" is nee, eed, edl, dle: each here, none followed by
-            // the byte that follows it in "needle".
-            text.push_str(&format!("let neex_{n} = eedx + edlx * dlex;\n"));
-        }
+        // "needle" is nee, eed, edl, dle: each here, none followed by the
+        // byte that follows it in "needle".
+        let (mut text, n) = lines_past(6 * BLOCK, |n| {
+            format!("let neex_{n} = eedx + edlx * dlex;\n")
+        });
         let at = n / 2;
         text = text.replace(&format!("let neex_{at} = "), &format!("let needle_{at} = "));
         std::fs::write(&big, &text).unwrap();
