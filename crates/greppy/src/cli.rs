@@ -274,9 +274,12 @@ impl Cli {
             1 if !escape => patterns.pop().unwrap_or_default(),
             _ => patterns
                 .iter()
-                .map(|p| match escape {
-                    true => format!("(?:{})", regex_syntax::escape(p)),
-                    false => format!("(?:{p})"),
+                .map(|p| {
+                    if escape {
+                        format!("(?:{})", regex_syntax::escape(p))
+                    } else {
+                        format!("(?:{p})")
+                    }
                 })
                 .collect::<Vec<_>>()
                 .join("|"),
