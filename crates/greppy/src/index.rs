@@ -114,9 +114,13 @@ const MAGIC: &[u8; 8] = b"GREPPYI3";
 // 7: files up to 128 MiB are indexed (were 16 MiB; same layout, rebuilt so
 // that large files get their trigrams). 8: the files that never match are
 // listed, so that a scan skips them. 9: copies of the text files. 10: a
-// block's filter holds each trigram with the byte after it, too.
-const VERSION: u32 = 10;
+// block's filter holds each trigram with the byte after it, too. 11: a
+// posting list of more than about one file in 21 is a bitmap.
+const VERSION: u32 = 11;
 const HEADER: usize = 8 + 5 * 4 + 2 * 8 + 14 * 8;
+/// A trigram's entry in the table: the trigram, its first posting's
+/// number, how many it has, and where its ids start (in words of 4 bytes).
+const TABLE_ENTRY: usize = 16;
 
 /// The bit of a file's `kept` word that says the index keeps a copy.
 const KEPT: u64 = 1 << 63;
@@ -976,13 +980,11 @@ impl Index {
         never.sort_unstable();
         let mut added: Vec<(Trigram, Vec<(u32, u8)>)> = added.into_iter().collect();
         added.sort_unstable_by_key(|(t, _)| *t);
-        let mut table = Postings::with_capacity(
-            self.trigrams + added.len(),
-            (self.masks - self.postings) / 4,
-        );
+        let mut table =
+            Postings::with_capacity(self.trigrams + added.len(), self.kept_at - self.masks);
         let mut added = added.into_iter().peekable();
         for i in 0..self.trigrams {
-            let (t, at, count) = self.entry(i);
+            let (t, list) = self.entry(i);
             while let Some((a, _)) = added.peek()
                 && *a < t
             {
@@ -990,11 +992,11 @@ impl Index {
                     table.push(a, v);
                 }
             }
-            let mut kept: Vec<(u32, u8)> = (0..count)
-                .filter_map(|k| {
-                    let o = u32_at(&self.data, at + 4 * k)? as usize;
-                    let n = *old_to_new.get(o)?;
-                    (n != u32::MAX).then(|| (n, self.mask_at(at, k)))
+            let mut kept: Vec<(u32, u8)> = list
+                .postings()
+                .filter_map(|(o, m)| {
+                    let n = *old_to_new.get(o as usize)?;
+                    (n != u32::MAX).then_some((n, m))
                 })
                 .collect();
             if let Some((a, _)) = added.peek()
@@ -1091,7 +1093,7 @@ impl Index {
                 block_starts,
                 files.checked_add(1).and_then(|n| n.checked_mul(4)),
             ),
-            (table, trigrams.checked_mul(12)),
+            (table, trigrams.checked_mul(TABLE_ENTRY)),
             (kept_at, files.checked_add(1).and_then(|n| n.checked_mul(8))),
         ];
         for (start, len) in ends {
@@ -1105,10 +1107,11 @@ impl Index {
             paths <= d.len() && postings <= masks && masks <= kept_at && content <= d.len(),
             "a section runs past the end"
         );
-        // One mask per posting.
+        // Ids (or bitmaps) in whole words of 4 bytes. (Where each list
+        // lies in them and in the masks is checked as it is read.)
         ensure!(
-            (masks - postings) % 4 == 0 && masks + (masks - postings) / 4 == kept_at,
-            "the masks do not match the postings"
+            (masks - postings) % 4 == 0,
+            "the postings are not whole ids"
         );
         let idx = Index {
             built_at: field64(0),
@@ -1430,6 +1433,8 @@ impl Index {
         start..end
     }
 
+    /// The `count` file ids at byte `at` (the unindexed or the never
+    /// matching files: plain ids, not a posting list).
     fn ids(&self, at: usize, count: usize) -> Vec<u32> {
         (0..count)
             .filter_map(|i| u32_at(&self.data, at + 4 * i))
@@ -1437,86 +1442,62 @@ impl Index {
             .collect()
     }
 
-    /// The mask of posting `k` of the list at byte offset `at`.
-    fn mask_at(&self, at: usize, k: usize) -> u8 {
-        let i = self.masks + (at - self.postings) / 4 + k;
-        self.data.get(i).copied().unwrap_or(0xff)
+    /// Field `k` of table entry `i` ([`TABLE_ENTRY`]).
+    fn field(&self, i: usize, k: usize) -> u32 {
+        u32_at(&self.data, self.table + TABLE_ENTRY * i + 4 * k).unwrap_or(0)
     }
 
-    /// The list at `at` (of `count` ids) as bytes, and its masks (empty
-    /// if the layout does not hold them whole).
-    fn list(&self, at: usize, count: usize) -> (&[u8], &[u8]) {
-        if count == 0 || at < self.postings {
-            return (&[], &[]);
+    /// Table entry `i`: the trigram and its posting list.
+    fn entry(&self, i: usize) -> (Trigram, List<'_>) {
+        let f = |k: usize| self.field(i, k) as usize;
+        (self.field(i, 0), self.list(f(1), f(2), 4 * f(3)))
+    }
+
+    /// The posting list of `count` files whose masks start at posting
+    /// `first` and whose ids at byte `ids_at` of the postings; laid out
+    /// as [`dense`] says. A list the file does not hold whole reads as
+    /// what it holds.
+    fn list(&self, first: usize, count: usize, ids_at: usize) -> List<'_> {
+        let dense = dense(count, self.files);
+        let len = if dense {
+            DENSE_GROUP * self.files.div_ceil(64)
+        } else {
+            4 * count
+        };
+        let within = |start: usize, len: usize, end: usize| {
+            let start = start.min(end);
+            self.data
+                .get(start..(start + len).min(end))
+                .unwrap_or_default()
+        };
+        List {
+            ids: within(self.postings + ids_at, len, self.masks),
+            masks: within(self.masks + first, count, self.kept_at),
+            dense,
+            files: self.files,
         }
-        let ids = self.data.get(at..at + 4 * count).unwrap_or_default();
-        let m = self.masks + (at - self.postings) / 4;
-        let masks = self.data.get(m..m + count).unwrap_or_default();
-        (ids, masks)
     }
 
-    /// The ids of the list at `at` whose mask has `bit` (all, for 0).
-    fn ids_with(&self, at: usize, count: usize, bit: u8) -> Vec<u32> {
-        let (ids, masks) = self.list(at, count);
-        if bit == 0 || masks.len() != count {
-            return self.ids(at, count);
-        }
-        ids.chunks_exact(4)
-            .zip(masks)
-            .filter(|(_, m)| *m & bit != 0)
-            .map(|(b, _)| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .filter(|&id| (id as usize) < self.files)
-            .collect()
-    }
-
-    /// Table entry `i`: the trigram, where its postings start, how many.
-    fn entry(&self, i: usize) -> (Trigram, usize, usize) {
-        let base = self.table + 12 * i;
-        let t = u32_at(&self.data, base).unwrap_or(0);
-        let first = u32_at(&self.data, base + 4).unwrap_or(0) as usize;
-        let count = u32_at(&self.data, base + 8).unwrap_or(0) as usize;
-        (t, self.postings + 4 * first, count)
-    }
-
-    /// Where the postings of `t` are, and how many.
-    fn lookup(&self, t: Trigram) -> (usize, usize) {
+    /// The posting list of `t` (empty if no file has it).
+    fn lookup(&self, t: Trigram) -> List<'_> {
         let (mut lo, mut hi) = (0, self.trigrams);
         while lo < hi {
             let mid = (lo + hi) / 2;
-            let (x, at, count) = self.entry(mid);
-            match x.cmp(&t) {
+            match self.field(mid, 0).cmp(&t) {
                 std::cmp::Ordering::Less => lo = mid + 1,
                 std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => return (at, count),
+                std::cmp::Ordering::Equal => return self.entry(mid).1,
             }
         }
-        (0, 0)
-    }
-
-    /// Keeps the ids of `a` (sorted) that the posting list at `at` (of
-    /// `count` ids) holds with `bit` in their mask (any mask, for 0): by a
-    /// merge when `a` is about as long as the list, else by galloping.
-    fn retain_in(&self, a: &mut Vec<u32>, at: usize, count: usize, bit: u8) {
-        let (ids, masks) = self.list(at, count);
-        if a.len().saturating_mul(MERGE_FROM) >= ids.len() / 4 {
-            retain_merging(a, ids, masks, bit);
-        } else {
-            retain_galloping(a, ids, masks, bit);
-        }
+        List::EMPTY
     }
 
     /// The ids of the files `q` lets through, sorted; `None` for all.
     fn eval(&self, q: &Query) -> Option<Vec<u32>> {
         match q {
             Query::All => None,
-            Query::Tri(t) => {
-                let (at, count) = self.lookup(*t);
-                Some(self.ids(at, count))
-            }
-            Query::Next(t, b) => {
-                let (at, count) = self.lookup(*t);
-                Some(self.ids_with(at, count, next_bit(*b)))
-            }
+            Query::Tri(t) => Some(self.lookup(*t).ids_with(0)),
+            Query::Next(t, b) => Some(self.lookup(*t).ids_with(next_bit(*b))),
             Query::And(qs) => {
                 // The rarest trigrams first: the intersection shrinks
                 // fastest, and an empty one ends the work.
@@ -1524,17 +1505,17 @@ impl Index {
                 // once, as that: the bare trigram adds nothing.
                 let followed =
                     |t: &Trigram| qs.iter().any(|q| matches!(q, Query::Next(n, _) if n == t));
-                let mut order: Vec<((usize, usize), &Query)> = qs
+                let mut order: Vec<(Option<List<'_>>, &Query)> = qs
                     .iter()
                     .filter(|q| !matches!(q, Query::Tri(t) if followed(t)))
                     .map(|q| match q {
-                        Query::Tri(t) | Query::Next(t, _) => (self.lookup(*t), q),
-                        _ => ((0, usize::MAX), q),
+                        Query::Tri(t) | Query::Next(t, _) => (Some(self.lookup(*t)), q),
+                        _ => (None, q),
                     })
                     .collect();
-                order.sort_by_key(|((_, n), _)| *n);
+                order.sort_by_key(|(list, _)| list.as_ref().map_or(usize::MAX, List::len));
                 let mut acc: Option<Vec<u32>> = None;
-                for ((at, count), q) in order {
+                for (list, q) in order {
                     // Once there is a set, each further posting list is
                     // walked where it lies (galloping), not decoded.
                     let bit = match q {
@@ -1542,8 +1523,8 @@ impl Index {
                         Query::Next(_, b) => Some(next_bit(*b)),
                         _ => None,
                     };
-                    if let (Some(a), Some(bit)) = (&mut acc, bit) {
-                        self.retain_in(a, at, count, bit);
+                    if let (Some(a), Some(bit), Some(list)) = (&mut acc, bit, &list) {
+                        list.retain(a, bit);
                         if a.is_empty() {
                             break;
                         }
@@ -1597,6 +1578,119 @@ impl Index {
 /// A set at least a list's length over this is intersected with it by a
 /// merge, not by galloping.
 const MERGE_FROM: usize = 4;
+
+/// A posting list laid out densely ([`dense`]) takes this many bytes per
+/// 64 files: the bitmap's word, then how many postings come before it.
+const DENSE_GROUP: usize = 12;
+
+/// Whether a posting list of `count` of an index's `files` is laid out as
+/// a bitmap of the files (with each word's rank, for the masks) instead of
+/// their ids: when that takes fewer bytes, from about one file in 21 on.
+/// A set of candidates is then tested against it one bit each, with no
+/// search, no branch and no load that waits on another.
+fn dense(count: usize, files: usize) -> bool {
+    DENSE_GROUP * files.div_ceil(64) < 4 * count
+}
+
+/// One trigram's posting list, as the index lays it out: its ids (or its
+/// bitmap, if [`dense`]) and a mask per posting.
+#[derive(Clone, Copy)]
+struct List<'a> {
+    ids: &'a [u8],
+    masks: &'a [u8],
+    dense: bool,
+    files: usize,
+}
+
+impl<'a> List<'a> {
+    const EMPTY: List<'static> = List {
+        ids: &[],
+        masks: &[],
+        dense: false,
+        files: 0,
+    };
+
+    /// How many files it holds.
+    fn len(&self) -> usize {
+        self.masks.len()
+    }
+
+    /// Its files in id order, each with its mask.
+    fn postings(self) -> impl Iterator<Item = (u32, u8)> + 'a {
+        let files = self.files;
+        let masks = self.masks.iter().copied();
+        let (sparse, dense) = if self.dense {
+            (&[][..], self.ids)
+        } else {
+            (self.ids, &[][..])
+        };
+        let sparse = sparse
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        let dense = dense
+            .chunks_exact(DENSE_GROUP)
+            .enumerate()
+            .flat_map(|(g, b)| {
+                let mut word = u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
+                std::iter::from_fn(move || {
+                    (word != 0).then(|| {
+                        let id = 64 * g as u32 + word.trailing_zeros();
+                        word &= word - 1;
+                        id
+                    })
+                })
+            });
+        sparse
+            .chain(dense)
+            .zip(masks)
+            .filter(move |&(id, _)| (id as usize) < files)
+    }
+
+    /// Its ids whose mask has `bit` (all, for 0).
+    fn ids_with(self, bit: u8) -> Vec<u32> {
+        self.postings()
+            .filter(|&(_, m)| bit == 0 || m & bit != 0)
+            .map(|(id, _)| id)
+            .collect()
+    }
+
+    /// Keeps the ids of `a` (sorted) that the list holds with `bit` in
+    /// their mask (any mask, for 0): bit by bit in a bitmap; by a merge
+    /// when `a` is about as long as a list of ids, else by galloping.
+    fn retain(&self, a: &mut Vec<u32>, bit: u8) {
+        if self.dense {
+            retain_dense(a, self.ids, self.masks, bit);
+        } else if a.len().saturating_mul(MERGE_FROM) >= self.ids.len() / 4 {
+            retain_merging(a, self.ids, self.masks, bit);
+        } else {
+            retain_galloping(a, self.ids, self.masks, bit);
+        }
+    }
+}
+
+/// What [`retain_merging`] keeps, from a bitmap (`groups` as [`dense`]
+/// lays them out): a bit for each id of `a`, and for a mask, the word's
+/// rank and a count of the bits below the id's.
+fn retain_dense(a: &mut Vec<u32>, groups: &[u8], masks: &[u8], bit: u8) {
+    a.retain(|&id| {
+        let (g, b) = (id as usize / 64, id % 64);
+        let Some(group) = groups.get(DENSE_GROUP * g..DENSE_GROUP * (g + 1)) else {
+            return false;
+        };
+        let word = u64::from_le_bytes([
+            group[0], group[1], group[2], group[3], group[4], group[5], group[6], group[7],
+        ]);
+        if word & (1 << b) == 0 {
+            return false;
+        }
+        if bit == 0 {
+            return true;
+        }
+        let rank = u32::from_le_bytes([group[8], group[9], group[10], group[11]]) as usize;
+        let k = rank + (word & ((1 << b) - 1)).count_ones() as usize;
+        masks.get(k).is_none_or(|m| m & bit != 0)
+    });
+}
 
 /// Id `k` of a posting list's bytes.
 fn posting(ids: &[u8], k: usize) -> u32 {
@@ -1682,6 +1776,7 @@ fn fit_copies(p: &mut Parts<'_>) {
 struct Layout {
     path_bytes: usize,
     postings_len: usize,
+    ids_len: usize,
     nblocks: usize,
     content: usize,
 }
@@ -1689,6 +1784,13 @@ struct Layout {
 fn serialize_layout(p: &Parts<'_>) -> Layout {
     let path_bytes: usize = p.files.iter().map(|p| p.as_os_str().len()).sum();
     let postings_len = p.table.ids.len();
+    let files = p.files.len();
+    let ids_len = p
+        .table
+        .starts
+        .windows(2)
+        .map(|w| list_bytes((w[1] - w[0]) as usize, files))
+        .sum();
     let nblocks: usize = p.blocks.iter().map(|(r, _)| r.len()).sum();
     let content = HEADER
         + 8 * p.files.len()
@@ -1697,13 +1799,15 @@ fn serialize_layout(p: &Parts<'_>) -> Layout {
         + 4 * (p.unindexed.len() + p.never.len())
         + 4 * (p.files.len() + 1)
         + BLOCK_RECORD * nblocks
-        + 12 * p.table.trigrams.len()
-        + 5 * postings_len
+        + TABLE_ENTRY * p.table.trigrams.len()
+        + ids_len
+        + postings_len
         + 8 * (p.files.len() + 1)
         + 8 * nblocks;
     Layout {
         path_bytes,
         postings_len,
+        ids_len,
         nblocks,
         content,
     }
@@ -1713,6 +1817,7 @@ fn serialize(p: &Parts<'_>) -> Vec<u8> {
     let Layout {
         path_bytes,
         postings_len,
+        ids_len,
         nblocks,
         content: laid_out,
     } = serialize_layout(p);
@@ -1724,8 +1829,8 @@ fn serialize(p: &Parts<'_>) -> Vec<u8> {
     let block_starts = never_at + 4 * p.never.len();
     let blocks_at = block_starts + 4 * (p.files.len() + 1);
     let table_at = blocks_at + BLOCK_RECORD * nblocks;
-    let postings = table_at + 12 * p.table.trigrams.len();
-    let masks = postings + 4 * postings_len;
+    let postings = table_at + TABLE_ENTRY * p.table.trigrams.len();
+    let masks = postings + ids_len;
     let kept_at = masks + postings_len;
     let frames_at = kept_at + 8 * (p.files.len() + 1);
     let content = frames_at + 8 * nblocks;
@@ -1793,12 +1898,24 @@ fn serialize(p: &Parts<'_>) -> Vec<u8> {
         d.extend_from_slice(&f);
     }
     let t = &p.table;
+    let files = p.files.len();
+    let mut ids_at = 0usize;
     for (i, tri) in t.trigrams.iter().enumerate() {
-        for v in [*tri, t.starts[i], t.starts[i + 1] - t.starts[i]] {
+        let count = t.starts[i + 1] - t.starts[i];
+        for v in [*tri, t.starts[i], count, (ids_at / 4) as u32] {
             d.extend_from_slice(&v.to_le_bytes());
         }
+        ids_at += list_bytes(count as usize, files);
     }
-    extend_u32s(&mut d, &t.ids);
+    for w in t.starts.windows(2) {
+        let ids = &t.ids[w[0] as usize..w[1] as usize];
+        if dense(ids.len(), files) {
+            extend_bitmap(&mut d, ids, files);
+        } else {
+            extend_u32s(&mut d, ids);
+        }
+    }
+    debug_assert_eq!(d.len(), masks);
     d.extend_from_slice(&t.masks);
     let mut at = 0u64;
     for k in &p.kept {
@@ -1823,6 +1940,31 @@ fn serialize(p: &Parts<'_>) -> Vec<u8> {
     }
     debug_assert_eq!(d.len(), total);
     d
+}
+
+/// The bytes of the ids of a posting list of `count` of `files` files.
+fn list_bytes(count: usize, files: usize) -> usize {
+    if dense(count, files) {
+        DENSE_GROUP * files.div_ceil(64)
+    } else {
+        4 * count
+    }
+}
+
+/// Appends the bitmap of `ids` (ascending, below `files`) as [`dense`]
+/// lays it out.
+fn extend_bitmap(d: &mut Vec<u8>, ids: &[u32], files: usize) {
+    let mut words = vec![0u64; files.div_ceil(64)];
+    for &id in ids {
+        words[id as usize / 64] |= 1 << (id % 64);
+    }
+    d.reserve(DENSE_GROUP * words.len());
+    let mut rank = 0u32;
+    for w in words {
+        d.extend_from_slice(&w.to_le_bytes());
+        d.extend_from_slice(&rank.to_le_bytes());
+        rank += w.count_ones();
+    }
 }
 
 /// Appends `v` as little-endian bytes.
@@ -2211,6 +2353,60 @@ mod tests {
         assert!(read < 64 << 10, "{r:?}");
     }
 
+    /// Posting lists laid out as bitmaps (a trigram in more than about
+    /// one file in 21) answer as lists of ids do, masks and all: as the
+    /// files' own trigrams say, when built, saved and opened, and merged.
+    #[test]
+    fn bitmap_lists_answer_as_the_files_trigrams_do() {
+        let dir = tempfile::tempdir().unwrap();
+        // Word k is in every kth file: from all 300 files down to 10.
+        let text = |i: usize| -> String {
+            (1..=30)
+                .filter(|k| i.is_multiple_of(*k))
+                .map(|k| format!("let wd{k}x{} = q{};\n", ["a", "b", "c"][(i / k) % 3], i))
+                .collect()
+        };
+        let files: Vec<PathBuf> = (0..300)
+            .map(|i| {
+                let p = dir.path().join(format!("f{i:03}.rs"));
+                std::fs::write(&p, text(i)).unwrap();
+                p
+            })
+            .collect();
+        let fresh = Index::build(files.clone());
+        let saved = dir.path().join("saved.idx");
+        fresh.save(&saved).unwrap();
+        let opened = Index::open(&saved).unwrap();
+        // The last file changes: merged, the index answers for its new text.
+        std::fs::write(&files[299], "let wd1xc = wd7xa;\n").unwrap();
+        let changes = BTreeMap::from([(files[299].clone(), FileEntry::read(&files[299]))]);
+        let merged = opened.merge(&changes, now_ns());
+        let entries: Vec<FileEntry> = files.iter().map(|p| FileEntry::read(p).unwrap()).collect();
+        for k in 1..=30 {
+            for c in ["", "a", "b", "c"] {
+                let q = crate::plan::plan_pattern(&format!("wd{k}x{c}"), false, false).unwrap();
+                let want: Vec<u32> = (0..300u32)
+                    .filter(|&i| entries[i as usize].admits(&q))
+                    .collect();
+                assert_eq!(merged.candidate_ids(&q), want, "wd{k}x{c}");
+                if k < 30 {
+                    // Before the change.
+                    let before: Vec<u32> = (0..299u32).filter(|&i| want.contains(&i)).collect();
+                    let got: Vec<u32> = fresh
+                        .candidate_ids(&q)
+                        .into_iter()
+                        .filter(|&i| i < 299)
+                        .collect();
+                    assert_eq!(got, before, "wd{k}x{c}");
+                    assert_eq!(opened.candidate_ids(&q), fresh.candidate_ids(&q));
+                }
+            }
+        }
+        // Both layouts were asked.
+        assert!(fresh.lookup(trigram(b'w', b'd', b'1')).dense);
+        assert!(!fresh.lookup(trigram(b'2', b'9', b'x')).dense);
+    }
+
     /// A set is intersected with a posting list, masks and all, alike by
     /// a merge and by galloping, at every ratio of lengths.
     #[test]
@@ -2451,24 +2647,34 @@ mod tests {
 
     #[test]
     fn copies_keep_the_index_within_its_share_of_the_source_smallest_first() {
-        // Source alone: its trigrams take most of the share, so not every
+        // Source alone, of names seen in few files each (as real source
+        // has): its posting lists take most of the share, so not every
         // copy fits; those left out are the largest files'.
         let dir = tempfile::tempdir().unwrap();
-        let files: Vec<PathBuf> = (1..=40)
+        let alnum = |mut h: u64, len: usize| -> String {
+            (0..len)
+                .map(|_| {
+                    let c = b"abcdefghijklmnopqrstuvwxyz0123456789"[(h % 36) as usize];
+                    h = (h / 36) ^ (h.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40);
+                    char::from(c)
+                })
+                .collect()
+        };
+        let files: Vec<PathBuf> = (1..=400)
             .map(|n| {
-                // Varied names, as real source has, not one line repeated.
-                let text: String = (0..n * 40u64)
+                let text: String = (0..(n % 40 + 1) * 4u64)
                     .map(|i| {
                         let h = (n * 100_000 + i).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                        let name = |k: u64| alnum((h >> k) % 1000, 8);
                         format!(
-                            "    let v{:x} = retry_policy(value_{}, {});\n",
-                            h >> 44,
-                            (h >> 20) % 1000,
-                            h % 100_000
+                            "    let {} = retry_policy({}, {});\n",
+                            name(3),
+                            name(17),
+                            name(31)
                         )
                     })
                     .collect();
-                let p = dir.path().join(format!("f{n:02}.rs"));
+                let p = dir.path().join(format!("f{n:03}.rs"));
                 std::fs::write(&p, text).unwrap();
                 p
             })
