@@ -1656,12 +1656,36 @@ impl<'a> List<'a> {
             .filter(move |&(id, _)| (id as usize) < files)
     }
 
-    /// Its ids whose mask has `bit` (all, for 0).
+    /// Its ids whose mask has `bit` (all, for 0): what [`List::postings`]
+    /// gives, in a loop of its own for each layout (the first list of
+    /// every search is read whole).
     fn ids_with(self, bit: u8) -> Vec<u32> {
-        self.postings()
-            .filter(|&(_, m)| bit == 0 || m & bit != 0)
-            .map(|(id, _)| id)
-            .collect()
+        let keep = |id: u32, m: u8| (bit == 0 || m & bit != 0) && (id as usize) < self.files;
+        let mut out = Vec::with_capacity(self.masks.len());
+        if self.dense {
+            let mut masks = self.masks.iter();
+            for (g, b) in self.ids.chunks_exact(DENSE_GROUP).enumerate() {
+                let mut word = u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
+                while word != 0 {
+                    let id = 64 * g as u32 + word.trailing_zeros();
+                    word &= word - 1;
+                    let Some(&m) = masks.next() else {
+                        return out;
+                    };
+                    if keep(id, m) {
+                        out.push(id);
+                    }
+                }
+            }
+        } else {
+            for (b, &m) in self.ids.chunks_exact(4).zip(self.masks) {
+                let id = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+                if keep(id, m) {
+                    out.push(id);
+                }
+            }
+        }
+        out
     }
 
     /// Keeps the ids of `a` (sorted) that the list holds with `bit` in
