@@ -11,6 +11,7 @@ use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use rayon::prelude::*;
 use std::io::Write;
+use std::ops::Range;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use termcolor::Buffer;
@@ -354,11 +355,38 @@ pub struct Stored<'a> {
 }
 
 impl Stored<'_> {
-    /// The whole file.
-    fn whole(self) -> Option<Vec<u8>> {
-        self.index.kept(self.id, 0..self.index.size(self.id))
+    /// Runs `f` on the bytes `range` of the copy, read into this thread's
+    /// buffer ([`COPY_BUF`]; a buffer of their own if `f` reads another
+    /// copy meanwhile); `None` (and `f` not run) if the copy does not read.
+    fn with<R>(self, range: Range<u64>, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+        COPY_BUF.with(|cell| {
+            let Ok(mut buf) = cell.try_borrow_mut() else {
+                return Some(f(&self.index.kept(self.id, range)?));
+            };
+            let n = self.index.kept_into(self.id, range, &mut buf)?;
+            let r = f(buf.get(..n)?);
+            if buf.len() > COPY_BUF_KEPT {
+                *buf = Vec::new();
+            }
+            Some(r)
+        })
+    }
+
+    /// [`Stored::with`] the whole file.
+    fn with_whole<R>(self, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+        self.with(0..self.index.size(self.id), f)
     }
 }
+
+thread_local! {
+    /// A thread's buffer for the copies it reads: kept between reads (no
+    /// allocation, and no zeroing, for each file a search reads), unless a
+    /// read made it larger than [`COPY_BUF_KEPT`].
+    static COPY_BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The largest buffer a thread keeps for its next copy ([`COPY_BUF`]).
+const COPY_BUF_KEPT: usize = 1 << 20;
 
 /// Searches a whole file with `s`: its stored copy if there is one (and it
 /// reads), else the file at `path`.
@@ -369,8 +397,11 @@ fn search_whole<S: grep_searcher::Sink>(
     stored: Option<Stored<'_>>,
     sink: S,
 ) -> std::result::Result<(), S::Error> {
-    match stored.and_then(Stored::whole) {
-        Some(bytes) => s.search_slice(matcher, &bytes, sink),
+    let mut sink = sink;
+    let copied =
+        stored.and_then(|k| k.with_whole(|bytes| s.search_slice(matcher, bytes, &mut sink)));
+    match copied {
+        Some(r) => r,
         None => s.search_path(matcher, path, sink),
     }
 }
@@ -751,14 +782,19 @@ impl Source<'_> {
             }
             Source::Copy(k) => k.index.kept(k.id, r.start..r.end)?,
         };
-        let bom = [&b"\xef\xbb\xbf"[..], b"\xff\xfe", b"\xfe\xff"]
-            .iter()
-            .any(|m| buf.starts_with(m));
-        if memchr::memchr(0, &buf).is_some() || (r.start > 0 && bom) || r.line == 0 {
-            return None;
-        }
-        Some(buf)
+        searchable_alone(&buf, r).then_some(buf)
     }
+}
+
+/// Whether region `r`, whose bytes are `buf`, searched alone finds what
+/// searching its file finds there: no NUL byte (rg's binary detection
+/// would see the whole file), no byte order mark at its start past the
+/// file's, and a line number.
+fn searchable_alone(buf: &[u8], r: &Region) -> bool {
+    let bom = [&b"\xef\xbb\xbf"[..], b"\xff\xfe", b"\xfe\xff"]
+        .iter()
+        .any(|m| buf.starts_with(m));
+    memchr::memchr(0, buf).is_none() && !(r.start > 0 && bom) && r.line != 0
 }
 
 /// The bytes of the `regions` of `path`, each with its region; `None` if
@@ -807,21 +843,32 @@ fn region_lines(
     let mut found = Vec::new();
     LINE_SEARCHER.with_borrow_mut(|s| {
         for (r, buf) in regions.parts.iter().zip(read) {
-            let buf = match buf {
-                Some(b) => b,
-                None => from.read(r)?,
-            };
             let before = r.line - 1;
             let mut more = true;
-            let sink = grep_searcher::sinks::Bytes(|n, line| {
-                found.push((
-                    before + n,
-                    line.strip_suffix(b"\n").unwrap_or(line).to_vec(),
-                ));
-                more = max == 0 || found.len() < max;
-                Ok(more)
-            });
-            s.search_slice(matcher, &buf, sink).ok()?;
+            let mut search = |buf: &[u8]| {
+                let sink = grep_searcher::sinks::Bytes(|n, line| {
+                    found.push((
+                        before + n,
+                        line.strip_suffix(b"\n").unwrap_or(line).to_vec(),
+                    ));
+                    more = max == 0 || found.len() < max;
+                    Ok(more)
+                });
+                s.search_slice(matcher, buf, sink).ok()
+            };
+            match (buf, &from) {
+                (Some(b), _) => search(&b)?,
+                // A copy's region is read into the thread's buffer; one that
+                // does not read, or is not searchable alone, or whose search
+                // fails, has the file read whole.
+                (None, Source::Copy(k)) => {
+                    let searched = k.with(r.start..r.end, |b| {
+                        searchable_alone(b, r).then(|| search(b))
+                    });
+                    searched.flatten().flatten()?;
+                }
+                (None, Source::File(_)) => search(&from.read(r)?)?,
+            }
             if !more {
                 break;
             }
