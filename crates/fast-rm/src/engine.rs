@@ -62,7 +62,12 @@ impl Prompt {
 /// Entries handled on the calling thread before a pool may start.
 const PARALLEL_AFTER: u64 = 1024;
 /// How often a directory that refills while it is removed is scanned again.
-const MAX_RESCANS: u8 = 8;
+/// Each failed `rmdir` after a scan means an entry was made since, so a
+/// writer that makes at most this many entries never makes the removal
+/// fail; one that goes on without end makes it fail after this many scans
+/// (GNU rm fails at the first). (It was 8: a writer of 300 files beside a
+/// loaded machine's removal outlasted the scans now and then.)
+const MAX_RESCANS: u8 = 64;
 /// The getdents buffer of each thread.
 const DIRENT_BUF: usize = 128 * 1024;
 /// The most names held before they are unlinked (bounds memory).
