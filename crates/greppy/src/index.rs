@@ -1482,11 +1482,7 @@ impl Index {
     /// what it holds.
     fn list(&self, first: usize, count: usize, ids_at: usize) -> List<'_> {
         let dense = dense(count, self.files);
-        let len = if dense {
-            DENSE_GROUP * self.files.div_ceil(64)
-        } else {
-            4 * count
-        };
+        let len = list_bytes(count, self.files);
         let within = |start: usize, len: usize, end: usize| {
             let start = start.min(end);
             self.data
