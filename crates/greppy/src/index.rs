@@ -195,16 +195,16 @@ fn bloom_mask(q: &Query) -> Option<Vec<(usize, u64)>> {
     }
     let mut words = [0u64; BLOOM_WORDS];
     add(q, &mut words)?;
-    let mut mask: Vec<(usize, u64)> = words
+    // The words with the most bits first: a block that lacks one is
+    // found out soonest.
+    let mut mask: Vec<(std::cmp::Reverse<u32>, usize, u64)> = words
         .iter()
         .enumerate()
         .filter(|(_, bits)| **bits != 0)
-        .map(|(w, bits)| (w, *bits))
+        .map(|(w, bits)| (std::cmp::Reverse(bits.count_ones()), w, *bits))
         .collect();
-    // The words with the most bits first: a block that lacks one is
-    // found out soonest.
-    mask.sort_by_key(|(_, bits)| std::cmp::Reverse(bits.count_ones()));
-    Some(mask)
+    mask.sort_unstable();
+    Some(mask.into_iter().map(|(_, w, bits)| (w, bits)).collect())
 }
 
 /// The words of a Bloom filter.
@@ -212,19 +212,23 @@ const BLOOM_WORDS: usize = BLOOM / 8;
 
 /// How a search tests a file's blocks against its query ([`Index::regions`]):
 /// the query, and the filter bits it needs, worked out once per search
-/// rather than once per candidate.
+/// rather than once per candidate, and only if a candidate has blocks.
 #[derive(Debug)]
 pub struct BlockTest<'q> {
     query: &'q Query,
-    mask: Option<Vec<(usize, u64)>>,
+    mask: std::sync::OnceLock<Option<Vec<(usize, u64)>>>,
 }
 
 impl<'q> BlockTest<'q> {
     pub fn new(query: &'q Query) -> BlockTest<'q> {
         BlockTest {
             query,
-            mask: bloom_mask(query),
+            mask: std::sync::OnceLock::new(),
         }
+    }
+
+    fn mask(&self) -> Option<&[(usize, u64)]> {
+        self.mask.get_or_init(|| bloom_mask(self.query)).as_deref()
     }
 }
 
@@ -1384,7 +1388,7 @@ impl Index {
         }
         let size = self.size(id);
         let filters = self.filters(range.clone());
-        let admitted: Vec<usize> = match &test.mask {
+        let admitted: Vec<usize> = match test.mask() {
             Some(m) => filters.having_all(m),
             None => (0..range.len())
                 .filter(|&j| test.query.admits(&|t, n| filters.has(j, t, n)))
@@ -1532,7 +1536,7 @@ impl Index {
                         _ => (None, q),
                     })
                     .collect();
-                order.sort_by_key(|(list, _)| list.as_ref().map_or(usize::MAX, List::len));
+                order.sort_unstable_by_key(|(list, _)| list.as_ref().map_or(usize::MAX, List::len));
                 let mut acc: Option<Vec<u32>> = None;
                 for (list, q) in order {
                     // Once there is a set, each further posting list is
