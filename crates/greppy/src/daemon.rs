@@ -1178,9 +1178,23 @@ impl State {
             // `-U` is scanned by the command line, not asked of the daemon.
             multiline: false,
         };
-        let matcher = match pattern.matcher() {
-            Ok(m) => m,
-            Err(e) => return fail(format!("{e:#}")),
+        // The matcher is built once a file is to be read with it (a
+        // seventh of the work of a search that finds no candidate), or at
+        // once, to check the pattern, unless it is a plain word or a
+        // literal, which is always a good one.
+        let plain = !q.pattern.is_empty()
+            && q.pattern.len() <= PLAIN_MAX
+            && (q.fixed
+                || q.pattern
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_'));
+        let checked = if plain {
+            None
+        } else {
+            match pattern.matcher() {
+                Ok(m) => Some(m),
+                Err(e) => return fail(format!("{e:#}")),
+            }
         };
         let filters = Filters {
             globs: q.globs.clone(),
@@ -1286,6 +1300,29 @@ impl State {
             }
         };
         let mut errors: Vec<String> = Vec::new();
+        let matcher = match checked {
+            Some(m) => m,
+            None if candidates.is_empty() => {
+                // Nothing to read: an output asked for is still checked.
+                if let Some(print) = &q.print
+                    && let Err(e) = print_options(pattern, print)
+                {
+                    return fail(e);
+                }
+                return self.done(
+                    id,
+                    (0, false),
+                    fresh,
+                    (&snap, &dir, &display),
+                    &root,
+                    errors,
+                );
+            }
+            None => match pattern.matcher() {
+                Ok(m) => m,
+                Err(e) => return fail(format!("{e:#}")),
+            },
+        };
         let (matches, cancelled) = if let Some(print) = &q.print {
             let opts = match print_options(pattern, print) {
                 Ok(o) => o,
@@ -1340,12 +1377,33 @@ impl State {
                 verify(id, parallel, q, &matcher, (&reads, &snap.base), out, cancel)
             })
         };
+        self.done(
+            id,
+            (matches, cancelled),
+            fresh,
+            (&snap, &dir, &display),
+            &root,
+            errors,
+        )
+    }
+
+    /// A search's last answer: how many matched, whether it was cancelled
+    /// or fresh, and the walk's errors under `dir` with the search's own.
+    fn done(
+        &self,
+        id: u64,
+        (matches, cancelled): (u64, bool),
+        fresh: bool,
+        (snap, dir, display): (&Snapshot, &Path, &Path),
+        root: &Root,
+        errors: Vec<String>,
+    ) -> Response {
         // Walk errors name paths as the walk did (absolute): rename them as
         // the client names files.
         let prefix = format!("{}/", dir.display());
         let shown = format!("{}/", display.display()).replace("//", "/");
         let errors = snap
-            .errors_under(&dir)
+            .errors_under(dir)
             .into_iter()
             .map(|(_, m)| m.replace(&prefix, &shown))
             .chain(errors)
@@ -1389,6 +1447,11 @@ impl ToRead {
         self.stored.map(|id| search::Stored { index: base, id })
     }
 }
+
+/// The longest pattern a search takes as plain (a word or a literal)
+/// without building its matcher to check it ([`State::search`]): far below
+/// any size the regex engine refuses.
+const PLAIN_MAX: usize = 4096;
 
 /// Reading one more file costs about this much beside its bytes (open,
 /// close, a searcher's set-up), in bytes' worth of reading.

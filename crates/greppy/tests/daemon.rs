@@ -465,15 +465,40 @@ fn printed_answers_are_rgs_output_in_path_order() {
     let text = String::from_utf8(a.printed.concat()).unwrap();
     assert!(text.contains("\x1b["), "colours: {text:?}");
     assert!(!text.contains("four"), "-m 1: {text:?}");
-    // A bad output is an error, not a guess.
-    let e = c.search(ask(protocol::Print {
-        output: "pretty".into(),
-        ..lines
-    }));
-    assert!(
-        matches!(e, Err(greppy::client::Error::Daemon(ref m)) if m.contains("pretty")),
-        "{e:?}"
-    );
+    // A bad output is an error, not a guess, also where no file is a
+    // candidate (the matcher is then never built).
+    for pattern in ["retry", "zzqq_in_no_file"] {
+        let e = c.search(SearchQuery {
+            pattern: pattern.into(),
+            ..ask(protocol::Print {
+                output: "pretty".into(),
+                ..lines.clone()
+            })
+        });
+        assert!(
+            matches!(e, Err(greppy::client::Error::Daemon(ref m)) if m.contains("pretty")),
+            "{pattern}: {e:?}"
+        );
+    }
+    // A bad pattern is an error whether or not a file may hold it; a
+    // plain word that no file holds is no match.
+    for pattern in ["retry(", "zzqq(_in_no_file"] {
+        let e = c.search(SearchQuery {
+            pattern: pattern.into(),
+            ..ask(lines.clone())
+        });
+        assert!(
+            matches!(e, Err(greppy::client::Error::Daemon(_))),
+            "{pattern}: {e:?}"
+        );
+    }
+    let a = c
+        .search(SearchQuery {
+            pattern: "zzqq_in_no_file".into(),
+            ..ask(lines)
+        })
+        .unwrap();
+    assert!(a.printed.concat().is_empty() && a.errors.is_empty());
 }
 
 /// A matching line longer than a request may be (a minified bundle) comes
