@@ -1184,6 +1184,7 @@ impl State {
         // literal, which is always a good one.
         let plain = !q.pattern.is_empty()
             && q.pattern.len() <= PLAIN_MAX
+            && !q.pattern.contains('\n')
             && (q.fixed
                 || q.pattern
                     .bytes()

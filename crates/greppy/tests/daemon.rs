@@ -492,6 +492,24 @@ fn printed_answers_are_rgs_output_in_path_order() {
             "{pattern}: {e:?}"
         );
     }
+    // A literal with a newline is refused as rg refuses it, also in a
+    // tree with no file to read.
+    let empty = dir.path().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    c.index(&empty).unwrap();
+    for root in [&t, &empty] {
+        let e = c.search(SearchQuery {
+            pattern: "zzqq\nyyxx".into(),
+            fixed: true,
+            wait_ms: 30_000,
+            ..query(root, "")
+        });
+        assert!(
+            matches!(e, Err(greppy::client::Error::Daemon(ref m)) if m.contains("not allowed")),
+            "{}: {e:?}",
+            root.display()
+        );
+    }
     let a = c
         .search(SearchQuery {
             pattern: "zzqq_in_no_file".into(),
