@@ -1181,14 +1181,11 @@ impl State {
         // The matcher is built once a file is to be read with it (a
         // seventh of the work of a search that finds no candidate), or at
         // once, to check the pattern, unless it is a plain word or a
-        // literal, which is always a good one.
+        // literal without a newline, which is always a good one.
         let plain = !q.pattern.is_empty()
             && q.pattern.len() <= PLAIN_MAX
             && !q.pattern.contains('\n')
-            && (q.fixed
-                || q.pattern
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'_'));
+            && (q.fixed || crate::plan::plain_word(&q.pattern));
         let checked = if plain {
             None
         } else {

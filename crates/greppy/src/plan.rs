@@ -256,15 +256,22 @@ pub fn plan(h: &Hir) -> Query {
     analyse(h).finish()
 }
 
+/// Whether `pattern` is a plain word: letters, digits and underscores (the
+/// common search), which as a regex means itself.
+pub fn plain_word(pattern: &str) -> bool {
+    !pattern.is_empty()
+        && pattern
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
 /// Parses `pattern` as the matcher will (literal with `fixed`, case folding
 /// with `ignore_case`) and plans it; `None` if it does not parse (the
 /// matcher reports that error).
 pub fn plan_pattern(pattern: &str, fixed: bool, ignore_case: bool) -> Option<Query> {
-    // A literal with its case kept, or a plain word (letters, digits and
-    // underscores: the common search), parses to itself: planned with no
-    // parse.
-    let word = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
-    if !ignore_case && (fixed || word(pattern)) {
+    // A literal with its case kept, or a plain word, parses to itself:
+    // planned with no parse.
+    if !ignore_case && (fixed || plain_word(pattern)) {
         return Some(Info::exact(BTreeSet::from([lower(pattern.as_bytes())])).finish());
     }
     plan_parsed(pattern, fixed, ignore_case)
