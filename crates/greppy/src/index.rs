@@ -678,79 +678,57 @@ pub fn release_thread_scratch() {
 /// every window); the rest are sorted.
 fn trigrams_with_masks(text: &[u8], blocked: bool) -> (Vec<(Trigram, u8)>, Vec<Block>) {
     DENSE.with_borrow_mut(|d| {
-        let Some(d) = d.as_mut() else {
+        let fallback = || {
             let blocks = if blocked { blocks_of(text) } else { Vec::new() };
-            return (trigrams_sorted(text), blocks);
+            (trigrams_sorted(text), blocks)
         };
-        let spans = if blocked {
-            block_spans(text)
-        } else {
-            vec![(0, text.len(), 1)]
+        let Some(d) = d.as_mut() else {
+            return fallback();
         };
-        let mut blocks = Vec::with_capacity(if blocked { spans.len() } else { 0 });
-        let mut wide: Vec<u32> = Vec::new();
         // Fixed sizes: the loop indexes them with no bounds checks.
         let (Ok(mask), Ok(seen)) = (
             <&mut [u8; DENSE_LEN]>::try_from(&mut d.mask[..]),
             <&mut [u8; SEEN]>::try_from(&mut d.seen[..]),
         ) else {
-            let blocks = if blocked { blocks_of(text) } else { Vec::new() };
-            return (trigrams_sorted(text), blocks);
+            return fallback();
         };
-        let touched = &mut d.touched;
-        let (codes, _) = &CODES;
-        for (start, end, line) in spans {
-            let mut bloom = blocked.then(|| Box::new([0u8; BLOOM]));
-            // Line by line: no window crosses a newline, and the byte after
-            // the last window of a line is none.
-            let span = &text[start..end];
-            let mut from = 0;
-            let ends = memchr::memchr_iter(b'\n', span).chain([span.len()]);
-            for l in ends.map(|e| (&span[from..e], from = e + 1).0) {
-                if l.len() < 3 {
-                    continue;
-                }
-                let low = |i: usize| u32::from(l[i].to_ascii_lowercase());
-                let code = |i: usize| u32::from(codes[usize::from(l[i])]);
-                let mut t = (low(0) << 8) | low(1);
-                let (mut c0, mut c1) = (code(0), code(1));
-                for i in 2..l.len() {
-                    t = ((t << 8) | low(i)) & 0xff_ffff;
-                    let c2 = code(i);
-                    let after = l.get(i + 1).copied();
-                    let next = after.map_or(0, next_bit);
-                    // A byte outside the alphabet has a code with the top
-                    // bit set.
-                    if (c0 | c1 | c2) < 128 {
-                        let idx = ((c0 * ALPHABET as u32 + c1) * ALPHABET as u32 + c2) as usize;
-                        let m = mask[idx];
-                        if m == 0 {
-                            // Perhaps not seen yet (or seen only at line
-                            // ends): only then is the presence bit read.
-                            let (w, bit) = (idx >> 3, 1u8 << (idx & 7));
-                            if seen[w] & bit == 0 {
-                                seen[w] |= bit;
-                                touched.push(idx as u32);
-                            }
-                        }
-                        mask[idx] = m | next;
-                    } else {
-                        wide.push((t << 8) | u32::from(next));
+        let mut marks = Marks {
+            mask,
+            seen,
+            touched: &mut d.touched,
+            wide: Vec::new(),
+        };
+        let blocks = if blocked {
+            block_spans(text)
+                .into_iter()
+                .map(|(start, end, line)| {
+                    let mut bloom = [0u64; BLOOM_WORDS];
+                    for l in lines(&text[start..end]) {
+                        marks.line::<true>(l, &mut bloom);
                     }
-                    if let Some(bloom) = &mut bloom {
-                        bloom_add(bloom, t, after);
+                    // Bit `a` of the filter is bit `a % 8` of byte `a / 8`:
+                    // the words' little-endian bytes.
+                    let bytes: Box<[u8]> = bloom.iter().flat_map(|w| w.to_le_bytes()).collect();
+                    Block {
+                        offset: start as u64,
+                        line,
+                        bloom: bytes,
                     }
-                    (c0, c1) = (c1, c2);
-                }
+                })
+                .collect()
+        } else {
+            let mut none = [0u64; BLOOM_WORDS];
+            for l in lines(text) {
+                marks.line::<false>(l, &mut none);
             }
-            if let Some(bloom) = bloom {
-                blocks.push(Block {
-                    offset: start as u64,
-                    line,
-                    bloom,
-                });
-            }
-        }
+            Vec::new()
+        };
+        let Marks {
+            mask,
+            seen,
+            touched,
+            mut wide,
+        } = marks;
         // In trigram order (the table keeps it): by a scan of the presence
         // bitmap when that is cheaper than sorting what was seen.
         if touched.len() > SCAN_FROM {
@@ -794,6 +772,105 @@ fn trigrams_with_masks(text: &[u8], blocked: bool) -> (Vec<(Trigram, u8)>, Vec<B
         (out, blocks)
     })
 }
+
+/// The lines of `text`, without their newlines.
+fn lines(text: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut from = 0;
+    memchr::memchr_iter(b'\n', text)
+        .chain([text.len()])
+        .map(move |e| (&text[from..e], from = e + 1).0)
+}
+
+/// What one pass of [`trigrams_with_masks`] marks: the dense table (each
+/// ASCII trigram's mask, and whether it was seen, with the list of those
+/// that were), and the other trigrams, each packed with its next byte's
+/// bit.
+struct Marks<'a> {
+    mask: &'a mut [u8; DENSE_LEN],
+    seen: &'a mut [u8; SEEN],
+    touched: &'a mut Vec<u32>,
+    wide: Vec<u32>,
+}
+
+impl Marks<'_> {
+    /// Marks the trigrams of line `l` (no newline in it), each with the
+    /// byte after it, if any; with `BLOOMED`, sets their bits (and those of
+    /// the four-byte strings) in `bloom`, as [`bloom_add`] does. Every
+    /// window but the line's last has a next byte, so the loop takes
+    /// windows and next bytes in step, with no bounds checks; a window is
+    /// in the dense table exactly when its index is within it ([`SPREAD`]).
+    #[inline(always)]
+    fn line<const BLOOMED: bool>(&mut self, l: &[u8], bloom: &mut [u64; BLOOM_WORDS]) {
+        let n = l.len();
+        if n < 3 {
+            return;
+        }
+        let spread = |b: u8| SPREAD[usize::from(b)];
+        let low = |b: u8| u32::from(LOWER[usize::from(b)]);
+        let mut t = (low(l[0]) << 8) | low(l[1]);
+        let (mut c0, mut c1) = (spread(l[0]), spread(l[1]));
+        let mut window = |b: u8, after: Option<u8>| {
+            t = ((t << 8) | low(b)) & 0xff_ffff;
+            let c2 = spread(b);
+            let next = after.map_or(0, next_bit);
+            let idx = (c0 * ALPHABET as u32 + c1) * ALPHABET as u32 + c2;
+            (c0, c1) = (c1, c2);
+            if let Some(m) = self.mask.get_mut(idx as usize) {
+                if *m == 0 {
+                    // Perhaps not seen yet (or seen only at line ends):
+                    // only then is the presence bit read.
+                    let (w, bit) = ((idx as usize >> 3) % SEEN, 1u8 << (idx & 7));
+                    if self.seen[w] & bit == 0 {
+                        self.seen[w] |= bit;
+                        self.touched.push(idx);
+                    }
+                }
+                *m |= next;
+            } else {
+                self.wide.push((t << 8) | u32::from(next));
+            }
+            if BLOOMED {
+                let [a] = bloom_bits(t);
+                bloom[(a / 64) % BLOOM_WORDS] |= 1 << (a % 64);
+                if let Some(n) = after {
+                    let [a] = bloom_bits4(t, n);
+                    bloom[(a / 64) % BLOOM_WORDS] |= 1 << (a % 64);
+                }
+            }
+        };
+        for (&b, &after) in l[2..n - 1].iter().zip(&l[3..]) {
+            window(b, Some(after));
+        }
+        window(l[n - 1], None);
+    }
+}
+
+/// Each byte's place in [`ALPHABET`] as a dense index takes it, with a
+/// byte outside the alphabet spread far enough (2^19) that any window
+/// holding one has an index past the dense table (and within a `u32`):
+/// one bounds check tells both.
+const SPREAD: [u32; 256] = {
+    let mut s = [1u32 << 19; 256];
+    let mut b = 0;
+    while b < 256 {
+        if CODES.0[b] != u8::MAX {
+            s[b] = CODES.0[b] as u32;
+        }
+        b += 1;
+    }
+    s
+};
+
+/// Each byte in ASCII lower case.
+const LOWER: [u8; 256] = {
+    let mut s = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        s[b] = (b as u8).to_ascii_lowercase();
+        b += 1;
+    }
+    s
+};
 
 /// What [`trigrams_with_masks`] gives, by sorting every window packed with
 /// its next byte's bit (without the dense table: slower, no memory kept).
