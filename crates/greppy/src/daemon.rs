@@ -24,6 +24,7 @@ use crate::live::{Phase, Root, Snapshot};
 use crate::protocol::{self, Decoder, FindQuery, Request, Response, RootInfo, SearchQuery};
 use crate::rank::{self, Changes, Ranked};
 use crate::search::{self, FileFilter, Filters, Pattern};
+use crate::searchers::{Pending, Place, Searchers};
 use crate::store::Store;
 use rustc_hash::FxHashMap;
 use std::ffi::OsStr;
@@ -248,7 +249,7 @@ impl Answers {
 /// Where [`State::run`] runs a request.
 enum Run {
     Blocking,
-    Task,
+    Search,
 }
 
 /// Runs `f`, which may block or run long, from a task on a runtime
@@ -469,8 +470,11 @@ impl Drop for StopOnPanic<'_, '_> {
 /// every search also waited for the watcher's thread to pass a barrier:
 /// then two per core made 64 clients' throughput 10% lower, one per core
 /// 25% lower; not measured again since the barrier went.
-fn turns() -> usize {
-    4 * cores()
+/// How many threads run searches ([`crate::searchers`]): two per core
+/// (one per core ran about a tenth fewer searches a second under 64
+/// clients, in side runs).
+fn searchers() -> usize {
+    2 * cores()
 }
 
 /// The cores this process may use, asked once: the standard library reads
@@ -558,11 +562,8 @@ struct State {
     uid: u32,
     connections: Arc<Semaphore>,
     searches: Arc<Semaphore>,
-    /// Turns to run a search, taken in the order asked (tokio's semaphore
-    /// is fair): [`turns`] of them, so that searches past them queue first
-    /// in, first out, instead of sharing the cores by the scheduler's whim
-    /// (under 64 clients, p99 was 46 times p50; now under 2 times).
-    turns: Arc<Semaphore>,
+    /// The threads that run searches, first come, first served.
+    searchers: Searchers,
     /// The roots, the most recently used last.
     roots: Mutex<Vec<Arc<Root>>>,
     /// The ranked indexes of the roots that have been asked a ranked
@@ -602,7 +603,7 @@ pub async fn serve(
         uid: rustix::process::geteuid().as_raw(),
         connections: Arc::new(Semaphore::new(limits.connections)),
         searches: Arc::new(Semaphore::new(limits.searches)),
-        turns: Arc::new(Semaphore::new(turns())),
+        searchers: Searchers::new(searchers()),
         roots: Mutex::new(roots),
         ranked: Mutex::default(),
         store,
@@ -630,14 +631,17 @@ pub async fn serve(
 /// Runs a daemon in this thread on `socket` until it is told to stop, then
 /// removes the socket. `ready` is called once the socket answers.
 pub fn run(socket: &Path, store: Option<Store>, ready: impl FnOnce()) -> anyhow::Result<()> {
-    // Two workers per core. With one per core (as the runtime had, two), a
-    // core went idle about a fifth of the time under 64 pipelined searches
-    // (a worker parked while the other held the new searches, or was
-    // preempted by the client it woke). On two cores, in interleaved runs
-    // of 16,384 `-l` searches: three workers against two, 1.1x the
-    // searches per second pipelined (two runs of three) and at 64 clients
-    // (both); four against three, ahead in all four runs; eight against
-    // four, level. One client's sequential searches: the same.
+    // Two workers per core. They read requests and write answers, and
+    // run a search only when no other is pending (the rest wait for the
+    // search threads, `crate::searchers`). Chosen when every search ran on
+    // them: with one per core (as the runtime had, two), a core went idle
+    // about a fifth of the time under 64 pipelined searches (a worker
+    // parked while the other held the new searches, or was preempted by
+    // the client it woke). On two cores, in interleaved runs of 16,384
+    // `-l` searches: three workers against two, 1.1x the searches per
+    // second pipelined (two runs of three) and at 64 clients (both); four
+    // against three, ahead in all four runs; eight against four, level.
+    // One client's sequential searches: the same.
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2 * cores())
         .thread_name("greppy-io")
@@ -811,27 +815,12 @@ impl State {
                         let flag = Arc::new(AtomicBool::new(false));
                         lock(&cancels).insert(id, flag.clone());
                         let cancels = cancels.clone();
-                        let run = move |state: &Arc<State>, turn, to: &Out| {
-                            state.run(Run::Task, slot, to, move |state, out| {
-                                let last = state.search(id, &query, out, &flag);
-                                drop(turn);
-                                lock(&cancels).remove(&id);
-                                last
-                            });
-                        };
-                        // Its turn, in order (a task waits for it only when
-                        // none is free); then a task of its own.
-                        match self.turns.clone().try_acquire_owned() {
-                            Ok(turn) => run(&self, turn, &out),
-                            Err(_) => {
-                                let (state, to) = (self.clone(), out.clone());
-                                tokio::spawn(async move {
-                                    if let Ok(turn) = state.turns.clone().acquire_owned().await {
-                                        run(&state, turn, &to);
-                                    }
-                                });
-                            }
-                        }
+                        // First come, first served ([`crate::searchers`]).
+                        self.run(Run::Search, slot, &out, move |state, out| {
+                            let last = state.search(id, &query, out, &flag);
+                            lock(&cancels).remove(&id);
+                            last
+                        });
                     }
                     Request::Find { id, query } => {
                         if let Some(slot) = self.slot(id, &out).await {
@@ -881,9 +870,9 @@ impl State {
         }
     }
 
-    /// Whether this search is the only one running (it holds a turn).
+    /// Whether this search is the only one pending.
     fn alone(&self) -> bool {
-        self.turns.available_permits() + 1 >= turns()
+        self.searchers.pending() <= 1
     }
 
     /// One of the slots for requests that run on a blocking thread
@@ -901,15 +890,18 @@ impl State {
     }
 
     /// Runs `work` on a blocking thread (`Run::Blocking`: finds and index
-    /// builds) or as a task of its own on the runtime's workers
-    /// (`Run::Task`: searches, most done in well under a millisecond; the
-    /// thread that read the request runs the task next, with no hand-off
-    /// to another thread, and the parts that may block or run long leave
-    /// the worker through [`long`]). Tasks, not the connection's own loop,
-    /// so that the searches pipelined on one connection share the cores.
+    /// builds) or as a search (`Run::Search`, most done in well under a
+    /// millisecond): in the searchers' queue, first come, first served,
+    /// or, when no other search is pending, as a task of its own on the
+    /// worker that read the request, which runs it next with no hand-off
+    /// to another thread (the parts that may block or run long leave the
+    /// worker through [`long`]). Not on the connection's own loop, so that
+    /// the searches pipelined on one connection share the cores.
     /// It streams through `to`, and sends its last answer (with what it
-    /// has gathered) once `slot` is free again: a client that waits for
-    /// that answer may send its next request at once.
+    /// has gathered) once `slot` is free again and a search no longer
+    /// counts as pending: a client that waits for that answer may send its
+    /// next request at once, and one client's next search runs where it
+    /// is read, as its last did.
     fn run(
         self: &Arc<Self>,
         how: Run,
@@ -918,16 +910,20 @@ impl State {
         work: impl FnOnce(&State, &mut Answers) -> Response + Send + 'static,
     ) {
         let (state, to) = (self.clone(), to.clone());
-        let job = move || {
+        let job = move |pending: Option<Pending>| {
             let mut out = Answers::new(to);
             let last = work(&state, &mut out);
             protocol::encode_into(&last, &mut out.buf);
             drop(slot);
+            drop(pending);
             out.flush();
         };
         match how {
-            Run::Blocking => drop(tokio::task::spawn_blocking(job)),
-            Run::Task => drop(tokio::spawn(async move { job() })),
+            Run::Blocking => drop(tokio::task::spawn_blocking(|| job(None))),
+            Run::Search => match self.searchers.take(move |p| job(Some(p))) {
+                Place::Here(job) => drop(tokio::spawn(async move { job() })),
+                Place::Queued => {}
+            },
         }
     }
 

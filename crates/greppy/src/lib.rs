@@ -9,6 +9,7 @@
 //! - [`rank`]: ranked search (`greppy find`): BM25 (Tantivy) over chunks.
 //! - [`protocol`]: the frames and messages between clients and the daemon.
 //! - [`daemon`]: the socket server: limits, pipelining, cancellation.
+//! - [`searchers`]: the daemon's search threads, first come, first served.
 //! - [`mcp`]: the Model Context Protocol server (`greppy mcp`).
 //! - [`cli`]: the command line, with rg's flags and defaults.
 
@@ -23,6 +24,7 @@ pub mod plan;
 pub mod protocol;
 pub mod rank;
 pub mod search;
+pub mod searchers;
 pub mod store;
 pub mod watch;
 
