@@ -3,7 +3,8 @@
 //!
 //! Bounds, each answered explicitly, never by a silent drop:
 //! - connections past [`Limits::connections`] get `busy` and are closed;
-//! - searches in flight past [`Limits::searches`] get `busy` with their id;
+//! - searches in flight past [`Limits::searches`] wait for a slot, and
+//!   get `busy` with their id if none comes within [`Limits::slot_wait`];
 //! - a frame over [`Limits::frame`], or one that does not decode, gets
 //!   `error` and closes that connection only; so does a frame that has not
 //!   arrived whole within [`Limits::frame_time`] of its first byte;
@@ -499,6 +500,12 @@ pub struct Limits {
     /// that stops mid-frame (or trickles) loses its connection, not the
     /// daemon a slot forever.
     pub frame_time: std::time::Duration,
+    /// How long a request waits for one of the [`Limits::searches`] slots
+    /// before it is answered `busy`. Meanwhile its connection reads no
+    /// further request (one waits per connection at most, so the wait
+    /// holds no more than the connections' bound does), and the waiting
+    /// requests get their slots in the order they came.
+    pub slot_wait: std::time::Duration,
 }
 
 impl Default for Limits {
@@ -509,6 +516,7 @@ impl Default for Limits {
             frame: protocol::MAX_FRAME,
             roots: 16,
             frame_time: std::time::Duration::from_secs(10),
+            slot_wait: std::time::Duration::from_secs(1),
         }
     }
 }
@@ -876,12 +884,20 @@ impl State {
     }
 
     /// One of the slots for requests that run on a blocking thread
-    /// (searches, finds, index builds), or `busy` to the client if none is
-    /// free.
+    /// (searches, finds, index builds), waiting for one, in turn, for at
+    /// most [`Limits::slot_wait`]; else `busy` to the client. (Answered
+    /// `busy` at once, 256 clients in a closed loop got 6,977 `busy` of
+    /// 8,192 searches once the daemon read requests as they came: it had
+    /// read them so slowly before that the 64 slots were seldom all
+    /// taken.)
     async fn slot(&self, id: u64, out: &Out) -> Option<OwnedSemaphorePermit> {
-        match self.searches.clone().try_acquire_owned() {
-            Ok(p) => Some(p),
-            Err(_) => {
+        if let Ok(p) = self.searches.clone().try_acquire_owned() {
+            return Some(p);
+        }
+        let wait = self.searches.clone().acquire_owned();
+        match tokio::time::timeout(self.limits.slot_wait, wait).await {
+            Ok(Ok(p)) => Some(p),
+            _ => {
                 out.send(protocol::encode(&Response::Busy { id: Some(id) }))
                     .await;
                 None

@@ -650,3 +650,33 @@ fn a_root_named_by_a_link_or_made_again_is_searched_as_it_is() {
         }
     }
 }
+
+/// Searches past the bound on those in flight wait their turn for a slot
+/// (each connection reads no further request meanwhile) rather than get
+/// `busy` at once: sixteen clients, one slot, every search answered. (It
+/// failed before: most were answered `busy`.)
+#[test]
+fn searches_past_the_bound_wait_their_turn() {
+    let srv = server(Limits {
+        searches: 1,
+        ..Limits::default()
+    });
+    let t = tree();
+    let mut c = Client::hello(&srv.socket);
+    index(&mut c, t.path());
+    let expected = scan(t.path(), "handler_1");
+    std::thread::scope(|s| {
+        for _ in 0..16 {
+            s.spawn(|| {
+                let mut c = greppy::client::Client::connect(&srv.socket).unwrap();
+                for _ in 0..20 {
+                    let a = c.search(query(t.path(), "handler_1")).unwrap();
+                    let mut got: Vec<(Vec<u8>, u64)> =
+                        a.lines.into_iter().map(|(p, n, _)| (p, n)).collect();
+                    got.sort();
+                    assert_eq!(got.len(), expected.len());
+                }
+            });
+        }
+    });
+}
