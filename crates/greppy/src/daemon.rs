@@ -466,14 +466,11 @@ impl Drop for StopOnPanic<'_, '_> {
     }
 }
 
-/// Searches that run at once: four per core, since a search also waits
-/// (for the disk, for the updater to apply changes it read). Chosen when
-/// every search also waited for the watcher's thread to pass a barrier:
-/// then two per core made 64 clients' throughput 10% lower, one per core
-/// 25% lower; not measured again since the barrier went.
-/// How many threads run searches ([`crate::searchers`]): two per core
-/// (one per core ran about a tenth fewer searches a second under 64
-/// clients, in side runs).
+/// How many threads run searches ([`crate::searchers`]): two per core,
+/// since a search may also wait (for the disk, for the updater to apply
+/// changes it read). With one per core, 64 clients got 17,700-18,700
+/// searches a second in a few side runs, against 19,200-21,600 with two
+/// (not interleaved: a hint, not a measurement).
 fn searchers() -> usize {
     2 * cores()
 }

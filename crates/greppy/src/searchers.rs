@@ -17,6 +17,9 @@
 //! lower in all five; p90 3.72 against 4.37 ms; 7% fewer searches a second
 //! at 64 clients, 7% more pipelined 64 deep on one connection.)
 //!
+//! The queue holds no more searches than the daemon has slots for
+//! requests in flight (`Limits::searches`): each search in it holds one.
+//!
 //! A search that arrives while no other is pending runs at once on the
 //! worker that read it, as before: the common case of one client asking
 //! one search at a time pays no hand-off to another thread. (Yet one
