@@ -23,10 +23,10 @@
 //! A search that arrives while no other is pending runs at once on the
 //! worker that read it, as before: the common case of one client asking
 //! one search at a time pays no hand-off to another thread. (Yet one
-//! client's sequential searches on a kept connection, once the search
-//! threads have run, came to 12,000 a second against 13,900 before, in
-//! five interleaved pairs, with every one of them run on its worker; before
-//! the threads first run, the two are level. The cause is not found yet.)
+//! client's sequential searches on a kept connection came to 12,000 a
+//! second against 13,900 before, in five interleaved pairs, with every one
+//! of them run on its worker; a build that never started a search thread
+//! was as slow. The cause is not found yet.)
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
