@@ -25,8 +25,7 @@
 //! one search at a time pays no hand-off to another thread. (Yet one
 //! client's sequential searches on a kept connection came to 12,000 a
 //! second against 13,900 before, in five interleaved pairs, with every one
-//! of them run on its worker; a build that never started a search thread
-//! was as slow. The cause is not found yet.)
+//! of them run on its worker. The cause is not found yet.)
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
