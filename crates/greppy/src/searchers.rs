@@ -25,7 +25,9 @@
 //! one search at a time pays no hand-off to another thread. (Yet one
 //! client's sequential searches on a kept connection came to 12,000 a
 //! second against 13,900 before, in five interleaved pairs, with every one
-//! of them run on its worker. The cause is not found yet.)
+//! of them run on its worker, once the search threads had run; a build
+//! that never started them was level with the one before. The cause is
+//! not found yet.)
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
