@@ -674,7 +674,7 @@ fn searches_past_the_bound_wait_their_turn() {
                     let mut got: Vec<(Vec<u8>, u64)> =
                         a.lines.into_iter().map(|(p, n, _)| (p, n)).collect();
                     got.sort();
-                    assert_eq!(got.len(), expected.len());
+                    assert_eq!(got, expected);
                 }
             });
         }
