@@ -193,6 +193,7 @@ impl Client {
                 Ok(None) => {}
                 Err(e) => return Err(Error::Protocol(e.to_string())),
             }
+            wait_readable(&self.stream)?;
             if self.decoder.read_from(&mut self.stream)? == 0 {
                 return Err(Error::Io(std::io::ErrorKind::UnexpectedEof.into()));
             }
@@ -353,6 +354,27 @@ impl Client {
 fn absolute(path: &Path) -> Result<Vec<u8>> {
     let p = path.canonicalize().or_else(|_| std::path::absolute(path))?;
     Ok(p.into_os_string().into_encoded_bytes())
+}
+
+/// Waits until `stream` has something to read (or is closed). A thread
+/// blocked in `recv` on a Unix socket is also woken each time the daemon
+/// reads what it sent (that frees room to write), and goes back to sleep:
+/// once for nothing per request. One blocked in `poll` for input is woken
+/// only by input. Under 64 clients in a closed loop, this gave 23,500
+/// searches a second against 20,500 and took a tenth off the daemon's CPU
+/// per search (three interleaved pairs).
+fn wait_readable(stream: &UnixStream) -> std::io::Result<()> {
+    let mut fds = [rustix::event::PollFd::new(
+        stream,
+        rustix::event::PollFlags::IN,
+    )];
+    loop {
+        match rustix::event::poll(&mut fds, None) {
+            Ok(_) => return Ok(()),
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
 }
 
 fn unexpected(r: Response) -> Error {
