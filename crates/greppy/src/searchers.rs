@@ -22,12 +22,16 @@
 //!
 //! A search that arrives while no other is pending runs at once on the
 //! worker that read it, as before: the common case of one client asking
-//! one search at a time pays no hand-off to another thread. (Yet one
-//! client's sequential searches on a kept connection came to 12,000 a
-//! second against 13,900 before, in five interleaved pairs, with every one
-//! of them run on its worker, once the search threads had run; a build
-//! that never started them was level with the one before. The cause is
-//! not found yet.)
+//! one search at a time pays no hand-off to another thread. (One client's
+//! sequential searches once seemed slower after the search threads had
+//! run: 12,000 a second against 13,900. It was the machine, not the
+//! queue. Each run of 8,192 searches lands in one of two modes, about 50
+//! or 65-78 µs at the median, as the scheduler places the client and the
+//! worker; a run right after the daemon starts is often in the fast one,
+//! while the daemon's other threads still keep the second core awake.
+//! Measured three seconds after the start, before and after 64 pipelined
+//! searches had started the threads, in two interleaved pairs: the build
+//! before the queue 11,200-13,200 a second, this one 11,800-13,700.)
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
