@@ -717,3 +717,44 @@ fn the_client_sleeps_once_per_answer() {
     let per = (switches() - before) as f64 / SEARCHES as f64;
     assert!(per < 1.5, "{per:.2} sleeps per search");
 }
+
+/// A request that finds no slot free within `slot_wait` is answered
+/// `busy`, with its id, and the connection goes on: here the one slot is
+/// held by an index build of a few thousand files, far longer than the
+/// millisecond a search may wait for it.
+#[test]
+fn a_request_that_waits_past_its_time_for_a_slot_is_busy() {
+    let srv = server(Limits {
+        searches: 1,
+        slot_wait: std::time::Duration::from_millis(1),
+        ..Limits::default()
+    });
+    let t = tempfile::tempdir().unwrap();
+    for i in 0..3000 {
+        let text = format!("fn handler_{i}() {{}}\nlet x = {i};\n");
+        std::fs::write(t.path().join(format!("f{i}.rs")), text).unwrap();
+    }
+    let mut c = Client::hello(&srv.socket);
+    let path = t.path().to_path_buf().into_os_string().into_encoded_bytes();
+    c.send(&Request::Index { id: 1, path });
+    c.send(&Request::Search {
+        id: 2,
+        query: query(t.path(), "handler_7"),
+    });
+    assert_eq!(c.recv(), Some(Response::Busy { id: Some(2) }));
+    assert!(matches!(c.recv(), Some(Response::Indexed { id: 1, .. })));
+    // The slot is free again: the same connection's next search is answered.
+    c.send(&Request::Search {
+        id: 3,
+        query: query(t.path(), "handler_2999"),
+    });
+    let mut lines = Vec::new();
+    loop {
+        match c.recv() {
+            Some(Response::Match { id: 3, line, .. }) => lines.push(line),
+            Some(Response::Done { id: 3, .. }) => break,
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(lines, [1]);
+}
