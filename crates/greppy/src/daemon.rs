@@ -470,7 +470,10 @@ impl Drop for StopOnPanic<'_, '_> {
 /// since a search may also wait (for the disk, for the updater to apply
 /// changes it read). With one per core, 64 clients got 17,700-18,700
 /// searches a second in a few side runs, against 19,200-21,600 with two
-/// (not interleaved: a hint, not a measurement).
+/// (not interleaved: a hint, not a measurement). Measured again with the
+/// client's `poll` wait, interleaved: one per core fewer in all four
+/// pairs; three per core within what the runs move (a little ahead in
+/// most pairs, p99 higher in some); four per core a longer p99.
 fn searchers() -> usize {
     2 * cores()
 }
