@@ -328,17 +328,24 @@ fn block_spans(text: &[u8]) -> Vec<(usize, usize, u64)> {
     out
 }
 
-/// Sets trigram `t`'s bits in a block's filter, and those of `t`
-/// followed by `next`, if a byte follows it on its line.
-fn bloom_add(bloom: &mut [u8; BLOOM], t: Trigram, next: Option<u8>) {
+/// Sets trigram `t`'s bits in a block's filter, held as words, and those
+/// of `t` followed by `next`, if a byte follows it on its line.
+#[inline(always)]
+fn bloom_add(bloom: &mut [u64; BLOOM_WORDS], t: Trigram, next: Option<u8>) {
     for a in bloom_bits(t) {
-        bloom[a / 8] |= 1 << (a % 8);
+        bloom[(a / 64) % BLOOM_WORDS] |= 1 << (a % 64);
     }
     if let Some(n) = next {
         for a in bloom_bits4(t, n) {
-            bloom[a / 8] |= 1 << (a % 8);
+            bloom[(a / 64) % BLOOM_WORDS] |= 1 << (a % 64);
         }
     }
+}
+
+/// A filter held as words, as the index keeps it: bit `a` is bit `a % 8`
+/// of byte `a / 8` (the words' little-endian bytes).
+fn bloom_bytes(bloom: &[u64; BLOOM_WORDS]) -> Box<[u8]> {
+    bloom.iter().flat_map(|w| w.to_le_bytes()).collect()
 }
 
 /// The blocks of `text` ([`block_spans`]), each with the filter of its
@@ -347,7 +354,7 @@ fn blocks_of(text: &[u8]) -> Vec<Block> {
     block_spans(text)
         .into_iter()
         .map(|(start, end, line)| {
-            let mut bloom = Box::new([0u8; BLOOM]);
+            let mut bloom = [0u64; BLOOM_WORDS];
             let span = &text[start..end];
             for (i, w) in span.windows(3).enumerate() {
                 if !w.contains(&b'\n') {
@@ -362,7 +369,7 @@ fn blocks_of(text: &[u8]) -> Vec<Block> {
             Block {
                 offset: start as u64,
                 line,
-                bloom,
+                bloom: bloom_bytes(&bloom),
             }
         })
         .collect()
@@ -706,13 +713,10 @@ fn trigrams_with_masks(text: &[u8], blocked: bool) -> (Vec<(Trigram, u8)>, Vec<B
                     for l in lines(&text[start..end]) {
                         marks.line::<true>(l, &mut bloom);
                     }
-                    // Bit `a` of the filter is bit `a % 8` of byte `a / 8`:
-                    // the words' little-endian bytes.
-                    let bytes: Box<[u8]> = bloom.iter().flat_map(|w| w.to_le_bytes()).collect();
                     Block {
                         offset: start as u64,
                         line,
-                        bloom: bytes,
+                        bloom: bloom_bytes(&bloom),
                     }
                 })
                 .collect()
@@ -795,7 +799,7 @@ struct Marks<'a> {
 impl Marks<'_> {
     /// Marks the trigrams of line `l` (no newline in it), each with the
     /// byte after it, if any; with `BLOOMED`, sets their bits (and those of
-    /// the four-byte strings) in `bloom`, as [`bloom_add`] does. Every
+    /// the four-byte strings) in `bloom` ([`bloom_add`]). Every
     /// window but the line's last has a next byte, so the loop takes
     /// windows and next bytes in step, with no bounds checks; a window is
     /// in the dense table exactly when its index is within it ([`SPREAD`]).
@@ -830,12 +834,7 @@ impl Marks<'_> {
                 self.wide.push((t << 8) | u32::from(next));
             }
             if BLOOMED {
-                let [a] = bloom_bits(t);
-                bloom[(a / 64) % BLOOM_WORDS] |= 1 << (a % 64);
-                if let Some(n) = after {
-                    let [a] = bloom_bits4(t, n);
-                    bloom[(a / 64) % BLOOM_WORDS] |= 1 << (a % 64);
-                }
+                bloom_add(bloom, t, after);
             }
         };
         for (&b, &after) in l[2..n - 1].iter().zip(&l[3..]) {
