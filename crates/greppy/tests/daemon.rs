@@ -121,6 +121,16 @@ fn index(c: &mut Client, root: &Path) {
     assert!(matches!(c.recv(), Some(Response::Indexed { id: 1000, .. })));
 }
 
+/// A daemon with `limits`, the test [`tree`] indexed, and the greeted
+/// connection that indexed it.
+fn indexed(limits: Limits) -> (Server, tempfile::TempDir, Client) {
+    let srv = server(limits);
+    let t = tree();
+    let mut c = Client::hello(&srv.socket);
+    index(&mut c, t.path());
+    (srv, t, c)
+}
+
 /// The (path, line) pairs a scan finds.
 fn scan(root: &Path, pattern: &str) -> Vec<(Vec<u8>, u64)> {
     let root = root.canonicalize().unwrap();
@@ -141,10 +151,7 @@ fn scan(root: &Path, pattern: &str) -> Vec<(Vec<u8>, u64)> {
 
 #[test]
 fn searches_answer_as_a_scan_and_pipeline() {
-    let srv = server(Limits::default());
-    let t = tree();
-    let mut c = Client::hello(&srv.socket);
-    index(&mut c, t.path());
+    let (_srv, t, mut c) = indexed(Limits::default());
     let patterns = ["retry policy 1", r"handler_\d+", "nothing_here", "retry"];
     // All sent before any answer is read: pipelined.
     for (i, p) in patterns.iter().enumerate() {
@@ -201,13 +208,10 @@ fn searches_answer_as_a_scan_and_pipeline() {
 
 #[test]
 fn bad_frames_close_only_their_connection() {
-    let srv = server(Limits {
+    let (srv, t, mut other) = indexed(Limits {
         frame: 4096,
         ..Limits::default()
     });
-    let t = tree();
-    let mut other = Client::hello(&srv.socket);
-    index(&mut other, t.path());
     // Garbage after the handshake.
     let mut c = Client::hello(&srv.socket);
     c.s.write_all(&[0, 0, 0, 3, 0xc1, 0xc1, 0xc1]).unwrap();
@@ -257,13 +261,10 @@ fn bad_frames_close_only_their_connection() {
 
 #[test]
 fn a_slow_writer_loses_only_its_connection() {
-    let srv = server(Limits {
+    let (srv, t, mut other) = indexed(Limits {
         frame_time: std::time::Duration::from_millis(300),
         ..Limits::default()
     });
-    let t = tree();
-    let mut other = Client::hello(&srv.socket);
-    index(&mut other, t.path());
     // Half a frame, then nothing: the daemon gives up on it.
     let mut slow = Client::hello(&srv.socket);
     let f = protocol::encode(&Request::Search {
@@ -657,13 +658,10 @@ fn a_root_named_by_a_link_or_made_again_is_searched_as_it_is() {
 /// failed before: most were answered `busy`.)
 #[test]
 fn searches_past_the_bound_wait_their_turn() {
-    let srv = server(Limits {
+    let (srv, t, _indexer) = indexed(Limits {
         searches: 1,
         ..Limits::default()
     });
-    let t = tree();
-    let mut c = Client::hello(&srv.socket);
-    index(&mut c, t.path());
     let expected = scan(t.path(), "handler_1");
     std::thread::scope(|s| {
         for _ in 0..16 {
@@ -688,10 +686,7 @@ fn searches_past_the_bound_wait_their_turn() {
 /// a second. It now waits in `poll` for something to read.
 #[test]
 fn the_client_sleeps_once_per_answer() {
-    let srv = server(Limits::default());
-    let t = tree();
-    let mut c = Client::hello(&srv.socket);
-    index(&mut c, t.path());
+    let (srv, t, _indexer) = indexed(Limits::default());
     let mut c = greppy::client::Client::connect(&srv.socket).unwrap();
     let switches = || -> u64 {
         let status = std::fs::read_to_string("/proc/thread-self/status").unwrap();
