@@ -23,8 +23,7 @@
 //! The threads are a few of the daemon's own on a crossbeam channel, not
 //! rayon's pool: rayon's idle workers yield in a loop for a while after
 //! each job, on the cores the clients and the daemon need (see
-//! `by_chunks` in the daemon), and its FIFO spawns keep no one order
-//! across its workers.
+//! `by_chunks` in the daemon).
 //!
 //! A search that arrives while no other is pending runs at once on the
 //! worker that read it, as before: the common case of one client asking
