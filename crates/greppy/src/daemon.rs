@@ -653,6 +653,8 @@ pub fn run(socket: &Path, store: Option<Store>, ready: impl FnOnce()) -> anyhow:
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2 * cores())
         .thread_name("greppy-io")
+        .on_thread_start(crate::policy::join)
+        .on_thread_stop(crate::policy::leave)
         .enable_all()
         .build()?;
     // The daemon holds no folder of the user's open as its own.

@@ -10,6 +10,7 @@
 //! - [`protocol`]: the frames and messages between clients and the daemon.
 //! - [`daemon`]: the socket server: limits, pipelining, cancellation.
 //! - [`searchers`]: the daemon's search threads, first come, first served.
+//! - [`policy`]: the daemon's threads yield on waking while searches wait.
 //! - [`mcp`]: the Model Context Protocol server (`greppy mcp`).
 //! - [`cli`]: the command line, with rg's flags and defaults.
 
@@ -21,6 +22,7 @@ pub mod index;
 pub mod live;
 pub mod mcp;
 pub mod plan;
+pub mod policy;
 pub mod protocol;
 pub mod rank;
 pub mod search;

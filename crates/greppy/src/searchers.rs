@@ -20,6 +20,10 @@
 //! The queue holds no more searches than the daemon has slots for
 //! requests in flight (`Limits::searches`): each search in it holds one.
 //!
+//! The count of pending searches also says when the daemon has a
+//! backlog, during which its threads are batch threads for the kernel
+//! ([`crate::policy`]).
+//!
 //! The threads are a few of the daemon's own on a crossbeam channel, not
 //! rayon's pool: rayon's idle workers yield in a loop for a while after
 //! each job, on the cores the clients and the daemon need (see
@@ -85,6 +89,7 @@ impl Searchers {
                 let started = std::thread::Builder::new()
                     .name("greppy-search".into())
                     .spawn(move || {
+                        let _joined = crate::policy::Joined::new();
                         // Ends when the daemon's state, and so the sender,
                         // is gone.
                         for job in rx {
@@ -115,9 +120,14 @@ impl Searchers {
             .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
             .is_ok()
         {
+            crate::policy::alone();
             return Place::Here(job);
         }
-        self.pending.fetch_add(1, Ordering::AcqRel);
+        // More searches pending than the threads can run, with the one
+        // that may run where it was taken: a backlog.
+        if self.pending.fetch_add(1, Ordering::AcqRel) > self.threads {
+            crate::policy::backlog();
+        }
         // The threads end only with this sender: the send fails only if no
         // thread could be started, and then the search runs here after all.
         match self.queue().send(job) {
@@ -148,7 +158,10 @@ pub struct Pending(Arc<AtomicUsize>);
 
 impl Drop for Pending {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
+        // None pending now: a backlog, if there was one, may be over.
+        if self.0.fetch_sub(1, Ordering::AcqRel) == 1 {
+            crate::policy::idle();
+        }
     }
 }
 
@@ -162,8 +175,13 @@ mod tests {
     /// taken while one is pending are queued, and run in the order taken,
     /// each once; a panicking search leaves its thread, and the count,
     /// whole.
+    /// The tests here switch the policy of the threads that joined it,
+    /// which is one for the process: they take turns.
+    static TURN: Mutex<()> = Mutex::new(());
+
     #[test]
     fn searches_run_here_when_alone_and_else_in_the_order_taken() {
+        let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
         let s = Searchers::new(1);
         let (release_tx, release_rx) = mpsc::channel::<()>();
         let order = Arc::new(Mutex::new(Vec::new()));
@@ -202,5 +220,95 @@ mod tests {
         }
         last_rx.recv().unwrap();
         assert!(s.pending() <= 1, "{} pending", s.pending());
+    }
+
+    /// While more searches are pending than there are threads to run
+    /// them, the threads that joined the policy are batch: the thread
+    /// running a search where it was taken (as a runtime worker does), and
+    /// the search threads. A search that comes alone once none has been
+    /// pending for a while finds them normal again. (The threads the
+    /// kernel schedules normally are switched; under `chrt -b` the test
+    /// proves nothing, and says so.)
+    #[test]
+    fn the_threads_are_batch_while_searches_wait_and_normal_after() {
+        let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+        if crate::policy::this_thread_is_batch() {
+            eprintln!("the tests run batch: nothing to see");
+            return;
+        }
+        crate::policy::set_batch(false);
+        let s = Searchers::new(1);
+        let (release_tx, release_rx) = mpsc::channel::<()>();
+        let (seen_tx, seen_rx) = mpsc::channel::<(&str, bool)>();
+        let worker_saw = seen_tx.clone();
+        let first = match s.take(move |p| {
+            release_rx.recv().unwrap();
+            worker_saw
+                .send(("worker", crate::policy::this_thread_is_batch()))
+                .unwrap();
+            drop(p);
+        }) {
+            Place::Here(job) => job,
+            Place::Queued => panic!("a search taken alone was queued"),
+        };
+        let worker = std::thread::spawn(move || {
+            let _joined = crate::policy::Joined::new();
+            first();
+        });
+        // One search pending and one thread to run the queue: no backlog.
+        let (again_tx, again_rx) = mpsc::channel::<()>();
+        let queued_saw = seen_tx.clone();
+        let second = s.take(move |p| {
+            let batch = crate::policy::this_thread_is_batch;
+            queued_saw.send(("search thread", batch())).unwrap();
+            again_rx.recv().unwrap();
+            queued_saw.send(("search thread", batch())).unwrap();
+            drop(p);
+        });
+        assert!(matches!(second, Place::Queued));
+        assert_eq!(seen_rx.recv().unwrap(), ("search thread", false));
+        // One more, with the two held: a backlog.
+        let (hold_tx, hold_rx) = mpsc::channel::<()>();
+        let held = seen_tx.clone();
+        let third = s.take(move |p| {
+            held.send(("third", crate::policy::this_thread_is_batch()))
+                .unwrap();
+            hold_rx.recv().unwrap();
+            // The last pending search: none pending now.
+            drop(p);
+            held.send(("drained", crate::policy::is_batch())).unwrap();
+        });
+        assert!(matches!(third, Place::Queued));
+        assert!(crate::policy::is_batch());
+        release_tx.send(()).unwrap();
+        assert_eq!(seen_rx.recv().unwrap(), ("worker", true));
+        worker.join().unwrap();
+        again_tx.send(()).unwrap();
+        assert_eq!(seen_rx.recv().unwrap(), ("search thread", true));
+        assert_eq!(seen_rx.recv().unwrap(), ("third", true));
+        hold_tx.send(()).unwrap();
+        // Drained, but not for long enough yet: still batch.
+        assert_eq!(seen_rx.recv().unwrap(), ("drained", true));
+        assert_eq!(s.pending(), 0);
+        // Quiet for long enough: the next search alone switches them back.
+        crate::policy::as_if_quiet_for_long();
+        let last_saw = seen_tx.clone();
+        let last = match s.take(move |p| {
+            last_saw
+                .send(("worker", crate::policy::this_thread_is_batch()))
+                .unwrap();
+            drop(p);
+        }) {
+            Place::Here(job) => job,
+            Place::Queued => panic!("a search taken alone was queued"),
+        };
+        assert!(!crate::policy::is_batch());
+        std::thread::spawn(move || {
+            let _joined = crate::policy::Joined::new();
+            last();
+        })
+        .join()
+        .unwrap();
+        assert_eq!(seen_rx.recv().unwrap(), ("worker", false));
     }
 }
