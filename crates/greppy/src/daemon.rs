@@ -209,22 +209,39 @@ impl Out {
 /// own thread, and gathered, so that a search's matches and its `done` go
 /// in one write and wake the client once, not once per answer (a selective
 /// search has about 20 matching lines). What is gathered goes out
-/// ([`Out`]) when it passes [`WRITE_BATCH`] bytes, when a search moves on
-/// to its next chunk of files, and at the end.
+/// ([`Out`]) when it passes [`WRITE_BATCH`] bytes, at the end, and when a
+/// search moves on to its next chunk of files at least
+/// [`Limits::stream_every`] after its last write: a long search streams,
+/// and a quick one of many files still wakes its client once.
 struct Answers {
     out: Out,
     buf: Vec<u8>,
     /// The connection is gone (the client went away).
     closed: bool,
+    /// When what was gathered last went out (or the request began).
+    sent: std::time::Instant,
+    every: std::time::Duration,
 }
 
 impl Answers {
-    fn new(out: Out) -> Answers {
+    fn new(out: Out, every: std::time::Duration) -> Answers {
         Answers {
             out,
             buf: Vec::new(),
             closed: false,
+            sent: std::time::Instant::now(),
+            every,
         }
+    }
+
+    /// At a chunk's end, with more to come: sends what is gathered if the
+    /// last write was `every` ago or longer; whether the client is still
+    /// there.
+    fn between_chunks(&mut self) -> bool {
+        if self.sent.elapsed() >= self.every {
+            return self.flush();
+        }
+        !self.closed
     }
 
     /// Adds `m`; whether the client is still there.
@@ -242,6 +259,7 @@ impl Answers {
         if !self.buf.is_empty() && !self.closed {
             let bytes = std::mem::take(&mut self.buf);
             self.closed = !self.out.blocking_send(bytes);
+            self.sent = std::time::Instant::now();
         }
         !self.closed
     }
@@ -506,6 +524,14 @@ pub struct Limits {
     /// holds no more than the connections' bound does), and the waiting
     /// requests get their slots in the order they came.
     pub slot_wait: std::time::Duration,
+    /// How often a search sends what it has found so far, at the end of a
+    /// chunk of files ([`Answers`]). (Sent at every chunk's end, a quick
+    /// search of a few hundred candidates woke its client once a chunk.
+    /// Once a millisecond, in three interleaved pairs of 64 clients in a
+    /// closed loop, three rounds of 8,192 selective `-l` searches each:
+    /// p99 4.50 against 4.83 ms at the median of the nine rounds, the
+    /// same searches a second.)
+    pub stream_every: std::time::Duration,
 }
 
 impl Default for Limits {
@@ -517,6 +543,7 @@ impl Default for Limits {
             roots: 16,
             frame_time: std::time::Duration::from_secs(10),
             slot_wait: std::time::Duration::from_secs(1),
+            stream_every: std::time::Duration::from_millis(1),
         }
     }
 }
@@ -929,7 +956,7 @@ impl State {
     ) {
         let (state, to) = (self.clone(), to.clone());
         let job = move |pending: Option<Pending>| {
-            let mut out = Answers::new(to);
+            let mut out = Answers::new(to, state.limits.stream_every);
             let last = work(&state, &mut out);
             protocol::encode_into(&last, &mut out.buf);
             drop(slot);
@@ -1610,7 +1637,7 @@ fn print_files(
                     return ControlFlow::Break(true);
                 }
             }
-            if more && !answers.flush() {
+            if more && !answers.between_chunks() {
                 return ControlFlow::Break(true);
             }
             ControlFlow::Continue(())
@@ -1685,7 +1712,7 @@ fn verify(
                     }
                 }
             }
-            if more && !answers.flush() {
+            if more && !answers.between_chunks() {
                 return ControlFlow::Break(true);
             }
             ControlFlow::Continue(())

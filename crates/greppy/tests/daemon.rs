@@ -679,6 +679,16 @@ fn searches_past_the_bound_wait_their_turn() {
     });
 }
 
+/// How many times this thread has slept.
+fn switches() -> u64 {
+    let status = std::fs::read_to_string("/proc/thread-self/status").unwrap();
+    let line = status
+        .lines()
+        .find(|l| l.starts_with("voluntary_ctxt_switches:"))
+        .unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
 /// The Rust client sleeps once per answer. Blocked in `recv` on a Unix
 /// socket, a reader is also woken each time the other end reads what it
 /// sent (which frees room to write): it woke once for nothing per search,
@@ -688,14 +698,6 @@ fn searches_past_the_bound_wait_their_turn() {
 fn the_client_sleeps_once_per_answer() {
     let (srv, t, _indexer) = indexed(Limits::default());
     let mut c = greppy::client::Client::connect(&srv.socket).unwrap();
-    let switches = || -> u64 {
-        let status = std::fs::read_to_string("/proc/thread-self/status").unwrap();
-        let line = status
-            .lines()
-            .find(|l| l.starts_with("voluntary_ctxt_switches:"))
-            .unwrap();
-        line.split_whitespace().nth(1).unwrap().parse().unwrap()
-    };
     for _ in 0..20 {
         c.search(query(t.path(), "handler_1")).unwrap();
     }
@@ -711,6 +713,48 @@ fn the_client_sleeps_once_per_answer() {
     }
     let per = (switches() - before) as f64 / SEARCHES as f64;
     assert!(per < 1.5, "{per:.2} sleeps per search");
+}
+
+/// A search of many candidates sends what it has found at the end of a
+/// chunk of them only if its last write was `stream_every` ago: a quick
+/// one wakes its client once (it woke it once a chunk of 64 files), and
+/// one that streams wakes it more often, with the same answer.
+#[test]
+fn a_quick_search_of_many_files_wakes_its_client_once() {
+    let t = tempfile::tempdir().unwrap();
+    for i in 0..640 {
+        let text = format!("fn handler_{i}() {{ shared_word(); }}\n");
+        std::fs::write(t.path().join(format!("f{i:03}.rs")), text).unwrap();
+    }
+    let mut sleeps = Vec::new();
+    for every in [
+        std::time::Duration::from_secs(3600),
+        std::time::Duration::ZERO,
+    ] {
+        let srv = server(Limits {
+            stream_every: every,
+            ..Limits::default()
+        });
+        index(&mut Client::hello(&srv.socket), t.path());
+        let mut c = greppy::client::Client::connect(&srv.socket).unwrap();
+        let q = SearchQuery {
+            files: true,
+            ..query(t.path(), "shared_word")
+        };
+        assert_eq!(c.search(q.clone()).unwrap().files.len(), 640);
+        const SEARCHES: u64 = 20;
+        let before = switches();
+        for _ in 0..SEARCHES {
+            assert_eq!(c.search(q.clone()).unwrap().files.len(), 640);
+        }
+        sleeps.push((switches() - before) as f64 / SEARCHES as f64);
+    }
+    assert!(sleeps[0] < 1.5, "{:.2} sleeps per search", sleeps[0]);
+    assert!(
+        sleeps[1] >= 2.0,
+        "{:.2} sleeps per search, streamed",
+        sleeps[1]
+    );
 }
 
 /// A request that finds no slot free within `slot_wait` is answered
