@@ -32,7 +32,7 @@ tmpfs, dropping to nobody so permissions bite) and say \"skipped\" where they\n\
 do not. This is the command CI runs."
     )]
     Test {
-        /// Only these systems' tests (fast-rm, rush, pyloop, greppy, floor, latency, xtask)
+        /// Only these systems' tests (fast-rm, rush, pyloop, greppy, termio, floor, latency, xtask)
         systems: Vec<String>,
     },
     /// Every benchmark against its peers, in release mode

@@ -12,6 +12,7 @@ const SYSTEMS: &[(&str, &[&str])] = &[
     ("fast-rm", &["fast-rm", "fast-rm-bench"]),
     ("rush", &["rush", "rush-bench"]),
     ("greppy", &["greppy"]),
+    ("termio", &["termio"]),
     ("pyloop", &["pyloop"]),
     ("xtask", &["xtask"]),
 ];

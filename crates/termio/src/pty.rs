@@ -1,0 +1,195 @@
+//! A command in a new PTY and a new session.
+//!
+//! The child is the leader of a new session and process group, with the
+//! PTY as its controlling terminal (setsid, then TIOCSCTTY), as a terminal
+//! emulator starts a shell. The PTY is opened with rustix's `pty` module
+//! and its peer taken with TIOCGPTPEER, so no path in `/dev/pts` is looked
+//! up between the two.
+//!
+//! The master gives the child's output until every copy of the child's
+//! side is closed, then fails with EIO: [`Pty::read`] reports that as the
+//! end. Output written just before the child exits is still in the master
+//! then, so a reader that reads to the end loses none of it (node-pty's
+//! issue #726 is a reader that stopped at the child's exit instead).
+
+use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
+use rustix::io::Errno;
+use rustix::process::{Pid, Signal};
+use rustix::pty::OpenptFlags;
+use rustix::termios::Winsize;
+use std::ffi::OsString;
+use std::io;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, ExitStatus, Stdio};
+
+/// A terminal's size, in characters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Size {
+    pub rows: u16,
+    pub cols: u16,
+}
+
+impl Default for Size {
+    fn default() -> Size {
+        Size { rows: 24, cols: 80 }
+    }
+}
+
+/// What to run in the PTY.
+#[derive(Debug, Clone)]
+pub struct Command {
+    pub program: OsString,
+    pub args: Vec<OsString>,
+    /// The child's working folder (the caller's if `None`).
+    pub cwd: Option<PathBuf>,
+    /// Variables set (or replaced) in the child's environment, which is
+    /// otherwise the caller's.
+    pub env: Vec<(OsString, OsString)>,
+    pub size: Size,
+    /// The terminal in raw mode from the start (no echo, no line editing,
+    /// no output processing), as `stty raw -echo` leaves it.
+    pub raw: bool,
+}
+
+impl Command {
+    /// `program` with no arguments, in a 24x80 terminal.
+    pub fn new(program: impl Into<OsString>) -> Command {
+        Command {
+            program: program.into(),
+            args: Vec::new(),
+            cwd: None,
+            env: Vec::new(),
+            size: Size::default(),
+            raw: false,
+        }
+    }
+
+    /// Adds an argument.
+    pub fn arg(mut self, a: impl Into<OsString>) -> Command {
+        self.args.push(a.into());
+        self
+    }
+}
+
+/// A running command in its PTY.
+#[derive(Debug)]
+pub struct Pty {
+    master: OwnedFd,
+    child: Child,
+}
+
+impl Pty {
+    /// Starts `cmd` in a new PTY, as the leader of a new session whose
+    /// controlling terminal the PTY is.
+    pub fn spawn(cmd: &Command) -> io::Result<Pty> {
+        let master =
+            rustix::pty::openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC)?;
+        rustix::pty::grantpt(&master)?;
+        rustix::pty::unlockpt(&master)?;
+        rustix::termios::tcsetwinsize(&master, winsize(cmd.size))?;
+        let peer = rustix::pty::ioctl_tiocgptpeer(
+            &master,
+            OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC,
+        )?;
+        if cmd.raw {
+            let mut t = rustix::termios::tcgetattr(&peer)?;
+            t.make_raw();
+            rustix::termios::tcsetattr(&peer, rustix::termios::OptionalActions::Now, &t)?;
+        }
+        let mut c = std::process::Command::new(&cmd.program);
+        c.args(&cmd.args)
+            .envs(cmd.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::from(peer.try_clone()?))
+            .stdout(Stdio::from(peer.try_clone()?))
+            .stderr(Stdio::from(peer));
+        if let Some(dir) = &cmd.cwd {
+            c.current_dir(dir);
+        }
+        // SAFETY: between fork and exec the closure makes two system calls
+        // and touches no memory the parent's other threads may hold: no
+        // allocation, no lock.
+        unsafe {
+            c.pre_exec(|| {
+                rustix::process::setsid()?;
+                // Standard input is the PTY's peer by now.
+                rustix::process::ioctl_tiocsctty(BorrowedFd::borrow_raw(0))?;
+                Ok(())
+            });
+        }
+        let child = c.spawn()?;
+        // The child has its copies of the peer; ours are closed (dropped
+        // with `c`), so the master reports the end when the child's are.
+        drop(c);
+        Ok(Pty { master, child })
+    }
+
+    /// The master side: the child's output comes out of it, its input goes
+    /// in.
+    pub fn master(&self) -> BorrowedFd<'_> {
+        self.master.as_fd()
+    }
+
+    /// The child's process id, which is also its process group's and its
+    /// session's.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Reads the child's output into `buf`: how many bytes, or 0 at the
+    /// end (every copy of the child's side closed). Blocks while there is
+    /// none.
+    pub fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            match rustix::io::read(&self.master, &mut *buf) {
+                Ok(n) => return Ok(n),
+                Err(Errno::INTR) => continue,
+                // Linux's master reports the peer's last close as EIO.
+                Err(Errno::IO) => return Ok(0),
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    /// Writes all of `bytes` to the child's input.
+    pub fn write_all(&self, mut bytes: &[u8]) -> io::Result<()> {
+        while !bytes.is_empty() {
+            match rustix::io::write(&self.master, bytes) {
+                Ok(n) => bytes = &bytes[n..],
+                Err(Errno::INTR) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets the terminal's size (the child's foreground group gets
+    /// SIGWINCH).
+    pub fn resize(&self, size: Size) -> io::Result<()> {
+        Ok(rustix::termios::tcsetwinsize(&self.master, winsize(size))?)
+    }
+
+    /// Sends `sig` to the child's whole process group.
+    pub fn signal_group(&self, sig: Signal) -> io::Result<()> {
+        let pid = Pid::from_raw(self.pid() as i32).ok_or(io::ErrorKind::InvalidInput)?;
+        match rustix::process::kill_process_group(pid, sig) {
+            // The group is gone already.
+            Ok(()) | Err(Errno::SRCH) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Waits for the child to exit (blocking in `wait4`), and reaps it.
+    pub fn wait(&mut self) -> io::Result<ExitStatus> {
+        self.child.wait()
+    }
+}
+
+fn winsize(s: Size) -> Winsize {
+    Winsize {
+        ws_row: s.rows,
+        ws_col: s.cols,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    }
+}
