@@ -6,6 +6,11 @@
 //! - [`ring`]: the PTY's output as a bounded window of a byte stream, each
 //!   byte with its offset in the stream, read by many clients at their own
 //!   cursors, in frames that never split a UTF-8 sequence.
+//! - [`session`]: on tokio, one reader fills the ring while some viewer
+//!   has room (else the child's writes block), viewers read at their own
+//!   cursors, input goes straight to the PTY, and the end comes after all
+//!   the output.
 
 pub mod pty;
 pub mod ring;
+pub mod session;

@@ -166,22 +166,38 @@ impl Pty {
     /// Sets the terminal's size (the child's foreground group gets
     /// SIGWINCH).
     pub fn resize(&self, size: Size) -> io::Result<()> {
-        Ok(rustix::termios::tcsetwinsize(&self.master, winsize(size))?)
+        resize(self.master(), size)
     }
 
     /// Sends `sig` to the child's whole process group.
     pub fn signal_group(&self, sig: Signal) -> io::Result<()> {
-        let pid = Pid::from_raw(self.pid() as i32).ok_or(io::ErrorKind::InvalidInput)?;
-        match rustix::process::kill_process_group(pid, sig) {
-            // The group is gone already.
-            Ok(()) | Err(Errno::SRCH) => Ok(()),
-            Err(e) => Err(e.into()),
-        }
+        signal_group(self.pid(), sig)
     }
 
     /// Waits for the child to exit (blocking in `wait4`), and reaps it.
     pub fn wait(&mut self) -> io::Result<ExitStatus> {
         self.child.wait()
+    }
+
+    /// The master and the child, to be driven apart (the master by an
+    /// event loop, the child by a thread that waits for it).
+    pub fn into_parts(self) -> (OwnedFd, Child) {
+        (self.master, self.child)
+    }
+}
+
+/// Sets the terminal behind `master` to `size`.
+pub fn resize(master: BorrowedFd<'_>, size: Size) -> io::Result<()> {
+    Ok(rustix::termios::tcsetwinsize(master, winsize(size))?)
+}
+
+/// Sends `sig` to process group `pgid` (a PTY child's pid); a group that
+/// is gone is no error.
+pub fn signal_group(pgid: u32, sig: Signal) -> io::Result<()> {
+    let pid = Pid::from_raw(pgid as i32).ok_or(io::ErrorKind::InvalidInput)?;
+    match rustix::process::kill_process_group(pid, sig) {
+        Ok(()) | Err(Errno::SRCH) => Ok(()),
+        Err(e) => Err(e.into()),
     }
 }
 

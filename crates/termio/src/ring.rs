@@ -123,6 +123,19 @@ impl Ring {
     }
 }
 
+impl Ring {
+    /// All the bytes from `cursor` (in the window) to the end, in at most
+    /// two pieces, with no regard for UTF-8: for the stream's very end.
+    pub fn rest(&self, cursor: u64) -> (&[u8], &[u8]) {
+        let cursor = cursor.clamp(self.start(), self.end);
+        let cap = self.buf.len();
+        let n = (self.end - cursor) as usize;
+        let at = (cursor % cap as u64) as usize;
+        let first = n.min(cap - at);
+        (&self.buf[at..at + first], &self.buf[..n - first])
+    }
+}
+
 /// How many bytes at the end of `bytes` are the start of a UTF-8 sequence
 /// whose rest is not there (0 if it ends on a boundary, or the end is not
 /// UTF-8 at all: those bytes go as they are).

@@ -1,0 +1,348 @@
+//! A PTY session on tokio: one reader fills the [`Ring`], many viewers
+//! read it at their own cursors, and input goes straight to the PTY.
+//!
+//! Flow control: the reader reads only while some viewer would keep all
+//! of what it reads (or no viewer is attached). When every viewer is
+//! behind, it stops, the PTY's buffer fills, and the child's writes block,
+//! as VS Code's and ttyd's relays do; memory stays the ring's. A stalled
+//! viewer costs its cursor: the others read on, and the stalled one, when
+//! it reads again, is told exactly what it lost.
+//!
+//! The end: the child's exit is known when a thread blocked in `wait4`
+//! reaps it; the session ends when the reader has also read all the
+//! output there is after that (the master's EIO, or nothing more to read
+//! once the child has exited: a background job may still hold the
+//! terminal). So [`Event::End`] comes after every byte the child wrote.
+
+use crate::pty::{self, Command, Pty, Size};
+use crate::ring::{Read, Ring};
+use rustix::fd::{AsFd, OwnedFd};
+use std::collections::HashMap;
+use std::io;
+use std::process::ExitStatus;
+use std::sync::{Arc, Mutex, MutexGuard};
+use tokio::io::Interest;
+use tokio::io::unix::AsyncFd;
+use tokio::sync::Notify;
+
+/// How a session is set up.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Bytes of output kept for viewers behind and for reconnects.
+    pub ring: usize,
+    /// Bytes read from the PTY at a time.
+    pub read: usize,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            ring: 4 << 20,
+            read: 64 << 10,
+        }
+    }
+}
+
+/// What a viewer reads next.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Event {
+    /// Output from sequence number `seq` on.
+    Output { seq: u64, bytes: Vec<u8> },
+    /// The bytes from `from` to `to` left the ring before this viewer read
+    /// them.
+    Lost { from: u64, to: u64 },
+    /// The child has exited and all its output has been read: its exit
+    /// code, or the signal that ended it (as a negative number).
+    End { code: i32 },
+}
+
+/// A running session.
+#[derive(Debug, Clone)]
+pub struct Session {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    master: AsyncFd<OwnedFd>,
+    pid: u32,
+    state: Mutex<State>,
+    /// Output came, or the session ended.
+    more: Notify,
+    /// A viewer moved on or left: the reader may have room again.
+    room: Notify,
+}
+
+#[derive(Debug)]
+struct State {
+    ring: Ring,
+    /// Viewers' cursors, by id.
+    cursors: HashMap<u64, u64>,
+    next_id: u64,
+    /// The child's exit, once reaped.
+    exit: Option<i32>,
+    /// All output is read (and the child reaped).
+    ended: bool,
+    read: usize,
+}
+
+impl State {
+    /// Whether reading `n` more bytes loses none of them for some viewer.
+    fn room_for(&self, n: usize) -> bool {
+        let cap = self.ring.capacity() as u64;
+        let end = self.ring.end() + n as u64;
+        self.cursors.is_empty() || self.cursors.values().any(|&c| end - c.min(end) <= cap)
+    }
+}
+
+fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn code_of(status: ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    status
+        .code()
+        .unwrap_or_else(|| -status.signal().unwrap_or(0))
+}
+
+impl Session {
+    /// Starts `cmd` in a new PTY, read on the current tokio runtime.
+    pub fn spawn(cmd: &Command, opts: Options) -> io::Result<Session> {
+        let (master, mut child) = Pty::spawn(cmd)?.into_parts();
+        rustix::io::ioctl_fionbio(&master, true)?;
+        let pid = child.id();
+        // SAFETY: an OwnedFd's descriptor is open, and stays the same one,
+        // for as long as the OwnedFd lives, which the AsyncFd owns.
+        let master = unsafe {
+            AsyncFd::register_with_interest(master, Interest::READABLE | Interest::WRITABLE)
+        }
+        .map_err(|e| e.into_parts().1)?;
+        let inner = Arc::new(Inner {
+            master,
+            pid,
+            state: Mutex::new(State {
+                ring: Ring::new(opts.ring),
+                cursors: HashMap::new(),
+                next_id: 0,
+                exit: None,
+                ended: false,
+                read: opts.read.max(1),
+            }),
+            more: Notify::new(),
+            room: Notify::new(),
+        });
+        // The child is reaped by a thread blocked in wait4.
+        let reaped = inner.clone();
+        std::thread::Builder::new()
+            .name("termio-wait".into())
+            .spawn(move || {
+                let code = child.wait().map(code_of).unwrap_or(-1);
+                lock(&reaped.state).exit = Some(code);
+                // The reader looks once more for what is left, then ends.
+                reaped.room.notify_one();
+                reaped.more.notify_waiters();
+            })?;
+        tokio::spawn(read(inner.clone()));
+        Ok(Session { inner })
+    }
+
+    /// The child's process id (and its process group's).
+    pub fn pid(&self) -> u32 {
+        self.inner.pid
+    }
+
+    /// A viewer that reads from sequence number `from` (the oldest byte
+    /// still kept if `None`, or if `from` has left the ring: it is then
+    /// told what it lost).
+    pub fn attach(&self, from: Option<u64>) -> Viewer {
+        let mut st = lock(&self.inner.state);
+        let id = st.next_id;
+        st.next_id += 1;
+        let cursor = from.unwrap_or(st.ring.start()).min(st.ring.end());
+        st.cursors.insert(id, cursor);
+        Viewer {
+            inner: self.inner.clone(),
+            id,
+        }
+    }
+
+    /// How many viewers are attached.
+    pub fn viewers(&self) -> usize {
+        lock(&self.inner.state).cursors.len()
+    }
+
+    /// The sequence number of the next byte of output.
+    pub fn end(&self) -> u64 {
+        lock(&self.inner.state).ring.end()
+    }
+
+    /// Writes `bytes` to the child's input, at once (waiting only while
+    /// the terminal's input buffer is full).
+    pub async fn write(&self, mut bytes: &[u8]) -> io::Result<()> {
+        while !bytes.is_empty() {
+            let mut ready = self.inner.master.writable().await?;
+            match ready.try_io(|fd| Ok(rustix::io::write(fd.get_ref(), bytes)?)) {
+                Ok(Ok(n)) => bytes = &bytes[n..],
+                Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
+                Ok(Err(e)) => return Err(e),
+                Err(_would_block) => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets the terminal's size.
+    pub fn resize(&self, size: Size) -> io::Result<()> {
+        pty::resize(self.inner.master.get_ref().as_fd(), size)
+    }
+
+    /// Sends `sig` to the child's process group.
+    pub fn signal(&self, sig: rustix::process::Signal) -> io::Result<()> {
+        pty::signal_group(self.inner.pid, sig)
+    }
+}
+
+/// The reader: the PTY's output into the ring while some viewer has room
+/// for it, until the end.
+async fn read(inner: Arc<Inner>) {
+    let mut buf = vec![0u8; lock(&inner.state).read];
+    loop {
+        // Room for a whole read, for some viewer.
+        loop {
+            let room = inner.room.notified();
+            tokio::pin!(room);
+            room.as_mut().enable();
+            {
+                let st = lock(&inner.state);
+                if st.room_for(buf.len()) {
+                    break;
+                }
+            }
+            room.await;
+        }
+        let exited = lock(&inner.state).exit.is_some();
+        let got = if exited {
+            // The child is gone: read what is there now, without waiting.
+            match rustix::io::read(inner.master.get_ref(), &mut buf) {
+                Ok(n) => Some(n),
+                Err(rustix::io::Errno::INTR) => continue,
+                // EIO (no one holds the terminal) or EAGAIN (a background
+                // job does, and has written nothing more): the end.
+                Err(_) => Some(0),
+            }
+        } else {
+            // Wakes on output, or on the exit (to drain without waiting).
+            let wait = inner.room.notified();
+            tokio::select! {
+                ready = inner.master.readable() => match ready {
+                    Ok(mut ready) => match ready.try_io(|fd| Ok(rustix::io::read(fd.get_ref(), &mut buf)?)) {
+                        Ok(Ok(n)) => Some(n),
+                        Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => None,
+                        // EIO: every copy of the child's side is closed.
+                        Ok(Err(_)) => Some(0),
+                        Err(_would_block) => None,
+                    },
+                    Err(_) => Some(0),
+                },
+                () = wait => None,
+            }
+        };
+        match got {
+            None => continue,
+            Some(0) => {
+                if !exited {
+                    // The terminal closed before the reap: wait for it.
+                    let reaped = inner.more.notified();
+                    tokio::pin!(reaped);
+                    reaped.as_mut().enable();
+                    if lock(&inner.state).exit.is_none() {
+                        reaped.await;
+                    }
+                    if lock(&inner.state).exit.is_none() {
+                        continue;
+                    }
+                }
+                lock(&inner.state).ended = true;
+                inner.more.notify_waiters();
+                return;
+            }
+            Some(n) => {
+                lock(&inner.state).ring.push(&buf[..n]);
+                inner.more.notify_waiters();
+            }
+        }
+    }
+}
+
+/// One reader of a session's output, at its own cursor.
+#[derive(Debug)]
+pub struct Viewer {
+    inner: Arc<Inner>,
+    id: u64,
+}
+
+impl Viewer {
+    /// Its cursor: the sequence number of the next byte it reads.
+    pub fn cursor(&self) -> u64 {
+        lock(&self.inner.state)
+            .cursors
+            .get(&self.id)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// The next output (at most `max` bytes, ending on a UTF-8 boundary),
+    /// what it lost, or the end; waits while there is nothing new.
+    pub async fn next(&mut self, max: usize) -> Event {
+        loop {
+            let more = self.inner.more.notified();
+            tokio::pin!(more);
+            more.as_mut().enable();
+            {
+                let mut st = lock(&self.inner.state);
+                let cursor = st.cursors.get(&self.id).copied().unwrap_or(0);
+                let (event, next) = match st.ring.read(cursor, max) {
+                    Read::Bytes {
+                        first,
+                        second,
+                        next,
+                    } => (
+                        Some(Event::Output {
+                            seq: cursor,
+                            bytes: [first, second].concat(),
+                        }),
+                        next,
+                    ),
+                    Read::Lost { from, to } => (Some(Event::Lost { from, to }), to),
+                    // The end: what is left goes as it is (a character
+                    // the child left cut in two, say).
+                    Read::Empty if st.ended && cursor < st.ring.end() => {
+                        let (first, second) = st.ring.rest(cursor);
+                        let bytes = [first, second].concat();
+                        (Some(Event::Output { seq: cursor, bytes }), st.ring.end())
+                    }
+                    Read::Empty if st.ended => {
+                        let code = st.exit.unwrap_or(-1);
+                        return Event::End { code };
+                    }
+                    Read::Empty => (None, cursor),
+                };
+                if let Some(event) = event {
+                    st.cursors.insert(self.id, next);
+                    drop(st);
+                    self.inner.room.notify_one();
+                    return event;
+                }
+            }
+            more.await;
+        }
+    }
+}
+
+impl Drop for Viewer {
+    fn drop(&mut self) {
+        lock(&self.inner.state).cursors.remove(&self.id);
+        self.inner.room.notify_one();
+    }
+}

@@ -1,0 +1,126 @@
+//! Sessions on tokio with real children: output, input, viewers, flow
+//! control, the end.
+
+use termio::pty::Command;
+use termio::session::{Event, Options, Session, Viewer};
+
+fn sh(script: &str) -> Command {
+    Command::new("/bin/sh").arg("-c").arg(script)
+}
+
+/// Everything a viewer reads up to the end: the bytes, what it was told it
+/// lost, and the exit code.
+async fn drain(v: &mut Viewer) -> (Vec<u8>, Vec<(u64, u64)>, i32) {
+    let (mut out, mut lost) = (Vec::new(), Vec::new());
+    loop {
+        match v.next(64 << 10).await {
+            Event::Output { seq, bytes } => {
+                assert_eq!(seq, v.cursor() - bytes.len() as u64);
+                out.extend_from_slice(&bytes);
+            }
+            Event::Lost { from, to } => lost.push((from, to)),
+            Event::End { code } => return (out, lost, code),
+        }
+    }
+}
+
+/// The child's output, then its exit code, after all of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn output_then_the_end() {
+    for _ in 0..5 {
+        let s = Session::spawn(
+            &sh("head -c 65536 /dev/zero | tr '\\0' x; exit 4"),
+            Options::default(),
+        )
+        .unwrap();
+        let (out, lost, code) = drain(&mut s.attach(Some(0))).await;
+        assert_eq!((out.len(), lost.len(), code), (65536, 0, 4));
+    }
+}
+
+/// Input goes to the child at once; a viewer that attaches later from a
+/// sequence number gets exactly the bytes from there (a reconnect).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn input_and_a_reconnect_from_a_sequence_number() {
+    let mut cmd = Command::new("cat");
+    cmd.raw = true;
+    let s = Session::spawn(&cmd, Options::default()).unwrap();
+    let mut first = s.attach(Some(0));
+    s.write(b"hello ").await.unwrap();
+    let mut got = Vec::new();
+    while got.len() < 6 {
+        match first.next(1024).await {
+            Event::Output { bytes, .. } => got.extend_from_slice(&bytes),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(got, b"hello ");
+    s.write("wörld".as_bytes()).await.unwrap();
+    // A viewer that had the first 3 bytes comes back for the rest.
+    let mut again = s.attach(Some(3));
+    let mut rest = Vec::new();
+    while rest.len() < "lo wörld".len() {
+        match again.next(1024).await {
+            Event::Output { bytes, .. } => rest.extend_from_slice(&bytes),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(rest, "lo wörld".as_bytes());
+    s.signal(rustix::process::Signal::HUP).unwrap();
+    let (_, _, code) = drain(&mut again).await;
+    assert_eq!(code, -1);
+}
+
+/// With its only viewer stalled, the session stops reading and the child's
+/// writes block: nothing is lost, and the end does not come until the
+/// viewer reads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_only_viewer_holds_the_child_back() {
+    let opts = Options {
+        ring: 256 << 10,
+        read: 16 << 10,
+    };
+    let s = Session::spawn(&sh("head -c 8388608 /dev/zero; exit 0"), opts).unwrap();
+    let mut v = s.attach(Some(0));
+    // The viewer reads nothing: in half a second the child does not exit
+    // (its pidfd does not become readable).
+    let pid = rustix::process::Pid::from_raw(s.pid() as i32).unwrap();
+    let fd = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).unwrap();
+    let mut fds = [rustix::event::PollFd::new(
+        &fd,
+        rustix::event::PollFlags::IN,
+    )];
+    let half = rustix::time::Timespec {
+        tv_sec: 0,
+        tv_nsec: 500_000_000,
+    };
+    assert_eq!(rustix::event::poll(&mut fds, Some(&half)).unwrap(), 0);
+    assert!(
+        s.end() <= 256 << 10,
+        "read {} bytes past the stalled viewer",
+        s.end()
+    );
+    let (out, lost, code) = drain(&mut v).await;
+    assert_eq!((out.len(), lost, code), (8 << 20, vec![], 0));
+}
+
+/// A stalled viewer does not hold back one that reads: that one gets all,
+/// and the stalled one is told exactly which bytes it lost, then reads on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_viewer_loses_bytes_and_is_told_which() {
+    let opts = Options {
+        ring: 256 << 10,
+        read: 16 << 10,
+    };
+    let s = Session::spawn(&sh("head -c 8388608 /dev/zero; exit 0"), opts).unwrap();
+    let mut stalled = s.attach(Some(0));
+    let mut reader = s.attach(Some(0));
+    let (out, lost, code) = drain(&mut reader).await;
+    assert_eq!((out.len(), lost, code), (8 << 20, vec![], 0));
+    let (rest, lost, _) = drain(&mut stalled).await;
+    assert_eq!(lost.len(), 1);
+    let (from, to) = lost[0];
+    assert_eq!(from, 0);
+    assert_eq!(to + rest.len() as u64, 8 << 20);
+    assert!(rest.len() <= 256 << 10);
+}
