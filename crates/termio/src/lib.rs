@@ -1,6 +1,5 @@
 //! termio: a PTY relayed to browser terminals, with the whole data path in
-//! Rust (issue 15). This is its core, below the WebSocket relay and the
-//! Node addon that are still to come:
+//! Rust (issue 15). The Node addon above it is still to come:
 //! - [`pty`]: a command in a new PTY and a new session, resized, signalled
 //!   as a process group, and reaped.
 //! - [`ring`]: the PTY's output as a bounded window of a byte stream, each
@@ -10,7 +9,11 @@
 //!   has room (else the child's writes block), viewers read at their own
 //!   cursors, input goes straight to the PTY, and the end comes after all
 //!   the output.
+//! - [`relay`]: browser terminals over WebSocket (tokio-tungstenite):
+//!   Host, Origin and the token checked before anything is spawned,
+//!   output in binary frames, coalesced only while it floods.
 
 pub mod pty;
+pub mod relay;
 pub mod ring;
 pub mod session;

@@ -43,6 +43,12 @@ impl Default for Options {
     }
 }
 
+/// How long the start of a character waits for the rest of it before it
+/// goes alone: a character cut between two reads of the PTY is whole
+/// within microseconds, and bytes that only look like a character's start
+/// (binary output) must not wait for good.
+pub const HOLD: std::time::Duration = std::time::Duration::from_millis(10);
+
 /// What a viewer reads next.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Event {
@@ -292,9 +298,32 @@ impl Viewer {
             .unwrap_or(0)
     }
 
-    /// The next output (at most `max` bytes, ending on a UTF-8 boundary),
+    /// Waits until at least `min` bytes (at most the ring's size) are
+    /// there to read, the cursor has left the window, or the session has
+    /// ended.
+    pub async fn ready(&self, min: u64) {
+        loop {
+            let more = self.inner.more.notified();
+            tokio::pin!(more);
+            more.as_mut().enable();
+            {
+                let st = lock(&self.inner.state);
+                let c = st.cursors.get(&self.id).copied().unwrap_or(0);
+                let min = min.min(st.ring.capacity() as u64).max(1);
+                if st.ended || c < st.ring.start() || st.ring.end().saturating_sub(c) >= min {
+                    return;
+                }
+            }
+            more.await;
+        }
+    }
+
+    /// The next output (at most `max` bytes, ending on a UTF-8 boundary,
+    /// unless the start of a character has waited [`HOLD`] for its rest),
     /// what it lost, or the end; waits while there is nothing new.
     pub async fn next(&mut self, max: usize) -> Event {
+        // Set while the only bytes to read are a character's start.
+        let mut held: Option<tokio::time::Instant> = None;
         loop {
             let more = self.inner.more.notified();
             tokio::pin!(more);
@@ -302,6 +331,7 @@ impl Viewer {
             {
                 let mut st = lock(&self.inner.state);
                 let cursor = st.cursors.get(&self.id).copied().unwrap_or(0);
+                let overdue = held.is_some_and(|t| t.elapsed() >= HOLD);
                 let (event, next) = match st.ring.read(cursor, max) {
                     Read::Bytes {
                         first,
@@ -317,7 +347,7 @@ impl Viewer {
                     Read::Lost { from, to } => (Some(Event::Lost { from, to }), to),
                     // The end: what is left goes as it is (a character
                     // the child left cut in two, say).
-                    Read::Empty if st.ended && cursor < st.ring.end() => {
+                    Read::Empty if (st.ended || overdue) && cursor < st.ring.end() => {
                         let (first, second) = st.ring.rest(cursor);
                         let bytes = [first, second].concat();
                         (Some(Event::Output { seq: cursor, bytes }), st.ring.end())
@@ -326,7 +356,12 @@ impl Viewer {
                         let code = st.exit.unwrap_or(-1);
                         return Event::End { code };
                     }
-                    Read::Empty => (None, cursor),
+                    Read::Empty => {
+                        if cursor < st.ring.end() && held.is_none() {
+                            held = Some(tokio::time::Instant::now());
+                        }
+                        (None, cursor)
+                    }
                 };
                 if let Some(event) = event {
                     st.cursors.insert(self.id, next);
@@ -335,7 +370,10 @@ impl Viewer {
                     return event;
                 }
             }
-            more.await;
+            match held {
+                Some(t) => drop(tokio::time::timeout_at(t + HOLD, more).await),
+                None => more.await,
+            }
         }
     }
 }

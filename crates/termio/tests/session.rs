@@ -124,3 +124,20 @@ async fn a_stalled_viewer_loses_bytes_and_is_told_which() {
     assert_eq!(to + rest.len() as u64, 8 << 20);
     assert!(rest.len() <= 256 << 10);
 }
+
+/// Bytes that only look like the start of a character (a lone 0xE2, then
+/// nothing more while the child runs on) go after a short hold, not never.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lone_character_start_is_not_held_for_good() {
+    let s = Session::spawn(&sh("printf 'ab\\342'; exec cat"), Options::default()).unwrap();
+    let mut v = s.attach(Some(0));
+    let mut got = Vec::new();
+    while got.len() < 3 {
+        match v.next(1024).await {
+            Event::Output { bytes, .. } => got.extend_from_slice(&bytes),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(got, b"ab\xE2");
+    s.signal(rustix::process::Signal::HUP).unwrap();
+}

@@ -1,0 +1,549 @@
+//! The relay: browser terminals over WebSocket, spoken from Rust, so that
+//! output never crosses a JavaScript event loop. The protocol is in
+//! `PROTOCOL.md`.
+//!
+//! Safe defaults: it listens where it is told (127.0.0.1 unless told
+//! otherwise, by its callers); it checks Host and Origin against
+//! allow-lists in the HTTP upgrade, refuses a token in the URL there, and
+//! then wants the token in the first message, compared in constant time.
+//! Only then is a PTY spawned: every refusal closes with a clear code and
+//! a log line, and spawns nothing. Messages are at most 1 MiB; sessions
+//! per server, and connections, are bounded; a session with no viewer is
+//! closed after a while.
+//!
+//! Output: a frame goes at once when output is sparse. When it floods, a
+//! client gets at most one frame per [`Config::interval`] unless a frame
+//! is full ([`Config::frame`] bytes), and at once after its own input, so
+//! that a keystroke's echo does not wait for the interval.
+
+use crate::pty::{Command, Size};
+use crate::session::{Event, Options, Session, Viewer};
+use futures_util::{SinkExt, StreamExt};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Notify, Semaphore};
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
+use tokio_tungstenite::tungstenite::http::StatusCode;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::protocol::frame::CloseFrame;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+
+/// The largest message a client may send.
+pub const MAX_MESSAGE: usize = 1 << 20;
+
+/// Close codes of the relay's own refusals (4000-4999 are the
+/// application's).
+pub mod close {
+    /// No `hello` within [`super::Config::hello_time`].
+    pub const NO_HELLO: u16 = 4408;
+    /// The first message was not a `hello`, or not one that parses.
+    pub const BAD_HELLO: u16 = 4400;
+    /// The token is missing or wrong.
+    pub const UNAUTHORIZED: u16 = 4401;
+    /// The session asked for to resume is not there.
+    pub const NO_SESSION: u16 = 4404;
+    /// The server has as many sessions as it may.
+    pub const TOO_MANY_SESSIONS: u16 = 4429;
+}
+
+/// How a relay is set up.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The secret a client must send in its `hello`: at least 16 bytes
+    /// (128 bits); [`new_token`] makes one.
+    pub token: String,
+    /// `Origin` headers accepted, exactly (`http://127.0.0.1:8080`).
+    pub allowed_origins: Vec<String>,
+    /// `Host` headers accepted, exactly (`127.0.0.1:8080`); empty: the
+    /// address the relay listens on, as `127.0.0.1:PORT` and
+    /// `localhost:PORT`.
+    pub allowed_hosts: Vec<String>,
+    /// The path the relay answers on.
+    pub path: String,
+    /// What a new session runs.
+    pub command: Command,
+    /// Sessions at most, attached or not.
+    pub max_sessions: usize,
+    /// Connections at most (each waiting for its `hello` counts).
+    pub max_connections: usize,
+    /// How long a connection may take to send its `hello`.
+    pub hello_time: Duration,
+    /// How long a session with no viewer lives.
+    pub idle: Duration,
+    /// Bytes of output in one frame at most.
+    pub frame: usize,
+    /// One frame per client per this much while output floods.
+    pub interval: Duration,
+    /// The session's ring and reads.
+    pub session: Options,
+}
+
+impl Config {
+    /// A relay of `command` with `token`, for pages from `origins`.
+    pub fn new(command: Command, token: String, origins: Vec<String>) -> Config {
+        Config {
+            token,
+            allowed_origins: origins,
+            allowed_hosts: Vec::new(),
+            path: "/".into(),
+            command,
+            max_sessions: 16,
+            max_connections: 256,
+            hello_time: Duration::from_secs(5),
+            idle: Duration::from_secs(300),
+            frame: 256 << 10,
+            interval: Duration::from_millis(16),
+            session: Options::default(),
+        }
+    }
+}
+
+/// A new token: 128 random bits, as 32 hex digits.
+pub fn new_token() -> std::io::Result<String> {
+    let mut b = [0u8; 16];
+    getrandom::fill(&mut b).map_err(|e| std::io::Error::other(e.to_string()))?;
+    Ok(b.iter().map(|x| format!("{x:02x}")).collect())
+}
+
+/// A client's messages in text frames.
+#[derive(Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum ClientMessage {
+    /// The first message: the token, the terminal's size, and a session
+    /// to resume from a sequence number (else a new session).
+    Hello {
+        token: String,
+        #[serde(default)]
+        cols: Option<u16>,
+        #[serde(default)]
+        rows: Option<u16>,
+        #[serde(default)]
+        session: Option<String>,
+        #[serde(default)]
+        seq: Option<u64>,
+    },
+    /// The terminal's new size.
+    Resize { cols: u16, rows: u16 },
+}
+
+/// The relay's messages in text frames (output goes in binary frames).
+#[derive(Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum ServerMessage {
+    /// The answer to `hello`: the session's id, and the sequence number
+    /// of the first output byte that follows.
+    Hello { session: String, seq: u64 },
+    /// The output from `from` to `to` left the ring before this client
+    /// read it; what follows starts at `to`.
+    Lost { from: u64, to: u64 },
+    /// The child exited with `code` (a signal's number, negated), and all
+    /// its output has been sent.
+    Exit { code: i32 },
+}
+
+/// A session the relay keeps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionInfo {
+    pub id: String,
+    pub pid: u32,
+    pub viewers: usize,
+}
+
+/// A relay, bound.
+#[derive(Debug)]
+pub struct Relay {
+    listener: TcpListener,
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    config: Config,
+    hosts: Vec<String>,
+    sessions: Mutex<HashMap<String, Session>>,
+    connections: Arc<Semaphore>,
+    next_session: AtomicU64,
+    /// Processes spawned, for tests that check a refusal spawned none.
+    spawned: AtomicUsize,
+    /// Refusals so far.
+    refused: AtomicUsize,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Relay {
+    /// Binds `addr` (say `127.0.0.1:0`).
+    pub async fn bind(addr: SocketAddr, config: Config) -> std::io::Result<Relay> {
+        if config.token.len() < 16 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "the token must have at least 16 bytes (128 bits)",
+            ));
+        }
+        let listener = TcpListener::bind(addr).await?;
+        let port = listener.local_addr()?.port();
+        let hosts = if config.allowed_hosts.is_empty() {
+            vec![format!("127.0.0.1:{port}"), format!("localhost:{port}")]
+        } else {
+            config.allowed_hosts.clone()
+        };
+        let shared = Arc::new(Shared {
+            connections: Arc::new(Semaphore::new(config.max_connections)),
+            config,
+            hosts,
+            sessions: Mutex::new(HashMap::new()),
+            next_session: AtomicU64::new(1),
+            spawned: AtomicUsize::new(0),
+            refused: AtomicUsize::new(0),
+        });
+        Ok(Relay { listener, shared })
+    }
+
+    /// Where it listens.
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// A handle to ask it about its sessions while it serves.
+    pub fn handle(&self) -> Handle {
+        Handle {
+            shared: self.shared.clone(),
+        }
+    }
+
+    /// Serves connections until the task is dropped.
+    pub async fn serve(self) {
+        loop {
+            let Ok((stream, peer)) = self.listener.accept().await else {
+                continue;
+            };
+            let shared = self.shared.clone();
+            let Ok(permit) = shared.connections.clone().try_acquire_owned() else {
+                shared.refuse(peer, "too many connections");
+                drop(tokio::spawn(async move {
+                    // Closed with "try again later" once it is a WebSocket.
+                    if let Ok(mut ws) = tokio_tungstenite::accept_async(stream).await {
+                        let _ = ws.close(Some(close_frame(CloseCode::Again, "busy"))).await;
+                    }
+                }));
+                continue;
+            };
+            drop(tokio::spawn(async move {
+                let _permit = permit;
+                connection(shared, stream, peer).await;
+            }));
+        }
+    }
+}
+
+/// Asks a serving relay about its sessions.
+#[derive(Debug, Clone)]
+pub struct Handle {
+    shared: Arc<Shared>,
+}
+
+impl Handle {
+    /// The sessions it keeps.
+    pub fn sessions(&self) -> Vec<SessionInfo> {
+        let mut v: Vec<SessionInfo> = lock(&self.shared.sessions)
+            .iter()
+            .map(|(id, s)| SessionInfo {
+                id: id.clone(),
+                pid: s.pid(),
+                viewers: s.viewers(),
+            })
+            .collect();
+        v.sort_by(|a, b| a.id.cmp(&b.id));
+        v
+    }
+
+    /// How many processes it has spawned.
+    pub fn spawned(&self) -> usize {
+        self.shared.spawned.load(Ordering::Relaxed)
+    }
+
+    /// How many connections it has refused.
+    pub fn refused(&self) -> usize {
+        self.shared.refused.load(Ordering::Relaxed)
+    }
+
+    /// Ends every session (their process groups get SIGHUP).
+    pub fn close_all(&self) {
+        for (_, s) in lock(&self.shared.sessions).drain() {
+            let _ = s.signal(rustix::process::Signal::HUP);
+        }
+    }
+}
+
+impl Shared {
+    fn refuse(&self, peer: SocketAddr, why: &str) {
+        self.refused.fetch_add(1, Ordering::Relaxed);
+        eprintln!("termio: refused {peer}: {why}");
+    }
+
+    /// The HTTP upgrade's checks: path, no token in the URL, Host, Origin.
+    fn check(&self, req: &Request) -> Result<(), (StatusCode, &'static str)> {
+        let uri = req.uri();
+        if uri.path() != self.config.path {
+            return Err((StatusCode::NOT_FOUND, "no relay on this path"));
+        }
+        if let Some(q) = uri.query()
+            && q.split('&').any(|kv| {
+                kv.split('=')
+                    .next()
+                    .is_some_and(|k| k.eq_ignore_ascii_case("token"))
+            })
+        {
+            return Err((
+                StatusCode::BAD_REQUEST,
+                "a token in the URL is refused: send it in the hello message",
+            ));
+        }
+        let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
+        match header("host") {
+            Some(h) if self.hosts.iter().any(|a| a == h) => {}
+            _ => return Err((StatusCode::FORBIDDEN, "Host not allowed")),
+        }
+        match header("origin") {
+            Some(o) if self.config.allowed_origins.iter().any(|a| a == o) => {}
+            _ => return Err((StatusCode::FORBIDDEN, "Origin not allowed")),
+        }
+        Ok(())
+    }
+
+    fn token_ok(&self, token: &str) -> bool {
+        use subtle::ConstantTimeEq;
+        bool::from(token.as_bytes().ct_eq(self.config.token.as_bytes()))
+    }
+}
+
+fn close_frame(code: CloseCode, reason: &str) -> CloseFrame {
+    CloseFrame {
+        code,
+        reason: reason.to_string().into(),
+    }
+}
+
+type Ws = tokio_tungstenite::WebSocketStream<TcpStream>;
+
+/// One client: the upgrade's checks, its hello, then its session.
+async fn connection(shared: Arc<Shared>, stream: TcpStream, peer: SocketAddr) {
+    let _ = stream.set_nodelay(true);
+    let ws_config = WebSocketConfig::default()
+        .max_message_size(Some(MAX_MESSAGE))
+        .max_frame_size(Some(MAX_MESSAGE));
+    let checks = shared.clone();
+    // The error type is tungstenite's, for the callback it takes.
+    #[allow(clippy::result_large_err)]
+    let callback = move |req: &Request, resp: Response| -> Result<Response, ErrorResponse> {
+        match checks.check(req) {
+            Ok(()) => Ok(resp),
+            Err((status, why)) => {
+                checks.refuse(peer, why);
+                let mut e = ErrorResponse::new(Some(why.to_string()));
+                *e.status_mut() = status;
+                Err(e)
+            }
+        }
+    };
+    let Ok(mut ws) =
+        tokio_tungstenite::accept_hdr_async_with_config(stream, callback, Some(ws_config)).await
+    else {
+        return;
+    };
+    let refuse = |code: u16, why: &str| {
+        shared.refuse(peer, why);
+        close_frame(CloseCode::Library(code), why)
+    };
+    let first = tokio::time::timeout(shared.config.hello_time, ws.next()).await;
+    let hello = match first {
+        Err(_) => {
+            let _ = ws
+                .close(Some(refuse(close::NO_HELLO, "no hello in time")))
+                .await;
+            return;
+        }
+        Ok(Some(Ok(Message::Text(t)))) => serde_json::from_str::<ClientMessage>(&t).ok(),
+        Ok(Some(Ok(_))) => None,
+        Ok(_) => return,
+    };
+    let Some(ClientMessage::Hello {
+        token,
+        cols,
+        rows,
+        session,
+        seq,
+    }) = hello
+    else {
+        let _ = ws
+            .close(Some(refuse(
+                close::BAD_HELLO,
+                "the first message must be hello",
+            )))
+            .await;
+        return;
+    };
+    if !shared.token_ok(&token) {
+        let _ = ws
+            .close(Some(refuse(close::UNAUTHORIZED, "wrong token")))
+            .await;
+        return;
+    }
+    let size = Size {
+        cols: cols.unwrap_or(80).max(1),
+        rows: rows.unwrap_or(24).max(1),
+    };
+    let (id, s, from) = match session {
+        Some(id) => {
+            let found = lock(&shared.sessions).get(&id).cloned();
+            let Some(s) = found else {
+                let _ = ws
+                    .close(Some(refuse(close::NO_SESSION, "no such session")))
+                    .await;
+                return;
+            };
+            let _ = s.resize(size);
+            (id, s, seq)
+        }
+        None => {
+            if lock(&shared.sessions).len() >= shared.config.max_sessions {
+                let _ = ws
+                    .close(Some(refuse(close::TOO_MANY_SESSIONS, "too many sessions")))
+                    .await;
+                return;
+            }
+            let mut cmd = shared.config.command.clone();
+            cmd.size = size;
+            let s = match Session::spawn(&cmd, shared.config.session.clone()) {
+                Ok(s) => s,
+                Err(e) => {
+                    let why = format!("spawn: {e}");
+                    eprintln!("termio: {why}");
+                    let _ = ws.close(Some(close_frame(CloseCode::Error, &why))).await;
+                    return;
+                }
+            };
+            shared.spawned.fetch_add(1, Ordering::Relaxed);
+            let n = shared.next_session.fetch_add(1, Ordering::Relaxed);
+            let id = format!("s{n}");
+            lock(&shared.sessions).insert(id.clone(), s.clone());
+            (id, s, Some(0))
+        }
+    };
+    let viewer = s.attach(from);
+    let hello = ServerMessage::Hello {
+        session: id.clone(),
+        seq: viewer.cursor(),
+    };
+    if ws.send(text(&hello)).await.is_err() {
+        return;
+    }
+    let ended = relay(&shared.config, &s, viewer, ws).await;
+    if ended {
+        lock(&shared.sessions).remove(&id);
+    } else {
+        reap_when_idle(shared.clone(), id, s);
+    }
+}
+
+fn text(m: &ServerMessage) -> Message {
+    Message::Text(serde_json::to_string(m).unwrap_or_default().into())
+}
+
+/// Closes session `id` once it has had no viewer for the idle time.
+fn reap_when_idle(shared: Arc<Shared>, id: String, s: Session) {
+    drop(tokio::spawn(async move {
+        tokio::time::sleep(shared.config.idle).await;
+        if s.viewers() == 0 {
+            lock(&shared.sessions).remove(&id);
+            let _ = s.signal(rustix::process::Signal::HUP);
+        }
+    }));
+}
+
+/// Relays session `s` to one client until either ends: whether the
+/// session ended.
+async fn relay(config: &Config, s: &Session, mut viewer: Viewer, ws: Ws) -> bool {
+    let (mut tx, mut rx) = ws.split();
+    let input = Arc::new(Notify::new());
+    // Input: straight to the PTY, ahead of any output waiting to go.
+    let reader = {
+        let (s, input) = (s.clone(), input.clone());
+        async move {
+            while let Some(m) = rx.next().await {
+                let m = match m {
+                    Ok(m) => m,
+                    Err(tokio_tungstenite::tungstenite::Error::Capacity(_)) => {
+                        let why = format!("a message over {MAX_MESSAGE} bytes");
+                        eprintln!("termio: closed a client: {why}");
+                        return Some(close_frame(CloseCode::Size, &why));
+                    }
+                    Err(_) => return None,
+                };
+                match m {
+                    Message::Binary(b) => {
+                        input.notify_one();
+                        if s.write(&b).await.is_err() {
+                            return None;
+                        }
+                    }
+                    Message::Text(t) => {
+                        if let Ok(ClientMessage::Resize { cols, rows }) = serde_json::from_str(&t) {
+                            let _ = s.resize(Size {
+                                cols: cols.max(1),
+                                rows: rows.max(1),
+                            });
+                        }
+                    }
+                    Message::Close(_) => break,
+                    _ => {}
+                }
+            }
+            None
+        }
+    };
+    let writer = async {
+        let mut last = tokio::time::Instant::now() - config.interval;
+        loop {
+            viewer.ready(1).await;
+            // Flooding: wait for the interval, a full frame, or input.
+            let due = last + config.interval;
+            if tokio::time::Instant::now() < due {
+                tokio::select! {
+                    () = tokio::time::sleep_until(due) => {}
+                    () = viewer.ready(config.frame as u64) => {}
+                    () = input.notified() => {}
+                }
+            }
+            let m = match viewer.next(config.frame).await {
+                Event::Output { bytes, .. } => Message::Binary(bytes.into()),
+                Event::Lost { from, to } => text(&ServerMessage::Lost { from, to }),
+                Event::End { code } => {
+                    let _ = tx.send(text(&ServerMessage::Exit { code })).await;
+                    let _ = tx.close().await;
+                    return true;
+                }
+            };
+            if tx.send(m).await.is_err() {
+                return false;
+            }
+            last = tokio::time::Instant::now();
+        }
+    };
+    let refused = tokio::select! {
+        ended = writer => return ended,
+        why = reader => why,
+    };
+    if let Some(frame) = refused {
+        let _ = tx.send(Message::Close(Some(frame))).await;
+    }
+    false
+}

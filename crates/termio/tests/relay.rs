@@ -1,0 +1,344 @@
+//! The relay over real TCP with real children, driven by a WebSocket
+//! client (tungstenite's).
+
+use futures_util::{SinkExt, StreamExt};
+use std::net::SocketAddr;
+use std::time::Duration;
+use termio::pty::Command;
+use termio::relay::{ClientMessage, Config, Handle, Relay, ServerMessage, close, new_token};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+
+type Ws = tokio_tungstenite::WebSocketStream<TcpStream>;
+
+const ORIGIN: &str = "http://app.test";
+
+async fn start(cmd: Command, tune: impl FnOnce(&mut Config)) -> (SocketAddr, Handle, String) {
+    let token = new_token().unwrap();
+    let mut config = Config::new(cmd, token.clone(), vec![ORIGIN.into()]);
+    tune(&mut config);
+    let relay = Relay::bind("127.0.0.1:0".parse().unwrap(), config)
+        .await
+        .unwrap();
+    let (addr, handle) = (relay.local_addr().unwrap(), relay.handle());
+    tokio::spawn(relay.serve());
+    (addr, handle, token)
+}
+
+/// A WebSocket to the relay at `addr`, with `path`, and these Host and
+/// Origin headers (None: left out).
+async fn open(
+    addr: SocketAddr,
+    path: &str,
+    host: Option<&str>,
+    origin: Option<&str>,
+) -> Result<Ws, tokio_tungstenite::tungstenite::Error> {
+    let mut req = format!("ws://{addr}{path}").into_client_request().unwrap();
+    let h = req.headers_mut();
+    match host {
+        Some(v) => drop(h.insert("host", v.parse().unwrap())),
+        None => drop(h.remove("host")),
+    }
+    if let Some(o) = origin {
+        h.insert("origin", o.parse().unwrap());
+    }
+    let stream = TcpStream::connect(addr).await.unwrap();
+    Ok(tokio_tungstenite::client_async(req, stream).await?.0)
+}
+
+async fn connect(addr: SocketAddr) -> Ws {
+    let host = addr.to_string();
+    open(addr, "/", Some(&host), Some(ORIGIN)).await.unwrap()
+}
+
+async fn send(ws: &mut Ws, m: &ClientMessage) {
+    ws.send(Message::Text(serde_json::to_string(m).unwrap().into()))
+        .await
+        .unwrap();
+}
+
+fn hello(token: &str) -> ClientMessage {
+    ClientMessage::Hello {
+        token: token.into(),
+        cols: None,
+        rows: None,
+        session: None,
+        seq: None,
+    }
+}
+
+/// The relay's next message: output bytes, or a control message.
+async fn next(ws: &mut Ws) -> Option<Result<Vec<u8>, ServerMessage>> {
+    loop {
+        match ws.next().await? {
+            Ok(Message::Binary(b)) => return Some(Ok(b.to_vec())),
+            Ok(Message::Text(t)) => return Some(Err(serde_json::from_str(&t).unwrap())),
+            Ok(Message::Close(_)) | Err(_) => return None,
+            Ok(_) => {}
+        }
+    }
+}
+
+/// The close code the relay ends the connection with.
+async fn close_code(ws: &mut Ws) -> Option<CloseCode> {
+    while let Some(m) = ws.next().await {
+        match m {
+            Ok(Message::Close(f)) => return f.map(|f| f.code),
+            Ok(_) => {}
+            Err(_) => return None,
+        }
+    }
+    None
+}
+
+fn raw_cat() -> Command {
+    let mut c = Command::new("cat");
+    c.raw = true;
+    c
+}
+
+/// A bad Origin, a bad or missing Host, a wrong path, a token in the URL:
+/// refused in the HTTP upgrade. A wrong token, a first message that is not
+/// hello, no hello in time: closed with the relay's codes. None spawns a
+/// process.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusals_spawn_nothing() {
+    let (addr, handle, token) =
+        start(raw_cat(), |c| c.hello_time = Duration::from_millis(300)).await;
+    let host = addr.to_string();
+    let status = |e: tokio_tungstenite::tungstenite::Error| match e {
+        tokio_tungstenite::tungstenite::Error::Http(r) => r.status().as_u16(),
+        other => panic!("{other:?}"),
+    };
+    let refused = [
+        open(addr, "/", Some(&host), Some("http://evil.test")).await,
+        open(addr, "/", Some(&host), None).await,
+        open(addr, "/", Some("evil.test"), Some(ORIGIN)).await,
+        open(addr, "/other", Some(&host), Some(ORIGIN)).await,
+        open(addr, &format!("/?token={token}"), Some(&host), Some(ORIGIN)).await,
+    ];
+    let codes: Vec<u16> = refused
+        .into_iter()
+        .map(|r| status(r.unwrap_err()))
+        .collect();
+    assert_eq!(codes, [403, 403, 403, 404, 400]);
+
+    let mut ws = connect(addr).await;
+    send(&mut ws, &hello("0123456789abcdef0123456789abcdef")).await;
+    assert_eq!(
+        close_code(&mut ws).await,
+        Some(CloseCode::Library(close::UNAUTHORIZED))
+    );
+    let mut ws = connect(addr).await;
+    let wrong_length = format!("{token}0");
+    send(&mut ws, &hello(&wrong_length)).await;
+    assert_eq!(
+        close_code(&mut ws).await,
+        Some(CloseCode::Library(close::UNAUTHORIZED))
+    );
+    let mut ws = connect(addr).await;
+    send(&mut ws, &ClientMessage::Resize { cols: 1, rows: 1 }).await;
+    assert_eq!(
+        close_code(&mut ws).await,
+        Some(CloseCode::Library(close::BAD_HELLO))
+    );
+    let mut ws = connect(addr).await;
+    assert_eq!(
+        close_code(&mut ws).await,
+        Some(CloseCode::Library(close::NO_HELLO))
+    );
+
+    assert_eq!(handle.spawned(), 0);
+    assert_eq!(handle.refused(), 9);
+    assert!(handle.sessions().is_empty());
+}
+
+/// Input goes to the PTY, its output comes back; a resize reaches the
+/// terminal; the exit code comes after all the output.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_runs_resizes_and_exits() {
+    let cmd = Command::new("/bin/sh")
+        .arg("-c")
+        .arg("read x; stty size; exit 3");
+    let (addr, handle, token) = start(cmd, |_| {}).await;
+    let mut ws = connect(addr).await;
+    send(&mut ws, &hello(&token)).await;
+    let Some(Err(ServerMessage::Hello { session, seq: 0 })) = next(&mut ws).await else {
+        panic!("no hello");
+    };
+    assert_eq!(handle.sessions()[0].id, session);
+    send(
+        &mut ws,
+        &ClientMessage::Resize {
+            cols: 100,
+            rows: 30,
+        },
+    )
+    .await;
+    ws.send(Message::Binary(b"go\r".to_vec().into()))
+        .await
+        .unwrap();
+    let mut out = Vec::new();
+    let code = loop {
+        match next(&mut ws).await.unwrap() {
+            Ok(b) => out.extend_from_slice(&b),
+            Err(ServerMessage::Exit { code }) => break code,
+            Err(other) => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(code, 3);
+    assert_eq!(String::from_utf8(out).unwrap(), "go\r\n30 100\r\n");
+    assert_eq!(handle.spawned(), 1);
+}
+
+/// A client that comes back with its session and the sequence number it
+/// had gets exactly the bytes it missed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reconnect_gets_exactly_what_it_missed() {
+    let (addr, handle, token) = start(raw_cat(), |_| {}).await;
+    let mut a = connect(addr).await;
+    send(&mut a, &hello(&token)).await;
+    let Some(Err(ServerMessage::Hello { session, .. })) = next(&mut a).await else {
+        panic!("no hello");
+    };
+    a.send(Message::Binary(b"abc".to_vec().into()))
+        .await
+        .unwrap();
+    let mut got = Vec::new();
+    while got.len() < 3 {
+        got.extend(next(&mut a).await.unwrap().unwrap());
+    }
+    assert_eq!(got, b"abc");
+    // More input, and the client leaves before its echo.
+    a.send(Message::Binary("déf €".as_bytes().to_vec().into()))
+        .await
+        .unwrap();
+    a.close(None).await.unwrap();
+    drop(a);
+    let mut b = connect(addr).await;
+    send(
+        &mut b,
+        &ClientMessage::Hello {
+            token: token.clone(),
+            cols: None,
+            rows: None,
+            session: Some(session.clone()),
+            seq: Some(3),
+        },
+    )
+    .await;
+    let Some(Err(ServerMessage::Hello {
+        session: again,
+        seq: 3,
+    })) = next(&mut b).await
+    else {
+        panic!("no hello");
+    };
+    assert_eq!(again, session);
+    let mut rest = Vec::new();
+    while rest.len() < "déf €".len() {
+        rest.extend(next(&mut b).await.unwrap().unwrap());
+    }
+    assert_eq!(rest, "déf €".as_bytes());
+    assert_eq!(handle.spawned(), 1);
+    handle.close_all();
+}
+
+/// A message over 1 MiB closes that connection (1009), and the session
+/// goes on for another client.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversized_message_is_refused() {
+    let (addr, _handle, token) = start(raw_cat(), |_| {}).await;
+    let mut ws = connect(addr).await;
+    send(&mut ws, &hello(&token)).await;
+    assert!(matches!(
+        next(&mut ws).await,
+        Some(Err(ServerMessage::Hello { .. }))
+    ));
+    let _ = ws
+        .send(Message::Binary(vec![b'x'; (1 << 20) + 1].into()))
+        .await;
+    assert_eq!(close_code(&mut ws).await, Some(CloseCode::Size));
+}
+
+/// Past the bound on connections, a new one is closed with "try again
+/// later" (1013); those waiting for their hello are closed when their time
+/// is up, and a client is served again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_flood_gets_try_again_later() {
+    let (addr, handle, token) = start(raw_cat(), |c| {
+        c.max_connections = 8;
+        c.hello_time = Duration::from_millis(500);
+    })
+    .await;
+    let mut idle = Vec::new();
+    for _ in 0..8 {
+        idle.push(connect(addr).await);
+    }
+    let mut late = connect(addr).await;
+    assert_eq!(close_code(&mut late).await, Some(CloseCode::Again));
+    for mut ws in idle {
+        assert_eq!(
+            close_code(&mut ws).await,
+            Some(CloseCode::Library(close::NO_HELLO))
+        );
+    }
+    let mut ws = connect(addr).await;
+    send(&mut ws, &hello(&token)).await;
+    assert!(matches!(
+        next(&mut ws).await,
+        Some(Err(ServerMessage::Hello { .. }))
+    ));
+    assert_eq!(handle.spawned(), 1);
+    handle.close_all();
+}
+
+/// 256 MiB of random bytes through `cat` and the relay come back exact,
+/// the last byte too, though it may look like a character's start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn random_bytes_through_the_relay_come_back_exact() {
+    const LEN: usize = 256 << 20;
+    let mut data = vec![0u8; LEN];
+    fastrand::Rng::with_seed(7).fill(&mut data);
+    let data = std::sync::Arc::new(data);
+    let (addr, handle, token) = start(raw_cat(), |_| {}).await;
+    let ws = connect(addr).await;
+    let (mut tx, mut rx) = ws.split();
+    tx.send(Message::Text(
+        serde_json::to_string(&hello(&token)).unwrap().into(),
+    ))
+    .await
+    .unwrap();
+    let sender = {
+        let data = data.clone();
+        tokio::spawn(async move {
+            for chunk in data.chunks(64 << 10) {
+                tx.send(Message::Binary(chunk.to_vec().into()))
+                    .await
+                    .unwrap();
+            }
+            tx
+        })
+    };
+    let mut got = 0;
+    while got < LEN {
+        match rx.next().await.unwrap().unwrap() {
+            Message::Binary(b) => {
+                assert!(
+                    b[..] == data[got..got + b.len()],
+                    "bytes differ after {got}"
+                );
+                got += b.len();
+            }
+            Message::Text(t) => match serde_json::from_str(&t).unwrap() {
+                ServerMessage::Hello { .. } => {}
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        }
+    }
+    drop(sender.await.unwrap());
+    handle.close_all();
+}
