@@ -7,6 +7,7 @@ pub mod cli;
 pub mod cmd;
 pub mod conformance;
 pub mod install;
+pub mod node;
 pub mod peers;
 pub mod pyloop_conformance;
 pub mod python;

@@ -56,6 +56,20 @@ pub fn run(systems: &[String]) -> Result<()> {
         .args(&scope)
         .args(["--all-targets", "--", "-D", "warnings"]);
     steps.push(("clippy", Step::Command(clippy)));
+    // termio's Node addon is behind a feature: linted with it too.
+    if pkgs.is_empty() || pkgs.iter().any(|p| p == "termio") {
+        let mut node = cargo();
+        node.args([
+            "clippy",
+            "-p",
+            "termio",
+            "--features",
+            "node",
+            "--all-targets",
+        ])
+        .args(["--", "-D", "warnings"]);
+        steps.push(("clippy: termio's Node addon", Step::Command(node)));
+    }
     let mut test = cargo();
     test.arg("test").args(&scope);
     steps.push(("cargo test", Step::Command(test)));
@@ -82,6 +96,15 @@ pub fn run(systems: &[String]) -> Result<()> {
         steps.push((
             "pyloop: pytest on CPython 3.11-3.13",
             Step::Fn(crate::python::test_pyloop),
+        ));
+    }
+
+    // termio's Node package: its addon built from the crate, its API
+    // tested from Node.
+    if pkgs.is_empty() || pkgs.iter().any(|p| p == "termio") {
+        steps.push((
+            "termio: node --test (the addon built by @napi-rs/cli)",
+            Step::Fn(crate::node::test_termio),
         ));
     }
 

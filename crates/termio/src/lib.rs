@@ -13,6 +13,8 @@
 //!   Host, Origin and the token checked before anything is spawned,
 //!   output in binary frames, coalesced only while it floods.
 
+#[cfg(feature = "node")]
+pub mod node;
 pub mod pty;
 pub mod relay;
 pub mod ring;

@@ -162,9 +162,22 @@ pub struct Relay {
     shared: Arc<Shared>,
 }
 
+/// What happened to a relay's sessions, for its owner.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RelayEvent {
+    /// Session `session` ended: its program exited with `code`.
+    Exit { session: String, code: i32 },
+}
+
+/// Events kept for the owner at most; older ones go first.
+const EVENTS: usize = 1024;
+
 #[derive(Debug)]
 struct Shared {
     config: Config,
+    events: Mutex<std::collections::VecDeque<RelayEvent>>,
+    event: Notify,
+    closed: std::sync::atomic::AtomicBool,
     hosts: Vec<String>,
     sessions: Mutex<HashMap<String, Session>>,
     connections: Arc<Semaphore>,
@@ -200,6 +213,9 @@ impl Relay {
             config,
             hosts,
             sessions: Mutex::new(HashMap::new()),
+            events: Mutex::new(std::collections::VecDeque::new()),
+            event: Notify::new(),
+            closed: std::sync::atomic::AtomicBool::new(false),
             next_session: AtomicU64::new(1),
             spawned: AtomicUsize::new(0),
             refused: AtomicUsize::new(0),
@@ -275,11 +291,36 @@ impl Handle {
         self.shared.refused.load(Ordering::Relaxed)
     }
 
+    /// The next event (waits for one); `None` once [`Handle::close`] was
+    /// called.
+    pub async fn next_event(&self) -> Option<RelayEvent> {
+        loop {
+            let more = self.shared.event.notified();
+            tokio::pin!(more);
+            more.as_mut().enable();
+            if self.shared.closed.load(Ordering::Acquire) {
+                return None;
+            }
+            if let Some(e) = lock(&self.shared.events).pop_front() {
+                return Some(e);
+            }
+            more.await;
+        }
+    }
+
     /// Ends every session (their process groups get SIGHUP).
     pub fn close_all(&self) {
         for (_, s) in lock(&self.shared.sessions).drain() {
             let _ = s.signal(rustix::process::Signal::HUP);
         }
+    }
+
+    /// Ends every session, and the events: a caller waiting in
+    /// [`Handle::next_event`] gets `None`.
+    pub fn close(&self) {
+        self.close_all();
+        self.shared.closed.store(true, Ordering::Release);
+        self.shared.event.notify_waiters();
     }
 }
 
@@ -435,6 +476,7 @@ async fn connection(shared: Arc<Shared>, stream: TcpStream, peer: SocketAddr) {
             let n = shared.next_session.fetch_add(1, Ordering::Relaxed);
             let id = format!("s{n}");
             lock(&shared.sessions).insert(id.clone(), s.clone());
+            watch_end(shared.clone(), id.clone(), s.clone());
             (id, s, Some(0))
         }
     };
@@ -446,12 +488,24 @@ async fn connection(shared: Arc<Shared>, stream: TcpStream, peer: SocketAddr) {
     if ws.send(text(&hello)).await.is_err() {
         return;
     }
-    let ended = relay(&shared.config, &s, viewer, ws).await;
-    if ended {
-        lock(&shared.sessions).remove(&id);
-    } else {
+    if !relay(&shared.config, &s, viewer, ws).await {
         reap_when_idle(shared.clone(), id, s);
     }
+}
+
+/// Forgets session `id` when it ends, and tells the owner.
+fn watch_end(shared: Arc<Shared>, id: String, s: Session) {
+    drop(tokio::spawn(async move {
+        let code = s.ended().await;
+        lock(&shared.sessions).remove(&id);
+        let mut events = lock(&shared.events);
+        if events.len() == EVENTS {
+            events.pop_front();
+        }
+        events.push_back(RelayEvent::Exit { session: id, code });
+        drop(events);
+        shared.event.notify_one();
+    }));
 }
 
 fn text(m: &ServerMessage) -> Message {

@@ -198,6 +198,23 @@ impl Session {
         Ok(())
     }
 
+    /// Waits for the end (the child exited and all its output was read):
+    /// its exit code, or a signal's number negated.
+    pub async fn ended(&self) -> i32 {
+        loop {
+            let more = self.inner.more.notified();
+            tokio::pin!(more);
+            more.as_mut().enable();
+            {
+                let st = lock(&self.inner.state);
+                if st.ended {
+                    return st.exit.unwrap_or(-1);
+                }
+            }
+            more.await;
+        }
+    }
+
     /// Sets the terminal's size.
     pub fn resize(&self, size: Size) -> io::Result<()> {
         pty::resize(self.inner.master.get_ref().as_fd(), size)

@@ -1,0 +1,52 @@
+import { EventEmitter } from 'node:events';
+
+export interface ServerOptions {
+  /** The address to listen on (default 127.0.0.1). */
+  host?: string;
+  /** The port (default: any free one). */
+  port?: number;
+  /** The token clients send in their first message (default: 128 random bits). */
+  token?: string;
+  /** The program each session runs (default: $SHELL, else /bin/sh). */
+  shell?: string;
+  args?: string[];
+  cwd?: string;
+  env?: Record<string, string>;
+  /** Origins whose pages may connect, exactly (`http://127.0.0.1:8080`). */
+  allowedOrigins?: string[];
+  /** Host headers accepted (default: the address and port, and localhost:port). */
+  allowedHosts?: string[];
+  /** The path it answers on (default `/`). */
+  path?: string;
+}
+
+export interface SessionInfo { id: string; pid: number; viewers: number }
+
+export declare class TerminalServer extends EventEmitter {
+  readonly host: string;
+  readonly port: number;
+  readonly token: string;
+  readonly url: string;
+  sessions(): SessionInfo[];
+  on(event: 'exit', listener: (e: { session: string; code: number }) => void): this;
+  on(event: string, listener: (...args: any[]) => void): this;
+  close(): void;
+}
+
+export declare function createTerminalServer(options?: ServerOptions): Promise<TerminalServer>;
+
+export interface Disposable { dispose(): void }
+
+export declare class Session {
+  readonly pid: number;
+  exitCode: number | null;
+  write(data: string | Uint8Array): Promise<void>;
+  resize(cols: number, rows: number): void;
+  kill(signal?: 'SIGHUP' | 'SIGINT' | 'SIGTERM' | 'SIGKILL' | 'SIGQUIT'): void;
+  onData(cb: (data: Buffer) => void): Disposable;
+  onExit(cb: (code: number) => void): Disposable;
+}
+
+export interface SpawnOptions { cwd?: string; env?: Record<string, string>; cols?: number; rows?: number }
+
+export declare function spawn(file: string, args?: string[], options?: SpawnOptions): Session;

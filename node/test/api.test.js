@@ -1,0 +1,86 @@
+'use strict';
+// The package's API from Node, with real PTYs and real sockets.
+const test = require('node:test');
+const assert = require('node:assert');
+const WebSocket = require('ws');
+const { createTerminalServer, spawn } = require('..');
+
+function exited(session) {
+  return new Promise((resolve) => session.onExit(resolve));
+}
+
+test('spawn: output in order, then the exit code after all of it', async () => {
+  const s = spawn('/bin/sh', ['-c', "head -c 65536 /dev/zero | tr '\\0' x; exit 5"]);
+  let n = 0;
+  s.onData((b) => { n += b.length; });
+  assert.strictEqual(await exited(s), 5);
+  assert.strictEqual(n, 65536);
+});
+
+test('spawn: input, resize and kill', async () => {
+  const s = spawn('/bin/sh', ['-c', 'read x; stty size; read y'], { cols: 80, rows: 24 });
+  let out = '';
+  const sized = new Promise((resolve) => s.onData((b) => {
+    out += b.toString('utf8');
+    if (out.includes('43 132')) resolve();
+  }));
+  const done = exited(s);
+  s.resize(132, 43);
+  await s.write('go\r');
+  await sized;
+  s.kill('SIGTERM');
+  assert.strictEqual(await done, -15);
+});
+
+function open(server, origin) {
+  return new WebSocket(server.url, { origin, headers: { host: `127.0.0.1:${server.port}` } });
+}
+
+test('server: a page from an allowed origin runs a session; its exit is an event', async () => {
+  const server = await createTerminalServer({
+    shell: '/bin/sh', args: ['-c', 'read x; echo "got $x"; exit 7'], allowedOrigins: ['http://app.test'],
+  });
+  try {
+    assert.match(server.token, /^[0-9a-f]{32}$/);
+    assert.strictEqual(server.host, '127.0.0.1');
+    const exit = new Promise((resolve) => server.once('exit', resolve));
+    const ws = open(server, 'http://app.test');
+    const messages = [];
+    let out = '';
+    let greeted;
+    const hello = new Promise((resolve) => { greeted = resolve; });
+    ws.on('message', (data, binary) => {
+      if (binary) {
+        out += data.toString('utf8');
+      } else {
+        messages.push(JSON.parse(data.toString()));
+        greeted();
+      }
+    });
+    await new Promise((r) => ws.on('open', r));
+    ws.send(JSON.stringify({ type: 'hello', token: server.token, cols: 80, rows: 24 }));
+    await hello;
+    assert.strictEqual(messages[0].type, 'hello');
+    assert.deepStrictEqual(server.sessions().map((s) => s.id), [messages[0].session]);
+    ws.send(Buffer.from('hi\r'));
+    const e = await exit;
+    assert.deepStrictEqual(e, { session: messages[0].session, code: 7 });
+    await new Promise((r) => ws.on('close', r));
+    assert.match(out, /got hi/);
+    assert.deepStrictEqual(messages[messages.length - 1], { type: 'exit', code: 7 });
+  } finally {
+    server.close();
+  }
+});
+
+test('server: a page from another origin is refused, and nothing is spawned', async () => {
+  const server = await createTerminalServer({ shell: '/bin/cat', allowedOrigins: ['http://app.test'] });
+  try {
+    const ws = open(server, 'http://evil.test');
+    const status = await new Promise((resolve) => ws.on('unexpected-response', (_req, res) => resolve(res.statusCode)));
+    assert.strictEqual(status, 403);
+    assert.deepStrictEqual(server.sessions(), []);
+  } finally {
+    server.close();
+  }
+});
