@@ -20,6 +20,15 @@ export interface ServerOptions {
   path?: string;
 }
 
+export interface PlanEvent {
+  session: string;
+  /** The agent whose interface printed it: 'claude-code'. */
+  agent: string;
+  marker: 'entered' | 'planStart' | 'plan' | 'planEnd' | 'approved' | 'exited';
+  /** With marker 'plan': the plan's text, escapes taken out. */
+  text?: string;
+}
+
 export interface SessionInfo { id: string; pid: number; viewers: number }
 
 export declare class TerminalServer extends EventEmitter {
@@ -29,6 +38,7 @@ export declare class TerminalServer extends EventEmitter {
   readonly url: string;
   sessions(): SessionInfo[];
   on(event: 'exit', listener: (e: { session: string; code: number }) => void): this;
+  on(event: 'plan', listener: (e: PlanEvent) => void): this;
   on(event: string, listener: (...args: any[]) => void): this;
   close(): void;
 }

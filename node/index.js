@@ -27,8 +27,15 @@ class TerminalServer extends EventEmitter {
     for (;;) {
       const e = await this._native.nextEvent();
       if (e === null) return;
-      // 'exit': { session, code }.
-      this.emit(e.kind, { session: e.session, code: e.code });
+      if (e.kind === 'exit') {
+        this.emit('exit', { session: e.session, code: e.code });
+      } else if (e.kind === 'plan') {
+        // marker: 'entered', 'planStart', 'plan' (with text), 'planEnd',
+        // 'approved' or 'exited'.
+        const ev = { session: e.session, agent: e.agent, marker: e.marker };
+        if (e.text != null) ev.text = e.text;
+        this.emit('plan', ev);
+      }
     }
   }
 

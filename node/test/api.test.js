@@ -84,3 +84,27 @@ test('server: a page from another origin is refused, and nothing is spawned', as
     server.close();
   }
 });
+
+test('server: plan-mode markers in the output come as plan events, with the plan text', async () => {
+  const script = "printf '\\033[2m\\342\\217\\270 plan \\033[1mmode\\033[0m on\\r\\n';"
+    + " printf \"Here is Claude's plan:\\r\\n1. Add a retry policy\\r\\nWould you like to proceed?\\r\\n\"; read x";
+  const server = await createTerminalServer({ shell: '/bin/sh', args: ['-c', script], allowedOrigins: ['http://app.test'] });
+  try {
+    const events = [];
+    const four = new Promise((resolve) => server.on('plan', (e) => { events.push(e); if (events.length === 4) resolve(); }));
+    const ws = open(server, 'http://app.test');
+    await new Promise((r) => ws.on('open', r));
+    ws.send(JSON.stringify({ type: 'hello', token: server.token }));
+    await four;
+    const session = server.sessions()[0].id;
+    assert.deepStrictEqual(events, [
+      { session, agent: 'claude-code', marker: 'entered' },
+      { session, agent: 'claude-code', marker: 'planStart' },
+      { session, agent: 'claude-code', marker: 'plan', text: '1. Add a retry policy' },
+      { session, agent: 'claude-code', marker: 'planEnd' },
+    ]);
+    ws.close();
+  } finally {
+    server.close();
+  }
+});

@@ -9,12 +9,15 @@
 //!   has room (else the child's writes block), viewers read at their own
 //!   cursors, input goes straight to the PTY, and the end comes after all
 //!   the output.
+//! - [`plan`]: plan-mode markers in an agent's output, found incrementally
+//!   through escape sequences and across chunks.
 //! - [`relay`]: browser terminals over WebSocket (tokio-tungstenite):
 //!   Host, Origin and the token checked before anything is spawned,
 //!   output in binary frames, coalesced only while it floods.
 
 #[cfg(feature = "node")]
 pub mod node;
+pub mod plan;
 pub mod pty;
 pub mod relay;
 pub mod ring;

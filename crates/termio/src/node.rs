@@ -80,10 +80,18 @@ pub struct SessionInfo {
 #[napi(object)]
 #[derive(Debug)]
 pub struct ServerEvent {
-    /// `exit`.
+    /// `exit` or `plan`.
     pub kind: String,
     pub session: String,
-    pub code: i32,
+    /// `exit`: the exit code (a signal's number negated).
+    pub code: Option<i32>,
+    /// `plan`: the agent (`claude-code`).
+    pub agent: Option<String>,
+    /// `plan`: `entered`, `plan` (with `text`), `planEnd`, `approved` or
+    /// `exited`.
+    pub marker: Option<String>,
+    /// `plan` with marker `plan`: the plan's text.
+    pub text: Option<String>,
 }
 
 /// A serving relay.
@@ -165,13 +173,42 @@ impl NativeServer {
     /// closed.
     #[napi]
     pub async fn next_event(&self) -> Option<ServerEvent> {
-        match self.handle.next_event().await? {
-            RelayEvent::Exit { session, code } => Some(ServerEvent {
-                kind: "exit".into(),
-                session,
-                code,
-            }),
-        }
+        use crate::plan::{Event as P, Kind};
+        let none = |kind: &str, session: String| ServerEvent {
+            kind: kind.into(),
+            session,
+            code: None,
+            agent: None,
+            marker: None,
+            text: None,
+        };
+        Some(match self.handle.next_event().await? {
+            RelayEvent::Exit { session, code } => ServerEvent {
+                code: Some(code),
+                ..none("exit", session)
+            },
+            RelayEvent::Plan { session, event } => {
+                let (agent, marker, text) = match event {
+                    P::Plan { agent, text } => (agent, "plan", Some(text)),
+                    P::Marker { agent, kind } => {
+                        let m = match kind {
+                            Kind::Entered => "entered",
+                            Kind::PlanStart => "planStart",
+                            Kind::PlanEnd => "planEnd",
+                            Kind::Approved => "approved",
+                            Kind::Exited => "exited",
+                        };
+                        (agent, m, None)
+                    }
+                };
+                ServerEvent {
+                    agent: Some(agent.into()),
+                    marker: Some(marker.into()),
+                    text,
+                    ..none("plan", session)
+                }
+            }
+        })
     }
 
     /// Stops listening and ends every session.

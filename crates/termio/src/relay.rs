@@ -167,6 +167,11 @@ pub struct Relay {
 pub enum RelayEvent {
     /// Session `session` ended: its program exited with `code`.
     Exit { session: String, code: i32 },
+    /// Session `session`'s agent printed a plan-mode marker, or a plan.
+    Plan {
+        session: String,
+        event: crate::plan::Event,
+    },
 }
 
 /// Events kept for the owner at most; older ones go first.
@@ -493,19 +498,33 @@ async fn connection(shared: Arc<Shared>, stream: TcpStream, peer: SocketAddr) {
     }
 }
 
-/// Forgets session `id` when it ends, and tells the owner.
+/// Tells the owner of session `id`'s plan events, and of its end, when
+/// it forgets it.
 fn watch_end(shared: Arc<Shared>, id: String, s: Session) {
     drop(tokio::spawn(async move {
+        while let Some(event) = s.next_plan().await {
+            shared.tell(RelayEvent::Plan {
+                session: id.clone(),
+                event,
+            });
+        }
         let code = s.ended().await;
         lock(&shared.sessions).remove(&id);
-        let mut events = lock(&shared.events);
+        shared.tell(RelayEvent::Exit { session: id, code });
+    }));
+}
+
+impl Shared {
+    /// Queues `e` for the owner (dropping the oldest past [`EVENTS`]).
+    fn tell(&self, e: RelayEvent) {
+        let mut events = lock(&self.events);
         if events.len() == EVENTS {
             events.pop_front();
         }
-        events.push_back(RelayEvent::Exit { session: id, code });
+        events.push_back(e);
         drop(events);
-        shared.event.notify_one();
-    }));
+        self.event.notify_one();
+    }
 }
 
 fn text(m: &ServerMessage) -> Message {

@@ -32,13 +32,21 @@ pub struct Options {
     pub ring: usize,
     /// Bytes read from the PTY at a time.
     pub read: usize,
+    /// Plan-mode markers to look for in the output ([`crate::plan`]);
+    /// none: no detector runs.
+    pub plan_markers: Vec<crate::plan::Marker>,
 }
+
+/// Plan events kept for [`Session::next_plan`] at most; older ones go
+/// first.
+const PLAN_EVENTS: usize = 256;
 
 impl Default for Options {
     fn default() -> Options {
         Options {
             ring: 4 << 20,
             read: 64 << 10,
+            plan_markers: crate::plan::claude_code(),
         }
     }
 }
@@ -90,6 +98,8 @@ struct State {
     /// All output is read (and the child reaped).
     ended: bool,
     read: usize,
+    /// Plan events not yet taken.
+    plans: std::collections::VecDeque<crate::plan::Event>,
 }
 
 impl State {
@@ -134,6 +144,7 @@ impl Session {
                 exit: None,
                 ended: false,
                 read: opts.read.max(1),
+                plans: std::collections::VecDeque::new(),
             }),
             more: Notify::new(),
             room: Notify::new(),
@@ -149,7 +160,9 @@ impl Session {
                 reaped.room.notify_one();
                 reaped.more.notify_waiters();
             })?;
-        tokio::spawn(read(inner.clone()));
+        let detector =
+            (!opts.plan_markers.is_empty()).then(|| crate::plan::Detector::new(opts.plan_markers));
+        tokio::spawn(read(inner.clone(), detector));
         Ok(Session { inner })
     }
 
@@ -215,6 +228,26 @@ impl Session {
         }
     }
 
+    /// The next plan-mode event in the output; `None` once the session
+    /// has ended and none is left.
+    pub async fn next_plan(&self) -> Option<crate::plan::Event> {
+        loop {
+            let more = self.inner.more.notified();
+            tokio::pin!(more);
+            more.as_mut().enable();
+            {
+                let mut st = lock(&self.inner.state);
+                if let Some(e) = st.plans.pop_front() {
+                    return Some(e);
+                }
+                if st.ended {
+                    return None;
+                }
+            }
+            more.await;
+        }
+    }
+
     /// Sets the terminal's size.
     pub fn resize(&self, size: Size) -> io::Result<()> {
         pty::resize(self.inner.master.get_ref().as_fd(), size)
@@ -228,7 +261,7 @@ impl Session {
 
 /// The reader: the PTY's output into the ring while some viewer has room
 /// for it, until the end.
-async fn read(inner: Arc<Inner>) {
+async fn read(inner: Arc<Inner>, mut detector: Option<crate::plan::Detector>) {
     let mut buf = vec![0u8; lock(&inner.state).read];
     loop {
         // Room for a whole read, for some viewer.
@@ -291,7 +324,19 @@ async fn read(inner: Arc<Inner>) {
                 return;
             }
             Some(n) => {
-                lock(&inner.state).ring.push(&buf[..n]);
+                let plans = detector
+                    .as_mut()
+                    .map(|d| d.feed(&buf[..n]))
+                    .unwrap_or_default();
+                let mut st = lock(&inner.state);
+                st.ring.push(&buf[..n]);
+                for e in plans {
+                    if st.plans.len() == PLAN_EVENTS {
+                        st.plans.pop_front();
+                    }
+                    st.plans.push_back(e);
+                }
+                drop(st);
                 inner.more.notify_waiters();
             }
         }

@@ -79,6 +79,7 @@ async fn a_stalled_only_viewer_holds_the_child_back() {
     let opts = Options {
         ring: 256 << 10,
         read: 16 << 10,
+        ..Options::default()
     };
     let s = Session::spawn(&sh("head -c 8388608 /dev/zero; exit 0"), opts).unwrap();
     let mut v = s.attach(Some(0));
@@ -111,6 +112,7 @@ async fn a_stalled_viewer_loses_bytes_and_is_told_which() {
     let opts = Options {
         ring: 256 << 10,
         read: 16 << 10,
+        ..Options::default()
     };
     let s = Session::spawn(&sh("head -c 8388608 /dev/zero; exit 0"), opts).unwrap();
     let mut stalled = s.attach(Some(0));
@@ -140,4 +142,35 @@ async fn a_lone_character_start_is_not_held_for_good() {
     }
     assert_eq!(got, b"ab\xE2");
     s.signal(rustix::process::Signal::HUP).unwrap();
+}
+
+/// The output's plan-mode markers, escapes and all, come as plan events,
+/// with the plan's text; then none once the session has ended.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plan_markers_in_the_output_come_as_events() {
+    use termio::plan::{Event as P, Kind};
+    let script = "printf '\\033[2mplan \\033[1mmode\\033[0m on\\r\\n'; \
+                  printf \"Here is Claude's plan:\\r\\n1. Retry\\r\\nWould you like to proceed?\\r\\n\"";
+    let s = Session::spawn(&sh(script), Options::default()).unwrap();
+    let mut got = Vec::new();
+    while let Some(e) = s.next_plan().await {
+        got.push(e);
+    }
+    let marker = |kind| P::Marker {
+        agent: "claude-code",
+        kind,
+    };
+    assert_eq!(
+        got,
+        [
+            marker(Kind::Entered),
+            marker(Kind::PlanStart),
+            P::Plan {
+                agent: "claude-code",
+                text: "1. Retry".into()
+            },
+            marker(Kind::PlanEnd),
+        ]
+    );
+    assert_eq!(s.ended().await, 0);
 }

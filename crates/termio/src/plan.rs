@@ -1,0 +1,312 @@
+//! Plan-mode detection in a coding agent's terminal output, incremental
+//! and aware of ANSI escapes.
+//!
+//! The output is fed chunk by chunk, as the PTY gives it. Escape sequences
+//! (CSI such as colours and cursor moves, OSC such as titles and links,
+//! and two-byte escapes) are skipped by a small state machine that keeps
+//! its state between chunks, and the text that is left runs through one
+//! Aho-Corasick automaton over every marker, stepped a byte at a time, its
+//! state also kept between chunks. So a marker cut across chunks, or broken
+//! up by escapes (`plan \x1b[1mmode\x1b[0m on`), is still found, and each
+//! byte is looked at once: the cost per MB does not grow with what was seen
+//! before, as a rescan of a buffer, or of a chunk with an overlap, does.
+//!
+//! (Two-byte escapes with intermediate bytes, such as `ESC ( B`, are
+//! skipped whole.)
+//!
+//! Markers are literal text of the agents' interfaces, per agent and
+//! kind ([`Marker`]). Between a [`Kind::PlanStart`] marker and the next
+//! marker of the same agent, the text is kept (up to [`PLAN_MAX`] bytes)
+//! and reported with [`Event::Plan`].
+
+use aho_corasick::automaton::Automaton;
+use aho_corasick::dfa::DFA;
+use aho_corasick::{Anchored, MatchKind, StartKind};
+
+/// The most bytes of a plan's text kept.
+pub const PLAN_MAX: usize = 256 << 10;
+
+/// What a marker says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// The agent is in plan mode.
+    Entered,
+    /// The plan's text follows.
+    PlanStart,
+    /// The plan's text has ended (the agent asks for approval).
+    PlanEnd,
+    /// The user approved the plan.
+    Approved,
+    /// The agent left plan mode without an approval.
+    Exited,
+}
+
+/// A marker: literal text that the agent's interface prints.
+#[derive(Debug, Clone)]
+pub struct Marker {
+    pub agent: &'static str,
+    pub kind: Kind,
+    pub text: String,
+}
+
+/// What the detector reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// `agent` printed a marker of `kind`.
+    Marker { agent: &'static str, kind: Kind },
+    /// `agent`'s plan, as text without escapes.
+    Plan { agent: &'static str, text: String },
+}
+
+/// The markers of Claude Code's interface: the mode indicator under the
+/// prompt, the plan shown for approval and its question, and the line
+/// written into the transcript when the plan is approved or rejected.
+pub fn claude_code() -> Vec<Marker> {
+    let m = |kind, text: &str| Marker {
+        agent: "claude-code",
+        kind,
+        text: text.into(),
+    };
+    vec![
+        m(Kind::Entered, "plan mode on"),
+        m(Kind::PlanStart, "Here is Claude's plan:"),
+        m(Kind::PlanEnd, "Would you like to proceed?"),
+        m(Kind::Approved, "User approved Claude's plan"),
+        m(Kind::Exited, "User rejected Claude's plan"),
+    ]
+}
+
+/// Where the escape skipper is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Esc {
+    Text,
+    /// After ESC.
+    Escape,
+    /// After ESC and intermediate bytes (`ESC ( B` chooses a charset).
+    Intermediate,
+    /// In a CSI sequence (ESC [ … final byte).
+    Csi,
+    /// In an OSC string (ESC ] … BEL or ESC \).
+    Osc,
+    /// ESC inside an OSC string: `\` ends it.
+    OscEscape,
+}
+
+/// The detector: feed it output, get events.
+#[derive(Debug)]
+pub struct Detector {
+    markers: Vec<Marker>,
+    dfa: DFA,
+    state: aho_corasick::automaton::StateID,
+    esc: Esc,
+    /// The plan being read: its agent and text so far.
+    plan: Option<(&'static str, Vec<u8>)>,
+}
+
+impl Detector {
+    /// A detector of `markers` (empty ones are left out).
+    pub fn new(markers: Vec<Marker>) -> Detector {
+        let markers: Vec<Marker> = markers.into_iter().filter(|m| !m.text.is_empty()).collect();
+        // Every marker is found where it ends, overlapping ones too.
+        let dfa = DFA::builder()
+            .match_kind(MatchKind::Standard)
+            .start_kind(StartKind::Unanchored)
+            .build(markers.iter().map(|m| m.text.as_bytes()))
+            .unwrap_or_else(|_| {
+                DFA::new(std::iter::empty::<&[u8]>()).expect("an empty automaton builds")
+            });
+        let state = dfa
+            .start_state(Anchored::No)
+            .expect("an unanchored start state was asked for");
+        Detector {
+            markers,
+            dfa,
+            state,
+            esc: Esc::Text,
+            plan: None,
+        }
+    }
+
+    /// Claude Code's markers ([`claude_code`]).
+    pub fn with_builtin_markers() -> Detector {
+        Detector::new(claude_code())
+    }
+
+    /// Feeds the next chunk of output; the events it completes.
+    pub fn feed(&mut self, chunk: &[u8]) -> Vec<Event> {
+        let mut events = Vec::new();
+        for &b in chunk {
+            let text = match self.esc {
+                Esc::Text => {
+                    if b == 0x1b {
+                        self.esc = Esc::Escape;
+                        false
+                    } else {
+                        // Control bytes other than newline and tab are not
+                        // text; a carriage return is not either.
+                        b >= 0x20 || b == b'\n' || b == b'\t'
+                    }
+                }
+                Esc::Escape => {
+                    self.esc = match b {
+                        b'[' => Esc::Csi,
+                        b']' => Esc::Osc,
+                        0x20..=0x2f => Esc::Intermediate,
+                        _ => Esc::Text,
+                    };
+                    false
+                }
+                Esc::Intermediate => {
+                    if !(0x20..=0x2f).contains(&b) {
+                        self.esc = Esc::Text;
+                    }
+                    false
+                }
+                Esc::Csi => {
+                    if (0x40..=0x7e).contains(&b) {
+                        self.esc = Esc::Text;
+                    }
+                    false
+                }
+                Esc::Osc => {
+                    match b {
+                        0x07 => self.esc = Esc::Text,
+                        0x1b => self.esc = Esc::OscEscape,
+                        _ => {}
+                    }
+                    false
+                }
+                Esc::OscEscape => {
+                    self.esc = if b == b'\\' { Esc::Text } else { Esc::Osc };
+                    false
+                }
+            };
+            if !text {
+                continue;
+            }
+            if let Some((_, buf)) = &mut self.plan
+                && buf.len() < PLAN_MAX
+            {
+                buf.push(b);
+            }
+            self.state = self.dfa.next_state(Anchored::No, self.state, b);
+            if self.dfa.is_match(self.state) {
+                for i in 0..self.dfa.match_len(self.state) {
+                    let p = self.dfa.match_pattern(self.state, i).as_usize();
+                    let (agent, kind, len) = {
+                        let m = &self.markers[p];
+                        (m.agent, m.kind, m.text.len())
+                    };
+                    self.marker(agent, kind, len, &mut events);
+                }
+            }
+        }
+        events
+    }
+
+    /// A marker of `kind`, `len` bytes long, has just been read.
+    fn marker(&mut self, agent: &'static str, kind: Kind, len: usize, out: &mut Vec<Event>) {
+        // A plan of this agent ends at its next marker (whose text is not
+        // the plan's).
+        if let Some((a, _)) = &self.plan
+            && *a == agent
+            && let Some((a, mut buf)) = self.plan.take()
+        {
+            buf.truncate(buf.len().saturating_sub(len));
+            let text = String::from_utf8_lossy(&buf).trim().to_string();
+            out.push(Event::Plan { agent: a, text });
+        }
+        if kind == Kind::PlanStart {
+            self.plan = Some((agent, Vec::new()));
+        }
+        out.push(Event::Marker { agent, kind });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn markers(events: &[Event]) -> Vec<Kind> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Marker { kind, .. } => Some(*kind),
+                Event::Plan { .. } => None,
+            })
+            .collect()
+    }
+
+    /// A marker cut across chunks at every offset, or broken up by escape
+    /// sequences of every kind, is found once.
+    #[test]
+    fn markers_are_found_across_chunks_and_escapes() {
+        let plain = b"  \xe2\x8f\xb8 plan mode on (shift+tab to cycle)\r\n".to_vec();
+        let styled = b"\x1b[2m\xe2\x8f\xb8 \x1b[38;5;33mplan\x1b[0m \x1b]8;;http://x\x07mode\x1b]8;;\x1b\\ o\x1b(Bn\x1b[0m".to_vec();
+        for text in [plain, styled] {
+            for cut in 0..text.len() {
+                let mut d = Detector::with_builtin_markers();
+                let mut events = d.feed(&text[..cut]);
+                events.extend(d.feed(&text[cut..]));
+                assert_eq!(markers(&events), [Kind::Entered], "cut at {cut}");
+            }
+            // And a byte at a time.
+            let mut d = Detector::with_builtin_markers();
+            let events: Vec<Event> = text.iter().flat_map(|b| d.feed(&[*b])).collect();
+            assert_eq!(markers(&events), [Kind::Entered]);
+        }
+    }
+
+    /// The plan's text, between its start and the question, comes with
+    /// the escapes taken out; then the approval.
+    #[test]
+    fn the_plan_text_is_reported() {
+        let mut d = Detector::with_builtin_markers();
+        let out = "\x1b[1mReady to code?\x1b[0m\r\n\r\nHere is Claude's plan:\r\n\
+                   \x1b[38;5;246m1. Add a retry policy\x1b[0m\r\n2. Test it\r\n\r\n\
+                   Would you like to proceed?\r\n❯ 1. Yes\r\n";
+        let mut events = Vec::new();
+        for piece in out.as_bytes().chunks(7) {
+            events.extend(d.feed(piece));
+        }
+        events.extend(d.feed(b"\x1b[2K  \xe2\x8e\xbf  User approved Claude's plan:\r\n"));
+        assert_eq!(
+            events,
+            [
+                Event::Marker {
+                    agent: "claude-code",
+                    kind: Kind::PlanStart
+                },
+                Event::Plan {
+                    agent: "claude-code",
+                    text: "1. Add a retry policy\n2. Test it".into()
+                },
+                Event::Marker {
+                    agent: "claude-code",
+                    kind: Kind::PlanEnd
+                },
+                Event::Marker {
+                    agent: "claude-code",
+                    kind: Kind::Approved
+                },
+            ]
+        );
+    }
+
+    /// Text that is not a marker, however much, reports nothing, and what
+    /// is kept of a plan is bounded.
+    #[test]
+    fn other_text_reports_nothing_and_plans_are_bounded() {
+        let mut d = Detector::with_builtin_markers();
+        let noise = "plan mode o\x1b[31mff\x1b[0m; Here is Claude's pla\r\n".repeat(1000);
+        assert!(d.feed(noise.as_bytes()).is_empty());
+        let mut d = Detector::with_builtin_markers();
+        d.feed(b"Here is Claude's plan:");
+        d.feed(&vec![b'x'; 3 * PLAN_MAX]);
+        let events = d.feed(b"Would you like to proceed?");
+        match &events[0] {
+            Event::Plan { text, .. } => assert!(text.len() <= PLAN_MAX),
+            other => panic!("{other:?}"),
+        }
+    }
+}
