@@ -342,3 +342,106 @@ async fn random_bytes_through_the_relay_come_back_exact() {
     drop(sender.await.unwrap());
     handle.close_all();
 }
+
+/// The process's resident memory, in KiB.
+fn rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// Reads the relay's messages until `deadline`: output bytes received.
+async fn read_until(ws: &mut Ws, deadline: tokio::time::Instant) -> u64 {
+    let mut n = 0;
+    while let Ok(Some(m)) = tokio::time::timeout_at(deadline, next(ws)).await {
+        if let Ok(b) = m {
+            n += b.len() as u64;
+        }
+    }
+    n
+}
+
+/// A client that stops reading for a minute under `yes` costs no more than
+/// its cursor: the relay's memory stays bounded, and another client of the
+/// same session keeps receiving all along.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_client_keeps_memory_bounded_and_others_receive() {
+    let cmd = Command::new("yes");
+    let (addr, handle, token) = start(cmd, |_| {}).await;
+    let mut reader = connect(addr).await;
+    send(&mut reader, &hello(&token)).await;
+    let Some(Err(ServerMessage::Hello { session, .. })) = next(&mut reader).await else {
+        panic!("no hello");
+    };
+    let mut stalled = connect(addr).await;
+    send(
+        &mut stalled,
+        &ClientMessage::Hello {
+            token: token.clone(),
+            cols: None,
+            rows: None,
+            session: Some(session),
+            seq: None,
+        },
+    )
+    .await;
+    // The stalled client never reads again. Warm up, then watch a minute.
+    let t = tokio::time::Instant::now();
+    read_until(&mut reader, t + Duration::from_secs(2)).await;
+    let before = rss_kib();
+    let mut per_second = Vec::new();
+    for s in 1..=60 {
+        per_second.push(read_until(&mut reader, t + Duration::from_secs(2 + s)).await);
+    }
+    let grown = rss_kib().saturating_sub(before);
+    let slowest = *per_second.iter().min().unwrap();
+    eprintln!(
+        "a minute with a stalled client: grew {grown} KiB; the reader's slowest second {slowest} bytes"
+    );
+    assert!(
+        grown < 32 << 10,
+        "the relay grew by {grown} KiB with a stalled client"
+    );
+    assert!(
+        slowest > 1 << 20,
+        "a second with only {slowest} bytes for the reading client"
+    );
+    drop(stalled);
+    handle.close_all();
+}
+
+/// Ctrl-C during `yes`: the output at the client stops within 100 ms.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_stops_the_output_within_100_ms() {
+    let cmd = Command::new("/bin/sh").arg("-c").arg("yes; sleep 1000");
+    let (addr, handle, token) = start(cmd, |_| {}).await;
+    let mut ws = connect(addr).await;
+    send(&mut ws, &hello(&token)).await;
+    let mut seen = 0;
+    while seen < 4 << 20 {
+        if let Some(Ok(b)) = next(&mut ws).await {
+            seen += b.len();
+        }
+    }
+    ws.send(Message::Binary(vec![3u8].into())).await.unwrap();
+    let sent = tokio::time::Instant::now();
+    // Output goes on for what was already on its way, then stops: the last
+    // byte of `yes` comes within 100 ms of the keystroke.
+    let mut last = sent;
+    while let Ok(Some(Some(Ok(b)))) =
+        tokio::time::timeout(Duration::from_millis(500), next(&mut ws))
+            .await
+            .map(Some)
+    {
+        if b.windows(2).any(|w| w == b"y\r") {
+            last = tokio::time::Instant::now();
+        }
+    }
+    let took = last - sent;
+    eprintln!("yes went on for {took:?} after Ctrl-C");
+    assert!(
+        took < Duration::from_millis(100),
+        "yes went on for {took:?} after Ctrl-C"
+    );
+    handle.close_all();
+}
