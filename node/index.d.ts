@@ -40,6 +40,8 @@ export declare class TerminalServer extends EventEmitter {
   on(event: 'exit', listener: (e: { session: string; code: number }) => void): this;
   on(event: 'plan', listener: (e: PlanEvent) => void): this;
   on(event: string, listener: (...args: any[]) => void): this;
+  /** Hands `httpServer`'s WebSocket upgrades on `path` over to this relay. */
+  attach(httpServer: import('node:http').Server, options?: { path?: string }): this;
   close(): void;
 }
 

@@ -39,6 +39,39 @@ class TerminalServer extends EventEmitter {
     }
   }
 
+  /**
+   * Hands the WebSocket upgrades that `httpServer` (a Node http.Server,
+   * Express's or Fastify's underneath) gets on `path` over to this relay,
+   * which answers them in Rust with the same checks; other upgrades are
+   * left to the server's other listeners. The server's address is added to
+   * the allowed Host headers once it listens.
+   */
+  attach(httpServer, { path = '/' } = {}) {
+    const allow = () => {
+      const a = httpServer.address();
+      if (a && typeof a === 'object') {
+        const host = a.family === 'IPv6' ? `[${a.address}]` : a.address;
+        this._native.allowHost(`${host}:${a.port}`);
+        this._native.allowHost(`localhost:${a.port}`);
+      }
+    };
+    if (httpServer.listening) allow(); else httpServer.once('listening', allow);
+    httpServer.on('upgrade', (req, socket, head) => {
+      const url = new URL(req.url, 'http://x');
+      if (url.pathname !== path) return;
+      const fd = socket._handle && socket._handle.fd;
+      try {
+        this._native.adopt(typeof fd === 'number' ? fd : -1, `${this._path}${url.search}`, req.rawHeaders, head);
+      } catch (e) {
+        socket.end('HTTP/1.1 500 Internal Server Error\r\nConnection: close\r\n\r\n');
+        return;
+      }
+      // The relay has its own copy of the socket.
+      socket.destroy();
+    });
+    return this;
+  }
+
   /** Stops listening and ends every session (SIGHUP to each). */
   close() {
     if (this._closed) return;
@@ -56,7 +89,9 @@ async function createTerminalServer(options = {}) {
   const n = await native.NativeServer.listen({
     host, port, token, shell, args, cwd, env, allowedOrigins, allowedHosts, path,
   });
-  return new TerminalServer(n);
+  const server = new TerminalServer(n);
+  server._path = path || '/';
+  return server;
 }
 
 /** A program in a PTY, with its bytes in JavaScript. */

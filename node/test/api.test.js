@@ -108,3 +108,33 @@ test('server: plan-mode markers in the output come as plan events, with the plan
     server.close();
   }
 });
+
+test('attach: an http.Server hands its upgrades on a path to termio, with the same checks', async () => {
+  const http = require('node:http');
+  const server = await createTerminalServer({ shell: '/bin/cat', allowedOrigins: ['http://app.test'] });
+  const web = http.createServer((req, res) => res.end('page'));
+  server.attach(web, { path: '/term' });
+  await new Promise((r) => web.listen(0, '127.0.0.1', r));
+  const port = web.address().port;
+  try {
+    // A bad origin is refused by the relay, on the web server's port.
+    const bad = new WebSocket(`ws://127.0.0.1:${port}/term`, { origin: 'http://evil.test' });
+    const status = await new Promise((resolve) => bad.on('unexpected-response', (_req, res) => resolve(res.statusCode)));
+    assert.strictEqual(status, 403);
+    // A good one gets a session: input echoed by cat.
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/term`, { origin: 'http://app.test' });
+    await new Promise((r) => ws.on('open', r));
+    let out = '';
+    const echoed = new Promise((resolve) => ws.on('message', (data, binary) => {
+      if (binary) { out += data.toString(); if (out.includes('ping')) resolve(); }
+    }));
+    ws.send(JSON.stringify({ type: 'hello', token: server.token }));
+    ws.send(Buffer.from('ping'));
+    await echoed;
+    assert.strictEqual(server.sessions().length, 1);
+    ws.close();
+  } finally {
+    server.close();
+    web.close();
+  }
+});

@@ -211,6 +211,47 @@ impl NativeServer {
         })
     }
 
+    /// Also accepts `host` as a Host header (an HTTP server's address).
+    #[napi]
+    pub fn allow_host(&self, host: String) {
+        self.handle.allow_host(host);
+    }
+
+    /// Takes over an upgrade that a Node HTTP server has read: `fd` is its
+    /// socket's descriptor (duplicated here: the caller then destroys its
+    /// socket), `url` and `raw_headers` (Node's `req.url` and
+    /// `req.rawHeaders`) the request, `head` what was read past it.
+    #[napi]
+    pub fn adopt(
+        &self,
+        fd: i32,
+        url: String,
+        raw_headers: Vec<String>,
+        head: Buffer,
+    ) -> Result<()> {
+        use rustix::fd::BorrowedFd;
+        if fd < 0 {
+            return Err(err("the socket has no descriptor (TLS is not handed over)"));
+        }
+        let mut req =
+            tokio_tungstenite::tungstenite::handshake::server::Request::builder().uri(url);
+        for pair in raw_headers.chunks(2) {
+            if let [k, v] = pair {
+                req = req.header(k.as_str(), v.as_str());
+            }
+        }
+        let req = req.body(()).map_err(err)?;
+        // SAFETY: `fd` is the caller's open socket for the length of this
+        // call; only a duplicate of it is kept.
+        let dup = rustix::io::fcntl_dupfd_cloexec(unsafe { BorrowedFd::borrow_raw(fd) }, 0)
+            .map_err(err)?;
+        let stream = std::net::TcpStream::from(dup);
+        napi::bindgen_prelude::within_runtime_if_available(|| {
+            self.handle.adopt(stream, req, head.to_vec())
+        })
+        .map_err(err)
+    }
+
     /// Stops listening and ends every session.
     #[napi]
     pub fn close(&self) {

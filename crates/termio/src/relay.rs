@@ -183,7 +183,7 @@ struct Shared {
     events: Mutex<std::collections::VecDeque<RelayEvent>>,
     event: Notify,
     closed: std::sync::atomic::AtomicBool,
-    hosts: Vec<String>,
+    hosts: Mutex<Vec<String>>,
     sessions: Mutex<HashMap<String, Session>>,
     connections: Arc<Semaphore>,
     next_session: AtomicU64,
@@ -216,7 +216,7 @@ impl Relay {
         let shared = Arc::new(Shared {
             connections: Arc::new(Semaphore::new(config.max_connections)),
             config,
-            hosts,
+            hosts: Mutex::new(hosts),
             sessions: Mutex::new(HashMap::new()),
             events: Mutex::new(std::collections::VecDeque::new()),
             event: Notify::new(),
@@ -313,6 +313,85 @@ impl Handle {
         }
     }
 
+    /// Also accepts `host` as a `Host` header (the address of an HTTP
+    /// server that hands upgrades over, [`Handle::adopt`]).
+    pub fn allow_host(&self, host: String) {
+        let mut hosts = lock(&self.shared.hosts);
+        if !hosts.contains(&host) {
+            hosts.push(host);
+        }
+    }
+
+    /// Takes over an upgrade request that another HTTP server (Node's) has
+    /// read: `stream` is its connection, `req` its request line and
+    /// headers, `head` what was read past them. The same checks apply as
+    /// to the relay's own connections (a refusal is answered with its
+    /// HTTP status and spawns nothing); then it is served as they are.
+    /// Call it on the runtime the relay runs on.
+    pub fn adopt(
+        &self,
+        stream: std::net::TcpStream,
+        req: Request,
+        head: Vec<u8>,
+    ) -> std::io::Result<()> {
+        stream.set_nonblocking(true)?;
+        let stream = TcpStream::from_std(stream)?;
+        let peer = stream.peer_addr()?;
+        let shared = self.shared.clone();
+        let Ok(permit) = shared.connections.clone().try_acquire_owned() else {
+            shared.refuse(peer, "too many connections");
+            drop(tokio::spawn(answer(
+                stream,
+                "503 Service Unavailable",
+                "busy",
+            )));
+            return Ok(());
+        };
+        drop(tokio::spawn(async move {
+            let _permit = permit;
+            let _ = stream.set_nodelay(true);
+            if let Err((status, why)) = shared.check(&req) {
+                shared.refuse(peer, why);
+                let line = format!(
+                    "{} {}",
+                    status.as_u16(),
+                    status.canonical_reason().unwrap_or("")
+                );
+                answer(stream, &line, why).await;
+                return;
+            }
+            let Some(key) = req.headers().get("sec-websocket-key") else {
+                answer(stream, "400 Bad Request", "not a WebSocket upgrade").await;
+                return;
+            };
+            let accept =
+                tokio_tungstenite::tungstenite::handshake::derive_accept_key(key.as_bytes());
+            let reply = format!(
+                "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\
+                 Connection: Upgrade\r\nSec-WebSocket-Accept: {accept}\r\n\r\n"
+            );
+            let mut stream = stream;
+            if tokio::io::AsyncWriteExt::write_all(&mut stream, reply.as_bytes())
+                .await
+                .is_err()
+            {
+                return;
+            }
+            let ws_config = WebSocketConfig::default()
+                .max_message_size(Some(MAX_MESSAGE))
+                .max_frame_size(Some(MAX_MESSAGE));
+            let ws = tokio_tungstenite::WebSocketStream::from_partially_read(
+                stream,
+                head,
+                tokio_tungstenite::tungstenite::protocol::Role::Server,
+                Some(ws_config),
+            )
+            .await;
+            serve_client(shared, ws, peer).await;
+        }));
+        Ok(())
+    }
+
     /// Ends every session (their process groups get SIGHUP).
     pub fn close_all(&self) {
         for (_, s) in lock(&self.shared.sessions).drain() {
@@ -355,7 +434,7 @@ impl Shared {
         }
         let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
         match header("host") {
-            Some(h) if self.hosts.iter().any(|a| a == h) => {}
+            Some(h) if lock(&self.hosts).iter().any(|a| a == h) => {}
             _ => return Err((StatusCode::FORBIDDEN, "Host not allowed")),
         }
         match header("origin") {
@@ -369,6 +448,15 @@ impl Shared {
         use subtle::ConstantTimeEq;
         bool::from(token.as_bytes().ct_eq(self.config.token.as_bytes()))
     }
+}
+
+/// Answers an HTTP request with `status` and `why`, and closes.
+async fn answer(mut stream: TcpStream, status: &str, why: &str) {
+    let reply = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{why}",
+        why.len()
+    );
+    let _ = tokio::io::AsyncWriteExt::write_all(&mut stream, reply.as_bytes()).await;
 }
 
 fn close_frame(code: CloseCode, reason: &str) -> CloseFrame {
@@ -400,11 +488,16 @@ async fn connection(shared: Arc<Shared>, stream: TcpStream, peer: SocketAddr) {
             }
         }
     };
-    let Ok(mut ws) =
+    let Ok(ws) =
         tokio_tungstenite::accept_hdr_async_with_config(stream, callback, Some(ws_config)).await
     else {
         return;
     };
+    serve_client(shared, ws, peer).await;
+}
+
+/// A client once its upgrade is done: its hello, then its session.
+async fn serve_client(shared: Arc<Shared>, mut ws: Ws, peer: SocketAddr) {
     let refuse = |code: u16, why: &str| {
         shared.refuse(peer, why);
         close_frame(CloseCode::Library(code), why)
