@@ -445,3 +445,42 @@ async fn ctrl_c_stops_the_output_within_100_ms() {
     );
     handle.close_all();
 }
+
+/// A session whose clients have all left is closed after the idle time:
+/// its program gets SIGHUP, the owner an exit event, and the session is
+/// gone; one with a client stays.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_without_clients_is_closed_after_the_idle_time() {
+    let (addr, handle, token) = start(raw_cat(), |c| c.idle = Duration::from_millis(300)).await;
+    let mut kept = connect(addr).await;
+    send(&mut kept, &hello(&token)).await;
+    let Some(Err(ServerMessage::Hello {
+        session: kept_id, ..
+    })) = next(&mut kept).await
+    else {
+        panic!("no hello");
+    };
+    let mut left = connect(addr).await;
+    send(&mut left, &hello(&token)).await;
+    let Some(Err(ServerMessage::Hello {
+        session: left_id, ..
+    })) = next(&mut left).await
+    else {
+        panic!("no hello");
+    };
+    left.close(None).await.unwrap();
+    drop(left);
+    let event = tokio::time::timeout(Duration::from_secs(5), handle.next_event())
+        .await
+        .expect("no event within 5 s");
+    assert_eq!(
+        event,
+        Some(termio::relay::RelayEvent::Exit {
+            session: left_id,
+            code: -1
+        })
+    );
+    let ids: Vec<String> = handle.sessions().into_iter().map(|s| s.id).collect();
+    assert_eq!(ids, [kept_id]);
+    handle.close_all();
+}
