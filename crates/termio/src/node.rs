@@ -6,7 +6,7 @@
 //! exceptions; nothing here panics into Node.
 
 use crate::pty::{Command, Size};
-use crate::relay::{Config, Handle, Relay, RelayEvent, new_token};
+use crate::relay::{Config, Handle, Relay, RelayEvent, ServerMessage, new_token};
 use crate::session::{Event, Options, Session, Viewer};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -173,7 +173,6 @@ impl NativeServer {
     /// closed.
     #[napi]
     pub async fn next_event(&self) -> Option<ServerEvent> {
-        use crate::plan::{Event as P, Kind};
         let none = |kind: &str, session: String| ServerEvent {
             kind: kind.into(),
             session,
@@ -187,27 +186,19 @@ impl NativeServer {
                 code: Some(code),
                 ..none("exit", session)
             },
-            RelayEvent::Plan { session, event } => {
-                let (agent, marker, text) = match event {
-                    P::Plan { agent, text } => (agent, "plan", Some(text)),
-                    P::Marker { agent, kind } => {
-                        let m = match kind {
-                            Kind::Entered => "entered",
-                            Kind::PlanStart => "planStart",
-                            Kind::PlanEnd => "planEnd",
-                            Kind::Approved => "approved",
-                            Kind::Exited => "exited",
-                        };
-                        (agent, m, None)
-                    }
-                };
-                ServerEvent {
-                    agent: Some(agent.into()),
-                    marker: Some(marker.into()),
+            RelayEvent::Plan { session, event } => match ServerMessage::plan(&event) {
+                ServerMessage::Plan {
+                    agent,
+                    marker,
+                    text,
+                } => ServerEvent {
+                    agent: Some(agent),
+                    marker: Some(marker),
                     text,
                     ..none("plan", session)
-                }
-            }
+                },
+                _ => return None,
+            },
         })
     }
 

@@ -133,7 +133,7 @@ pub enum ClientMessage {
 }
 
 /// The relay's messages in text frames (output goes in binary frames).
-#[derive(Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(tag = "type", rename_all = "lowercase")]
 pub enum ServerMessage {
     /// The answer to `hello`: the session's id, and the sequence number
@@ -145,6 +145,41 @@ pub enum ServerMessage {
     /// The child exited with `code` (a signal's number, negated), and all
     /// its output has been sent.
     Exit { code: i32 },
+    /// The agent in the session printed a plan-mode marker: `marker` is
+    /// `entered`, `planStart`, `plan` (with `text`, the plan), `planEnd`,
+    /// `approved` or `exited`.
+    Plan {
+        agent: String,
+        marker: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+    },
+}
+
+impl ServerMessage {
+    /// A plan event as the protocol sends it.
+    pub fn plan(e: &crate::plan::Event) -> ServerMessage {
+        use crate::plan::{Event as P, Kind};
+        let (agent, marker, text) = match e {
+            P::Plan { agent, text } => (agent, "plan", Some(text.clone())),
+            P::Marker { agent, kind } => (
+                agent,
+                match kind {
+                    Kind::Entered => "entered",
+                    Kind::PlanStart => "planStart",
+                    Kind::PlanEnd => "planEnd",
+                    Kind::Approved => "approved",
+                    Kind::Exited => "exited",
+                },
+                None,
+            ),
+        };
+        ServerMessage::Plan {
+            agent: agent.to_string(),
+            marker: marker.into(),
+            text,
+        }
+    }
 }
 
 /// A session the relay keeps.
@@ -183,6 +218,8 @@ struct Shared {
     events: Mutex<std::collections::VecDeque<RelayEvent>>,
     event: Notify,
     closed: std::sync::atomic::AtomicBool,
+    /// Each session's plan events, for its clients.
+    plans: Mutex<HashMap<String, tokio::sync::broadcast::Sender<ServerMessage>>>,
     hosts: Mutex<Vec<String>>,
     sessions: Mutex<HashMap<String, Session>>,
     connections: Arc<Semaphore>,
@@ -221,6 +258,7 @@ impl Relay {
             events: Mutex::new(std::collections::VecDeque::new()),
             event: Notify::new(),
             closed: std::sync::atomic::AtomicBool::new(false),
+            plans: Mutex::new(HashMap::new()),
             next_session: AtomicU64::new(1),
             spawned: AtomicUsize::new(0),
             refused: AtomicUsize::new(0),
@@ -579,6 +617,7 @@ async fn serve_client(shared: Arc<Shared>, mut ws: Ws, peer: SocketAddr) {
         }
     };
     let viewer = s.attach(from);
+    let plans = lock(&shared.plans).get(&id).map(|p| p.subscribe());
     let hello = ServerMessage::Hello {
         session: id.clone(),
         seq: viewer.cursor(),
@@ -586,7 +625,7 @@ async fn serve_client(shared: Arc<Shared>, mut ws: Ws, peer: SocketAddr) {
     if ws.send(text(&hello)).await.is_err() {
         return;
     }
-    if !relay(&shared.config, &s, viewer, ws).await {
+    if !relay(&shared.config, &s, viewer, plans, ws).await {
         reap_when_idle(shared.clone(), id, s);
     }
 }
@@ -594,14 +633,19 @@ async fn serve_client(shared: Arc<Shared>, mut ws: Ws, peer: SocketAddr) {
 /// Tells the owner of session `id`'s plan events, and of its end, when
 /// it forgets it.
 fn watch_end(shared: Arc<Shared>, id: String, s: Session) {
+    let (plans, _) = tokio::sync::broadcast::channel(64);
+    lock(&shared.plans).insert(id.clone(), plans.clone());
     drop(tokio::spawn(async move {
         while let Some(event) = s.next_plan().await {
+            // Clients that lag lose the oldest plan events, not memory.
+            let _ = plans.send(ServerMessage::plan(&event));
             shared.tell(RelayEvent::Plan {
                 session: id.clone(),
                 event,
             });
         }
         let code = s.ended().await;
+        lock(&shared.plans).remove(&id);
         lock(&shared.sessions).remove(&id);
         shared.tell(RelayEvent::Exit { session: id, code });
     }));
@@ -637,7 +681,13 @@ fn reap_when_idle(shared: Arc<Shared>, id: String, s: Session) {
 
 /// Relays session `s` to one client until either ends: whether the
 /// session ended.
-async fn relay(config: &Config, s: &Session, mut viewer: Viewer, ws: Ws) -> bool {
+async fn relay(
+    config: &Config,
+    s: &Session,
+    mut viewer: Viewer,
+    mut plans: Option<tokio::sync::broadcast::Receiver<ServerMessage>>,
+    ws: Ws,
+) -> bool {
     let (mut tx, mut rx) = ws.split();
     let input = Arc::new(Notify::new());
     // Input: straight to the PTY, ahead of any output waiting to go.
@@ -679,7 +729,34 @@ async fn relay(config: &Config, s: &Session, mut viewer: Viewer, ws: Ws) -> bool
     let writer = async {
         let mut last = tokio::time::Instant::now() - config.interval;
         loop {
-            viewer.ready(1).await;
+            // Output, or a plan event to pass on first.
+            let plan = async {
+                match plans.as_mut() {
+                    Some(p) => loop {
+                        match p.recv().await {
+                            Ok(m) => return Some(m),
+                            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                            Err(_) => return None,
+                        }
+                    },
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                biased;
+                m = plan => {
+                    match m {
+                        Some(m) => {
+                            if tx.send(text(&m)).await.is_err() {
+                                return false;
+                            }
+                        }
+                        None => plans = None,
+                    }
+                    continue;
+                }
+                () = viewer.ready(1) => {}
+            }
             // Flooding: wait for the interval, a full frame, or input.
             let due = last + config.interval;
             if tokio::time::Instant::now() < due {

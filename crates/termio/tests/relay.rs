@@ -484,3 +484,43 @@ async fn a_session_without_clients_is_closed_after_the_idle_time() {
     assert_eq!(ids, [kept_id]);
     handle.close_all();
 }
+
+/// Plan-mode markers in the session's output reach its client as `plan`
+/// messages, in order with the output around them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plan_markers_reach_the_client() {
+    let script = "read x; printf '\\033[2mplan \\033[1mmode\\033[0m on\\r\\n'; \
+                  printf \"Here is Claude's plan:\\r\\n1. Retry\\r\\nWould you like to proceed?\\r\\n\"; read y";
+    let cmd = Command::new("/bin/sh").arg("-c").arg(script);
+    let (addr, handle, token) = start(cmd, |_| {}).await;
+    let mut ws = connect(addr).await;
+    send(&mut ws, &hello(&token)).await;
+    assert!(matches!(
+        next(&mut ws).await,
+        Some(Err(ServerMessage::Hello { .. }))
+    ));
+    ws.send(Message::Binary(b"go\r".to_vec().into()))
+        .await
+        .unwrap();
+    let mut plans = Vec::new();
+    while plans.len() < 4 {
+        if let Some(Err(m)) = next(&mut ws).await {
+            plans.push(m);
+        }
+    }
+    let p = |marker: &str, text: Option<&str>| ServerMessage::Plan {
+        agent: "claude-code".into(),
+        marker: marker.into(),
+        text: text.map(Into::into),
+    };
+    assert_eq!(
+        plans,
+        [
+            p("entered", None),
+            p("planStart", None),
+            p("plan", Some("1. Retry")),
+            p("planEnd", None),
+        ]
+    );
+    handle.close_all();
+}
