@@ -218,6 +218,8 @@ struct Shared {
     events: Mutex<std::collections::VecDeque<RelayEvent>>,
     event: Notify,
     closed: std::sync::atomic::AtomicBool,
+    /// Sessions without a client, and when their last client left.
+    idle: Mutex<HashMap<String, tokio::time::Instant>>,
     /// Each session's plan events, for its clients.
     plans: Mutex<HashMap<String, tokio::sync::broadcast::Sender<ServerMessage>>>,
     hosts: Mutex<Vec<String>>,
@@ -259,6 +261,7 @@ impl Relay {
             event: Notify::new(),
             closed: std::sync::atomic::AtomicBool::new(false),
             plans: Mutex::new(HashMap::new()),
+            idle: Mutex::new(HashMap::new()),
             next_session: AtomicU64::new(1),
             spawned: AtomicUsize::new(0),
             refused: AtomicUsize::new(0),
@@ -281,8 +284,16 @@ impl Relay {
     /// Serves connections until the task is dropped.
     pub async fn serve(self) {
         loop {
-            let Ok((stream, peer)) = self.listener.accept().await else {
-                continue;
+            let (stream, peer) = match self.listener.accept().await {
+                Ok(c) => c,
+                Err(e) => {
+                    // Out of descriptors, say: the error repeats at once
+                    // until a connection ends, so wait a little before
+                    // the next try rather than spin.
+                    eprintln!("termio: accept: {e}");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
             };
             let shared = self.shared.clone();
             let Ok(permit) = shared.connections.clone().try_acquire_owned() else {
@@ -669,12 +680,37 @@ fn text(m: &ServerMessage) -> Message {
 }
 
 /// Closes session `id` once it has had no viewer for the idle time.
+///
+/// One watcher per session at a time, whatever the number of clients that
+/// come and go (each leaving moves the deadline), so that reconnects cannot
+/// pile up waiting tasks.
 fn reap_when_idle(shared: Arc<Shared>, id: String, s: Session) {
+    let now = tokio::time::Instant::now();
+    if lock(&shared.idle).insert(id.clone(), now).is_some() {
+        // A watcher is waiting already; it sees the new time.
+        return;
+    }
     drop(tokio::spawn(async move {
-        tokio::time::sleep(shared.config.idle).await;
-        if s.viewers() == 0 {
+        let mut since = now;
+        loop {
+            tokio::time::sleep_until(since + shared.config.idle).await;
+            let mut idle = lock(&shared.idle);
+            let last = idle.get(&id).copied().unwrap_or(since);
+            if s.viewers() > 0 {
+                // A client is back: the next to leave starts a watcher.
+                idle.remove(&id);
+                return;
+            }
+            if last > since {
+                // Another client left since: wait from then.
+                since = last;
+                continue;
+            }
+            idle.remove(&id);
+            drop(idle);
             lock(&shared.sessions).remove(&id);
             let _ = s.signal(rustix::process::Signal::HUP);
+            return;
         }
     }));
 }

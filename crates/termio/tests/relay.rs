@@ -524,3 +524,54 @@ async fn plan_markers_reach_the_client() {
     );
     handle.close_all();
 }
+
+/// The idle time counts from the last client's leaving: a session left,
+/// resumed and left again is still there a full idle time after the
+/// first leaving, and is closed one idle time after the second.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_idle_time_counts_from_the_last_client_leaving() {
+    let idle = Duration::from_secs(1);
+    let (addr, handle, token) = start(raw_cat(), |c| c.idle = idle).await;
+    let mut a = connect(addr).await;
+    send(&mut a, &hello(&token)).await;
+    let Some(Err(ServerMessage::Hello { session, .. })) = next(&mut a).await else {
+        panic!("no hello");
+    };
+    let first_left = tokio::time::Instant::now();
+    a.close(None).await.unwrap();
+    drop(a);
+    tokio::time::sleep_until(first_left + idle / 2).await;
+    let mut b = connect(addr).await;
+    let resume = ClientMessage::Hello {
+        token: token.clone(),
+        cols: None,
+        rows: None,
+        session: Some(session.clone()),
+        seq: None,
+    };
+    send(&mut b, &resume).await;
+    assert!(matches!(
+        next(&mut b).await,
+        Some(Err(ServerMessage::Hello { .. }))
+    ));
+    b.close(None).await.unwrap();
+    drop(b);
+    let second_left = tokio::time::Instant::now();
+    tokio::time::sleep_until(first_left + idle + idle / 4).await;
+    assert_eq!(
+        handle.sessions().len(),
+        1,
+        "closed an idle time after the first leaving"
+    );
+    let event = tokio::time::timeout(idle * 3, handle.next_event())
+        .await
+        .unwrap();
+    assert!(matches!(
+        event,
+        Some(termio::relay::RelayEvent::Exit { .. })
+    ));
+    assert!(
+        second_left.elapsed() >= idle,
+        "closed before an idle time after the last leaving"
+    );
+}
