@@ -150,4 +150,8 @@ function spawn(file, args = [], options = {}) {
   return new Session(native.NativeSession.spawn(file, { args, cwd, env, cols, rows }));
 }
 
-module.exports = { createTerminalServer, spawn, TerminalServer, Session };
+// detectorTiming(buffer, chunk): the Rust plan-mode detector's time over
+// `buffer`, for the benchmark (benches/termio).
+module.exports = {
+  createTerminalServer, spawn, TerminalServer, Session, detectorTiming: native.detectorTiming,
+};

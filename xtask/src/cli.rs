@@ -11,7 +11,7 @@ use std::path::PathBuf;
     name = "cargo xtask",
     bin_name = "cargo xtask",
     max_term_width = 100,
-    after_help = "Systems: floor (the machine's physical limits), fast-rm, rush, pyloop, greppy.\n\
+    after_help = "Systems: floor (the machine's physical limits), fast-rm, rush, pyloop, greppy, termio.\n\
                   `cargo xtask <command> --help` tells more about each command."
 )]
 pub struct Cli {
@@ -59,7 +59,7 @@ takes 16 s for floor, 2 minutes for rush, 4 for pyloop and 5.5 for fast-rm, for\
 smoke checks; its figures are not for quoting."
     )]
     Bench {
-        /// Only these systems (floor, fast-rm, rush, pyloop, greppy)
+        /// Only these systems (floor, fast-rm, rush, pyloop, greppy, termio)
         systems: Vec<String>,
         /// A short run, for smoke checks
         #[arg(long)]

@@ -6,10 +6,9 @@ use crate::cmd;
 use anyhow::{Result, bail};
 use std::process::Command;
 
-/// `npm ci` in `node/` (scripts off: the addon is built next, whatever
-/// is there), the addon built (debug: the tests need no LTO), then
-/// `node --test`.
-pub fn test_termio() -> Result<()> {
+/// `npm ci` in `node/`, with scripts off: the addon is built next,
+/// whatever is there.
+fn install() -> Result<std::path::PathBuf> {
     let dir = crate::root().join("node");
     if cmd::output(Command::new("node").arg("--version")).is_none() {
         bail!("node not found: install Node 20 or newer (Debian: apt install nodejs npm)");
@@ -20,6 +19,25 @@ pub fn test_termio() -> Result<()> {
         "--no-audit",
         "--no-fund",
     ]))?;
+    Ok(dir)
+}
+
+/// The package installed and its addon built in release mode, for the
+/// benchmark.
+pub fn build_release() -> Result<()> {
+    let dir = install()?;
+    cmd::run(
+        Command::new("node")
+            .current_dir(&dir)
+            .arg("build.js")
+            .env_remove("TERMIO_DEBUG"),
+    )
+}
+
+/// The package installed, the addon built (debug: the tests need no LTO),
+/// then `node --test`.
+pub fn test_termio() -> Result<()> {
+    let dir = install()?;
     cmd::run(
         Command::new("node")
             .current_dir(&dir)

@@ -356,3 +356,29 @@ impl NativeSession {
         self.session.ended().await
     }
 }
+
+/// For the benchmark: the time, in nanoseconds, that the plan-mode
+/// detector (Claude Code's markers) takes over `data` fed `chunk` bytes at
+/// a time, all in Rust, as the session's reader feeds it; and how many
+/// events it found (so that the work is not optimised away).
+#[napi(object)]
+#[derive(Debug)]
+pub struct DetectorTiming {
+    pub ns: f64,
+    pub events: u32,
+}
+
+#[napi]
+pub fn detector_timing(data: Buffer, chunk: u32) -> DetectorTiming {
+    let mut d = crate::plan::Detector::with_builtin_markers();
+    let chunk = (chunk as usize).max(1);
+    let t = std::time::Instant::now();
+    let mut events = 0usize;
+    for piece in data.chunks(chunk) {
+        events += d.feed(piece).len();
+    }
+    DetectorTiming {
+        ns: t.elapsed().as_nanos() as f64,
+        events: events as u32,
+    }
+}

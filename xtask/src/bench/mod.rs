@@ -11,6 +11,7 @@ mod floor;
 mod greppy;
 mod pyloop;
 mod rush;
+mod termio;
 
 use crate::cmd;
 use crate::peers::{self, Peer, PeerStatus};
@@ -38,6 +39,9 @@ pub enum Driver {
         script: &'static str,
         packages: &'static [&'static str],
     },
+    /// A Node script, run with the release build of termio's addon in
+    /// `node/` (built first).
+    Node { script: &'static str },
 }
 
 /// One system's benchmarks.
@@ -57,6 +61,7 @@ pub fn systems() -> Vec<System> {
         rush::system(),
         pyloop::system(),
         greppy::system(),
+        termio::system(),
     ]
 }
 
@@ -115,7 +120,7 @@ pub fn run(names: &[String], quick: bool) -> Result<()> {
         .flat_map(|s| s.drivers.iter())
         .flat_map(|d| match d {
             Driver::Cargo { also, .. } => also.iter().copied(),
-            Driver::Python { .. } => [].iter().copied(),
+            Driver::Python { .. } | Driver::Node { .. } => [].iter().copied(),
         })
         .collect();
     let bins: std::collections::BTreeMap<String, PathBuf> = if measured.is_empty() {
@@ -200,6 +205,12 @@ fn driver_command(driver: &Driver, args: &DriverArgs) -> Result<Command> {
             // -P: the repository's python/ folder must not shadow the
             // installed package.
             c.arg("-P").arg(crate::root().join(script));
+            c
+        }
+        Driver::Node { script } => {
+            crate::node::build_release()?;
+            let mut c = Command::new("node");
+            c.arg(crate::root().join(script));
             c
         }
     };
