@@ -152,6 +152,33 @@ impl Detector {
                 at = end + 1;
                 continue;
             }
+            // The long sequences are skipped with a tight scan for their
+            // end, not a byte at a time through the state machine: a CSI
+            // to its final byte, an OSC to BEL or ESC.
+            if self.esc == Esc::Csi {
+                match chunk[at..].iter().position(|b| (0x40..=0x7e).contains(b)) {
+                    Some(k) => {
+                        at += k + 1;
+                        self.esc = Esc::Text;
+                    }
+                    None => at = chunk.len(),
+                }
+                continue;
+            }
+            if self.esc == Esc::Osc {
+                match memchr::memchr2(0x07, 0x1b, &chunk[at..]) {
+                    Some(k) => {
+                        self.esc = if chunk[at + k] == 0x07 {
+                            Esc::Text
+                        } else {
+                            Esc::OscEscape
+                        };
+                        at += k + 1;
+                    }
+                    None => at = chunk.len(),
+                }
+                continue;
+            }
             let b = chunk[at];
             at += 1;
             self.esc = match self.esc {
