@@ -36,7 +36,7 @@ test('the browser: type, see it, resize, reload and see the history again', asyn
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, PS1: '$ ' },
   });
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
   try {
     const url = await new Promise((resolve) => {
       serve.stdout.on('data', (d) => {
