@@ -294,7 +294,12 @@ impl NativeSession {
         cmd.size = size(opts.cols, opts.rows);
         // On napi's tokio runtime, which drives the session's reader.
         let session = napi::bindgen_prelude::within_runtime_if_available(|| {
-            Session::spawn(&cmd, Options::default())
+            // No plan detector: nothing here reads its events.
+            let opts = Options {
+                plan_markers: Vec::new(),
+                ..Options::default()
+            };
+            Session::spawn(&cmd, opts)
         })
         .map_err(err)?;
         let viewer = tokio::sync::Mutex::new(session.attach(Some(0)));
