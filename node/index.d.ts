@@ -62,3 +62,9 @@ export declare class Session {
 export interface SpawnOptions { cwd?: string; env?: Record<string, string>; cols?: number; rows?: number }
 
 export declare function spawn(file: string, args?: string[], options?: SpawnOptions): Session;
+
+/**
+ * For the benchmark (benches/termio): the Rust plan-mode detector's time over
+ * `data` fed `chunk` bytes at a time, in nanoseconds, and the events it found.
+ */
+export declare function detectorTiming(data: Buffer, chunk: number): { ns: number; events: number };

@@ -1,5 +1,7 @@
 //! The PTY with real child processes.
 
+mod common;
+
 use termio::pty::{Command, Pty, Size};
 
 /// Everything the child writes, read to the end.
@@ -100,18 +102,9 @@ fn a_signal_reaches_the_whole_group() {
         .trim()
         .parse()
         .unwrap();
-    // The grandchild is gone once its pidfd says so (blocking in poll).
-    let pid = rustix::process::Pid::from_raw(grandchild).unwrap();
-    let fd = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).unwrap();
+    // The grandchild is gone once its pidfd says so.
+    let watched = common::Watched::new(grandchild);
     p.signal_group(rustix::process::Signal::TERM).unwrap();
     assert!(!p.wait().unwrap().success());
-    let mut fds = [rustix::event::PollFd::new(
-        &fd,
-        rustix::event::PollFlags::IN,
-    )];
-    let timeout = rustix::time::Timespec {
-        tv_sec: 10,
-        tv_nsec: 0,
-    };
-    assert_eq!(rustix::event::poll(&mut fds, Some(&timeout)).unwrap(), 1);
+    assert!(watched.exits_within(std::time::Duration::from_secs(10)));
 }

@@ -69,6 +69,18 @@ fn hello(token: &str) -> ClientMessage {
     }
 }
 
+/// A `hello` that resumes `session` from `seq` (its oldest kept byte if
+/// `None`).
+fn resume(token: &str, session: &str, seq: Option<u64>) -> ClientMessage {
+    ClientMessage::Hello {
+        token: token.into(),
+        cols: None,
+        rows: None,
+        session: Some(session.into()),
+        seq,
+    }
+}
+
 /// The relay's next message: output bytes, or a control message.
 async fn next(ws: &mut Ws) -> Option<Result<Vec<u8>, ServerMessage>> {
     loop {
@@ -218,17 +230,7 @@ async fn a_reconnect_gets_exactly_what_it_missed() {
     a.close(None).await.unwrap();
     drop(a);
     let mut b = connect(addr).await;
-    send(
-        &mut b,
-        &ClientMessage::Hello {
-            token: token.clone(),
-            cols: None,
-            rows: None,
-            session: Some(session.clone()),
-            seq: Some(3),
-        },
-    )
-    .await;
+    send(&mut b, &resume(&token, &session, Some(3))).await;
     let Some(Err(ServerMessage::Hello {
         session: again,
         seq: 3,
@@ -374,17 +376,7 @@ async fn a_stalled_client_keeps_memory_bounded_and_others_receive() {
         panic!("no hello");
     };
     let mut stalled = connect(addr).await;
-    send(
-        &mut stalled,
-        &ClientMessage::Hello {
-            token: token.clone(),
-            cols: None,
-            rows: None,
-            session: Some(session),
-            seq: None,
-        },
-    )
-    .await;
+    send(&mut stalled, &resume(&token, &session, None)).await;
     // The stalled client never reads again. Warm up, then watch a minute.
     let t = tokio::time::Instant::now();
     read_until(&mut reader, t + Duration::from_secs(2)).await;
@@ -542,14 +534,7 @@ async fn the_idle_time_counts_from_the_last_client_leaving() {
     drop(a);
     tokio::time::sleep_until(first_left + idle / 2).await;
     let mut b = connect(addr).await;
-    let resume = ClientMessage::Hello {
-        token: token.clone(),
-        cols: None,
-        rows: None,
-        session: Some(session.clone()),
-        seq: None,
-    };
-    send(&mut b, &resume).await;
+    send(&mut b, &resume(&token, &session, None)).await;
     assert!(matches!(
         next(&mut b).await,
         Some(Err(ServerMessage::Hello { .. }))

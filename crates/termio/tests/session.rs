@@ -1,8 +1,20 @@
 //! Sessions on tokio with real children: output, input, viewers, flow
 //! control, the end.
 
+mod common;
+
+use std::time::Duration;
 use termio::pty::Command;
 use termio::session::{Event, Options, Session, Viewer};
+
+/// A ring of 256 KiB, read 16 KiB at a time: 8 MiB of output overruns it.
+fn small_ring() -> Options {
+    Options {
+        ring: 256 << 10,
+        read: 16 << 10,
+        ..Options::default()
+    }
+}
 
 fn sh(script: &str) -> Command {
     Command::new("/bin/sh").arg("-c").arg(script)
@@ -76,26 +88,14 @@ async fn input_and_a_reconnect_from_a_sequence_number() {
 /// viewer reads.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stalled_only_viewer_holds_the_child_back() {
-    let opts = Options {
-        ring: 256 << 10,
-        read: 16 << 10,
-        ..Options::default()
-    };
+    let opts = small_ring();
     let s = Session::spawn(&sh("head -c 8388608 /dev/zero; exit 0"), opts).unwrap();
     let mut v = s.attach(Some(0));
     // The viewer reads nothing: in half a second the child does not exit
-    // (its pidfd does not become readable).
-    let pid = rustix::process::Pid::from_raw(s.pid() as i32).unwrap();
-    let fd = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).unwrap();
-    let mut fds = [rustix::event::PollFd::new(
-        &fd,
-        rustix::event::PollFlags::IN,
-    )];
-    let half = rustix::time::Timespec {
-        tv_sec: 0,
-        tv_nsec: 500_000_000,
-    };
-    assert_eq!(rustix::event::poll(&mut fds, Some(&half)).unwrap(), 0);
+    // (waited for off the runtime's workers).
+    let watched = common::Watched::new(s.pid() as i32);
+    let exited = tokio::task::block_in_place(|| watched.exits_within(Duration::from_millis(500)));
+    assert!(!exited, "the child finished with its only viewer stalled");
     assert!(
         s.end() <= 256 << 10,
         "read {} bytes past the stalled viewer",
@@ -109,11 +109,7 @@ async fn a_stalled_only_viewer_holds_the_child_back() {
 /// and the stalled one is told exactly which bytes it lost, then reads on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stalled_viewer_loses_bytes_and_is_told_which() {
-    let opts = Options {
-        ring: 256 << 10,
-        read: 16 << 10,
-        ..Options::default()
-    };
+    let opts = small_ring();
     let s = Session::spawn(&sh("head -c 8388608 /dev/zero; exit 0"), opts).unwrap();
     let mut stalled = s.attach(Some(0));
     let mut reader = s.attach(Some(0));
