@@ -85,6 +85,8 @@ struct Inner {
     more: Notify,
     /// A viewer moved on or left: the reader may have room again.
     room: Notify,
+    /// The child has been reaped: the reader drains what is left.
+    reaped: Notify,
 }
 
 #[derive(Debug)]
@@ -148,6 +150,7 @@ impl Session {
             }),
             more: Notify::new(),
             room: Notify::new(),
+            reaped: Notify::new(),
         });
         // The child is reaped by a thread blocked in wait4.
         let reaped = inner.clone();
@@ -157,6 +160,7 @@ impl Session {
                 let code = child.wait().map(code_of).unwrap_or(-1);
                 lock(&reaped.state).exit = Some(code);
                 // The reader looks once more for what is left, then ends.
+                reaped.reaped.notify_one();
                 reaped.room.notify_one();
                 reaped.more.notify_waiters();
             })?;
@@ -288,8 +292,10 @@ async fn read(inner: Arc<Inner>, mut detector: Option<crate::plan::Detector>) {
                 Err(_) => Some(0),
             }
         } else {
-            // Wakes on output, or on the exit (to drain without waiting).
-            let wait = inner.room.notified();
+            // Wakes on output, or on the exit (to drain without waiting);
+            // not on every frame a viewer takes, which only the wait for
+            // room above needs.
+            let wait = inner.reaped.notified();
             tokio::select! {
                 ready = inner.master.readable() => match ready {
                     Ok(mut ready) => match ready.try_io(|fd| Ok(rustix::io::read(fd.get_ref(), &mut buf)?)) {
