@@ -1,25 +1,479 @@
 #!/usr/bin/env node
 'use strict';
-// `cargo xtask bench termio`'s driver (Node). So far one workload: the
-// plan-mode detector's cost per MB of an agent's output, termio's (in Rust,
-// inside the addon, as the session's reader runs it) beside faithful
-// JavaScript versions of the two detectors it replaces:
-// - "rescan": on every chunk, append it to the history (kept to the last
-//   100,000 characters), strip the escapes from all of it with a regex, and
-//   test every marker's regex on all of it (the proof of concept's first
-//   detector);
-// - "chunk + 512 overlap": strip and test only the new chunk with the last
-//   512 characters before it (its second).
-// The output is synthetic but shaped like an agent's: coloured lines, box
-// drawing, cursor moves, multibyte text, and a plan (its markers) every MiB.
-// Chunks are 4 KiB, as a PTY read gives. Subjects alternate in rotating
-// order each round; the first round is a warm-up. Writes the latency
-// crate's events as JSON lines on stdout.
+// `cargo xtask bench termio`'s driver (Node). Every workload goes through a
+// real PTY, served by each stack in its own process:
+// - termio: the npm package's server (stacks/termio.js);
+// - the optimised Node stack: node-pty + ws with the proof of concept's five
+//   changes (stacks/optimised.js);
+// - the baseline Node stack: node-pty + ws + JSON frames + the full-rescan
+//   detector (stacks/baseline.js);
+// - ttyd, when it is installed.
+// The client is this process (ws), the same for all; it speaks each stack's
+// protocol.
+//
+// Workloads:
+// - echo: probes of unique payloads (`@123456@`) typed into flood.py, a raw
+//   `stty raw -echo; cat` that also floods the terminal at a set rate, timed
+//   from the moment each was due to be sent (a fixed schedule, every 20 ms,
+//   so a stalled client does not hide its own lateness) to the moment its
+//   echo reaches the client. Idle, under a 625 KB/s and a 10 MB/s flood, and
+//   through a delaying proxy (proxy.js). The floor row (but through the
+//   proxy) is the PTY alone: node-pty in this process, no server, no socket.
+// - relay: `cat` of a file (1 GiB; 64 MiB with --quick) in a raw PTY; time
+//   per MiB to the client, byte exact (sha256), and the server's CPU.
+// - memory: 1, 10 and 100 viewers of one terminal under a 10 MB/s flood,
+//   one of them stalled (connected, never reading): the server's peak RSS.
+// - detector: the plan-mode detector's cost per MiB, termio's (in Rust) and
+//   the two JavaScript ones (detectors.js).
+// Subjects take turns in blocks, in rotating order, each block from a fresh
+// server. Writes the latency crate's events as JSON lines on stdout.
+const fs = require('node:fs');
 const path = require('node:path');
+const crypto = require('node:crypto');
+const { spawn } = require('node:child_process');
 const termio = require(path.join(__dirname, '..', '..', 'node'));
+const { RescanDetector, OverlapDetector } = require('./detectors');
 
-const quick = process.argv.includes('--quick');
+const argv = process.argv.slice(2);
+const quick = argv.includes('--quick');
+const argOf = (name) => { const i = argv.indexOf(name); return i >= 0 ? argv[i + 1] : undefined; };
+const shm = argOf('--shm') || argOf('--scratch') || require('node:os').tmpdir();
 const emit = (o) => process.stdout.write(JSON.stringify(o) + '\n');
+const note = (text) => emit({ event: 'note', text });
+const log = (text) => process.stderr.write(text + '\n');
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const nowNs = () => process.hrtime.bigint();
+
+const FLOOD = path.join(__dirname, 'flood.py');
+const peers = JSON.parse(process.env.XTASK_PEERS || '[]');
+const peer = (name) => peers.find((p) => p.name === name) || { name, missing: 'not installed by xtask' };
+const nodePty = peer('node-pty');
+const wsPeer = peer('ws');
+const ttyd = peer('ttyd');
+// The peers' node_modules, for the Node stacks and for this client.
+const nodeModules = nodePty.program ? path.dirname(nodePty.program) : null;
+const WebSocket = require(wsPeer.program || path.join(__dirname, '..', '..', 'node', 'node_modules', 'ws'));
+
+// ---------------------------------------------------------------- stacks
+
+// Every server and proxy started, killed if this driver ends early.
+const children = new Set();
+function track(proc) {
+  children.add(proc);
+  proc.on('exit', () => children.delete(proc));
+  return proc;
+}
+process.on('exit', () => { for (const c of children) c.kill('SIGKILL'); });
+for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(1));
+
+function readLine(stream) {
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    const onData = (d) => {
+      buf += d;
+      const nl = buf.indexOf('\n');
+      if (nl >= 0) { stream.off('data', onData); resolve(buf.slice(0, nl)); }
+    };
+    stream.on('data', onData);
+    stream.on('end', () => reject(new Error(`ended before a line: ${buf}`)));
+  });
+}
+
+async function startNodeStack(script, cmd) {
+  const env = { ...process.env };
+  if (nodeModules) env.NODE_PATH = nodeModules;
+  const proc = track(spawn(process.execPath, [path.join(__dirname, 'stacks', script), JSON.stringify(cmd)], {
+    env, stdio: ['ignore', 'pipe', 'inherit'],
+  }));
+  const { port, token } = JSON.parse(await readLine(proc.stdout));
+  return { proc, port, token };
+}
+
+async function startTtyd(cmd) {
+  const proc = track(spawn(ttyd.program, ['-i', 'lo', '-p', '0', '-W', ...cmd], { stdio: ['ignore', 'ignore', 'pipe'] }));
+  const port = await new Promise((resolve, reject) => {
+    let buf = '';
+    proc.stderr.on('data', (d) => {
+      if (buf === null) return;
+      buf += d;
+      const m = /Listening on port: (\d+)/.exec(buf);
+      if (m) { buf = null; resolve(Number(m[1])); }
+    });
+    proc.on('exit', () => reject(new Error('ttyd exited')));
+  });
+  return { proc, port, token: '' };
+}
+
+async function stop(srv) {
+  if (srv.proc.exitCode !== null || srv.proc.signalCode !== null) return;
+  const gone = new Promise((r) => srv.proc.once('exit', r));
+  srv.proc.kill('SIGTERM');
+  const t = setTimeout(() => srv.proc.kill('SIGKILL'), 3000);
+  await gone;
+  clearTimeout(t);
+}
+
+// A client connection: `send(str)` types, `onOutput(cb)` gets every chunk
+// of output (a Buffer, or a string from the JSON stack), `close()`.
+function wsConnect(url, options, hello, onMessage) {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, options.protocols || [], { perMessageDeflate: false, ...options.ws });
+    const conn = { ws, out: () => {}, ended: () => {}, session: null, seq: 0 };
+    conn.onOutput = (cb) => { conn.out = cb; };
+    // The program's exit, or the connection's end.
+    conn.onEnd = (cb) => { conn.ended = cb; };
+    ws.on('close', () => conn.ended());
+    conn.close = () => ws.terminate();
+    ws.on('open', () => {
+      if (hello) ws.send(hello);
+      if (!options.waitHello) resolve(conn);
+    });
+    ws.on('message', (data, isBinary) => onMessage(conn, data, isBinary, resolve));
+    ws.on('error', reject);
+  });
+}
+
+const clients = {
+  termio(srv, port, join) {
+    const hello = { type: 'hello', token: srv.token, cols: 120, rows: 40 };
+    if (join) Object.assign(hello, join);
+    return wsConnect(`ws://127.0.0.1:${port}/`, {
+      waitHello: true,
+      ws: { origin: 'http://bench.invalid', headers: { host: `127.0.0.1:${srv.port}` } },
+    }, JSON.stringify(hello), (conn, data, isBinary, resolve) => {
+      if (isBinary) return conn.out(data);
+      const msg = JSON.parse(data);
+      if (msg.type === 'hello') { conn.session = msg.session; conn.seq = msg.seq; resolve(conn); }
+      if (msg.type === 'exit') conn.ended();
+    }).then((conn) => { conn.send = (s) => conn.ws.send(Buffer.from(s), { binary: true }); return conn; });
+  },
+  optimised(srv, port) {
+    return wsConnect(`ws://127.0.0.1:${port}/?token=${srv.token}`, {}, null, (conn, data, isBinary) => {
+      if (isBinary) conn.out(data);
+      else if (JSON.parse(data).type === 'exit') conn.ended();
+    }).then((conn) => { conn.send = (s) => conn.ws.send(Buffer.from(s), { binary: true }); return conn; });
+  },
+  baseline(srv, port) {
+    return wsConnect(`ws://127.0.0.1:${port}/?token=${srv.token}`, {}, null, (conn, data) => {
+      const msg = JSON.parse(data);
+      if (msg.type === 'output') conn.out(msg.data);
+      if (msg.type === 'exit') conn.ended();
+    }).then((conn) => { conn.send = (s) => conn.ws.send(JSON.stringify({ type: 'input', data: s })); return conn; });
+  },
+  ttyd(srv, port) {
+    return wsConnect(`ws://127.0.0.1:${port}/ws`, { protocols: ['tty'] },
+      JSON.stringify({ AuthToken: '', columns: 120, rows: 40 }), (conn, data) => {
+        if (data[0] === 0x30) conn.out(data.subarray(1));
+      }).then((conn) => { conn.send = (s) => conn.ws.send(Buffer.from('0' + s)); return conn; });
+  },
+};
+
+const SUBJECTS = [
+  { key: 'termio', name: 'termio', version: '0.1.0', start: (cmd) => startNodeStack('termio.js', cmd), viewers: true },
+  { key: 'optimised', name: 'node-pty + ws, optimised', start: (cmd) => startNodeStack('optimised.js', cmd), needs: [nodePty, wsPeer], viewers: true },
+  { key: 'baseline', name: 'node-pty + ws, baseline', start: (cmd) => startNodeStack('baseline.js', cmd), needs: [nodePty, wsPeer], viewers: true },
+  { key: 'ttyd', name: 'ttyd', start: startTtyd, needs: [ttyd] },
+].filter((s) => {
+  const missing = (s.needs || []).filter((p) => !p.program);
+  if (missing.length) note(`termio: ${s.name} left out: ${missing.map((p) => `${p.name}: ${p.missing}`).join('; ')}`);
+  return missing.length === 0;
+});
+for (const s of SUBJECTS) {
+  if (s.version) continue;
+  s.version = (s.needs || []).map((p) => p.version).join(', ');
+}
+const subjectInfo = (list) => list.map((s) => ({ name: s.name, version: s.version }));
+
+// ---------------------------------------------------------------- echo
+
+const INTERVAL_MS = 20;
+
+// Finds `@NNNNNN@` probes in output that comes in pieces.
+function probeMatcher(onProbe) {
+  let tail = '';
+  return (chunk) => {
+    const text = typeof chunk === 'string' ? chunk : chunk.latin1Slice(0, chunk.length);
+    const s = tail + text;
+    if (s.indexOf('@') >= 0) {
+      const re = /@(\d{6})@/g;
+      let m;
+      while ((m = re.exec(s)) !== null) onProbe(Number(m[1]));
+    }
+    tail = s.slice(-7);
+  };
+}
+
+let nextProbe = 0;
+
+// One block: a fresh server (and proxy), `n` probes on a fixed schedule.
+async function echoBlock(subject, rate, n, delay) {
+  let srv = null;
+  let proxy = null;
+  let conn = null;
+  let term = null;
+  const first = nextProbe;
+  nextProbe += n;
+  if (nextProbe > 999999) nextProbe = 0;
+  const due = new Array(n);
+  const got = new Array(n).fill(null);
+  let received = 0;
+  let bytes = 0;
+  let ready;
+  const isReady = new Promise((r) => { ready = r; });
+  let done;
+  const allIn = new Promise((r) => { done = r; });
+  let seen = '';
+  const match = probeMatcher((id) => {
+    const i = id - first;
+    if (i < 0 || i >= n || got[i] !== null || due[i] === undefined) return;
+    got[i] = Number(nowNs() - due[i]);
+    if (++received === n) done();
+  });
+  const onOutput = (chunk) => {
+    bytes += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
+    if (seen !== null) {
+      seen += typeof chunk === 'string' ? chunk : chunk.latin1Slice(0, chunk.length);
+      if (seen.includes('ready')) { seen = null; ready(); }
+      else seen = seen.slice(-8);
+    }
+    match(chunk);
+  };
+  const cmd = ['python3', FLOOD, String(rate)];
+  let send;
+  if (subject.key === 'floor') {
+    const pty = require(nodePty.program);
+    term = pty.spawn(cmd[0], cmd.slice(1), { name: 'xterm-256color', cols: 120, rows: 40, encoding: null });
+    term.onData(onOutput);
+    send = (s) => term.write(s);
+  } else {
+    srv = await subject.start(cmd);
+    let port = srv.port;
+    if (delay) {
+      proxy = await startNodeProxy(srv.port, delay);
+      port = proxy.port;
+    }
+    conn = await clients[subject.key](srv, port);
+    conn.onOutput(onOutput);
+    send = (s) => conn.send(s);
+  }
+  await isReady;
+  await sleep(500);
+  const startBytes = bytes;
+  const t0 = nowNs();
+  const interval = BigInt(INTERVAL_MS * 1e6);
+  await new Promise((resolve) => {
+    let i = 0;
+    const tick = () => {
+      // Every probe due by now goes, each timed from when it was due.
+      const now = nowNs();
+      while (i < n && t0 + BigInt(i) * interval <= now) {
+        due[i] = t0 + BigInt(i) * interval;
+        send(`@${String(first + i).padStart(6, '0')}@`);
+        i++;
+      }
+      if (i >= n) return resolve();
+      setTimeout(tick, Math.max(0, Number(t0 + BigInt(i) * interval - nowNs()) / 1e6));
+    };
+    tick();
+  });
+  const wait = quick ? 10000 : 30000;
+  const timer = new Promise((r) => setTimeout(r, wait));
+  await Promise.race([allIn, timer]);
+  const seconds = Number(nowNs() - t0) / 1e9;
+  const rateOut = (bytes - startBytes) / seconds;
+  if (conn) conn.close();
+  if (term) term.kill();
+  if (proxy) await stop(proxy);
+  if (srv) await stop(srv);
+  const lost = got.filter((x) => x === null).length;
+  // A probe never echoed counts as the whole wait: the tail shows it.
+  return { values: got.map((x) => (x === null ? wait * 1e6 : x)), lost, rateOut };
+}
+
+async function startNodeProxy(target, d) {
+  const proc = track(spawn(process.execPath, [path.join(__dirname, 'proxy.js'), target, d.mean, d.jitter, d.spikeP, d.spike].map(String), {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  }));
+  const { port } = JSON.parse(await readLine(proc.stdout));
+  return { proc, port };
+}
+
+async function echoWorkload(w, subjects) {
+  const rounds = quick ? 2 : 4;
+  const per = quick ? 50 : 250;
+  const columns = subjects.map(() => []);
+  const lost = subjects.map(() => 0);
+  const rates = subjects.map(() => []);
+  for (let r = 0; r <= rounds; r++) {
+    // Round 0 is a warm-up of 20 probes each.
+    const n = r === 0 ? 20 : per;
+    for (let k = 0; k < subjects.length; k++) {
+      const i = (k + r) % subjects.length;
+      const got = await echoBlock(subjects[i], w.rate, n, w.delay);
+      if (r === 0) continue;
+      columns[i].push(...got.values);
+      lost[i] += got.lost;
+      rates[i].push(got.rateOut);
+    }
+  }
+  const count = Math.min(...columns.map((c) => c.length));
+  const roundsOut = [];
+  for (let k = 0; k < count; k++) roundsOut.push(columns.map((c) => ({ value: Math.max(1, Math.round(c[k])) })));
+  emit({
+    event: 'run',
+    system: 'termio',
+    workload: `echo: ${w.label}`,
+    params: { probes: String(count), every: `${INTERVAL_MS} ms`, flood: w.rate ? `${w.rate / 1e6} MB/s` : 'none', ...(w.delay ? { delay: w.delayLabel } : {}) },
+    unit: 'ns',
+    subjects: subjectInfo(subjects),
+    reference: 0,
+    rounds: roundsOut,
+  });
+  const median = (a) => { const s = [...a].sort((x, y) => x - y); return s[Math.floor(s.length / 2)] || 0; };
+  note(`termio, echo: ${w.label}: output delivered while probing (median of blocks): `
+    + subjects.map((s, i) => `${s.name} ${(median(rates[i]) / 1e6).toFixed(2)} MB/s`).join(', ')
+    + `; probes never echoed within the wait: `
+    + subjects.map((s, i) => `${s.name} ${lost[i]}`).join(', '));
+}
+
+// ---------------------------------------------------------------- relay
+
+function relayFile(bytes) {
+  const file = path.join(shm, `termio-relay-${bytes}.txt`);
+  const block = corpus(1 << 20);
+  const cut = block.lastIndexOf(0x0a) + 1;
+  const unit = block.subarray(0, cut);
+  const fd = fs.openSync(file, 'w');
+  let n = 0;
+  while (n < bytes) {
+    const part = unit.subarray(0, Math.min(unit.length, bytes - n));
+    fs.writeSync(fd, part);
+    n += part.length;
+  }
+  fs.closeSync(fd);
+  // The file must stay valid UTF-8 (the baseline decodes it): end on a line.
+  const size = fs.statSync(file).size;
+  const hash = crypto.createHash('sha256');
+  const rfd = fs.openSync(file, 'r');
+  const buf = Buffer.alloc(1 << 20);
+  let r;
+  while ((r = fs.readSync(rfd, buf)) > 0) hash.update(buf.subarray(0, r));
+  fs.closeSync(rfd);
+  return { file, size, sha: hash.digest('hex') };
+}
+
+function cpuNs(pid) {
+  // utime + stime of every thread, in clock ticks (100 a second).
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) * 1e7;
+}
+
+async function relayOnce(subject, rf) {
+  const srv = await subject.start(['sh', '-c', 'stty raw -echo && exec cat "$0"', rf.file]);
+  const hash = crypto.createHash('sha256');
+  let bytes = 0;
+  const cpu0 = cpuNs(srv.proc.pid);
+  const t0 = nowNs();
+  let done;
+  const finished = new Promise((r) => { done = r; });
+  const conn = await clients[subject.key](srv, srv.port);
+  let lastByte = t0;
+  conn.onOutput((chunk) => {
+    hash.update(chunk);
+    bytes += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
+    lastByte = nowNs();
+    if (bytes >= rf.size) done();
+  });
+  // A stack may lose the output's end (node-pty's issue #726): once the
+  // program has exited, what has not come within half a second is lost.
+  conn.onEnd(() => setTimeout(done, 500));
+  const limit = setTimeout(done, 300000);
+  await finished;
+  clearTimeout(limit);
+  const ns = Number(lastByte - t0);
+  const cpu = cpuNs(srv.proc.pid) - cpu0;
+  conn.close();
+  await stop(srv);
+  const exact = bytes === rf.size && hash.digest('hex') === rf.sha;
+  return { ns, cpu, exact, bytes };
+}
+
+async function relayWorkload(subjects) {
+  const rf = relayFile(quick ? 64 << 20 : 1 << 30);
+  const mib = rf.size / (1 << 20);
+  const rounds = quick ? 1 : 3;
+  const time = [];
+  const cpu = [];
+  const problems = [];
+  for (let r = 0; r < rounds; r++) {
+    const rowT = new Array(subjects.length);
+    const rowC = new Array(subjects.length);
+    for (let k = 0; k < subjects.length; k++) {
+      const i = (k + r) % subjects.length;
+      const got = await relayOnce(subjects[i], rf);
+      log(`termio relay: ${subjects[i].name}: ${(rf.size / got.ns * 1e3).toFixed(1)} MB/s, ${got.bytes} bytes${got.exact ? '' : ', NOT exact'}`);
+      if (!got.exact) problems.push(`${subjects[i].name}: ${got.bytes} of ${rf.size} bytes, sha256 ${got.bytes === rf.size ? 'differs' : 'not compared'}`);
+      rowT[i] = { value: Math.round(got.ns / mib) };
+      rowC[i] = { value: Math.max(1, Math.round(got.cpu / mib)) };
+    }
+    time.push(rowT);
+    cpu.push(rowC);
+  }
+  fs.unlinkSync(rf.file);
+  const params = { file: `${mib} MiB`, pty: 'raw' };
+  emit({ event: 'run', system: 'termio', workload: 'relay: time per MiB (cat of a file)', params, unit: 'ns', subjects: subjectInfo(subjects), reference: 0, rounds: time });
+  emit({ event: 'run', system: 'termio', workload: "relay: the server's CPU per MiB", params, unit: 'ns', subjects: subjectInfo(subjects), reference: 0, rounds: cpu });
+  note(problems.length ? `termio, relay: NOT byte exact: ${problems.join('; ')}` : `termio, relay: every subject delivered all ${rf.size} bytes, sha256 equal, in every round`);
+}
+
+// ---------------------------------------------------------------- memory
+
+function rssKiB(pid) {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const get = (k) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(status)[1]);
+  return { rss: get('VmRSS'), hwm: get('VmHWM') };
+}
+
+async function memoryOnce(subject, viewers, seconds) {
+  const srv = await subject.start(['python3', FLOOD, String(10e6)]);
+  const conns = [];
+  const first = await clients[subject.key](srv, srv.port);
+  // The first viewer stalls: it never reads again.
+  first.ws._socket.pause();
+  conns.push(first);
+  let bytes = 0;
+  for (let v = 1; v < viewers; v++) {
+    const join = first.session ? { session: first.session, seq: first.seq } : undefined;
+    const c = await clients[subject.key](srv, srv.port, join);
+    c.onOutput((chunk) => { bytes += typeof chunk === 'string' ? chunk.length : chunk.length; });
+    conns.push(c);
+  }
+  await sleep(seconds * 1000);
+  const mem = rssKiB(srv.proc.pid);
+  for (const c of conns) c.close();
+  await stop(srv);
+  return { ...mem, rate: viewers > 1 ? bytes / (viewers - 1) / seconds : 0 };
+}
+
+async function memoryWorkload(subjects) {
+  const seconds = quick ? 3 : 10;
+  for (const viewers of [1, 10, 100]) {
+    const got = [];
+    for (const s of subjects) got.push(await memoryOnce(s, viewers, seconds));
+    emit({
+      event: 'run', system: 'termio', workload: "memory: the server's peak RSS, one viewer stalled",
+      params: { flood: '10 MB/s', for: `${seconds} s` }, size: viewers, unit: 'KiB',
+      subjects: subjectInfo(subjects), reference: 0, rounds: [got.map((g) => ({ value: g.hwm }))],
+    });
+    if (viewers > 1) {
+      note(`termio, memory, ${viewers} viewers: output each reading viewer got: `
+        + subjects.map((s, i) => `${s.name} ${(got[i].rate / 1e6).toFixed(2)} MB/s`).join(', '));
+    }
+  }
+}
+
+// ---------------------------------------------------------------- detector
 
 function corpus(bytes) {
   const parts = [];
@@ -49,71 +503,81 @@ function corpus(bytes) {
   return Buffer.concat(parts).subarray(0, bytes);
 }
 
-const ANSI = /\x1b\[[0-9;?]*[ -\/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[ -\/]*[0-~]/g;
-const MARKERS = [
-  /plan mode on/, /Here is Claude's plan:/, /Would you like to proceed\?/,
-  /User approved Claude's plan/, /User rejected Claude's plan/,
-];
-
-function rescan(chunks) {
-  let history = '';
+function timeDetector(Detector, chunks) {
+  const d = new Detector();
   let events = 0;
-  const t = process.hrtime.bigint();
-  for (const c of chunks) {
-    history += c.toString('utf8');
-    if (history.length > 100000) history = history.slice(-100000);
-    const text = history.replace(ANSI, '');
-    for (const re of MARKERS) if (re.test(text)) events++;
-  }
-  return { ns: Number(process.hrtime.bigint() - t), events };
+  const t = nowNs();
+  for (const c of chunks) events += d.feed(c.toString('utf8'));
+  return { ns: Number(nowNs() - t), events };
 }
 
-function overlap(chunks) {
-  let tail = '';
-  let events = 0;
-  const t = process.hrtime.bigint();
-  for (const c of chunks) {
-    const text = tail + c.toString('utf8');
-    const stripped = text.replace(ANSI, '');
-    for (const re of MARKERS) if (re.test(stripped)) events++;
-    tail = text.slice(-512);
-  }
-  return { ns: Number(process.hrtime.bigint() - t), events };
-}
-
-function main() {
+function detectorWorkload() {
   const mib = quick ? 2 : 16;
   const data = corpus(mib << 20);
   const chunks = [];
   for (let at = 0; at < data.length; at += 4096) chunks.push(data.subarray(at, at + 4096));
   const subjects = [
-    ['termio', termio.detectorTiming ? () => termio.detectorTiming(data, 4096) : null],
-    ['js: chunk + 512 overlap', () => overlap(chunks)],
-    ['js: rescan the history', () => rescan(chunks)],
+    ['termio', () => termio.detectorTiming(data, 4096)],
+    ['js: chunk + 512 overlap', () => timeDetector(OverlapDetector, chunks)],
+    ['js: rescan the history', () => timeDetector(RescanDetector, chunks)],
   ];
   const rounds = quick ? 3 : 9;
-  emit({ event: 'plan', steps: 1 });
-  emit({ event: 'step', label: 'plan-mode detector' });
   const rows = [];
   for (let r = 0; r <= rounds; r++) {
-    const order = subjects.map((_, i) => (i + r) % subjects.length);
     const row = new Array(subjects.length);
-    for (const i of order) {
-      const got = subjects[i][1]();
-      row[i] = { value: Math.round(got.ns / mib) };
+    for (let k = 0; k < subjects.length; k++) {
+      const i = (k + r) % subjects.length;
+      row[i] = { value: Math.round(subjects[i][1]().ns / mib) };
     }
     if (r > 0) rows.push(row);
   }
   emit({
-    event: 'run',
-    system: 'termio',
-    workload: 'plan-mode detector, per MiB of output',
-    params: { chunk: '4 KiB', corpus: `${mib} MiB` },
-    unit: 'ns',
+    event: 'run', system: 'termio', workload: 'plan-mode detector, per MiB of output',
+    params: { chunk: '4 KiB', corpus: `${mib} MiB` }, unit: 'ns',
     subjects: subjects.map(([name]) => ({ name, version: name === 'termio' ? '0.1.0' : `node ${process.version}` })),
-    reference: 0,
-    rounds: rows,
+    reference: 0, rounds: rows,
   });
 }
 
-main();
+// ---------------------------------------------------------------- main
+
+const ECHO = [
+  { label: 'idle', rate: 0 },
+  { label: 'flood 625 KB/s', rate: 625e3 },
+  { label: 'flood 10 MB/s', rate: 10e6 },
+  { label: 'flood 625 KB/s, proxy 40±5 ms', rate: 625e3, delay: { mean: 40, jitter: 5, spikeP: 0, spike: 0 }, delayLabel: '40±5 ms each way' },
+  { label: 'flood 625 KB/s, proxy 120±30 ms, 5% spikes', rate: 625e3, delay: { mean: 120, jitter: 30, spikeP: 0.05, spike: 300 }, delayLabel: '120±30 ms each way, 5% of 100 ms windows +300 ms' },
+];
+
+async function main() {
+  const only = argOf('--only');
+  const want = (k) => !only || only.split(',').includes(k);
+  const steps = ECHO.filter((w) => want('echo')).length + (want('relay') ? 1 : 0) + (want('memory') ? 1 : 0) + (want('detector') ? 1 : 0);
+  emit({ event: 'plan', steps });
+  if (want('echo')) {
+    for (const w of ECHO) {
+      emit({ event: 'step', label: `echo: ${w.label}` });
+      let subjects = SUBJECTS;
+      if (!w.delay && nodePty.program) {
+        subjects = [...SUBJECTS, { key: 'floor', name: 'floor: the PTY alone (node-pty in the client)', version: nodePty.version }];
+      }
+      await echoWorkload(w, subjects);
+    }
+  }
+  if (want('relay')) {
+    emit({ event: 'step', label: 'relay' });
+    await relayWorkload(SUBJECTS);
+  }
+  if (want('memory')) {
+    emit({ event: 'step', label: 'memory' });
+    const viewers = SUBJECTS.filter((s) => s.viewers);
+    if (viewers.length < SUBJECTS.length) note('termio, memory: ttyd is not in it: it runs one program for each connection, so its viewers never share a terminal');
+    await memoryWorkload(viewers);
+  }
+  if (want('detector')) {
+    emit({ event: 'step', label: 'plan-mode detector' });
+    detectorWorkload();
+  }
+}
+
+main().then(() => process.exit(0), (e) => { log(e.stack || String(e)); process.exit(1); });

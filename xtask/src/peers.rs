@@ -20,8 +20,12 @@ pub enum Install {
     Pip(&'static str),
     /// A crates.io crate, with `cargo install --root target/peers`.
     Cargo(&'static str),
-    /// An npm package, into `target/peers/npm`.
+    /// An npm package with a program, into `target/peers/npm`.
     Npm(&'static str),
+    /// An npm library (no program; drivers `require` it from
+    /// `target/peers/npm/node_modules`), into `target/peers/npm`. Its
+    /// version is its `package.json`'s.
+    NpmLib(&'static str),
     /// Go packages (`module/cmd/name`), with `go install PKG@latest` into
     /// `target/peers/bin`.
     Go(&'static [&'static str]),
@@ -41,7 +45,7 @@ pub struct Peer {
 #[derive(Debug, Clone, Serialize)]
 pub struct PeerStatus {
     pub name: String,
-    /// The absolute program to run, when available.
+    /// The absolute program to run (an npm library's folder), when available.
     pub program: Option<PathBuf>,
     pub version: Option<String>,
     /// Why it is missing, when it is.
@@ -59,7 +63,16 @@ fn locate(peer: &Peer) -> Option<PathBuf> {
         Install::Pip(_) => Some(peers_dir().join("venv/bin").join(peer.program)),
         Install::Cargo(_) | Install::Go(_) => Some(peers_dir().join("bin").join(peer.program)),
         Install::Npm(_) => Some(peers_dir().join("npm/node_modules/.bin").join(peer.program)),
-        Install::System | Install::Apt(_) => None,
+        Install::NpmLib(pkg) => {
+            let manifest = peers_dir()
+                .join("npm/node_modules")
+                .join(pkg)
+                .join("package.json");
+            return manifest.is_file().then_some(manifest);
+        }
+        // A Debian package too new for this release may be built from its
+        // source into the private folder.
+        Install::System | Install::Apt(_) => Some(peers_dir().join("bin").join(peer.program)),
     };
     if let Some(p) = private.filter(|p| p.is_file()) {
         return Some(p);
@@ -112,7 +125,7 @@ fn install(peer: &Peer) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        Install::Npm(pkg) => cmd::run(
+        Install::Npm(pkg) | Install::NpmLib(pkg) => cmd::run(
             Command::new("npm")
                 .args(["install", "--no-audit", "--no-fund", "--prefix"])
                 .arg(dir.join("npm"))
@@ -157,6 +170,14 @@ pub fn ensure(peer: &Peer) -> PeerStatus {
         }
     });
     match found {
+        Some(p) if matches!(peer.install, Install::NpmLib(_)) => {
+            status.version = std::fs::read(&p)
+                .ok()
+                .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+                .and_then(|v| v["version"].as_str().map(|v| format!("{} {v}", peer.name)))
+                .or_else(|| Some("unknown".into()));
+            status.program = p.parent().map(PathBuf::from);
+        }
         Some(p) => {
             status.version = cmd::output(Command::new(&p).args(peer.version_args))
                 .and_then(|v| v.lines().next().map(str::to_string))

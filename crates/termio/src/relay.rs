@@ -13,8 +13,9 @@
 //!
 //! Output: a frame goes at once when output is sparse. When it floods, a
 //! client gets at most one frame per [`Config::interval`] unless a frame
-//! is full ([`Config::frame`] bytes), and at once after its own input, so
-//! that a keystroke's echo does not wait for the interval.
+//! is full ([`Config::frame`] bytes). For [`Config::echo_window`] after a
+//! client's input, its output goes at once, flood or not, so that a
+//! keystroke's echo, which comes behind the flood, waits for no interval.
 
 use crate::pty::{Command, Size};
 use crate::session::{Event, Options, Session, Viewer};
@@ -80,6 +81,9 @@ pub struct Config {
     pub frame: usize,
     /// One frame per client per this much while output floods.
     pub interval: Duration,
+    /// For this long after a client's input, its output is not held back
+    /// for the interval: the echo is somewhere in it.
+    pub echo_window: Duration,
     /// The session's ring and reads.
     pub session: Options,
 }
@@ -99,6 +103,7 @@ impl Config {
             idle: Duration::from_secs(300),
             frame: 256 << 10,
             interval: Duration::from_millis(16),
+            echo_window: Duration::from_millis(50),
             session: Options::default(),
         }
     }
@@ -726,9 +731,12 @@ async fn relay(
 ) -> bool {
     let (mut tx, mut rx) = ws.split();
     let input = Arc::new(Notify::new());
+    // When the client last typed, in nanoseconds from `start`.
+    let start = tokio::time::Instant::now();
+    let typed = AtomicU64::new(0);
     // Input: straight to the PTY, ahead of any output waiting to go.
     let reader = {
-        let (s, input) = (s.clone(), input.clone());
+        let (s, input, typed) = (s.clone(), input.clone(), &typed);
         async move {
             while let Some(m) = rx.next().await {
                 let m = match m {
@@ -742,6 +750,8 @@ async fn relay(
                 };
                 match m {
                     Message::Binary(b) => {
+                        let at = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+                        typed.store(at.max(1), Ordering::Relaxed);
                         input.notify_one();
                         if s.write(&b).await.is_err() {
                             return None;
@@ -793,9 +803,14 @@ async fn relay(
                 }
                 () = viewer.ready(1) => {}
             }
-            // Flooding: wait for the interval, a full frame, or input.
+            // Flooding: wait for the interval, a full frame, or input; not
+            // at all within the echo window.
             let due = last + config.interval;
-            if tokio::time::Instant::now() < due {
+            let now = tokio::time::Instant::now();
+            let typed = typed.load(Ordering::Relaxed);
+            let echoing =
+                typed > 0 && now < start + Duration::from_nanos(typed) + config.echo_window;
+            if now < due && !echoing {
                 tokio::select! {
                     () = tokio::time::sleep_until(due) => {}
                     () = viewer.ready(config.frame as u64) => {}

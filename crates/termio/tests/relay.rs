@@ -560,3 +560,47 @@ async fn the_idle_time_counts_from_the_last_client_leaving() {
         "closed before an idle time after the last leaving"
     );
 }
+
+/// Under a flood, frames are held for the interval; but a keystroke's
+/// echo, which comes after the frame its input released, is not: for the
+/// echo window after input, output goes at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_echo_of_input_waits_for_no_interval_under_a_flood() {
+    let mut cmd = Command::new("/bin/sh")
+        .arg("-c")
+        .arg("while :; do echo tick; sleep 0.005; done & exec cat");
+    cmd.raw = true;
+    let (addr, handle, token) = start(cmd, |c| c.interval = Duration::from_secs(1)).await;
+    let mut ws = connect(addr).await;
+    send(&mut ws, &hello(&token)).await;
+    // Flooding: one frame a second.
+    let mut frames = 0;
+    let quiet = tokio::time::Instant::now() + Duration::from_millis(1500);
+    while let Ok(Some(Some(Ok(_)))) = tokio::time::timeout_at(quiet, next(&mut ws))
+        .await
+        .map(Some)
+    {
+        frames += 1;
+    }
+    assert!(frames <= 3, "{frames} frames in 1.5 s with a 1 s interval");
+    for probe in ["probe-1", "probe-2", "probe-3"] {
+        ws.send(Message::Binary(probe.as_bytes().to_vec().into()))
+            .await
+            .unwrap();
+        let sent = tokio::time::Instant::now();
+        let mut seen = Vec::new();
+        while !seen.windows(probe.len()).any(|w| w == probe.as_bytes()) {
+            if let Some(Ok(b)) = next(&mut ws).await {
+                seen.extend_from_slice(&b);
+            }
+        }
+        let took = sent.elapsed();
+        assert!(
+            took < Duration::from_millis(500),
+            "the echo of {probe} took {took:?}"
+        );
+        // Past the echo window, the interval holds again.
+        tokio::time::sleep(Duration::from_millis(1100)).await;
+    }
+    handle.close_all();
+}
