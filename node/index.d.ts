@@ -5,7 +5,7 @@ export interface ServerOptions {
   host?: string;
   /** The port (default: any free one). */
   port?: number;
-  /** The token clients send in their first message (default: 128 random bits). */
+  /** The token clients send in their first message: at least 32 characters (default: 128 random bits as hex). */
   token?: string;
   /** The program each session runs (default: $SHELL, else /bin/sh). */
   shell?: string;
@@ -18,11 +18,15 @@ export interface ServerOptions {
   allowedHosts?: string[];
   /** The path it answers on (default `/`). */
   path?: string;
+  /** Sessions at once, at most (default 16): the server has one token, so also per token. */
+  maxSessions?: number;
+  /** Seconds a session with no client lives (default 300). */
+  idleTimeout?: number;
 }
 
 export interface PlanEvent {
   session: string;
-  /** The agent whose interface printed it: 'claude-code'. */
+  /** The agent whose interface printed it: 'claude-code', 'codex' or 'gemini-cli'. */
   agent: string;
   marker: 'entered' | 'planStart' | 'plan' | 'planEnd' | 'approved' | 'exited';
   /** With marker 'plan': the plan's text, escapes taken out. */

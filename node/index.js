@@ -82,12 +82,15 @@ class TerminalServer extends EventEmitter {
 
 /**
  * Starts a relay: `{ host = '127.0.0.1', port = 0, token (random),
- * shell ($SHELL), args, cwd, env, allowedOrigins, allowedHosts, path }`.
+ * shell ($SHELL), args, cwd, env, allowedOrigins, allowedHosts, path,
+ * maxSessions = 16, idleTimeout = 300 (seconds) }`.
  */
 async function createTerminalServer(options = {}) {
-  const { host, port, token, shell, args, cwd, env, allowedOrigins, allowedHosts, path } = options;
+  const {
+    host, port, token, shell, args, cwd, env, allowedOrigins, allowedHosts, path, maxSessions, idleTimeout,
+  } = options;
   const n = await native.NativeServer.listen({
-    host, port, token, shell, args, cwd, env, allowedOrigins, allowedHosts, path,
+    host, port, token, shell, args, cwd, env, allowedOrigins, allowedHosts, path, maxSessions, idleTimeout,
   });
   const server = new TerminalServer(n);
   server._path = path || '/';

@@ -138,3 +138,30 @@ test('attach: an http.Server hands its upgrades on a path to termio, with the sa
     web.close();
   }
 });
+
+test('server: sessions are bounded (4429 past maxSessions), and a short token is refused', async () => {
+  await assert.rejects(createTerminalServer({ token: 'x'.repeat(31) }), /at least 32 characters/);
+  const server = await createTerminalServer({
+    shell: '/bin/sh', args: ['-c', 'read x'], allowedOrigins: ['http://app.test'], maxSessions: 1,
+  });
+  try {
+    const session = async () => {
+      const ws = open(server, 'http://app.test');
+      await new Promise((r) => ws.on('open', r));
+      const reply = new Promise((resolve) => {
+        ws.on('message', (data, binary) => { if (!binary) resolve(JSON.parse(data.toString())); });
+        ws.on('close', (code) => resolve({ code }));
+      });
+      ws.send(JSON.stringify({ type: 'hello', token: server.token }));
+      return { ws, reply: await reply };
+    };
+    const first = await session();
+    assert.strictEqual(first.reply.type, 'hello');
+    const second = await session();
+    assert.strictEqual(second.reply.code, 4429);
+    assert.strictEqual(server.sessions().length, 1);
+    first.ws.close();
+  } finally {
+    server.close();
+  }
+});

@@ -51,7 +51,7 @@ pub struct ServerOptions {
     /// The port (0 or none: any free one).
     pub port: Option<u32>,
     /// The token clients must send (a new random one if none); at least
-    /// 16 characters.
+    /// 32 characters (128 bits as hex digits).
     pub token: Option<String>,
     /// The program each session runs ($SHELL, else /bin/sh).
     pub shell: Option<String>,
@@ -65,6 +65,11 @@ pub struct ServerOptions {
     pub allowed_hosts: Option<Vec<String>>,
     /// The path it answers on (`/`).
     pub path: Option<String>,
+    /// Sessions at once, at most (16). The server has one token, so this
+    /// is also the bound of sessions per token.
+    pub max_sessions: Option<u32>,
+    /// Seconds a session with no client lives (300).
+    pub idle_timeout: Option<f64>,
 }
 
 /// A session as `sessions()` lists it.
@@ -85,7 +90,7 @@ pub struct ServerEvent {
     pub session: String,
     /// `exit`: the exit code (a signal's number negated).
     pub code: Option<i32>,
-    /// `plan`: the agent (`claude-code`).
+    /// `plan`: the agent (`claude-code`, `codex` or `gemini-cli`).
     pub agent: Option<String>,
     /// `plan`: `entered`, `plan` (with `text`), `planEnd`, `approved` or
     /// `exited`.
@@ -125,6 +130,13 @@ impl NativeServer {
         config.allowed_hosts = opts.allowed_hosts.unwrap_or_default();
         if let Some(p) = opts.path {
             config.path = p;
+        }
+        if let Some(n) = opts.max_sessions {
+            config.max_sessions = usize::try_from(n).map_err(err)?.max(1);
+        }
+        if let Some(t) = opts.idle_timeout {
+            config.idle = std::time::Duration::try_from_secs_f64(t)
+                .map_err(|e| err(format!("idleTimeout: {e}")))?;
         }
         let relay = Relay::bind(SocketAddr::new(host, port), config)
             .await

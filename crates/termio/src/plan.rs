@@ -78,6 +78,51 @@ pub fn claude_code() -> Vec<Marker> {
     ]
 }
 
+/// The markers of OpenAI Codex's terminal interface (codex-rs/tui): the
+/// footer's mode indicator, the heading of a proposed plan, the question
+/// that follows it, and the message its "Yes, implement this plan" choice
+/// sends, which the transcript then shows.
+pub fn codex() -> Vec<Marker> {
+    let m = |kind, text: &str| Marker {
+        agent: "codex",
+        kind,
+        text: text.into(),
+    };
+    vec![
+        m(Kind::Entered, "Plan mode (shift+tab to cycle)"),
+        m(Kind::PlanStart, "Proposed Plan"),
+        m(Kind::PlanEnd, "Implement this plan?"),
+        m(Kind::Approved, "Implement the plan."),
+    ]
+}
+
+/// The markers of Google's Gemini CLI: the approval-mode indicator in plan
+/// mode (two wordings, by what shift+tab goes to next), the first choice of
+/// the dialog that asks to approve the plan, and the result line of an
+/// approved plan. Its dialog prints no line of its own before the plan,
+/// so Gemini's plan text is not reported.
+pub fn gemini_cli() -> Vec<Marker> {
+    let m = |kind, text: &str| Marker {
+        agent: "gemini-cli",
+        kind,
+        text: text.into(),
+    };
+    vec![
+        m(Kind::Entered, "plan shift+tab to accept edits"),
+        m(Kind::Entered, "plan shift+tab to deep work"),
+        m(Kind::PlanEnd, "Yes, automatically accept edits"),
+        m(Kind::Approved, "Plan approved: "),
+    ]
+}
+
+/// Every agent's markers that termio knows.
+pub fn builtin() -> Vec<Marker> {
+    let mut all = claude_code();
+    all.extend(codex());
+    all.extend(gemini_cli());
+    all
+}
+
 /// Where the escape skipper is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Esc {
@@ -132,9 +177,10 @@ impl Detector {
         }
     }
 
-    /// Claude Code's markers ([`claude_code`]).
+    /// Every agent's markers ([`builtin`]): Claude Code's, Codex's and
+    /// Gemini CLI's.
     pub fn with_builtin_markers() -> Detector {
-        Detector::new(claude_code())
+        Detector::new(builtin())
     }
 
     /// Appends the text of `chunk` (escapes skipped) to `self.text`.
@@ -343,5 +389,63 @@ mod tests {
             Event::Plan { text, .. } => assert!(text.len() <= PLAN_MAX),
             other => panic!("{other:?}"),
         }
+    }
+
+    /// Codex's proposed plan, rendered as its interface does (a dim bullet,
+    /// a bold heading, the plan in a tinted block), its question, and the
+    /// message sent on approval; Gemini CLI's mode indicator, approval
+    /// choice and result.
+    #[test]
+    fn codex_and_gemini_markers_are_found() {
+        let mut d = Detector::with_builtin_markers();
+        let codex = "\x1b[2m\u{2022} \x1b[0m\x1b[1mProposed Plan\x1b[0m\r\n \r\n\
+                     \x1b[48;5;236m  1. Read the config loader\x1b[0m\r\n\
+                     \x1b[48;5;236m  2. Add the flag\x1b[0m\r\n \r\n\
+                     \x1b[1mImplement this plan?\x1b[0m\r\n\
+                     \x1b[36m\u{203a} 1. Yes, implement this plan\x1b[0m\r\n\
+                     \x1b[2m\u{203a} \x1b[0mImplement the plan.\r\n";
+        let mut events = Vec::new();
+        for piece in codex.as_bytes().chunks(5) {
+            events.extend(d.feed(piece));
+        }
+        let plan = events.iter().find_map(|e| match e {
+            Event::Plan {
+                agent: "codex",
+                text,
+            } => Some(text.clone()),
+            _ => None,
+        });
+        assert_eq!(
+            plan.as_deref(),
+            Some("1. Read the config loader\n  2. Add the flag")
+        );
+        assert_eq!(
+            markers(&events),
+            [Kind::PlanStart, Kind::PlanEnd, Kind::Approved]
+        );
+        let footer =
+            "\x1b[2m? for shortcuts \u{b7} \x1b[0m\x1b[35mPlan mode (shift+tab to cycle)\x1b[0m";
+        assert_eq!(markers(&d.feed(footer.as_bytes())), [Kind::Entered]);
+
+        let mut d = Detector::with_builtin_markers();
+        let gemini = "\x1b[32mplan\x1b[90m shift+tab to accept edits\x1b[39m\r\n\
+                      \u{25cf} 1. Yes, automatically accept edits\r\n\
+                      \u{2713}  Exit Plan Mode Plan approved: /tmp/plans/p.md\r\n";
+        let events: Vec<Event> = gemini
+            .as_bytes()
+            .chunks(3)
+            .flat_map(|c| d.feed(c))
+            .collect();
+        assert_eq!(
+            markers(&events),
+            [Kind::Entered, Kind::PlanEnd, Kind::Approved]
+        );
+        assert!(events.iter().all(|e| matches!(
+            e,
+            Event::Marker {
+                agent: "gemini-cli",
+                ..
+            }
+        )));
     }
 }

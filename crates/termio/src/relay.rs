@@ -109,6 +109,9 @@ impl Config {
     }
 }
 
+/// The shortest token accepted: 128 bits, even written as hex digits.
+pub const MIN_TOKEN: usize = 32;
+
 /// A new token: 128 random bits, as 32 hex digits.
 pub fn new_token() -> std::io::Result<String> {
     let mut b = [0u8; 16];
@@ -214,6 +217,30 @@ pub enum RelayEvent {
     },
 }
 
+/// A session's plan events: the channel its clients subscribe to, and where
+/// its agents stand, for a client that connects later.
+#[derive(Debug)]
+struct Plans {
+    tx: tokio::sync::broadcast::Sender<ServerMessage>,
+    /// Per agent: its last marker, and its last plan's text (bounded by
+    /// the detector).
+    state: Vec<ServerMessage>,
+}
+
+impl Plans {
+    /// Keeps `m` as its agent's last marker, or last plan.
+    fn keep(&mut self, m: &ServerMessage) {
+        let ServerMessage::Plan { agent, text, .. } = m else {
+            return;
+        };
+        self.state.retain(|k| {
+            !matches!(k, ServerMessage::Plan { agent: a, text: t, .. }
+                if a == agent && t.is_some() == text.is_some())
+        });
+        self.state.push(m.clone());
+    }
+}
+
 /// Events kept for the owner at most; older ones go first.
 const EVENTS: usize = 1024;
 
@@ -226,7 +253,7 @@ struct Shared {
     /// Sessions without a client, and when their last client left.
     idle: Mutex<HashMap<String, tokio::time::Instant>>,
     /// Each session's plan events, for its clients.
-    plans: Mutex<HashMap<String, tokio::sync::broadcast::Sender<ServerMessage>>>,
+    plans: Mutex<HashMap<String, Plans>>,
     hosts: Mutex<Vec<String>>,
     sessions: Mutex<HashMap<String, Session>>,
     connections: Arc<Semaphore>,
@@ -244,10 +271,12 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Relay {
     /// Binds `addr` (say `127.0.0.1:0`).
     pub async fn bind(addr: SocketAddr, config: Config) -> std::io::Result<Relay> {
-        if config.token.len() < 16 {
+        if config.token.len() < MIN_TOKEN {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::InvalidInput,
-                "the token must have at least 16 bytes (128 bits)",
+                format!(
+                    "the token must have at least {MIN_TOKEN} characters (128 bits even as hex digits)"
+                ),
             ));
         }
         let listener = TcpListener::bind(addr).await?;
@@ -633,13 +662,23 @@ async fn serve_client(shared: Arc<Shared>, mut ws: Ws, peer: SocketAddr) {
         }
     };
     let viewer = s.attach(from);
-    let plans = lock(&shared.plans).get(&id).map(|p| p.subscribe());
+    // Where the agents stand, then what comes next: taken together, so
+    // that no event is missed or sent twice.
+    let (plans, state) = match lock(&shared.plans).get(&id) {
+        Some(p) => (Some(p.tx.subscribe()), p.state.clone()),
+        None => (None, Vec::new()),
+    };
     let hello = ServerMessage::Hello {
         session: id.clone(),
         seq: viewer.cursor(),
     };
     if ws.send(text(&hello)).await.is_err() {
         return;
+    }
+    for m in &state {
+        if ws.send(text(m)).await.is_err() {
+            return;
+        }
     }
     if !relay(&shared.config, &s, viewer, plans, ws).await {
         reap_when_idle(shared.clone(), id, s);
@@ -649,12 +688,22 @@ async fn serve_client(shared: Arc<Shared>, mut ws: Ws, peer: SocketAddr) {
 /// Tells the owner of session `id`'s plan events, and of its end, when
 /// it forgets it.
 fn watch_end(shared: Arc<Shared>, id: String, s: Session) {
-    let (plans, _) = tokio::sync::broadcast::channel(64);
-    lock(&shared.plans).insert(id.clone(), plans.clone());
+    let (tx, _) = tokio::sync::broadcast::channel(64);
+    lock(&shared.plans).insert(
+        id.clone(),
+        Plans {
+            tx,
+            state: Vec::new(),
+        },
+    );
     drop(tokio::spawn(async move {
         while let Some(event) = s.next_plan().await {
-            // Clients that lag lose the oldest plan events, not memory.
-            let _ = plans.send(ServerMessage::plan(&event));
+            let m = ServerMessage::plan(&event);
+            if let Some(p) = lock(&shared.plans).get_mut(&id) {
+                p.keep(&m);
+                // Clients that lag lose the oldest plan events, not memory.
+                let _ = p.tx.send(m);
+            }
             shared.tell(RelayEvent::Plan {
                 session: id.clone(),
                 event,

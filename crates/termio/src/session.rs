@@ -46,7 +46,7 @@ impl Default for Options {
         Options {
             ring: 4 << 20,
             read: 64 << 10,
-            plan_markers: crate::plan::claude_code(),
+            plan_markers: crate::plan::builtin(),
         }
     }
 }

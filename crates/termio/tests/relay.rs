@@ -487,10 +487,9 @@ async fn plan_markers_reach_the_client() {
     let (addr, handle, token) = start(cmd, |_| {}).await;
     let mut ws = connect(addr).await;
     send(&mut ws, &hello(&token)).await;
-    assert!(matches!(
-        next(&mut ws).await,
-        Some(Err(ServerMessage::Hello { .. }))
-    ));
+    let Some(Err(ServerMessage::Hello { session, .. })) = next(&mut ws).await else {
+        panic!("no hello");
+    };
     ws.send(Message::Binary(b"go\r".to_vec().into()))
         .await
         .unwrap();
@@ -514,6 +513,20 @@ async fn plan_markers_reach_the_client() {
             p("planEnd", None),
         ]
     );
+    // A client that joins later (a reload) learns where the agent stands:
+    // its last marker and its plan, right after the hello.
+    let mut late = connect(addr).await;
+    send(&mut late, &resume(&token, &session, None)).await;
+    assert!(matches!(
+        next(&mut late).await,
+        Some(Err(ServerMessage::Hello { .. }))
+    ));
+    let mut state = Vec::new();
+    while let Ok(Some(Err(m))) = tokio::time::timeout(Duration::from_secs(2), next(&mut late)).await
+    {
+        state.push(m);
+    }
+    assert_eq!(state, [p("plan", Some("1. Retry")), p("planEnd", None)]);
     handle.close_all();
 }
 
