@@ -64,18 +64,16 @@ pub enum Event {
 /// prompt, the plan shown for approval and its question, and the line
 /// written into the transcript when the plan is approved or rejected.
 pub fn claude_code() -> Vec<Marker> {
-    let m = |kind, text: &str| Marker {
-        agent: "claude-code",
-        kind,
-        text: text.into(),
-    };
-    vec![
-        m(Kind::Entered, "plan mode on"),
-        m(Kind::PlanStart, "Here is Claude's plan:"),
-        m(Kind::PlanEnd, "Would you like to proceed?"),
-        m(Kind::Approved, "User approved Claude's plan"),
-        m(Kind::Exited, "User rejected Claude's plan"),
-    ]
+    agent_markers(
+        "claude-code",
+        &[
+            (Kind::Entered, "plan mode on"),
+            (Kind::PlanStart, "Here is Claude's plan:"),
+            (Kind::PlanEnd, "Would you like to proceed?"),
+            (Kind::Approved, "User approved Claude's plan"),
+            (Kind::Exited, "User rejected Claude's plan"),
+        ],
+    )
 }
 
 /// The markers of OpenAI Codex's terminal interface (codex-rs/tui): the
@@ -83,17 +81,15 @@ pub fn claude_code() -> Vec<Marker> {
 /// that follows it, and the message its "Yes, implement this plan" choice
 /// sends, which the transcript then shows.
 pub fn codex() -> Vec<Marker> {
-    let m = |kind, text: &str| Marker {
-        agent: "codex",
-        kind,
-        text: text.into(),
-    };
-    vec![
-        m(Kind::Entered, "Plan mode (shift+tab to cycle)"),
-        m(Kind::PlanStart, "Proposed Plan"),
-        m(Kind::PlanEnd, "Implement this plan?"),
-        m(Kind::Approved, "Implement the plan."),
-    ]
+    agent_markers(
+        "codex",
+        &[
+            (Kind::Entered, "Plan mode (shift+tab to cycle)"),
+            (Kind::PlanStart, "Proposed Plan"),
+            (Kind::PlanEnd, "Implement this plan?"),
+            (Kind::Approved, "Implement the plan."),
+        ],
+    )
 }
 
 /// The markers of Google's Gemini CLI: the approval-mode indicator in plan
@@ -102,17 +98,15 @@ pub fn codex() -> Vec<Marker> {
 /// approved plan. Its dialog prints no line of its own before the plan,
 /// so Gemini's plan text is not reported.
 pub fn gemini_cli() -> Vec<Marker> {
-    let m = |kind, text: &str| Marker {
-        agent: "gemini-cli",
-        kind,
-        text: text.into(),
-    };
-    vec![
-        m(Kind::Entered, "plan shift+tab to accept edits"),
-        m(Kind::Entered, "plan shift+tab to deep work"),
-        m(Kind::PlanEnd, "Yes, automatically accept edits"),
-        m(Kind::Approved, "Plan approved: "),
-    ]
+    agent_markers(
+        "gemini-cli",
+        &[
+            (Kind::Entered, "plan shift+tab to accept edits"),
+            (Kind::Entered, "plan shift+tab to deep work"),
+            (Kind::PlanEnd, "Yes, automatically accept edits"),
+            (Kind::Approved, "Plan approved: "),
+        ],
+    )
 }
 
 /// Every agent's markers that termio knows.
@@ -121,6 +115,16 @@ pub fn builtin() -> Vec<Marker> {
     all.extend(codex());
     all.extend(gemini_cli());
     all
+}
+
+fn agent_markers(agent: &'static str, list: &[(Kind, &str)]) -> Vec<Marker> {
+    list.iter()
+        .map(|&(kind, text)| Marker {
+            agent,
+            kind,
+            text: text.into(),
+        })
+        .collect()
 }
 
 /// Where the escape skipper is.
