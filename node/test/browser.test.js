@@ -30,7 +30,7 @@ function until(page, text) {
   }, text, { timeout: 10000 });
 }
 
-test('the browser: type, see it, resize, reload and see the history again', async () => {
+test('the browser: type, see it, resize, reload and see the history again, and multibyte characters cut at every offset', async () => {
   assert.ok(fs.existsSync(CHROMIUM), `no Chromium at ${CHROMIUM}: apt install chromium`);
   const serve = spawn(process.execPath, [path.join(__dirname, '..', 'bin', 'termio.js'), 'serve', '--port', '0', '--shell', '/bin/sh'], {
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -65,6 +65,33 @@ test('the browser: type, see it, resize, reload and see the history again', asyn
     const text = await screen(page);
     assert.ok(text.includes('echo hel""lo'), text);
     assert.ok(!text.includes('\ufffd'), 'a U+FFFD on the screen');
+    // Multibyte characters cut at every offset: the two parts of each line
+    // are written 2 ms apart (the relay holds the start of a character for
+    // its rest) and 50 ms apart (it sends the start alone; the page decodes
+    // across frames). No U+FFFD, every line whole.
+    const chars = Buffer.from('\u00e9\u4e2d\ud83d\ude00\u0416', 'utf8');
+    const script = path.join(require('node:os').tmpdir(), `termio-utf8-${process.pid}.sh`);
+    const octal = (b) => [...b].map((x) => `\\${x.toString(8).padStart(3, '0')}`).join('');
+    const lines = [];
+    for (const pause of ['0.002', '0.05']) {
+      for (let cut = 1; cut < chars.length; cut++) {
+        lines.push(`printf 'cut ${cut}: ${octal(chars.subarray(0, cut))}'; sleep ${pause}; printf '${octal(chars.subarray(cut))} end\\n'`);
+      }
+    }
+    fs.writeFileSync(script, lines.join('\n') + '\n');
+    try {
+      await page.click('#term');
+      await page.keyboard.type(`sh ${script}; echo utf8-done\n`);
+      await until(page, '\nutf8-done');
+      const shown = await screen(page);
+      assert.ok(!shown.includes('\ufffd'), `a U+FFFD on the screen:\n${shown}`);
+      const want = `${chars.toString('utf8')} end`;
+      let whole = 0;
+      for (const line of shown.split('\n')) if (/^cut \d+: /.test(line)) { assert.strictEqual(line.replace(/^cut \d+: /, ''), want); whole++; }
+      assert.strictEqual(whole, 2 * (chars.length - 1));
+    } finally {
+      fs.unlinkSync(script);
+    }
   } finally {
     await browser.close();
     serve.kill('SIGTERM');
