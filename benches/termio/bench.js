@@ -174,6 +174,9 @@ const SUBJECTS = [
   { key: 'baseline', name: 'node-pty + ws, baseline', start: (cmd) => startNodeStack('baseline.js', cmd), needs: [nodePty, wsPeer], viewers: true },
   { key: 'ttyd', name: 'ttyd', start: startTtyd, needs: [ttyd] },
 ].filter((s) => {
+  // `--subjects termio,ttyd`: only these (for working on one).
+  const only = argOf('--subjects');
+  if (only && !only.split(',').includes(s.key)) return false;
   const missing = (s.needs || []).filter((p) => !p.program);
   if (missing.length) note(`termio: ${s.name} left out: ${missing.map((p) => `${p.name}: ${p.missing}`).join('; ')}`);
   return missing.length === 0;
@@ -379,7 +382,9 @@ async function relayOnce(subject, rf) {
   const finished = new Promise((r) => { done = r; });
   const conn = await clients[subject.key](srv, srv.port);
   let lastByte = t0;
+  let frames = 0;
   conn.onOutput((chunk) => {
+    frames++;
     hash.update(chunk);
     bytes += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
     lastByte = nowNs();
@@ -396,7 +401,7 @@ async function relayOnce(subject, rf) {
   conn.close();
   await stop(srv);
   const exact = bytes === rf.size && hash.digest('hex') === rf.sha;
-  return { ns, cpu, exact, bytes };
+  return { ns, cpu, exact, bytes, frames };
 }
 
 async function relayWorkload(subjects) {
@@ -412,7 +417,7 @@ async function relayWorkload(subjects) {
     for (let k = 0; k < subjects.length; k++) {
       const i = (k + r) % subjects.length;
       const got = await relayOnce(subjects[i], rf);
-      log(`termio relay: ${subjects[i].name}: ${(rf.size / got.ns * 1e3).toFixed(1)} MB/s, ${got.bytes} bytes${got.exact ? '' : ', NOT exact'}`);
+      log(`termio relay: ${subjects[i].name}: ${(rf.size / got.ns * 1e3).toFixed(1)} MB/s, ${got.bytes} bytes in ${got.frames} frames${got.exact ? '' : ', NOT exact'}`);
       if (!got.exact) problems.push(`${subjects[i].name}: ${got.bytes} of ${rf.size} bytes, sha256 ${got.bytes === rf.size ? 'differs' : 'not compared'}`);
       rowT[i] = { value: Math.round(got.ns / mib) };
       rowC[i] = { value: Math.max(1, Math.round(got.cpu / mib)) };
