@@ -94,6 +94,12 @@ struct State {
     ring: Ring,
     /// Viewers' cursors, by id.
     cursors: HashMap<u64, u64>,
+    /// Viewers waiting for output, by id: their cursor, and the sequence
+    /// number the output's end must reach to wake them. The reader wakes
+    /// them only then (or when the cursor leaves the ring), not at every
+    /// read: a PTY gives at most 4 KiB a read, and a viewer that waits for
+    /// a whole frame would wake 64 times for one.
+    waits: HashMap<u64, (u64, u64)>,
     next_id: u64,
     /// The child's exit, once reaped.
     exit: Option<i32>,
@@ -142,6 +148,7 @@ impl Session {
             state: Mutex::new(State {
                 ring: Ring::new(opts.ring),
                 cursors: HashMap::new(),
+                waits: HashMap::new(),
                 next_id: 0,
                 exit: None,
                 ended: false,
@@ -336,6 +343,9 @@ async fn read(inner: Arc<Inner>, mut detector: Option<crate::plan::Detector>) {
                     .unwrap_or_default();
                 let mut st = lock(&inner.state);
                 st.ring.push(&buf[..n]);
+                let (start, end) = (st.ring.start(), st.ring.end());
+                let wake = !plans.is_empty()
+                    || st.waits.values().any(|&(c, want)| want <= end || c < start);
                 for e in plans {
                     if st.plans.len() == PLAN_EVENTS {
                         st.plans.pop_front();
@@ -343,7 +353,9 @@ async fn read(inner: Arc<Inner>, mut detector: Option<crate::plan::Detector>) {
                     st.plans.push_back(e);
                 }
                 drop(st);
-                inner.more.notify_waiters();
+                if wake {
+                    inner.more.notify_waiters();
+                }
             }
         }
     }
@@ -375,12 +387,14 @@ impl Viewer {
             tokio::pin!(more);
             more.as_mut().enable();
             {
-                let st = lock(&self.inner.state);
+                let mut st = lock(&self.inner.state);
                 let c = st.cursors.get(&self.id).copied().unwrap_or(0);
                 let min = min.min(st.ring.capacity() as u64).max(1);
                 if st.ended || c < st.ring.start() || st.ring.end().saturating_sub(c) >= min {
+                    st.waits.remove(&self.id);
                     return;
                 }
+                st.waits.insert(self.id, (c, c + min));
             }
             more.await;
         }
@@ -433,10 +447,14 @@ impl Viewer {
                 };
                 if let Some(event) = event {
                     st.cursors.insert(self.id, next);
+                    st.waits.remove(&self.id);
                     drop(st);
                     self.inner.room.notify_one();
                     return event;
                 }
+                // Any byte past what is there wakes it.
+                let want = st.ring.end().max(cursor) + 1;
+                st.waits.insert(self.id, (cursor, want));
             }
             match held {
                 Some(t) => drop(tokio::time::timeout_at(t + HOLD, more).await),
@@ -448,7 +466,10 @@ impl Viewer {
 
 impl Drop for Viewer {
     fn drop(&mut self) {
-        lock(&self.inner.state).cursors.remove(&self.id);
+        let mut st = lock(&self.inner.state);
+        st.cursors.remove(&self.id);
+        st.waits.remove(&self.id);
+        drop(st);
         self.inner.room.notify_one();
     }
 }
