@@ -560,7 +560,9 @@ async function main() {
   const steps = ECHO.filter((w) => want('echo')).length + (want('relay') ? 1 : 0) + (want('memory') ? 1 : 0) + (want('detector') ? 1 : 0);
   emit({ event: 'plan', steps });
   if (want('echo')) {
-    for (const w of ECHO) {
+    // `--echo 'flood 10 MB/s'`: only that workload (for work on one).
+    const one = argOf('--echo');
+    for (const w of ECHO.filter((x) => !one || x.label === one)) {
       emit({ event: 'step', label: `echo: ${w.label}` });
       let subjects = SUBJECTS;
       if (!w.delay && nodePty.program) {
