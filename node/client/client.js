@@ -65,8 +65,11 @@
         sessionStorage.setItem('termio.seq', String(seq));
         status.textContent = 'session ' + session;
       } else if (m.type === 'lost') {
+        // What the lost bytes drew is unknown: start from a clean terminal;
+        // the relay has asked the program to draw its screen again.
         seq = m.to;
-        term.write('\r\n\x1b[33m[termio: ' + (m.to - m.from) + ' bytes of output were lost]\x1b[0m\r\n');
+        term.reset();
+        term.write('\x1b[33m[termio: ' + (m.to - m.from) + ' bytes of output were lost; redrawn]\x1b[0m\r\n');
       } else if (m.type === 'exit') {
         ended = true;
         status.textContent = 'exited with ' + m.code;

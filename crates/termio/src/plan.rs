@@ -65,8 +65,9 @@ pub enum Event {
 }
 
 /// The markers of Claude Code's interface: the mode indicator under the
-/// prompt, the plan shown for approval and its question, and the line
-/// written into the transcript when the plan is approved or rejected.
+/// prompt, the plan shown for approval and its question, and the lines
+/// written into the transcript when the plan is approved or rejected, or
+/// plan mode is left. (All in the strings of Claude Code 2.1.197's binary.)
 pub fn claude_code() -> Vec<Marker> {
     agent_markers(
         "claude-code",
@@ -76,6 +77,7 @@ pub fn claude_code() -> Vec<Marker> {
             (Kind::PlanEnd, "Would you like to proceed?"),
             (Kind::Approved, "User approved Claude's plan"),
             (Kind::Exited, "User rejected Claude's plan"),
+            (Kind::Exited, "Exited plan mode"),
         ],
     )
 }
@@ -83,7 +85,9 @@ pub fn claude_code() -> Vec<Marker> {
 /// The markers of OpenAI Codex's terminal interface (codex-rs/tui): the
 /// footer's mode indicator, the heading of a proposed plan, the question
 /// that follows it, and the message its "Yes, implement this plan" choice
-/// sends, which the transcript then shows.
+/// sends, which the transcript then shows. (The last three are in the
+/// strings of Codex 0.171.0's binary; its footer no longer spells the
+/// cycle hint out, so there `entered` does not come.)
 pub fn codex() -> Vec<Marker> {
     agent_markers(
         "codex",
@@ -97,14 +101,15 @@ pub fn codex() -> Vec<Marker> {
 }
 
 /// The markers of Google's Gemini CLI: the approval-mode indicator in plan
-/// mode (two wordings, by what shift+tab goes to next), the first choice of
-/// the dialog that asks to approve the plan, and the result line of an
-/// approved plan. Its dialog prints no line of its own before the plan,
-/// so Gemini's plan text is not reported.
+/// mode (as 0.61.0 renders it, and two later wordings in its source), the
+/// first choice of the dialog that asks to approve the plan, and the
+/// result line of an approved plan. Its dialog prints no line of its own
+/// before the plan, so Gemini's plan text is not reported.
 pub fn gemini_cli() -> Vec<Marker> {
     agent_markers(
         "gemini-cli",
         &[
+            (Kind::Entered, "plan Shift+Tab to manual"),
             (Kind::Entered, "plan shift+tab to accept edits"),
             (Kind::Entered, "plan shift+tab to deep work"),
             (Kind::PlanEnd, "Yes, automatically accept edits"),
@@ -453,7 +458,7 @@ mod tests {
         assert_eq!(markers(&d.feed(footer.as_bytes())), [Kind::Entered]);
 
         let mut d = Detector::with_builtin_markers();
-        let gemini = "\x1b[32mplan\x1b[90m shift+tab to accept edits\x1b[39m\r\n\
+        let gemini = "\x1b[32mplan\x1b[90m Shift+Tab to manual\x1b[39m\r\n\
                       \u{25cf} 1. Yes, automatically accept edits\r\n\
                       \u{2713}  Exit Plan Mode Plan approved: /tmp/plans/p.md\r\n";
         let events: Vec<Event> = gemini
@@ -472,5 +477,15 @@ mod tests {
                 ..
             }
         )));
+
+        // Claude Code's line when plan mode is left.
+        let left = "\x1b[38;5;66m\u{23f8}\x1b[39m Exited plan mode\r\n";
+        assert_eq!(
+            Detector::with_builtin_markers().feed(left.as_bytes()),
+            [Event::Marker {
+                agent: "claude-code",
+                kind: Kind::Exited
+            }]
+        );
     }
 }

@@ -662,6 +662,12 @@ async fn serve_client(shared: Arc<Shared>, mut ws: Ws, peer: SocketAddr) {
         }
     };
     let viewer = s.attach(from);
+    if from.is_none() && viewer.cursor() > 0 {
+        // A page that asks for all the session kept, when the ring no
+        // longer holds its start: the replay begins mid-stream, so the
+        // program draws its screen again too.
+        let _ = s.redraw();
+    }
     // Where the agents stand, then what comes next: taken together, so
     // that no event is missed or sent twice.
     let (plans, state) = match lock(&shared.plans).get(&id) {
@@ -868,7 +874,12 @@ async fn relay(
             }
             let m = match viewer.next(config.frame).await {
                 Event::Output { bytes, .. } => Message::Binary(bytes.into()),
-                Event::Lost { from, to } => text(&ServerMessage::Lost { from, to }),
+                Event::Lost { from, to } => {
+                    // What the lost bytes drew is gone: the program draws
+                    // its screen again (the client resets its terminal).
+                    let _ = s.redraw();
+                    text(&ServerMessage::Lost { from, to })
+                }
                 Event::End { code } => {
                     let _ = tx.send(text(&ServerMessage::Exit { code })).await;
                     let _ = tx.close().await;

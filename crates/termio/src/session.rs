@@ -87,6 +87,8 @@ struct Inner {
     room: Notify,
     /// The child has been reaped: the reader drains what is left.
     reaped: Notify,
+    /// When a redraw was last asked for.
+    redrawn: Mutex<Option<std::time::Instant>>,
 }
 
 #[derive(Debug)]
@@ -119,7 +121,7 @@ impl State {
     }
 }
 
-fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -158,6 +160,7 @@ impl Session {
             more: Notify::new(),
             room: Notify::new(),
             reaped: Notify::new(),
+            redrawn: Mutex::new(None),
         });
         // The child is reaped by a thread blocked in wait4.
         let reaped = inner.clone();
@@ -268,7 +271,30 @@ impl Session {
     pub fn signal(&self, sig: rustix::process::Signal) -> io::Result<()> {
         pty::signal_group(self.inner.pid, sig)
     }
+
+    /// Asks the program in the foreground of the terminal to draw its
+    /// screen again: SIGWINCH to the terminal's foreground process group,
+    /// as a resize would send (full-screen programs redraw on it; a shell
+    /// draws its prompt). For a client that lost output: the bytes are
+    /// gone, the program can draw what they made. At most once a second.
+    pub fn redraw(&self) -> io::Result<()> {
+        {
+            let mut last = lock(&self.inner.redrawn);
+            if last.is_some_and(|t| t.elapsed() < REDRAW_EVERY) {
+                return Ok(());
+            }
+            *last = Some(std::time::Instant::now());
+        }
+        let pgrp = rustix::termios::tcgetpgrp(self.inner.master.get_ref())?;
+        pty::signal_group(
+            pgrp.as_raw_nonzero().get() as u32,
+            rustix::process::Signal::WINCH,
+        )
+    }
 }
+
+/// The least time between two redraws a session asks for.
+const REDRAW_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The reader: the PTY's output into the ring while some viewer has room
 /// for it, until the end.

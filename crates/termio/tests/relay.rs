@@ -617,3 +617,68 @@ async fn the_echo_of_input_waits_for_no_interval_under_a_flood() {
     }
     handle.close_all();
 }
+
+/// A reconnect whose bytes have left the ring is told what it lost, and
+/// the program in the foreground is asked to draw its screen again
+/// (SIGWINCH, as a resize sends): here a shell loop that prints `redrawn`
+/// when it gets one. Before, the lost bytes were only reported.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reconnect_past_the_ring_gets_the_program_to_redraw() {
+    let script = "trap 'echo redrawn' WINCH; head -c 20000 /dev/zero | tr '\\0' x; echo; \
+                  while :; do sleep 0.05; done";
+    let cmd = Command::new("/bin/sh").arg("-c").arg(script);
+    let (addr, handle, token) = start(cmd, |c| {
+        c.session.ring = 4096;
+        c.session.read = 1024;
+    })
+    .await;
+    let mut a = connect(addr).await;
+    send(&mut a, &hello(&token)).await;
+    let Some(Err(ServerMessage::Hello { session, .. })) = next(&mut a).await else {
+        panic!("no hello");
+    };
+    let mut seen = 0;
+    while seen < 20000 {
+        if let Some(Ok(b)) = next(&mut a).await {
+            seen += b.len();
+        }
+    }
+    drop(a);
+    let mut b = connect(addr).await;
+    send(&mut b, &resume(&token, &session, Some(0))).await;
+    assert!(matches!(
+        next(&mut b).await,
+        Some(Err(ServerMessage::Hello { .. }))
+    ));
+    let Some(Err(ServerMessage::Lost { from: 0, to })) = next(&mut b).await else {
+        panic!("not told of the loss");
+    };
+    assert!(to > 0);
+    let mut out = Vec::new();
+    while !out.windows(7).any(|w| w == b"redrawn") {
+        match tokio::time::timeout(Duration::from_secs(5), next(&mut b)).await {
+            Ok(Some(Ok(bytes))) => out.extend(bytes),
+            Ok(Some(Err(_))) => {}
+            _ => panic!(
+                "no redraw: {:?}",
+                String::from_utf8_lossy(&out[out.len().saturating_sub(80)..])
+            ),
+        }
+    }
+    // A page that reloads asks for all the session kept: the ring no longer
+    // holds the start, so the program redraws for it too (a second apart:
+    // redraws are at most one a second).
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    // (The ring still holds the first `redrawn`: a second one must come.)
+    let mut c = connect(addr).await;
+    send(&mut c, &resume(&token, &session, None)).await;
+    let mut out = Vec::new();
+    while out.windows(7).filter(|w| w == b"redrawn").count() < 2 {
+        match tokio::time::timeout(Duration::from_secs(5), next(&mut c)).await {
+            Ok(Some(Ok(bytes))) => out.extend(bytes),
+            Ok(Some(Err(_))) => {}
+            _ => panic!("no redraw on reload"),
+        }
+    }
+    handle.close_all();
+}
