@@ -21,6 +21,7 @@
 //   proxy) is the PTY alone: node-pty in this process, no server, no socket.
 // - relay: `cat` of a file (1 GiB; 64 MiB with --quick) in a raw PTY; time
 //   per MiB to the client, byte exact (sha256), and the server's CPU.
+//   Beside them, the PTY alone, read by a blocking loop (ptyfloor.py).
 // - memory: 1, 10 and 100 viewers of one terminal under a 10 MB/s flood,
 //   one of them stalled (connected, never reading): the server's peak RSS.
 // - detector: the plan-mode detector's cost per MiB, termio's (in Rust) and
@@ -373,6 +374,12 @@ function cpuNs(pid) {
 }
 
 async function relayOnce(subject, rf) {
+  if (subject.key === 'floor') {
+    const proc = track(spawn('python3', [path.join(__dirname, 'ptyfloor.py'), rf.file], { stdio: ['ignore', 'pipe', 'inherit'] }));
+    const got = JSON.parse(await readLine(proc.stdout));
+    // It keeps no copy: it proves the count, not the hash.
+    return { ns: got.ns, cpu: got.cpu_ns, exact: got.bytes === rf.size, bytes: got.bytes, frames: got.reads };
+  }
   const srv = await subject.start(['sh', '-c', 'stty raw -echo && exec cat "$0"', rf.file]);
   const hash = crypto.createHash('sha256');
   let bytes = 0;
@@ -573,7 +580,7 @@ async function main() {
   }
   if (want('relay')) {
     emit({ event: 'step', label: 'relay' });
-    await relayWorkload(SUBJECTS);
+    await relayWorkload([...SUBJECTS, { key: 'floor', name: 'the PTY alone: a blocking read loop', version: 'python3' }]);
   }
   if (want('memory')) {
     emit({ event: 'step', label: 'memory' });
