@@ -26,7 +26,7 @@ export interface ServerOptions {
 
 export interface PlanEvent {
   session: string;
-  /** The agent whose interface printed it: 'claude-code', 'codex' or 'gemini-cli'. */
+  /** The agent whose interface printed it: 'claude-code', 'codex', 'gemini-cli' or 'copilot-cli'. */
   agent: string;
   marker: 'entered' | 'planStart' | 'plan' | 'planEnd' | 'approved' | 'exited';
   /** With marker 'plan': the plan's text, escapes taken out. */

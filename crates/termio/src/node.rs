@@ -90,7 +90,8 @@ pub struct ServerEvent {
     pub session: String,
     /// `exit`: the exit code (a signal's number negated).
     pub code: Option<i32>,
-    /// `plan`: the agent (`claude-code`, `codex` or `gemini-cli`).
+    /// `plan`: the agent (`claude-code`, `codex`, `gemini-cli` or
+    /// `copilot-cli`).
     pub agent: Option<String>,
     /// `plan`: `entered`, `plan` (with `text`), `planEnd`, `approved` or
     /// `exited`.

@@ -118,11 +118,29 @@ pub fn gemini_cli() -> Vec<Marker> {
     )
 }
 
+/// The markers of GitHub Copilot CLI (from the code inside its 1.0.102
+/// release): the heading of its plan-review dialog (the plan follows it),
+/// the first of the dialog's choices (after the plan), and the two lines
+/// it writes when a plan is approved. Its mode indicator is the bare word
+/// `plan`, too common to mark anything.
+pub fn copilot_cli() -> Vec<Marker> {
+    agent_markers(
+        "copilot-cli",
+        &[
+            (Kind::PlanStart, "Plan Ready for Review"),
+            (Kind::PlanEnd, "Accept plan and continue in"),
+            (Kind::Approved, "Plan approved! Exited plan mode"),
+            (Kind::Approved, "Plan approved, exited plan mode"),
+        ],
+    )
+}
+
 /// Every agent's markers that termio knows.
 pub fn builtin() -> Vec<Marker> {
     let mut all = claude_code();
     all.extend(codex());
     all.extend(gemini_cli());
+    all.extend(copilot_cli());
     all
 }
 
@@ -200,8 +218,8 @@ impl Detector {
         }
     }
 
-    /// Every agent's markers ([`builtin`]): Claude Code's, Codex's and
-    /// Gemini CLI's.
+    /// Every agent's markers ([`builtin`]): Claude Code's, Codex's, Gemini
+    /// CLI's and Copilot CLI's.
     pub fn with_builtin_markers() -> Detector {
         Detector::new(builtin())
     }
@@ -474,6 +492,36 @@ mod tests {
             e,
             Event::Marker {
                 agent: "gemini-cli",
+                ..
+            }
+        )));
+
+        // Copilot CLI's review dialog: its heading, the plan, its choices;
+        // then its approval line, which holds Claude Code's `Exited plan
+        // mode` and is Copilot's, not Claude's.
+        let mut d = Detector::with_builtin_markers();
+        let copilot = "\x1b[1mPlan Ready for Review\x1b[22m\r\n\x1b[2mready to implement\x1b[22m\r\n\r\n\
+                       # Retry policy\r\n1. Add backoff\r\n\r\n\
+                       \x1b[36m\u{276f} 1. Accept plan and continue in Autopilot execution mode\x1b[39m\r\n\
+                       \u{2705} Plan approved! Exited plan mode.\r\n";
+        let events: Vec<Event> = copilot
+            .as_bytes()
+            .chunks(4)
+            .flat_map(|c| d.feed(c))
+            .collect();
+        assert_eq!(
+            markers(&events),
+            [Kind::PlanStart, Kind::PlanEnd, Kind::Approved]
+        );
+        assert!(events.iter().any(|e| matches!(e,
+            Event::Plan { agent: "copilot-cli", text } if text.contains("1. Add backoff"))));
+        assert!(events.iter().all(|e| matches!(
+            e,
+            Event::Marker {
+                agent: "copilot-cli",
+                ..
+            } | Event::Plan {
+                agent: "copilot-cli",
                 ..
             }
         )));
