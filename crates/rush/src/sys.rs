@@ -443,22 +443,19 @@ pub fn set_disposition(sig: i32, d: Disposition) -> io::Result<()> {
     Ok(())
 }
 
-/// Whether `sig` was ignored when the shell started (such signals cannot be
-/// trapped, per POSIX, in a non-interactive shell).
+/// Whether `sig` is ignored now. For a signal the shell has not trapped
+/// (nor ignored for a background job), that is whether it was ignored when
+/// the shell started: such signals cannot be trapped or reset (POSIX), and
+/// `trap -p` lists them.
 pub fn ignored_at_start(sig: i32) -> bool {
-    let Ok(signal) = Signal::try_from(sig) else {
+    if !(1..65).contains(&sig) {
         return false;
-    };
-    let query = SigAction::new(SigHandler::SigDfl, SaFlags::empty(), SigSet::empty());
-    // SAFETY: read the old action and put it straight back.
-    let old = unsafe { sigaction(signal, &query) };
-    match old {
-        Ok(old) => {
-            // SAFETY: restoring the action that was there.
-            let _ = unsafe { sigaction(signal, &old) };
-            old.handler() == SigHandler::SigIgn
-        }
-        Err(_) => false,
+    }
+    // SAFETY: a query: with no new action, sigaction only writes the
+    // current one into `old`, which is a valid, zeroed sigaction.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(sig, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN
     }
 }
 

@@ -208,7 +208,7 @@ fn declare_f_prints_bodies_that_read_back() {
     assert_eq!(r.stdout, printed.stdout);
     // bash reads it back to the same functions as from the source.
     let bash = |file: &std::path::Path| {
-        std::process::Command::new("bash")
+        bash()
             .args(["-c", ". \"$1\"; declare -f", "sh", file.to_str().unwrap()])
             .output()
             .ok()
@@ -451,7 +451,7 @@ fn call_stack_variables_and_caller() {
     );
     let r: Run = rush().arg(&main).output().unwrap().into();
     assert_eq!(r.stdout, expect, "{}", r.stderr);
-    if let Ok(b) = std::process::Command::new("bash").arg(&main).output() {
+    if let Ok(b) = bash().arg(&main).output() {
         assert_eq!(String::from_utf8_lossy(&b.stdout), expect);
     }
     // BASH_SOURCE[0]: the idiom for finding a script's own folder.
@@ -621,11 +621,7 @@ fn sourcing_bash_completion_defines_what_bash_defines() {
     let script =
         format!(". {file}; echo rc=$?; declare -F | sort | md5sum; complete -p | sort | md5sum");
     let r = dash_c(&script, &[]);
-    let b = std::process::Command::new("bash")
-        .arg("-c")
-        .arg(&script)
-        .output()
-        .unwrap();
+    let b = bash().arg("-c").arg(&script).output().unwrap();
     assert_eq!(r.stdout, String::from_utf8_lossy(&b.stdout), "{}", r.stderr);
     assert!(r.stdout.starts_with("rc=0\n"));
 }
@@ -699,7 +695,7 @@ fn compgen_signals_and_plusdirs_as_bash() {
         "{}",
         r.stdout
     );
-    if let Ok(b) = std::process::Command::new("bash")
+    if let Ok(b) = bash()
         .args(["-c", "compgen -A signal | tr '\\n' ' '"])
         .output()
     {
@@ -836,4 +832,24 @@ fn ansi_c_quoting_of_values() {
         declare -- x=$'a\\tb\\nc'\ndeclare -- z=\"it's\"\ndeclare -- w=$'q\\'\\001'\ndeclare -- y=$'\\E[1m\\001\\177'\n\
         declare -a a=([0]=\"p\" [1]=$'q\\tr')\nx=$'a\\tb\\nc'\n";
     like_bash(script, &[], out, 0);
+}
+
+/// A signal ignored when the shell starts (as under `nohup`) cannot be
+/// trapped or reset, and `trap -p` lists it as ignored, as bash does.
+/// Before, rush listed nothing and let a trap replace the ignore.
+#[test]
+fn a_signal_ignored_at_the_start_stays_ignored_and_is_listed() {
+    let script = "trap -p; trap 'echo hi' HUP; trap -p; kill -HUP $$; echo alive; \
+                  trap - HUP; trap -p; (trap -p); trap '' INT; trap -p";
+    let want = "trap -- '' SIGHUP\ntrap -- '' SIGHUP\nalive\ntrap -- '' SIGHUP\n\
+                trap -- '' SIGHUP\ntrap -- '' SIGHUP\ntrap -- '' SIGINT\n";
+    let mut r = rush();
+    with_signal(&mut r, libc::SIGHUP, libc::SIG_IGN);
+    let out = r.args(["-c", script]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), want);
+    let mut b = bash();
+    with_signal(&mut b, libc::SIGHUP, libc::SIG_IGN);
+    if let Ok(out) = b.args(["-c", script]).output() {
+        assert_eq!(String::from_utf8_lossy(&out.stdout), want, "bash disagrees");
+    }
 }

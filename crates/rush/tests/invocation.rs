@@ -3,7 +3,7 @@
 
 mod common;
 use common::*;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 fn run(args: &[&str], home: Option<&std::path::Path>) -> Run {
     let mut c = rush();
@@ -142,10 +142,7 @@ fn bad_options_are_named() {
 /// snapshot is silent, and rush prints its state in the same form.
 #[test]
 fn bash_option_state_round_trips() {
-    let Ok(o) = Command::new("bash")
-        .args(["-c", "shopt -p; set +o"])
-        .output()
-    else {
+    let Ok(o) = bash().args(["-c", "shopt -p; set +o"]).output() else {
         eprintln!("skipped: bash is not installed");
         return;
     };
@@ -166,7 +163,7 @@ fn bash_option_state_round_trips() {
     assert_eq!(r.stdout, state);
     // And the same for the variables that list them.
     let script = "echo $SHELLOPTS; echo $BASHOPTS";
-    let b = Command::new("bash").args(["-c", script]).output().unwrap();
+    let b = bash().args(["-c", script]).output().unwrap();
     let r = run(&["-c", script], None);
     assert_eq!(r.stdout, String::from_utf8(b.stdout).unwrap());
 }

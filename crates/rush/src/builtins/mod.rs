@@ -1942,14 +1942,21 @@ fn trap(sh: &mut Shell, argv: Args<'_>) -> Exec {
     }
     if args.is_empty() || args[0] == b"-p" {
         let mut out = Vec::new();
-        let mut all: Vec<_> = sh.traps.iter().collect();
+        let mut all: Vec<(i32, &[u8])> = sh.traps.iter().map(|(s, a)| (*s, a.as_slice())).collect();
+        // Signals ignored when the shell started are listed as ignored,
+        // as bash lists them (`nohup sh -c 'trap -p'`).
+        for &(sig, _) in sys::SIGNALS {
+            if sig > 0 && !sh.traps.contains_key(&sig) && sys::ignored_at_start(sig) {
+                all.push((sig, b""));
+            }
+        }
         all.sort();
         for (sig, action) in all {
             out.extend_from_slice(b"trap -- ");
             out.extend_from_slice(&quote_value(action));
             out.push(b' ');
-            let name = sys::signal_name(*sig).unwrap_or("?");
-            if *sig <= 0 {
+            let name = sys::signal_name(sig).unwrap_or("?");
+            if sig <= 0 {
                 out.extend_from_slice(name.as_bytes());
             } else {
                 out.extend_from_slice(b"SIG");
@@ -1996,6 +2003,11 @@ fn trap(sh: &mut Shell, argv: Args<'_>) -> Exec {
         }
         if num == libc::SIGKILL || num == libc::SIGSTOP {
             sh.traps.remove(&num);
+            continue;
+        }
+        // A signal ignored when the shell started cannot be trapped or
+        // reset (POSIX); bash says nothing and goes on.
+        if num > 0 && !sh.traps.contains_key(&num) && sys::ignored_at_start(num) {
             continue;
         }
         match action {

@@ -9,7 +9,32 @@ use std::process::{Command, Output, Stdio};
 pub fn rush() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_rush"));
     c.env_remove("RUSH_PERF");
+    with_signal(&mut c, libc::SIGHUP, libc::SIG_DFL);
     c
+}
+
+/// `bash`, as the comparisons run it: with SIGHUP at its default, as
+/// rush is (see [`with_signal`]).
+pub fn bash() -> Command {
+    let mut c = Command::new("bash");
+    with_signal(&mut c, libc::SIGHUP, libc::SIG_DFL);
+    c
+}
+
+/// Starts the child with `sig` set to `how` (`SIG_DFL`, `SIG_IGN`). The
+/// shells are run with SIGHUP at its default whatever the test runner's
+/// (under `nohup` it is ignored, and a shell lists a signal ignored at
+/// its start in `trap -p`).
+pub fn with_signal(c: &mut Command, sig: libc::c_int, how: libc::sighandler_t) -> &mut Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: signal() is async-signal-safe, the only call made between
+    // fork and exec here.
+    unsafe {
+        c.pre_exec(move || {
+            libc::signal(sig, how);
+            Ok(())
+        })
+    }
 }
 
 /// A finished run.
@@ -126,7 +151,7 @@ fn compare(
         "rush {flags:?} -c {script:?} {args:?}\nstderr:\n{}",
         r.stderr
     );
-    if let Ok(b) = run_shell(&mut Command::new("bash"), dir, flags, script, args) {
+    if let Ok(b) = run_shell(&mut bash(), dir, flags, script, args) {
         assert_eq!(
             (b.stdout.as_str(), b.status),
             (stdout, status),
