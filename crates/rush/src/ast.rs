@@ -40,6 +40,8 @@ pub struct Pipeline {
     pub bang: bool,
     /// `time` was given (bash): report the elapsed time.
     pub timed: bool,
+    /// `time -p`: in POSIX's format, whatever TIMEFORMAT says.
+    pub posix_time: bool,
     pub commands: Vec<Command>,
     /// `|&` after the command at the same index (bash): stderr goes too.
     pub stderr_too: Vec<bool>,

@@ -573,9 +573,16 @@ impl<'s> Parser<'s> {
     fn pipeline(&mut self) -> Result<Pipeline> {
         self.skip_blanks();
         let mut timed = false;
+        let mut posix_time = false;
         if self.eat_keyword(b"time") {
             timed = true;
             self.skip_blanks();
+            if self.starts_with(b"-p") && self.peek_at(2).is_none_or(is_meta) {
+                self.bump();
+                self.bump();
+                posix_time = true;
+                self.skip_blanks();
+            }
         }
         let mut bang = false;
         while self.eat_keyword(b"!") {
@@ -601,6 +608,7 @@ impl<'s> Parser<'s> {
         Ok(Pipeline {
             bang,
             timed,
+            posix_time,
             commands,
             stderr_too,
         })

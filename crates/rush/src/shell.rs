@@ -732,18 +732,29 @@ impl Shell {
             status = i32::from(status == 0);
         }
         if let Some((t, before)) = start {
-            let e = t.elapsed().as_secs_f64();
+            let real = t.elapsed().as_micros() as u64;
             let after = cpu_times();
-            let fmt = |s: f64| format!("{}m{:.3}s", (s / 60.0) as u64, s % 60.0);
-            self.err_out(
-                format!(
-                    "\nreal\t{}\nuser\t{}\nsys\t{}\n",
-                    fmt(e),
-                    fmt(after.0 - before.0),
-                    fmt(after.1 - before.1)
-                )
-                .as_bytes(),
-            );
+            let micros = |s: f64| (s.max(0.0) * 1e6).round() as u64;
+            let (user, sys) = (micros(after.0 - before.0), micros(after.1 - before.1));
+            // TIMEFORMAT, as bash reads it: unset, the default; empty, no
+            // report at all.
+            let fmt = match self.vars.get(b"TIMEFORMAT") {
+                _ if p.posix_time => POSIX_TIMEFORMAT.to_vec(),
+                Some(f) => f.to_vec(),
+                None => DEFAULT_TIMEFORMAT.to_vec(),
+            };
+            if !fmt.is_empty() {
+                match time_report(&fmt, real, user, sys) {
+                    Ok(mut out) => {
+                        out.push(b'\n');
+                        self.err_out(&out);
+                    }
+                    Err(c) => self.error(&format!(
+                        "TIMEFORMAT: `{}': invalid format character",
+                        char::from(c)
+                    )),
+                }
+            }
         }
         Ok(status)
     }
@@ -2208,6 +2219,86 @@ impl Shell {
 }
 
 /// User and system CPU seconds of the shell and its waited-for children.
+/// `time`'s report when TIMEFORMAT is unset.
+const DEFAULT_TIMEFORMAT: &[u8] = b"\nreal\t%3lR\nuser\t%3lU\nsys\t%3lS";
+/// `time -p`'s report (POSIX).
+const POSIX_TIMEFORMAT: &[u8] = b"real %2R\nuser %2U\nsys %2S";
+
+/// A `time` report in TIMEFORMAT's language (bash's): `%[p][l]R`, `U`
+/// and `S` are the real, user and system times in seconds with `p` (0-3,
+/// 3 if left out) digits after the point, truncated, `l` in the long form
+/// `MmS.FFFs`; `%P` is (user + system) / real as a percentage with two
+/// digits; `%%` is a `%`, and a `%` that ends the format stands for
+/// itself. Times are in microseconds. Any other character after the `%`
+/// is an error (the character, NUL for the format's end), and then, as in
+/// bash, nothing is reported.
+fn time_report(fmt: &[u8], real: u64, user: u64, sys: u64) -> Result<Vec<u8>, u8> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < fmt.len() {
+        if fmt[i] != b'%' {
+            out.push(fmt[i]);
+            i += 1;
+            continue;
+        }
+        let start = i;
+        i += 1;
+        let mut places = 3;
+        if let Some(d) = fmt.get(i).filter(|c| c.is_ascii_digit()) {
+            places = u32::from(d - b'0').min(3);
+            i += 1;
+        }
+        let long = fmt.get(i) == Some(&b'l');
+        if long {
+            i += 1;
+        }
+        let value = match fmt.get(i) {
+            Some(b'R') => Some(real),
+            Some(b'U') => Some(user),
+            Some(b'S') => Some(sys),
+            _ => None,
+        };
+        match (value, fmt.get(i)) {
+            (Some(us), _) => {
+                let (whole, frac) = (us / 1_000_000, us % 1_000_000);
+                let (mins, secs) = if long {
+                    (whole / 60, whole % 60)
+                } else {
+                    (0, whole)
+                };
+                if long {
+                    out.extend_from_slice(format!("{mins}m").as_bytes());
+                }
+                out.extend_from_slice(secs.to_string().as_bytes());
+                if places > 0 {
+                    let digits = frac / 10u64.pow(6 - places);
+                    out.extend_from_slice(format!(".{digits:0w$}", w = places as usize).as_bytes());
+                }
+                if long {
+                    out.push(b's');
+                }
+                i += 1;
+            }
+            (None, Some(b'P')) if start + 1 == i => {
+                let pct = if real == 0 {
+                    100.0
+                } else {
+                    (user + sys) as f64 * 100.0 / real as f64
+                };
+                out.extend_from_slice(format!("{pct:.2}").as_bytes());
+                i += 1;
+            }
+            (None, Some(b'%')) if start + 1 == i => {
+                out.push(b'%');
+                i += 1;
+            }
+            (None, None) if start + 1 == i => out.push(b'%'),
+            (None, c) => return Err(c.copied().unwrap_or(0)),
+        }
+    }
+    Ok(out)
+}
+
 fn cpu_times() -> (f64, f64) {
     let usage = |who| {
         // SAFETY: getrusage fills the struct it is given.
@@ -2290,5 +2381,23 @@ fn is_pure_part(p: &Part) -> bool {
         Part::Arith(_) => false,
         Part::Param(p) => matches!(p.op, ParamOp::Plain | ParamOp::Length),
         _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::time_report;
+
+    #[test]
+    fn time_reports_minutes_percentages_and_truncates() {
+        // 75.4567 s real, 1.5 s user, 0.25 s system.
+        let r = |f: &str| time_report(f.as_bytes(), 75_456_789, 1_500_000, 250_000);
+        assert_eq!(r("%lR %1lR %0lR").unwrap(), b"1m15.456s 1m15.4s 1m15s");
+        assert_eq!(r("%R %U %2S").unwrap(), b"75.456 1.500 0.25");
+        assert_eq!(r("%P").unwrap(), b"2.32");
+        assert_eq!(r("%9R").unwrap(), b"75.456");
+        assert_eq!(r("%lP"), Err(b'P'));
+        assert_eq!(r("%3"), Err(0));
+        assert_eq!(time_report(b"%P", 0, 0, 0).unwrap(), b"100.00");
     }
 }

@@ -135,7 +135,7 @@ impl Printer {
 
     fn pipeline(&mut self, p: &Pipeline) {
         if p.timed {
-            self.put(b"time ");
+            self.put(if p.posix_time { b"time -p " } else { b"time " });
         }
         if p.bang {
             self.put(b"! ");

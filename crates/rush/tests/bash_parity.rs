@@ -853,3 +853,21 @@ fn a_signal_ignored_at_the_start_stays_ignored_and_is_listed() {
         assert_eq!(String::from_utf8_lossy(&out.stdout), want, "bash disagrees");
     }
 }
+
+/// `time` reports in TIMEFORMAT's language: precision, the long form,
+/// `%%`, a trailing `%`; an empty TIMEFORMAT reports nothing; a bad
+/// character is an error and no report; `time -p` reports in POSIX's
+/// format. Before, TIMEFORMAT was ignored, and `-p` was run as a command.
+#[test]
+fn time_reports_in_timeformat() {
+    like_bash(
+        "TIMEFORMAT='r=%0R u=%0U s=%0S p=%% %2R %2lR x %'; { time true; } 2>&1; \
+         TIMEFORMAT=; { time true; } 2>&1; echo end; \
+         TIMEFORMAT='%q'; { time true; } 2>&1 | sed 's/^.*TIMEFORMAT/TIMEFORMAT/'; \
+         { time -p true; } 2>&1",
+        &[],
+        "r=0 u=0 s=0 p=% 0.00 0m0.00s x %\nend\nTIMEFORMAT: `q': invalid format character\n\
+         real 0.00\nuser 0.00\nsys 0.00\n",
+        0,
+    );
+}
