@@ -96,6 +96,9 @@ pub enum Compound {
         words: Option<Vec<Word>>,
         body: List,
         line: u32,
+        /// `select` (bash): a menu of the words, the user's choice in
+        /// `var`, until `break` or the end of input.
+        select: bool,
     },
     Case {
         word: Word,

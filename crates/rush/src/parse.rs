@@ -395,6 +395,7 @@ impl<'s> Parser<'s> {
             b"while",
             b"until",
             b"for",
+            b"select",
             b"{",
             b"}",
             b"!",
@@ -704,6 +705,7 @@ impl<'s> Parser<'s> {
                 })
             }
             b"for" => self.for_loop(line),
+            b"select" => self.select_loop(line),
             b"case" => self.case(line),
             b"[[" => self.double_bracket(line),
             _ => self.unexpected(),
@@ -715,6 +717,16 @@ impl<'s> Parser<'s> {
         if self.starts_with(b"((") {
             return self.arith_for(line);
         }
+        self.name_in_words_loop(line, false)
+    }
+
+    /// `select name [in words]; do … done` (bash): `for`'s syntax.
+    fn select_loop(&mut self, line: u32) -> Result<Compound> {
+        self.skip_blanks();
+        self.name_in_words_loop(line, true)
+    }
+
+    fn name_in_words_loop(&mut self, line: u32, select: bool) -> Result<Compound> {
         let Some(var) = self.read_word()? else {
             return self.unexpected();
         };
@@ -752,6 +764,7 @@ impl<'s> Parser<'s> {
             words,
             body,
             line,
+            select,
         })
     }
 
@@ -1033,7 +1046,7 @@ impl<'s> Parser<'s> {
         let starts_compound = self.peek() == Some(b'(')
             || matches!(
                 self.peek_keyword(),
-                Some(b"{" | b"if" | b"while" | b"until" | b"for" | b"case" | b"[[")
+                Some(b"{" | b"if" | b"while" | b"until" | b"for" | b"select" | b"case" | b"[[")
             );
         if !starts_compound {
             return self.unexpected();

@@ -759,6 +759,64 @@ impl Shell {
         Ok(status)
     }
 
+    /// `select var in items`: the menu (on stderr), PS3, a line read as
+    /// `read` reads it into REPLY; `var` gets the item its number names
+    /// (empty if none), then the body runs. An empty line shows the menu
+    /// again. It ends at `break`, or at the end of input (status 1).
+    fn run_select(&mut self, var: &[u8], items: &[Vec<u8>], body: &List) -> Exec {
+        // Nothing to choose from: bash does nothing, successfully.
+        if items.is_empty() {
+            return Ok(0);
+        }
+        let columns = self
+            .vars
+            .get(b"COLUMNS")
+            .and_then(|c| std::str::from_utf8(c).ok()?.trim().parse().ok())
+            .filter(|&c: &usize| c > 0)
+            .unwrap_or(80);
+        let mut status = 0;
+        let mut menu = true;
+        self.loop_depth += 1;
+        let r = (|| {
+            loop {
+                if menu {
+                    self.err_out(&select_menu(items, columns));
+                    menu = false;
+                }
+                let ps3 = self.vars.get(b"PS3").unwrap_or(b"#? ").to_vec();
+                self.err_out(&ps3);
+                if crate::read::read(self, &[b"read".to_vec()])? != 0 {
+                    let _ = self.out(b"\n");
+                    return Ok(1);
+                }
+                let reply = self.vars.get(b"REPLY").unwrap_or_default().to_vec();
+                if reply.is_empty() {
+                    menu = true;
+                    continue;
+                }
+                let chosen = std::str::from_utf8(&reply)
+                    .ok()
+                    .and_then(|r| r.trim().parse::<usize>().ok())
+                    .and_then(|n| n.checked_sub(1))
+                    .and_then(|i| items.get(i))
+                    .cloned()
+                    .unwrap_or_default();
+                if let Err(e) = self.vars.set(var, chosen) {
+                    self.error(&e.to_string());
+                    return Ok(1);
+                }
+                match step(self.run_list(body)) {
+                    Step::Done(s) => status = s,
+                    Step::Break => return Ok(status),
+                    Step::Continue => status = 0,
+                    Step::Leave(f) => return Err(f),
+                }
+            }
+        })();
+        self.loop_depth -= 1;
+        r
+    }
+
     fn run_multi(&mut self, p: &Pipeline) -> Exec {
         let n = p.commands.len();
         let mut pids = Vec::with_capacity(n);
@@ -1073,12 +1131,16 @@ impl Shell {
                 words,
                 body,
                 line,
+                select,
             } => {
                 self.line = *line;
                 let items = match words {
                     Some(ws) => self.expand_words(ws)?,
                     None => self.positional.clone(),
                 };
+                if *select {
+                    return self.run_select(var, &items, body);
+                }
                 let mut status = 0;
                 self.loop_depth += 1;
                 let r = (|| {
@@ -2219,6 +2281,54 @@ impl Shell {
 }
 
 /// User and system CPU seconds of the shell and its waited-for children.
+/// `select`'s menu, laid out as bash lays it out: numbered items in as
+/// many columns as fit in `columns`, filled down each column, padded with
+/// tabs and spaces to the widest item.
+fn select_menu(items: &[Vec<u8>], columns: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    let width = |w: &[u8]| String::from_utf8_lossy(w).chars().count();
+    let digits = |n: usize| n.to_string().len();
+    let n = items.len();
+    let index_len = digits(n);
+    // The width of a column: the widest item, its number and ") ", and 2.
+    let max = items.iter().map(|w| width(w)).max().unwrap_or(0) + index_len + 4;
+    let cols = (columns / max).max(1);
+    let mut rows = n.div_ceil(cols);
+    // What fits on one line goes one item a line.
+    if rows == 1 {
+        rows = n;
+    }
+    let first_len = digits(rows);
+    for row in 0..rows {
+        let mut ind = row;
+        let mut pos = 0;
+        loop {
+            let len = if pos == 0 { first_len } else { index_len };
+            out.extend_from_slice(format!("{:>len$}) ", ind + 1).as_bytes());
+            out.extend_from_slice(&items[ind]);
+            let end = pos + width(&items[ind]) + len + 2;
+            ind += rows;
+            if ind >= n {
+                break;
+            }
+            // Pad to the next column, with tabs as far as they go.
+            let (mut from, to) = (end, pos + max);
+            while from < to {
+                if to / 8 > from / 8 {
+                    out.push(b'\t');
+                    from += 8 - from % 8;
+                } else {
+                    out.push(b' ');
+                    from += 1;
+                }
+            }
+            pos += max;
+        }
+        out.push(b'\n');
+    }
+    out
+}
+
 /// `time`'s report when TIMEFORMAT is unset.
 const DEFAULT_TIMEFORMAT: &[u8] = b"\nreal\t%3lR\nuser\t%3lU\nsys\t%3lS";
 /// `time -p`'s report (POSIX).

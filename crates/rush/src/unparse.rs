@@ -313,9 +313,13 @@ impl Printer {
                 self.put(b"done");
             }
             Compound::For {
-                var, words, body, ..
+                var,
+                words,
+                body,
+                select,
+                ..
             } => {
-                self.put(b"for ");
+                self.put(if *select { b"select " } else { b"for " });
                 self.put(var);
                 if let Some(ws) = words {
                     self.put(b" in");

@@ -871,3 +871,71 @@ fn time_reports_in_timeformat() {
         0,
     );
 }
+
+/// `select`: the menu on stderr, laid out in bash's columns (COLUMNS), the
+/// PS3 prompt, REPLY as `read` reads it, the chosen item (empty for a
+/// number out of range or not a number), the menu again after an empty
+/// line, `break`, `continue` and `return` in it, and the end of input
+/// (status 1, a newline). Before, `select` was a syntax error.
+#[test]
+fn select_menus_as_bash_does() {
+    use std::io::Write;
+    let cases: &[(&str, &str)] = &[
+        (
+            "select x in a b c; do echo \"x=[$x] R=[$REPLY]\"; done; echo \"rc=$?\"",
+            "2\n\n9\nx\n",
+        ),
+        (
+            "select x in $(seq 1 30); do echo \"x=$x\"; break; done",
+            "1\n",
+        ),
+        (
+            "COLUMNS=40; select x in alpha beta gamma delta epsilon zeta eta theta iota \
+             kappa lambda; do echo \"x=$x\"; break; done",
+            "1\n",
+        ),
+        (
+            "set -- p q; PS3='pick: '; select x; do echo \"[$x][$REPLY]\"; continue; \
+             echo no; done; echo \"rc=$?\"",
+            " 2 \n1 2\na\\\nb\n",
+        ),
+        (
+            "select x in 'a b' é c; do echo \"[$x]\"; break; done; echo rc=$?",
+            "3\n",
+        ),
+        ("select x in; do echo never; done; echo rc=$?", ""),
+        (
+            "f() { select x in a b; do return 7; done; }; f; echo rc=$?",
+            "1\n",
+        ),
+    ];
+    let run = |mut c: std::process::Command, script: &str, input: &str| {
+        let mut child = c
+            .args(["-c", script])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    for (script, input) in cases {
+        let ours = run(rush(), script, input);
+        if let Ok(true) = bash().arg("--version").output().map(|o| o.status.success()) {
+            assert_eq!(ours, run(bash(), script, input), "select: {script:?}");
+        }
+    }
+    let (out, err) = run(rush(), cases[0].0, cases[0].1);
+    assert_eq!(out, "x=[b] R=[2]\nx=[] R=[9]\nx=[] R=[x]\n\nrc=1\n");
+    assert_eq!(err, "1) a\n2) b\n3) c\n#? #? 1) a\n2) b\n3) c\n#? #? #? ");
+}

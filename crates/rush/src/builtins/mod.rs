@@ -87,6 +87,7 @@ pub const KEYWORDS: &[&[u8]] = &[
     b"case",
     b"esac",
     b"for",
+    b"select",
     b"while",
     b"until",
     b"do",
