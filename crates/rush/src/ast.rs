@@ -118,6 +118,13 @@ pub enum Compound {
         body: List,
         line: u32,
     },
+    /// `coproc [NAME] command` (bash): the command runs in the background
+    /// with pipes to and from the shell, whose ends are in `NAME[1]` and
+    /// `NAME[0]` (NAME is COPROC when not given), its pid in `NAME_PID`.
+    Coproc {
+        name: Vec<u8>,
+        cmd: Box<Command>,
+    },
     /// `[[ … ]]` (bash), kept as words and evaluated like `test`.
     DoubleBracket {
         words: Vec<Word>,

@@ -396,6 +396,7 @@ impl<'s> Parser<'s> {
             b"until",
             b"for",
             b"select",
+            b"coproc",
             b"{",
             b"}",
             b"!",
@@ -706,6 +707,7 @@ impl<'s> Parser<'s> {
             }
             b"for" => self.for_loop(line),
             b"select" => self.select_loop(line),
+            b"coproc" => self.coproc(),
             b"case" => self.case(line),
             b"[[" => self.double_bracket(line),
             _ => self.unexpected(),
@@ -718,6 +720,45 @@ impl<'s> Parser<'s> {
             return self.arith_for(line);
         }
         self.name_in_words_loop(line, false)
+    }
+
+    /// `coproc [NAME] command` (bash). A NAME is taken only before a
+    /// compound command (`coproc NAME { …; }`); otherwise the words are a
+    /// simple command, and the name is COPROC.
+    fn coproc(&mut self) -> Result<Compound> {
+        self.skip_blanks();
+        let rest = &self.buf[self.pos..];
+        let name_len = rest
+            .iter()
+            .position(|&c| !(c.is_ascii_alphanumeric() || c == b'_'))
+            .unwrap_or(rest.len());
+        let mut name = b"COPROC".to_vec();
+        if name_len > 0 && is_name(&rest[..name_len]) {
+            let after = &rest[name_len..];
+            let gap = after
+                .iter()
+                .take_while(|&&c| c == b' ' || c == b'\t')
+                .count();
+            let next = &after[gap..];
+            let word_len = next.iter().position(|&c| is_meta(c)).unwrap_or(next.len());
+            let compound_next = gap > 0
+                && (next.first().is_some_and(|&c| c == b'{' || c == b'(')
+                    || matches!(
+                        &next[..word_len],
+                        b"if" | b"while" | b"until" | b"for" | b"select" | b"case" | b"[["
+                    ));
+            if compound_next {
+                name = rest[..name_len].to_vec();
+                for _ in 0..name_len {
+                    self.bump();
+                }
+            }
+        }
+        let cmd = self.command()?;
+        Ok(Compound::Coproc {
+            name,
+            cmd: Box::new(cmd),
+        })
     }
 
     /// `select name [in words]; do … done` (bash): `for`'s syntax.

@@ -166,6 +166,38 @@ impl Options {
     }
 }
 
+/// A coprocess the shell started, until it is reaped.
+#[derive(Debug)]
+pub struct Coproc {
+    pub pid: i32,
+    pub name: Vec<u8>,
+    /// The shell's ends (read its output, write its input), with the pipe
+    /// each was: the user may close or move them (`exec 60>&-`), and a
+    /// number that now names something else is not closed at the end.
+    pub fds: [(RawFd, (u64, u64)); 2],
+}
+
+/// Closes a coprocess's ends that are still the pipes they were.
+fn close_coproc_ends(c: &Coproc) {
+    for &(fd, id) in &c.fds {
+        if file_id(fd) == Some(id) {
+            // SAFETY: `fd` is the coprocess's pipe end, which the shell
+            // opened and nothing else owns.
+            unsafe { libc::close(fd) };
+        }
+    }
+}
+
+/// The (device, inode) of what `fd` is open on.
+fn file_id(fd: RawFd) -> Option<(u64, u64)> {
+    // SAFETY: fstat fills the struct it is given, on an fd number.
+    let st = unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        (libc::fstat(fd, &mut st) == 0).then_some(st)?
+    };
+    Some((st.st_dev, st.st_ino))
+}
+
 /// A background job.
 #[derive(Debug, Clone)]
 pub struct Job {
@@ -272,6 +304,8 @@ pub struct Shell {
     procsub_fds: Vec<OwnedFd>,
     /// ... and the children, reaped without blocking once they end.
     pub procsub_pids: Vec<i32>,
+    /// Coprocesses not yet reaped.
+    pub coprocs: Vec<Coproc>,
     /// The last process substitution reaped: (pid, raw status), for `wait`.
     pub procsub_last: Option<(i32, i32)>,
 }
@@ -333,6 +367,7 @@ impl Shell {
             debug_done: false,
             procsub_fds: Vec::new(),
             procsub_pids: Vec::new(),
+            coprocs: Vec::new(),
             procsub_last: None,
             random_state: std::cell::Cell::new((pid as u32 ^ 0x9e37_79b9).max(1)),
             in_trap: false,
@@ -1227,6 +1262,7 @@ impl Shell {
                 let v = self.arith(&text)?;
                 Ok(i32::from(v == 0))
             }
+            Compound::Coproc { name, cmd } => self.run_coproc(name, cmd),
             Compound::DoubleBracket { words, line } => {
                 self.line = *line;
                 self.run_debug_trap(|| crate::unparse::compound(c))?;
@@ -1258,6 +1294,95 @@ impl Shell {
         })();
         self.loop_depth -= 1;
         r
+    }
+
+    /// `coproc NAME cmd`: `cmd` in the background, its input from a pipe
+    /// whose write end is `NAME[1]`, its output to one whose read end is
+    /// `NAME[0]` (close-on-exec, at 60 and above, as bash puts them);
+    /// `NAME_PID` and `$!` are its pid. When it is reaped, NAME and
+    /// NAME_PID are unset and the ends closed ([`Shell::coproc_done`]).
+    fn run_coproc(&mut self, name: &[u8], cmd: &Command) -> Exec {
+        let pipes = sys::pipe().and_then(|to| Ok((to, sys::pipe()?)));
+        let ((to_read, to_write), (from_read, from_write)) = match pipes {
+            Ok(p) => p,
+            Err(e) => {
+                self.error(&format!("coproc: pipe: {e}"));
+                return Ok(1);
+            }
+        };
+        match sys::fork() {
+            Ok(sys::Forked::Child) => {
+                self.become_subshell();
+                let _ = sys::dup2(to_read.as_raw_fd(), 0);
+                let _ = sys::dup2(from_write.as_raw_fd(), 1);
+                drop((to_read, to_write, from_read, from_write));
+                // The shell's other coprocesses' ends are not this one's.
+                for c in std::mem::take(&mut self.coprocs) {
+                    close_coproc_ends(&c);
+                }
+                let r = self.run_command(cmd);
+                self.exit_subshell(r)
+            }
+            Ok(sys::Forked::Parent(pid)) => {
+                drop((to_read, from_write));
+                let high = |fd: OwnedFd| sys::move_cloexec(fd, 60);
+                let (read_end, write_end) = match (high(from_read), high(to_write)) {
+                    (Ok(r), Ok(w)) => (r, w),
+                    (Err(e), _) | (_, Err(e)) => {
+                        self.error(&format!("coproc: {e}"));
+                        return Ok(1);
+                    }
+                };
+                let fds = [read_end.as_raw_fd(), write_end.as_raw_fd()];
+                let value = crate::vars::Value::Indexed(
+                    fds.iter()
+                        .enumerate()
+                        .map(|(k, fd)| (k as i64, fd.to_string().into_bytes()))
+                        .collect(),
+                );
+                let pid_var = [name, b"_PID"].concat();
+                if let Err(e) = self
+                    .vars
+                    .set_value(name, value)
+                    .and_then(|()| self.vars.set(&pid_var, pid.to_string().into_bytes()))
+                {
+                    self.error(&e.to_string());
+                }
+                let keep = |fd: OwnedFd| {
+                    let id = file_id(fd.as_raw_fd()).unwrap_or_default();
+                    (std::os::fd::IntoRawFd::into_raw_fd(fd), id)
+                };
+                self.coprocs.push(Coproc {
+                    pid,
+                    name: name.to_vec(),
+                    fds: [keep(read_end), keep(write_end)],
+                });
+                self.last_bg = Some(pid);
+                let id = self.jobs.iter().map(|j| j.id).max().unwrap_or(0) + 1;
+                self.jobs.push(Job {
+                    id,
+                    pids: vec![pid],
+                    done: HashMap::default(),
+                    command: String::new(),
+                });
+                Ok(0)
+            }
+            Err(e) => {
+                self.error(&format!("fork: {e}"));
+                Ok(1)
+            }
+        }
+    }
+
+    /// A coprocess was reaped: its variables go, and its ends are closed
+    /// (unless the user moved them).
+    pub fn coproc_done(&mut self, pid: i32) {
+        if let Some(k) = self.coprocs.iter().position(|c| c.pid == pid) {
+            let c = self.coprocs.remove(k);
+            close_coproc_ends(&c);
+            let _ = self.vars.unset(&c.name);
+            let _ = self.vars.unset(&[c.name.as_slice(), b"_PID"].concat());
+        }
     }
 
     fn run_subshell(&mut self, list: &List) -> Exec {

@@ -168,6 +168,19 @@ pub fn try_reap(pid: i32) -> Option<Option<i32>> {
     }
 }
 
+/// Moves `fd` to the lowest free descriptor at or above `min`, closed on
+/// exec, and closes the original.
+pub fn move_cloexec(fd: OwnedFd, min: RawFd) -> io::Result<OwnedFd> {
+    // SAFETY: F_DUPFD_CLOEXEC on a descriptor we own returns a new one we
+    // then own.
+    let r = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, min) };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: r is a fresh descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(r) })
+}
+
 /// Moves `fd` to the lowest free descriptor at or above `min`, inherited by
 /// children (no close-on-exec), and closes the original. bash puts process
 /// substitutions at 63 and below, out of the way of the user's own numbers.

@@ -382,6 +382,14 @@ impl Printer {
                 self.block(body);
                 self.put(b"done");
             }
+            Compound::Coproc { name, cmd } => {
+                self.put(b"coproc ");
+                if name.as_slice() != b"COPROC" {
+                    self.put(name);
+                    self.put(b" ");
+                }
+                self.command(cmd);
+            }
             Compound::DoubleBracket { words, .. } => {
                 self.put(b"[[");
                 for w in words {

@@ -939,3 +939,45 @@ fn select_menus_as_bash_does() {
     assert_eq!(out, "x=[b] R=[2]\nx=[] R=[9]\nx=[] R=[x]\n\nrc=1\n");
     assert_eq!(err, "1) a\n2) b\n3) c\n#? #? 1) a\n2) b\n3) c\n#? #? #? ");
 }
+
+/// `coproc`: a two-way pipe to a background command, its ends in
+/// `NAME[0]` and `NAME[1]` (COPROC when not named; a name only before a
+/// compound command), `NAME_PID` and `$!` its pid, the ends not inherited
+/// by other commands, and the variables unset (the ends closed) once it is
+/// reaped. Before, `coproc` was a command not found.
+#[test]
+fn coproc_talks_both_ways() {
+    table_like_bash(&[
+        (
+            "coproc cat; echo hi >&${COPROC[1]}; read l <&${COPROC[0]}; echo $l; \
+             eval \"exec ${COPROC[1]}>&-\"; wait $COPROC_PID; \
+             echo \"rc=$? [${COPROC[@]-unset}] [${COPROC_PID-unset}]\"",
+            "hi\nrc=0 [unset] [unset]\n",
+        ),
+        (
+            "coproc NAME { while read x; do echo \"got $x\"; done; }; echo a >&\"${NAME[1]}\"; \
+             read -u \"${NAME[0]}\" l; echo $l; [ \"$NAME_PID\" = \"$!\" ] && echo same; \
+             kill $NAME_PID; wait; echo \"[${NAME[@]-unset}]\"",
+            "got a\nsame\n[unset]\n",
+        ),
+        (
+            "coproc ( echo sub ); read -u ${COPROC[0]} l; echo \"[$l]\"",
+            "[sub]\n",
+        ),
+        (
+            "coproc cat; ls /proc/self/fd | grep -c -x -e \"${COPROC[0]}\" -e \"${COPROC[1]}\"; \
+             kill $COPROC_PID",
+            "0\n",
+        ),
+        (
+            "f() { coproc X { cat; }; }; declare -f f",
+            "f () \n{ \n    coproc X { \n        cat\n    }\n}\n",
+        ),
+    ]);
+}
+
+fn table_like_bash(cases: &[(&str, &str)]) {
+    for (script, out) in cases {
+        like_bash(script, &[], out, 0);
+    }
+}

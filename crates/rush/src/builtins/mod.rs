@@ -88,6 +88,7 @@ pub const KEYWORDS: &[&[u8]] = &[
     b"esac",
     b"for",
     b"select",
+    b"coproc",
     b"while",
     b"until",
     b"do",
@@ -2142,11 +2143,7 @@ fn find_job<'a>(sh: &'a Shell, spec: &[u8]) -> Option<&'a crate::shell::Job> {
 /// Records finished background children in the job table.
 pub fn reap(sh: &mut Shell) {
     for (pid, raw) in sys::reap_any() {
-        for j in &mut sh.jobs {
-            if j.pids.contains(&pid) {
-                j.done.insert(pid, raw);
-            }
-        }
+        job_done(sh, pid, raw);
     }
 }
 
@@ -2185,6 +2182,7 @@ fn job_done(sh: &mut Shell, pid: i32, raw: i32) {
             j.done.insert(pid, raw);
         }
     }
+    sh.coproc_done(pid);
 }
 
 /// Waits (blocking) for any child; `Err` carries the status of a trapped
