@@ -679,14 +679,7 @@ impl Shell {
                 self.exit_subshell(r)
             }
             Ok(sys::Forked::Parent(pid)) => {
-                self.last_bg = Some(pid);
-                let id = self.jobs.iter().map(|j| j.id).max().unwrap_or(0) + 1;
-                self.jobs.push(Job {
-                    id,
-                    pids: vec![pid],
-                    done: HashMap::default(),
-                    command: String::new(),
-                });
+                self.add_background_job(pid);
                 self.set_pipestatus(&[0]);
                 Ok(0)
             }
@@ -1357,14 +1350,7 @@ impl Shell {
                     name: name.to_vec(),
                     fds: [keep(read_end), keep(write_end)],
                 });
-                self.last_bg = Some(pid);
-                let id = self.jobs.iter().map(|j| j.id).max().unwrap_or(0) + 1;
-                self.jobs.push(Job {
-                    id,
-                    pids: vec![pid],
-                    done: HashMap::default(),
-                    command: String::new(),
-                });
+                self.add_background_job(pid);
                 Ok(0)
             }
             Err(e) => {
@@ -1372,6 +1358,18 @@ impl Shell {
                 Ok(1)
             }
         }
+    }
+
+    /// `pid`, started in the background: `$!`, and a job to wait for.
+    fn add_background_job(&mut self, pid: i32) {
+        self.last_bg = Some(pid);
+        let id = self.jobs.iter().map(|j| j.id).max().unwrap_or(0) + 1;
+        self.jobs.push(Job {
+            id,
+            pids: vec![pid],
+            done: HashMap::default(),
+            command: String::new(),
+        });
     }
 
     /// A coprocess was reaped: its variables go, and its ends are closed
