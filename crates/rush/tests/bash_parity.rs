@@ -981,3 +981,18 @@ fn table_like_bash(cases: &[(&str, &str)]) {
         like_bash(script, &[], out, 0);
     }
 }
+
+/// `declare -p` of an associative array quotes the keys that need it, so
+/// that `eval` reads it back, as bash's does. Before, `[b c]="2"` came out
+/// bare and did not read back.
+#[test]
+fn declare_p_quotes_keys_that_need_it() {
+    like_bash(
+        "declare -A m=([\"b c\"]=2); declare -p m; \
+         declare -A k=([\"a]b\"]=1 [\"\\$x\"]=2 [~u]=4 [ok]=5); s=$(declare -p k); unset k; \
+         eval \"$s\"; echo \"${k[\"a]b\"]} ${k[\"\\$x\"]} ${k[~u]} ${k[ok]}\"",
+        &[],
+        "declare -A m=([\"b c\"]=\"2\" )\n1 2 4 5\n",
+        0,
+    );
+}

@@ -239,6 +239,41 @@ fn double_quote(s: &[u8]) -> Vec<u8> {
     out
 }
 
+/// Whether an associative array's key must be quoted to be read back, as
+/// bash decides: empty, or with a blank or a character special to the
+/// shell.
+fn key_needs_quotes(k: &[u8]) -> bool {
+    k.is_empty()
+        || k.iter().any(|c| {
+            matches!(
+                c,
+                b' ' | b'\t'
+                    | b'\n'
+                    | b'\''
+                    | b'"'
+                    | b'\\'
+                    | b'|'
+                    | b'&'
+                    | b';'
+                    | b'('
+                    | b')'
+                    | b'<'
+                    | b'>'
+                    | b'!'
+                    | b'{'
+                    | b'}'
+                    | b'*'
+                    | b'['
+                    | b'?'
+                    | b']'
+                    | b'^'
+                    | b'$'
+                    | b'`'
+            )
+        })
+        || matches!(k.first(), Some(b'~' | b'#'))
+}
+
 /// `([0]="a" [1]="b")`
 fn array_literal(v: &Value) -> Vec<u8> {
     let mut out = vec![b'('];
@@ -249,7 +284,11 @@ fn array_literal(v: &Value) -> Vec<u8> {
             out.push(b' ');
         }
         out.push(b'[');
-        out.extend_from_slice(k);
+        if matches!(v, Value::Assoc(_)) && key_needs_quotes(k) {
+            out.extend_from_slice(&double_quote(k));
+        } else {
+            out.extend_from_slice(k);
+        }
         out.extend_from_slice(b"]=");
         out.extend_from_slice(&double_quote(val));
     }
