@@ -295,6 +295,12 @@ impl Vars {
         Ok(())
     }
 
+    /// Declares `name` (unset, global) if it does not exist yet: `declare
+    /// name` with no value.
+    pub fn declare(&mut self, name: &[u8]) {
+        self.declare_with(name, |_| {});
+    }
+
     /// Sets an attribute of `name`, declaring it (unset, global) if it does
     /// not exist yet.
     fn declare_with(&mut self, name: &[u8], attribute: impl Fn(&mut Var)) {

@@ -996,3 +996,20 @@ fn declare_p_quotes_keys_that_need_it() {
         0,
     );
 }
+
+/// `declare name` with no value declares it (unset; `declare -p` shows
+/// it, and keeps a value it had), and `declare -p` shows the integer
+/// attribute, as bash does. Before, the first was "not found" and the
+/// second printed `--`.
+#[test]
+fn declare_p_shows_declared_names_and_integers() {
+    like_bash(
+        "declare u; declare -p u; echo \"${u-unset}\"; v=1; declare v; echo $v; \
+         declare -i n=3; declare -p n; n+=2; declare -p n; declare -ri ro=4; declare -p ro; \
+         typeset t; typeset -p t",
+        &[],
+        "declare -- u\nunset\n1\ndeclare -i n=\"3\"\ndeclare -i n=\"5\"\n\
+         declare -ir ro=\"4\"\ndeclare -- t\n",
+        0,
+    );
+}

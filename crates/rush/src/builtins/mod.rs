@@ -197,6 +197,9 @@ pub fn declare_line(name: &[u8], v: &crate::vars::Var) -> Vec<u8> {
         Some(Value::Assoc(_)) => flags.push('A'),
         _ => {}
     }
+    if v.integer {
+        flags.push('i');
+    }
     if v.readonly {
         flags.push('r');
     }
@@ -925,6 +928,8 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
         } else if let Some(v) = value {
             sh.vars.set(name, v.to_vec())
         } else {
+            // `declare name`: declared, with no value (`declare -p` shows it).
+            sh.vars.declare(name);
             Ok(())
         };
         if let Err(e) = r {
