@@ -1622,6 +1622,27 @@ impl Shell {
     pub fn assign(&mut self, a: &Assign, local: bool) -> Result<(), Flow> {
         let r = if let Some(items) = &a.array {
             let value = self.array_value(&a.name, items, a.append)?;
+            let value = if self.vars.is_integer(&a.name) {
+                // `declare -i`: each element is arithmetic.
+                let mut each = |v: &Vec<u8>| -> Result<Vec<u8>, Flow> {
+                    Ok(self.arith(v)?.to_string().into_bytes())
+                };
+                match value {
+                    Value::Indexed(m) => Value::Indexed(
+                        m.iter()
+                            .map(|(k, v)| Ok((*k, each(v)?)))
+                            .collect::<Result<_, Flow>>()?,
+                    ),
+                    Value::Assoc(m) => Value::Assoc(
+                        m.iter()
+                            .map(|(k, v)| Ok((k.clone(), each(v)?)))
+                            .collect::<Result<_, Flow>>()?,
+                    ),
+                    other => other,
+                }
+            } else {
+                value
+            };
             if local {
                 self.vars.local_value(&a.name, Some(value))
             } else {
@@ -1631,7 +1652,15 @@ impl Shell {
             let sub = self.expand_arith_text(idx)?;
             let key = self.array_key(&a.name, &sub)?;
             let mut v = self.expand_assignment(&a.value)?;
-            if a.append {
+            if self.vars.is_integer(&a.name) {
+                // `declare -i`: arithmetic; += adds.
+                let mut n = self.arith(&v)?;
+                if a.append {
+                    let old = self.element(&a.name, &key).unwrap_or_default();
+                    n = n.wrapping_add(self.arith(&old)?);
+                }
+                v = n.to_string().into_bytes();
+            } else if a.append {
                 let mut old = self.element(&a.name, &key).unwrap_or_default();
                 old.append(&mut v);
                 v = old;
@@ -1749,6 +1778,11 @@ impl Shell {
                         self.error(&e.to_string());
                         return Err(Flow::Exit(1));
                     }
+                }
+                // `declare -ai a=(1+1)`: the elements are arithmetic, so
+                // the attribute comes first, as in bash.
+                if flags.contains(&b'i') {
+                    self.vars.set_integer(&a.name);
                 }
                 self.assign(a, local)?;
                 out.push(a.name.clone());

@@ -1013,3 +1013,20 @@ fn declare_p_shows_declared_names_and_integers() {
         0,
     );
 }
+
+/// `declare -i` on arrays: each element assigned is arithmetic (in
+/// `declare -ai a=(…)`, `a+=(…)`, `a[i]=…` and `a[i]+=…`, and in an
+/// associative array), as in bash. Before, the elements kept their text.
+#[test]
+fn integer_arrays_evaluate_their_elements() {
+    like_bash(
+        "declare -ai a=(1+1 \"2*3\"); declare -p a; a+=(4+4); a[5]=2**3; a[5]+=1; declare -p a; \
+         declare -Ai m=([k]=1+2); m[j]=3*3; echo ${m[k]} ${m[j]}; \
+         b=(x y); declare -i b; b[0]=5+5; declare -p b",
+        &[],
+        "declare -ai a=([0]=\"2\" [1]=\"6\")\n\
+         declare -ai a=([0]=\"2\" [1]=\"6\" [2]=\"8\" [5]=\"9\")\n3 9\n\
+         declare -ai b=([0]=\"10\" [1]=\"y\")\n",
+        0,
+    );
+}
