@@ -1780,9 +1780,27 @@ impl Shell {
                     }
                 }
                 // `declare -ai a=(1+1)`: the elements are arithmetic, so
-                // the attribute comes first, as in bash.
+                // the attribute comes first, as in bash (on the local, for
+                // `local -ai`).
+                let attributes = flags.iter().any(|c| matches!(c, b'i' | b'l' | b'u'));
+                if local
+                    && attributes
+                    && let Err(e) = self.vars.local_value(&a.name, None)
+                {
+                    self.error(&e.to_string());
+                    return Err(Flow::Exit(1));
+                }
                 if flags.contains(&b'i') {
                     self.vars.set_integer(&a.name);
+                }
+                // `declare -la a=(A)`, `-ua`: the case attribute first too.
+                if let Some(&c) = flags.iter().rev().find(|&&c| c == b'l' || c == b'u') {
+                    let case = if c == b'l' {
+                        crate::vars::Case::Lower
+                    } else {
+                        crate::vars::Case::Upper
+                    };
+                    self.vars.set_case(&a.name, Some(case));
                 }
                 self.assign(a, local)?;
                 out.push(a.name.clone());

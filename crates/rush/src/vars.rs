@@ -63,6 +63,39 @@ pub struct Var {
     pub readonly: bool,
     /// `declare -i`: assignments are evaluated as arithmetic.
     pub integer: bool,
+    /// `declare -l` / `-u`: what is assigned is lowercased / uppercased.
+    pub case: Option<Case>,
+}
+
+/// A case attribute (`declare -l`, `declare -u`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Case {
+    Lower,
+    Upper,
+}
+
+impl Case {
+    /// `s` in this case (Unicode's, where `s` is UTF-8; else ASCII's).
+    pub fn apply(self, s: &[u8]) -> Vec<u8> {
+        match (std::str::from_utf8(s), self) {
+            (Ok(t), Case::Lower) => t.to_lowercase().into_bytes(),
+            (Ok(t), Case::Upper) => t.to_uppercase().into_bytes(),
+            (Err(_), Case::Lower) => s.to_ascii_lowercase(),
+            (Err(_), Case::Upper) => s.to_ascii_uppercase(),
+        }
+    }
+
+    fn apply_value(self, v: Value) -> Value {
+        match v {
+            Value::Str(s) => Value::Str(self.apply(&s)),
+            Value::Indexed(m) => {
+                Value::Indexed(m.into_iter().map(|(k, v)| (k, self.apply(&v))).collect())
+            }
+            Value::Assoc(m) => {
+                Value::Assoc(m.into_iter().map(|(k, v)| (k, self.apply(&v))).collect())
+            }
+        }
+    }
 }
 
 impl Var {
@@ -72,6 +105,7 @@ impl Var {
             exported,
             readonly: false,
             integer: false,
+            case: None,
         }
     }
 }
@@ -173,7 +207,10 @@ impl Vars {
                 if v.readonly {
                     return Err(ReadOnly(name.to_vec()));
                 }
-                v.value = Some(value);
+                v.value = Some(match v.case {
+                    Some(c) => c.apply_value(value),
+                    None => value,
+                });
                 if allexport {
                     v.exported = true;
                 }
@@ -189,6 +226,7 @@ impl Vars {
                         exported: allexport,
                         readonly: false,
                         integer: false,
+                        case: None,
                     },
                 );
                 if allexport {
@@ -324,6 +362,12 @@ impl Vars {
         self.declare_with(name, |v| v.integer = true);
     }
 
+    /// `declare -l` / `-u` (`None`: `+l`, `+u`): for what is assigned
+    /// from now on.
+    pub fn set_case(&mut self, name: &[u8], case: Option<Case>) {
+        self.declare_with(name, |v| v.case = case);
+    }
+
     /// `export -n`
     pub fn unexport(&mut self, name: &[u8]) {
         if let Some(v) = self.find_mut(name) {
@@ -383,12 +427,16 @@ impl Vars {
             exported: exported_outside,
             readonly: false,
             integer: false,
+            case: None,
         });
         if allexport && value.is_some() {
             entry.exported = true;
         }
-        if value.is_some() {
-            entry.value = value;
+        if let Some(value) = value {
+            entry.value = Some(match entry.case {
+                Some(c) => c.apply_value(value),
+                None => value,
+            });
         }
         if entry.exported {
             self.env = None;

@@ -1030,3 +1030,23 @@ fn integer_arrays_evaluate_their_elements() {
         0,
     );
 }
+
+/// `declare -l` and `-u`: what is assigned from then on is lowercased or
+/// uppercased (Unicode too; a value already there stays), arrays' elements
+/// too, locals too; `-u` replaces `-l`, `+u` removes it; `declare -p`
+/// shows them. Before, the flags were ignored.
+#[test]
+fn case_attributes_change_what_is_assigned() {
+    like_bash(
+        "declare -ilrx x=5; declare -p x; declare -u y=abc; declare -p y; y=def; echo $y; \
+         z=ABC; declare -l z; echo $z; z=XYZ; echo $z; declare -la arr=(A B); declare -p arr; \
+         declare -l q=A; declare -u q; q=b; echo $q; declare -p q; declare +u q; q=c; echo $q; \
+         f(){ local -u w=abc; echo $w; local -ua a=(x y); declare -p a; }; f; \
+         declare -l e=É; echo $e",
+        &[],
+        "declare -irxl x=\"5\"\ndeclare -u y=\"ABC\"\nDEF\nABC\nxyz\n\
+         declare -al arr=([0]=\"a\" [1]=\"b\")\nB\ndeclare -u q=\"B\"\nc\nABC\n\
+         declare -au a=([0]=\"X\" [1]=\"Y\")\né\n",
+        0,
+    );
+}

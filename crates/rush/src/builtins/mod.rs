@@ -206,6 +206,11 @@ pub fn declare_line(name: &[u8], v: &crate::vars::Var) -> Vec<u8> {
     if v.exported {
         flags.push('x');
     }
+    match v.case {
+        Some(crate::vars::Case::Lower) => flags.push('l'),
+        Some(crate::vars::Case::Upper) => flags.push('u'),
+        None => {}
+    }
     if flags.is_empty() {
         flags.push('-');
     }
@@ -790,6 +795,8 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let mut readonly_ = false;
     let mut global = false;
     let mut integer = false;
+    // `-l`/`-u` set a case (`Some(Some(c))`); `+l`/`+u` clear it.
+    let mut case: Option<Option<crate::vars::Case>> = None;
     let mut kind = None;
     let mut print = false;
     let mut funcs = false;
@@ -802,6 +809,14 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                     b'x' => export_ = a[0] == b'-',
                     b'r' => readonly_ = true,
                     b'i' => integer = a[0] == b'-',
+                    b'l' | b'u' => {
+                        let c = if c == b'l' {
+                            crate::vars::Case::Lower
+                        } else {
+                            crate::vars::Case::Upper
+                        };
+                        case = Some((a[0] == b'-').then_some(c));
+                    }
                     b'a' => kind = Some(Value::Indexed(Default::default())),
                     b'A' => kind = Some(Value::Assoc(Default::default())),
                     b'g' => global = true,
@@ -895,7 +910,14 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 };
                 Some(value_owned.as_slice())
             }
-            v => v,
+            Some(v) => match case {
+                Some(Some(c)) => {
+                    value_owned = c.apply(v);
+                    Some(value_owned.as_slice())
+                }
+                _ => Some(v),
+            },
+            None => None,
         };
         // -a / -A on a name that is not yet that kind of array.
         if let Some(k) = &kind {
@@ -942,6 +964,9 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
         }
         if integer {
             sh.vars.set_integer(name);
+        }
+        if let Some(c) = case {
+            sh.vars.set_case(name, c);
         }
         if readonly_ {
             let _ = sh.vars.readonly(name, None);
