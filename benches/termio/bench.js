@@ -192,6 +192,10 @@ const subjectInfo = (list) => list.map((s) => ({ name: s.name, version: s.versio
 
 const INTERVAL_MS = 20;
 
+// The bytes of a chunk of output (a string from the JSON stack is UTF-8 on
+// the wire and in the PTY).
+const byteLength = (chunk) => (typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length);
+
 // Finds `@NNNNNN@` probes in output that comes in pieces.
 function probeMatcher(onProbe) {
   let tail = '';
@@ -234,7 +238,7 @@ async function echoBlock(subject, rate, n, delay) {
     if (++received === n) done();
   });
   const onOutput = (chunk) => {
-    bytes += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
+    bytes += byteLength(chunk);
     if (seen !== null) {
       seen += typeof chunk === 'string' ? chunk : chunk.latin1Slice(0, chunk.length);
       if (seen.includes('ready')) { seen = null; ready(); }
@@ -393,7 +397,7 @@ async function relayOnce(subject, rf) {
   conn.onOutput((chunk) => {
     frames++;
     hash.update(chunk);
-    bytes += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
+    bytes += byteLength(chunk);
     lastByte = nowNs();
     if (bytes >= rf.size) done();
   });
@@ -458,7 +462,7 @@ async function memoryOnce(subject, viewers, seconds) {
   for (let v = 1; v < viewers; v++) {
     const join = first.session ? { session: first.session, seq: first.seq } : undefined;
     const c = await clients[subject.key](srv, srv.port, join);
-    c.onOutput((chunk) => { bytes += typeof chunk === 'string' ? chunk.length : chunk.length; });
+    c.onOutput((chunk) => { bytes += byteLength(chunk); });
     conns.push(c);
   }
   await sleep(seconds * 1000);
