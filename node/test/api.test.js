@@ -165,3 +165,27 @@ test('server: sessions are bounded (4429 past maxSessions), and a short token is
     server.close();
   }
 });
+
+test('server: idleTimeout closes a session its clients have left, with an exit event', async () => {
+  await assert.rejects(createTerminalServer({ idleTimeout: -1 }), /idleTimeout/);
+  const server = await createTerminalServer({
+    shell: '/bin/sh', args: ['-c', 'read x'], allowedOrigins: ['http://app.test'], idleTimeout: 0.3,
+  });
+  try {
+    const exit = new Promise((resolve) => server.once('exit', resolve));
+    const ws = open(server, 'http://app.test');
+    await new Promise((r) => ws.on('open', r));
+    const hello = new Promise((resolve) => ws.on('message', (d, binary) => { if (!binary) resolve(); }));
+    ws.send(JSON.stringify({ type: 'hello', token: server.token }));
+    await hello;
+    assert.strictEqual(server.sessions().length, 1);
+    const left = Date.now();
+    ws.close();
+    const e = await exit;
+    assert.ok(Date.now() - left >= 250, `closed after ${Date.now() - left} ms`);
+    assert.strictEqual(e.code, -1, 'SIGHUP, negated');
+    assert.strictEqual(server.sessions().length, 0);
+  } finally {
+    server.close();
+  }
+});
