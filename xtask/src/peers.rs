@@ -229,4 +229,29 @@ mod tests {
         assert!(s.program.is_none());
         assert!(s.missing.unwrap().contains("not on the PATH"));
     }
+
+    /// An npm library is found by its package.json in the private folder,
+    /// its version read from there, its folder given as the program.
+    #[test]
+    fn an_npm_library_is_found_with_its_package_version() {
+        let pkg: &'static str =
+            Box::leak(format!("xtask-test-lib-{}", std::process::id()).into_boxed_str());
+        let dir = peers_dir().join("npm/node_modules").join(pkg);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("package.json"),
+            r#"{"name":"x","version":"1.2.3"}"#,
+        )
+        .unwrap();
+        let lib = Peer {
+            name: "lib",
+            program: pkg,
+            install: Install::NpmLib(pkg),
+            version_args: &[],
+        };
+        let s = ensure(&lib);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(s.version.as_deref(), Some("lib 1.2.3"), "{s:?}");
+        assert_eq!(s.program.as_deref(), Some(dir.as_path()));
+    }
 }
