@@ -21,7 +21,10 @@ pub mod builtins;
 pub mod escape;
 pub mod expand;
 pub mod glob;
+pub mod history;
 pub mod input;
+pub mod interactive;
+pub mod job;
 pub mod parse;
 pub mod pattern;
 pub mod perf;
@@ -58,6 +61,9 @@ pub fn main_with(arg0: Vec<u8>, args: Vec<OsString>) -> i32 {
     // (how login(1) and sshd start a shell).
     let mut login = arg0.first() == Some(&b'-');
     let mut profiles = true;
+    let mut rc = interactive::RcFile::Default;
+    // `+m` turns job control off in an interactive shell.
+    let mut monitor = true;
     let mut i = 0;
     // Options, then operands.
     while i < args.len() {
@@ -82,18 +88,19 @@ pub fn main_with(arg0: Vec<u8>, args: Vec<OsString>) -> i32 {
                 }
                 b"--login" => login = true,
                 b"--noprofile" => profiles = false,
-                // No rc file is read without a terminal, and the editor
-                // comes with the interactive part: nothing to turn off.
-                b"--norc" | b"--noediting" => {}
-                // Takes a file, which only an interactive shell would read.
+                b"--norc" => rc = interactive::RcFile::None,
+                // rustyline has no plain mode of its own; accepted, as bash.
+                b"--noediting" => {}
+                // The file an interactive shell reads instead of ~/.rushrc.
                 b"--rcfile" | b"--init-file" => {
                     i += 1;
-                    if args.get(i).is_none() {
+                    let Some(f) = args.get(i) else {
                         return usage_error(&format!(
                             "{}: option requires an argument",
                             String::from_utf8_lossy(a)
                         ));
-                    }
+                    };
+                    rc = interactive::RcFile::File(f.clone());
                 }
                 b"--posix" => {
                     builtins::set_option(&mut sh, "posix", true);
@@ -121,6 +128,10 @@ pub fn main_with(arg0: Vec<u8>, args: Vec<OsString>) -> i32 {
                 b's' if on => force_stdin = true,
                 b'l' if on => login = true,
                 b'i' => sh.opts.interactive = on,
+                b'm' => {
+                    monitor = on;
+                    sh.opts.monitor = on;
+                }
                 b'r' if on => {
                     return usage_error("-r: restricted mode is not supported");
                 }
@@ -173,6 +184,11 @@ pub fn main_with(arg0: Vec<u8>, args: Vec<OsString>) -> i32 {
         sh.opts.command_mode = true;
         Input::Command(text.clone())
     } else if force_stdin || operands.is_empty() {
+        // bash's rule: interactive with no operands and a terminal on
+        // stdin and stderr, or with -i.
+        if !sh.opts.interactive && sys::is_tty(0) && sys::is_tty(2) {
+            sh.opts.interactive = true;
+        }
         sh.positional = operands.to_vec();
         sh.opts.stdin_mode = true;
         sh.top_file = std::rc::Rc::from(&b"main"[..]);
@@ -221,6 +237,10 @@ pub fn main_with(arg0: Vec<u8>, args: Vec<OsString>) -> i32 {
                     };
                 }
             }
+        }
+        Input::Stdin if sh.opts.interactive => {
+            sh.top_file = std::rc::Rc::from(&b"main"[..]);
+            return interactive::run(sh, rc, login, monitor);
         }
         Input::Stdin => {
             let mut src = input::FdLines::new(0);
@@ -279,15 +299,19 @@ standard input. Options:
 
   -c               read commands from the first operand
   -s               read commands from standard input (operands are $1 …)
-  -i               interactive
+  -i               interactive (also with no operands and a terminal on
+                   stdin and stderr): line editing, history, completion,
+                   job control
   -l, --login      a login shell: read /etc/profile, then the first of
                    ~/.bash_profile, ~/.bash_login and ~/.profile
   -abCeEfhnTuvx    set's single-letter options (+ turns them off)
   -o NAME, +o NAME set's long options (set -o lists them)
   -O NAME, +O NAME shopt options (shopt lists them)
   --noprofile      do not read the login files
-  --norc, --rcfile FILE, --init-file FILE, --noediting
-                   accepted, for the interactive shell
+  --norc           an interactive shell reads no ~/.rushrc
+  --rcfile FILE, --init-file FILE
+                   an interactive shell reads FILE instead of ~/.rushrc
+  --noediting      accepted, as bash
   --posix          set -o posix
   --verbose        set -v
   --version        print the version

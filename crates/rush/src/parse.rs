@@ -169,6 +169,15 @@ impl<'s> Parser<'s> {
     }
 
     /// Whether only blanks, comments and newlines are left.
+    /// Whether the text read so far is all parsed (blanks aside), without
+    /// reading more: the interactive shell asks before the parser would
+    /// prompt for another line.
+    pub fn used_up(&self) -> bool {
+        self.buf[self.pos..]
+            .iter()
+            .all(|&c| c == b' ' || c == b'\t' || c == b'\n')
+    }
+
     pub fn at_end(&mut self) -> bool {
         let save = (self.pos, self.line);
         loop {

@@ -402,7 +402,7 @@ unsafe extern "C" {
 /// started) in local time, through strftime; an empty format is `%X`. The
 /// shell's `TZ`, if it has one (`TZ=UTC printf …` too), is the C library's
 /// while it converts.
-fn format_time(sh: &Shell, fmt: &[u8], secs: i64) -> Vec<u8> {
+pub(crate) fn format_time(sh: &Shell, fmt: &[u8], secs: i64) -> Vec<u8> {
     let now = || crate::expand::epoch().as_secs() as i64;
     let t = match secs {
         -1 => now(),

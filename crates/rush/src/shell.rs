@@ -25,6 +25,9 @@ pub enum Flow {
     Return(i32),
     /// Leave the shell (or the subshell) with this status.
     Exit(i32),
+    /// Ctrl-C in an interactive shell with no SIGINT trap: abandon the
+    /// command, back to the prompt.
+    Interrupt,
 }
 
 pub type Exec = Result<i32, Flow>;
@@ -206,6 +209,14 @@ pub struct Job {
     /// Raw wait statuses of the pids that finished.
     pub done: HashMap<i32, i32>,
     pub command: String,
+    /// Its process group (job control), or 0.
+    pub pgid: i32,
+    /// Stopped, by this signal.
+    pub stopped: Option<i32>,
+    /// Started in the foreground (then stopped): `jobs` shows no `&`.
+    pub foreground: bool,
+    /// Its last change was reported (the notice before a prompt).
+    pub notified: bool,
 }
 
 impl Job {
@@ -308,6 +319,16 @@ pub struct Shell {
     pub coprocs: Vec<Coproc>,
     /// The last process substitution reaped: (pid, raw status), for `wait`.
     pub procsub_last: Option<(i32, i32)>,
+    /// The interactive shell's history (`history`, `!` expansion).
+    pub history: crate::history::History,
+    /// Commands read at the prompt so far (`\#` in a prompt).
+    pub command_number: usize,
+    /// The terminal, once job control has taken it.
+    pub jc: Option<crate::job::Terminal>,
+    /// The foreground job being started (job control).
+    pub group: Option<crate::job::Group>,
+    /// `exit` with stopped jobs warned once; a second `exit` leaves.
+    pub exit_warned: bool,
 }
 
 /// One entry of the call stack.
@@ -369,6 +390,11 @@ impl Shell {
             procsub_pids: Vec::new(),
             coprocs: Vec::new(),
             procsub_last: None,
+            history: crate::history::History::default(),
+            command_number: 1,
+            jc: None,
+            group: None,
+            exit_warned: false,
             random_state: std::cell::Cell::new((pid as u32 ^ 0x9e37_79b9).max(1)),
             in_trap: false,
             getopts_state: (1, 1),
@@ -499,6 +525,10 @@ impl Shell {
                             }
                             return s;
                         }
+                        Err(Flow::Interrupt) => {
+                            self.status = 130;
+                            return 130;
+                        }
                         Err(Flow::Break(_) | Flow::Continue(_)) => {}
                     }
                 }
@@ -571,10 +601,16 @@ impl Shell {
         if !sys::trap_pending() || self.in_trap {
             return Ok(());
         }
+        let mut interrupted = false;
         for sig in sys::take_pending() {
             if let Some(action) = self.traps.get(&sig).cloned() {
                 self.run_trap_action(&action)?;
+            } else if sig == libc::SIGINT && self.opts.interactive && !self.subshell {
+                interrupted = true;
             }
+        }
+        if interrupted {
+            return Err(Flow::Interrupt);
         }
         Ok(())
     }
@@ -663,8 +699,16 @@ impl Shell {
     }
 
     fn run_background(&mut self, ao: &AndOr) -> Exec {
+        // Under job control, a background job is a process group of its
+        // own, without the terminal.
+        let group = self
+            .job_control()
+            .then_some(sys::Pgrp { pgid: 0, tty: None });
         match sys::fork() {
             Ok(sys::Forked::Child) => {
+                if let Some(g) = group {
+                    g.join_from_child();
+                }
                 self.become_subshell();
                 // Without job control, a background command ignores SIGINT
                 // and SIGQUIT, and reads /dev/null.
@@ -679,7 +723,11 @@ impl Shell {
                 self.exit_subshell(r)
             }
             Ok(sys::Forked::Parent(pid)) => {
-                self.add_background_job(pid);
+                if let Some(g) = group {
+                    g.join_from_parent(pid);
+                }
+                let text = String::from_utf8_lossy(&crate::unparse::and_or(ao)).into_owned();
+                self.add_background_job(pid, text);
                 self.set_pipestatus(&[0]);
                 Ok(0)
             }
@@ -719,6 +767,7 @@ impl Shell {
         let status = match r {
             Ok(s) => s,
             Err(Flow::Exit(s)) | Err(Flow::Return(s)) => s,
+            Err(Flow::Interrupt) => 130,
             Err(Flow::Break(_) | Flow::Continue(_)) => self.status,
         };
         let status = self.finish(status);
@@ -739,6 +788,7 @@ impl Shell {
         if p.bang {
             self.errexit_off += 1;
         }
+        let job = self.begin_job();
         let r = if p.commands.len() == 1 {
             if p.bang {
                 self.tail_ok = false;
@@ -752,6 +802,9 @@ impl Shell {
             self.tail_ok = false;
             self.run_multi(p)
         };
+        if let Some(outer) = job {
+            self.end_job(outer, &|| crate::unparse::pipeline(p));
+        }
         if p.bang {
             self.errexit_off -= 1;
         }
@@ -896,8 +949,12 @@ impl Shell {
             if let Command::Simple(s) = cmd {
                 self.run_debug_trap(|| crate::unparse::simple(s))?;
             }
+            let group = self.job_pgrp();
             match sys::fork() {
                 Ok(sys::Forked::Child) => {
+                    if let Some(g) = group {
+                        g.join_from_child();
+                    }
                     self.become_subshell();
                     self.debug_done = matches!(cmd, Command::Simple(_));
                     if let Some(r) = &prev_read {
@@ -917,7 +974,10 @@ impl Shell {
                     let r = self.run_command(cmd);
                     self.exit_subshell(r)
                 }
-                Ok(sys::Forked::Parent(pid)) => pids.push(pid),
+                Ok(sys::Forked::Parent(pid)) => {
+                    self.job_joined(pid);
+                    pids.push(pid);
+                }
                 Err(e) => {
                     self.error(&format!("fork: {e}"));
                     break;
@@ -929,11 +989,7 @@ impl Shell {
         drop(prev_read);
         let mut statuses = Vec::with_capacity(pids.len() + 1);
         for pid in pids {
-            let s = match sys::wait_pid(pid, false) {
-                Ok(sys::Waited::Done(raw)) => sys::status_of(raw),
-                _ => 127,
-            };
-            statuses.push(s);
+            statuses.push(self.wait_child(pid));
         }
         statuses.extend(last_status);
         let status = if self.opts.pipefail {
@@ -1350,7 +1406,8 @@ impl Shell {
                     name: name.to_vec(),
                     fds: [keep(read_end), keep(write_end)],
                 });
-                self.add_background_job(pid);
+                let text = format!("coproc {}", String::from_utf8_lossy(name));
+                self.add_background_job(pid, text);
                 Ok(0)
             }
             Err(e) => {
@@ -1361,15 +1418,24 @@ impl Shell {
     }
 
     /// `pid`, started in the background: `$!`, and a job to wait for.
-    fn add_background_job(&mut self, pid: i32) {
+    fn add_background_job(&mut self, pid: i32, command: String) {
         self.last_bg = Some(pid);
-        let id = self.jobs.iter().map(|j| j.id).max().unwrap_or(0) + 1;
+        let id = self.next_job_id();
+        let pgid = if self.job_control() { pid } else { 0 };
         self.jobs.push(Job {
             id,
             pids: vec![pid],
             done: HashMap::default(),
-            command: String::new(),
+            command,
+            pgid,
+            stopped: None,
+            foreground: false,
+            notified: true,
         });
+        // An interactive shell says which job and process it started.
+        if self.opts.interactive && !self.subshell {
+            self.err_out(format!("[{id}] {pid}\n").as_bytes());
+        }
     }
 
     /// A coprocess was reaped: its variables go, and its ends are closed
@@ -1384,17 +1450,21 @@ impl Shell {
     }
 
     fn run_subshell(&mut self, list: &List) -> Exec {
+        let group = self.job_pgrp();
         match sys::fork() {
             Ok(sys::Forked::Child) => {
+                if let Some(g) = group {
+                    g.join_from_child();
+                }
                 self.become_subshell();
                 self.tail_ok = true;
                 let r = self.run_list(list);
                 self.exit_subshell(r)
             }
-            Ok(sys::Forked::Parent(pid)) => match sys::wait_pid(pid, false) {
-                Ok(sys::Waited::Done(raw)) => Ok(sys::status_of(raw)),
-                _ => Ok(127),
-            },
+            Ok(sys::Forked::Parent(pid)) => {
+                self.job_joined(pid);
+                Ok(self.wait_child(pid))
+            }
             Err(e) => {
                 self.error(&format!("fork: {e}"));
                 Ok(1)
@@ -2121,18 +2191,16 @@ impl Shell {
             return Ok(self.exec_failed(name, &path, e, &cargv, &env));
         }
         let t0 = self.perf.as_ref().map(|_| std::time::Instant::now());
-        let spawned = sys::spawn(&path, &cargv, &env);
+        let spawned = sys::spawn(&path, &cargv, &env, self.job_pgrp());
         if let (Some(p), Some(t0)) = (self.perf.as_mut(), t0) {
             p.record(crate::perf::Phase::Spawn, t0.elapsed());
         }
         self.restore(saved);
         match spawned {
             Ok(pid) => {
+                self.job_joined(pid);
                 let t1 = self.perf.as_ref().map(|_| std::time::Instant::now());
-                let status = match sys::wait_pid(pid, false) {
-                    Ok(sys::Waited::Done(raw)) => sys::status_of(raw),
-                    _ => 127,
-                };
+                let status = self.wait_child(pid);
                 if let (Some(p), Some(t1)) = (self.perf.as_mut(), t1) {
                     p.record(crate::perf::Phase::Wait, t1.elapsed());
                 }
@@ -2162,12 +2230,10 @@ impl Shell {
                 {
                     let mut args = vec![CString::new("rush").unwrap_or_default(), path.to_owned()];
                     args.extend(argv[1..].iter().cloned());
-                    match sys::spawn(&exe, &args, env) {
+                    match sys::spawn(&exe, &args, env, self.job_pgrp()) {
                         Ok(pid) => {
-                            return match sys::wait_pid(pid, false) {
-                                Ok(sys::Waited::Done(raw)) => sys::status_of(raw),
-                                _ => 126,
-                            };
+                            self.job_joined(pid);
+                            return self.wait_child(pid);
                         }
                         Err(_) => return 126,
                     }
@@ -2261,17 +2327,43 @@ impl Shell {
             .unwrap_or_else(|| b"+ ".to_vec());
         let saved = self.opts.xtrace;
         self.opts.xtrace = false;
-        let mut src = crate::parse::Text;
-        let mut text = b"\"".to_vec();
-        text.extend_from_slice(&ps4);
-        text.push(b'"');
-        let mut p = Parser::new(&text, &mut src, self.aliases.clone());
-        let out = match p.read_word() {
-            Ok(Some(w)) => self.expand_string(&w).unwrap_or(ps4),
-            _ => ps4,
-        };
+        let out = self.expand_as_double_quoted(&ps4).unwrap_or(ps4);
         self.opts.xtrace = saved;
         out
+    }
+
+    /// The current directory: `$PWD`, or the kernel's if it is unset.
+    pub fn logical_pwd(&self) -> Vec<u8> {
+        self.vars
+            .get(b"PWD")
+            .map(<[u8]>::to_vec)
+            .or_else(|| {
+                std::env::current_dir()
+                    .ok()
+                    .map(|p| p.as_os_str().as_bytes().to_vec())
+            })
+            .unwrap_or_default()
+    }
+
+    /// Expands `text` as the inside of double quotes (PS1, PS2, PS4):
+    /// parameters, command substitutions and arithmetic, no splitting or
+    /// globbing. `None` if it does not parse or the expansion fails.
+    pub fn expand_as_double_quoted(&mut self, text: &[u8]) -> Option<Vec<u8>> {
+        let mut src = crate::parse::Text;
+        let mut quoted = Vec::with_capacity(text.len() + 2);
+        quoted.push(b'"');
+        for &c in text {
+            if c == b'"' {
+                quoted.push(b'\\');
+            }
+            quoted.push(c);
+        }
+        quoted.push(b'"');
+        let mut p = Parser::new(&quoted, &mut src, self.aliases.clone());
+        match p.read_word() {
+            Ok(Some(w)) => self.expand_string(&w).ok(),
+            _ => None,
+        }
     }
 
     // ---- redirections --------------------------------------------------
@@ -2584,7 +2676,7 @@ fn time_report(fmt: &[u8], real: u64, user: u64, sys: u64) -> Result<Vec<u8>, u8
     Ok(out)
 }
 
-fn cpu_times() -> (f64, f64) {
+pub(crate) fn cpu_times() -> (f64, f64) {
     let usage = |who| {
         // SAFETY: getrusage fills the struct it is given.
         let u = unsafe {

@@ -285,6 +285,11 @@ struct ChildArgs {
     reset: u64,
     /// Set by the child when exec fails.
     errno: libc::c_int,
+    /// Job control: the process group to join (0: a new one, led by the
+    /// child; -1: the parent's), and the terminal to hand that group (-1:
+    /// none, a background job).
+    pgid: libc::pid_t,
+    tty: libc::c_int,
 }
 
 extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
@@ -293,6 +298,14 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
     // Only async-signal-safe calls are made.
     unsafe {
         let a = &mut *arg.cast::<ChildArgs>();
+        if a.pgid >= 0 {
+            // Every signal is blocked here, SIGTTOU too: taking the
+            // terminal from the background cannot stop the child.
+            libc::setpgid(0, a.pgid);
+            if a.tty >= 0 {
+                libc::tcsetpgrp(a.tty, libc::getpgrp());
+            }
+        }
         for sig in 1..64 {
             if a.reset & (1u64 << sig) != 0 {
                 let mut sa: libc::sigaction = std::mem::zeroed();
@@ -322,7 +335,12 @@ static CHILD_STACK: ChildStack = ChildStack(std::cell::UnsafeCell::new([0; 4096]
 /// without glibc's loop over every signal in the child: only the signals
 /// the shell catches are reset (exec resets handlers anyway; ignored
 /// signals stay ignored, as POSIX wants).
-pub fn spawn(path: &CStr, argv: &[CString], env: &[CString]) -> nix::Result<i32> {
+pub fn spawn(
+    path: &CStr,
+    argv: &[CString],
+    env: &[CString],
+    group: Option<Pgrp>,
+) -> nix::Result<i32> {
     let argv_ptrs: Vec<*const libc::c_char> = argv
         .iter()
         .map(|a| a.as_ptr())
@@ -347,8 +365,10 @@ pub fn spawn(path: &CStr, argv: &[CString], env: &[CString]) -> nix::Result<i32>
         argv: argv_ptrs.as_ptr(),
         envp: env_ptrs.as_ptr(),
         mask: old,
-        reset: CAUGHT.load(Ordering::SeqCst),
+        reset: CAUGHT.load(Ordering::SeqCst) | JOB_IGNORED.load(Ordering::SeqCst),
         errno: 0,
+        pgid: group.map_or(-1, |g| g.pgid),
+        tty: group.and_then(|g| g.tty).unwrap_or(-1),
     };
     // SAFETY: the stack is ours alone (single thread, see ChildStack); its
     // top is 16-byte aligned; the child only reads `args`, which outlives
@@ -377,6 +397,174 @@ pub fn spawn(path: &CStr, argv: &[CString], env: &[CString]) -> nix::Result<i32>
         return Err(nix::Error::from_raw(args.errno));
     }
     Ok(pid)
+}
+
+/// A job's process group, for [`spawn`] and forked children.
+#[derive(Debug, Clone, Copy)]
+pub struct Pgrp {
+    /// The group to join; 0 makes a new one led by the child.
+    pub pgid: i32,
+    /// The terminal to give the group (a foreground job).
+    pub tty: Option<RawFd>,
+}
+
+impl Pgrp {
+    /// In a forked child: joins the group and, for a foreground job, takes
+    /// the terminal (SIGTTOU blocked meanwhile, as the child is still in
+    /// the background when it asks).
+    pub fn join_from_child(self) {
+        // SAFETY: setpgid/tcsetpgrp/sigprocmask on this process, with
+        // valid sigsets.
+        unsafe {
+            libc::setpgid(0, self.pgid);
+            if let Some(tty) = self.tty {
+                let mut set: libc::sigset_t = std::mem::zeroed();
+                let mut old: libc::sigset_t = std::mem::zeroed();
+                libc::sigemptyset(&mut set);
+                libc::sigaddset(&mut set, libc::SIGTTOU);
+                libc::sigprocmask(libc::SIG_BLOCK, &set, &mut old);
+                libc::tcsetpgrp(tty, libc::getpgrp());
+                libc::sigprocmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+            }
+        }
+        // The shell ignores the job-control signals for itself; its jobs
+        // must not.
+        for s in [
+            libc::SIGTSTP,
+            libc::SIGTTIN,
+            libc::SIGTTOU,
+            libc::SIGQUIT,
+            libc::SIGTERM,
+        ] {
+            if JOB_IGNORED.load(Ordering::SeqCst) & (1 << s) != 0 {
+                let _ = set_disposition(s, Disposition::Default);
+            }
+        }
+        JOB_IGNORED.store(0, Ordering::SeqCst);
+    }
+
+    /// In the parent, after the fork: the same group (whichever of the two
+    /// runs first).
+    pub fn join_from_parent(self, pid: i32) {
+        // SAFETY: setpgid on our own child.
+        unsafe { libc::setpgid(pid, if self.pgid == 0 { pid } else { self.pgid }) };
+    }
+}
+
+/// Signals an interactive shell ignores for itself (SIGTSTP, SIGTTIN,
+/// SIGTTOU, and SIGQUIT and SIGTERM): its children get them back at
+/// their default.
+static JOB_IGNORED: AtomicU64 = AtomicU64::new(0);
+
+/// Ignores the job-control signals in the shell (`set -m` with a terminal,
+/// and SIGQUIT/SIGTERM when interactive), remembering to reset them in
+/// children.
+pub fn ignore_for_shell(sigs: &[i32]) {
+    for &s in sigs {
+        // A signal ignored at start is left as it is (and stays ignored in
+        // children, as POSIX wants).
+        if ignored_at_start(s) {
+            continue;
+        }
+        if set_disposition(s, Disposition::Ignore).is_ok() {
+            JOB_IGNORED.fetch_or(1 << s, Ordering::SeqCst);
+        }
+    }
+}
+
+/// What a wait under job control saw.
+#[derive(Debug, Clone, Copy)]
+pub enum Event {
+    /// Ended, with this raw wait status.
+    Done(i32),
+    /// Stopped by this signal.
+    Stopped(i32),
+    /// Continued (SIGCONT).
+    Continued,
+}
+
+/// Waits (blocking in wait4, with WUNTRACED) until `pid` ends or stops.
+pub fn wait_untraced(pid: i32) -> io::Result<Event> {
+    let mut status = 0;
+    loop {
+        // SAFETY: wait4 with valid out-pointers.
+        let r = unsafe { libc::wait4(pid, &mut status, libc::WUNTRACED, std::ptr::null_mut()) };
+        if r >= 0 {
+            return Ok(if libc::WIFSTOPPED(status) {
+                Event::Stopped(libc::WSTOPSIG(status))
+            } else {
+                Event::Done(status)
+            });
+        }
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINTR) {
+            return Err(e);
+        }
+    }
+}
+
+/// Reaps what changed in any child without blocking: ends, stops and
+/// continues (for job notices).
+pub fn reap_events() -> Vec<(i32, Event)> {
+    let mut out = Vec::new();
+    loop {
+        let mut status = 0;
+        // SAFETY: wait4 with valid out-pointers.
+        let r = unsafe {
+            libc::wait4(
+                -1,
+                &mut status,
+                libc::WNOHANG | libc::WUNTRACED | libc::WCONTINUED,
+                std::ptr::null_mut(),
+            )
+        };
+        if r <= 0 {
+            return out;
+        }
+        let ev = if libc::WIFSTOPPED(status) {
+            Event::Stopped(libc::WSTOPSIG(status))
+        } else if libc::WIFCONTINUED(status) {
+            Event::Continued
+        } else {
+            Event::Done(status)
+        };
+        out.push((r, ev));
+    }
+}
+
+/// Marks `sig` as arrived, as if its handler had run (an interactive shell
+/// acts on a foreground job's SIGINT as on its own).
+pub fn raise_pending(sig: i32) {
+    if let Some(flag) = usize::try_from(sig).ok().and_then(|s| PENDING.get(s)) {
+        flag.store(true, Ordering::SeqCst);
+        LAST.store(sig, Ordering::SeqCst);
+        ANY_PENDING.store(true, Ordering::SeqCst);
+    }
+}
+
+/// The terminal's modes, to put back after a job leaves them changed.
+#[derive(Clone, Copy)]
+pub struct Modes(libc::termios);
+
+impl std::fmt::Debug for Modes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Modes")
+    }
+}
+
+impl Modes {
+    pub fn get(fd: RawFd) -> Option<Modes> {
+        // SAFETY: tcgetattr fills the zeroed termios it is given.
+        unsafe {
+            let mut t: libc::termios = std::mem::zeroed();
+            (libc::tcgetattr(fd, &mut t) == 0).then_some(Modes(t))
+        }
+    }
+
+    pub fn set(&self, fd: RawFd) {
+        // SAFETY: tcsetattr reads the termios it is given.
+        unsafe { libc::tcsetattr(fd, libc::TCSADRAIN, &self.0) };
+    }
 }
 
 /// Replaces the process with `path`. Returns only on failure.
@@ -493,6 +681,12 @@ fn reset_signals_for_exec() {
     for s in caught_signals().iter() {
         let _ = set_disposition(s as i32, Disposition::Default);
     }
+    let ignored = JOB_IGNORED.swap(0, Ordering::SeqCst);
+    for s in 1..64 {
+        if ignored & (1 << s) != 0 {
+            let _ = set_disposition(s, Disposition::Default);
+        }
+    }
 }
 
 /// In a fresh child: pending traps belong to the parent.
@@ -580,6 +774,12 @@ pub const SIGNALS: &[(i32, &str)] = &[
 ];
 
 /// Sends `sig` to `pid` (a negative pid names a process group).
+/// Whether `fd` is a terminal.
+pub fn is_tty(fd: RawFd) -> bool {
+    // SAFETY: isatty only queries the fd number.
+    unsafe { libc::isatty(fd) == 1 }
+}
+
 pub fn kill(pid: i32, sig: i32) -> io::Result<()> {
     // SAFETY: kill with numbers; the kernel checks them.
     let r = unsafe { libc::kill(pid, sig) };

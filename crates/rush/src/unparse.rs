@@ -31,6 +31,22 @@ pub fn compound(c: &Compound) -> Vec<u8> {
     p.out
 }
 
+/// A pipeline on one line, as `jobs` shows it.
+pub fn pipeline(pl: &Pipeline) -> Vec<u8> {
+    let mut p = Printer::default();
+    p.pipeline(pl);
+    p.heredocs.clear();
+    p.out
+}
+
+/// An and-or list on one line (a background job's text).
+pub fn and_or(ao: &AndOr) -> Vec<u8> {
+    let mut p = Printer::default();
+    p.and_or(ao);
+    p.heredocs.clear();
+    p.out
+}
+
 /// A word as written.
 pub fn word(w: &Word) -> Vec<u8> {
     let mut p = Printer::default();

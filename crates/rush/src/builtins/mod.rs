@@ -10,6 +10,8 @@ use std::os::unix::ffi::OsStrExt;
 mod calls;
 mod complete;
 mod dirs;
+pub mod history;
+mod jobs;
 
 pub use complete::{CompSpec, generate as completions};
 pub use dirs::stack as dir_stack;
@@ -48,11 +50,13 @@ const REGULAR: &[&[u8]] = &[
     b"command",
     b"declare",
     b"dirs",
+    b"disown",
     b"echo",
     b"false",
     b"fg",
     b"getopts",
     b"hash",
+    b"history",
     b"jobs",
     b"kill",
     b"let",
@@ -76,6 +80,11 @@ const REGULAR: &[&[u8]] = &[
     b"unalias",
     b"wait",
 ];
+
+/// The names of all builtins, special first.
+pub fn names() -> impl Iterator<Item = &'static [u8]> {
+    SPECIAL.iter().chain(REGULAR).copied()
+}
 
 /// Reserved words, for `type` and `command -v`.
 pub const KEYWORDS: &[&[u8]] = &[
@@ -133,11 +142,9 @@ pub fn run_builtin(sh: &mut Shell, argv: Args<'_>) -> Option<Exec> {
         b"readonly" => readonly(sh, argv),
         b"getopts" => getopts(sh, argv),
         b"hash" => hash(sh, argv),
-        b"jobs" => jobs(sh, argv),
-        b"bg" | b"fg" => {
-            sh.error(&format!("{}: no job control", lossy(name)));
-            Ok(1)
-        }
+        b"jobs" => jobs::jobs(sh, argv),
+        b"fg" | b"bg" => jobs::fg_bg(sh, argv),
+        b"disown" => jobs::disown(sh, argv),
         b"kill" => kill(sh, argv),
         b"let" => let_(sh, argv),
         b"local" => local(sh, argv),
@@ -165,6 +172,7 @@ pub fn run_builtin(sh: &mut Shell, argv: Args<'_>) -> Option<Exec> {
         b"umask" => umask(sh, argv),
         b"unset" => unset(sh, argv),
         b"wait" => wait(sh, argv),
+        b"history" => history::history(sh, argv),
         _ => return None,
     })
 }
@@ -1861,16 +1869,10 @@ pub(crate) fn cd_as(sh: &mut Shell, who: &str, argv: Args<'_>) -> Exec {
             }
         }
     }
-    let old = sh
-        .vars
-        .get(b"PWD")
-        .map(<[u8]>::to_vec)
-        .or_else(|| {
-            std::env::current_dir()
-                .ok()
-                .map(|p| p.as_os_str().as_bytes().to_vec())
-        })
-        .unwrap_or_else(|| b"/".to_vec());
+    let mut old = sh.logical_pwd();
+    if old.is_empty() {
+        old = b"/".to_vec();
+    }
     let new_logical = logical(&old, &dest);
     let go = if physical {
         dest.clone()
@@ -2183,7 +2185,7 @@ fn kill(sh: &mut Shell, argv: Args<'_>) -> Exec {
 /// one and returns `None`.
 fn job_pids(sh: &mut Shell, builtin: &str, a: &[u8], not_a_pid: &str) -> Option<Vec<i32>> {
     if let Some(spec) = a.strip_prefix(b"%") {
-        let pids = find_job(sh, spec).map(|j| j.pids.clone());
+        let pids = jobs::find(sh, spec).map(|i| sh.jobs[i].pids.clone());
         if pids.is_none() {
             sh.error(&format!("{builtin}: {}: no such job", lossy(a)));
         }
@@ -2198,50 +2200,9 @@ fn job_pids(sh: &mut Shell, builtin: &str, a: &[u8], not_a_pid: &str) -> Option<
     }
 }
 
-fn find_job<'a>(sh: &'a Shell, spec: &[u8]) -> Option<&'a crate::shell::Job> {
-    match spec {
-        b"" | b"%" | b"+" => sh.jobs.last(),
-        b"-" => sh.jobs.iter().rev().nth(1),
-        n => {
-            let id: usize = lossy(n).parse().ok()?;
-            sh.jobs.iter().find(|j| j.id == id)
-        }
-    }
-}
-
 /// Records finished background children in the job table.
 pub fn reap(sh: &mut Shell) {
-    for (pid, raw) in sys::reap_any() {
-        job_done(sh, pid, raw);
-    }
-}
-
-fn jobs(sh: &mut Shell, argv: Args<'_>) -> Exec {
-    reap(sh);
-    let pids_only = argv[1..].iter().any(|a| a == b"-p");
-    let mut out = String::new();
-    let n = sh.jobs.len();
-    for (i, j) in sh.jobs.iter().enumerate() {
-        if pids_only {
-            if let Some(p) = j.pids.first() {
-                out.push_str(&format!("{p}\n"));
-            }
-            continue;
-        }
-        let mark = if i + 1 == n {
-            '+'
-        } else if i + 2 == n {
-            '-'
-        } else {
-            ' '
-        };
-        let state = if j.finished() { "Done" } else { "Running" };
-        out.push_str(&format!("[{}]{mark}  {state}\t{}\n", j.id, j.command));
-    }
-    if !sh.subshell {
-        sh.jobs.retain(|j| !j.finished());
-    }
-    Ok(emit(sh, "jobs", out.as_bytes()))
+    sh.reap_jobs();
 }
 
 /// Records that `pid` ended with `raw`.

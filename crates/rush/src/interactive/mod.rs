@@ -1,0 +1,456 @@
+//! The interactive shell: a rustyline editor in front of the same parser
+//! and executor that scripts use.
+//!
+//! Each turn of the loop: report finished jobs, run `PROMPT_COMMAND`,
+//! expand PS1, read a line; when the parser needs more (an open `for`, a
+//! quote, a here-document), read with PS2. The whole construct is one
+//! history entry. Then `!` expansion, and the commands run.
+//!
+//! The editor's completion needs the shell (functions, variables,
+//! `complete` specifications), and the loop needs it to run commands; the
+//! two never run at once, so they share it through `Rc<RefCell<Shell>>`,
+//! each borrowing it for its own step.
+
+pub mod complete;
+pub mod prompt;
+
+use crate::builtins::history as hist;
+use crate::parse::{Parser, Source};
+use crate::shell::{Flow, Shell};
+use crate::sys;
+use rustyline::completion::{Completer, Pair};
+use rustyline::config::Configurer as _;
+use rustyline::config::{BellStyle, CompletionType, Config, EditMode};
+use rustyline::error::ReadlineError;
+use rustyline::history::{History as _, MemHistory};
+use rustyline::{Context, Editor};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// Which start-up file a non-login interactive shell reads.
+#[derive(Debug, Clone)]
+pub enum RcFile {
+    /// `~/.rushrc`.
+    Default,
+    /// `--norc`.
+    None,
+    /// `--rcfile FILE`.
+    File(Vec<u8>),
+}
+
+/// The editor's helper: completion over the shared shell.
+struct Helper {
+    shell: Rc<RefCell<Shell>>,
+    commands: RefCell<complete::CommandCache>,
+}
+
+impl Completer for Helper {
+    type Candidate = Pair;
+
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _ctx: &Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<Pair>)> {
+        let Ok(mut sh) = self.shell.try_borrow_mut() else {
+            return Ok((pos, Vec::new()));
+        };
+        let mut cache = self.commands.borrow_mut();
+        let (start, cands) = complete::complete(&mut sh, &mut cache, line, pos);
+        Ok((
+            start,
+            cands
+                .into_iter()
+                .map(|c| Pair {
+                    display: c.display,
+                    replacement: c.replacement,
+                })
+                .collect(),
+        ))
+    }
+}
+
+impl rustyline::hint::Hinter for Helper {
+    type Hint = String;
+}
+impl rustyline::highlight::Highlighter for Helper {}
+impl rustyline::validate::Validator for Helper {}
+impl rustyline::Helper for Helper {}
+
+type Ed = Editor<Helper, MemHistory>;
+
+/// Continuation lines for the parser, read with PS2.
+struct More<'e> {
+    editor: &'e mut Ed,
+    ps2: (String, String),
+    /// Everything read for this command, for its history entry.
+    text: Vec<u8>,
+    /// Ctrl-C at PS2: the command is dropped.
+    cancelled: bool,
+}
+
+impl Source for More<'_> {
+    fn next_line(&mut self, buf: &mut Vec<u8>) -> bool {
+        if self.cancelled {
+            return false;
+        }
+        let prompt = (self.ps2.1.as_str(), self.ps2.0.as_str());
+        match self.editor.readline(&prompt) {
+            Ok(line) => {
+                let mut l = line.into_bytes();
+                l.push(b'\n');
+                self.text.extend_from_slice(&l);
+                buf.extend_from_slice(&l);
+                true
+            }
+            Err(ReadlineError::Interrupted) => {
+                self.cancelled = true;
+                false
+            }
+            Err(_) => false,
+        }
+    }
+}
+
+/// Runs the interactive shell until `exit` or end of input; returns the
+/// status to exit with.
+pub fn run(sh: Shell, rc: RcFile, login: bool, monitor: bool) -> i32 {
+    let shell = Rc::new(RefCell::new(sh));
+    start(&mut shell.borrow_mut(), &rc, login, monitor);
+    let config = Config::builder()
+        .completion_type(CompletionType::List)
+        .bell_style(BellStyle::None)
+        .auto_add_history(false)
+        .bracketed_paste(true)
+        .max_history_size(usize::MAX >> 1)
+        .map(|b| b.build());
+    let mut editor = match config.and_then(Ed::with_config) {
+        Ok(e) => e,
+        Err(e) => {
+            let _ = sys::write_all(2, format!("rush: line editor: {e}\n").as_bytes());
+            return 1;
+        }
+    };
+    editor.set_helper(Some(Helper {
+        shell: shell.clone(),
+        commands: RefCell::new(complete::CommandCache::default()),
+    }));
+    let mut synced = (u64::MAX, 0usize);
+    let mut eofs = 0;
+    let status = loop {
+        let (ps1, ps2) = {
+            let mut sh = shell.borrow_mut();
+            before_prompt(&mut sh, &mut editor, &mut synced);
+            let ps1 = prompt::split(&prompt::expand(&mut sh, b"PS1"));
+            let ps2 = prompt::split(&prompt::expand(&mut sh, b"PS2"));
+            (ps1, ps2)
+        };
+        let line = match editor.readline(&(ps1.1.as_str(), ps1.0.as_str())) {
+            Ok(l) => {
+                eofs = 0;
+                l
+            }
+            Err(ReadlineError::Interrupted) => {
+                shell.borrow_mut().status = 130;
+                continue;
+            }
+            Err(ReadlineError::Eof) => {
+                let sh = shell.borrow();
+                if sh.opts.ignoreeof {
+                    eofs += 1;
+                    let limit = sh
+                        .vars
+                        .get(b"IGNOREEOF")
+                        .and_then(|v| std::str::from_utf8(v).ok()?.parse().ok())
+                        .unwrap_or(10);
+                    if eofs <= limit {
+                        sh.err_out(b"Use \"exit\" to leave the shell.\n");
+                        continue;
+                    }
+                }
+                if !sh.jobs.iter().any(|j| j.stopped.is_some()) || eofs > 0 {
+                    sh.err_out(b"exit\n");
+                    break sh.status;
+                }
+                sh.err_out(b"There are stopped jobs.\n");
+                eofs = 1;
+                continue;
+            }
+            Err(e) => {
+                let _ = sys::write_all(2, format!("rush: line editor: {e}\n").as_bytes());
+                break shell.borrow().status;
+            }
+        };
+        if let Some(status) = turn(&shell, &mut editor, line, ps2) {
+            break status;
+        }
+    };
+    let mut sh = match Rc::try_unwrap(shell) {
+        Ok(c) => c.into_inner(),
+        Err(rc) => {
+            // The editor's helper still holds it: drop the editor first.
+            drop(editor);
+            return leave(&mut rc.borrow_mut(), status);
+        }
+    };
+    leave(&mut sh, status)
+}
+
+/// One command read and run. `Some(status)` when the shell should exit.
+fn turn(
+    shell: &Rc<RefCell<Shell>>,
+    editor: &mut Ed,
+    line: String,
+    ps2: (String, String),
+) -> Option<i32> {
+    let mut first = line.into_bytes();
+    first.push(b'\n');
+    let aliases = shell.borrow().aliases.clone();
+    let mut more = More {
+        editor,
+        ps2,
+        text: first.clone(),
+        cancelled: false,
+    };
+    // The whole input first (bash reads a complete command before running
+    // any of it), then history, then the commands.
+    let (mut lists, mut error) = parse_all(Parser::new(&first, &mut more, aliases), true);
+    let cancelled = more.cancelled;
+    let text = more.text;
+    let mut sh = shell.borrow_mut();
+    if cancelled {
+        sh.status = 130;
+        return None;
+    }
+    // `!` expansion works on the text; the expanded text is parsed again.
+    let mut text = text;
+    if sh.opts.histexpand && text.contains(&b'!') || text.starts_with(b"^") {
+        match crate::history::expand(&sh.history, &text) {
+            Ok(Some(expanded)) => {
+                // bash shows the command it runs.
+                let _ = sys::write_all(1, &expanded);
+                text = expanded;
+                let mut src = crate::parse::Text;
+                (lists, error) = parse_all(Parser::new(&text, &mut src, sh.aliases.clone()), false);
+            }
+            Ok(None) => {}
+            Err(msg) => {
+                sh.error(&msg);
+                sh.status = 1;
+                return None;
+            }
+        }
+    }
+    if sh.opts.history {
+        let (size, _, control) = hist::settings(&sh);
+        let entry = text.strip_suffix(b"\n").unwrap_or(&text).to_vec();
+        sh.history.add(&entry, control, size);
+    }
+    sh.command_number += 1;
+    for list in &lists {
+        let started = std::time::Instant::now();
+        let cpu = crate::shell::cpu_times();
+        let r = sh.run_list(list);
+        report_time(&mut sh, list, started, cpu);
+        match r {
+            Ok(s) => sh.status = s,
+            Err(Flow::Exit(s)) => {
+                if sh.jobs.iter().any(|j| j.stopped.is_some()) && !sh.exit_warned {
+                    sh.exit_warned = true;
+                    sh.err_out(b"There are stopped jobs.\n");
+                    return None;
+                }
+                return Some(s);
+            }
+            Err(Flow::Interrupt) => {
+                sh.err_out(b"\n");
+                sh.status = 130;
+                break;
+            }
+            Err(Flow::Return(s)) => sh.status = s,
+            Err(Flow::Break(_) | Flow::Continue(_)) => {}
+        }
+    }
+    sh.exit_warned = false;
+    if let Some(e) = error {
+        sh.syntax_error(&e);
+        sh.status = 2;
+    }
+    None
+}
+
+/// Parses every command of the input; with `stop_at_end`, only what has
+/// been read (the parser would otherwise prompt for another line).
+fn parse_all(
+    mut parser: Parser<'_>,
+    stop_at_end: bool,
+) -> (Vec<crate::ast::List>, Option<crate::parse::ParseError>) {
+    let mut lists = Vec::new();
+    loop {
+        if stop_at_end && parser.used_up() {
+            return (lists, None);
+        }
+        match parser.next_command() {
+            Ok(Some(l)) => lists.push(l),
+            Ok(None) => return (lists, None),
+            Err(e) => return (lists, Some(e)),
+        }
+    }
+}
+
+/// `RUSH_REPORTTIME`: a command that ran longer than this many seconds
+/// reports its time when it ends, as zsh's REPORTTIME does.
+fn report_time(
+    sh: &mut Shell,
+    list: &crate::ast::List,
+    started: std::time::Instant,
+    cpu: (f64, f64),
+) {
+    let Some(limit) = sh
+        .vars
+        .get(b"RUSH_REPORTTIME")
+        .and_then(|v| std::str::from_utf8(v).ok()?.trim().parse::<f64>().ok())
+    else {
+        return;
+    };
+    let real = started.elapsed().as_secs_f64();
+    if real < limit {
+        return;
+    }
+    let after = crate::shell::cpu_times();
+    let (user, system) = (after.0 - cpu.0, after.1 - cpu.1);
+    let text = list
+        .items
+        .first()
+        .map(|i| crate::unparse::and_or(&i.and_or))
+        .unwrap_or_default();
+    let pct = if real > 0.0 {
+        (user + system) / real * 100.0
+    } else {
+        0.0
+    };
+    let line = format!(
+        "{}  {user:.2}s user {system:.2}s system {pct:.0}% cpu {real:.3} total\n",
+        String::from_utf8_lossy(&text)
+    );
+    sh.err_out(line.as_bytes());
+}
+
+/// What runs before each prompt.
+fn before_prompt(sh: &mut Shell, editor: &mut Ed, synced: &mut (u64, usize)) {
+    sh.notify_jobs();
+    // A job that left the terminal in raw mode does not spoil the editor.
+    if let Some(t) = &sh.jc
+        && let Some(m) = &t.modes
+    {
+        m.set(t.fd);
+    }
+    if let Some(cmd) = sh.vars.get(b"PROMPT_COMMAND").map(<[u8]>::to_vec)
+        && !cmd.is_empty()
+    {
+        let status = sh.status;
+        let _ = crate::builtins::source_text(sh, &cmd, None);
+        sh.status = status;
+    }
+    editor.set_edit_mode(if sh.opts.vi {
+        EditMode::Vi
+    } else {
+        EditMode::Emacs
+    });
+    // The editor's history follows the shell's list (`history -c`, `-d`,
+    // `-r`, HISTSIZE).
+    let h = &sh.history;
+    if synced.0 != h.generation || synced.1 != h.entries.len() {
+        let eh = editor.history_mut();
+        if synced.0 != h.generation || eh.len() > h.entries.len() {
+            let _ = eh.clear();
+            for e in &h.entries {
+                let _ = eh.add(&String::from_utf8_lossy(e));
+            }
+        } else {
+            for e in &h.entries[eh.len()..] {
+                let _ = eh.add(&String::from_utf8_lossy(e));
+            }
+        }
+        *synced = (h.generation, h.entries.len());
+    }
+}
+
+/// Sets up an interactive shell: signals, job control, history, start-up
+/// files.
+fn start(sh: &mut Shell, rc: &RcFile, login: bool, monitor: bool) {
+    sh.opts.interactive = true;
+    sh.opts.history = true;
+    sh.opts.histexpand = true;
+    if !sh.opts.emacs && !sh.opts.vi {
+        sh.opts.emacs = true;
+    }
+    // Ctrl-C interrupts what the shell runs itself; SIGQUIT and SIGTERM do
+    // not end it.
+    let _ = sys::set_disposition(libc::SIGINT, sys::Disposition::Catch);
+    sys::ignore_for_shell(&[libc::SIGQUIT, libc::SIGTERM]);
+    // Job control, unless `+m`: only with a terminal to control.
+    sh.opts.monitor = monitor && sh.take_terminal();
+    if let Some(home) = sh.vars.get(b"HOME").map(<[u8]>::to_vec)
+        && sh.vars.get(b"HISTFILE").is_none()
+    {
+        let _ = sh
+            .vars
+            .set(b"HISTFILE", [home.as_slice(), b"/.rush_history"].concat());
+    }
+    for v in [&b"HISTSIZE"[..], b"HISTFILESIZE"] {
+        if sh.vars.get(v).is_none() {
+            let _ = sh.vars.set(v, b"500".to_vec());
+        }
+    }
+    // Start-up files, as bash reads its own: a login shell read the
+    // profiles already; another reads ~/.rushrc (or --rcfile). ENV, as
+    // POSIX asks of an interactive shell, comes after.
+    if !login {
+        let file = match rc {
+            RcFile::None => None,
+            RcFile::File(f) => Some(f.clone()),
+            RcFile::Default => sh.vars.get(b"HOME").map(|h| [h, b"/.rushrc"].concat()),
+        };
+        if let Some(f) = file {
+            source_file(sh, &f);
+        }
+    }
+    if let Some(env) = sh.vars.get(b"ENV").map(<[u8]>::to_vec)
+        && !env.is_empty()
+        && let Some(path) = sh.expand_as_double_quoted(&env)
+    {
+        source_file(sh, &path);
+    }
+    let (size, _, _) = hist::settings(sh);
+    if let Some(f) = hist::file(sh) {
+        sh.history.load(&f, size);
+    }
+}
+
+fn source_file(sh: &mut Shell, path: &[u8]) {
+    use std::os::unix::ffi::OsStrExt;
+    if let Ok(text) = std::fs::read(std::ffi::OsStr::from_bytes(path)) {
+        let _ = crate::builtins::source_text(sh, &text, None);
+    }
+}
+
+/// Leaving: the history is appended to its file, then the EXIT trap runs.
+fn leave(sh: &mut Shell, status: i32) -> i32 {
+    if let Some(f) = hist::file(sh) {
+        let (_, filesize, _) = hist::settings(sh);
+        if let Err(e) = sh.history.append_to_file(&f, filesize) {
+            sh.error(&format!("history: {}: {e}", String::from_utf8_lossy(&f)));
+        }
+    }
+    // Stopped jobs would stay stopped for ever: bash sends them SIGHUP and
+    // SIGCONT.
+    for j in &sh.jobs {
+        if j.pgid > 0 && !j.finished() {
+            let _ = sys::kill(-j.pgid, libc::SIGHUP);
+            let _ = sys::kill(-j.pgid, libc::SIGCONT);
+        }
+    }
+    sh.finish(status)
+}

@@ -1,0 +1,456 @@
+//! Job control (`set -m`, on in an interactive shell).
+//!
+//! Each pipeline the shell starts is a process group of its own, led by
+//! its first process. A foreground group gets the terminal
+//! (`tcsetpgrp`); the shell waits for it with WUNTRACED, and takes the
+//! terminal back when the group ends or stops. A stopped group goes into
+//! the job table, where `fg`, `bg`, `jobs`, `kill %n`, `wait %n` and
+//! `disown` find it.
+//!
+//! Invariant: the shell itself never reads the terminal while a job owns
+//! it, and every path that gives the terminal away (`end_job`) takes it
+//! back before returning.
+
+use crate::shell::{Job, Shell};
+use crate::sys;
+use rustc_hash::FxHashMap as HashMap;
+use std::os::fd::{AsRawFd, IntoRawFd, RawFd};
+
+/// The terminal the shell controls jobs on.
+#[derive(Debug)]
+pub struct Terminal {
+    /// The shell's own descriptor for it (close-on-exec, 255 and up).
+    pub fd: RawFd,
+    /// The shell's process group.
+    pub pgid: i32,
+    /// The modes the shell keeps: put back after a job that stopped or was
+    /// killed leaves them changed.
+    pub modes: Option<sys::Modes>,
+}
+
+/// The processes of the job being started in the foreground.
+#[derive(Debug, Default, Clone)]
+pub struct Group {
+    /// 0 until the first process is created.
+    pub pgid: i32,
+    pub pids: Vec<i32>,
+    pub done: HashMap<i32, i32>,
+    /// The job stopped (by this signal): the rest of it is not waited for.
+    pub stopped: Option<i32>,
+}
+
+/// The state of a job, as `jobs` prints it.
+pub fn state_text(j: &Job) -> String {
+    if let Some(sig) = j.stopped {
+        return match sig {
+            libc::SIGTSTP => "Stopped".into(),
+            s => format!("Stopped ({})", signal_desc(s)),
+        };
+    }
+    if !j.finished() {
+        return "Running".into();
+    }
+    let last = j
+        .pids
+        .last()
+        .and_then(|p| j.done.get(p))
+        .copied()
+        .unwrap_or(0);
+    if libc::WIFSIGNALED(last) {
+        let mut t = signal_desc(libc::WTERMSIG(last));
+        if libc::WCOREDUMP(last) {
+            t.push_str(" (core dumped)");
+        }
+        t
+    } else {
+        match libc::WEXITSTATUS(last) {
+            0 => "Done".into(),
+            n => format!("Exit {n}"),
+        }
+    }
+}
+
+/// The C library's description of a signal ("Terminated", "Killed").
+fn signal_desc(sig: i32) -> String {
+    // SAFETY: strsignal returns a pointer to a static or thread-local
+    // string, read at once.
+    unsafe {
+        let p = libc::strsignal(sig);
+        if p.is_null() {
+            return format!("Signal {sig}");
+        }
+        std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned()
+    }
+}
+
+impl Shell {
+    /// Takes the terminal for job control, as bash does at start: waits to
+    /// be in the foreground (stopping itself with SIGTTIN until then),
+    /// becomes a process group of its own and makes it the terminal's
+    /// foreground group. False if there is no terminal.
+    pub fn take_terminal(&mut self) -> bool {
+        if self.jc.is_some() {
+            return true;
+        }
+        let Ok(tty) = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/tty")
+        else {
+            return false;
+        };
+        let Ok(tty) = sys::move_cloexec(tty.into(), 255) else {
+            return false;
+        };
+        let fd = tty.as_raw_fd();
+        // SAFETY: process-group calls on this process and its terminal.
+        unsafe {
+            loop {
+                let fg = libc::tcgetpgrp(fd);
+                if fg < 0 {
+                    return false;
+                }
+                if fg == libc::getpgrp() {
+                    break;
+                }
+                libc::kill(-libc::getpgrp(), libc::SIGTTIN);
+            }
+        }
+        sys::ignore_for_shell(&[libc::SIGTSTP, libc::SIGTTIN, libc::SIGTTOU]);
+        // SAFETY: as above.
+        let pgid = unsafe {
+            let pid = libc::getpid();
+            if libc::getpgrp() != pid {
+                libc::setpgid(0, pid);
+            }
+            libc::tcsetpgrp(fd, pid);
+            pid
+        };
+        self.jc = Some(Terminal {
+            fd: tty.into_raw_fd(),
+            pgid,
+            modes: sys::Modes::get(fd),
+        });
+        true
+    }
+
+    /// Whether the pipelines this shell starts are jobs of their own.
+    pub fn job_control(&self) -> bool {
+        self.opts.monitor && !self.subshell
+    }
+
+    /// Starts a foreground job; returns the one it replaces, for
+    /// [`Shell::end_job`].
+    pub fn begin_job(&mut self) -> Option<Option<Group>> {
+        if !self.job_control() {
+            return None;
+        }
+        Some(self.group.replace(Group::default()))
+    }
+
+    /// Where the next child of the foreground job goes.
+    pub fn job_pgrp(&self) -> Option<sys::Pgrp> {
+        let g = self.group.as_ref()?;
+        if !self.job_control() {
+            return None;
+        }
+        Some(sys::Pgrp {
+            pgid: g.pgid,
+            tty: self.jc.as_ref().map(|t| t.fd),
+        })
+    }
+
+    /// The parent's side of a new child of the foreground job.
+    pub fn job_joined(&mut self, pid: i32) {
+        let Some(pg) = self.job_pgrp() else {
+            return;
+        };
+        pg.join_from_parent(pid);
+        if let Some(g) = &mut self.group {
+            if g.pgid == 0 {
+                g.pgid = pid;
+                if let Some(t) = &self.jc {
+                    // SAFETY: handing the terminal to our child's group;
+                    // SIGTTOU is ignored by the shell.
+                    unsafe { libc::tcsetpgrp(t.fd, pid) };
+                }
+            }
+            g.pids.push(pid);
+        }
+    }
+
+    /// Waits for `pid`, a child the shell started in the foreground: its
+    /// status, or 128 + the signal if its job stopped.
+    pub fn wait_child(&mut self, pid: i32) -> i32 {
+        let in_job =
+            self.group.as_ref().is_some_and(|g| g.pids.contains(&pid)) && self.job_control();
+        if !in_job {
+            return match sys::wait_pid(pid, false) {
+                Ok(sys::Waited::Done(raw)) => sys::status_of(raw),
+                _ => 127,
+            };
+        }
+        if let Some(sig) = self.group.as_ref().and_then(|g| g.stopped) {
+            return 128 + sig;
+        }
+        match sys::wait_untraced(pid) {
+            Ok(sys::Event::Done(raw)) => {
+                if let Some(g) = &mut self.group {
+                    g.done.insert(pid, raw);
+                }
+                sys::status_of(raw)
+            }
+            Ok(sys::Event::Stopped(sig)) => {
+                if let Some(g) = &mut self.group {
+                    g.stopped = Some(sig);
+                }
+                128 + sig
+            }
+            Ok(sys::Event::Continued) | Err(_) => 127,
+        }
+    }
+
+    /// Ends the foreground job begun by [`Shell::begin_job`]: takes the
+    /// terminal back, keeps or restores its modes, and puts a stopped job
+    /// in the table (reporting it).
+    pub fn end_job(&mut self, outer: Option<Group>, text: &dyn Fn() -> Vec<u8>) {
+        let Some(g) = std::mem::replace(&mut self.group, outer) else {
+            return;
+        };
+        if g.pids.is_empty() {
+            return;
+        }
+        let killed_by = g
+            .pids
+            .last()
+            .and_then(|p| g.done.get(p))
+            .filter(|&&raw| libc::WIFSIGNALED(raw))
+            .map(|&raw| libc::WTERMSIG(raw));
+        if let Some(t) = &mut self.jc {
+            // SAFETY: taking the terminal back for the shell's group.
+            unsafe { libc::tcsetpgrp(t.fd, t.pgid) };
+            if g.stopped.is_some() || killed_by.is_some() {
+                if let Some(m) = &t.modes {
+                    m.set(t.fd);
+                }
+            } else {
+                t.modes = sys::Modes::get(t.fd).or(t.modes);
+            }
+        }
+        if let Some(sig) = g.stopped {
+            let id = self.next_job_id();
+            let mut command = String::from_utf8_lossy(&text()).into_owned();
+            command = one_line(&command);
+            let job = Job {
+                id,
+                pids: g.pids,
+                done: g.done,
+                command,
+                pgid: g.pgid,
+                stopped: Some(sig),
+                foreground: false,
+                notified: true,
+            };
+            self.jobs.push(job);
+            let line = self.job_line(self.jobs.len() - 1, false);
+            self.err_out(format!("\n{line}").as_bytes());
+            return;
+        }
+        // A job killed by SIGINT interrupts the shell's own loop, as if the
+        // shell had got the signal (bash).
+        if killed_by == Some(libc::SIGINT) && self.opts.interactive {
+            sys::raise_pending(libc::SIGINT);
+        }
+        if let Some(sig) = killed_by.filter(|&s| s != libc::SIGINT && s != libc::SIGPIPE)
+            && self.opts.interactive
+        {
+            let raw = g
+                .pids
+                .last()
+                .and_then(|p| g.done.get(p))
+                .copied()
+                .unwrap_or(0);
+            let mut msg = signal_desc(sig);
+            if libc::WCOREDUMP(raw) {
+                msg.push_str(" (core dumped)");
+            }
+            msg.push('\n');
+            self.err_out(msg.as_bytes());
+        }
+    }
+
+    pub fn next_job_id(&self) -> usize {
+        self.jobs.iter().map(|j| j.id).max().unwrap_or(0) + 1
+    }
+
+    /// The index of the current job (`%+`): the last stopped one, or the
+    /// last started.
+    pub fn current_job(&self) -> Option<usize> {
+        self.jobs
+            .iter()
+            .rposition(|j| j.stopped.is_some())
+            .or_else(|| self.jobs.len().checked_sub(1))
+    }
+
+    /// The previous job (`%-`).
+    pub fn previous_job(&self) -> Option<usize> {
+        let cur = self.current_job()?;
+        let stopped_before = self.jobs[..cur].iter().rposition(|j| j.stopped.is_some());
+        stopped_before.or_else(|| (0..self.jobs.len()).rev().find(|&i| i != cur))
+    }
+
+    /// A job as `jobs` and the notices print it.
+    pub fn job_line(&self, i: usize, long: bool) -> String {
+        let j = &self.jobs[i];
+        let mark = if Some(i) == self.current_job() {
+            '+'
+        } else if Some(i) == self.previous_job() {
+            '-'
+        } else {
+            ' '
+        };
+        let state = state_text(j);
+        let amp = if j.stopped.is_none() && !j.finished() && !j.foreground {
+            " &"
+        } else {
+            ""
+        };
+        if long {
+            let pid = j.pids.first().copied().unwrap_or(0);
+            format!("[{}]{mark} {pid} {state:<24}{}{amp}\n", j.id, j.command)
+        } else {
+            format!("[{}]{mark}  {state:<24}{}{amp}\n", j.id, j.command)
+        }
+    }
+
+    /// Before a prompt: records what changed in the background, reports
+    /// jobs that ended or stopped since the last notice, and forgets the
+    /// ended ones.
+    pub fn notify_jobs(&mut self) {
+        self.reap_jobs();
+        let mut out = String::new();
+        for i in 0..self.jobs.len() {
+            if !self.jobs[i].notified {
+                out.push_str(&self.job_line(i, false));
+                self.jobs[i].notified = true;
+            }
+        }
+        self.jobs.retain(|j| !j.finished());
+        if !out.is_empty() {
+            self.err_out(out.as_bytes());
+        }
+    }
+
+    /// Records ends, stops and continues of background children.
+    pub fn reap_jobs(&mut self) {
+        for (pid, ev) in sys::reap_events() {
+            for j in &mut self.jobs {
+                if !j.pids.contains(&pid) {
+                    continue;
+                }
+                match ev {
+                    sys::Event::Done(raw) => {
+                        j.done.insert(pid, raw);
+                        if j.finished() {
+                            j.stopped = None;
+                            j.notified = false;
+                        }
+                    }
+                    sys::Event::Stopped(sig) => {
+                        if j.stopped.is_none() {
+                            j.notified = false;
+                        }
+                        j.stopped = Some(sig);
+                    }
+                    sys::Event::Continued => j.stopped = None,
+                }
+            }
+            self.coproc_done_if_ended(pid, ev);
+        }
+    }
+
+    fn coproc_done_if_ended(&mut self, pid: i32, ev: sys::Event) {
+        if matches!(ev, sys::Event::Done(_)) {
+            self.coproc_done(pid);
+        }
+    }
+
+    /// `fg`: gives the job the terminal, continues it and waits for it.
+    pub fn foreground(&mut self, i: usize) -> i32 {
+        let mut job = self.jobs.remove(i);
+        let cmd = job.command.clone();
+        self.err_out_or_out(format!("{cmd}\n").as_bytes());
+        let outer = self.group.replace(Group {
+            pgid: job.pgid,
+            pids: job.pids.clone(),
+            done: std::mem::take(&mut job.done),
+            stopped: None,
+        });
+        if let Some(t) = &self.jc {
+            // SAFETY: handing the terminal to the job's group.
+            unsafe { libc::tcsetpgrp(t.fd, job.pgid) };
+        }
+        let _ = sys::kill(-job.pgid, libc::SIGCONT);
+        let mut status = 0;
+        for pid in job.pids.clone() {
+            let done = self.group.as_ref().and_then(|g| g.done.get(&pid).copied());
+            status = match done {
+                Some(raw) => sys::status_of(raw),
+                None => self.wait_child(pid),
+            };
+        }
+        let text = cmd.clone().into_bytes();
+        self.end_job(outer, &|| text.clone());
+        status
+    }
+
+    /// `bg`: continues a stopped job in the background.
+    pub fn background(&mut self, i: usize) {
+        let mark = if Some(i) == self.current_job() {
+            '+'
+        } else {
+            ' '
+        };
+        let j = &mut self.jobs[i];
+        j.stopped = None;
+        j.foreground = false;
+        let _ = sys::kill(-j.pgid, libc::SIGCONT);
+        let line = format!("[{}]{mark} {} &\n", j.id, j.command);
+        let _ = self.out(line.as_bytes());
+    }
+
+    fn err_out_or_out(&mut self, b: &[u8]) {
+        let _ = self.out(b);
+    }
+}
+
+/// A job's text on one line (a compound command's newlines become `; `).
+fn one_line(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for (i, l) in s.lines().enumerate() {
+        let l = l.trim();
+        if l.is_empty() {
+            continue;
+        }
+        if i > 0 && !out.is_empty() {
+            let joinable = out.ends_with("do")
+                || out.ends_with("then")
+                || out.ends_with('{')
+                || out.ends_with("else");
+            out.push_str(if joinable { " " } else { "; " });
+        }
+        out.push_str(l);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn one_line() {
+        assert_eq!(
+            super::one_line("for i in 1 2\ndo\n    sleep $i\ndone"),
+            "for i in 1 2; do sleep $i; done"
+        );
+    }
+}
