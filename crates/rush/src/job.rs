@@ -193,7 +193,20 @@ impl Shell {
         if let Some(sig) = self.group.as_ref().and_then(|g| g.stopped) {
             return 128 + sig;
         }
-        match sys::wait_untraced(pid) {
+        // A hang-up while the job runs is passed on to it by the signal
+        // handler (the shell leaves once it has ended, see `run_traps`);
+        // one that came before is passed on here.
+        let pgid = self.group.as_ref().map_or(0, |g| g.pgid);
+        if self.opts.interactive {
+            sys::forward_hangup_to(pgid);
+            if sys::is_pending(libc::SIGHUP) {
+                let _ = sys::kill(-pgid, libc::SIGHUP);
+                let _ = sys::kill(-pgid, libc::SIGCONT);
+            }
+        }
+        let event = sys::wait_untraced(pid);
+        sys::forward_hangup_to(0);
+        match event {
             Ok(sys::Event::Done(raw)) => {
                 if let Some(g) = &mut self.group {
                     g.done.insert(pid, raw);
@@ -248,8 +261,9 @@ impl Shell {
                 command,
                 pgid: g.pgid,
                 stopped: Some(sig),
-                foreground: false,
+                foreground: true,
                 notified: true,
+                waited: false,
             };
             self.jobs.push(job);
             let line = self.job_line(self.jobs.len() - 1, false);
@@ -276,6 +290,21 @@ impl Shell {
             }
             msg.push('\n');
             self.err_out(msg.as_bytes());
+        }
+    }
+
+    /// Sends SIGHUP to every job (and SIGCONT to stopped ones, so that
+    /// they see it), as a shell whose terminal hung up does.
+    pub fn hang_up_jobs(&mut self) {
+        for j in &self.jobs {
+            if j.finished() {
+                continue;
+            }
+            let target = if j.pgid > 0 { -j.pgid } else { j.pids[0] };
+            let _ = sys::kill(target, libc::SIGHUP);
+            if j.stopped.is_some() {
+                let _ = sys::kill(target, libc::SIGCONT);
+            }
         }
     }
 
@@ -379,7 +408,6 @@ impl Shell {
     pub fn foreground(&mut self, i: usize) -> i32 {
         let mut job = self.jobs.remove(i);
         let cmd = job.command.clone();
-        self.err_out_or_out(format!("{cmd}\n").as_bytes());
         let outer = self.group.replace(Group {
             pgid: job.pgid,
             pids: job.pids.clone(),
@@ -391,6 +419,9 @@ impl Shell {
             unsafe { libc::tcsetpgrp(t.fd, job.pgid) };
         }
         let _ = sys::kill(-job.pgid, libc::SIGCONT);
+        // The command is shown once the job has the terminal: a Ctrl-C
+        // typed after it goes to the job.
+        let _ = self.out(format!("{cmd}\n").as_bytes());
         let mut status = 0;
         for pid in job.pids.clone() {
             let done = self.group.as_ref().and_then(|g| g.done.get(&pid).copied());
@@ -417,10 +448,6 @@ impl Shell {
         let _ = sys::kill(-j.pgid, libc::SIGCONT);
         let line = format!("[{}]{mark} {} &\n", j.id, j.command);
         let _ = self.out(line.as_bytes());
-    }
-
-    fn err_out_or_out(&mut self, b: &[u8]) {
-        let _ = self.out(b);
     }
 }
 

@@ -217,6 +217,9 @@ pub struct Job {
     pub foreground: bool,
     /// Its last change was reported (the notice before a prompt).
     pub notified: bool,
+    /// `wait` returned its status (an interactive shell keeps it listed
+    /// until reported).
+    pub waited: bool,
 }
 
 impl Job {
@@ -416,7 +419,10 @@ impl Shell {
         if self.vars.get(b"PS1").is_none() {
             let _ = self.vars.set(b"PS1", b"$ ".to_vec());
         }
-        let _ = self.vars.set(b"PS2", b"> ".to_vec());
+        // PS1 and PS2 come from the environment when it has them (bash).
+        if self.vars.get(b"PS2").is_none() {
+            let _ = self.vars.set(b"PS2", b"> ".to_vec());
+        }
         let _ = self.vars.set(b"PS4", b"+ ".to_vec());
         let _ = self.vars.set(b"OPTIND", b"1".to_vec());
         let ppid = nix::unistd::getppid().as_raw();
@@ -607,6 +613,11 @@ impl Shell {
                 self.run_trap_action(&action)?;
             } else if sig == libc::SIGINT && self.opts.interactive && !self.subshell {
                 interrupted = true;
+            } else if sig == libc::SIGHUP && self.opts.interactive && !self.subshell {
+                // The terminal hung up: the jobs get SIGHUP too, and the
+                // shell leaves (bash).
+                self.hang_up_jobs();
+                return Err(Flow::Exit(128 + libc::SIGHUP));
             }
         }
         if interrupted {
@@ -719,6 +730,8 @@ impl Shell {
                         let _ = sys::dup2(null.as_raw_fd(), 0);
                     }
                 }
+                // The child ends after this command: it may exec it.
+                self.tail_ok = true;
                 let r = self.run_and_or(ao);
                 self.exit_subshell(r)
             }
@@ -759,6 +772,18 @@ impl Shell {
                 let _ = sys::set_disposition(sig, sys::Disposition::Default);
             }
         }
+        // An interactive shell's own handling of SIGINT and SIGHUP, and the
+        // signals it ignores for itself, are not the child's: a Ctrl-C that
+        // comes before the child execs must end it, as it would the
+        // program.
+        if self.opts.interactive {
+            for sig in [libc::SIGINT, libc::SIGHUP] {
+                if !self.traps.contains_key(&sig) {
+                    sys::uncatch(sig);
+                }
+            }
+        }
+        sys::restore_shell_signals();
         self.exited = false;
     }
 
@@ -1431,6 +1456,7 @@ impl Shell {
             stopped: None,
             foreground: false,
             notified: true,
+            waited: false,
         });
         // An interactive shell says which job and process it started.
         if self.opts.interactive && !self.subshell {

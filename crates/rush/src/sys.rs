@@ -429,18 +429,7 @@ impl Pgrp {
         }
         // The shell ignores the job-control signals for itself; its jobs
         // must not.
-        for s in [
-            libc::SIGTSTP,
-            libc::SIGTTIN,
-            libc::SIGTTOU,
-            libc::SIGQUIT,
-            libc::SIGTERM,
-        ] {
-            if JOB_IGNORED.load(Ordering::SeqCst) & (1 << s) != 0 {
-                let _ = set_disposition(s, Disposition::Default);
-            }
-        }
-        JOB_IGNORED.store(0, Ordering::SeqCst);
+        restore_shell_signals();
     }
 
     /// In the parent, after the fork: the same group (whichever of the two
@@ -448,6 +437,25 @@ impl Pgrp {
     pub fn join_from_parent(self, pid: i32) {
         // SAFETY: setpgid on our own child.
         unsafe { libc::setpgid(pid, if self.pgid == 0 { pid } else { self.pgid }) };
+    }
+}
+
+/// In a forked child of the shell: the signals the shell ignores for
+/// itself go back to their default (its jobs must not ignore them).
+pub fn restore_shell_signals() {
+    let ignored = JOB_IGNORED.swap(0, Ordering::SeqCst);
+    for s in 1..64 {
+        if ignored & (1 << s) != 0 {
+            let _ = set_disposition(s, Disposition::Default);
+        }
+    }
+}
+
+/// Puts `sig` back to its default if the shell catches it (a signal that
+/// was ignored at start stays ignored).
+pub fn uncatch(sig: i32) {
+    if CAUGHT.load(Ordering::SeqCst) & (1 << sig) != 0 {
+        let _ = set_disposition(sig, Disposition::Default);
     }
 }
 
@@ -532,6 +540,14 @@ pub fn reap_events() -> Vec<(i32, Event)> {
     }
 }
 
+/// Whether `sig` arrived and was not yet taken.
+pub fn is_pending(sig: i32) -> bool {
+    usize::try_from(sig)
+        .ok()
+        .and_then(|s| PENDING.get(s))
+        .is_some_and(|f| f.load(Ordering::SeqCst))
+}
+
 /// Marks `sig` as arrived, as if its handler had run (an interactive shell
 /// acts on a foreground job's SIGINT as on its own).
 pub fn raise_pending(sig: i32) {
@@ -591,12 +607,45 @@ pub fn last_signal() -> i32 {
     LAST.load(Ordering::SeqCst)
 }
 
+/// Set while the line editor reads: a hang-up then also raises SIGINT,
+/// which makes the editor return (it restarts its read after any other
+/// signal).
+static EDITOR_READING: AtomicBool = AtomicBool::new(false);
+
+/// Marks the line editor as reading (or not), for [`EDITOR_READING`].
+pub fn editor_reading(on: bool) {
+    EDITOR_READING.store(on, Ordering::SeqCst);
+}
+
 extern "C" fn on_signal(sig: libc::c_int) {
     if let Some(flag) = usize::try_from(sig).ok().and_then(|s| PENDING.get(s)) {
         flag.store(true, Ordering::SeqCst);
         LAST.store(sig, Ordering::SeqCst);
         ANY_PENDING.store(true, Ordering::SeqCst);
     }
+    if sig == libc::SIGHUP && EDITOR_READING.load(Ordering::SeqCst) {
+        // SAFETY: raise is async-signal-safe.
+        unsafe { libc::raise(libc::SIGINT) };
+    }
+    let fg = FOREGROUND_GROUP.load(Ordering::SeqCst);
+    if sig == libc::SIGHUP && fg > 0 {
+        // Passed on from here, not after the wait: a flag checked before
+        // wait4 blocks could miss a signal that comes just after the check.
+        // SAFETY: kill is async-signal-safe.
+        unsafe {
+            libc::kill(-fg, libc::SIGHUP);
+            libc::kill(-fg, libc::SIGCONT);
+        }
+    }
+}
+
+/// The process group of the foreground job the shell waits for (0: none):
+/// a hang-up is passed on to it at once.
+static FOREGROUND_GROUP: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// Sets (or clears, with 0) the group a hang-up is passed on to.
+pub fn forward_hangup_to(pgid: i32) {
+    FOREGROUND_GROUP.store(pgid, Ordering::SeqCst);
 }
 
 pub fn trap_pending() -> bool {
@@ -681,12 +730,7 @@ fn reset_signals_for_exec() {
     for s in caught_signals().iter() {
         let _ = set_disposition(s as i32, Disposition::Default);
     }
-    let ignored = JOB_IGNORED.swap(0, Ordering::SeqCst);
-    for s in 1..64 {
-        if ignored & (1 << s) != 0 {
-            let _ = set_disposition(s, Disposition::Default);
-        }
-    }
+    restore_shell_signals();
 }
 
 /// In a fresh child: pending traps belong to the parent.

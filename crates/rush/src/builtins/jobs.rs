@@ -50,6 +50,11 @@ fn operand(sh: &mut Shell, builtin: &str, a: &[u8]) -> Option<usize> {
 
 pub fn jobs(sh: &mut Shell, argv: Args<'_>) -> Exec {
     sh.reap_jobs();
+    // A shell that is not interactive forgets its ended jobs unreported
+    // (bash).
+    if !sh.opts.interactive && !sh.subshell {
+        sh.jobs.retain(|j| !j.finished());
+    }
     let (mut long, mut pids_only, mut running, mut stopped) = (false, false, false, false);
     let mut ops = Vec::new();
     for a in &argv[1..] {

@@ -2210,6 +2210,10 @@ fn job_done(sh: &mut Shell, pid: i32, raw: i32) {
     for j in &mut sh.jobs {
         if j.pids.contains(&pid) {
             j.done.insert(pid, raw);
+            if j.finished() {
+                j.stopped = None;
+                j.notified = false;
+            }
         }
     }
     sh.coproc_done(pid);
@@ -2256,11 +2260,11 @@ fn wait(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let status = if args.is_empty() && next {
         // The next job to finish.
         loop {
-            if let Some(k) = sh.jobs.iter().position(|j| j.finished()) {
-                let job = sh.jobs.remove(k);
-                break job.status().unwrap_or(0);
+            if let Some(k) = sh.jobs.iter().position(|j| j.finished() && !j.waited) {
+                sh.jobs[k].waited = true;
+                break sh.jobs[k].status().unwrap_or(0);
             }
-            if sh.jobs.is_empty() {
+            if sh.jobs.iter().all(|j| j.waited) {
                 break 127;
             }
             match wait_one(sh) {
@@ -2281,7 +2285,6 @@ fn wait(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 Err(r) => return r,
             }
         }
-        sh.jobs.clear();
         0
     } else {
         let mut status = 0;
@@ -2337,9 +2340,17 @@ fn wait(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 }
             }
         }
-        sh.jobs.retain(|j| !j.finished());
         status
     };
+    // Waited-for jobs leave the table; an interactive shell still reports
+    // them (`jobs`, the notice before the next prompt), as bash does.
+    if sh.opts.interactive && !sh.subshell {
+        for j in &mut sh.jobs {
+            j.waited |= j.finished();
+        }
+    } else {
+        sh.jobs.retain(|j| !j.finished());
+    }
     sh.set_pipestatus(&[status]);
     Ok(status)
 }

@@ -96,7 +96,10 @@ impl Source for More<'_> {
             return false;
         }
         let prompt = (self.ps2.1.as_str(), self.ps2.0.as_str());
-        match self.editor.readline(&prompt) {
+        sys::editor_reading(true);
+        let read = self.editor.readline(&prompt);
+        sys::editor_reading(false);
+        match read {
             Ok(line) => {
                 let mut l = line.into_bytes();
                 l.push(b'\n');
@@ -146,7 +149,20 @@ pub fn run(sh: Shell, rc: RcFile, login: bool, monitor: bool) -> i32 {
             let ps2 = prompt::split(&prompt::expand(&mut sh, b"PS2"));
             (ps1, ps2)
         };
-        let line = match editor.readline(&(ps1.1.as_str(), ps1.0.as_str())) {
+        sys::editor_reading(true);
+        // A hang-up that came before the flag was set is seen here; one
+        // after it makes the editor return (see `sys::editor_reading`).
+        let read = if sys::is_pending(libc::SIGHUP) {
+            Err(ReadlineError::Interrupted)
+        } else {
+            editor.readline(&(ps1.1.as_str(), ps1.0.as_str()))
+        };
+        sys::editor_reading(false);
+        if sys::is_pending(libc::SIGHUP) {
+            // The terminal hung up (or someone sent SIGHUP): leave.
+            break 128 + libc::SIGHUP;
+        }
+        let line = match read {
             Ok(l) => {
                 eofs = 0;
                 l
@@ -389,6 +405,11 @@ fn start(sh: &mut Shell, rc: &RcFile, login: bool, monitor: bool) {
     // Ctrl-C interrupts what the shell runs itself; SIGQUIT and SIGTERM do
     // not end it.
     let _ = sys::set_disposition(libc::SIGINT, sys::Disposition::Catch);
+    // A hang-up is noted, so that the jobs get it too before the shell
+    // leaves (unless it was ignored at start, as under nohup).
+    if !sys::ignored_at_start(libc::SIGHUP) {
+        let _ = sys::set_disposition(libc::SIGHUP, sys::Disposition::Catch);
+    }
     sys::ignore_for_shell(&[libc::SIGQUIT, libc::SIGTERM]);
     // Job control, unless `+m`: only with a terminal to control.
     sh.opts.monitor = monitor && sh.take_terminal();
@@ -444,13 +465,22 @@ fn leave(sh: &mut Shell, status: i32) -> i32 {
             sh.error(&format!("history: {}: {e}", String::from_utf8_lossy(&f)));
         }
     }
-    // Stopped jobs would stay stopped for ever: bash sends them SIGHUP and
-    // SIGCONT.
-    for j in &sh.jobs {
-        if j.pgid > 0 && !j.finished() {
-            let _ = sys::kill(-j.pgid, libc::SIGHUP);
-            let _ = sys::kill(-j.pgid, libc::SIGCONT);
-        }
+    sh.reap_jobs();
+    if sys::is_pending(libc::SIGHUP) {
+        // The terminal hung up: every job gets SIGHUP.
+        sh.hang_up_jobs();
+    } else {
+        // Stopped jobs would stay stopped for ever: bash sends them SIGHUP
+        // and SIGCONT.
+        sh.jobs.retain(|j| j.stopped.is_some());
+        sh.hang_up_jobs();
     }
-    sh.finish(status)
+    let status = sh.finish(status);
+    if sys::is_pending(libc::SIGHUP) {
+        // Ended by the hang-up, as the parent should see it (bash too).
+        let _ = sys::set_disposition(libc::SIGHUP, sys::Disposition::Default);
+        // SAFETY: raise on this process.
+        unsafe { libc::raise(libc::SIGHUP) };
+    }
+    status
 }
