@@ -101,6 +101,9 @@ pub struct Parser<'s> {
     depth: u32,
     /// Inside `[[ … ]]`, where extglob groups are read whatever `shopt` says.
     in_dbracket: u32,
+    /// Reading `name[ … ]=` before a command: blanks and operator
+    /// characters before this position are part of the word (bash).
+    literal_until: usize,
 }
 
 impl std::fmt::Debug for Parser<'_> {
@@ -151,6 +154,7 @@ impl<'s> Parser<'s> {
             pending: Vec::new(),
             depth: 0,
             in_dbracket: 0,
+            literal_until: 0,
         }
     }
 
@@ -1303,7 +1307,12 @@ impl<'s> Parser<'s> {
                 continue;
             }
             let start = self.pos;
-            let Some(word) = self.read_word()? else {
+            if cmd.words.is_empty() {
+                self.literal_until = self.spaced_subscript().map_or(0, |k| self.pos + k);
+            }
+            let word = self.read_word();
+            self.literal_until = 0;
+            let Some(word) = word? else {
                 break;
             };
             if cmd.words.is_empty() {
@@ -1352,6 +1361,59 @@ impl<'s> Parser<'s> {
     }
 
     /// `name=(…)` or `name+=(…)` at the current position (bash arrays).
+    /// `name[ … ]=` or `name[ … ]+=` ahead, with blanks or operator
+    /// characters inside the brackets (`a[i + 1]=x`): bash reads it as one
+    /// assignment word. The offset of the closing `]`.
+    fn spaced_subscript(&mut self) -> Option<usize> {
+        let mut k = 0;
+        while self.peek_at(k).is_some_and(|c| {
+            if k == 0 {
+                is_name_start(c)
+            } else {
+                is_name_char(c)
+            }
+        }) {
+            k += 1;
+        }
+        if k == 0 || self.peek_at(k) != Some(b'[') {
+            return None;
+        }
+        k += 1;
+        let mut depth = 1;
+        let mut spaced = false;
+        while k < 4096 {
+            let c = self.peek_at(k)?;
+            match c {
+                b'\\' => k += 1,
+                b'\'' | b'"' => {
+                    k += 1;
+                    while self.peek_at(k)? != c {
+                        if c == b'"' && self.peek_at(k)? == b'\\' {
+                            k += 1;
+                        }
+                        k += 1;
+                    }
+                }
+                b'[' => depth += 1,
+                b']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        let after = match self.peek_at(k + 1)? {
+                            b'+' => self.peek_at(k + 2)?,
+                            c => c,
+                        };
+                        return (after == b'=' && spaced).then_some(k);
+                    }
+                }
+                b'\n' => return None,
+                c if is_meta(c) => spaced = true,
+                _ => {}
+            }
+            k += 1;
+        }
+        None
+    }
+
     fn array_assignment(&mut self) -> Result<Option<Assign>> {
         let mut k = 0;
         while self.peek_at(k).is_some_and(|c| {
@@ -1454,6 +1516,12 @@ impl<'s> Parser<'s> {
         // the other operator characters are part of the word there.
         let mut ext_depth = 0u32;
         while let Some(c) = self.peek() {
+            if self.pos < self.literal_until && is_meta(c) {
+                self.bump();
+                lit.push(c);
+                any = true;
+                continue;
+            }
             if ext_depth > 0 {
                 match c {
                     b'(' | b')' | b'|' | b' ' | b'\t' | b'\n' | b'<' | b'>' | b'&' | b';' => {

@@ -1050,3 +1050,19 @@ fn case_attributes_change_what_is_assigned() {
         0,
     );
 }
+
+/// `a[i + 1]=x` before a command is one assignment word, blanks and all
+/// (bash); as an argument it is three words. Before, `a[i` ran as a
+/// command.
+#[test]
+fn subscripts_with_blanks_in_assignments() {
+    like_bash(
+        "i=1; a[i + 1]=x; a[ 0 ]=y; a[i * 3]+=z; declare -p a; \
+         declare -A m; m[one two]=v; declare -p m; \
+         echo a[1 + 2]=w",
+        &[],
+        "declare -a a=([0]=\"y\" [2]=\"x\" [3]=\"z\")\ndeclare -A m=([\"one two\"]=\"v\" )\n\
+         a[1 + 2]=w\n",
+        0,
+    );
+}
