@@ -972,6 +972,7 @@ impl Shell {
             // bash runs the DEBUG trap for each element before it forks;
             // the child does not run it again for the same command.
             if let Command::Simple(s) = cmd {
+                self.line = s.line;
                 self.run_debug_trap(|| crate::unparse::simple(s))?;
             }
             let group = self.job_pgrp();
@@ -1254,6 +1255,10 @@ impl Shell {
                 self.loop_depth += 1;
                 let r = (|| {
                     for item in items {
+                        // bash runs the DEBUG trap for the `for` line before
+                        // each round.
+                        self.line = *line;
+                        self.run_debug_trap(|| crate::unparse::compound(c))?;
                         if let Err(e) = self.vars.set(var, item) {
                             self.error(&e.to_string());
                             return Ok(1);
@@ -1272,6 +1277,7 @@ impl Shell {
             }
             Compound::Case { word, arms, line } => {
                 self.line = *line;
+                self.run_debug_trap(|| crate::unparse::compound(c))?;
                 let subject = self.expand_string(word)?;
                 let mut status = 0;
                 let mut i = 0;
@@ -1307,12 +1313,18 @@ impl Shell {
                 body,
                 line,
             } => {
-                self.line = *line;
+                // bash runs the DEBUG trap before each of the three parts.
+                let debug = |sh: &mut Self| {
+                    sh.line = *line;
+                    sh.run_debug_trap(|| crate::unparse::compound(c))
+                };
+                debug(self)?;
                 let t = self.expand_arith_text(init)?;
                 self.arith(&t)?;
                 let mut status = 0;
                 self.loop_depth += 1;
                 let r = (|| loop {
+                    debug(self)?;
                     let c = self.expand_arith_text(cond)?;
                     if !c.iter().all(u8::is_ascii_whitespace) && self.arith(&c)? == 0 {
                         return Ok(status);
@@ -1323,6 +1335,7 @@ impl Shell {
                         Step::Continue => {}
                         Step::Leave(f) => return Err(f),
                     }
+                    debug(self)?;
                     let t = self.expand_arith_text(step_word)?;
                     self.arith(&t)?;
                 })();

@@ -1066,3 +1066,30 @@ fn subscripts_with_blanks_in_assignments() {
         0,
     );
 }
+
+/// The DEBUG trap runs before a `case`, before each round of `for x in`,
+/// and before each of the three parts of `for ((…))`; in it, LINENO is the
+/// line of the command about to run (pipeline elements too). Before, it
+/// did not run for these, and pipeline elements saw the line before.
+#[test]
+fn debug_trap_before_compound_parts_with_their_lines() {
+    like_bash(
+        "trap 'echo \"  [$LINENO]\"' DEBUG\n\
+         case x in\n\
+         x) echo hit ;;\n\
+         esac\n\
+         for i in 1 2; do\n\
+         echo i=$i\n\
+         done\n\
+         for ((j = 0; j < 1; j++)); do\n\
+         echo j=$j\n\
+         done\n\
+         echo a |\n\
+         cat\n\
+         trap - DEBUG",
+        &[],
+        "  [2]\n  [3]\nhit\n  [5]\n  [6]\ni=1\n  [5]\n  [6]\ni=2\n  [8]\n  [8]\n  [9]\nj=0\n  [8]\n  [8]\n  \
+         [11]\n  [12]\na\n  [13]\n",
+        0,
+    );
+}
