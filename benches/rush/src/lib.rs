@@ -3,6 +3,8 @@
 //! The floor is what the workload cannot avoid: posix_spawn plus wait of
 //! `/bin/true`, once per process the workload implies.
 
+pub mod interactive;
+
 use floor::Program;
 use floor::driver::{self, Args};
 use latency::process::time_command;
@@ -10,7 +12,7 @@ use latency::{BoxError, Options, Run, Sample, Subject, interleave};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-const SYSTEM: &str = "rush";
+pub(crate) const SYSTEM: &str = "rush";
 
 /// A shell to measure.
 #[derive(Debug, Clone)]
@@ -265,7 +267,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let shells = shells(args)?;
     let dir = args.scratch.join("rush-bench");
     let workloads = workloads(&dir)?;
-    driver::plan(workloads.len() as u64)?;
+    driver::plan(workloads.len() as u64 + 5)?;
     let truth = Program::new("/bin/true", &[])?;
     for w in &workloads {
         driver::step(w.name)?;
@@ -302,5 +304,5 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         driver::emit(&interleave(run, &mut subjects, opts)?)?;
     }
     let _ = std::fs::remove_dir_all(&dir);
-    Ok(())
+    interactive::run(args, &shells)
 }
