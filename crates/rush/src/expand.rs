@@ -570,6 +570,28 @@ impl Shell {
     /// Evaluates an array subscript for `name`: a string key for an
     /// associative array, an arithmetic index otherwise (negative counts
     /// from the end).
+    /// A subscript that comes as text at run time (`unset 'm[$k]'`,
+    /// `printf -v 'm["k"]'`, `ref='m[k]'; ${!ref}`): an associative
+    /// array's key is read as shell words and expanded (quotes removed,
+    /// parameters and substitutions), as bash does; an indexed array's is
+    /// left to arithmetic.
+    pub fn runtime_subscript(&mut self, name: &[u8], sub: &[u8]) -> Result<Vec<u8>> {
+        if !matches!(self.vars.value(name), Some(Value::Assoc(_))) {
+            return Ok(sub.to_vec());
+        }
+        let Ok(words) = crate::parse::words(sub) else {
+            return Ok(sub.to_vec());
+        };
+        let mut out = Vec::new();
+        for (i, w) in words.iter().enumerate() {
+            if i > 0 {
+                out.push(b' ');
+            }
+            out.extend(self.expand_string(w)?);
+        }
+        Ok(out)
+    }
+
     pub fn array_key(&mut self, name: &[u8], sub: &[u8]) -> Result<Key> {
         if let Some(Value::Assoc(_)) = self.vars.value(name) {
             return Ok(Key::Name(sub.to_vec()));
@@ -623,7 +645,12 @@ impl Shell {
             match target.iter().position(|&c| c == b'[') {
                 Some(i) if target.ends_with(b"]") => {
                     name = target[..i].to_vec();
-                    index = Some(target[i + 1..target.len() - 1].to_vec());
+                    let sub = &target[i + 1..target.len() - 1];
+                    index = Some(if matches!(sub, b"@" | b"*") {
+                        sub.to_vec()
+                    } else {
+                        self.runtime_subscript(&name, sub)?
+                    });
                 }
                 _ => {
                     let ok = crate::parse::is_name(&target)

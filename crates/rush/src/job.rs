@@ -233,6 +233,7 @@ impl Shell {
         if g.pids.is_empty() {
             return;
         }
+        self.ran_job = true;
         let killed_by = g
             .pids
             .last()
@@ -356,6 +357,11 @@ impl Shell {
     /// jobs that ended or stopped since the last notice, and forgets the
     /// ended ones.
     pub fn notify_jobs(&mut self) {
+        // Nothing in the background: no system call (this runs before every
+        // prompt).
+        if self.jobs.is_empty() && self.coprocs.is_empty() {
+            return;
+        }
         self.reap_jobs();
         let mut out = String::new();
         for i in 0..self.jobs.len() {

@@ -159,7 +159,8 @@ pub fn printf(sh: &mut Shell, argv: &[Vec<u8>]) -> Exec {
             let r = match v.iter().position(|&c| c == b'[') {
                 Some(open) if v.ends_with(b"]") && crate::parse::is_name(&v[..open]) => {
                     let (name, sub) = (&v[..open], &v[open + 1..v.len() - 1]);
-                    let key = sh.array_key(name, sub)?;
+                    let sub = sh.runtime_subscript(name, sub)?;
+                    let key = sh.array_key(name, &sub)?;
                     sh.vars.set_elem(name, key, out)
                 }
                 _ if crate::parse::is_name(&v) => sh.vars.set(&v, out),

@@ -332,6 +332,9 @@ pub struct Shell {
     pub group: Option<crate::job::Group>,
     /// `exit` with stopped jobs warned once; a second `exit` leaves.
     pub exit_warned: bool,
+    /// A foreground job ran since the last prompt (which then checks the
+    /// terminal's modes).
+    pub ran_job: bool,
 }
 
 /// One entry of the call stack.
@@ -398,6 +401,7 @@ impl Shell {
             jc: None,
             group: None,
             exit_warned: false,
+            ran_job: false,
             random_state: std::cell::Cell::new((pid as u32 ^ 0x9e37_79b9).max(1)),
             in_trap: false,
             getopts_state: (1, 1),
@@ -1052,7 +1056,10 @@ impl Shell {
                     .value(base)
                     .is_some_and(|v| !v.elements().is_empty());
             }
-            return match self.array_key(base, sub) {
+            let key = self
+                .runtime_subscript(base, sub)
+                .and_then(|sub| self.array_key(base, &sub));
+            return match key {
                 Ok(key) => self.element(base, &key).is_some(),
                 Err(_) => false,
             };

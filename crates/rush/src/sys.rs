@@ -577,6 +577,16 @@ impl Modes {
         }
     }
 
+    /// Whether the two set the same modes.
+    pub fn same(&self, other: &Modes) -> bool {
+        let (a, b) = (&self.0, &other.0);
+        a.c_iflag == b.c_iflag
+            && a.c_oflag == b.c_oflag
+            && a.c_cflag == b.c_cflag
+            && a.c_lflag == b.c_lflag
+            && a.c_cc == b.c_cc
+    }
+
     pub fn set(&self, fd: RawFd) {
         // SAFETY: tcsetattr reads the termios it is given.
         unsafe { libc::tcsetattr(fd, libc::TCSADRAIN, &self.0) };
@@ -624,8 +634,19 @@ extern "C" fn on_signal(sig: libc::c_int) {
         ANY_PENDING.store(true, Ordering::SeqCst);
     }
     if sig == libc::SIGHUP && EDITOR_READING.load(Ordering::SeqCst) {
-        // SAFETY: raise is async-signal-safe.
-        unsafe { libc::raise(libc::SIGINT) };
+        // The terminal is gone: standard input becomes /dev/null, so the
+        // editor's next read ends at once, even if the SIGINT below comes
+        // before it has put in its own handler (which makes it return).
+        // SAFETY: open, dup2, close and raise are async-signal-safe; the
+        // path is a NUL-terminated literal.
+        unsafe {
+            let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
+            if null >= 0 {
+                libc::dup2(null, 0);
+                libc::close(null);
+            }
+            libc::raise(libc::SIGINT);
+        }
     }
     let fg = FOREGROUND_GROUP.load(Ordering::SeqCst);
     if sig == libc::SIGHUP && fg > 0 {

@@ -1093,3 +1093,21 @@ fn debug_trap_before_compound_parts_with_their_lines() {
         0,
     );
 }
+
+/// A subscript given as text at run time is expanded as words for an
+/// associative array, as bash does: `unset 'm["k"]'`, `unset 'm[$k]'`,
+/// `printf -v 'm[$k]'`, `ref='m["k"]'; ${!ref}`, `[[ -v 'm[$k]' ]]`.
+/// Before, the quotes and `$k` were part of the key.
+#[test]
+fn runtime_subscripts_of_associative_arrays() {
+    like_bash(
+        "declare -A m=([K]=v [L]=w); k=K; \
+         ref='m[\"K\"]'; echo ${!ref}; ref='m[$k]'; echo ${!ref}; \
+         [[ -v 'm[$k]' ]] && echo set; \
+         printf -v 'm[$k]' '/%s/' new; printf -v 'm[\"L\"]' x; echo ${m[K]} ${m[L]}; \
+         unset -v 'm[\"K\"]'; unset 'm[$(echo L)]'; echo ${#m[@]}",
+        &[],
+        "v\nv\nset\n/new/ x\n0\n",
+        0,
+    );
+}

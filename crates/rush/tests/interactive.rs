@@ -403,8 +403,14 @@ fn ctrl_c_at_the_prompt_and_in_a_pipeline() {
         // At the prompt: the line is dropped, $? is 130 (zsh: 1).
         t.send("echo never-$((1))");
         t.expect("never-$((1))");
-        t.send("\x03");
-        t.expect("PROMPT> ");
+        if kind == Kind::Rush {
+            t.send("\x03");
+            t.expect("PROMPT> ");
+        } else {
+            // bash, on a loaded machine, sometimes draws no prompt after
+            // the first Ctrl-C.
+            t.interrupt_until_prompt();
+        }
         let out = t.run("echo st$?", "\n");
         assert!(
             !t.all.windows(7).any(|w| w == b"never-1"),
@@ -421,13 +427,16 @@ fn ctrl_c_at_the_prompt_and_in_a_pipeline() {
         assert!(t0.elapsed() < Duration::from_secs(5), "{}", kind.name());
         let out = t.run("echo st=$?. end$((1))", "end1");
         assert!(out.ends_with("st=130. "), "{}: {out:?}", kind.name());
-        // A loop the shell runs itself stops too.
-        t.line("while :; do echo tick$((1)); sleep 1; done");
-        t.expect("tick1");
-        t.send("\x03");
-        t.expect("PROMPT> ");
-        let out = t.run("echo alive$((2+3))", "alive5");
-        let _ = out;
+        // A loop the shell runs itself stops too. (Not compared: bash
+        // goes on with the loop when the Ctrl-C reaches it between two
+        // commands, and on a loaded machine sometimes leaves.)
+        if kind == Kind::Rush {
+            t.line("while :; do echo tick$((1)); sleep 1; done");
+            t.expect("tick1");
+            t.send("\x03");
+            t.expect("PROMPT> ");
+            t.run("echo alive$((2+3))", "alive5");
+        }
     }
 }
 
@@ -700,5 +709,20 @@ fn a_hang_up_reaches_the_jobs() {
             "{}: {saved:?}",
             kind.name()
         );
+    }
+}
+
+#[test]
+fn terminal_modes_come_back_after_a_killed_job() {
+    let (_t, home, work) = dirs();
+    for kind in Kind::with(&[Kind::Bash]) {
+        let mut t = Term::start(kind, &home, &work, 80, &[]);
+        // A program that turns echo off and dies without restoring it.
+        t.run("sh -c 'stty -echo; kill -9 $$'; echo end$((1))", "end1");
+        let out = t.run(
+            "stty -a | tr ' ' '\\n' | grep -x -- '-*echo'; echo end$((2))",
+            "end2",
+        );
+        assert!(out.starts_with("echo\n"), "{}: {out:?}", kind.name());
     }
 }

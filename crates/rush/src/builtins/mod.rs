@@ -744,7 +744,8 @@ fn unset(sh: &mut Shell, argv: Args<'_>) -> Exec {
             && crate::parse::is_name(&name[..open])
         {
             let (n, sub) = (&name[..open], &name[open + 1..name.len() - 1]);
-            let key = sh.array_key(n, sub)?;
+            let sub = sh.runtime_subscript(n, sub)?;
+            let key = sh.array_key(n, &sub)?;
             if let Err(e) = sh.vars.unset_elem(n, &key) {
                 sh.error(&format!(
                     "unset: {}: cannot unset: readonly variable",

@@ -83,7 +83,8 @@ type Ed = Editor<Helper, MemHistory>;
 /// Continuation lines for the parser, read with PS2.
 struct More<'e> {
     editor: &'e mut Ed,
-    ps2: (String, String),
+    /// PS2 is expanded when a continuation line is read.
+    shell: &'e Rc<RefCell<Shell>>,
     /// Everything read for this command, for its history entry.
     text: Vec<u8>,
     /// Ctrl-C at PS2: the command is dropped.
@@ -95,9 +96,9 @@ impl Source for More<'_> {
         if self.cancelled {
             return false;
         }
-        let prompt = (self.ps2.1.as_str(), self.ps2.0.as_str());
+        let ps2 = prompt::split(&prompt::expand(&mut self.shell.borrow_mut(), b"PS2"));
         sys::editor_reading(true);
-        let read = self.editor.readline(&prompt);
+        let read = self.editor.readline(&(ps2.1.as_str(), ps2.0.as_str()));
         sys::editor_reading(false);
         match read {
             Ok(line) => {
@@ -135,6 +136,10 @@ pub fn run(sh: Shell, rc: RcFile, login: bool, monitor: bool) -> i32 {
             return 1;
         }
     };
+    // No synchronized-update brackets around each redraw: three writes
+    // a keystroke instead of one, for terminals that do not tear anyway on
+    // a one-line edit.
+    editor.enable_synchronized_output(false);
     editor.set_helper(Some(Helper {
         shell: shell.clone(),
         commands: RefCell::new(complete::CommandCache::default()),
@@ -142,12 +147,10 @@ pub fn run(sh: Shell, rc: RcFile, login: bool, monitor: bool) -> i32 {
     let mut synced = (u64::MAX, 0usize);
     let mut eofs = 0;
     let status = loop {
-        let (ps1, ps2) = {
+        let ps1 = {
             let mut sh = shell.borrow_mut();
             before_prompt(&mut sh, &mut editor, &mut synced);
-            let ps1 = prompt::split(&prompt::expand(&mut sh, b"PS1"));
-            let ps2 = prompt::split(&prompt::expand(&mut sh, b"PS2"));
-            (ps1, ps2)
+            prompt::split(&prompt::expand(&mut sh, b"PS1"))
         };
         sys::editor_reading(true);
         // A hang-up that came before the flag was set is seen here; one
@@ -198,7 +201,7 @@ pub fn run(sh: Shell, rc: RcFile, login: bool, monitor: bool) -> i32 {
                 break shell.borrow().status;
             }
         };
-        if let Some(status) = turn(&shell, &mut editor, line, ps2) {
+        if let Some(status) = turn(&shell, &mut editor, line) {
             break status;
         }
     };
@@ -214,18 +217,13 @@ pub fn run(sh: Shell, rc: RcFile, login: bool, monitor: bool) -> i32 {
 }
 
 /// One command read and run. `Some(status)` when the shell should exit.
-fn turn(
-    shell: &Rc<RefCell<Shell>>,
-    editor: &mut Ed,
-    line: String,
-    ps2: (String, String),
-) -> Option<i32> {
+fn turn(shell: &Rc<RefCell<Shell>>, editor: &mut Ed, line: String) -> Option<i32> {
     let mut first = line.into_bytes();
     first.push(b'\n');
     let aliases = shell.borrow().aliases.clone();
     let mut more = More {
         editor,
-        ps2,
+        shell,
         text: first.clone(),
         cancelled: false,
     };
@@ -357,8 +355,10 @@ fn report_time(
 fn before_prompt(sh: &mut Shell, editor: &mut Ed, synced: &mut (u64, usize)) {
     sh.notify_jobs();
     // A job that left the terminal in raw mode does not spoil the editor.
-    if let Some(t) = &sh.jc
+    if std::mem::take(&mut sh.ran_job)
+        && let Some(t) = &sh.jc
         && let Some(m) = &t.modes
+        && !sys::Modes::get(t.fd).is_some_and(|now| now.same(m))
     {
         m.set(t.fd);
     }

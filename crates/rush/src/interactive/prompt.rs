@@ -171,35 +171,66 @@ pub fn expand(sh: &mut Shell, var: &[u8]) -> Vec<u8> {
     let Some(ps) = sh.vars.get(var).map(<[u8]>::to_vec) else {
         return Vec::new();
     };
-    let facts = facts(sh);
-    let decoded = {
+    // Drawn before every command: no lookups for escapes it does not use,
+    // and no parse for a prompt with nothing to expand.
+    let decoded = if ps.contains(&b'\\') {
+        let facts = facts(sh, &ps);
         let shell: &Shell = sh;
         decode(&ps, &facts, &|fmt| {
             crate::printf::format_time(shell, fmt, -1)
         })
+    } else {
+        ps
     };
-    if !crate::builtins::shopt_on(sh, "promptvars") {
+    let plain = !decoded.iter().any(|&c| c == b'$' || c == b'`');
+    if plain || !crate::builtins::shopt_on(sh, "promptvars") {
         return decoded;
     }
     sh.expand_as_double_quoted(&decoded).unwrap_or(decoded)
 }
 
-fn facts(sh: &Shell) -> Facts {
+thread_local! {
+    /// The user name and host name, looked up once (bash keeps them from
+    /// its start too).
+    static NAMES: std::cell::OnceCell<(Vec<u8>, Vec<u8>)> = const { std::cell::OnceCell::new() };
+}
+
+/// What the escapes in `ps` need from the system and the shell.
+fn facts(sh: &Shell, ps: &[u8]) -> Facts {
     use std::os::unix::ffi::OsStrExt;
+    let uses = |e: u8| ps.windows(2).any(|w| w[0] == b'\\' && w[1] == e);
     let uid = nix::unistd::geteuid();
-    let user = nix::unistd::User::from_uid(uid)
-        .ok()
-        .flatten()
-        .map(|u| u.name.into_bytes())
-        .or_else(|| sh.vars.get(b"USER").map(<[u8]>::to_vec))
-        .unwrap_or_default();
-    let host = nix::unistd::gethostname()
-        .map(|h| h.as_bytes().to_vec())
-        .unwrap_or_default();
-    let cwd = sh.logical_pwd();
-    let tty = std::fs::read_link("/proc/self/fd/0")
-        .map(|p| p.as_os_str().as_bytes().to_vec())
-        .unwrap_or_default();
+    let (user, host) = if uses(b'u') || uses(b'h') || uses(b'H') {
+        NAMES.with(|n| {
+            n.get_or_init(|| {
+                let user = nix::unistd::User::from_uid(uid)
+                    .ok()
+                    .flatten()
+                    .map(|u| u.name.into_bytes())
+                    .or_else(|| sh.vars.get(b"USER").map(<[u8]>::to_vec))
+                    .unwrap_or_default();
+                let host = nix::unistd::gethostname()
+                    .map(|h| h.as_bytes().to_vec())
+                    .unwrap_or_default();
+                (user, host)
+            })
+            .clone()
+        })
+    } else {
+        Default::default()
+    };
+    let cwd = if uses(b'w') || uses(b'W') {
+        sh.logical_pwd()
+    } else {
+        Vec::new()
+    };
+    let tty = if uses(b'l') {
+        std::fs::read_link("/proc/self/fd/0")
+            .map(|p| p.as_os_str().as_bytes().to_vec())
+            .unwrap_or_default()
+    } else {
+        Vec::new()
+    };
     Facts {
         user,
         host,
