@@ -86,7 +86,11 @@ dynamically linked."
     #[command(
         long_about = "rush: runs the Oils shell spec tests (a checkout of oils-for-unix/oils at\n\
 --oils PATH; the runner needs Python 2.7) against the release build of rush,\n\
-and prints pass/total per spec file and in total (skipped without --oils).\n\
+and prints pass/total per spec file and in total (skipped without --oils):\n\
+the 53 POSIX-core files, then the bash-feature files (arrays, [[, extglob,\n\
+brace expansion, ${…} operators, declare, shopt, traps, process\n\
+substitution, namerefs) with rush, bash, zsh, mksh and dash side by side,\n\
+each under the same neutral name.\n\
 Then real bash programs, from Debian's bash-completion and git packages\n\
 (installed with apt when missing): every completion file parsed by rush and\n\
 bash with -O extglob -n, and completions of git and common commands driven\n\

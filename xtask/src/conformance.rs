@@ -72,6 +72,37 @@ pub const FILES: &[&str] = &[
     "word-split",
 ];
 
+/// The Oils spec files for the bash features scripts and agents use (issue
+/// 16): arrays and associative arrays, `[[`, extglob, brace expansion, the
+/// bash `${…}` operators, `declare`, `shopt`, the bash traps, process
+/// substitution and namerefs. (`printf`, `read` and here-strings are in
+/// the core files.)
+pub const BASH_FILES: &[&str] = &[
+    "array",
+    "array-basic",
+    "array-assign",
+    "array-literal",
+    "array-sparse",
+    "array-compat",
+    "array-assoc",
+    "dbracket",
+    "extglob-match",
+    "extglob-files",
+    "brace-expansion",
+    "var-op-bash",
+    "var-op-patsub",
+    "var-op-slice",
+    "assign-extended",
+    "sh-options-bash",
+    "builtin-trap-bash",
+    "builtin-trap-err",
+    "process-sub",
+    "nameref",
+];
+
+/// The shells the bash files are also run with, when installed.
+const PEERS: &[&str] = &["bash", "zsh", "mksh", "dash"];
+
 /// The name the binary runs under.
 const NEUTRAL: &str = "shell-under-test";
 
@@ -188,65 +219,76 @@ pub fn run(
     Ok(())
 }
 
-/// The Oils spec files, with the release build of rush.
-fn oils_specs(oils: &Path, python: Option<&Path>, only: &[String]) -> Result<()> {
-    let oils = oils
-        .canonicalize()
-        .with_context(|| format!("no Oils checkout at {}", oils.display()))?;
-    let runner = oils.join("test/sh_spec.py");
-    if !runner.is_file() {
-        bail!(
-            "{} has no test/sh_spec.py; is it an Oils checkout?",
-            oils.display()
+/// How to run the Oils runner on one spec file.
+struct Runner {
+    python: PathBuf,
+    oils: PathBuf,
+    work: PathBuf,
+    path_env: String,
+    repo_root: String,
+}
+
+impl Runner {
+    fn new(oils: &Path, python: Option<&Path>) -> Result<Runner> {
+        let oils = oils
+            .canonicalize()
+            .with_context(|| format!("no Oils checkout at {}", oils.display()))?;
+        if !oils.join("test/sh_spec.py").is_file() {
+            bail!(
+                "{} has no test/sh_spec.py; is it an Oils checkout?",
+                oils.display()
+            );
+        }
+        let python = python2(python)?;
+        let python_dir = python.parent().map(Path::to_path_buf).unwrap_or_default();
+        // As the Oils project's own spec runner (test/spec-common.sh) calls
+        // it: spec/bin first on the PATH, a UTF-8 locale, and REPO_ROOT for
+        // the spec/testdata files.
+        let path_env = format!(
+            "{}:{}:{}",
+            oils.join("spec/bin").display(),
+            python_dir.display(),
+            std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into())
         );
+        Ok(Runner {
+            repo_root: format!("REPO_ROOT={}", oils.display()),
+            python,
+            oils,
+            work: crate::target_dir().join("conformance"),
+            path_env,
+        })
     }
-    let python = python2(python)?;
-    let work = crate::target_dir().join("conformance");
-    let bin_dir = work.join("bin");
-    std::fs::create_dir_all(&bin_dir)?;
-    let shell = bin_dir.join(NEUTRAL);
-    let _ = std::fs::remove_file(&shell);
-    std::fs::copy(crate::target_dir().join("release/rush"), &shell)
-        .context("copy target/release/rush")?;
-    let python_dir = python.parent().map(Path::to_path_buf).unwrap_or_default();
-    // As the Oils project's own spec runner (test/spec-common.sh) calls it:
-    // spec/bin first on the PATH, a UTF-8 locale, and REPO_ROOT for the
-    // spec/testdata files.
-    let path_env = format!(
-        "{}:{}:{}",
-        oils.join("spec/bin").display(),
-        python_dir.display(),
-        std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into())
-    );
-    let repo_root = format!("REPO_ROOT={}", oils.display());
-    let files: Vec<&str> = if only.is_empty() {
-        FILES.to_vec()
-    } else {
-        FILES
-            .iter()
-            .copied()
-            .filter(|f| only.iter().any(|o| o == f))
-            .collect()
-    };
-    let mut sum = Tally::default();
-    println!(
-        "{:<22} {:>9} {:>9} {:>7}",
-        "spec file", "pass", "total", "timeouts"
-    );
-    for f in files {
-        let tmp = work.join("tmp");
+
+    /// Puts `program` under the neutral name; returns its path.
+    fn install(&self, program: &Path) -> Result<PathBuf> {
+        let bin_dir = self.work.join("bin");
+        std::fs::create_dir_all(&bin_dir)?;
+        let shell = bin_dir.join(NEUTRAL);
+        let _ = std::fs::remove_file(&shell);
+        std::fs::copy(program, &shell).with_context(|| format!("copy {}", program.display()))?;
+        Ok(shell)
+    }
+
+    /// One spec file with the shell under the neutral name.
+    fn file(&self, shell: &Path, f: &str) -> Result<Tally> {
+        let tmp = self.work.join("tmp");
         let _ = std::fs::remove_dir_all(&tmp);
         std::fs::create_dir_all(&tmp)?;
-        let out = Command::new(&python)
-            .current_dir(&oils)
-            .env("PYTHONPATH", &oils)
-            .arg(&runner)
+        let out = Command::new(&self.python)
+            .current_dir(&self.oils)
+            .env("PYTHONPATH", &self.oils)
+            .arg(self.oils.join("test/sh_spec.py"))
             .args(["--tmp-env"])
             .arg(&tmp)
-            .args(["--path-env", &path_env, "--timeout", "10", "-v"])
-            .args(["--env-pair", "LC_ALL=C.UTF-8", "--env-pair", &repo_root])
-            .arg(oils.join(format!("spec/{f}.test.sh")))
-            .arg(&shell)
+            .args(["--path-env", &self.path_env, "--timeout", "10", "-v"])
+            .args([
+                "--env-pair",
+                "LC_ALL=C.UTF-8",
+                "--env-pair",
+                &self.repo_root,
+            ])
+            .arg(self.oils.join(format!("spec/{f}.test.sh")))
+            .arg(shell)
             .output()
             .with_context(|| format!("run the Oils runner on {f}"))?;
         let text = String::from_utf8_lossy(&out.stdout).into_owned()
@@ -255,27 +297,105 @@ fn oils_specs(oils: &Path, python: Option<&Path>, only: &[String]) -> Result<()>
         if t.total == 0 {
             bail!("no results for {f}; the runner said:\n{text}");
         }
-        println!(
-            "{f:<22} {:>9} {:>9} {:>7}{}",
-            t.pass,
-            t.total,
-            t.timeouts,
-            if t.panics > 0 {
-                format!("  PANICS: {}", t.panics)
-            } else {
-                String::new()
-            }
-        );
-        sum.pass += t.pass;
-        sum.total += t.total;
-        sum.timeouts += t.timeouts;
-        sum.panics += t.panics;
+        Ok(t)
     }
-    println!(
-        "{:<22} {:>9} {:>9} {:>7}   ({} panics)",
-        "TOTAL", sum.pass, sum.total, sum.timeouts, sum.panics
+}
+
+/// The Oils spec files: the core files with the release build of rush,
+/// then the bash-feature files with rush and each installed peer.
+fn oils_specs(oils: &Path, python: Option<&Path>, only: &[String]) -> Result<()> {
+    let runner = Runner::new(oils, python)?;
+    let rush = crate::target_dir().join("release/rush");
+    let pick = |list: &[&'static str]| -> Vec<&'static str> {
+        list.iter()
+            .copied()
+            .filter(|f| only.is_empty() || only.iter().any(|o| o == f))
+            .collect()
+    };
+    let files = pick(FILES);
+    if !files.is_empty() {
+        let shell = runner.install(&rush)?;
+        let mut sum = Tally::default();
+        println!(
+            "{:<22} {:>9} {:>9} {:>7}",
+            "spec file", "pass", "total", "timeouts"
+        );
+        for f in files {
+            let t = runner.file(&shell, f)?;
+            println!(
+                "{f:<22} {:>9} {:>9} {:>7}{}",
+                t.pass,
+                t.total,
+                t.timeouts,
+                if t.panics > 0 {
+                    format!("  PANICS: {}", t.panics)
+                } else {
+                    String::new()
+                }
+            );
+            sum.pass += t.pass;
+            sum.total += t.total;
+            sum.timeouts += t.timeouts;
+            sum.panics += t.panics;
+        }
+        println!(
+            "{:<22} {:>9} {:>9} {:>7}   ({} panics)",
+            "TOTAL", sum.pass, sum.total, sum.timeouts, sum.panics
+        );
+    }
+    let files = pick(BASH_FILES);
+    if files.is_empty() {
+        return Ok(());
+    }
+    // The bash-feature files: rush and the peers side by side.
+    let mut shells = vec![("rush".to_string(), rush)];
+    for p in PEERS {
+        match which(p) {
+            Some(path) => shells.push((p.to_string(), path)),
+            None => println!("({p} not installed: no column)"),
+        }
+    }
+    println!("\n== bash features: passes per shell (the same neutral name for each)\n");
+    print!("{:<18} {:>6}", "spec file", "cases");
+    for (name, _) in &shells {
+        print!(" {name:>6}");
+    }
+    println!();
+    let mut results: Vec<Vec<Tally>> = vec![Vec::new(); shells.len()];
+    for (k, (_, program)) in shells.iter().enumerate() {
+        let shell = runner.install(program)?;
+        for f in &files {
+            results[k].push(runner.file(&shell, f)?);
+        }
+    }
+    for (i, f) in files.iter().enumerate() {
+        print!("{f:<18} {:>6}", results[0][i].total);
+        for r in &results {
+            print!(" {:>6}", r[i].pass);
+        }
+        println!();
+    }
+    print!(
+        "{:<18} {:>6}",
+        "TOTAL",
+        results[0].iter().map(|t| t.total).sum::<usize>()
     );
+    for r in &results {
+        print!(" {:>6}", r.iter().map(|t| t.pass).sum::<usize>());
+    }
+    println!();
+    let rush_panics: usize = results[0].iter().map(|t| t.panics).sum();
+    let rush_timeouts: usize = results[0].iter().map(|t| t.timeouts).sum();
+    println!("(rush: {rush_timeouts} timeouts, {rush_panics} panics)");
     Ok(())
+}
+
+/// A program on the PATH.
+fn which(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
 }
 
 #[cfg(test)]

@@ -726,3 +726,19 @@ fn terminal_modes_come_back_after_a_killed_job() {
         assert!(out.starts_with("echo\n"), "{}: {out:?}", kind.name());
     }
 }
+
+#[test]
+fn long_commands_report_their_time() {
+    let (_t, home, work) = dirs();
+    let mut t = Term::start(Kind::Rush, &home, &work, 80, &[("RUSH_REPORTTIME", "0.2")]);
+    t.run("sleep 0.3; echo end$((1))", "end1");
+    let all = strip_csi(&String::from_utf8_lossy(&t.all)).replace('\r', "");
+    assert!(
+        all.contains("sleep 0.3; echo end$((1))  0.00s user"),
+        "no report: {all:?}"
+    );
+    // A quick command says nothing.
+    t.run("true; echo end$((2))", "end2");
+    let all = strip_csi(&String::from_utf8_lossy(&t.all));
+    assert_eq!(all.matches("total").count(), 1, "{all:?}");
+}

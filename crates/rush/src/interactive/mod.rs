@@ -262,11 +262,26 @@ fn turn(shell: &Rc<RefCell<Shell>>, editor: &mut Ed, line: String) -> Option<i32
         sh.history.add(&entry, control, size);
     }
     sh.command_number += 1;
-    for list in &lists {
-        let started = std::time::Instant::now();
-        let cpu = crate::shell::cpu_times();
+    // A syntax error: the complete commands read before it run (there are
+    // some only when it is on a continuation line), then it is reported.
+    if let Some(e) = error {
+        let r = run_lists(&mut sh, &lists);
+        sh.syntax_error(&e);
+        sh.status = 2;
+        return r;
+    }
+    let started = std::time::Instant::now();
+    let cpu = crate::shell::cpu_times();
+    let shown = text.strip_suffix(b"\n").unwrap_or(&text).to_vec();
+    let r = run_lists(&mut sh, &lists);
+    report_time(&mut sh, &shown, started, cpu);
+    r
+}
+
+/// Runs what was read; `Some(status)` when the shell should exit.
+fn run_lists(sh: &mut Shell, lists: &[crate::ast::List]) -> Option<i32> {
+    for list in lists {
         let r = sh.run_list(list);
-        report_time(&mut sh, list, started, cpu);
         match r {
             Ok(s) => sh.status = s,
             Err(Flow::Exit(s)) => {
@@ -287,10 +302,6 @@ fn turn(shell: &Rc<RefCell<Shell>>, editor: &mut Ed, line: String) -> Option<i32
         }
     }
     sh.exit_warned = false;
-    if let Some(e) = error {
-        sh.syntax_error(&e);
-        sh.status = 2;
-    }
     None
 }
 
@@ -315,12 +326,7 @@ fn parse_all(
 
 /// `RUSH_REPORTTIME`: a command that ran longer than this many seconds
 /// reports its time when it ends, as zsh's REPORTTIME does.
-fn report_time(
-    sh: &mut Shell,
-    list: &crate::ast::List,
-    started: std::time::Instant,
-    cpu: (f64, f64),
-) {
+fn report_time(sh: &mut Shell, text: &[u8], started: std::time::Instant, cpu: (f64, f64)) {
     let Some(limit) = sh
         .vars
         .get(b"RUSH_REPORTTIME")
@@ -334,11 +340,6 @@ fn report_time(
     }
     let after = crate::shell::cpu_times();
     let (user, system) = (after.0 - cpu.0, after.1 - cpu.1);
-    let text = list
-        .items
-        .first()
-        .map(|i| crate::unparse::and_or(&i.and_or))
-        .unwrap_or_default();
     let pct = if real > 0.0 {
         (user + system) / real * 100.0
     } else {
@@ -346,7 +347,7 @@ fn report_time(
     };
     let line = format!(
         "{}  {user:.2}s user {system:.2}s system {pct:.0}% cpu {real:.3} total\n",
-        String::from_utf8_lossy(&text)
+        String::from_utf8_lossy(text)
     );
     sh.err_out(line.as_bytes());
 }
