@@ -945,6 +945,23 @@ impl Shell {
                 }
             }
             ParamOp::Names { .. } => unreachable!("handled above"),
+            // `${x@P}`: the value expanded as a prompt string.
+            ParamOp::Transform(b'P') => {
+                check_unset(self, &subject)?;
+                let out = match subject {
+                    Subject::One(v) => Subject::One(Some(self.prompt_text(v.unwrap_or_default()))),
+                    Subject::Many(list, star) => Subject::Many(
+                        list.into_iter().map(|x| self.prompt_text(x)).collect(),
+                        star,
+                    ),
+                };
+                self.emit_subject(&out, ctx, f);
+            }
+            // `${x@Q}` of an unset x is nothing, not `''`.
+            ParamOp::Transform(b'Q') if matches!(subject, Subject::One(None)) => {
+                check_unset(self, &subject)?;
+                self.emit_subject(&subject, ctx, f);
+            }
             ParamOp::Transform(op) => {
                 check_unset(self, &subject)?;
                 let attrs = match self.vars.var(&name) {
@@ -977,15 +994,9 @@ impl Shell {
                         crate::escape::unescape(v, &mut o, crate::escape::Dialect::AnsiC);
                         o
                     }
-                    b'U' => v.to_ascii_uppercase(),
-                    b'L' => v.to_ascii_lowercase(),
-                    b'u' => {
-                        let mut o = v.to_vec();
-                        if let Some(c) = o.first_mut() {
-                            *c = c.to_ascii_uppercase();
-                        }
-                        o
-                    }
+                    b'U' => change_case(v, true, true),
+                    b'L' => change_case(v, false, true),
+                    b'u' => change_case(v, true, false),
                     b'A' => {
                         let mut o = shown.clone();
                         o.push(b'=');
@@ -998,18 +1009,7 @@ impl Shell {
             }
             ParamOp::Case { upper, all } => {
                 check_unset(self, &subject)?;
-                let out = map(&subject, &|v| {
-                    let mut v = v.to_vec();
-                    let n = if *all { v.len() } else { v.len().min(1) };
-                    for c in &mut v[..n] {
-                        *c = if *upper {
-                            c.to_ascii_uppercase()
-                        } else {
-                            c.to_ascii_lowercase()
-                        };
-                    }
-                    v
-                });
+                let out = map(&subject, &|v| change_case(v, *upper, *all));
                 self.emit_subject(&out, ctx, f);
             }
         }
@@ -1309,4 +1309,39 @@ fn slice_items(items: &[Vec<u8>], off: i64, len: Option<i64>) -> Vec<Vec<u8>> {
         return Vec::new();
     }
     items[start as usize..end as usize].to_vec()
+}
+
+/// `${x^^}`, `${x,}`, `${x@U}` …: the first character (or all) in upper or
+/// lower case; Unicode for UTF-8 text (bash in a UTF-8 locale), ASCII
+/// otherwise. A character whose other case is longer (ß) stays.
+fn change_case(v: &[u8], upper: bool, all: bool) -> Vec<u8> {
+    let Ok(t) = std::str::from_utf8(v) else {
+        let mut v = v.to_vec();
+        let n = if all { v.len() } else { v.len().min(1) };
+        for c in &mut v[..n] {
+            *c = if upper {
+                c.to_ascii_uppercase()
+            } else {
+                c.to_ascii_lowercase()
+            };
+        }
+        return v;
+    };
+    let mut out = String::with_capacity(t.len());
+    for (i, c) in t.chars().enumerate() {
+        if i > 0 && !all {
+            out.push_str(&t[t.char_indices().nth(1).map_or(t.len(), |(k, _)| k)..]);
+            break;
+        }
+        let mut other: Vec<char> = if upper {
+            c.to_uppercase().collect()
+        } else {
+            c.to_lowercase().collect()
+        };
+        if other.len() != 1 {
+            other = vec![c];
+        }
+        out.extend(other);
+    }
+    out.into_bytes()
 }

@@ -4,8 +4,8 @@
 //! Layers, each using only those above it:
 //! - [`ast`]: the syntax tree.
 //! - [`parse`]: bytes to syntax tree, one complete command at a time.
-//! - [`arith`], [`brace`], [`pattern`], [`glob`], [`regex`], [`escape`]: the small
-//!   languages inside words.
+//! - [`arith`], [`brace`], [`pattern`], [`glob`], [`regex`], [`escape`],
+//!   [`prompt`]: the small languages inside words.
 //! - [`expand`]: words to fields.
 //! - [`shell`]: state and execution; [`builtins`] (with [`printf`], [`read`]
 //!   and [`test`]) run inside it.
@@ -29,6 +29,7 @@ pub mod parse;
 pub mod pattern;
 pub mod perf;
 pub mod printf;
+pub mod prompt;
 pub mod read;
 pub mod regex;
 pub mod shell;

@@ -1111,3 +1111,20 @@ fn runtime_subscripts_of_associative_arrays() {
         0,
     );
 }
+
+/// `${x@P}` expands x as a prompt string; case changes are Unicode in a
+/// UTF-8 locale; `${x@Q}` of an unset x is nothing. Before, `@P` was a bad
+/// substitution, `${x^}` changed ASCII only, and `@Q` gave `''`.
+#[test]
+fn prompt_operator_unicode_case_and_quoting_unset() {
+    like_bash(
+        "export LC_ALL=C.UTF-8; p='\\u \\$ $((1+2)) \\101'; u=$(id -un); x=${p@P}; \
+         [[ $x == \"$u \\$ 3 A\" || $x == \"$u # 3 A\" ]] && echo prompt; \
+         a=(x '\\101'); echo \"${a[@]@P}\"; \
+         v=àèé; echo ${v^} ${v^^} ${v@U} ${v@u}; w=ÀÉ; echo ${w,} ${w,,} ${w@L}; \
+         unset n; echo \"[${n@Q}]\"",
+        &[],
+        "prompt\nx A\nÀèé ÀÈÉ ÀÈÉ Àèé\nàÉ àé àé\n[]\n",
+        0,
+    );
+}

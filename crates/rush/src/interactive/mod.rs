@@ -12,7 +12,8 @@
 //! each borrowing it for its own step.
 
 pub mod complete;
-pub mod prompt;
+
+use crate::prompt;
 
 use crate::builtins::history as hist;
 use crate::parse::{Parser, Source};
@@ -96,7 +97,7 @@ impl Source for More<'_> {
         if self.cancelled {
             return false;
         }
-        let ps2 = prompt::split(&prompt::expand(&mut self.shell.borrow_mut(), b"PS2"));
+        let ps2 = prompt::split(&self.shell.borrow_mut().prompt(b"PS2"));
         sys::editor_reading(true);
         let read = self.editor.readline(&(ps2.1.as_str(), ps2.0.as_str()));
         sys::editor_reading(false);
@@ -150,7 +151,7 @@ pub fn run(sh: Shell, rc: RcFile, login: bool, monitor: bool) -> i32 {
         let ps1 = {
             let mut sh = shell.borrow_mut();
             before_prompt(&mut sh, &mut editor, &mut synced);
-            prompt::split(&prompt::expand(&mut sh, b"PS1"))
+            prompt::split(&sh.prompt(b"PS1"))
         };
         sys::editor_reading(true);
         // A hang-up that came before the flag was set is seen here; one

@@ -1,4 +1,4 @@
-//! PS1 and PS2: bash's backslash escapes, then (with `promptvars`, on by
+//! Prompt strings (PS1, PS2, `${x@P}`): bash's backslash escapes, then (with `promptvars`, on by
 //! default) parameter expansion, command substitution and arithmetic, as
 //! inside double quotes.
 //!
@@ -165,28 +165,35 @@ pub fn split(expanded: &[u8]) -> (String, String) {
     )
 }
 
-/// Expands the prompt in `var` (PS1, PS2) as bash does: escapes, then
-/// expansion as in double quotes (errors leave the decoded text).
-pub fn expand(sh: &mut Shell, var: &[u8]) -> Vec<u8> {
-    let Some(ps) = sh.vars.get(var).map(<[u8]>::to_vec) else {
-        return Vec::new();
-    };
-    // Drawn before every command: no lookups for escapes it does not use,
-    // and no parse for a prompt with nothing to expand.
-    let decoded = if ps.contains(&b'\\') {
-        let facts = facts(sh, &ps);
-        let shell: &Shell = sh;
-        decode(&ps, &facts, &|fmt| {
-            crate::printf::format_time(shell, fmt, -1)
-        })
-    } else {
-        ps
-    };
-    let plain = !decoded.iter().any(|&c| c == b'$' || c == b'`');
-    if plain || !crate::builtins::shopt_on(sh, "promptvars") {
-        return decoded;
+impl Shell {
+    /// Expands the prompt in `var` (PS1, PS2) as bash does: escapes, then
+    /// expansion as in double quotes (errors leave the decoded text).
+    pub fn prompt(&mut self, var: &[u8]) -> Vec<u8> {
+        match self.vars.get(var).map(<[u8]>::to_vec) {
+            Some(ps) => self.prompt_text(ps),
+            None => Vec::new(),
+        }
     }
-    sh.expand_as_double_quoted(&decoded).unwrap_or(decoded)
+
+    /// Expands `ps` as a prompt (also `${x@P}`).
+    pub fn prompt_text(&mut self, ps: Vec<u8>) -> Vec<u8> {
+        // Drawn before every command: no lookups for escapes it does not
+        // use, and no parse for a prompt with nothing to expand.
+        let decoded = if ps.contains(&b'\\') {
+            let facts = facts(self, &ps);
+            let shell: &Shell = self;
+            decode(&ps, &facts, &|fmt| {
+                crate::printf::format_time(shell, fmt, -1)
+            })
+        } else {
+            ps
+        };
+        let plain = !decoded.iter().any(|&c| c == b'$' || c == b'`');
+        if plain || !crate::builtins::shopt_on(self, "promptvars") {
+            return decoded;
+        }
+        self.expand_as_double_quoted(&decoded).unwrap_or(decoded)
+    }
 }
 
 thread_local! {
