@@ -635,6 +635,14 @@ impl Shell {
                 let keys = self.vars.value(&name).map(Value::keys).unwrap_or_default();
                 return Ok((name, Subject::Many(keys, star)));
             }
+            // `${!ref}` of a nameref is the name it refers to (bash).
+            if index.is_none()
+                && let Some(v) = self.vars.var_itself(&name)
+                && v.nameref
+            {
+                let target = v.value.as_ref().and_then(Value::scalar).map(<[u8]>::to_vec);
+                return Ok((name, Subject::One(target)));
+            }
             let Some(target) = self.param_value(&name) else {
                 let msg = format!(
                     "{}: invalid indirect expansion",
@@ -669,6 +677,21 @@ impl Shell {
                     name = target;
                 }
             }
+        }
+        // A nameref to an element (`declare -n r='a[2]'`): that element.
+        if index.is_none()
+            && let Some(t) = self.vars.resolve(&name)
+            && let Some(i) = t.iter().position(|&c| c == b'[')
+            && t.ends_with(b"]")
+        {
+            let base = t[..i].to_vec();
+            let sub = &t[i + 1..t.len() - 1];
+            index = Some(if matches!(sub, b"@" | b"*") {
+                sub.to_vec()
+            } else {
+                self.runtime_subscript(&base, sub)?
+            });
+            name = base;
         }
         // Computed arrays are read from their value, never stored (a stored
         // FUNCNAME would outlive the call).

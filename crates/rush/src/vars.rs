@@ -65,6 +65,9 @@ pub struct Var {
     pub integer: bool,
     /// `declare -l` / `-u`: what is assigned is lowercased / uppercased.
     pub case: Option<Case>,
+    /// `declare -n`: the value names another variable, which every use
+    /// of this one reaches instead.
+    pub nameref: bool,
 }
 
 /// A case attribute (`declare -l`, `declare -u`).
@@ -106,6 +109,7 @@ impl Var {
             readonly: false,
             integer: false,
             case: None,
+            nameref: false,
         }
     }
 }
@@ -130,6 +134,9 @@ pub struct Vars {
     env: Option<Vec<CString>>,
     /// Set by `set -a`: every assignment exports.
     pub allexport: bool,
+    /// Some variable is (or was) a nameref: names are resolved through
+    /// them. Until then no lookup pays for it.
+    namerefs: bool,
 }
 
 impl Vars {
@@ -147,7 +154,91 @@ impl Vars {
         v
     }
 
+    /// The variable a nameref leads to (through a chain of them), if
+    /// `name` is one with a target. A loop, or a chain too long, leads
+    /// nowhere.
+    pub fn resolve(&self, name: &[u8]) -> Option<Vec<u8>> {
+        if !self.namerefs {
+            return None;
+        }
+        let mut cur: Option<Vec<u8>> = None;
+        for _ in 0..16 {
+            let at = cur.as_deref().unwrap_or(name);
+            match self.find_raw(at) {
+                // Only a variable's name (or an element's) is followed: a
+                // nameref to `#` or `1` reads as its own value (bash).
+                Some(Var {
+                    nameref: true,
+                    value: Some(Value::Str(t)),
+                    ..
+                }) if crate::parse::is_name(t.split(|&c| c == b'[').next().unwrap_or_default()) => {
+                    cur = Some(t.clone());
+                }
+                _ => return cur,
+            }
+        }
+        None
+    }
+
     fn find(&self, name: &[u8]) -> Option<&Var> {
+        match self.resolve(name) {
+            Some(t) => self.find_raw(&t),
+            None => self.find_raw(name),
+        }
+    }
+
+    fn find_mut(&mut self, name: &[u8]) -> Option<&mut Var> {
+        match self.resolve(name) {
+            Some(t) => self.find_raw_mut(&t),
+            None => self.find_raw_mut(name),
+        }
+    }
+
+    /// The variable `name` itself, not what a nameref leads to.
+    pub fn var_itself(&self, name: &[u8]) -> Option<&Var> {
+        self.find_raw(name)
+    }
+
+    /// `declare -n name[=target]` (`+n`: no longer a nameref). In a
+    /// function, without `-g`, the name is a local.
+    pub fn set_nameref(
+        &mut self,
+        name: &[u8],
+        target: Option<Vec<u8>>,
+        on: bool,
+        local: bool,
+    ) -> Result<(), ReadOnly> {
+        self.namerefs |= on;
+        let in_scope = local && self.scopes.last().is_some_and(|s| s.contains_key(name));
+        let var = if local && !in_scope {
+            match self.scopes.last_mut() {
+                Some(s) => s.entry(name.to_vec()).or_default(),
+                None => self.globals.entry(name.to_vec()).or_default(),
+            }
+        } else if self.find_raw(name).is_some() {
+            self.find_raw_mut(name).expect("found above")
+        } else {
+            self.globals.entry(name.to_vec()).or_default()
+        };
+        if var.readonly && target.is_some() {
+            return Err(ReadOnly(name.to_vec()));
+        }
+        var.nameref = on;
+        if let Some(t) = target {
+            var.value = Some(Value::Str(t));
+        }
+        Ok(())
+    }
+
+    /// `unset -n name`: the nameref itself goes.
+    pub fn unset_itself(&mut self, name: &[u8]) -> Result<(), ReadOnly> {
+        let saved = std::mem::replace(&mut self.namerefs, false);
+        let r = self.unset(name);
+        self.namerefs = saved;
+        r
+    }
+
+    fn find_raw(&self, name: &[u8]) -> Option<&Var> {
         for s in self.scopes.iter().rev() {
             if let Some(v) = s.get(name) {
                 return Some(v);
@@ -156,7 +247,7 @@ impl Vars {
         self.globals.get(name)
     }
 
-    fn find_mut(&mut self, name: &[u8]) -> Option<&mut Var> {
+    fn find_raw_mut(&mut self, name: &[u8]) -> Option<&mut Var> {
         for s in self.scopes.iter_mut().rev() {
             if let Some(v) = s.get_mut(name) {
                 return Some(v);
@@ -219,14 +310,16 @@ impl Vars {
                 }
             }
             None => {
+                let name = self.resolve(name).unwrap_or_else(|| name.to_vec());
                 self.globals.insert(
-                    name.to_vec(),
+                    name,
                     Var {
                         value: Some(value),
                         exported: allexport,
                         readonly: false,
                         integer: false,
                         case: None,
+                        nameref: false,
                     },
                 );
                 if allexport {
@@ -299,6 +392,8 @@ impl Vars {
         Ok(())
     }
     pub fn unset(&mut self, name: &[u8]) -> Result<(), ReadOnly> {
+        let target = self.resolve(name);
+        let name = target.as_deref().unwrap_or(name);
         for s in self.scopes.iter_mut().rev() {
             if let Some(v) = s.get(name) {
                 if v.readonly {
@@ -428,6 +523,7 @@ impl Vars {
             readonly: false,
             integer: false,
             case: None,
+            nameref: false,
         });
         if allexport && value.is_some() {
             entry.exported = true;

@@ -1128,3 +1128,23 @@ fn prompt_operator_unicode_case_and_quoting_unset() {
         0,
     );
 }
+
+/// Namerefs (`declare -n`, `local -n`): reads, assignments, `unset` and
+/// attributes go to the named variable; `${!ref}` is the name; `unset -n`
+/// removes the reference; `declare -p` shows `-n`; a reference to an
+/// element reads the element; one to `#` reads as its own value. Before,
+/// `-n` was ignored.
+#[test]
+fn namerefs() {
+    like_bash(
+        "x=1; declare -n r=x; echo $r ${!r}; r=2; echo $x; declare -p r; \
+         f() { local -n out=$1; out=(a b c); }; f arr; echo ${arr[@]}; \
+         g() { local -n m=$1; m[k]=v; }; declare -A h; g h; echo ${h[k]}; \
+         unset r; echo ${x-gone}; declare -p r; unset -n r; declare -p r 2>/dev/null || echo noref; \
+         a=(zero one two); declare -n e='a[2]'; echo $e; \
+         y='#'; declare -n y; echo $y",
+        &[],
+        "1 x\n2\ndeclare -n r=\"x\"\na b c\nv\ngone\ndeclare -n r=\"x\"\nnoref\ntwo\n#\n",
+        0,
+    );
+}

@@ -219,6 +219,9 @@ pub fn declare_line(name: &[u8], v: &crate::vars::Var) -> Vec<u8> {
         Some(crate::vars::Case::Upper) => flags.push('u'),
         None => {}
     }
+    if v.nameref {
+        flags.insert(0, 'n');
+    }
     if flags.is_empty() {
         flags.push('-');
     }
@@ -719,11 +722,14 @@ fn readonly(sh: &mut Shell, argv: Args<'_>) -> Exec {
 fn unset(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let mut functions = false;
     let mut vars_only = false;
+    // `unset -n`: a nameref itself, not what it names.
+    let mut refs = false;
     let mut i = 1;
     while let Some(a) = argv.get(i) {
         match a.as_slice() {
             b"-f" => functions = true,
             b"-v" => vars_only = true,
+            b"-n" => refs = true,
             b"--" => {
                 i += 1;
                 break;
@@ -766,7 +772,12 @@ fn unset(sh: &mut Shell, argv: Args<'_>) -> Exec {
         {
             continue;
         }
-        if let Err(e) = sh.vars.unset(name) {
+        let r = if refs {
+            sh.vars.unset_itself(name)
+        } else {
+            sh.vars.unset(name)
+        };
+        if let Err(e) = r {
             sh.error(&format!(
                 "unset: {}: cannot unset: readonly variable",
                 lossy(&e.0)
@@ -807,6 +818,8 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
     // `-l`/`-u` set a case (`Some(Some(c))`); `+l`/`+u` clear it.
     let mut case: Option<Option<crate::vars::Case>> = None;
     let mut kind = None;
+    // `-n` / `+n`: make (or unmake) namerefs.
+    let mut nameref: Option<bool> = None;
     let mut print = false;
     let mut funcs = false;
     let mut bodies = false;
@@ -829,6 +842,7 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                     b'a' => kind = Some(Value::Indexed(Default::default())),
                     b'A' => kind = Some(Value::Assoc(Default::default())),
                     b'g' => global = true,
+                    b'n' => nameref = Some(a[0] == b'-'),
                     b'p' => print = true,
                     b'f' => {
                         funcs = true;
@@ -907,6 +921,43 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
             continue;
         }
         let local = sh.vars.in_function() && !global;
+        if let Some(on) = nameref {
+            // The target must be a variable's name (or an element's).
+            if let Some(t) = value.filter(|_| on) {
+                let base = t.split(|&c| c == b'[').next().unwrap_or_default();
+                if !crate::parse::is_name(base) || t == name {
+                    sh.error(&format!(
+                        "declare: `{}': invalid variable name for name reference",
+                        lossy(t)
+                    ));
+                    status = 1;
+                    continue;
+                }
+            }
+            if on && kind.is_some() {
+                sh.error(&format!(
+                    "declare: {}: reference variable cannot be an array",
+                    lossy(name)
+                ));
+                status = 1;
+                continue;
+            }
+            if let Err(e) = sh
+                .vars
+                .set_nameref(name, value.map(<[u8]>::to_vec), on, local)
+            {
+                sh.error(&format!("declare: {e}"));
+                status = 1;
+                continue;
+            }
+            if readonly_ {
+                let _ = sh.vars.readonly(name, None);
+            }
+            if export_ {
+                let _ = sh.vars.export(name, None);
+            }
+            continue;
+        }
         let value_owned;
         let value = match value {
             Some(v) if integer => {
