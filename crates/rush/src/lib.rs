@@ -206,6 +206,9 @@ pub fn main_with(arg0: Vec<u8>, args: Vec<OsString>) -> i32 {
         });
         Input::File(operands[0].clone())
     };
+    if sh.opts.interactive {
+        interactive::defaults(&mut sh);
+    }
     // `$_` starts as the shell's own name.
     sh.last_arg = sh.arg0.clone();
     if login && profiles {

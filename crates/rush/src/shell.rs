@@ -420,6 +420,11 @@ impl Shell {
 
     fn init_vars(&mut self) {
         let _ = self.vars.set(b"IFS", b" \t\n".to_vec());
+        // With no PATH in the environment, bash's default search path (not
+        // exported).
+        if self.vars.get(b"PATH").is_none() {
+            let _ = self.vars.set(b"PATH", DEFAULT_PATH.to_vec());
+        }
         if self.vars.get(b"PS1").is_none() {
             let _ = self.vars.set(b"PS1", b"$ ".to_vec());
         }

@@ -22,7 +22,7 @@ pub fn test(sh: &mut Shell, args: &[Vec<u8>], bracket: bool) -> i32 {
         args
     };
     let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
-    match eval_posix(&args, &mut |n| sh.is_set(n)) {
+    match eval_posix(&args, &mut |q| ask(sh, q)) {
         Ok(v) => i32::from(!v),
         Err(msg) => {
             sh.error(&format!("{name}: {msg}"));
@@ -83,7 +83,23 @@ fn is_binary(op: &[u8]) -> bool {
 
 /// POSIX's rules by argument count, then a general parser beyond four.
 /// `set`: whether a variable is set (for `-v`).
-type IsSet<'f> = &'f mut dyn FnMut(&[u8]) -> bool;
+/// What `test` asks the shell: whether a variable is set (`-v`), or a
+/// `set -o` option is on (`-o`).
+#[derive(Debug)]
+pub enum Query<'a> {
+    Var(&'a [u8]),
+    Option(&'a [u8]),
+}
+
+type IsSet<'f> = &'f mut dyn FnMut(Query<'_>) -> bool;
+
+/// The shell's answer to a [`Query`].
+fn ask(sh: &mut Shell, q: Query<'_>) -> bool {
+    match q {
+        Query::Var(n) => sh.is_set(n),
+        Query::Option(n) => sh.opts.get(&String::from_utf8_lossy(n)) == Some(true),
+    }
+}
 
 fn eval_posix(a: &[&[u8]], set: IsSet<'_>) -> Result<bool, String> {
     match a.len() {
@@ -251,8 +267,8 @@ pub fn unary(op: &[u8], x: &[u8], set: IsSet<'_>) -> Result<bool, String> {
             // SAFETY: isatty on an fd number.
             i32::try_from(fd).is_ok_and(|fd| unsafe { libc::isatty(fd) } == 1)
         }
-        b"-o" => false,
-        b"-v" => set(x),
+        b"-o" => set(Query::Option(x)),
+        b"-v" => set(Query::Var(x)),
         _ => return Err(format!("{}: unary operator expected", lossy(op))),
     })
 }
@@ -462,7 +478,7 @@ impl Cond<'_, '_> {
             let x = self.expand(self.i + 1)?;
             self.i += 2;
             let sh = &mut *self.sh;
-            return match unary(&op, &x, &mut |n| sh.is_set(n)) {
+            return match unary(&op, &x, &mut |q| ask(sh, q)) {
                 Ok(v) => Ok(v),
                 Err(m) => self.syntax(&m),
             };

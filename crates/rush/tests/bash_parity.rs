@@ -1148,3 +1148,20 @@ fn namerefs() {
         0,
     );
 }
+
+/// `test -o NAME` tells whether a `set -o` option is on; vi and emacs
+/// exclude each other; `declare -p SHELLOPTS` shows it. Before, `test -o`
+/// was always false, both modes could be on, and SHELLOPTS was "not
+/// found".
+#[test]
+fn option_tests_and_editing_modes() {
+    like_bash(
+        "set -o errexit; test -o errexit && echo e; test -o nounset || echo no-u; \
+         [ -o pipefail ] || echo no-p; set +e; set -o vi; test -o emacs || echo vi-only; \
+         set -o emacs; test -o vi || echo emacs-only; \
+         declare -p SHELLOPTS | cut -c1-22",
+        &[],
+        "e\nno-u\nno-p\nvi-only\nemacs-only\ndeclare -r SHELLOPTS=\"\n",
+        0,
+    );
+}

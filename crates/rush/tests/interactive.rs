@@ -683,8 +683,16 @@ fn a_hang_up_reaches_the_jobs() {
         let seen = String::from_utf8_lossy(&t.all).into_owned();
         let started = Instant::now();
         drop(t);
+        // (bash sometimes misses the SIGHUP, is killed after 5 s, and its
+        // jobs stay: only rush is held to it.)
+        let ended = ends_within(pid, 5000);
+        if !ended && kind != Kind::Rush {
+            // SAFETY: cleaning up the peer's orphan.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            continue;
+        }
         assert!(
-            ends_within(pid, 5000),
+            ended,
             "{}: its job outlived the hang-up (shell {shell_pid:?} gone after {:?}); output:\n{seen}",
             kind.name(),
             started.elapsed()

@@ -200,3 +200,27 @@ fn bash_version_variables() {
     );
     assert_eq!(r.stdout, "ok\n");
 }
+
+/// `-i` with `-c`: the interactive defaults (emacs mode, HISTFILE) are
+/// there too; with no PATH in the environment, the default search path.
+/// Before, `-i -c` had neither and PATH stayed unset.
+#[test]
+fn interactive_defaults_and_default_path() {
+    let out = common::rush()
+        .args([
+            "-i",
+            "-c",
+            "test -o emacs && echo emacs; echo ${HISTFILE:+hist}",
+        ])
+        .env("HOME", "/tmp")
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "emacs\nhist\n");
+    let out = common::rush()
+        .args(["-c", "echo $PATH"])
+        .env_remove("PATH")
+        .output()
+        .unwrap();
+    let path = String::from_utf8_lossy(&out.stdout);
+    assert!(path.split(':').any(|d| d.trim() == "/usr/bin"), "{path:?}");
+}

@@ -903,6 +903,16 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
         for a in argv.get(i..).unwrap_or_default() {
             match vars.iter().find(|(k, _)| k == a) {
                 Some((k, v)) => out.extend_from_slice(&declare_line(k, v)),
+                // Computed when read, never stored: shown with bash's
+                // attributes.
+                None if matches!(a.as_slice(), b"SHELLOPTS" | b"BASHOPTS") => {
+                    let v = crate::vars::Var {
+                        value: sh.param_value(a).map(Value::Str),
+                        readonly: true,
+                        ..Default::default()
+                    };
+                    out.extend_from_slice(&declare_line(a, &v));
+                }
                 None => {
                     sh.error(&format!("declare: {}: not found", lossy(a)));
                     status = 1;
@@ -1094,6 +1104,10 @@ pub fn set_option(sh: &mut Shell, name: &str, on: bool) -> bool {
             match name {
                 "allexport" => sh.vars.allexport = on,
                 "verbose" => crate::input::VERBOSE.store(on, std::sync::atomic::Ordering::Relaxed),
+                // One editing mode at a time: turning one on turns the
+                // other off (bash).
+                "vi" if on => sh.opts.emacs = false,
+                "emacs" if on => sh.opts.vi = false,
                 _ => {}
             }
             true

@@ -395,27 +395,25 @@ fn before_prompt(sh: &mut Shell, editor: &mut Ed, synced: &mut (u64, usize)) {
     }
 }
 
-/// Sets up an interactive shell: signals, job control, history, start-up
-/// files.
-fn start(sh: &mut Shell, rc: &RcFile, login: bool, monitor: bool) {
+/// What every interactive shell has, also `rush -i -c …`: emacs editing
+/// mode, history and `!` expansion on, HISTFILE, HISTSIZE and
+/// HISTFILESIZE set (bash's defaults, with rush's own file).
+pub fn defaults(sh: &mut Shell) {
     sh.opts.interactive = true;
     sh.opts.history = true;
     sh.opts.histexpand = true;
     if !sh.opts.emacs && !sh.opts.vi {
         sh.opts.emacs = true;
     }
-    // Ctrl-C interrupts what the shell runs itself; SIGQUIT and SIGTERM do
-    // not end it.
-    let _ = sys::set_disposition(libc::SIGINT, sys::Disposition::Catch);
-    // A hang-up is noted, so that the jobs get it too before the shell
-    // leaves (unless it was ignored at start, as under nohup).
-    if !sys::ignored_at_start(libc::SIGHUP) {
-        let _ = sys::set_disposition(libc::SIGHUP, sys::Disposition::Catch);
-    }
-    sys::ignore_for_shell(&[libc::SIGQUIT, libc::SIGTERM]);
-    // Job control, unless `+m`: only with a terminal to control.
-    sh.opts.monitor = monitor && sh.take_terminal();
-    if let Some(home) = sh.vars.get(b"HOME").map(<[u8]>::to_vec)
+    // HOME, or the user's home in the password database.
+    let home = sh.vars.get(b"HOME").map(<[u8]>::to_vec).or_else(|| {
+        use std::os::unix::ffi::OsStrExt;
+        nix::unistd::User::from_uid(nix::unistd::getuid())
+            .ok()
+            .flatten()
+            .map(|u| u.dir.as_os_str().as_bytes().to_vec())
+    });
+    if let Some(home) = home
         && sh.vars.get(b"HISTFILE").is_none()
     {
         let _ = sh
@@ -427,6 +425,23 @@ fn start(sh: &mut Shell, rc: &RcFile, login: bool, monitor: bool) {
             let _ = sh.vars.set(v, b"500".to_vec());
         }
     }
+}
+
+/// Sets up an interactive shell: signals, job control, history, start-up
+/// files.
+fn start(sh: &mut Shell, rc: &RcFile, login: bool, monitor: bool) {
+    defaults(sh);
+    // Ctrl-C interrupts what the shell runs itself; SIGQUIT and SIGTERM do
+    // not end it.
+    let _ = sys::set_disposition(libc::SIGINT, sys::Disposition::Catch);
+    // A hang-up is noted, so that the jobs get it too before the shell
+    // leaves (unless it was ignored at start, as under nohup).
+    if !sys::ignored_at_start(libc::SIGHUP) {
+        let _ = sys::set_disposition(libc::SIGHUP, sys::Disposition::Catch);
+    }
+    sys::ignore_for_shell(&[libc::SIGQUIT, libc::SIGTERM]);
+    // Job control, unless `+m`: only with a terminal to control.
+    sh.opts.monitor = monitor && sh.take_terminal();
     // Start-up files, as bash reads its own: a login shell read the
     // profiles already; another reads ~/.rushrc (or --rcfile). ENV, as
     // POSIX asks of an interactive shell, comes after.
