@@ -4,8 +4,10 @@
 /// Which escapes apply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dialect {
-    /// `echo -e`, `printf %b`: `\0NNN` octal, `\c` ends the output.
+    /// `echo -e`: `\0NNN` octal, `\c` ends the output.
     Echo,
+    /// `printf %b`: as `echo -e`, and `\NNN` octal too (bash).
+    PrintfB,
     /// A `printf` format: `\NNN` octal, `\"`, `\'`, `\?`.
     Format,
     /// `$'…'`: as a format, plus `\cX` for control characters.
@@ -15,7 +17,7 @@ pub enum Dialect {
 /// Appends `s` with backslash escapes decoded to `out`. Returns true if
 /// `\c` stopped it (echo dialect): nothing more is to be printed.
 pub fn unescape(s: &[u8], out: &mut Vec<u8>, dialect: Dialect) -> bool {
-    let echo_mode = dialect == Dialect::Echo;
+    let echo_mode = matches!(dialect, Dialect::Echo | Dialect::PrintfB);
     let mut i = 0;
     while i < s.len() {
         let c = s[i];
@@ -42,7 +44,7 @@ pub fn unescape(s: &[u8], out: &mut Vec<u8>, dialect: Dialect) -> bool {
                 i += 1;
             }
             // echo -e knows only \0NNN; \1 to \7 stay as they are.
-            b'1'..=b'7' if echo_mode => {
+            b'1'..=b'7' if dialect == Dialect::Echo => {
                 out.push(b'\\');
                 out.push(e);
             }

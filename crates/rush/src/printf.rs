@@ -341,7 +341,7 @@ fn format_once(
                 let mut text = match conv {
                     b'b' => {
                         let mut t = Vec::new();
-                        let stop = unescape(&arg, &mut t, Dialect::Echo);
+                        let stop = unescape(&arg, &mut t, Dialect::PrintfB);
                         if stop {
                             pad(&spec, t, None, out);
                             return true;

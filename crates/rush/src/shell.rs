@@ -436,6 +436,15 @@ impl Shell {
         let _ = self.vars.set(b"OPTIND", b"1".to_vec());
         let ppid = nix::unistd::getppid().as_raw();
         let _ = self.vars.set(b"PPID", ppid.to_string().into_bytes());
+        // bash's read-only integers: the environment cannot set them. UID
+        // and EUID stay computed when read (no system call at start).
+        for name in [&b"UID"[..], b"EUID"] {
+            let _ = self.vars.unset(name);
+        }
+        for name in [&b"PPID"[..], b"UID", b"EUID"] {
+            self.vars.set_integer(name);
+            let _ = self.vars.readonly(name, None);
+        }
         // PWD: keep an inherited value if it names the current directory.
         let cwd = std::env::current_dir().ok();
         let keep = match (self.vars.get(b"PWD"), &cwd) {

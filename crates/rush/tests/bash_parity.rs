@@ -1165,3 +1165,20 @@ fn option_tests_and_editing_modes() {
         0,
     );
 }
+
+/// `printf %b` reads `\NNN` as well as `\0NNN`; `set +` is an empty flag
+/// cluster and `set -` with nothing after it keeps the positional
+/// parameters; UID, EUID and PPID are read-only. Before, `%b` left `\141`,
+/// `set +` became `$1`, `set -` emptied them, and `UID=1` was accepted.
+#[test]
+fn printf_b_octal_set_plus_minus_and_readonly_ids() {
+    like_bash(
+        "printf '%b|' 'x\\141y' 'x\\0141y' '\\55' '\\0558'; echo; \
+         set -- a b; set +; echo \"$@\"; set -; echo \"$@\"; set - +; echo \"$@\"; \
+         (UID=1) 2>/dev/null || echo ro-uid; (PPID=1) 2>/dev/null || echo ro-ppid; \
+         [ \"$UID\" = \"$(id -u)\" ] && echo uid",
+        &[],
+        "xay|xay|-|-8|\na b\na b\n+\nro-uid\nro-ppid\nuid\n",
+        0,
+    );
+}

@@ -1145,11 +1145,20 @@ fn set(sh: &mut Shell, argv: Args<'_>) -> Exec {
             sh.positional = argv[i + 1..].to_vec();
             return Ok(0);
         }
+        // `-`: the end of the options, and -x and -v off; with nothing
+        // after it the positional parameters stay (bash).
         if a == b"-" {
             set_option(sh, "xtrace", false);
             set_option(sh, "verbose", false);
-            sh.positional = argv[i + 1..].to_vec();
+            if i + 1 < argv.len() {
+                sh.positional = argv[i + 1..].to_vec();
+            }
             return Ok(0);
+        }
+        // A lone `+` is an empty flag cluster: ignored.
+        if a == b"+" {
+            i += 1;
+            continue;
         }
         if a.len() < 2 || !(a[0] == b'-' || a[0] == b'+') {
             break;
