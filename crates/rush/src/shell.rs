@@ -28,6 +28,10 @@ pub enum Flow {
     /// Ctrl-C in an interactive shell with no SIGINT trap: abandon the
     /// command, back to the prompt.
     Interrupt,
+    /// An error that ends a non-interactive shell (`set -u`, a bad
+    /// substitution) in an interactive one: the rest of the line is
+    /// abandoned, with this status, and the shell goes on (bash).
+    Abort(i32),
 }
 
 pub type Exec = Result<i32, Flow>;
@@ -490,7 +494,11 @@ impl Shell {
     /// that does so.
     pub fn fatal(&mut self, msg: &str, status: i32) -> Flow {
         self.error(msg);
-        Flow::Exit(status)
+        if self.opts.interactive && !self.subshell {
+            Flow::Abort(status)
+        } else {
+            Flow::Exit(status)
+        }
     }
 
     /// Standard output of builtins: the capture buffer, or fd 1.
@@ -553,6 +561,7 @@ impl Shell {
                             self.status = 130;
                             return 130;
                         }
+                        Err(Flow::Abort(s)) => self.status = s,
                         Err(Flow::Break(_) | Flow::Continue(_)) => {}
                     }
                 }
@@ -811,6 +820,7 @@ impl Shell {
             Ok(s) => s,
             Err(Flow::Exit(s)) | Err(Flow::Return(s)) => s,
             Err(Flow::Interrupt) => 130,
+            Err(Flow::Abort(s)) => s,
             Err(Flow::Break(_) | Flow::Continue(_)) => self.status,
         };
         let status = self.finish(status);

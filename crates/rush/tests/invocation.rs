@@ -224,3 +224,31 @@ fn interactive_defaults_and_default_path() {
     let path = String::from_utf8_lossy(&out.stdout);
     assert!(path.split(':').any(|d| d.trim() == "/usr/bin"), "{path:?}");
 }
+
+/// In an interactive shell an error that would end a script (`set -u`, a
+/// bad substitution) abandons the rest of the line only; the next line
+/// runs (bash). Before, `rush -i` exited.
+#[test]
+fn interactive_errors_abandon_the_line_only() {
+    let out = common::rush()
+        .args([
+            "-i",
+            "-c",
+            "set -u; echo before; echo $nope; echo after\necho line2",
+        ])
+        .env("HOME", "/tmp")
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "before\nline2\n");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nope: unbound variable"));
+    // Not interactive: the script ends there.
+    let out = common::rush()
+        .args([
+            "-c",
+            "set -u; echo before; echo $nope; echo after\necho line2",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "before\n");
+    assert_ne!(out.status.code(), Some(0));
+}

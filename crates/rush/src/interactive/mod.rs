@@ -298,6 +298,10 @@ fn run_lists(sh: &mut Shell, lists: &[crate::ast::List]) -> Option<i32> {
                 sh.status = 130;
                 break;
             }
+            Err(Flow::Abort(s)) => {
+                sh.status = s;
+                break;
+            }
             Err(Flow::Return(s)) => sh.status = s,
             Err(Flow::Break(_) | Flow::Continue(_)) => {}
         }
