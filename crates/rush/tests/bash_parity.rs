@@ -1182,3 +1182,18 @@ fn printf_b_octal_set_plus_minus_and_readonly_ids() {
         0,
     );
 }
+
+/// `getopts` after `set --` gave fewer arguments than OPTIND points past:
+/// it starts again from the first, and OPTIND says so. Before, OPTIND
+/// stayed where the last loop left it.
+#[test]
+fn getopts_starts_again_after_set() {
+    like_bash(
+        "set -- -h -c foo x; while getopts hc: o; do echo $o; done; echo $OPTIND; \
+         set --; while getopts hc: o; do echo $o; done; echo $OPTIND; \
+         set -- -h; while getopts h o; do echo again $o; done; echo $OPTIND",
+        &[],
+        "h\nc\n4\n1\nagain h\n2\n",
+        0,
+    );
+}

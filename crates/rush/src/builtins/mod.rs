@@ -2732,6 +2732,10 @@ fn getopts(sh: &mut Shell, argv: Args<'_>) -> Exec {
         .and_then(|v| lossy(v).parse().ok())
         .unwrap_or(1)
         .max(1);
+    // OPTIND past the end of new arguments (`set --` between two loops):
+    // start again from the first (bash).
+    let optind_seen = optind;
+    let optind = if optind > args.len() + 1 { 1 } else { optind };
     // Reset the position inside a cluster when OPTIND was changed.
     if sh.getopts_state.0 != optind {
         sh.getopts_state = (optind, 1);
@@ -2743,6 +2747,9 @@ fn getopts(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let Some(arg) = args.get(ind - 1) else {
         set(sh, &name, b"?".to_vec());
         let _ = sh.vars.unset(b"OPTARG");
+        if ind != optind_seen {
+            set(sh, b"OPTIND", ind.to_string().into_bytes());
+        }
         return Ok(1);
     };
     if pos == 1 {
