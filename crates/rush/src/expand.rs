@@ -195,9 +195,12 @@ impl Shell {
     fn expand_words_unbraced(&mut self, words: &[Word]) -> Result<Vec<Vec<u8>>> {
         let mut out = Vec::with_capacity(words.len());
         for w in words {
-            // Fast path: a plain word needs no machinery.
+            // Fast path: a plain word needs no machinery. (A `(` in a plain
+            // word is an extglob group: `+(a)c` is a pattern.)
             if let Some(p) = w.as_plain()
-                && !p.iter().any(|c| matches!(c, b'*' | b'?' | b'[' | b'~'))
+                && !p
+                    .iter()
+                    .any(|c| matches!(c, b'*' | b'?' | b'[' | b'~' | b'('))
             {
                 out.push(p.to_vec());
                 continue;

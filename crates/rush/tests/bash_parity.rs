@@ -1197,3 +1197,21 @@ fn getopts_starts_again_after_set() {
         0,
     );
 }
+
+/// A word that is only text and an extglob group (`+(a)c`, `@(x y|z)`)
+/// is a pattern for pathname expansion. Before, such a word took the
+/// plain-word path and stayed as it was.
+#[test]
+fn extglob_groups_in_plain_words_expand() {
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["ab", "ac", "bc", "cc", "a b", "foo"] {
+        std::fs::write(dir.path().join(f), "").unwrap();
+    }
+    like_bash_in(
+        dir.path(),
+        &["-O", "extglob"],
+        "echo +(a)c; echo @(a|b)c; echo !(a*|b*|f*); echo @(a b|foo); echo a@(!(b|c))",
+        "ac\nac bc\ncc\na b foo\na b\n",
+        0,
+    );
+}
