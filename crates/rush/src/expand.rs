@@ -956,6 +956,31 @@ impl Shell {
                         let r = slice_chars(v.as_deref().unwrap_or_default(), off, len);
                         self.push_value(&r, ctx, f);
                     }
+                    // `${a[@]:off:len}` of an indexed array: the offset is an
+                    // index, not a position (sparse arrays: bash).
+                    Subject::Many(_, star)
+                        if p.index.is_some()
+                            && matches!(self.vars.value(&name), Some(Value::Indexed(_))) =>
+                    {
+                        let Some(Value::Indexed(m)) = self.vars.value(&name) else {
+                            unreachable!("matched above")
+                        };
+                        let end = m.keys().next_back().map_or(0, |k| k + 1);
+                        let start = if off < 0 { end + off } else { off };
+                        let sliced: Vec<Vec<u8>> = if start < 0 {
+                            Vec::new()
+                        } else {
+                            let take = match len {
+                                Some(l) if l >= 0 => l as usize,
+                                _ => usize::MAX,
+                            };
+                            m.range(start..)
+                                .map(|(_, v)| v.clone())
+                                .take(take)
+                                .collect()
+                        };
+                        self.emit_list(&sliced, *star, ctx, f);
+                    }
                     Subject::Many(list, star) => {
                         // For $@ and $*, offset 0 is $0.
                         let items = if p.index.is_none() {

@@ -1215,3 +1215,17 @@ fn extglob_groups_in_plain_words_expand() {
         0,
     );
 }
+
+/// `${a[@]:off:len}` of a sparse indexed array counts from index `off`
+/// (negative: from the end of the indices), not from the off-th element.
+/// Before, the offset was a position.
+#[test]
+fn slices_of_sparse_arrays_go_by_index() {
+    like_bash(
+        "a=([0]=v0 [1]=v1 [5]=v5 [6]=v6 [8]=v8 [9]=v9); \
+         echo \"[${a[*]:2}] [${a[*]:5:2}] [${a[*]: -5}] [${a[*]: -11}] [${a[*]:10}]\"",
+        &[],
+        "[v5 v6 v8 v9] [v5 v6] [v5 v6 v8 v9] [] []\n",
+        0,
+    );
+}
