@@ -646,7 +646,15 @@ impl Shell {
                 let target = v.value.as_ref().and_then(Value::scalar).map(<[u8]>::to_vec);
                 return Ok((name, Subject::One(target)));
             }
-            let Some(target) = self.param_value(&name) else {
+            // `${!a[1]}`: through the element's value.
+            let value = match index.take() {
+                Some(i) => {
+                    let key = self.array_key(&name, &i)?;
+                    self.element(&name, &key)
+                }
+                None => self.param_value(&name),
+            };
+            let Some(target) = value else {
                 let msg = format!(
                     "{}: invalid indirect expansion",
                     String::from_utf8_lossy(&name)

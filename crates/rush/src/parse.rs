@@ -1953,7 +1953,9 @@ impl<'s> Parser<'s> {
         let mut index = None;
         if self.peek() == Some(b'[') && is_name(&name) {
             self.bump();
-            index = Some(self.param_word(dq, b"]", false)?);
+            // The subscript is read as if unquoted, also inside double
+            // quotes: "${m['k']}" and "${m["k"]}" name the key k (bash).
+            index = Some(self.param_word(false, b"]", false)?);
             if self.bump() != Some(b']') {
                 return bad(self);
             }

@@ -1229,3 +1229,18 @@ fn slices_of_sparse_arrays_go_by_index() {
         0,
     );
 }
+
+/// Inside double quotes a subscript is read as if unquoted
+/// (`"${m['k']}"` is key k); `${!a[1]}` goes through element 1. Before,
+/// the quotes were part of the key and `${!a[i]}` always used element 0.
+#[test]
+fn quoted_subscripts_and_indirect_elements() {
+    like_bash(
+        "declare -A m=([k]=v [a+1]=c); echo \"${m['k']} ${m[\"k\"]} ${m['a+1']}\"; \
+         m+=([x]=y); echo \"${m['x']}\"; \
+         v1=hello v2=world; a=(v1 v2); echo \"${!a[0]}, ${!a[1]}\"",
+        &[],
+        "v v c\ny\nhello, world\n",
+        0,
+    );
+}
