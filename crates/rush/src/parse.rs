@@ -2026,7 +2026,16 @@ impl<'s> Parser<'s> {
                     }
                     _ => (false, Anchor::None),
                 };
-                let pattern = self.param_word(dq, b"/}", true)?;
+                // A pattern cannot be empty: a `/` right after the operator
+                // is its first character (`${x////c}` replaces `/`).
+                let pattern = if self.peek() == Some(b'/') {
+                    self.bump();
+                    let mut rest = self.param_word(dq, b"/}", true)?;
+                    rest.parts.insert(0, Part::Lit(b"/".to_vec()));
+                    rest
+                } else {
+                    self.param_word(dq, b"/}", true)?
+                };
                 let with = if self.peek() == Some(b'/') {
                     self.bump();
                     self.param_word(dq, b"}", false)?

@@ -1244,3 +1244,19 @@ fn quoted_subscripts_and_indirect_elements() {
         0,
     );
 }
+
+/// `${x////c}`: a `/` right after the operator is the pattern's first
+/// character; `declare +x` unexports; `declare -pa` lists indexed arrays
+/// only. Before, the pattern was empty, `+x` was ignored and `-pa` listed
+/// everything.
+#[test]
+fn patsub_slash_unexport_and_declare_pa() {
+    like_bash(
+        "x=/_/; echo ${x////c} ${x///}; h=/a/b; echo ${h////\\\\/}; \
+         export e=1; declare +x e=2; env | grep -c '^e=' || true; echo $e; \
+         declare -a ia=(1); declare -A aa=([k]=v); declare -pa | grep -c aa || true; declare -pa | grep -c ia",
+        &[],
+        "c_c _\n\\/a\\/b\n0\n2\n0\n1\n",
+        0,
+    );
+}

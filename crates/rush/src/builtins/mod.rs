@@ -812,6 +812,8 @@ fn local(sh: &mut Shell, argv: Args<'_>) -> Exec {
 
 fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let mut export_ = false;
+    // `+x`: no longer exported.
+    let mut unexport = false;
     let mut readonly_ = false;
     let mut global = false;
     let mut integer = false;
@@ -828,7 +830,10 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
         if a.len() > 1 && (a[0] == b'-' || a[0] == b'+') {
             for &c in &a[1..] {
                 match c {
-                    b'x' => export_ = a[0] == b'-',
+                    b'x' => {
+                        export_ = a[0] == b'-';
+                        unexport = a[0] == b'+';
+                    }
                     b'r' => readonly_ = true,
                     b'i' => integer = a[0] == b'-',
                     b'l' | b'u' => {
@@ -895,7 +900,13 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
         let vars = sh.vars.visible();
         let mut status = 0;
         if i >= argv.len() {
-            for (k, v) in &vars {
+            // `declare -pa`, `-pA`: only arrays of that kind.
+            let wanted = |v: &crate::vars::Var| match &kind {
+                Some(Value::Indexed(_)) => matches!(v.value, Some(Value::Indexed(_))),
+                Some(Value::Assoc(_)) => matches!(v.value, Some(Value::Assoc(_))),
+                _ => true,
+            };
+            for (k, v) in vars.iter().filter(|(_, v)| wanted(v)) {
                 out.extend_from_slice(&declare_line(k, v));
             }
         }
@@ -1031,6 +1042,9 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
         }
         if export_ {
             let _ = sh.vars.export(name, None);
+        }
+        if unexport {
+            sh.vars.unexport(name);
         }
         if integer {
             sh.vars.set_integer(name);
