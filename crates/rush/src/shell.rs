@@ -445,6 +445,11 @@ impl Shell {
         for name in [&b"UID"[..], b"EUID"] {
             let _ = self.vars.unset(name);
         }
+        // SHELLOPTS and BASHOPTS are computed when read, and read-only.
+        for name in [&b"SHELLOPTS"[..], b"BASHOPTS"] {
+            let _ = self.vars.unset(name);
+            let _ = self.vars.readonly(name, None);
+        }
         for name in [&b"PPID"[..], b"UID", b"EUID"] {
             self.vars.set_integer(name);
             let _ = self.vars.readonly(name, None);

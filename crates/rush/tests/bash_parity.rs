@@ -1260,3 +1260,17 @@ fn patsub_slash_unexport_and_declare_pa() {
         0,
     );
 }
+
+/// `declare -Ar A` makes an empty read-only associative array (the other
+/// flags applied after the kind); SHELLOPTS is read-only. Before, `-r` was
+/// dropped when the kind changed, and SHELLOPTS could be assigned.
+#[test]
+fn declare_kind_with_flags_and_readonly_shellopts() {
+    like_bash(
+        "declare -Ar A; declare -p A | cut -c1-11; declare -ax B; declare -p B | cut -c1-11; \
+         (SHELLOPTS=x) 2>/dev/null || echo ro",
+        &[],
+        "declare -Ar\ndeclare -ax\nro\n",
+        0,
+    );
+}

@@ -913,10 +913,9 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
         // Named ones in the order given, as bash prints them.
         for a in argv.get(i..).unwrap_or_default() {
             match vars.iter().find(|(k, _)| k == a) {
-                Some((k, v)) => out.extend_from_slice(&declare_line(k, v)),
                 // Computed when read, never stored: shown with bash's
                 // attributes.
-                None if matches!(a.as_slice(), b"SHELLOPTS" | b"BASHOPTS") => {
+                _ if matches!(a.as_slice(), b"SHELLOPTS" | b"BASHOPTS") => {
                     let v = crate::vars::Var {
                         value: sh.param_value(a).map(Value::Str),
                         readonly: true,
@@ -924,6 +923,7 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                     };
                     out.extend_from_slice(&declare_line(a, &v));
                 }
+                Some((k, v)) => out.extend_from_slice(&declare_line(k, v)),
                 None => {
                     sh.error(&format!("declare: {}: not found", lossy(a)));
                     status = 1;
@@ -1016,7 +1016,10 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 if let Err(e) = r {
                     sh.error(&format!("declare: {e}"));
                     status = 1;
+                    continue;
                 }
+                // The other attributes (`declare -Ar`) still apply.
+                apply_attributes(sh, name, export_, unexport, integer, case, readonly_);
                 continue;
             }
         }
@@ -1040,23 +1043,36 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
             status = 1;
             continue;
         }
-        if export_ {
-            let _ = sh.vars.export(name, None);
-        }
-        if unexport {
-            sh.vars.unexport(name);
-        }
-        if integer {
-            sh.vars.set_integer(name);
-        }
-        if let Some(c) = case {
-            sh.vars.set_case(name, c);
-        }
-        if readonly_ {
-            let _ = sh.vars.readonly(name, None);
-        }
+        apply_attributes(sh, name, export_, unexport, integer, case, readonly_);
     }
     Ok(status)
+}
+
+/// `declare`'s attribute flags, after the value is in place.
+fn apply_attributes(
+    sh: &mut Shell,
+    name: &[u8],
+    export_: bool,
+    unexport: bool,
+    integer: bool,
+    case: Option<Option<crate::vars::Case>>,
+    readonly_: bool,
+) {
+    if export_ {
+        let _ = sh.vars.export(name, None);
+    }
+    if unexport {
+        sh.vars.unexport(name);
+    }
+    if integer {
+        sh.vars.set_integer(name);
+    }
+    if let Some(c) = case {
+        sh.vars.set_case(name, c);
+    }
+    if readonly_ {
+        let _ = sh.vars.readonly(name, None);
+    }
 }
 
 fn let_(sh: &mut Shell, argv: Args<'_>) -> Exec {
