@@ -2026,9 +2026,11 @@ impl<'s> Parser<'s> {
                     }
                     _ => (false, Anchor::None),
                 };
-                // A pattern cannot be empty: a `/` right after the operator
-                // is its first character (`${x////c}` replaces `/`).
-                let pattern = if self.peek() == Some(b'/') {
+                // After `//` a pattern cannot be empty: a `/` right after it
+                // is its first character (`${x////c}` replaces `/`). After
+                // `/#` and `/%` an empty pattern is an anchor
+                // (`${a[@]/#/prefix-}`).
+                let pattern = if all && self.peek() == Some(b'/') {
                     self.bump();
                     let mut rest = self.param_word(dq, b"/}", true)?;
                     rest.parts.insert(0, Part::Lit(b"/".to_vec()));

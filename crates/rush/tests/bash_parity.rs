@@ -1274,3 +1274,16 @@ fn declare_kind_with_flags_and_readonly_shellopts() {
         0,
     );
 }
+
+/// `${a[@]/#/pre-}` and `${a[@]/%/-post}`: an empty anchored pattern
+/// (the `/` after `/#` is the separator, unlike after `//`).
+#[test]
+fn anchored_empty_patterns_prepend_and_append() {
+    like_bash(
+        "a=(aa bb ''); printf '[%s]' \"${a[@]/#/pre-}\"; echo; printf '[%s]' \"${a[@]/%/-post}\"; echo; \
+         x=/_/; echo ${x////c}",
+        &[],
+        "[pre-aa][pre-bb][pre-]\n[aa-post][bb-post][-post]\nc_c\n",
+        0,
+    );
+}
