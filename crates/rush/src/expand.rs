@@ -313,7 +313,12 @@ impl Shell {
         let mut f = Fields::new(false, Vec::new());
         self.expand_parts(&w.parts, Ctx::Unquoted, &mut f, true)?;
         let mut all = Marked::default();
-        for m in f.done() {
+        // Several fields ("${a[@]}", "$@") are joined with a space, as
+        // bash joins them in a pattern or a regular expression.
+        for (i, m) in f.done().into_iter().enumerate() {
+            if i > 0 {
+                all.push(b" ", true);
+            }
             all.bytes.extend_from_slice(&m.bytes);
             all.quoted.extend_from_slice(&m.quoted);
         }
@@ -970,6 +975,13 @@ impl Shell {
                         if p.index.is_some()
                             && matches!(self.vars.value(&name), Some(Value::Indexed(_))) =>
                     {
+                        if len.is_some_and(|l| l < 0) {
+                            let msg = format!(
+                                "{}: substring expression < 0",
+                                String::from_utf8_lossy(&length_text(length))
+                            );
+                            return Err(self.fatal(&msg, 1));
+                        }
                         let Some(Value::Indexed(m)) = self.vars.value(&name) else {
                             unreachable!("matched above")
                         };
@@ -1403,4 +1415,12 @@ fn change_case(v: &[u8], upper: bool, all: bool) -> Vec<u8> {
         out.extend(other);
     }
     out.into_bytes()
+}
+
+/// The text of a slice's length, for messages.
+fn length_text(length: &Option<Word>) -> Vec<u8> {
+    length
+        .as_ref()
+        .map(|w| crate::unparse::word(w).trim_ascii().to_vec())
+        .unwrap_or_default()
 }

@@ -1287,3 +1287,29 @@ fn anchored_empty_patterns_prepend_and_append() {
         0,
     );
 }
+
+/// In a pattern (`[[ x = "${a[@]}" ]]`, `${x/"${a[@]}"/r}`) several
+/// fields are joined with spaces. Before, they were run together.
+#[test]
+fn array_fields_in_patterns_are_joined_with_spaces() {
+    like_bash(
+        "a=('1 3' 5); [[ '1 3 5' = \"${a[@]}\" ]] && echo t1; [[ '1 35' = \"${a[@]}\" ]] || echo f1; \
+         set -- 1 '3 5'; [[ \"$@\" = \"${a[@]}\" ]] && echo t2; \
+         x='1 3 5'; echo \"${x/\"${a[@]}\"/R}\"",
+        &[],
+        "t1\nf1\nt2\nR\n",
+        0,
+    );
+}
+
+/// `${a[@]:off:len}` with a negative length is an error for an array, as
+/// in bash. Before, it was all the elements from off on.
+#[test]
+fn negative_slice_length_of_an_array_is_an_error() {
+    like_bash(
+        "a=(1 2 3 4 5); echo \"${a[@]: 1: -3}\"; echo after",
+        &[],
+        "",
+        1,
+    );
+}
