@@ -356,7 +356,13 @@ pub enum ParamOp {
     /// `${x:offset}` / `${x:offset:length}` (bash)
     Slice { offset: Word, length: Option<Word> },
     /// `${x^}` `${x^^}` `${x,}` `${x,,}` (bash)
-    Case { upper: bool, all: bool },
+    /// `${x^}`, `${x^^}`, `${x,}`, `${x,,}`, with an optional pattern
+    /// each changed character must match (empty: every character).
+    Case {
+        upper: bool,
+        all: bool,
+        pattern: Word,
+    },
     /// `${x@Q}`, `@E`, `@U`, `@u`, `@L`, `@A`, `@a` (bash): quoted,
     /// escapes expanded, case changed, as an assignment, attributes.
     Transform(u8),

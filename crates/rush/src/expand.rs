@@ -1078,9 +1078,19 @@ impl Shell {
                 });
                 self.emit_subject(&out, ctx, f);
             }
-            ParamOp::Case { upper, all } => {
+            ParamOp::Case {
+                upper,
+                all,
+                pattern,
+            } => {
                 check_unset(self, &subject)?;
-                let out = map(&subject, &|v| change_case(v, *upper, *all));
+                let out = if pattern.parts.is_empty() {
+                    map(&subject, &|v| change_case(v, *upper, *all))
+                } else {
+                    // Only the characters the pattern matches change.
+                    let pat = self.expand_pattern(pattern)?;
+                    map(&subject, &|v| change_matching_case(v, *upper, *all, &pat))
+                };
                 self.emit_subject(&out, ctx, f);
             }
         }
@@ -1423,4 +1433,27 @@ fn length_text(length: &Option<Word>) -> Vec<u8> {
         .as_ref()
         .map(|w| crate::unparse::word(w).trim_ascii().to_vec())
         .unwrap_or_default()
+}
+
+/// `${x,,pattern}`: the case change for the characters (the first only,
+/// without `all`) that `pat` matches on their own.
+fn change_matching_case(v: &[u8], upper: bool, all: bool, pat: &Pattern) -> Vec<u8> {
+    let Ok(t) = std::str::from_utf8(v) else {
+        return v.to_vec();
+    };
+    let mut out = String::with_capacity(t.len());
+    for (i, c) in t.chars().enumerate() {
+        let mut buf = [0u8; 4];
+        let one = c.encode_utf8(&mut buf);
+        if (all || i == 0) && pat.matches(one.as_bytes()) {
+            out.push_str(&String::from_utf8_lossy(&change_case(
+                one.as_bytes(),
+                upper,
+                true,
+            )));
+        } else {
+            out.push(c);
+        }
+    }
+    out.into_bytes()
 }

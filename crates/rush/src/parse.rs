@@ -2067,6 +2067,7 @@ impl<'s> Parser<'s> {
                 ParamOp::Case {
                     upper: c == b'^',
                     all,
+                    pattern: self.param_word(dq, b"}", true)?,
                 }
             }
             _ => return bad(self),

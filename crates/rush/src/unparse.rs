@@ -543,12 +543,17 @@ impl Printer {
                     self.word(l, dq);
                 }
             }
-            ParamOp::Case { upper, all } => {
+            ParamOp::Case {
+                upper,
+                all,
+                pattern,
+            } => {
                 let c = if *upper { b'^' } else { b',' };
                 self.out.push(c);
                 if *all {
                     self.out.push(c);
                 }
+                self.word(pattern, dq);
             }
             ParamOp::Transform(c) => {
                 self.out.push(b'@');

@@ -230,6 +230,14 @@ impl Vars {
         Ok(())
     }
 
+    /// `declare -nx name`: the reference itself is exported.
+    pub fn export_itself(&mut self, name: &[u8]) {
+        if let Some(v) = self.find_raw_mut(name) {
+            v.exported = true;
+            self.env = None;
+        }
+    }
+
     /// `unset -n name`: the nameref itself goes.
     pub fn unset_itself(&mut self, name: &[u8]) -> Result<(), ReadOnly> {
         let saved = std::mem::replace(&mut self.namerefs, false);

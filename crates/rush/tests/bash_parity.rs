@@ -1313,3 +1313,18 @@ fn negative_slice_length_of_an_array_is_an_error() {
         1,
     );
 }
+
+/// `${x,,pattern}`, `${x^^pattern}`: only the characters the pattern
+/// matches change case; `declare -nx` exports the reference itself.
+/// Before, a pattern there was a bad substitution, and `-x` exported the
+/// target.
+#[test]
+fn case_change_with_a_pattern_and_exported_namerefs() {
+    like_bash(
+        "x='AAA ABC DEF'; echo ${x,A}; echo ${x,,A}; y=abc; echo ${y^^[ab]} ${y^[b]}; \
+         t=1; declare -nx r=t; env | grep -E '^(r|t)=' | sort",
+        &[],
+        "aAA ABC DEF\naaa aBC DEF\nABc abc\nr=t\n",
+        0,
+    );
+}

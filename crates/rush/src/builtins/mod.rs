@@ -971,11 +971,10 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 status = 1;
                 continue;
             }
-            if readonly_ {
-                let _ = sh.vars.readonly(name, None);
-            }
+            // `-x` exports the reference itself; `-r` is ignored with
+            // `-n`, as bash does.
             if export_ {
-                let _ = sh.vars.export(name, None);
+                sh.vars.export_itself(name);
             }
             continue;
         }
