@@ -1859,17 +1859,30 @@ impl Shell {
             _ => Default::default(),
         };
         let mut next = m.keys().next_back().map_or(0, |k| k + 1);
+        // bash's order: every value is expanded first, left to right; then
+        // each index, with the elements assigned before it in place
+        // (`a=([0]=3 [a[0]]=x)`).
+        let mut values = Vec::with_capacity(items.len());
         for (key, w) in items {
+            values.push(match key {
+                Some(_) => vec![self.expand_assignment(w)?],
+                None => self.expand_words(std::slice::from_ref(w))?,
+            });
+        }
+        for ((key, _), vals) in items.iter().zip(values) {
             match key {
                 Some(k) => {
                     let t = self.expand_arith_text(k)?;
+                    // An index that reads the array sees it as assigned so far.
+                    if t.windows(name.len()).any(|w| w == name) {
+                        let _ = self.vars.set_value(name, Value::Indexed(m.clone()));
+                    }
                     let i = self.arith(&t)?;
-                    let v = self.expand_assignment(w)?;
-                    m.insert(i, v);
+                    m.insert(i, vals.into_iter().next().unwrap_or_default());
                     next = i + 1;
                 }
                 None => {
-                    for field in self.expand_words(std::slice::from_ref(w))? {
+                    for field in vals {
                         m.insert(next, field);
                         next += 1;
                     }

@@ -1328,3 +1328,18 @@ fn case_change_with_a_pattern_and_exported_namerefs() {
         0,
     );
 }
+
+/// In an array literal every value is expanded first, left to right;
+/// then each index, seeing the elements assigned before it. Before, each
+/// index was evaluated just before its own value.
+#[test]
+fn array_literal_evaluation_order() {
+    like_bash(
+        "i=1; a=([100+i++]=$((i++)) [200+i++]=$((i++))); echo ${!a[@]} / ${a[@]}; \
+         b=([0]=1+2+3 [b[0]]=10 [b[6]]=hello); echo ${!b[@]} / ${b[@]}; \
+         c=(x y z); c=(\"${c[2]}\" \"${c[0]}\"); echo ${c[@]}",
+        &[],
+        "103 204 / 1 2\n0 6 10 / 1+2+3 10 hello\nz x\n",
+        0,
+    );
+}
