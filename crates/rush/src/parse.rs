@@ -1985,6 +1985,11 @@ impl<'s> Parser<'s> {
                 }
                 _ => {
                     let offset = self.param_word(dq, b":}", false)?;
+                    // `${x:}`: no offset at all is a bad substitution (bash;
+                    // `${x: }` and `${x::2}` have offset 0).
+                    if offset.parts.is_empty() && self.peek() == Some(b'}') {
+                        return bad(self);
+                    }
                     let length = if self.peek() == Some(b':') {
                         self.bump();
                         Some(self.param_word(dq, b"}", false)?)

@@ -1343,3 +1343,18 @@ fn array_literal_evaluation_order() {
         0,
     );
 }
+
+/// `declare` refuses an unknown flag (status 2) and takes `--` as the end
+/// of its options; `${x:}` is a bad substitution while `${x: }` and
+/// `${x::2}` are offset 0. Before, unknown flags were ignored and `${x:}`
+/// was the whole value.
+#[test]
+fn declare_flags_and_empty_slice_offsets() {
+    like_bash(
+        "declare -@ x 2>/dev/null; echo st=$?; declare -- y=1; echo $y; \
+         s=123; echo ${s: } ${s::2}; (echo ${s:}) 2>/dev/null || echo bad",
+        &[],
+        "st=2\n1\n123 12\nbad\n",
+        0,
+    );
+}

@@ -827,6 +827,10 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let mut bodies = false;
     let mut i = 1;
     while let Some(a) = argv.get(i) {
+        if a == b"--" {
+            i += 1;
+            break;
+        }
         if a.len() > 1 && (a[0] == b'-' || a[0] == b'+') {
             for &c in &a[1..] {
                 match c {
@@ -854,7 +858,17 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                         bodies = true;
                     }
                     b'F' => funcs = true,
-                    _ => {}
+                    // Known to bash and without effect here: trace, and
+                    // -I (inherit attributes of a name in an outer scope).
+                    b't' | b'I' => {}
+                    c => {
+                        let name = lossy(&argv[0]);
+                        sh.error(&format!("{name}: -{}: invalid option", c as char));
+                        sh.error(&format!(
+                            "{name}: usage: {name} [-aAfFgiIlnrtux] [name[=value] ...] or {name} -p [-aAfFilnrtux] [name ...]"
+                        ));
+                        return Ok(2);
+                    }
                 }
             }
             i += 1;
