@@ -446,9 +446,18 @@ impl Shell {
             let _ = self.vars.unset(name);
         }
         // SHELLOPTS and BASHOPTS are computed when read, and read-only.
+        // A SHELLOPTS in the environment turns its options on, and stays
+        // exported (bash: `export SHELLOPTS; set -x` traces child shells).
+        let inherited = self.vars.get(b"SHELLOPTS").map(<[u8]>::to_vec);
         for name in [&b"SHELLOPTS"[..], b"BASHOPTS"] {
             let _ = self.vars.unset(name);
             let _ = self.vars.readonly(name, None);
+        }
+        if let Some(list) = inherited {
+            for o in list.split(|&c| c == b':') {
+                crate::builtins::set_option(self, &String::from_utf8_lossy(o), true);
+            }
+            let _ = self.vars.export(b"SHELLOPTS", None);
         }
         for name in [&b"PPID"[..], b"UID", b"EUID"] {
             self.vars.set_integer(name);
@@ -2266,6 +2275,22 @@ impl Shell {
             .iter()
             .map(|a| CString::new(a.as_slice()).unwrap_or_default())
             .collect();
+        // An exported SHELLOPTS goes to the child with the options as
+        // they are now (it is computed, never stored).
+        let with_opts;
+        let assigns = if self.vars.var(b"SHELLOPTS").is_some_and(|v| v.exported) {
+            with_opts = [
+                assigns,
+                &[(
+                    b"SHELLOPTS".to_vec(),
+                    crate::builtins::shellopts(self).into_bytes(),
+                )],
+            ]
+            .concat();
+            &with_opts
+        } else {
+            assigns
+        };
         let env = self.vars.environment(assigns);
         let saved = match self.redirect(redirects) {
             Ok(s) => s,

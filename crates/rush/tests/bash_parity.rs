@@ -1358,3 +1358,20 @@ fn declare_flags_and_empty_slice_offsets() {
         0,
     );
 }
+
+/// `export SHELLOPTS` hands the options, as they are when a command
+/// starts, to child shells (bash's, and rush's, which reads them at
+/// start). Before, SHELLOPTS was never in a child's environment.
+#[test]
+fn exported_shellopts_reach_child_shells() {
+    let rush_bin = env!("CARGO_BIN_EXE_rush");
+    like_bash(
+        &format!(
+            "export SHELLOPTS; set -o noglob; bash -c 'echo [*]; set -o | grep -w noglob'; \
+             {rush_bin} -c 'echo [*]'"
+        ),
+        &[],
+        "[*]\nnoglob         \ton\n[*]\n",
+        0,
+    );
+}
