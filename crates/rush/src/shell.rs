@@ -1820,6 +1820,17 @@ impl Shell {
                 v = old;
             }
             self.vars.set_elem(&a.name, key, v)
+        } else if let Some((base, sub)) = self
+            .vars
+            .resolve(&a.name)
+            .and_then(|t| split_element(&t))
+            .filter(|_| !local)
+        {
+            // Through a nameref to an element (`declare -n r='m[k]'; r=v`).
+            let v = self.assign_value(a)?;
+            let sub = self.runtime_subscript(&base, &sub)?;
+            let key = self.array_key(&base, &sub)?;
+            self.vars.set_elem(&base, key, v)
         } else {
             let v = self.assign_value(a)?;
             if local {
@@ -2872,6 +2883,15 @@ fn is_pure_part(p: &Part) -> bool {
         Part::Param(p) => matches!(p.op, ParamOp::Plain | ParamOp::Length),
         _ => true,
     }
+}
+
+/// `name[sub]` split into the name and the subscript text.
+fn split_element(t: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
+    let open = t.iter().position(|&c| c == b'[')?;
+    if !t.ends_with(b"]") || !crate::parse::is_name(&t[..open]) {
+        return None;
+    }
+    Some((t[..open].to_vec(), t[open + 1..t.len() - 1].to_vec()))
 }
 
 #[cfg(test)]

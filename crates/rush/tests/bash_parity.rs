@@ -1375,3 +1375,16 @@ fn exported_shellopts_reach_child_shells() {
         0,
     );
 }
+
+/// Assigning through a nameref to an element sets that element
+/// (`declare -n r='m[k]'; r=v`). Before, it made a variable named `m[k]`.
+#[test]
+fn assigning_through_a_nameref_to_an_element() {
+    like_bash(
+        "declare -A m=([K]=v); declare -n r='m[\"K\"]'; r=w; echo ${m[K]}; \
+         k=K; declare -n s='m[$k]'; s=x; echo ${m[K]}; a=(1 2 3); declare -n e='a[1]'; e=two; echo ${a[@]}",
+        &[],
+        "w\nx\n1 two 3\n",
+        0,
+    );
+}
