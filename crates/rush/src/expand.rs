@@ -585,6 +585,13 @@ impl Shell {
     /// left to arithmetic.
     pub fn runtime_subscript(&mut self, name: &[u8], sub: &[u8]) -> Result<Vec<u8>> {
         if !matches!(self.vars.value(name), Some(Value::Assoc(_))) {
+            // An index: its `$…` and `$(…)` expand before the arithmetic
+            // (`declare -n r='a[$(echo 2) + 1]'`).
+            if sub.iter().any(|&c| c == b'$' || c == b'`') {
+                return Ok(self
+                    .expand_as_double_quoted(sub)
+                    .unwrap_or_else(|| sub.to_vec()));
+            }
             return Ok(sub.to_vec());
         }
         let Ok(words) = crate::parse::words(sub) else {

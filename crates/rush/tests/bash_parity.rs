@@ -1388,3 +1388,17 @@ fn assigning_through_a_nameref_to_an_element() {
         0,
     );
 }
+
+/// A run-time index of an indexed array has its `$(…)` expanded before the
+/// arithmetic (`declare -n r='a[$(echo 2) + 1]'`). Before, arithmetic saw
+/// the `$(`.
+#[test]
+fn runtime_indices_expand_substitutions() {
+    like_bash(
+        "a=(zero one two three); declare -n r='a[$(echo 2) + 1]'; echo $r; \
+         unset 'a[$(echo 0)]'; echo ${a[@]}",
+        &[],
+        "three\none two three\n",
+        0,
+    );
+}
