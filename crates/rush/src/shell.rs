@@ -2408,6 +2408,23 @@ impl Shell {
                 line.push(b' ');
             }
             line.extend_from_slice(&a.name);
+            // `a=(…)` and `a+=(…)` are shown as written, as bash shows them.
+            if let Some(items) = &a.array {
+                line.extend_from_slice(if a.append { b"+=(" } else { b"=(" });
+                for (k, (key, w)) in items.iter().enumerate() {
+                    if k > 0 {
+                        line.push(b' ');
+                    }
+                    if let Some(key) = key {
+                        line.push(b'[');
+                        line.extend_from_slice(&crate::unparse::word(key));
+                        line.extend_from_slice(b"]=");
+                    }
+                    line.extend_from_slice(&crate::unparse::word(w));
+                }
+                line.push(b')');
+                continue;
+            }
             line.push(b'=');
             let v = self
                 .vars

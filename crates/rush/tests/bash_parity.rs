@@ -1402,3 +1402,22 @@ fn runtime_indices_expand_substitutions() {
         0,
     );
 }
+
+/// `set -x` shows `a=(…)` and `a+=(…)` as written. Before, it showed
+/// `a=` with element 0.
+#[test]
+fn xtrace_of_array_assignments() {
+    let r = common::rush()
+        .args(["-c", "sp=(1); set -x; sp+=(2); a=(x [3]=y)"])
+        .output()
+        .unwrap();
+    let b = common::bash()
+        .args(["-c", "sp=(1); set -x; sp+=(2); a=(x [3]=y)"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&r.stderr),
+        "+ sp+=(2)\n+ a=(x [3]=y)\n"
+    );
+    assert_eq!(r.stderr, b.stderr);
+}
