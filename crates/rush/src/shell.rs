@@ -1839,9 +1839,15 @@ impl Shell {
                 self.vars.set(&a.name, v)
             }
         };
+        // Assigning to a read-only variable abandons the rest of the line
+        // (bash; with `set -e` or in POSIX mode the shell leaves).
         r.map_err(|e| {
             self.error(&e.to_string());
-            Flow::Exit(1)
+            if self.opts.posix || self.opts.errexit {
+                Flow::Exit(1)
+            } else {
+                Flow::Abort(1)
+            }
         })
     }
 

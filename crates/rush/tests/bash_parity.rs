@@ -1421,3 +1421,17 @@ fn xtrace_of_array_assignments() {
     );
     assert_eq!(r.stderr, b.stderr);
 }
+
+/// Assigning to a read-only variable abandons the rest of the line, and
+/// the script goes on at the next line with status 1 (bash); with `set
+/// -e` the shell leaves. Before, rush always left.
+#[test]
+fn readonly_assignment_abandons_the_line() {
+    like_bash(
+        "readonly x=1\nx=2; echo same-line\necho st=$?\ndeclare -Ar A\nA[k]=1\necho st=$?",
+        &[],
+        "st=1\nst=1\n",
+        0,
+    );
+    like_bash("set -e\nreadonly x=1\nx=2\necho not-reached", &[], "", 1);
+}
