@@ -1949,6 +1949,13 @@ impl Shell {
                 _ => false,
             };
             if let [Part::ArrayAssign(a)] = w.parts.as_slice() {
+                // `declare -A a=(…)` on an indexed `a` (or `-a` on an
+                // associative one) is refused by `declare` itself, below:
+                // nothing is assigned.
+                if !local && converts_array_kind(&flags, self.vars.value(&a.name)) {
+                    out.push(a.name.clone());
+                    continue;
+                }
                 if flags.contains(&b'A')
                     && !matches!(self.vars.value(&a.name), Some(Value::Assoc(_)))
                 {
@@ -2906,6 +2913,13 @@ fn is_pure_part(p: &Part) -> bool {
         Part::Param(p) => matches!(p.op, ParamOp::Plain | ParamOp::Length),
         _ => true,
     }
+}
+
+/// Whether `declare` flags ask to turn an indexed array into an
+/// associative one or back, which bash refuses.
+pub fn converts_array_kind(flags: &[u8], cur: Option<&Value>) -> bool {
+    (flags.contains(&b'A') && matches!(cur, Some(Value::Indexed(_))))
+        || (flags.contains(&b'a') && matches!(cur, Some(Value::Assoc(_))))
 }
 
 /// `name[sub]` split into the name and the subscript text.

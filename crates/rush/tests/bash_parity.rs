@@ -1435,3 +1435,17 @@ fn readonly_assignment_abandons_the_line() {
     );
     like_bash("set -e\nreadonly x=1\nx=2\necho not-reached", &[], "", 1);
 }
+
+/// `declare -A` on an indexed array (or `-a` on an associative one) is
+/// refused and the rest of the line is abandoned; the array stays. Before,
+/// it was converted.
+#[test]
+fn declare_refuses_to_convert_array_kinds() {
+    like_bash(
+        "declare -a a=(1 2)\ndeclare -A a=([x]=y); echo same-line\necho st=$? ${a[@]}\n\
+         declare -A b=([k]=v)\ndeclare -a b=(1 2)\necho st=$? ${b[@]}",
+        &[],
+        "st=1 1 2\nst=1 v\n",
+        0,
+    );
+}

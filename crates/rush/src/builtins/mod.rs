@@ -1015,6 +1015,29 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
         };
         // -a / -A on a name that is not yet that kind of array.
         if let Some(k) = &kind {
+            let flag = if matches!(k, Value::Assoc(_)) {
+                b'A'
+            } else {
+                b'a'
+            };
+            if !local && crate::shell::converts_array_kind(&[flag], sh.vars.value(name)) {
+                let (from, to) = if flag == b'A' {
+                    ("indexed", "associative")
+                } else {
+                    ("associative", "indexed")
+                };
+                sh.error(&format!(
+                    "declare: {}: cannot convert {from} to {to} array",
+                    lossy(name)
+                ));
+                // An assignment error: the rest of the line is abandoned
+                // (bash).
+                return Err(if sh.opts.posix || sh.opts.errexit {
+                    Flow::Exit(1)
+                } else {
+                    Flow::Abort(1)
+                });
+            }
             let same = matches!(
                 (sh.vars.value(name), k),
                 (Some(Value::Indexed(_)), Value::Indexed(_))
