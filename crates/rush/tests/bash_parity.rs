@@ -1449,3 +1449,16 @@ fn declare_refuses_to_convert_array_kinds() {
         0,
     );
 }
+
+/// `declare -n ref` on a variable whose value is not a name is refused,
+/// and `ref` stays an ordinary variable. Before, it became a nameref that
+/// led nowhere.
+#[test]
+fn nameref_on_an_invalid_value_is_refused() {
+    like_bash(
+        "ref=1; declare -n ref 2>/dev/null; echo st=$? $ref; ref=foo; echo $ref",
+        &[],
+        "st=1 1\nfoo\n",
+        0,
+    );
+}

@@ -957,8 +957,17 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
         }
         let local = sh.vars.in_function() && !global;
         if let Some(on) = nameref {
-            // The target must be a variable's name (or an element's).
-            if let Some(t) = value.filter(|_| on) {
+            // The target must be a variable's name (or an element's): the
+            // one given, or the value the variable has already.
+            let existing = sh
+                .vars
+                .var_itself(name)
+                .and_then(|v| v.value.as_ref())
+                .and_then(Value::scalar)
+                .filter(|v| !v.is_empty())
+                .map(<[u8]>::to_vec);
+            if let Some(t) = value.map(<[u8]>::to_vec).or(existing).filter(|_| on) {
+                let t = t.as_slice();
                 let base = t.split(|&c| c == b'[').next().unwrap_or_default();
                 if !crate::parse::is_name(base) || t == name {
                     sh.error(&format!(
