@@ -1803,6 +1803,14 @@ impl Shell {
                 self.vars.set_value(&a.name, value)
             }
         } else if let Some(idx) = &a.index {
+            // `r[0]=x` where r names an element: not a variable to index.
+            if let Some(t) = self.vars.resolve(&a.name).filter(|t| t.contains(&b'[')) {
+                self.error(&format!(
+                    "`{}': not a valid identifier",
+                    String::from_utf8_lossy(&t)
+                ));
+                return Err(Flow::Abort(1));
+            }
             let sub = self.expand_arith_text(idx)?;
             let key = self.array_key(&a.name, &sub)?;
             let mut v = self.expand_assignment(&a.value)?;

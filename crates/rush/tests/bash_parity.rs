@@ -1462,3 +1462,15 @@ fn nameref_on_an_invalid_value_is_refused() {
         0,
     );
 }
+
+/// `r[0]=x` where `r` is a nameref to an element is an error that leaves
+/// the array as it was. Before, it made a variable named `a[0]`.
+#[test]
+fn indexing_a_nameref_to_an_element_is_an_error() {
+    like_bash(
+        "a=(X Y Z)\ndeclare -n r='a[0]'\nr[0]=foo 2>/dev/null\necho st=$?\necho ${a[@]}",
+        &[],
+        "st=1\nX Y Z\n",
+        0,
+    );
+}
