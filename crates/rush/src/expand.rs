@@ -1201,7 +1201,7 @@ impl Shell {
             // failglob: an error; nullglob: the pattern disappears.
             if on(self, "failglob") {
                 let msg = format!("no match: {}", String::from_utf8_lossy(&field.bytes));
-                return Err(self.fatal(&msg, 1));
+                return Err(self.abandon(&msg, 1));
             }
             if !on(self, "nullglob") {
                 out.push(field.bytes);

@@ -515,6 +515,19 @@ impl Shell {
         }
     }
 
+    /// Reports an error that abandons the rest of the line (a failed
+    /// assignment, `failglob`): the script goes on at the next line with
+    /// `status`, as in bash; with `set -e` or in POSIX mode the shell
+    /// leaves.
+    pub fn abandon(&mut self, msg: &str, status: i32) -> Flow {
+        self.error(msg);
+        if (self.opts.posix || self.opts.errexit) && !self.opts.interactive {
+            Flow::Exit(status)
+        } else {
+            Flow::Abort(status)
+        }
+    }
+
     /// Standard output of builtins: the capture buffer, or fd 1.
     pub fn out(&mut self, bytes: &[u8]) -> io::Result<()> {
         match &mut self.capture {
@@ -1849,14 +1862,7 @@ impl Shell {
         };
         // Assigning to a read-only variable abandons the rest of the line
         // (bash; with `set -e` or in POSIX mode the shell leaves).
-        r.map_err(|e| {
-            self.error(&e.to_string());
-            if self.opts.posix || self.opts.errexit {
-                Flow::Exit(1)
-            } else {
-                Flow::Abort(1)
-            }
-        })
+        r.map_err(|e| self.abandon(&e.to_string(), 1))
     }
 
     /// The value of `name=(…)`.

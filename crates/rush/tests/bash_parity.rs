@@ -1474,3 +1474,18 @@ fn indexing_a_nameref_to_an_element_is_an_error() {
         0,
     );
 }
+
+/// With `failglob`, a pattern that matches nothing is an error that
+/// abandons the rest of the line; the script goes on at the next line
+/// (bash). Before, the shell left.
+#[test]
+fn failglob_abandons_the_line_only() {
+    let dir = tempfile::tempdir().unwrap();
+    like_bash_in(
+        dir.path(),
+        &[],
+        "shopt -s failglob extglob\necho *.none; echo same-line\necho st=$?\necho @(*)\necho st=$?",
+        "st=1\nst=1\n",
+        0,
+    );
+}

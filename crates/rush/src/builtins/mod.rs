@@ -1035,17 +1035,13 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 } else {
                     ("associative", "indexed")
                 };
-                sh.error(&format!(
-                    "declare: {}: cannot convert {from} to {to} array",
-                    lossy(name)
-                ));
                 // An assignment error: the rest of the line is abandoned
                 // (bash).
-                return Err(if sh.opts.posix || sh.opts.errexit {
-                    Flow::Exit(1)
-                } else {
-                    Flow::Abort(1)
-                });
+                let msg = format!(
+                    "declare: {}: cannot convert {from} to {to} array",
+                    lossy(name)
+                );
+                return Err(sh.abandon(&msg, 1));
             }
             let same = matches!(
                 (sh.vars.value(name), k),
