@@ -786,6 +786,14 @@ impl Shell {
                 }
                 // The child ends after this command: it may exec it.
                 self.tail_ok = true;
+                // An async simple command's failure is the job's status,
+                // not an error in the child: no ERR trap, no errexit
+                // (bash). Inside a group they still apply.
+                if ao.rest.is_empty()
+                    && matches!(ao.first.commands.as_slice(), [Command::Simple(_)])
+                {
+                    self.errexit_off += 1;
+                }
                 let r = self.run_and_or(ao);
                 self.exit_subshell(r)
             }

@@ -1489,3 +1489,16 @@ fn failglob_abandons_the_line_only() {
         0,
     );
 }
+
+/// An async simple command's failure runs no ERR trap in the child (it is
+/// the job's status); inside an async group the trap still runs. Before,
+/// `false &` ran the trap.
+#[test]
+fn err_trap_in_async_jobs() {
+    like_bash(
+        "set -o errtrace\ntrap 'echo line=$LINENO' ERR\nfalse & wait\n{ false; echo async; } & wait",
+        &[],
+        "line=4\nasync\n",
+        0,
+    );
+}
