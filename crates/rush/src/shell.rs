@@ -2131,10 +2131,11 @@ impl Shell {
             .get(&f.name)
             .cloned()
             .unwrap_or_else(|| self.current_file());
+        let call_line = self.line;
         self.frames.push(Frame {
             name: f.name.clone(),
             file,
-            call_line: self.line,
+            call_line,
             saved_opts: None,
         });
         if self.opts.functrace {
@@ -2151,6 +2152,9 @@ impl Shell {
             }
         }
         self.func_depth -= 1;
+        // Back at the call: LINENO (and an ERR trap for a failed call) is
+        // the call's line again.
+        self.line = call_line;
         self.unhide_traps(hidden);
         self.vars.pop_scope();
         self.positional = old_pos;

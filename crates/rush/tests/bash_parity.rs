@@ -1502,3 +1502,16 @@ fn err_trap_in_async_jobs() {
         0,
     );
 }
+
+/// After a function returns, LINENO is the call's line again (an ERR
+/// trap for a failed call reports it). Before, it was the last line run
+/// inside the function.
+#[test]
+fn lineno_after_a_function_call() {
+    like_bash(
+        "trap 'echo line=$LINENO' ERR\nf() {\n  true\n  false\n}\nf\necho after=$LINENO",
+        &[],
+        "line=6\nafter=7\n",
+        0,
+    );
+}
