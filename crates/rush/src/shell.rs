@@ -339,6 +339,8 @@ pub struct Shell {
     /// A foreground job ran since the last prompt (which then checks the
     /// terminal's modes).
     pub ran_job: bool,
+    /// The last compound command failed on its own redirection.
+    compound_redirect_failed: bool,
 }
 
 /// One entry of the call stack.
@@ -406,6 +408,7 @@ impl Shell {
             group: None,
             exit_warned: false,
             ran_job: false,
+            compound_redirect_failed: false,
             random_state: std::cell::Cell::new((pid as u32 ^ 0x9e37_79b9).max(1)),
             in_trap: false,
             getopts_state: (1, 1),
@@ -706,6 +709,7 @@ impl Shell {
             self.errexit_off += 1;
         }
         self.tail_ok = tail && !has_rest;
+        self.compound_redirect_failed = false;
         let first = self.run_pipeline(&ao.first);
         if has_rest {
             self.errexit_off -= 1;
@@ -714,6 +718,7 @@ impl Shell {
         self.status = status;
         let mut last_ran_bang = ao.first.bang;
         let mut last_ran_final = !has_rest;
+        let mut last_ran = &ao.first;
         for (i, (conn, p)) in ao.rest.iter().enumerate() {
             let is_last = i + 1 == ao.rest.len();
             let run = match conn {
@@ -728,6 +733,7 @@ impl Shell {
                 self.errexit_off += 1;
             }
             self.tail_ok = tail && is_last;
+            self.compound_redirect_failed = false;
             let r = self.run_pipeline(p);
             if !is_last {
                 self.errexit_off -= 1;
@@ -736,9 +742,26 @@ impl Shell {
             self.status = status;
             last_ran_bang = p.bang;
             last_ran_final = is_last;
+            last_ran = p;
         }
         self.tail_ok = false;
-        if status != 0 && last_ran_final && !last_ran_bang {
+        // A compound command the shell runs itself (`{ }`, `if`, loops,
+        // `case`) fails because a command in it failed, which the ERR trap
+        // and `set -e` already saw (or were off for): not again (bash).
+        let in_shell_compound = matches!(
+            last_ran.commands.as_slice(),
+            [Command::Compound(c, _)] if matches!(
+                **c,
+                Compound::Brace(_)
+                    | Compound::If { .. }
+                    | Compound::Loop { .. }
+                    | Compound::For { .. }
+                    | Compound::Case { .. }
+                    | Compound::ArithFor { .. }
+            )
+        );
+        let in_shell_compound = in_shell_compound && !self.compound_redirect_failed;
+        if status != 0 && last_ran_final && !last_ran_bang && !in_shell_compound {
             self.check_errexit(status)?;
         }
         Ok(status)
@@ -1267,7 +1290,12 @@ impl Shell {
                 }
                 let saved = match self.redirect(redirects) {
                     Ok(s) => s,
-                    Err(status) => return Ok(status),
+                    Err(status) => {
+                        // The compound's own failure: `set -e` and the ERR
+                        // trap apply to it (see `run_and_or`).
+                        self.compound_redirect_failed = true;
+                        return Ok(status);
+                    }
                 };
                 let r = self.run_compound(c);
                 self.restore(saved);

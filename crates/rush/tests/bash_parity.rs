@@ -1515,3 +1515,23 @@ fn lineno_after_a_function_call() {
         0,
     );
 }
+
+/// A compound command run in the shell (`for`, `case`, `{ }`) that fails
+/// because a command in it failed runs no second ERR trap, and `set -e`
+/// does not act on it again; a failed redirection of the compound itself
+/// does count. Before, the trap ran again for the compound.
+#[test]
+fn err_trap_once_per_failed_command() {
+    like_bash(
+        "trap 'echo line=$LINENO' ERR\nfor y in 1 2; do\n  false\ndone\ncase x in\n  x) false ;;\nesac\n{ false; false; }\necho ok",
+        &[],
+        "line=3\nline=3\nline=6\nline=8\nline=8\nok\n",
+        0,
+    );
+    like_bash(
+        "set -e\nfor i in 1; do false && true; done\necho after\n{ cat; } < /nonexistent 2>/dev/null\necho not-reached",
+        &[],
+        "after\n",
+        1,
+    );
+}
