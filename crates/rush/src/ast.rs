@@ -155,6 +155,8 @@ pub struct Function {
     pub name: Vec<u8>,
     pub body: Compound,
     pub redirects: Vec<Redirect>,
+    /// The line its definition starts on (`declare -F` with `extdebug`).
+    pub line: u32,
 }
 
 #[derive(Debug, Clone)]

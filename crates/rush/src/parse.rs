@@ -1096,6 +1096,7 @@ impl<'s> Parser<'s> {
     }
 
     fn function_body(&mut self, name: Vec<u8>) -> Result<Command> {
+        let line = self.line;
         self.linebreak()?;
         let starts_compound = self.peek() == Some(b'(')
             || matches!(
@@ -1111,6 +1112,7 @@ impl<'s> Parser<'s> {
             name,
             body,
             redirects,
+            line,
         })))
     }
 

@@ -1535,3 +1535,18 @@ fn err_trap_once_per_failed_command() {
         1,
     );
 }
+
+/// `declare -F name` with `shopt -s extdebug` prints the name, the line
+/// the definition starts on, and its file. Before, the name only.
+#[test]
+fn declare_capital_f_with_extdebug() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("lib.sh"), "\n\ng() { :; }\n").unwrap();
+    like_bash_in(
+        dir.path(),
+        &[],
+        "shopt -s extdebug\n. ./lib.sh\n\nf () {\n  :\n}\ndeclare -F f\ndeclare -F g\ndeclare -F | sort",
+        "f 4 main\ng 3 ./lib.sh\ndeclare -f f\ndeclare -f g\n",
+        0,
+    );
+}

@@ -894,13 +894,23 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                     out.extend_from_slice(&crate::unparse::function(f));
                     out.push(b'\n');
                 }
-                // `declare -F name` prints the name; `declare -F`, each as a
-                // command.
-                Some(_) => {
+                // `declare -F name` prints the name (with `extdebug`, its
+                // line and file too); `declare -F`, each as a command.
+                Some(f) => {
                     if !named {
                         out.extend_from_slice(b"declare -f ");
                     }
                     out.extend_from_slice(&n);
+                    if named && shopt_on(sh, "extdebug") {
+                        // Top-level code (`-c`, stdin) is bash's `main` here.
+                        let file = sh.function_files.get(&n).cloned();
+                        let file = match file.as_deref() {
+                            None | Some(b"environment") => b"main".as_slice(),
+                            Some(f) => f,
+                        };
+                        out.extend_from_slice(format!(" {} ", f.line).as_bytes());
+                        out.extend_from_slice(file);
+                    }
                     out.push(b'\n');
                 }
                 None => status = 1,
