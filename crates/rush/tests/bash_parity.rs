@@ -1546,7 +1546,7 @@ fn declare_capital_f_with_extdebug() {
         dir.path(),
         &[],
         "shopt -s extdebug\n. ./lib.sh\n\nf () {\n  :\n}\ndeclare -F f\ndeclare -F g\ndeclare -F | sort",
-        "f 4 main\ng 3 ./lib.sh\ndeclare -f f\ndeclare -f g\n",
+        "f 4 environment\ng 3 ./lib.sh\ndeclare -f f\ndeclare -f g\n",
         0,
     );
 }

@@ -902,12 +902,10 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                     }
                     out.extend_from_slice(&n);
                     if named && shopt_on(sh, "extdebug") {
-                        // Top-level code (`-c`, stdin) is bash's `main` here.
+                        // Where it was defined, in BASH_SOURCE's words
+                        // (`environment` for -c, `main` for stdin).
                         let file = sh.function_files.get(&n).cloned();
-                        let file = match file.as_deref() {
-                            None | Some(b"environment") => b"main".as_slice(),
-                            Some(f) => f,
-                        };
+                        let file = file.as_deref().unwrap_or(b"main");
                         out.extend_from_slice(format!(" {} ", f.line).as_bytes());
                         out.extend_from_slice(file);
                     }
