@@ -266,6 +266,41 @@ fn many_commands(dir: &Path) -> anyhow::Result<String> {
     Ok(format!("{}:/usr/bin:/bin", bin.display()))
 }
 
+/// One completion row: in each live shell, type `typed.0`, then time Tab
+/// until `typed.1` (the completed rest) is drawn; Ctrl-U clears the line
+/// for the next round.
+fn tab_row(
+    args: &driver::Args,
+    live: &mut [(Shell, Pty)],
+    typed: (&'static [u8], &'static [u8]),
+    name: &str,
+    full_rounds: usize,
+) -> anyhow::Result<()> {
+    let mut subjects: Vec<Subject<'_>> = live
+        .iter_mut()
+        .map(|(s, p)| {
+            Subject::new(s.name.clone(), s.version.clone(), move || {
+                p.send(typed.0)?;
+                p.wait_for(typed.0)?;
+                p.settle(Duration::from_millis(2))?;
+                let t0 = Instant::now();
+                p.send(b"\t")?;
+                let t = p.wait_for(typed.1)?;
+                p.send(b"\x15")?;
+                p.settle(Duration::from_millis(5))?;
+                Ok(Sample::duration(t - t0))
+            })
+        })
+        .collect();
+    let run = Run::new(crate::SYSTEM, name, vec![]);
+    driver::emit(&interleave(
+        run,
+        &mut subjects,
+        rounds(args, 20, full_rounds),
+    )?)?;
+    Ok(())
+}
+
 pub fn run(args: &driver::Args, shells: &[Shell]) -> anyhow::Result<()> {
     let dir = args.scratch.join("rush-bench-interactive");
     let home = dir.join("home");
@@ -404,31 +439,13 @@ pub fn run(args: &driver::Args, shells: &[Shell]) -> anyhow::Result<()> {
             start_shell(s, &home, &many).map_err(|e| anyhow::anyhow!("{}: {e}", s.name))?,
         ));
     }
-    {
-        let mut subjects: Vec<Subject<'_>> = live
-            .iter_mut()
-            .map(|(s, p)| {
-                Subject::new(s.name.clone(), s.version.clone(), move || {
-                    p.send(b"zzuni")?;
-                    p.wait_for(b"zzuni")?;
-                    p.settle(Duration::from_millis(2))?;
-                    let t0 = Instant::now();
-                    p.send(b"\t")?;
-                    let t = p.wait_for(b"quecmd")?;
-                    // Ctrl-U clears the line for the next round.
-                    p.send(b"\x15")?;
-                    p.settle(Duration::from_millis(5))?;
-                    Ok(Sample::duration(t - t0))
-                })
-            })
-            .collect();
-        let run = Run::new(
-            crate::SYSTEM,
-            "completion: Tab on a command prefix, 3,000 on PATH",
-            vec![],
-        );
-        driver::emit(&interleave(run, &mut subjects, rounds(args, 20, 300))?)?;
-    }
+    tab_row(
+        args,
+        &mut live,
+        (b"zzuni", b"quecmd"),
+        "completion: Tab on a command prefix, 3,000 on PATH",
+        300,
+    )?;
     drop(live);
 
     // bash-completion's git completion, loaded and used.
@@ -448,28 +465,13 @@ pub fn run(args: &driver::Args, shells: &[Shell]) -> anyhow::Result<()> {
             p.settle(Duration::from_millis(20))?;
             live.push((s.clone(), p));
         }
-        let mut subjects: Vec<Subject<'_>> = live
-            .iter_mut()
-            .map(|(s, p)| {
-                Subject::new(s.name.clone(), s.version.clone(), move || {
-                    p.send(b"git chec")?;
-                    p.wait_for(b"chec")?;
-                    p.settle(Duration::from_millis(2))?;
-                    let t0 = Instant::now();
-                    p.send(b"\t")?;
-                    let t = p.wait_for(b"kout")?;
-                    p.send(b"\x15")?;
-                    p.settle(Duration::from_millis(5))?;
-                    Ok(Sample::duration(t - t0))
-                })
-            })
-            .collect();
-        let run = Run::new(
-            crate::SYSTEM,
+        tab_row(
+            args,
+            &mut live,
+            (b"git chec", b"kout"),
             "git completion: Tab after `git chec` (bash-completion's script)",
-            vec![],
-        );
-        driver::emit(&interleave(run, &mut subjects, rounds(args, 20, 200))?)?;
+            200,
+        )?;
     } else {
         driver::note("git completion: /usr/share/bash-completion/completions/git missing; no row")?;
     }

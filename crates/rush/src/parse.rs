@@ -1363,10 +1363,9 @@ impl<'s> Parser<'s> {
     }
 
     /// `name=(…)` or `name+=(…)` at the current position (bash arrays).
-    /// `name[ … ]=` or `name[ … ]+=` ahead, with blanks or operator
-    /// characters inside the brackets (`a[i + 1]=x`): bash reads it as one
-    /// assignment word. The offset of the closing `]`.
-    fn spaced_subscript(&mut self) -> Option<usize> {
+    /// The length of the name at the read position (0 if none), without
+    /// reading past it.
+    fn name_ahead(&mut self) -> usize {
         let mut k = 0;
         while self.peek_at(k).is_some_and(|c| {
             if k == 0 {
@@ -1377,6 +1376,14 @@ impl<'s> Parser<'s> {
         }) {
             k += 1;
         }
+        k
+    }
+
+    /// `name[ … ]=` or `name[ … ]+=` ahead, with blanks or operator
+    /// characters inside the brackets (`a[i + 1]=x`): bash reads it as one
+    /// assignment word. The offset of the closing `]`.
+    fn spaced_subscript(&mut self) -> Option<usize> {
+        let mut k = self.name_ahead();
         if k == 0 || self.peek_at(k) != Some(b'[') {
             return None;
         }
@@ -1417,16 +1424,7 @@ impl<'s> Parser<'s> {
     }
 
     fn array_assignment(&mut self) -> Result<Option<Assign>> {
-        let mut k = 0;
-        while self.peek_at(k).is_some_and(|c| {
-            if k == 0 {
-                is_name_start(c)
-            } else {
-                is_name_char(c)
-            }
-        }) {
-            k += 1;
-        }
+        let k = self.name_ahead();
         if k == 0 {
             return Ok(None);
         }
