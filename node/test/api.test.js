@@ -45,6 +45,10 @@ test('server: a page from an allowed origin runs a session; its exit is an event
     assert.strictEqual(server.host, '127.0.0.1');
     const exit = new Promise((resolve) => server.once('exit', resolve));
     const ws = open(server, 'http://app.test');
+    // Listened for from the start: the socket may close before the exit
+    // event's handler runs (a close listener added after it would wait for
+    // ever).
+    const closed = new Promise((r) => ws.on('close', r));
     const messages = [];
     let out = '';
     let greeted;
@@ -65,7 +69,7 @@ test('server: a page from an allowed origin runs a session; its exit is an event
     ws.send(Buffer.from('hi\r'));
     const e = await exit;
     assert.deepStrictEqual(e, { session: messages[0].session, code: 7 });
-    await new Promise((r) => ws.on('close', r));
+    await closed;
     assert.match(out, /got hi/);
     assert.deepStrictEqual(messages[messages.length - 1], { type: 'exit', code: 7 });
   } finally {
