@@ -57,9 +57,11 @@ pub fn test_termio() -> Result<()> {
             .arg("build.js")
             .env("TERMIO_DEBUG", "1"),
     )?;
-    cmd::run(
-        Command::new("node")
-            .current_dir(&dir)
-            .args(["--test", "test/"]),
-    )
+    // Each test has two minutes (the slowest, the browser's, takes a few
+    // seconds): a test that hangs fails instead of holding CI.
+    cmd::run(Command::new("node").current_dir(&dir).args([
+        "--test",
+        "--test-timeout=120000",
+        "test/",
+    ]))
 }
