@@ -2944,7 +2944,13 @@ fn here_fd(body: &[u8]) -> io::Result<OwnedFd> {
 
 /// An errno as the shell words it ("No such file or directory").
 pub fn errno_text(e: rustix::io::Errno) -> String {
-    let s = io::Error::from(e).to_string();
+    io_text(&io::Error::from(e))
+}
+
+/// An I/O error as the shell words it: the system's message without
+/// Rust's " (os error N)".
+pub fn io_text(e: &io::Error) -> String {
+    let s = e.to_string();
     s.split(" (os error").next().unwrap_or_default().to_string()
 }
 

@@ -1550,3 +1550,15 @@ fn declare_capital_f_with_extdebug() {
         0,
     );
 }
+
+/// `jobs` and `disown` refuse an unknown flag with status 2, and take
+/// `--` as the end of their options.
+#[test]
+fn jobs_and_disown_flags() {
+    like_bash(
+        "jobs -z 2>/dev/null; echo $?; disown -q 2>/dev/null; echo $?; sleep 0 & jobs -- %1 >/dev/null; echo $?; wait",
+        &[],
+        "2\n2\n0\n",
+        0,
+    );
+}

@@ -156,28 +156,33 @@ impl Term {
         self.send("\r");
     }
 
-    /// Waits for `needle` in the output; returns what came before it.
-    fn expect(&mut self, needle: &str) -> String {
-        let deadline = Instant::now() + TIMEOUT;
+    /// Waits up to `wait` for `needle` in the output; what came before
+    /// it (consumed with it), or `None` if it did not come.
+    fn wait_for(&mut self, needle: &[u8], wait: Duration) -> Option<String> {
+        let deadline = Instant::now() + wait;
         loop {
-            if let Some(at) = find(&self.pending, needle.as_bytes()) {
+            if let Some(at) = find(&self.pending, needle) {
                 let before = String::from_utf8_lossy(&self.pending[..at]).into_owned();
                 self.pending.drain(..at + needle.len());
-                return before;
+                return Some(before);
             }
             let left = deadline.saturating_duration_since(Instant::now());
-            match self.rx.recv_timeout(left) {
-                Ok(chunk) => {
-                    self.all.extend_from_slice(&chunk);
-                    self.pending.extend_from_slice(&chunk);
-                }
-                Err(_) => panic!(
+            let chunk = self.rx.recv_timeout(left).ok()?;
+            self.all.extend_from_slice(&chunk);
+            self.pending.extend_from_slice(&chunk);
+        }
+    }
+
+    /// Waits for `needle` in the output; returns what came before it.
+    fn expect(&mut self, needle: &str) -> String {
+        self.wait_for(needle.as_bytes(), TIMEOUT)
+            .unwrap_or_else(|| {
+                panic!(
                     "{}: {needle:?} not seen in {TIMEOUT:?}; output so far:\n{}",
                     self.kind.name(),
                     String::from_utf8_lossy(&self.all)
-                ),
-            }
-        }
+                )
+            })
     }
 
     /// Runs `cmd` and returns its output: the text between the echo of
@@ -197,20 +202,8 @@ impl Term {
     fn interrupt_until_prompt(&mut self) {
         for _ in 0..10 {
             self.send("\x03");
-            let deadline = Instant::now() + Duration::from_secs(1);
-            loop {
-                if let Some(at) = find(&self.pending, b"PROMPT> ") {
-                    self.pending.drain(..at + 8);
-                    return;
-                }
-                let left = deadline.saturating_duration_since(Instant::now());
-                match self.rx.recv_timeout(left) {
-                    Ok(chunk) => {
-                        self.all.extend_from_slice(&chunk);
-                        self.pending.extend_from_slice(&chunk);
-                    }
-                    Err(_) => break,
-                }
+            if self.wait_for(b"PROMPT> ", Duration::from_secs(1)).is_some() {
+                return;
             }
         }
         panic!(

@@ -112,12 +112,8 @@ pub fn history(sh: &mut Shell, argv: Args<'_>) -> Exec {
                     }
                 };
                 if let Err(e) = r {
-                    let m = e.to_string();
-                    sh.error(&format!(
-                        "history: {}: {}",
-                        lossy(&path),
-                        m.split(" (os error").next().unwrap_or_default()
-                    ));
+                    let m = crate::shell::io_text(&e);
+                    sh.error(&format!("history: {}: {m}", lossy(&path)));
                     return Ok(1);
                 }
                 return Ok(0);

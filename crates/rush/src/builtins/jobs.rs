@@ -32,6 +32,39 @@ pub fn find(sh: &Shell, spec: &[u8]) -> Option<usize> {
     }
 }
 
+/// Reads a builtin's leading flag clusters (`-lp`, then `--` or the first
+/// operand ends them), refusing a letter not in `known` with bash's two
+/// lines; the flags seen, and the operands.
+fn options(
+    sh: &mut Shell,
+    argv: Args<'_>,
+    known: &[u8],
+    usage: &str,
+) -> Result<(Vec<u8>, Vec<Vec<u8>>), ()> {
+    let name = lossy(&argv[0]);
+    let mut flags = Vec::new();
+    let mut i = 1;
+    while let Some(a) = argv.get(i) {
+        if a == b"--" {
+            i += 1;
+            break;
+        }
+        if a.len() < 2 || a[0] != b'-' {
+            break;
+        }
+        for &c in &a[1..] {
+            if !known.contains(&c) {
+                sh.error(&format!("{name}: -{}: invalid option", c as char));
+                sh.error(usage);
+                return Err(());
+            }
+            flags.push(c);
+        }
+        i += 1;
+    }
+    Ok((flags, argv[i..].to_vec()))
+}
+
 /// The job an operand names (`%spec`, or a pid of one of its processes),
 /// reporting a bad one.
 fn operand(sh: &mut Shell, builtin: &str, a: &[u8]) -> Option<usize> {
@@ -55,30 +88,16 @@ pub fn jobs(sh: &mut Shell, argv: Args<'_>) -> Exec {
     if !sh.opts.interactive && !sh.subshell {
         sh.jobs.retain(|j| !j.finished());
     }
-    let (mut long, mut pids_only, mut running, mut stopped) = (false, false, false, false);
-    let mut ops = Vec::new();
-    for a in &argv[1..] {
-        if a.len() > 1 && a[0] == b'-' && ops.is_empty() {
-            for &c in &a[1..] {
-                match c {
-                    b'l' => long = true,
-                    b'p' => pids_only = true,
-                    b'r' => running = true,
-                    b's' => stopped = true,
-                    b'n' => {}
-                    _ => {
-                        sh.error(&format!("jobs: -{}: invalid option", c as char));
-                        sh.error(
-                            "jobs: usage: jobs [-lnprs] [jobspec ...] or jobs -x command [args]",
-                        );
-                        return Ok(2);
-                    }
-                }
-            }
-        } else {
-            ops.push(a.clone());
-        }
-    }
+    let Ok((flags, ops)) = options(
+        sh,
+        argv,
+        b"lnprs",
+        "jobs: usage: jobs [-lnprs] [jobspec ...] or jobs -x command [args]",
+    ) else {
+        return Ok(2);
+    };
+    let on = |c: u8| flags.contains(&c);
+    let (long, pids_only, running, stopped) = (on(b'l'), on(b'p'), on(b'r'), on(b's'));
     let mut which = Vec::new();
     let mut status = 0;
     if ops.is_empty() {
@@ -175,29 +194,18 @@ pub fn fg_bg(sh: &mut Shell, argv: Args<'_>) -> Exec {
 /// SIGHUP at exit and `jobs` no longer lists them).
 pub fn disown(sh: &mut Shell, argv: Args<'_>) -> Exec {
     sh.reap_jobs();
-    let (mut all, mut running_only) = (false, false);
-    let mut ops = Vec::new();
-    for a in &argv[1..] {
-        if a.len() > 1 && a[0] == b'-' && ops.is_empty() {
-            for &c in &a[1..] {
-                match c {
-                    b'a' => all = true,
-                    b'r' => running_only = true,
-                    // `-h` keeps the job but spares it the SIGHUP: rush sends
-                    // SIGHUP only to stopped jobs, so it is the same as
-                    // forgetting it here.
-                    b'h' => {}
-                    _ => {
-                        sh.error(&format!("disown: -{}: invalid option", c as char));
-                        sh.error("disown: usage: disown [-h] [-ar] [jobspec ... | pid ...]");
-                        return Ok(2);
-                    }
-                }
-            }
-        } else {
-            ops.push(a.clone());
-        }
-    }
+    // `-h` keeps the job but spares it the SIGHUP a hang-up sends: rush
+    // forgets it instead, which spares it too (`jobs` then no longer
+    // lists it).
+    let Ok((flags, ops)) = options(
+        sh,
+        argv,
+        b"ahr",
+        "disown: usage: disown [-h] [-ar] [jobspec ... | pid ...]",
+    ) else {
+        return Ok(2);
+    };
+    let (all, running_only) = (flags.contains(&b'a'), flags.contains(&b'r'));
     if all || running_only {
         sh.jobs
             .retain(|j| running_only && !all && j.stopped.is_some());

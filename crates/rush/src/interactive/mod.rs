@@ -483,7 +483,8 @@ fn leave(sh: &mut Shell, status: i32) -> i32 {
     if let Some(f) = hist::file(sh) {
         let (_, filesize, _) = hist::settings(sh);
         if let Err(e) = sh.history.append_to_file(&f, filesize) {
-            sh.error(&format!("history: {}: {e}", String::from_utf8_lossy(&f)));
+            let m = crate::shell::io_text(&e);
+            sh.error(&format!("history: {}: {m}", String::from_utf8_lossy(&f)));
         }
     }
     sh.reap_jobs();
