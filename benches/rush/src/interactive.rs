@@ -266,6 +266,16 @@ fn many_commands(dir: &Path) -> anyhow::Result<String> {
     Ok(format!("{}:/usr/bin:/bin", bin.display()))
 }
 
+/// A key to its echo; then a backspace (untimed) puts the line back.
+fn keystroke(p: &mut Pty) -> Result<Sample, BoxError> {
+    let t0 = Instant::now();
+    p.send(b"a")?;
+    let t = p.wait_for(b"a")?;
+    p.send(b"\x7f")?;
+    p.settle(Duration::from_millis(5))?;
+    Ok(Sample::duration(t - t0))
+}
+
 /// One completion row: in each live shell, type `typed.0`, then time Tab
 /// until `typed.1` (the completed rest) is drawn; Ctrl-U clears the line
 /// for the next round.
@@ -398,30 +408,14 @@ pub fn run(args: &driver::Args, shells: &[Shell]) -> anyhow::Result<()> {
     {
         let mut subjects: Vec<Subject<'_>> = live
             .iter_mut()
-            .map(|(s, p)| {
-                Subject::new(s.name.clone(), s.version.clone(), move || {
-                    let t0 = Instant::now();
-                    p.send(b"a")?;
-                    let t = p.wait_for(b"a")?;
-                    p.send(b"\x7f")?;
-                    p.settle(Duration::from_millis(5))?;
-                    Ok(Sample::duration(t - t0))
-                })
-            })
+            .map(|(s, p)| Subject::new(s.name.clone(), s.version.clone(), move || keystroke(p)))
             .collect();
         let mut cat = Pty::spawn(Command::new("cat"))?;
         cat.settle(Duration::from_millis(20))?;
         subjects.push(Subject::new(
             "floor: the PTY's own echo",
             "kernel",
-            move || {
-                let t0 = Instant::now();
-                cat.send(b"a")?;
-                let t = cat.wait_for(b"a")?;
-                cat.send(b"\x7f")?;
-                cat.settle(Duration::from_millis(5))?;
-                Ok(Sample::duration(t - t0))
-            },
+            move || keystroke(&mut cat),
         ));
         let run = Run::new(crate::SYSTEM, "keystroke echo at the prompt", vec![]);
         driver::emit(&interleave(run, &mut subjects, rounds(args, 50, 1000))?)?;
