@@ -745,23 +745,15 @@ impl Shell {
             last_ran = p;
         }
         self.tail_ok = false;
-        // A compound command the shell runs itself (`{ }`, `if`, loops,
-        // `case`) fails because a command in it failed, which the ERR trap
-        // and `set -e` already saw (or were off for): not again (bash).
-        let in_shell_compound = matches!(
-            last_ran.commands.as_slice(),
-            [Command::Compound(c, _)] if matches!(
-                **c,
-                Compound::Brace(_)
-                    | Compound::If { .. }
-                    | Compound::Loop { .. }
-                    | Compound::For { .. }
-                    | Compound::Case { .. }
-                    | Compound::ArithFor { .. }
-            )
-        );
-        let in_shell_compound = in_shell_compound && !self.compound_redirect_failed;
-        if status != 0 && last_ran_final && !last_ran_bang && !in_shell_compound {
+        // A compound command the shell runs itself fails because a command
+        // in it failed, which the ERR trap and `set -e` already saw (or
+        // were off for): not again (bash). Its own failed redirection
+        // counts.
+        if status != 0
+            && last_ran_final
+            && !last_ran_bang
+            && (self.compound_redirect_failed || !runs_in_shell(last_ran))
+        {
             self.check_errexit(status)?;
         }
         Ok(status)
@@ -2973,6 +2965,23 @@ fn is_pure_part(p: &Part) -> bool {
         Part::Param(p) => matches!(p.op, ParamOp::Plain | ParamOp::Length),
         _ => true,
     }
+}
+
+/// Whether `p` is one compound command the shell runs itself (`{ }`, `if`,
+/// loops, `case`), whose status is that of a command inside it.
+fn runs_in_shell(p: &Pipeline) -> bool {
+    matches!(
+        p.commands.as_slice(),
+        [Command::Compound(c, _)] if matches!(
+            **c,
+            Compound::Brace(_)
+                | Compound::If { .. }
+                | Compound::Loop { .. }
+                | Compound::For { .. }
+                | Compound::Case { .. }
+                | Compound::ArithFor { .. }
+        )
+    )
 }
 
 /// Whether `declare` flags ask to turn an indexed array into an

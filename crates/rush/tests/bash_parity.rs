@@ -1556,7 +1556,8 @@ fn declare_capital_f_with_extdebug() {
 #[test]
 fn jobs_and_disown_flags() {
     like_bash(
-        "jobs -z 2>/dev/null; echo $?; disown -q 2>/dev/null; echo $?; sleep 0 & jobs -- %1 >/dev/null; echo $?; wait",
+        "jobs -z 2>/dev/null; echo $?; disown -q 2>/dev/null; echo $?; \
+         sleep 5 & jobs -- %1 >/dev/null; echo $?; kill %1; wait",
         &[],
         "2\n2\n0\n",
         0,
