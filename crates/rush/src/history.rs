@@ -25,6 +25,9 @@ pub struct History {
     /// Bumped when the list changes other than by [`History::add`] (`history
     /// -c`, `-d`, `-r`), so that the line editor reloads its copy.
     pub generation: u64,
+    /// The last entry is the line being run (the prompt added it): the
+    /// first `history -s` in it replaces it.
+    pub line_entry: bool,
 }
 
 impl Default for History {
@@ -35,6 +38,7 @@ impl Default for History {
             first: 1,
             saved: 0,
             generation: 0,
+            line_entry: false,
         }
     }
 }

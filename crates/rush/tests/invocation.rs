@@ -252,3 +252,48 @@ fn interactive_errors_abandon_the_line_only() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "before\n");
     assert_ne!(out.status.code(), Some(0));
 }
+
+/// An interactive shell reading a pipe (`rush -i < commands`): `~/.rushrc`
+/// is read (`--rcfile FILE` instead, `--norc` none), then `$ENV`; and the
+/// first `history -s` of a line replaces that line's entry while the next
+/// ones add, as in bash.
+#[test]
+fn interactive_start_up_files_and_history_s() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    std::fs::write(h.join(".rushrc"), "RC=rc\n").unwrap();
+    std::fs::write(h.join("alt.sh"), "ALT=alt\n").unwrap();
+    std::fs::write(h.join("env.sh"), "EV=env\n").unwrap();
+    let run = |flags: &[&str], input: &str| -> String {
+        let mut c = common::rush();
+        c.arg("-i")
+            .args(flags)
+            .env("HOME", h)
+            .env("HISTFILE", h.join("history"))
+            .env("ENV", h.join("env.sh"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        let mut child = c.spawn().unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        String::from_utf8_lossy(&child.wait_with_output().unwrap().stdout).into_owned()
+    };
+    assert_eq!(run(&[], "echo [$RC][$ALT][$EV]\n"), "[rc][][env]\n");
+    let alt = h.join("alt.sh");
+    assert_eq!(
+        run(&["--rcfile", alt.to_str().unwrap()], "echo [$RC][$ALT]\n"),
+        "[][alt]\n"
+    );
+    assert_eq!(run(&["--norc"], "echo [$RC]\n"), "[]\n");
+    let _ = std::fs::remove_file(h.join("history"));
+    assert_eq!(
+        run(&["--norc"], "history -s foo; history -s bar; history\n"),
+        "    1  foo\n    2  bar\n"
+    );
+}

@@ -80,8 +80,11 @@ pub fn history(sh: &mut Shell, argv: Args<'_>) -> Exec {
             }
             b"-s" => {
                 let line = args[1..].join(&b' ');
-                // `history -s` replaces the `history -s` line itself, as bash.
-                sh.history.entries.pop();
+                // The first `history -s` of a line typed at the prompt
+                // replaces that line's entry; the next ones add (bash).
+                if std::mem::take(&mut sh.history.line_entry) {
+                    sh.history.entries.pop();
+                }
                 sh.history.add(&line, Control::default(), size);
                 return Ok(0);
             }
