@@ -743,3 +743,17 @@ fn long_commands_report_their_time() {
     let all = strip_csi(&String::from_utf8_lossy(&t.all));
     assert_eq!(all.matches("total").count(), 1, "{all:?}");
 }
+
+#[test]
+fn prompt_command_runs_before_each_prompt() {
+    let (_t, home, work) = dirs();
+    for kind in Kind::with(&[Kind::Bash]) {
+        let env = [("PROMPT_COMMAND", "echo pc$((40+2))")];
+        let mut t = Term::start(kind, &home, &work, 80, &env);
+        t.line("echo ran$((1))");
+        t.expect("ran1");
+        // Once more after the command, before the next prompt.
+        let before = t.expect("PROMPT> ");
+        assert!(before.contains("pc42"), "{}: {before:?}", kind.name());
+    }
+}
