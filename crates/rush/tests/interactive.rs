@@ -498,10 +498,13 @@ fn jobs_output_matches_bash() {
     assert!(notice, "no notice of the killed job");
     assert_eq!(after, "[1]+  Terminated              sleep 100\n");
     for (kind, l, n, a) in &outs[1..] {
-        assert_eq!(
-            (listed, notice, after),
-            (l, n, a),
-            "rush against {}",
+        assert_eq!((listed, notice), (l, n), "rush against {}", kind.name());
+        // Whether bash's `jobs` after `wait` still lists a job that `wait`
+        // reaped depends on when its SIGCHLD handler ran (CI's bash 5.2
+        // printed nothing once): it may have told of the job already.
+        assert!(
+            a == after || a.is_empty(),
+            "rush against {}: {a:?}",
             kind.name()
         );
     }
