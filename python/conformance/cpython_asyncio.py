@@ -40,6 +40,8 @@ MIXIN_CLASSES = {
     "test_sock_lowlevel": ("EPollEventLoopTests", "create_event_loop"),
     "test_buffered_proto": ("BufferedProtocolSelectorTests", "new_loop"),
     "test_server": ("SelectorStartServerTests", "new_loop"),
+    "test_sendfile": ("EPollEventLoopTests", "create_event_loop"),
+    "test_sslproto": ("SelectorStartTLSTests", "new_loop"),
 }
 
 

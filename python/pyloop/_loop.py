@@ -18,6 +18,7 @@ import concurrent.futures
 import contextvars
 import errno
 import functools
+import io
 import itertools
 import os
 import signal
@@ -29,7 +30,9 @@ import threading
 import traceback
 import warnings
 import weakref
-from asyncio import base_events, base_subprocess, coroutines, events, futures, tasks, trsock
+from asyncio import base_events, base_subprocess, constants, coroutines, events, futures, tasks, trsock
+from asyncio.constants import _SendfileMode
+from asyncio.exceptions import SendfileNotAvailableError
 from asyncio.log import logger
 
 from . import _pyloop
@@ -39,16 +42,6 @@ try:
     from asyncio import sslproto
 except ImportError:  # Python built without OpenSSL
     _ssl = sslproto = None
-
-_NOT_IN_PART_1 = (
-    "pyloop does not implement {} yet (sendfile comes in a later release); "
-    "use asyncio's default loop for it"
-)
-
-
-def _not_implemented(what):
-    raise NotImplementedError(_NOT_IN_PART_1.format(what))
-
 
 def _check_ssl_options(ssl, handshake_timeout=None, shutdown_timeout=None):
     """The TLS timeouts mean something only with ``ssl``, as in asyncio."""
@@ -1665,12 +1658,264 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
             raise
         return ssl_protocol._app_transport
 
+    # sendfile.
+
     async def sendfile(self, transport, file, offset=0, count=None, *, fallback=True):
-        _not_implemented("sendfile")
+        """Sends ``file`` (from ``offset``, ``count`` bytes or to its end) over
+        ``transport``, and returns the byte count. A plain socket transport
+        sends it with ``sendfile(2)``, zero-copy; a TLS transport, or a file
+        that ``sendfile(2)`` refuses, is read and written in chunks
+        (unless ``fallback`` is false). The file's position ends after the
+        last byte sent."""
+        if transport.is_closing():
+            raise RuntimeError("Transport is closing")
+        mode = getattr(transport, "_sendfile_compatible", _SendfileMode.UNSUPPORTED)
+        if mode is _SendfileMode.UNSUPPORTED:
+            raise RuntimeError(f"sendfile is not supported for transport {transport!r}")
+        if mode is _SendfileMode.TRY_NATIVE:
+            try:
+                return await self._sendfile_native(transport, file, offset, count)
+            except SendfileNotAvailableError:
+                if not fallback:
+                    raise
+        if not fallback:
+            raise RuntimeError(
+                f"fallback is disabled and native sendfile is not "
+                f"supported for transport {transport!r}"
+            )
+        return await self._sendfile_fallback(transport, file, offset, count)
+
+    async def _sendfile_native(self, transp, file, offset, count):
+        core = getattr(transp, "_core", None)
+        if not isinstance(core, _pyloop.SocketTransport):
+            raise SendfileNotAvailableError(f"{transp!r} is not a pyloop socket transport")
+        fileno = _sendfile_fileno(file)
+        if count == 0:
+            return 0
+        resume_reading = transp.is_reading()
+        transp.pause_reading()
+        fut = self.create_future()
+        sent = 0
+        try:
+            core._sendfile_start(fileno, offset, count, fut)
+            return await fut
+        finally:
+            sent = core._sendfile_stop()
+            if sent:
+                os.lseek(fileno, offset + sent, os.SEEK_SET)
+            if resume_reading:
+                transp.resume_reading()
+
+    async def _sendfile_fallback(self, transp, file, offset, count):
+        """Reads the file in the default executor and writes it, waiting
+        whenever the transport's buffer is over its high-water mark."""
+        if offset:
+            file.seek(offset)
+        blocksize = min(count, _SENDFILE_CHUNK) if count else _SENDFILE_CHUNK
+        buf = bytearray(blocksize)
+        total = 0
+        proto = _SendfileFlowProtocol(transp)
+        try:
+            while True:
+                if count:
+                    blocksize = min(count - total, blocksize)
+                    if blocksize <= 0:
+                        return total
+                view = memoryview(buf)[:blocksize]
+                n = await self.run_in_executor(None, file.readinto, view)
+                if not n:
+                    return total
+                await proto.drain()
+                # write() copies what the kernel does not take at once, so
+                # the buffer can be reused for the next chunk.
+                transp.write(view[:n])
+                total += n
+        finally:
+            if total > 0 and _seekable(file):
+                file.seek(offset + total)
+            proto.restore()
 
     async def sock_sendfile(self, sock, file, offset=0, count=None, *, fallback=True):
-        _not_implemented("sock_sendfile")
+        """``loop.sendfile`` for a non-blocking stream socket: ``sendfile(2)``
+        while the socket is writable, else (with ``fallback``) reads of the
+        file and ``sock_sendall``."""
+        self._check_nonblocking(sock)
+        _check_sendfile_params(sock, file, offset, count)
+        try:
+            return await self._sock_sendfile_native(sock, file, offset, count)
+        except SendfileNotAvailableError:
+            if not fallback:
+                raise
+        return await self._sock_sendfile_fallback(sock, file, offset, count)
 
+    async def _sock_sendfile_native(self, sock, file, offset, count):
+        fileno = _sendfile_fileno(file)
+        fd = sock.fileno()
+        total = 0
+        pos = offset
+        waiter = [None]  # the future that the next writable event resolves
+        handle = None
+        try:
+            while count is None or total < count:
+                want = (count - total) if count is not None else 0x7FFFF000
+                try:
+                    n = os.sendfile(fd, fileno, pos, min(want, 0x7FFFF000))
+                except (BlockingIOError, InterruptedError):
+                    waiter[0] = self.create_future()
+                    if handle is None:
+                        self._ensure_fd_no_transport(fd)
+                        handle = self.add_writer(fd, _resolve_waiter, waiter)
+                    await waiter[0]
+                    continue
+                except OSError as exc:
+                    if total == 0:
+                        raise SendfileNotAvailableError(f"os.sendfile call failed: {exc}") from exc
+                    if exc.errno == errno.ENOTCONN and type(exc) is not ConnectionError:
+                        raise ConnectionError("socket is not connected", errno.ENOTCONN) from exc
+                    raise
+                if n == 0:
+                    break
+                total += n
+                pos += n
+            return total
+        finally:
+            if handle is not None and not handle.cancelled():
+                self.remove_writer(fd)
+            if total:
+                os.lseek(fileno, offset + total, os.SEEK_SET)
+
+    async def _sock_sendfile_fallback(self, sock, file, offset, count):
+        if offset:
+            file.seek(offset)
+        size = constants.SENDFILE_FALLBACK_READBUFFER_SIZE
+        blocksize = min(count, size) if count else size
+        buf = bytearray(blocksize)
+        total = 0
+        try:
+            while True:
+                if count:
+                    blocksize = min(count - total, blocksize)
+                    if blocksize <= 0:
+                        break
+                view = memoryview(buf)[:blocksize]
+                n = await self.run_in_executor(None, file.readinto, view)
+                if not n:
+                    break
+                await self.sock_sendall(sock, view[:n])
+                total += n
+            return total
+        finally:
+            if total > 0 and _seekable(file):
+                file.seek(offset + total)
+
+
+
+_SENDFILE_CHUNK = 256 * 1024
+
+
+def _resolve_waiter(waiter):
+    fut = waiter[0]
+    if fut is not None and not fut.done():
+        fut.set_result(None)
+
+
+def _seekable(file):
+    """A pipe or socket file has a ``seek`` that always fails."""
+    try:
+        return file.seekable()
+    except (AttributeError, ValueError):
+        return hasattr(file, "seek")
+
+
+def _sendfile_fileno(file):
+    """The file's descriptor, if ``sendfile(2)`` can read it: a regular
+    file."""
+    try:
+        fileno = file.fileno()
+    except (AttributeError, io.UnsupportedOperation) as exc:
+        raise SendfileNotAvailableError("not a regular file") from exc
+    try:
+        st = os.fstat(fileno)
+    except OSError as exc:
+        raise SendfileNotAvailableError("not a regular file") from exc
+    if not stat.S_ISREG(st.st_mode):
+        raise SendfileNotAvailableError("not a regular file")
+    return fileno
+
+
+def _check_sendfile_params(sock, file, offset, count):
+    if "b" not in getattr(file, "mode", "b"):
+        raise ValueError("file should be opened in binary mode")
+    if sock.type != socket.SOCK_STREAM:
+        raise ValueError("only SOCK_STREAM type sockets are supported")
+    if count is not None:
+        if not isinstance(count, int):
+            raise TypeError(f"count must be a positive integer (got {count!r})")
+        if count <= 0:
+            raise ValueError(f"count must be a positive integer (got {count!r})")
+    if not isinstance(offset, int):
+        raise TypeError(f"offset must be a non-negative integer (got {offset!r})")
+    if offset < 0:
+        raise ValueError(f"offset must be a non-negative integer (got {offset!r})")
+
+
+class _SendfileFlowProtocol(asyncio.Protocol):
+    """Stands in for the transport's protocol while ``loop.sendfile`` writes
+    a file through it: reading is paused, and ``drain()`` waits while the
+    transport's buffer is over its high-water mark. ``restore()`` puts the
+    protocol back, and passes on a ``resume_writing`` it missed."""
+
+    def __init__(self, transp):
+        self._transport = transp
+        self._proto = transp.get_protocol()
+        self._resume_reading = transp.is_reading()
+        self._was_paused = bool(getattr(transp, "_protocol_paused", False))
+        transp.pause_reading()
+        transp.set_protocol(self)
+        loop = asyncio.get_running_loop()
+        self._loop = loop
+        self._ready = loop.create_future() if self._was_paused else None
+
+    async def drain(self):
+        if self._transport.is_closing():
+            raise ConnectionError("Connection closed by peer")
+        if self._ready is not None:
+            await self._ready
+
+    def connection_made(self, transport):
+        raise RuntimeError("Invalid state: the connection is made already")
+
+    def connection_lost(self, exc):
+        if self._ready is not None and not self._ready.done():
+            self._ready.set_exception(exc or ConnectionError("Connection is closed by peer"))
+        self._proto.connection_lost(exc)
+
+    def pause_writing(self):
+        if self._ready is None:
+            self._ready = self._loop.create_future()
+
+    def resume_writing(self):
+        if self._ready is not None:
+            if not self._ready.done():
+                self._ready.set_result(None)
+            self._ready = None
+
+    def data_received(self, data):
+        raise RuntimeError("Invalid state: reading should be paused")
+
+    def eof_received(self):
+        raise RuntimeError("Invalid state: reading should be paused")
+
+    def restore(self):
+        self._transport.set_protocol(self._proto)
+        if self._resume_reading:
+            self._transport.resume_reading()
+        if self._ready is not None:
+            self._ready.cancel()
+        if self._was_paused:
+            # The protocol was paused before, and the transport's buffer
+            # has drained since: it is waiting for this.
+            self._proto.resume_writing()
 
 
 class DatagramTransport(asyncio.transports._FlowControlMixin, asyncio.DatagramTransport):
@@ -1955,12 +2200,17 @@ class _WritingTransport(_CoreTransport):
     def can_write_eof(self):
         return True
 
+    @property
+    def _protocol_paused(self):
+        return self._core._protocol_paused
+
 
 class SocketTransport(_ReadingTransport, _WritingTransport, asyncio.Transport):
     """The transport of a TCP or Unix stream socket."""
 
     __slots__ = ("_core", "write", "writelines", "get_extra_info", "is_closing", "__weakref__", "__dict__")
     _start_tls_compatible = True
+    _sendfile_compatible = _SendfileMode.TRY_NATIVE
 
     @property
     def _sock(self):

@@ -18,15 +18,7 @@ import weakref
 import pytest
 
 import pyloop
-
-
-@pytest.fixture
-def loop():
-    lp = pyloop.new_event_loop()
-    yield lp
-    if not lp.is_closed():
-        lp.run_until_complete(lp.shutdown_asyncgens())
-        lp.close()
+from conftest import tls_contexts
 
 
 # Entry points.
@@ -919,18 +911,6 @@ def test_add_remove_signal_handler(loop):
 
 # TLS: asyncio's SSLProtocol over the Rust socket transport.
 
-CERTS = os.path.join(os.path.dirname(__file__), "certs")
-
-
-def tls_contexts():
-    import ssl
-
-    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    server.load_cert_chain(os.path.join(CERTS, "cert.pem"), os.path.join(CERTS, "key.pem"))
-    client = ssl.create_default_context(cafile=os.path.join(CERTS, "ca.pem"))
-    return server, client
-
-
 async def tls_echo_handler(reader, writer):
     while data := await reader.read(65536):
         writer.write(data)
@@ -1595,20 +1575,6 @@ def test_datagram_callbacks_run_in_the_transports_context(loop):
 
     loop.run_until_complete(main())
     assert seen == {"data": "inner", "lost": "inner"}
-
-
-# What part 1 does not have.
-
-
-@pytest.mark.parametrize(
-    "call",
-    [
-        lambda lp: lp.sock_sendfile(socket.socket(), open(os.devnull, "rb")),
-    ],
-)
-def test_later_features_raise_not_implemented(loop, call):
-    with pytest.raises(NotImplementedError, match="pyloop does not implement"):
-        loop.run_until_complete(call(loop))
 
 
 # The core never polls.

@@ -12,7 +12,8 @@ use std::process::{Command, Stdio};
 /// The CPython whose test suite is the reference.
 pub const CPYTHON: &str = "3.11.7";
 
-/// The modules issue 5 names, in its order, then test_subprocess.
+/// The modules issue 5 names, in its order, then test_subprocess, and
+/// the sendfile and TLS modules of issue 17.
 pub const MODULES: &[&str] = &[
     "test_futures",
     "test_futures2",
@@ -32,6 +33,9 @@ pub const MODULES: &[&str] = &[
     "test_buffered_proto",
     "test_server",
     "test_subprocess",
+    "test_sendfile",
+    "test_ssl",
+    "test_sslproto",
 ];
 
 pub const LOOPS: &[&str] = &["pyloop", "asyncio", "uvloop"];

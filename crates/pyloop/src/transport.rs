@@ -126,6 +126,39 @@ pub struct SocketTransport {
     /// protocol's callbacks run in it, as asyncio's reader handles and
     /// uvloop's transports do.
     context: Py<PyAny>,
+    /// A `loop.sendfile` in progress: `write` is refused until it ends.
+    sendfile: Option<SendfileJob>,
+}
+
+/// The state of a zero-copy `loop.sendfile` on a socket transport. The
+/// loop's writable events drive it: one `sendfile(2)` per event, which
+/// moves what the socket buffer has room for, so a long transfer never
+/// holds the loop for more than one system call at a time.
+#[derive(Debug)]
+struct SendfileJob {
+    file: RawFd,
+    /// The file offset of the next byte to send.
+    offset: u64,
+    /// Bytes still to send, or `None` to send up to the end of the file.
+    left: Option<u64>,
+    sent: u64,
+    /// Resolved with the byte count, or failed; the Python side awaits it.
+    fut: Py<PyAny>,
+}
+
+/// The `sendfile(2)` errors that mean this file (or socket) cannot be sent
+/// with it at all, so the caller falls back to reading and writing: only
+/// when nothing has been sent yet.
+fn sendfile_unavailable(e: Errno) -> bool {
+    matches!(
+        e,
+        Errno::INVAL
+            | Errno::NOSYS
+            | Errno::SPIPE
+            | Errno::OPNOTSUPP
+            | Errno::BADF
+            | Errno::OVERFLOW
+    )
 }
 
 fn errno_to_py(e: Errno) -> PyErr {
@@ -440,6 +473,7 @@ impl SocketTransport {
             Self::set_interest(slf, READ, false)?;
         }
         slf.borrow_mut().conn_lost += 1;
+        Self::sendfile_abandon(slf)?;
         Self::schedule_lost(slf, exc.unwrap_or_else(|| py.None()))
     }
 
@@ -455,7 +489,8 @@ impl SocketTransport {
         }
         slf.borrow_mut().closing = true;
         Self::set_interest(slf, READ, false)?;
-        if slf.borrow().wbuf.is_empty() {
+        // Buffered bytes, and a sendfile in progress, are sent first.
+        if slf.borrow().wbuf.is_empty() && slf.borrow().sendfile.is_none() {
             slf.borrow_mut().conn_lost += 1;
             Self::set_interest(slf, WRITE, false)?;
             Self::schedule_lost(slf, py.None())?;
@@ -492,6 +527,9 @@ impl SocketTransport {
             return Self::write_error(slf, e);
         }
         Self::maybe_resume_protocol(slf)?;
+        if slf.borrow().wbuf.is_empty() && slf.borrow().sendfile.is_some() {
+            return Self::sendfile_step(slf);
+        }
         if slf.borrow().wbuf.is_empty() {
             Self::set_interest(slf, WRITE, false)?;
             let (closing, eof) = {
@@ -554,6 +592,110 @@ impl SocketTransport {
         Ok(())
     }
 
+    /// One `sendfile(2)` call of the job in progress; the job ends when the
+    /// count is sent, at the end of the file, or on an error. Otherwise the
+    /// next writable event calls this again.
+    fn sendfile_step(slf: &Bound<'_, Self>) -> PyResult<()> {
+        let py = slf.py();
+        let res = {
+            let mut t = slf.borrow_mut();
+            if t.fd < 0 {
+                return Ok(());
+            }
+            // SAFETY: the socket object owns the fd; see `fd()`.
+            let sock = unsafe { BorrowedFd::borrow_raw(t.fd) };
+            let Some(job) = t.sendfile.as_mut() else {
+                return Ok(());
+            };
+            if job.fut.bind(py).call_method0("done")?.is_truthy()? {
+                // Cancelled: the awaiting side ends the job.
+                Ok(None)
+            } else {
+                let want = job.left.unwrap_or(u64::MAX).min(0x7fff_f000) as usize;
+                // SAFETY: the file object, which the caller holds open until
+                // the job ends, owns this fd.
+                let file = unsafe { BorrowedFd::borrow_raw(job.file) };
+                let mut off = job.offset;
+                let r = if want == 0 {
+                    Ok(0)
+                } else {
+                    loop {
+                        match rustix::fs::sendfile(sock, file, Some(&mut off), want) {
+                            Err(Errno::INTR) => continue,
+                            r => break r,
+                        }
+                    }
+                };
+                match r {
+                    Ok(n) => {
+                        job.offset = off;
+                        job.sent += n as u64;
+                        if let Some(l) = job.left.as_mut() {
+                            *l -= n as u64;
+                        }
+                        if n == 0 || job.left == Some(0) {
+                            Ok(Some(Ok(job.sent)))
+                        } else {
+                            Ok(None)
+                        }
+                    }
+                    Err(Errno::AGAIN) => Ok(None),
+                    Err(e) => Ok(Some(Err((e, job.sent)))),
+                }
+            }
+        };
+        let fut = match res {
+            Ok(None) => return Self::set_interest(slf, WRITE, true),
+            Ok(Some(outcome)) => {
+                let fut = slf.borrow().sendfile.as_ref().map(|j| j.fut.clone_ref(py));
+                (fut, outcome)
+            }
+            Err(e) => return Err(e),
+        };
+        Self::set_interest(slf, WRITE, false)?;
+        let (Some(fut), outcome) = fut else {
+            return Ok(());
+        };
+        let fut = fut.bind(py);
+        if fut.call_method0("done")?.is_truthy()? {
+            return Ok(());
+        }
+        match outcome {
+            Ok(sent) => {
+                fut.call_method1("set_result", (sent,))?;
+            }
+            Err((e, 0)) if sendfile_unavailable(e) => {
+                let cls = py
+                    .import("asyncio.exceptions")?
+                    .getattr("SendfileNotAvailableError")?;
+                let exc = cls.call1((format!("os.sendfile call failed: {e}"),))?;
+                fut.call_method1("set_exception", (exc,))?;
+            }
+            Err((e, _)) => {
+                fut.call_method1("set_exception", (errno_to_py(e).value(py),))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The connection is going away with a sendfile job in progress: its
+    /// future fails with `ConnectionError`.
+    fn sendfile_abandon(slf: &Bound<'_, Self>) -> PyResult<()> {
+        let py = slf.py();
+        let fut = match slf.borrow().sendfile.as_ref() {
+            Some(j) => j.fut.clone_ref(py),
+            None => return Ok(()),
+        };
+        let fut = fut.bind(py);
+        if !fut.call_method0("done")?.is_truthy()? {
+            let exc = pyo3::exceptions::PyConnectionError::new_err(
+                "the connection was closed during sendfile",
+            );
+            fut.call_method1("set_exception", (exc.value(py),))?;
+        }
+        Ok(())
+    }
+
     fn report_flow_error(slf: &Bound<'_, Self>, e: PyErr, msg: &str) -> PyResult<()> {
         let py = slf.py();
         if !e.is_instance_of::<PyException>(py) {
@@ -586,6 +728,9 @@ impl SocketTransport {
         visit.call(&self.protocol)?;
         visit.call(&self.extra)?;
         visit.call(&self.server)?;
+        if let Some(job) = &self.sendfile {
+            visit.call(&job.fut)?;
+        }
         visit.call(&self.context)
     }
 
@@ -596,6 +741,7 @@ impl SocketTransport {
         self.sock = None;
         self.protocol = None;
         self.server = None;
+        self.sendfile = None;
     }
 
     #[new]
@@ -647,6 +793,7 @@ impl SocketTransport {
             eof_requested: false,
             eof_written: false,
             conn_lost: 0,
+            sendfile: None,
             // SAFETY: with the GIL held; a new reference, or NULL with an
             // exception set, which from_owned_ptr_or_err takes.
             context: unsafe {
@@ -688,6 +835,11 @@ impl SocketTransport {
             if t.eof_written || t.eof_requested {
                 return Err(PyRuntimeError::new_err(
                     "Cannot call write() after write_eof()",
+                ));
+            }
+            if t.sendfile.is_some() {
+                return Err(PyRuntimeError::new_err(
+                    "unable to write; sendfile is in progress",
                 ));
             }
         }
@@ -784,6 +936,78 @@ impl SocketTransport {
 
     fn can_write_eof(&self) -> bool {
         true
+    }
+
+    /// Starts a zero-copy `sendfile(2)` of `file` (a file descriptor) from
+    /// `offset`, `count` bytes or to the end of the file, once the write
+    /// buffer is empty; `fut` gets the byte count or the error. Until
+    /// `_sendfile_stop`, `write` is refused. Reading is the caller's to
+    /// pause.
+    #[pyo3(signature = (file, offset, count, fut))]
+    fn _sendfile_start(
+        slf: &Bound<'_, Self>,
+        file: RawFd,
+        offset: u64,
+        count: Option<u64>,
+        fut: Py<PyAny>,
+    ) -> PyResult<()> {
+        {
+            let mut t = slf.borrow_mut();
+            if t.kind != Kind::Socket {
+                return Err(PyRuntimeError::new_err("sendfile needs a socket transport"));
+            }
+            if t.sendfile.is_some() {
+                return Err(PyRuntimeError::new_err("sendfile is in progress"));
+            }
+            if t.conn_lost > 0 || t.fd < 0 {
+                return Err(pyo3::exceptions::PyConnectionError::new_err(
+                    "the connection is closed",
+                ));
+            }
+            t.sendfile = Some(SendfileJob {
+                file,
+                offset,
+                left: count,
+                sent: 0,
+                fut,
+            });
+        }
+        if slf.borrow().wbuf.is_empty() {
+            Self::in_context(slf, || Self::sendfile_step(slf))
+        } else {
+            // write_ready drains the buffer first, then goes on with it.
+            Ok(())
+        }
+    }
+
+    /// Ends the sendfile job, whatever its state, and returns the bytes it
+    /// sent.
+    fn _sendfile_stop(slf: &Bound<'_, Self>) -> PyResult<u64> {
+        let job = slf.borrow_mut().sendfile.take();
+        let Some(job) = job else { return Ok(0) };
+        let (empty, fd) = {
+            let t = slf.borrow();
+            (t.wbuf.is_empty(), t.fd)
+        };
+        if empty && fd >= 0 {
+            Self::set_interest(slf, WRITE, false)?;
+            // A close() during the job waited for it.
+            let (closing, lost) = {
+                let t = slf.borrow();
+                (t.closing, t.conn_lost)
+            };
+            if closing && lost == 0 {
+                Self::set_interest(slf, READ, false)?;
+                slf.borrow_mut().conn_lost += 1;
+                Self::schedule_lost(slf, slf.py().None())?;
+            }
+        }
+        Ok(job.sent)
+    }
+
+    #[getter]
+    fn _protocol_paused(&self) -> bool {
+        self.protocol_paused
     }
 
     fn close(slf: &Bound<'_, Self>) -> PyResult<()> {
