@@ -1604,6 +1604,76 @@ pyloop.run(main())
     assert float(cpu) <= 0.001 + 0.004, out.stdout  # rusage ticks are 4 ms at worst
 
 
+_TIMESTAMP_WRITER = r"""
+import os, struct, sys, time
+fd, n = int(sys.argv[1]), int(sys.argv[2])
+for _ in range(n):
+    time.sleep(0.0005)
+    os.write(fd, struct.pack("q", time.monotonic_ns()))
+"""
+
+
+def _ready_io_delays(loop, n):
+    """Another process writes CLOCK_MONOTONIC timestamps to a socket every
+    0.5 ms while the loop runs a chain of call_soon callbacks; the reader
+    callback records how long each one took to be seen. Returns the delays
+    in microseconds, sorted."""
+    a, b = socket.socketpair()
+    a.setblocking(False)
+    delays = []
+    done = loop.create_future()
+
+    def on_read():
+        data = a.recv(65536)
+        now = time.monotonic_ns()
+        for i in range(0, len(data) - 7, 8):
+            delays.append((now - int.from_bytes(data[i : i + 8], sys.byteorder, signed=True)) / 1000)
+        if len(delays) >= n and not done.done():
+            done.set_result(None)
+
+    def spin():
+        if not done.done():
+            loop.call_soon(spin)
+
+    loop.add_reader(a.fileno(), on_read)
+    writer = subprocess.Popen(
+        [sys.executable, "-P", "-c", _TIMESTAMP_WRITER, str(b.fileno()), str(n)], pass_fds=[b.fileno()]
+    )
+    b.close()
+    loop.call_soon(spin)
+    try:
+        loop.run_until_complete(done)
+    finally:
+        writer.wait()
+        loop.remove_reader(a.fileno())
+        a.close()
+    return sorted(delays)
+
+
+def test_ready_io_waits_at_most_50us_under_a_busy_loop(loop):
+    """While callbacks are ready, the loop polls once per 20 us of elapsed
+    time instead of on every iteration. The stated bound: I/O that becomes
+    ready under a busy loop is seen within 50 us (p90 over 2,000 events;
+    the tail beyond is this VM's scheduling noise, which asyncio's loop,
+    polling on every iteration, shows beside it in the message)."""
+    ours = _ready_io_delays(loop, 2000)
+    base_loop = asyncio.SelectorEventLoop()
+    try:
+        base = _ready_io_delays(base_loop, 500)
+    finally:
+        base_loop.close()
+
+    def q(d, f):
+        return d[int(f * (len(d) - 1))]
+
+    msg = (
+        f"pyloop p50 {q(ours, 0.5):.1f} p90 {q(ours, 0.9):.1f} p99 {q(ours, 0.99):.1f} us; "
+        f"asyncio p50 {q(base, 0.5):.1f} p90 {q(base, 0.9):.1f} p99 {q(base, 0.99):.1f} us"
+    )
+    print(msg)
+    assert q(ours, 0.9) <= 50, msg
+
+
 def test_epoll_wait_has_no_timeout_while_idle():
     """strace: the idle loop blocks in epoll_wait(-1); the timerfd ends it."""
     if subprocess.run(["which", "strace"], capture_output=True).returncode:
