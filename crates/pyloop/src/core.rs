@@ -9,6 +9,8 @@
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 use std::os::fd::RawFd;
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::Relaxed;
 
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -16,6 +18,7 @@ use pyo3::types::PyTuple;
 use pyo3::{PyTraverseError, PyVisit};
 use rustc_hash::FxHashMap;
 
+use crate::cell::{GilCell, RefMut};
 use crate::handle::{Failure, Handle, closed_error};
 use crate::poll::{self, Poller, READ, Ready, TIMER_TOKEN, WAKE_TOKEN, WRITE};
 use crate::transport::SocketTransport;
@@ -66,19 +69,25 @@ impl Ord for Timer {
     }
 }
 
-#[pyclass(subclass, module = "pyloop._pyloop", dict)]
+/// The loop. Its state is in a [`GilCell`]: one cheap borrow per
+/// iteration and per `call_soon`. The flags that every call reads are
+/// atomics, read without a borrow.
+#[pyclass(subclass, module = "pyloop._pyloop", dict, frozen)]
 #[derive(Debug)]
 pub struct LoopCore {
+    pub(crate) state: GilCell<State>,
+    closed: AtomicBool,
+    debug: AtomicBool,
+    stopping: AtomicBool,
+    running: AtomicBool,
+}
+
+#[derive(Debug)]
+pub(crate) struct State {
     ready: VecDeque<Py<Handle>>,
     timers: BinaryHeap<Timer>,
     cancelled_timers: usize,
     seq: u64,
-    stopping: bool,
-    closed: bool,
-    running: bool,
-    #[pyo3(get)]
-    debug: bool,
-    #[pyo3(get, set)]
     slow_callback_duration: f64,
     poller: Option<Poller>,
     fds: FxHashMap<RawFd, FdEntry>,
@@ -143,17 +152,9 @@ fn fileno(obj: &Bound<'_, PyAny>) -> PyResult<RawFd> {
     Ok(fd as RawFd)
 }
 
-impl LoopCore {
+impl State {
     pub(crate) fn timer_cancelled(&mut self) {
         self.cancelled_timers += 1;
-    }
-
-    fn check_closed(&self) -> PyResult<()> {
-        if self.closed {
-            Err(closed_error())
-        } else {
-            Ok(())
-        }
     }
 
     fn poller(&self) -> PyResult<&Poller> {
@@ -196,21 +197,6 @@ impl LoopCore {
         Ok(old)
     }
 
-    /// Raises if the loop is closed and, in debug mode, if called from a
-    /// thread other than the loop's. One borrow for both checks.
-    /// Returns whether debug mode is on.
-    fn check_open_and_thread(slf: &Bound<'_, Self>) -> PyResult<bool> {
-        let debug = {
-            let lp = slf.borrow();
-            lp.check_closed()?;
-            lp.debug
-        };
-        if debug {
-            slf.call_method0("_check_thread")?;
-        }
-        Ok(debug)
-    }
-
     /// Whether `fd` has a reader (`dir` READ) or a writer (WRITE).
     fn has_callback(&self, fd: RawFd, dir: u8) -> bool {
         self.fds.get(&fd).is_some_and(|e| {
@@ -222,20 +208,6 @@ impl LoopCore {
         })
     }
 
-    /// Raises if a transport owns `fd`, as asyncio's `_ensure_fd_no_transport`.
-    /// The transport's repr is taken after the borrow ends.
-    fn ensure_no_transport(slf: &Bound<'_, Self>, fd: RawFd) -> PyResult<()> {
-        let py = slf.py();
-        let owner = slf.borrow().transport_of(fd).map(|t| t.clone_ref(py));
-        match owner {
-            Some(t) => Err(PyRuntimeError::new_err(format!(
-                "File descriptor {fd} is used by transport {}",
-                t.bind(py).repr()?
-            ))),
-            None => Ok(()),
-        }
-    }
-
     /// The transport registered for `fd`, if a transport owns it.
     fn transport_of(&self, fd: RawFd) -> Option<&Py<SocketTransport>> {
         let e = self.fds.get(&fd)?;
@@ -245,6 +217,93 @@ impl LoopCore {
             }
         }
         None
+    }
+
+    fn schedule_timer(&mut self, py: Python<'_>, handle: &Py<PyAny>, when: f64) -> PyResult<()> {
+        let h: Py<Handle> = handle.bind(py).cast::<Handle>()?.clone().unbind();
+        h.get().scheduled.store(true, Relaxed);
+        self.seq += 1;
+        self.timers.push(Timer {
+            when,
+            seq: self.seq,
+            handle: h,
+        });
+        Ok(())
+    }
+
+    /// Drops cancelled timers from the top of the heap, and rebuilds the heap
+    /// without them once they are most of it.
+    fn prune_timers(&mut self) {
+        if self.timers.len() > MIN_HEAP_FOR_CLEANUP && self.cancelled_timers * 2 > self.timers.len()
+        {
+            let timers = std::mem::take(&mut self.timers);
+            self.timers = timers
+                .into_iter()
+                .filter(|t| {
+                    let h = t.handle.get();
+                    let cancelled = h.is_cancelled();
+                    if cancelled {
+                        h.scheduled.store(false, Relaxed);
+                    }
+                    !cancelled
+                })
+                .collect();
+            self.cancelled_timers = 0;
+        } else {
+            while let Some(top) = self.timers.peek() {
+                let h = top.handle.get();
+                if !h.is_cancelled() {
+                    break;
+                }
+                h.scheduled.store(false, Relaxed);
+                self.timers.pop();
+                self.cancelled_timers = self.cancelled_timers.saturating_sub(1);
+            }
+        }
+    }
+}
+
+impl LoopCore {
+    pub(crate) fn state<'a>(slf: &'a Bound<'_, Self>) -> PyResult<RefMut<'a, State>> {
+        slf.get().state.borrow_mut(slf.py())
+    }
+
+    fn check_closed(&self) -> PyResult<()> {
+        if self.closed.load(Relaxed) {
+            Err(closed_error())
+        } else {
+            Ok(())
+        }
+    }
+
+    pub(crate) fn is_debug(&self) -> bool {
+        self.debug.load(Relaxed)
+    }
+
+    /// Raises if the loop is closed and, in debug mode, if called from a
+    /// thread other than the loop's. Returns whether debug mode is on.
+    fn check_open_and_thread(slf: &Bound<'_, Self>) -> PyResult<bool> {
+        let lp = slf.get();
+        lp.check_closed()?;
+        let debug = lp.is_debug();
+        if debug {
+            slf.call_method0("_check_thread")?;
+        }
+        Ok(debug)
+    }
+
+    /// Raises if a transport owns `fd`, as asyncio's `_ensure_fd_no_transport`.
+    /// The transport's repr is taken after the borrow ends.
+    fn ensure_no_transport(slf: &Bound<'_, Self>, fd: RawFd) -> PyResult<()> {
+        let py = slf.py();
+        let owner = Self::state(slf)?.transport_of(fd).map(|t| t.clone_ref(py));
+        match owner {
+            Some(t) => Err(PyRuntimeError::new_err(format!(
+                "File descriptor {fd} is used by transport {}",
+                t.bind(py).repr()?
+            ))),
+            None => Ok(()),
+        }
     }
 
     fn new_handle(
@@ -294,52 +353,12 @@ impl LoopCore {
             let tb = py
                 .import("asyncio.format_helpers")?
                 .call_method1("extract_stack", (frame,))?;
-            h.bind(py).cast::<Handle>()?.borrow_mut().source_traceback = Some(tb.unbind());
+            h.bind(py)
+                .cast::<Handle>()?
+                .get()
+                .set_source_traceback(py, tb.unbind())?;
         }
         Ok(h)
-    }
-
-    fn schedule_timer(&mut self, py: Python<'_>, handle: &Py<PyAny>, when: f64) -> PyResult<()> {
-        let h: Py<Handle> = handle.bind(py).cast::<Handle>()?.clone().unbind();
-        h.borrow_mut(py).scheduled = true;
-        self.seq += 1;
-        self.timers.push(Timer {
-            when,
-            seq: self.seq,
-            handle: h,
-        });
-        Ok(())
-    }
-
-    /// Drops cancelled timers from the top of the heap, and rebuilds the heap
-    /// without them once they are most of it.
-    fn prune_timers(&mut self, py: Python<'_>) {
-        if self.timers.len() > MIN_HEAP_FOR_CLEANUP && self.cancelled_timers * 2 > self.timers.len()
-        {
-            let timers = std::mem::take(&mut self.timers);
-            self.timers = timers
-                .into_iter()
-                .filter(|t| {
-                    let mut h = t.handle.borrow_mut(py);
-                    if h.cancelled {
-                        h.scheduled = false;
-                    }
-                    !h.cancelled
-                })
-                .collect();
-            self.cancelled_timers = 0;
-        } else {
-            while let Some(top) = self.timers.peek() {
-                let mut h = top.handle.borrow_mut(py);
-                if !h.cancelled {
-                    break;
-                }
-                h.scheduled = false;
-                drop(h);
-                self.timers.pop();
-                self.cancelled_timers = self.cancelled_timers.saturating_sub(1);
-            }
-        }
     }
 
     /// One iteration: wait for I/O (or not, if work is ready), queue due
@@ -362,14 +381,15 @@ impl LoopCore {
             Peek,
             Block,
         }
+        let core = slf.get();
         let (epfd, wake_fd, io, mut now) = {
-            let mut lp = slf.borrow_mut();
+            let mut lp = Self::state(slf)?;
             if !lp.timers.is_empty() {
-                lp.prune_timers(py);
+                lp.prune_timers();
             }
             let next = lp.timers.peek().map(|t| t.when);
             let mut now = None;
-            let io = if lp.stopping {
+            let io = if core.stopping.load(Relaxed) {
                 // The last iteration of run_forever polls, whatever the time:
                 // `stop(); run_forever()` is how callers let pending I/O run.
                 Io::Peek
@@ -415,7 +435,7 @@ impl LoopCore {
             }
             Io::Block => {
                 let r = py.detach(|| poll::wait(epfd, events, true, ready_fds));
-                slf.borrow_mut().sleeping = false;
+                Self::state(slf)?.sleeping = false;
                 let t = poll::now_ns();
                 *last_poll = t;
                 now = Some(t);
@@ -437,7 +457,7 @@ impl LoopCore {
         // I/O: queue handles, and collect the transports to call.
         let mut transports: Vec<(Py<SocketTransport>, bool, bool)> = Vec::new();
         if !ready_fds.is_empty() {
-            let mut lp = slf.borrow_mut();
+            let mut lp = Self::state(slf)?;
             for r in ready_fds.iter() {
                 match r.token {
                     WAKE_TOKEN => {
@@ -475,7 +495,7 @@ impl LoopCore {
                             }
                         }
                         for h in queue {
-                            if !h.borrow(py).cancelled {
+                            if !h.get().is_cancelled() {
                                 lp.ready.push_back(h);
                             }
                         }
@@ -495,7 +515,7 @@ impl LoopCore {
         // batch, not one per callback. Callbacks they schedule go to the
         // emptied queue, for the next iteration.
         let (debug, slow) = {
-            let mut lp = slf.borrow_mut();
+            let mut lp = Self::state(slf)?;
             if !lp.timers.is_empty() {
                 // The clock read before the poll will do when the poll did
                 // not wait or find anything: no time has passed for timers.
@@ -510,9 +530,9 @@ impl LoopCore {
                     }
                     let t = lp.timers.pop().expect("peeked");
                     let cancelled = {
-                        let mut h = t.handle.borrow_mut(py);
-                        h.scheduled = false;
-                        h.cancelled
+                        let h = t.handle.get();
+                        h.scheduled.store(false, Relaxed);
+                        h.is_cancelled()
                     };
                     if cancelled {
                         lp.cancelled_timers = lp.cancelled_timers.saturating_sub(1);
@@ -522,7 +542,7 @@ impl LoopCore {
                 }
             }
             std::mem::swap(&mut lp.ready, todo);
-            (lp.debug, lp.slow_callback_duration)
+            (core.is_debug(), lp.slow_callback_duration)
         };
         while let Some(h) = todo.pop_front() {
             let h = h.into_bound(py);
@@ -542,7 +562,7 @@ impl LoopCore {
             if let Err(e) = res {
                 // The rest of the batch stays queued, ahead of what the
                 // batch scheduled, as in asyncio.
-                let mut lp = slf.borrow_mut();
+                let mut lp = Self::state(slf)?;
                 while let Some(rest) = todo.pop_back() {
                     lp.ready.push_front(rest);
                 }
@@ -559,13 +579,16 @@ impl LoopCore {
     /// holds, so that a loop dropped unclosed, whose callbacks refer back to
     /// it, is collected, as asyncio's is.
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
-        for h in &self.ready {
+        let Some(st) = self.state.peek() else {
+            return Ok(());
+        };
+        for h in &st.ready {
             visit.call(h)?;
         }
-        for t in &self.timers {
+        for t in &st.timers {
             visit.call(&t.handle)?;
         }
-        for e in self.fds.values() {
+        for e in st.fds.values() {
             for cb in [&e.reader, &e.writer].into_iter().flatten() {
                 match cb {
                     FdCallback::Handle(h) => visit.call(h)?,
@@ -578,11 +601,13 @@ impl LoopCore {
 
     /// Breaks the cycles the collector found: drops every callback. The
     /// epoll set goes with the loop.
-    fn __clear__(&mut self) {
-        self.ready.clear();
-        self.timers.clear();
-        self.cancelled_timers = 0;
-        self.fds.clear();
+    fn __clear__(&self) {
+        if let Some(mut st) = self.state.peek_mut() {
+            st.ready.clear();
+            st.timers.clear();
+            st.cancelled_timers = 0;
+            st.fds.clear();
+        }
     }
 
     #[new]
@@ -594,20 +619,22 @@ impl LoopCore {
         let poller = Poller::new()?;
         let wake_fd = poller.wake_fd();
         Ok(Self {
-            ready: VecDeque::new(),
-            timers: BinaryHeap::new(),
-            cancelled_timers: 0,
-            seq: 0,
-            stopping: false,
-            closed: false,
-            running: false,
-            debug: false,
-            slow_callback_duration: 0.1,
-            poller: Some(poller),
-            fds: FxHashMap::default(),
-            wake_fd,
-            sleeping: false,
-            wake_pending: false,
+            state: GilCell::new(State {
+                ready: VecDeque::new(),
+                timers: BinaryHeap::new(),
+                cancelled_timers: 0,
+                seq: 0,
+                slow_callback_duration: 0.1,
+                poller: Some(poller),
+                fds: FxHashMap::default(),
+                wake_fd,
+                sleeping: false,
+                wake_pending: false,
+            }),
+            closed: AtomicBool::new(false),
+            debug: AtomicBool::new(false),
+            stopping: AtomicBool::new(false),
+            running: AtomicBool::new(false),
         })
     }
 
@@ -626,7 +653,7 @@ impl LoopCore {
         let debug = Self::check_open_and_thread(slf)?;
         let h = Self::new_handle(slf, callback, args, context, f64::NAN, "call_soon", debug)?;
         let hh = h.bind(slf.py()).cast::<Handle>()?.clone().unbind();
-        slf.borrow_mut().ready.push_back(hh);
+        Self::state(slf)?.ready.push_back(hh);
         Ok(h)
     }
 
@@ -637,11 +664,8 @@ impl LoopCore {
         args: &Bound<'_, PyTuple>,
         context: Option<Py<PyAny>>,
     ) -> PyResult<Py<PyAny>> {
-        let debug = {
-            let lp = slf.borrow();
-            lp.check_closed()?;
-            lp.debug
-        };
+        let core = slf.get();
+        core.check_closed()?;
         let h = Self::new_handle(
             slf,
             callback,
@@ -649,10 +673,10 @@ impl LoopCore {
             context,
             f64::NAN,
             "call_soon_threadsafe",
-            debug,
+            core.is_debug(),
         )?;
         let hh = h.bind(slf.py()).cast::<Handle>()?.clone().unbind();
-        let mut lp = slf.borrow_mut();
+        let mut lp = Self::state(slf)?;
         lp.ready.push_back(hh);
         // A loop that is running callbacks sees the queue before it blocks
         // again; only a sleeping loop needs the eventfd, and only once.
@@ -691,15 +715,12 @@ impl LoopCore {
     /// Runs iterations until `stop()`. `run_forever` in Python sets up and
     /// tears down around it.
     fn _run(slf: &Bound<'_, Self>) -> PyResult<()> {
-        {
-            let mut lp = slf.borrow_mut();
-            lp.check_closed()?;
-            if lp.running {
-                return Err(PyRuntimeError::new_err(
-                    "This event loop is already running",
-                ));
-            }
-            lp.running = true;
+        let core = slf.get();
+        core.check_closed()?;
+        if core.running.swap(true, Relaxed) {
+            return Err(PyRuntimeError::new_err(
+                "This event loop is already running",
+            ));
         }
         let mut events = poll::Events::with_capacity(1024);
         let mut ready = Vec::with_capacity(1024);
@@ -711,56 +732,81 @@ impl LoopCore {
             {
                 break Err(e);
             }
-            if slf.borrow().stopping {
+            if core.stopping.load(Relaxed) {
                 break Ok(());
             }
         };
-        let mut lp = slf.borrow_mut();
-        lp.running = false;
-        lp.stopping = false;
+        core.running.store(false, Relaxed);
+        core.stopping.store(false, Relaxed);
         res
     }
 
     /// Makes `run_forever` return after the current iteration.
-    fn stop(&mut self) {
-        self.stopping = true;
+    fn stop(&self) {
+        self.stopping.store(true, Relaxed);
     }
 
     fn _is_stopping(&self) -> bool {
-        self.stopping
+        self.stopping.load(Relaxed)
     }
 
     fn is_closed(&self) -> bool {
-        self.closed
+        self.closed.load(Relaxed)
     }
 
     fn _core_running(&self) -> bool {
-        self.running
+        self.running.load(Relaxed)
     }
 
-    fn set_debug(&mut self, enabled: bool) {
-        self.debug = enabled;
+    fn set_debug(&self, enabled: bool) {
+        self.debug.store(enabled, Relaxed);
     }
 
     fn get_debug(&self) -> bool {
-        self.debug
+        self.is_debug()
+    }
+
+    #[getter(debug)]
+    fn debug_attr(&self) -> bool {
+        self.is_debug()
+    }
+
+    #[getter]
+    fn slow_callback_duration(slf: &Bound<'_, Self>) -> PyResult<f64> {
+        Ok(Self::state(slf)?.slow_callback_duration)
+    }
+
+    #[setter]
+    fn set_slow_callback_duration(slf: &Bound<'_, Self>, value: f64) -> PyResult<()> {
+        Self::state(slf)?.slow_callback_duration = value;
+        Ok(())
     }
 
     /// Drops every queued callback and timer, and closes epoll, the eventfd
     /// and the timerfd. `close()` in Python does the rest.
-    fn _close_core(&mut self, py: Python<'_>) -> PyResult<()> {
-        if self.running {
+    fn _close_core(slf: &Bound<'_, Self>) -> PyResult<()> {
+        let core = slf.get();
+        if core.running.load(Relaxed) {
             return Err(PyRuntimeError::new_err("Cannot close a running event loop"));
         }
-        self.closed = true;
-        self.ready.clear();
-        for t in self.timers.drain() {
-            t.handle.borrow_mut(py).scheduled = false;
+        core.closed.store(true, Relaxed);
+        // Taken out of the state first: dropping handles can run finalizers
+        // that call back into the loop.
+        let (ready, timers, fds, poller) = {
+            let mut st = Self::state(slf)?;
+            st.cancelled_timers = 0;
+            st.wake_fd = -1;
+            (
+                std::mem::take(&mut st.ready),
+                std::mem::take(&mut st.timers),
+                std::mem::take(&mut st.fds),
+                st.poller.take(),
+            )
+        };
+        for t in timers {
+            t.handle.get().scheduled.store(false, Relaxed);
         }
-        self.cancelled_timers = 0;
-        self.fds.clear();
-        self.poller = None;
-        self.wake_fd = -1;
+        drop((ready, fds, poller));
         Ok(())
     }
 
@@ -798,17 +844,17 @@ impl LoopCore {
     }
 
     /// The number of callbacks queued to run: for tests and debugging.
-    fn _ready_count(&self) -> usize {
-        self.ready.len()
+    fn _ready_count(slf: &Bound<'_, Self>) -> PyResult<usize> {
+        Ok(Self::state(slf)?.ready.len())
     }
 
     /// The number of timers in the heap, cancelled ones included.
-    fn _timer_count(&self) -> usize {
-        self.timers.len()
+    fn _timer_count(slf: &Bound<'_, Self>) -> PyResult<usize> {
+        Ok(Self::state(slf)?.timers.len())
     }
 
-    fn _fd_count(&self) -> usize {
-        self.fds.len()
+    fn _fd_count(slf: &Bound<'_, Self>) -> PyResult<usize> {
+        Ok(Self::state(slf)?.fds.len())
     }
 }
 
@@ -823,7 +869,7 @@ impl LoopCore {
     ) -> PyResult<Py<PyAny>> {
         let debug = Self::check_open_and_thread(slf)?;
         let h = Self::new_handle(slf, callback, args, context, when, what, debug)?;
-        slf.borrow_mut().schedule_timer(slf.py(), &h, when)?;
+        Self::state(slf)?.schedule_timer(slf.py(), &h, when)?;
         Ok(h)
     }
 
@@ -836,20 +882,15 @@ impl LoopCore {
         what: &str,
     ) -> PyResult<Py<PyAny>> {
         let py = slf.py();
-        let debug = {
-            let lp = slf.borrow();
-            lp.check_closed()?;
-            lp.debug
-        };
+        let core = slf.get();
+        core.check_closed()?;
         let fdn = fileno(fd)?;
         Self::ensure_no_transport(slf, fdn)?;
-        let h = Self::new_handle(slf, callback, args, None, f64::NAN, what, debug)?;
+        let h = Self::new_handle(slf, callback, args, None, f64::NAN, what, core.is_debug())?;
         let hh = h.bind(py).cast::<Handle>()?.clone().unbind();
-        let old = slf
-            .borrow_mut()
-            .set_fd(py, fdn, dir, Some(FdCallback::Handle(hh)))?;
+        let old = Self::state(slf)?.set_fd(py, fdn, dir, Some(FdCallback::Handle(hh)))?;
         if let Some(FdCallback::Handle(old)) = old {
-            old.borrow_mut(py).cancel(py);
+            Handle::cancel_handle(old.bind(py))?;
         }
         Ok(h)
     }
@@ -857,17 +898,19 @@ impl LoopCore {
     fn remove_fd(slf: &Bound<'_, Self>, fd: &Bound<'_, PyAny>, dir: u8) -> PyResult<bool> {
         let py = slf.py();
         let fdn = fileno(fd)?;
-        if slf.borrow().closed {
+        if slf.get().closed.load(Relaxed) {
             return Ok(false);
         }
         Self::ensure_no_transport(slf, fdn)?;
-        let present = slf.borrow().has_callback(fdn, dir);
-        if !present {
-            return Ok(false);
-        }
-        let old = slf.borrow_mut().set_fd(py, fdn, dir, None)?;
+        let old = {
+            let mut st = Self::state(slf)?;
+            if !st.has_callback(fdn, dir) {
+                return Ok(false);
+            }
+            st.set_fd(py, fdn, dir, None)?
+        };
         if let Some(FdCallback::Handle(old)) = old {
-            old.borrow_mut(py).cancel(py);
+            Handle::cancel_handle(old.bind(py))?;
         }
         Ok(true)
     }
@@ -880,20 +923,19 @@ impl LoopCore {
         t: Option<&Py<SocketTransport>>,
     ) -> PyResult<()> {
         let py = slf.py();
+        if slf.get().closed.load(Relaxed) {
+            return Ok(());
+        }
         let cb = t.map(|t| FdCallback::Transport(t.clone_ref(py)));
-        let mut lp = slf.borrow_mut();
-        if lp.closed {
-            return Ok(());
-        }
-        let has = lp.has_callback(fd, dir);
-        if !has && cb.is_none() {
-            return Ok(());
-        }
-        lp.set_fd(py, fd, dir, cb)?;
+        let old = {
+            let mut lp = Self::state(slf)?;
+            let has = lp.has_callback(fd, dir);
+            if !has && cb.is_none() {
+                return Ok(());
+            }
+            lp.set_fd(py, fd, dir, cb)?
+        };
+        drop(old);
         Ok(())
-    }
-
-    pub(crate) fn get_debug_flag(&self) -> bool {
-        self.debug
     }
 }

@@ -8,24 +8,38 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
 
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::Relaxed;
+
+use crate::cell::GilCell;
 use crate::core::LoopCore;
 
-#[pyclass(subclass, weakref, module = "pyloop._pyloop")]
+/// A callback the loop will run. Frozen: what changes after it is made
+/// (cancellation, and the references a cancel or the collector drops) sits
+/// in atomics and a [`GilCell`], so running it takes no pyo3 borrow.
+#[pyclass(subclass, weakref, module = "pyloop._pyloop", frozen)]
 #[derive(Debug)]
 pub struct Handle {
-    pub(crate) callback: Option<Py<PyAny>>,
-    pub(crate) args: Option<Py<PyTuple>>,
-    pub(crate) context: Option<Py<PyAny>>,
-    pub(crate) cancelled: bool,
+    refs: GilCell<Refs>,
+    cancelled: AtomicBool,
     /// The loop, for the exception handler and for counting cancelled timers.
     pub(crate) loop_: Py<LoopCore>,
     /// The deadline of a timer, in `loop.time()` seconds; NaN for plain handles.
     pub(crate) when: f64,
     /// A timer still in the loop's heap.
-    pub(crate) scheduled: bool,
+    pub(crate) scheduled: AtomicBool,
+}
+
+/// What a handle refers to; `cancel()` and `__clear__` drop the callback and
+/// its arguments.
+#[derive(Debug)]
+struct Refs {
+    callback: Option<Py<PyAny>>,
+    args: Option<Py<PyTuple>>,
+    context: Option<Py<PyAny>>,
     /// In debug mode, where the handle was made (asyncio's
     /// `_source_traceback`: a `traceback.StackSummary`).
-    pub(crate) source_traceback: Option<Py<PyAny>>,
+    source_traceback: Option<Py<PyAny>>,
 }
 
 /// The outcome of running a callback that raised.
@@ -55,14 +69,16 @@ impl Handle {
             },
         };
         let handle = Handle {
-            callback: Some(callback),
-            args: Some(args),
-            context: Some(context),
-            cancelled: false,
+            refs: GilCell::new(Refs {
+                callback: Some(callback),
+                args: Some(args),
+                context: Some(context),
+                source_traceback: None,
+            }),
+            cancelled: AtomicBool::new(false),
             loop_,
             when,
-            scheduled: false,
-            source_traceback: None,
+            scheduled: AtomicBool::new(false),
         };
         if when.is_nan() {
             Ok(Py::new(py, handle)?.into_any())
@@ -72,15 +88,46 @@ impl Handle {
         }
     }
 
+    /// `handle.cancel()`: the callback will not run, and its references
+    /// are dropped (after the borrow, since dropping them can run Python).
+    pub(crate) fn cancel_handle(slf: &Bound<'_, Handle>) -> PyResult<()> {
+        let py = slf.py();
+        let h = slf.get();
+        if h.cancelled.swap(true, Relaxed) {
+            return Ok(());
+        }
+        if h.scheduled.load(Relaxed)
+            && let Ok(mut st) = h.loop_.get().state.borrow_mut(py)
+        {
+            st.timer_cancelled();
+        }
+        let taken = {
+            let mut r = h.refs.borrow_mut(py)?;
+            (r.callback.take(), r.args.take())
+        };
+        drop(taken);
+        Ok(())
+    }
+
+    pub(crate) fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Relaxed)
+    }
+
+    pub(crate) fn set_source_traceback(&self, py: Python<'_>, tb: Py<PyAny>) -> PyResult<()> {
+        self.refs.borrow_mut(py)?.source_traceback = Some(tb);
+        Ok(())
+    }
+
     /// Runs the callback in its context. Cancelled handles do nothing.
     pub(crate) fn run(slf: &Bound<'_, Handle>) -> Result<(), Failure> {
         let py = slf.py();
+        let h = slf.get();
+        if h.is_cancelled() {
+            return Ok(());
+        }
         let (cb, args, ctx) = {
-            let h = slf.borrow();
-            if h.cancelled {
-                return Ok(());
-            }
-            match (&h.callback, &h.args, &h.context) {
+            let r = h.refs.borrow(py).map_err(Failure::Report)?;
+            match (&r.callback, &r.args, &r.context) {
                 (Some(cb), Some(args), Some(ctx)) => {
                     (cb.clone_ref(py), args.clone_ref(py), ctx.clone_ref(py))
                 }
@@ -111,7 +158,7 @@ impl Handle {
     /// exception handler, as asyncio's `Handle._run` does.
     pub(crate) fn report(slf: &Bound<'_, Handle>, err: PyErr) -> PyResult<()> {
         let py = slf.py();
-        let lp = slf.borrow().loop_.clone_ref(py);
+        let lp = slf.get().loop_.clone_ref(py);
         let repr = slf.repr()?;
         let ctx = PyDict::new(py);
         ctx.set_item(
@@ -120,7 +167,14 @@ impl Handle {
         )?;
         ctx.set_item("exception", err.value(py))?;
         ctx.set_item("handle", slf)?;
-        if let Some(tb) = &slf.borrow().source_traceback {
+        let tb = slf
+            .get()
+            .refs
+            .borrow(py)?
+            .source_traceback
+            .as_ref()
+            .map(|t| t.clone_ref(py));
+        if let Some(tb) = tb {
             ctx.set_item("source_traceback", tb)?;
         }
         lp.bind(py).call_method1("call_exception_handler", (ctx,))?;
@@ -144,57 +198,70 @@ impl Handle {
     /// cycle through it (an object that keeps the handle of its own bound
     /// method) is collected, as with asyncio's handles.
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
-        visit.call(&self.callback)?;
-        visit.call(&self.args)?;
-        visit.call(&self.context)?;
         visit.call(&self.loop_)?;
-        visit.call(&self.source_traceback)
+        let Some(r) = self.refs.peek() else {
+            return Ok(());
+        };
+        visit.call(&r.callback)?;
+        visit.call(&r.args)?;
+        visit.call(&r.context)?;
+        visit.call(&r.source_traceback)
     }
 
     /// Breaks the cycles the collector found. The handle will not run.
-    fn __clear__(&mut self) {
-        self.callback = None;
-        self.args = None;
-        self.context = None;
-        self.source_traceback = None;
+    fn __clear__(&self) {
+        let taken = self.refs.peek_mut().map(|mut r| {
+            (
+                r.callback.take(),
+                r.args.take(),
+                r.context.take(),
+                r.source_traceback.take(),
+            )
+        });
+        drop(taken);
     }
 
     #[getter]
-    fn _source_traceback(&self, py: Python<'_>) -> Option<Py<PyAny>> {
-        self.source_traceback.as_ref().map(|t| t.clone_ref(py))
+    fn _source_traceback(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        Ok(self
+            .refs
+            .borrow(py)?
+            .source_traceback
+            .as_ref()
+            .map(|t| t.clone_ref(py)))
     }
 
     /// Cancels the callback: it will not run. Releases its references.
-    pub(crate) fn cancel(&mut self, py: Python<'_>) {
-        if self.cancelled {
-            return;
-        }
-        self.cancelled = true;
-        if self.scheduled
-            && let Ok(mut lp) = self.loop_.bind(py).try_borrow_mut()
-        {
-            lp.timer_cancelled();
-        }
-        self.callback = None;
-        self.args = None;
+    fn cancel(slf: &Bound<'_, Self>) -> PyResult<()> {
+        Self::cancel_handle(slf)
     }
 
     fn cancelled(&self) -> bool {
-        self.cancelled
+        self.is_cancelled()
     }
 
-    fn get_context(&self, py: Python<'_>) -> Option<Py<PyAny>> {
-        self.context.as_ref().map(|c| c.clone_ref(py))
+    fn get_context(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        Ok(self
+            .refs
+            .borrow(py)?
+            .context
+            .as_ref()
+            .map(|c| c.clone_ref(py)))
     }
 
     #[getter]
-    fn _callback(&self, py: Python<'_>) -> Option<Py<PyAny>> {
-        self.callback.as_ref().map(|c| c.clone_ref(py))
+    fn _callback(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        Ok(self
+            .refs
+            .borrow(py)?
+            .callback
+            .as_ref()
+            .map(|c| c.clone_ref(py)))
     }
 
     #[getter]
-    fn _args(&self, py: Python<'_>) -> Option<Py<PyTuple>> {
-        self.args.as_ref().map(|c| c.clone_ref(py))
+    fn _args(&self, py: Python<'_>) -> PyResult<Option<Py<PyTuple>>> {
+        Ok(self.refs.borrow(py)?.args.as_ref().map(|c| c.clone_ref(py)))
     }
 
     #[getter]
@@ -218,15 +285,22 @@ impl Handle {
         } else {
             "Handle"
         };
-        let h = slf.borrow();
+        let h = slf.get();
         let mut parts = Vec::new();
-        if h.cancelled {
+        if h.is_cancelled() {
             parts.push("cancelled".to_owned());
         }
         if !h.when.is_nan() {
             parts.push(format!("when={}", h.when));
         }
-        if let (Some(cb), Some(args)) = (&h.callback, &h.args) {
+        let (cb, args) = {
+            let r = h.refs.borrow(py)?;
+            (
+                r.callback.as_ref().map(|c| c.clone_ref(py)),
+                r.args.as_ref().map(|a| a.clone_ref(py)),
+            )
+        };
+        if let (Some(cb), Some(args)) = (cb, args) {
             let helpers = py.import("asyncio.format_helpers")?;
             let src = helpers.call_method1("_format_callback_source", (cb, args))?;
             parts.push(src.extract::<String>()?);

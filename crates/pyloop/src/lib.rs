@@ -10,6 +10,7 @@
 //! `#[pymethods]` boundary into `pyo3_runtime.PanicException`, and the release
 //! profile keeps unwinding on.
 
+mod cell;
 pub mod core;
 pub mod handle;
 mod poll;

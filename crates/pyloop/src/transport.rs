@@ -440,7 +440,7 @@ impl SocketTransport {
         };
         if let Some(lp) = &lp {
             if e.is_instance_of::<PyOSError>(py) {
-                if lp.borrow().get_debug_flag() {
+                if lp.get().is_debug() {
                     let logger = py.import("asyncio.log")?.getattr("logger")?;
                     logger.call_method1("debug", ("%r: %s", slf, msg))?;
                 }

@@ -1,0 +1,185 @@
+//! `GilCell`: the interior mutability of the loop's and the handles' state.
+//!
+//! pyo3's own borrow checking of a `#[pyclass]` is an atomic counter: two
+//! locked instructions per borrow, and the loop takes several per callback.
+//! On a CPython with the GIL, every access here happens with the GIL held
+//! (each method takes a `Python` token), so no two threads can touch a cell
+//! at once, and taking and releasing the GIL orders their accesses: a plain
+//! `Cell` counter is enough to catch a re-entrant borrow, as pyo3's does.
+//!
+//! On a free-threaded CPython (`Py_GIL_DISABLED`, 3.13t), there is no such
+//! lock, and the cell is a `Mutex`: threads that call
+//! `call_soon_threadsafe` at once wait for each other instead of failing.
+
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+
+fn in_use() -> PyErr {
+    PyRuntimeError::new_err("pyloop: the event loop's state is in use (a re-entrant call)")
+}
+
+#[cfg(not(Py_GIL_DISABLED))]
+mod imp {
+    use std::cell::{Cell, UnsafeCell};
+    use std::ops::{Deref, DerefMut};
+
+    use pyo3::prelude::*;
+
+    pub(crate) struct GilCell<T> {
+        /// 0: free; n > 0: n shared borrows; -1: one mutable borrow.
+        flag: Cell<isize>,
+        value: UnsafeCell<T>,
+    }
+
+    // SAFETY: every access to `flag` and `value` goes through a method that
+    // takes a `Python` token, so the calling thread holds the GIL: accesses
+    // from different threads never overlap, and the GIL's hand-over orders
+    // them. (`peek` is for `__traverse__`, which CPython calls with the GIL
+    // held.) Free-threaded builds use the other implementation.
+    unsafe impl<T: Send> Sync for GilCell<T> {}
+
+    impl<T> GilCell<T> {
+        pub(crate) fn new(value: T) -> Self {
+            Self {
+                flag: Cell::new(0),
+                value: UnsafeCell::new(value),
+            }
+        }
+
+        pub(crate) fn borrow<'a>(&'a self, _py: Python<'_>) -> PyResult<Ref<'a, T>> {
+            let f = self.flag.get();
+            if f < 0 {
+                return Err(super::in_use());
+            }
+            self.flag.set(f + 1);
+            Ok(Ref { cell: self })
+        }
+
+        pub(crate) fn borrow_mut<'a>(&'a self, _py: Python<'_>) -> PyResult<RefMut<'a, T>> {
+            if self.flag.get() != 0 {
+                return Err(super::in_use());
+            }
+            self.flag.set(-1);
+            Ok(RefMut { cell: self })
+        }
+
+        /// For `__traverse__`, which CPython calls with the GIL held but
+        /// gives no token: the value, unless it is being changed.
+        pub(crate) fn peek(&self) -> Option<Ref<'_, T>> {
+            let f = self.flag.get();
+            if f < 0 {
+                return None;
+            }
+            self.flag.set(f + 1);
+            Some(Ref { cell: self })
+        }
+
+        /// For `__clear__`, likewise.
+        pub(crate) fn peek_mut(&self) -> Option<RefMut<'_, T>> {
+            if self.flag.get() != 0 {
+                return None;
+            }
+            self.flag.set(-1);
+            Some(RefMut { cell: self })
+        }
+    }
+
+    pub(crate) struct Ref<'a, T> {
+        cell: &'a GilCell<T>,
+    }
+
+    impl<T> Deref for Ref<'_, T> {
+        type Target = T;
+        fn deref(&self) -> &T {
+            // SAFETY: a shared borrow is registered in `flag`: no mutable one
+            // exists until it ends.
+            unsafe { &*self.cell.value.get() }
+        }
+    }
+
+    impl<T> Drop for Ref<'_, T> {
+        fn drop(&mut self) {
+            self.cell.flag.set(self.cell.flag.get() - 1);
+        }
+    }
+
+    pub(crate) struct RefMut<'a, T> {
+        cell: &'a GilCell<T>,
+    }
+
+    impl<T> Deref for RefMut<'_, T> {
+        type Target = T;
+        fn deref(&self) -> &T {
+            // SAFETY: this is the only borrow (flag is -1).
+            unsafe { &*self.cell.value.get() }
+        }
+    }
+
+    impl<T> DerefMut for RefMut<'_, T> {
+        fn deref_mut(&mut self) -> &mut T {
+            // SAFETY: this is the only borrow (flag is -1).
+            unsafe { &mut *self.cell.value.get() }
+        }
+    }
+
+    impl<T> Drop for RefMut<'_, T> {
+        fn drop(&mut self) {
+            self.cell.flag.set(0);
+        }
+    }
+}
+
+#[cfg(Py_GIL_DISABLED)]
+mod imp {
+    use std::sync::{Mutex, MutexGuard, TryLockError};
+
+    use pyo3::prelude::*;
+
+    pub(crate) struct GilCell<T>(Mutex<T>);
+
+    pub(crate) type Ref<'a, T> = MutexGuard<'a, T>;
+    pub(crate) type RefMut<'a, T> = MutexGuard<'a, T>;
+
+    impl<T> GilCell<T> {
+        pub(crate) fn new(value: T) -> Self {
+            Self(Mutex::new(value))
+        }
+
+        fn lock(&self) -> MutexGuard<'_, T> {
+            // A panic while the state was held cannot leave it half-changed
+            // in a way that matters more than losing the loop: carry on.
+            self.0.lock().unwrap_or_else(|e| e.into_inner())
+        }
+
+        pub(crate) fn borrow<'a>(&'a self, _py: Python<'_>) -> PyResult<Ref<'a, T>> {
+            Ok(self.lock())
+        }
+
+        pub(crate) fn borrow_mut<'a>(&'a self, _py: Python<'_>) -> PyResult<RefMut<'a, T>> {
+            Ok(self.lock())
+        }
+
+        pub(crate) fn peek(&self) -> Option<Ref<'_, T>> {
+            match self.0.try_lock() {
+                Ok(g) => Some(g),
+                Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
+                Err(TryLockError::WouldBlock) => None,
+            }
+        }
+
+        pub(crate) fn peek_mut(&self) -> Option<RefMut<'_, T>> {
+            self.peek()
+        }
+    }
+}
+
+pub(crate) use imp::{GilCell, RefMut};
+
+impl<T: std::fmt::Debug> std::fmt::Debug for GilCell<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.peek() {
+            Some(v) => v.fmt(f),
+            None => f.write_str("<in use>"),
+        }
+    }
+}
