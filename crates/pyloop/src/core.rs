@@ -244,6 +244,7 @@ impl State {
                     let cancelled = h.is_cancelled();
                     if cancelled {
                         h.scheduled.store(false, Relaxed);
+                        Handle::settle(&t.handle);
                     }
                     !cancelled
                 })
@@ -256,6 +257,7 @@ impl State {
                     break;
                 }
                 h.scheduled.store(false, Relaxed);
+                Handle::settle(&top.handle);
                 self.timers.pop();
                 self.cancelled_timers = self.cancelled_timers.saturating_sub(1);
             }
@@ -315,6 +317,9 @@ impl LoopCore {
         what: &str,
         debug: bool,
     ) -> PyResult<Py<PyAny>> {
+        // Every handle made here goes to the ready queue or the timer heap,
+        // except add_reader's and add_writer's.
+        let queued = !what.starts_with("add_");
         let py = slf.py();
         if !callback.is_callable() {
             return Err(PyTypeError::new_err(format!(
@@ -346,6 +351,7 @@ impl LoopCore {
             args.clone().unbind(),
             context,
             when,
+            queued,
         )?;
         if debug {
             // The innermost Python frame is the caller's: this method has none.
@@ -535,6 +541,7 @@ impl LoopCore {
                         h.is_cancelled()
                     };
                     if cancelled {
+                        Handle::settle(&t.handle);
                         lp.cancelled_timers = lp.cancelled_timers.saturating_sub(1);
                     } else {
                         lp.ready.push_back(t.handle);
@@ -548,6 +555,7 @@ impl LoopCore {
             let h = h.into_bound(py);
             let t0 = if debug { Some(time_now()) } else { None };
             let res = Handle::run(&h);
+            Handle::settle(h.as_unbound());
             let res = match res {
                 Ok(()) => Ok(()),
                 Err(Failure::Report(e)) => Handle::report(&h, e),
@@ -583,10 +591,10 @@ impl LoopCore {
             return Ok(());
         };
         for h in &st.ready {
-            visit.call(h)?;
+            Handle::traverse_queued(h, &visit)?;
         }
         for t in &st.timers {
-            visit.call(&t.handle)?;
+            Handle::traverse_queued(&t.handle, &visit)?;
         }
         for e in st.fds.values() {
             for cb in [&e.reader, &e.writer].into_iter().flatten() {
@@ -602,11 +610,22 @@ impl LoopCore {
     /// Breaks the cycles the collector found: drops every callback. The
     /// epoll set goes with the loop.
     fn __clear__(&self) {
-        if let Some(mut st) = self.state.peek_mut() {
-            st.ready.clear();
-            st.timers.clear();
+        let taken = self.state.peek_mut().map(|mut st| {
             st.cancelled_timers = 0;
-            st.fds.clear();
+            (
+                std::mem::take(&mut st.ready),
+                std::mem::take(&mut st.timers),
+                std::mem::take(&mut st.fds),
+            )
+        });
+        if let Some((ready, timers, fds)) = taken {
+            for h in &ready {
+                Handle::settle(h);
+            }
+            for t in &timers {
+                Handle::settle(&t.handle);
+            }
+            drop((ready, timers, fds));
         }
     }
 
@@ -805,6 +824,10 @@ impl LoopCore {
         };
         for t in timers {
             t.handle.get().scheduled.store(false, Relaxed);
+            Handle::settle(&t.handle);
+        }
+        for h in &ready {
+            Handle::settle(h);
         }
         drop((ready, fds, poller));
         Ok(())

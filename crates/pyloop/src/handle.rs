@@ -59,6 +59,7 @@ impl Handle {
         args: Py<PyTuple>,
         context: Option<Py<PyAny>>,
         when: f64,
+        queued: bool,
     ) -> PyResult<Py<PyAny>> {
         let context = match context {
             Some(c) if !c.is_none(py) => c,
@@ -80,12 +81,70 @@ impl Handle {
             when,
             scheduled: AtomicBool::new(false),
         };
-        if when.is_nan() {
-            Ok(Py::new(py, handle)?.into_any())
+        let h = if when.is_nan() {
+            Py::new(py, handle)?.into_any()
         } else {
             let init = PyClassInitializer::from(handle).add_subclass(TimerHandle);
-            Ok(Py::new(py, init)?.into_any())
+            Py::new(py, init)?.into_any()
+        };
+        #[cfg(not(Py_GIL_DISABLED))]
+        if queued {
+            // SAFETY: a live GC object, with the GIL held. pyo3's dealloc
+            // untracks with PyObject_GC_UnTrack, which allows an untracked
+            // object. (Not the context: CPython's context_tp_dealloc
+            // assumes its object is tracked.)
+            unsafe { ffi::PyObject_GC_UnTrack(h.as_ptr().cast()) };
         }
+        #[cfg(Py_GIL_DISABLED)]
+        let _ = queued;
+        Ok(h)
+    }
+
+    /// For the loop's `__traverse__`: a handle that the collector does not
+    /// track (see [`Handle::settle`]) has its references shown as the
+    /// loop's own; a tracked one is shown itself.
+    pub(crate) fn traverse_queued(
+        h: &Py<Handle>,
+        visit: &PyVisit<'_>,
+    ) -> Result<(), PyTraverseError> {
+        // SAFETY: a live object; CPython calls tp_traverse with the GIL held.
+        if unsafe { ffi::PyObject_GC_IsTracked(h.as_ptr()) } != 0 {
+            return visit.call(h);
+        }
+        let h = h.get();
+        visit.call(&h.loop_)?;
+        if let Some(r) = h.refs.peek() {
+            visit.call(&r.callback)?;
+            visit.call(&r.args)?;
+            visit.call(&r.context)?;
+            visit.call(&r.source_traceback)?;
+        }
+        Ok(())
+    }
+
+    /// Called as a handle leaves the ready queue or the timer heap.
+    ///
+    /// While a handle waits there, the loop holds it, so it is not garbage,
+    /// and the collector need not track it: `call_soon`, `call_later` and
+    /// `call_soon_threadsafe` untrack it, and the loop's `__traverse__`
+    /// shows its references as the loop's own. A burst of queued callbacks
+    /// then costs the collector half as much (the context each one copies
+    /// is still tracked). As it leaves, a handle that someone else still
+    /// refers to is tracked again, so a cycle through it is collected as
+    /// with asyncio's handles.
+    pub(crate) fn settle(h: &Py<Handle>) {
+        #[cfg(not(Py_GIL_DISABLED))]
+        // SAFETY: a live object, with the GIL held (the loop's thread, or
+        // the collector's clear). It is tracked only if it is untracked, as
+        // PyObject_GC_Track requires.
+        unsafe {
+            let p = h.as_ptr();
+            if ffi::PyObject_GC_IsTracked(p) == 0 && ffi::Py_REFCNT(p) > 1 {
+                ffi::PyObject_GC_Track(p.cast());
+            }
+        }
+        #[cfg(Py_GIL_DISABLED)]
+        let _ = h;
     }
 
     /// `handle.cancel()`: the callback will not run, and its references
