@@ -198,7 +198,17 @@ impl Handle {
         if unsafe { ffi::PyContext_Enter(ctx.as_ptr()) } != 0 {
             return Err(Failure::Report(PyErr::fetch(py)));
         }
-        let res = cb.bind(py).call1(args.bind(py));
+        // No arguments and one argument (a task's step, a future's
+        // set_result) are the common calls: vectorcall them without the
+        // tuple.
+        let cb = cb.bind(py);
+        let args = args.bind(py);
+        let res = match args.len() {
+            0 => cb.call0(),
+            // SAFETY: index 0 exists.
+            1 => cb.call1((unsafe { args.get_borrowed_item_unchecked(0) },)),
+            _ => cb.call1(args),
+        };
         // SAFETY: paired with the Enter above, on the same thread.
         let exit = unsafe { ffi::PyContext_Exit(ctx.as_ptr()) };
         if exit != 0 {
