@@ -1520,7 +1520,16 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
             )
         protocol = protocol_factory()
         waiter = self.create_future()
-        transport = DatagramTransport(self, sock, protocol, r_addr, waiter)
+        extra = {"socket": trsock.TransportSocket(sock)}
+        for key, get in (("sockname", sock.getsockname), ("peername", sock.getpeername)):
+            try:
+                extra[key] = get()
+            except OSError:
+                extra[key] = None
+        core = _pyloop.DatagramTransport(self, sock, protocol, extra, r_addr)
+        transport = DatagramTransport(core, extra)
+        core._start(transport)
+        self.call_soon(futures._set_result_unless_cancelled, waiter, None)
         try:
             await waiter
         except BaseException:
@@ -1918,213 +1927,6 @@ class _SendfileFlowProtocol(asyncio.Protocol):
             self._proto.resume_writing()
 
 
-class DatagramTransport(asyncio.transports._FlowControlMixin, asyncio.DatagramTransport):
-    """A UDP or Unix datagram transport, on the loop's reader and writer
-    callbacks (asyncio's design): each readable event receives one datagram;
-    ``sendto`` sends at once and queues only what the kernel refuses, with
-    water marks over the queued bytes (asyncio's flow-control mixin)."""
-
-    max_size = 256 * 1024
-
-    def __init__(self, loop, sock, protocol, address=None, waiter=None, extra=None):
-        super().__init__(extra, loop)
-        self._extra["socket"] = trsock.TransportSocket(sock)
-        try:
-            self._extra["sockname"] = sock.getsockname()
-        except OSError:
-            self._extra["sockname"] = None
-        if "peername" not in self._extra:
-            try:
-                self._extra["peername"] = sock.getpeername()
-            except OSError:
-                self._extra["peername"] = None
-        self._loop = loop
-        self._sock = sock
-        self._sock_fd = sock.fileno()
-        self._protocol = protocol
-        self._address = address
-        self._buffer = collections.deque()
-        self._buffer_size = 0
-        self._conn_lost = 0
-        self._closing = False
-        self._paused = False
-        # The protocol's callbacks run in the context the transport was made
-        # in, as the Rust transports' do. Callbacks get copies, so that the
-        # registrations below can enter this one from inside them.
-        self._context = contextvars.copy_context()
-        loop.call_soon(protocol.connection_made, self, context=self._context.copy())
-        loop.call_soon(self._add_reader)
-        if waiter is not None:
-            loop.call_soon(futures._set_result_unless_cancelled, waiter, None)
-
-    def __repr__(self):
-        state = "closed" if self._sock is None else "closing" if self._closing else "open"
-        return f"<pyloop.DatagramTransport fd={self._sock_fd} {state}>"
-
-    def __del__(self, _warn=warnings.warn):
-        if self._sock is not None:
-            _warn(f"unclosed transport {self!r}", ResourceWarning, source=self)
-            self._sock.close()
-
-    def _add_reader(self):
-        if not self._paused and not self._closing:
-            # The handle copies the current context: make it the transport's.
-            self._context.run(self._loop.add_reader, self._sock_fd, self._read_ready)
-
-    def get_protocol(self):
-        return self._protocol
-
-    def set_protocol(self, protocol):
-        self._protocol = protocol
-
-    def is_closing(self):
-        return self._closing
-
-    def is_reading(self):
-        return not self._paused and not self._closing
-
-    def pause_reading(self):
-        if self._closing or self._paused:
-            return
-        self._paused = True
-        self._loop.remove_reader(self._sock_fd)
-
-    def resume_reading(self):
-        if self._closing or not self._paused:
-            return
-        self._paused = False
-        self._add_reader()
-
-    def get_write_buffer_size(self):
-        return self._buffer_size
-
-    def _read_ready(self):
-        if self._conn_lost:
-            return
-        try:
-            data, addr = self._sock.recvfrom(self.max_size)
-        except (BlockingIOError, InterruptedError):
-            pass
-        except OSError as exc:
-            self._protocol.error_received(exc)
-        except (SystemExit, KeyboardInterrupt):
-            raise
-        except BaseException as exc:
-            self._fatal_error(exc, "Fatal read error on datagram transport")
-        else:
-            self._protocol.datagram_received(data, addr)
-
-    def _send(self, data, addr):
-        # A connected socket (a socketpair's peer name is '') sends to its
-        # peer; an unconnected one without an address fails in send(), and
-        # the protocol's error_received hears of it.
-        if self._extra["peername"] or addr is None:
-            self._sock.send(data)
-        else:
-            self._sock.sendto(data, addr)
-
-    def sendto(self, data, addr=None):
-        if not isinstance(data, (bytes, bytearray, memoryview)):
-            raise TypeError(
-                f"data argument must be a bytes-like object, not {type(data).__name__!r}"
-            )
-        if self._address:
-            if addr not in (None, self._address):
-                raise ValueError(f"Invalid address: must be None or {self._address}")
-            addr = self._address
-        if self._conn_lost and self._address:
-            if self._conn_lost >= asyncio.constants.LOG_THRESHOLD_FOR_CONNLOST_WRITES:
-                logger.warning("socket.send() raised exception.")
-            self._conn_lost += 1
-            return
-        if not self._buffer:
-            try:
-                self._send(data, addr)
-                return
-            except (BlockingIOError, InterruptedError):
-                self._context.run(self._loop.add_writer, self._sock_fd, self._sendto_ready)
-            except OSError as exc:
-                self._protocol.error_received(exc)
-                return
-            except (SystemExit, KeyboardInterrupt):
-                raise
-            except BaseException as exc:
-                self._fatal_error(exc, "Fatal write error on datagram transport")
-                return
-        self._buffer.append((bytes(data), addr))  # what is queued stays as it was
-        self._buffer_size += len(data)
-        self._maybe_pause_protocol()
-
-    def _sendto_ready(self):
-        while self._buffer:
-            data, addr = self._buffer.popleft()
-            self._buffer_size -= len(data)
-            try:
-                self._send(data, addr)
-            except (BlockingIOError, InterruptedError):
-                self._buffer.appendleft((data, addr))
-                self._buffer_size += len(data)
-                break
-            except OSError as exc:
-                self._protocol.error_received(exc)
-                return
-            except (SystemExit, KeyboardInterrupt):
-                raise
-            except BaseException as exc:
-                self._fatal_error(exc, "Fatal write error on datagram transport")
-                return
-        self._maybe_resume_protocol()
-        if not self._buffer:
-            self._loop.remove_writer(self._sock_fd)
-            if self._closing:
-                self._call_connection_lost(None)
-
-    def close(self):
-        if self._closing:
-            return
-        self._closing = True
-        self._loop.remove_reader(self._sock_fd)
-        if not self._buffer:
-            self._conn_lost += 1
-            self._loop.call_soon(self._call_connection_lost, None, context=self._context.copy())
-
-    def abort(self):
-        self._force_close(None)
-
-    def _fatal_error(self, exc, message):
-        if isinstance(exc, OSError):
-            if self._loop.get_debug():
-                logger.debug("%r: %s", self, message, exc_info=True)
-        else:
-            self._loop.call_exception_handler({
-                "message": message, "exception": exc,
-                "transport": self, "protocol": self._protocol,
-            })
-        self._force_close(exc)
-
-    def _force_close(self, exc):
-        if self._conn_lost:
-            return
-        if self._buffer:
-            self._buffer.clear()
-            self._buffer_size = 0
-            self._loop.remove_writer(self._sock_fd)
-        if not self._closing:
-            self._closing = True
-            self._loop.remove_reader(self._sock_fd)
-        self._conn_lost += 1
-        self._loop.call_soon(self._call_connection_lost, exc, context=self._context.copy())
-
-    def _call_connection_lost(self, exc):
-        try:
-            self._protocol.connection_lost(exc)
-        finally:
-            self._sock.close()
-            self._sock = None
-            self._protocol = None
-            self._loop = None
-
-
 class _CoreTransport:
     """What the Python faces of the Rust transport share.
 
@@ -2250,6 +2052,42 @@ class WritePipeTransport(_PipeTransport, _WritingTransport, asyncio.Transport):
     """
 
     __slots__ = ("_core", "write", "writelines", "get_extra_info", "is_closing", "_pipe", "__weakref__", "__dict__")
+
+
+class DatagramTransport(_ReadingTransport, asyncio.DatagramTransport, asyncio.Transport):
+    """The transport of a UDP or Unix datagram socket
+    (``create_datagram_endpoint``); the work is done by
+    ``pyloop._pyloop.DatagramTransport`` (Rust). Also an
+    ``asyncio.Transport``, as asyncio's is."""
+
+    __slots__ = ("_core", "sendto", "get_extra_info", "is_closing", "__weakref__", "__dict__")
+    _bound = ("get_extra_info", "is_closing", "sendto")
+
+    def __del__(self, _warn=warnings.warn):
+        # As asyncio's: a transport dropped open warns and closes its socket.
+        core = self._core
+        if not core._closed and not core.is_closing():
+            _warn(f"unclosed transport {self!r}", ResourceWarning, source=self)
+            try:
+                core.abort()  # connection_lost closes the socket
+            except RuntimeError:
+                core._sock.close()  # the loop is closed: nothing else will
+
+    @property
+    def _sock(self):
+        return self._core._sock
+
+    def abort(self):
+        self._core.abort()
+
+    def get_write_buffer_size(self):
+        return self._core.get_write_buffer_size()
+
+    def set_write_buffer_limits(self, high=None, low=None):
+        self._core.set_write_buffer_limits(high, low)
+
+    def get_write_buffer_limits(self):
+        return self._core.get_write_buffer_limits()
 
 
 class SubprocessTransport(base_subprocess.BaseSubprocessTransport):

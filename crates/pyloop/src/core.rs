@@ -19,6 +19,7 @@ use pyo3::{PyTraverseError, PyVisit};
 use rustc_hash::FxHashMap;
 
 use crate::cell::{GilCell, RefMut};
+use crate::datagram::DatagramTransport;
 use crate::handle::{Failure, Handle, closed_error};
 use crate::poll::{self, Poller, READ, Ready, TIMER_TOKEN, WAKE_TOKEN, WRITE};
 use crate::transport::SocketTransport;
@@ -28,8 +29,29 @@ use crate::transport::SocketTransport;
 pub(crate) enum FdCallback {
     /// A handle from `add_reader`/`add_writer`: queued on the ready queue.
     Handle(Py<Handle>),
-    /// A transport: called directly, with no handle.
+    /// A stream or pipe transport: called directly, with no handle.
     Transport(Py<SocketTransport>),
+    /// A datagram transport, likewise.
+    Datagram(Py<DatagramTransport>),
+}
+
+impl FdCallback {
+    /// The transport behind it, if it is one.
+    fn transport(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        match self {
+            FdCallback::Handle(_) => None,
+            FdCallback::Transport(t) => Some(t.clone_ref(py).into_any()),
+            FdCallback::Datagram(t) => Some(t.clone_ref(py).into_any()),
+        }
+    }
+
+    fn clone_ref(&self, py: Python<'_>) -> Self {
+        match self {
+            FdCallback::Handle(h) => FdCallback::Handle(h.clone_ref(py)),
+            FdCallback::Transport(t) => FdCallback::Transport(t.clone_ref(py)),
+            FdCallback::Datagram(t) => FdCallback::Datagram(t.clone_ref(py)),
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -209,14 +231,12 @@ impl State {
     }
 
     /// The transport registered for `fd`, if a transport owns it.
-    fn transport_of(&self, fd: RawFd) -> Option<&Py<SocketTransport>> {
+    fn transport_of(&self, py: Python<'_>, fd: RawFd) -> Option<Py<PyAny>> {
         let e = self.fds.get(&fd)?;
-        for cb in [&e.reader, &e.writer].into_iter().flatten() {
-            if let FdCallback::Transport(t) = cb {
-                return Some(t);
-            }
-        }
-        None
+        [&e.reader, &e.writer]
+            .into_iter()
+            .flatten()
+            .find_map(|cb| cb.transport(py))
     }
 
     fn schedule_timer(&mut self, py: Python<'_>, handle: &Py<PyAny>, when: f64) -> PyResult<()> {
@@ -298,7 +318,7 @@ impl LoopCore {
     /// The transport's repr is taken after the borrow ends.
     fn ensure_no_transport(slf: &Bound<'_, Self>, fd: RawFd) -> PyResult<()> {
         let py = slf.py();
-        let owner = Self::state(slf)?.transport_of(fd).map(|t| t.clone_ref(py));
+        let owner = Self::state(slf)?.transport_of(py, fd);
         match owner {
             Some(t) => Err(PyRuntimeError::new_err(format!(
                 "File descriptor {fd} is used by transport {}",
@@ -461,7 +481,7 @@ impl LoopCore {
         }
 
         // I/O: queue handles, and collect the transports to call.
-        let mut transports: Vec<(Py<SocketTransport>, bool, bool)> = Vec::new();
+        let mut transports: Vec<(FdCallback, bool, bool)> = Vec::new();
         if !ready_fds.is_empty() {
             let mut lp = Self::state(slf)?;
             for r in ready_fds.iter() {
@@ -480,21 +500,15 @@ impl LoopCore {
                         let mut t_write = false;
                         let mut tr = None;
                         let mut queue = Vec::new();
-                        if r.readable {
-                            match &entry.reader {
+                        for (ready, cb, flag) in [
+                            (r.readable, &entry.reader, &mut t_read),
+                            (r.writable, &entry.writer, &mut t_write),
+                        ] {
+                            match cb {
+                                Some(_) if !ready => {}
                                 Some(FdCallback::Handle(h)) => queue.push(h.clone_ref(py)),
-                                Some(FdCallback::Transport(t)) => {
-                                    t_read = true;
-                                    tr = Some(t.clone_ref(py));
-                                }
-                                None => {}
-                            }
-                        }
-                        if r.writable {
-                            match &entry.writer {
-                                Some(FdCallback::Handle(h)) => queue.push(h.clone_ref(py)),
-                                Some(FdCallback::Transport(t)) => {
-                                    t_write = true;
+                                Some(t) => {
+                                    *flag = true;
                                     tr = Some(t.clone_ref(py));
                                 }
                                 None => {}
@@ -513,7 +527,11 @@ impl LoopCore {
             }
         }
         for (t, r, w) in transports {
-            SocketTransport::on_ready(t.bind(py), r, w)?;
+            match t {
+                FdCallback::Transport(t) => SocketTransport::on_ready(t.bind(py), r, w)?,
+                FdCallback::Datagram(t) => DatagramTransport::on_ready(t.bind(py), r, w)?,
+                FdCallback::Handle(_) => {}
+            }
         }
 
         // Timers that are due (the clock is read only when there are any),
@@ -601,6 +619,7 @@ impl LoopCore {
                 match cb {
                     FdCallback::Handle(h) => visit.call(h)?,
                     FdCallback::Transport(t) => visit.call(t)?,
+                    FdCallback::Datagram(t) => visit.call(t)?,
                 }
             }
         }
@@ -938,18 +957,18 @@ impl LoopCore {
         Ok(true)
     }
 
-    /// For transports: register or drop their own readiness interest.
+    /// For transports: register (`cb` is the transport) or drop (`None`)
+    /// their own readiness interest.
     pub(crate) fn transport_fd(
         slf: &Bound<'_, Self>,
         fd: RawFd,
         dir: u8,
-        t: Option<&Py<SocketTransport>>,
+        cb: Option<FdCallback>,
     ) -> PyResult<()> {
         let py = slf.py();
         if slf.get().closed.load(Relaxed) {
             return Ok(());
         }
-        let cb = t.map(|t| FdCallback::Transport(t.clone_ref(py)));
         let old = {
             let mut lp = Self::state(slf)?;
             let has = lp.has_callback(fd, dir);

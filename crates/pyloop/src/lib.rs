@@ -12,6 +12,7 @@
 
 mod cell;
 pub mod core;
+pub mod datagram;
 pub mod handle;
 mod poll;
 pub mod transport;
@@ -24,5 +25,6 @@ fn _pyloop(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<handle::Handle>()?;
     m.add_class::<handle::TimerHandle>()?;
     m.add_class::<transport::SocketTransport>()?;
+    m.add_class::<datagram::DatagramTransport>()?;
     Ok(())
 }

@@ -23,11 +23,11 @@ use pyo3::{PyTraverseError, PyVisit};
 use rustix::io::Errno;
 use rustix::net::{RecvFlags, SendFlags, Shutdown};
 
-use crate::core::LoopCore;
+use crate::core::{FdCallback, LoopCore};
 use crate::poll::{READ, WRITE};
 
 const READ_CHUNK: usize = 256 * 1024;
-const DEFAULT_HIGH: usize = 64 * 1024;
+pub(crate) const DEFAULT_HIGH: usize = 64 * 1024;
 
 /// The buffer that a stream read lands in, before its bytes are copied into
 /// a Python `bytes`.
@@ -161,7 +161,103 @@ fn sendfile_unavailable(e: Errno) -> bool {
     )
 }
 
-fn errno_to_py(e: Errno) -> PyErr {
+/// Runs `f` in `ctx` (a `contextvars.Context`). If the context is entered
+/// already, `f` runs inside it as it is.
+pub(crate) fn in_context<R>(
+    py: Python<'_>,
+    ctx: &Py<PyAny>,
+    f: impl FnOnce() -> PyResult<R>,
+) -> PyResult<R> {
+    // SAFETY: ctx is a contextvars.Context (from PyContext_CopyCurrent);
+    // an Enter that succeeds is paired with the Exit below, on this thread.
+    // One that fails (the context is entered already) sets a RuntimeError,
+    // which is cleared.
+    let entered = unsafe { ffi::PyContext_Enter(ctx.as_ptr()) } == 0;
+    if !entered {
+        drop(PyErr::take(py));
+    }
+    let res = f();
+    // SAFETY: paired with the successful Enter above.
+    if entered && unsafe { ffi::PyContext_Exit(ctx.as_ptr()) } != 0 {
+        return Err(PyErr::fetch(py));
+    }
+    res
+}
+
+/// `lp.call_soon(cb[, arg], context=ctx)`.
+pub(crate) fn call_soon_in_context(
+    lp: &Bound<'_, LoopCore>,
+    ctx: &Py<PyAny>,
+    cb: Bound<'_, PyAny>,
+    arg: Option<Py<PyAny>>,
+) -> PyResult<()> {
+    let py = lp.py();
+    let mut items = vec![cb.unbind()];
+    items.extend(arg);
+    let all = PyTuple::new(py, items)?;
+    let kw = PyDict::new(py);
+    kw.set_item("context", ctx)?;
+    lp.call_method("call_soon", all, Some(&kw))?;
+    Ok(())
+}
+
+/// The `contextvars.Context` current now, copied.
+pub(crate) fn copy_context(py: Python<'_>) -> PyResult<Py<PyAny>> {
+    // SAFETY: with the GIL held; a new reference, or NULL with an exception
+    // set, which from_owned_ptr_or_err takes.
+    Ok(unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyContext_CopyCurrent())?.unbind() })
+}
+
+/// asyncio's water marks from `set_write_buffer_limits(high, low)`:
+/// `(high, low)`.
+pub(crate) fn water_marks(high: Option<i64>, low: Option<i64>) -> PyResult<(usize, usize)> {
+    let high = match (high, low) {
+        (Some(h), _) => h,
+        (None, Some(l)) => 4 * l,
+        (None, None) => DEFAULT_HIGH as i64,
+    };
+    let low = low.unwrap_or(high / 4);
+    if !(high >= low && low >= 0) {
+        return Err(PyValueError::new_err(format!(
+            "high ({high}) must be >= low ({low}) must be >= 0"
+        )));
+    }
+    Ok((high as usize, low as usize))
+}
+
+/// `loop.call_exception_handler({...})` for an exception a transport's
+/// protocol raised.
+pub(crate) fn report_exception(
+    lp: &Bound<'_, LoopCore>,
+    msg: &str,
+    e: &PyErr,
+    transport: &Bound<'_, PyAny>,
+    protocol: Option<Py<PyAny>>,
+) -> PyResult<()> {
+    let py = lp.py();
+    let ctx = PyDict::new(py);
+    ctx.set_item("message", msg)?;
+    ctx.set_item("exception", e.value(py))?;
+    ctx.set_item("transport", transport)?;
+    ctx.set_item("protocol", protocol)?;
+    lp.call_method1("call_exception_handler", (ctx,))?;
+    Ok(())
+}
+
+/// `transport.get_extra_info(name, default)`.
+pub(crate) fn extra_info(
+    py: Python<'_>,
+    extra: &Py<PyDict>,
+    name: &Bound<'_, PyAny>,
+    default: Option<Py<PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    match extra.bind(py).get_item(name)? {
+        Some(v) => Ok(v.unbind()),
+        None => Ok(default.unwrap_or_else(|| py.None())),
+    }
+}
+
+pub(crate) fn errno_to_py(e: Errno) -> PyErr {
     PyErr::from(std::io::Error::from_raw_os_error(e.raw_os_error()))
 }
 
@@ -199,25 +295,10 @@ impl SocketTransport {
 
     /// Runs `f` in the transport's context, where every protocol callback
     /// runs, whoever triggered it (`pause_writing` from a `write()` in
-    /// another task, say). If the context is entered already, `f` runs
-    /// inside it as it is.
+    /// another task, say).
     fn in_context<R>(slf: &Bound<'_, Self>, f: impl FnOnce() -> PyResult<R>) -> PyResult<R> {
-        let py = slf.py();
-        let ctx = slf.borrow().context.clone_ref(py);
-        // SAFETY: ctx is a contextvars.Context (from PyContext_CopyCurrent);
-        // an Enter that succeeds is paired with the Exit below, on this
-        // thread. One that fails (the context is entered already) sets a
-        // RuntimeError, which is cleared.
-        let entered = unsafe { ffi::PyContext_Enter(ctx.as_ptr()) } == 0;
-        if !entered {
-            drop(PyErr::take(py));
-        }
-        let res = f();
-        // SAFETY: paired with the successful Enter above.
-        if entered && unsafe { ffi::PyContext_Exit(ctx.as_ptr()) } != 0 {
-            return Err(PyErr::fetch(py));
-        }
-        res
+        let ctx = slf.borrow().context.clone_ref(slf.py());
+        in_context(slf.py(), &ctx, f)
     }
 
     /// `loop.call_soon(cb[, arg])`, with the handle in the transport's
@@ -232,14 +313,10 @@ impl SocketTransport {
             let t = slf.borrow();
             (t.lp(py), t.context.clone_ref(py))
         };
-        let Some(lp) = lp else { return Ok(()) };
-        let mut items = vec![cb.unbind()];
-        items.extend(arg);
-        let all = PyTuple::new(py, items)?;
-        let kw = PyDict::new(py);
-        kw.set_item("context", ctx)?;
-        lp.call_method("call_soon", all, Some(&kw))?;
-        Ok(())
+        match lp {
+            Some(lp) => call_soon_in_context(&lp, &ctx, cb, arg),
+            None => Ok(()),
+        }
     }
 
     fn set_interest(slf: &Bound<'_, Self>, dir: u8, on: bool) -> PyResult<()> {
@@ -258,8 +335,8 @@ impl SocketTransport {
             (t.lp(py), t.fd)
         };
         let Some(lp) = lp else { return Ok(()) };
-        let me = slf.clone().unbind();
-        LoopCore::transport_fd(&lp, fd, dir, if on { Some(&me) } else { None })
+        let cb = on.then(|| FdCallback::Transport(slf.clone().unbind()));
+        LoopCore::transport_fd(&lp, fd, dir, cb)
     }
 
     fn read_ready(slf: &Bound<'_, Self>) -> PyResult<()> {
@@ -445,12 +522,7 @@ impl SocketTransport {
                     logger.call_method1("debug", ("%r: %s", slf, msg))?;
                 }
             } else {
-                let ctx = PyDict::new(py);
-                ctx.set_item("message", msg)?;
-                ctx.set_item("exception", e.value(py))?;
-                ctx.set_item("transport", slf)?;
-                ctx.set_item("protocol", proto)?;
-                lp.call_method1("call_exception_handler", (ctx,))?;
+                report_exception(lp, msg, &e, slf.as_any(), proto)?;
             }
         }
         Self::force_close(slf, Some(e.value(py).clone().into_any().unbind()))
@@ -705,15 +777,10 @@ impl SocketTransport {
             let t = slf.borrow();
             (t.lp(py), t.protocol.as_ref().map(|p| p.clone_ref(py)))
         };
-        if let Some(lp) = lp {
-            let ctx = PyDict::new(py);
-            ctx.set_item("message", msg)?;
-            ctx.set_item("exception", e.value(py))?;
-            ctx.set_item("transport", slf)?;
-            ctx.set_item("protocol", proto)?;
-            lp.call_method1("call_exception_handler", (ctx,))?;
+        match lp {
+            Some(lp) => report_exception(&lp, msg, &e, slf.as_any(), proto),
+            None => Ok(()),
         }
-        Ok(())
     }
 }
 
@@ -794,11 +861,7 @@ impl SocketTransport {
             eof_written: false,
             conn_lost: 0,
             sendfile: None,
-            // SAFETY: with the GIL held; a new reference, or NULL with an
-            // exception set, which from_owned_ptr_or_err takes.
-            context: unsafe {
-                Bound::from_owned_ptr_or_err(loop_.py(), ffi::PyContext_CopyCurrent())?.unbind()
-            },
+            context: copy_context(loop_.py())?,
         })
     }
 
@@ -1060,21 +1123,11 @@ impl SocketTransport {
         high: Option<i64>,
         low: Option<i64>,
     ) -> PyResult<()> {
-        let high = match (high, low) {
-            (Some(h), _) => h,
-            (None, Some(l)) => 4 * l,
-            (None, None) => DEFAULT_HIGH as i64,
-        };
-        let low = low.unwrap_or(high / 4);
-        if !(high >= low && low >= 0) {
-            return Err(PyValueError::new_err(format!(
-                "high ({high}) must be >= low ({low}) must be >= 0"
-            )));
-        }
+        let (high, low) = water_marks(high, low)?;
         {
             let mut t = slf.borrow_mut();
-            t.high = high as usize;
-            t.low = low as usize;
+            t.high = high;
+            t.low = low;
         }
         Self::maybe_pause_protocol(slf)
     }
@@ -1094,10 +1147,7 @@ impl SocketTransport {
         name: &Bound<'_, PyAny>,
         default: Option<Py<PyAny>>,
     ) -> PyResult<Py<PyAny>> {
-        match self.extra.bind(py).get_item(name)? {
-            Some(v) => Ok(v.unbind()),
-            None => Ok(default.unwrap_or_else(|| py.None())),
-        }
+        extra_info(py, &self.extra, name, default)
     }
 
     fn get_protocol(&self, py: Python<'_>) -> Py<PyAny> {
@@ -1138,12 +1188,17 @@ impl SocketTransport {
                 .map(|_| ()),
             None => Ok(()),
         };
-        let (sock, server) = {
+        // The protocol and the loop are dropped after the borrow: dropping
+        // the protocol can drop a Python transport whose __del__ looks at
+        // this one.
+        let (sock, server, dropped) = {
             let mut t = slf.borrow_mut();
-            t.protocol = None;
-            t.loop_ = None;
             t.fd = -1;
-            (t.sock.take(), t.server.take())
+            (
+                t.sock.take(),
+                t.server.take(),
+                (t.protocol.take(), t.loop_.take()),
+            )
         };
         if let Some(s) = sock {
             s.bind(py).call_method0("close")?;
@@ -1151,6 +1206,7 @@ impl SocketTransport {
         if let Some(s) = server {
             s.bind(py).call_method0("_detach")?;
         }
+        drop(dropped);
         res
     }
 
