@@ -25,17 +25,14 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use std::os::fd::RawFd;
 use std::os::unix::ffi::OsStrExt;
 
-use pyo3::exceptions::{PyException, PyOSError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
 
+use crate::base::{self, Base, Transport, call_soon_in_context};
 use crate::core::{FdCallback, LoopCore};
 use crate::poll::{READ, WRITE};
-use crate::transport::{
-    DEFAULT_HIGH, call_soon_in_context, copy_context, extra_info, in_context, report_exception,
-    water_marks,
-};
 
 /// Datagrams per `recvmmsg` or `sendmmsg`.
 pub(crate) const BATCH: usize = 16;
@@ -312,12 +309,8 @@ enum Dest {
 #[pyclass(module = "pyloop._pyloop", weakref)]
 #[derive(Debug)]
 pub struct DatagramTransport {
-    loop_: Option<Py<LoopCore>>,
-    sock: Option<Py<PyAny>>,
-    fd: RawFd,
+    base: Base,
     family: libc::c_int,
-    protocol: Option<Py<PyAny>>,
-    extra: Py<PyDict>,
     /// The remote address given to `create_datagram_endpoint`: `sendto`
     /// accepts only it (or None).
     address: Option<Py<PyAny>>,
@@ -325,14 +318,6 @@ pub struct DatagramTransport {
     connected: bool,
     queue: VecDeque<(Vec<u8>, Dest)>,
     queued: usize,
-    high: usize,
-    low: usize,
-    protocol_paused: bool,
-    reading_paused: bool,
-    reading: bool,
-    writing: bool,
-    closing: bool,
-    conn_lost: u32,
     /// Datagrams received in a batch after the protocol paused reading:
     /// delivered when it resumes.
     held: VecDeque<(Py<PyAny>, Py<PyAny>)>,
@@ -340,7 +325,6 @@ pub struct DatagramTransport {
     src_cache: Option<(Vec<u8>, Py<PyAny>)>,
     /// The last destination object `sendto` was given, and what it means.
     dest_cache: Option<(Py<PyAny>, SockAddr)>,
-    context: Py<PyAny>,
 }
 
 fn os_error(e: std::io::Error) -> PyErr {
@@ -354,18 +338,31 @@ fn would_block(e: &std::io::Error) -> bool {
     )
 }
 
-impl DatagramTransport {
-    fn lp<'py>(&self, py: Python<'py>) -> Option<Bound<'py, LoopCore>> {
-        self.loop_.as_ref().map(|l| l.bind(py).clone())
+impl Transport for DatagramTransport {
+    fn base(&self) -> &Base {
+        &self.base
     }
 
+    fn base_mut(&mut self) -> &mut Base {
+        &mut self.base
+    }
+
+    fn buffered(&self) -> usize {
+        self.queued
+    }
+
+    fn callback(slf: &Bound<'_, Self>) -> FdCallback {
+        FdCallback::Datagram(slf.clone().unbind())
+    }
+}
+
+impl DatagramTransport {
     fn udp(&self) -> bool {
         self.family != libc::AF_UNIX
     }
 
     pub(crate) fn on_ready(slf: &Bound<'_, Self>, readable: bool, writable: bool) -> PyResult<()> {
-        let ctx = slf.borrow().context.clone_ref(slf.py());
-        in_context(slf.py(), &ctx, || {
+        base::with_context(slf, || {
             let mut res = Ok(());
             if readable {
                 res = Self::read_ready(slf);
@@ -375,25 +372,6 @@ impl DatagramTransport {
             }
             res
         })
-    }
-
-    fn set_interest(slf: &Bound<'_, Self>, dir: u8, on: bool) -> PyResult<()> {
-        let (lp, fd) = {
-            let mut t = slf.borrow_mut();
-            let flag = if dir == READ {
-                &mut t.reading
-            } else {
-                &mut t.writing
-            };
-            if *flag == on {
-                return Ok(());
-            }
-            *flag = on;
-            (t.lp(slf.py()), t.fd)
-        };
-        let Some(lp) = lp else { return Ok(()) };
-        let cb = on.then(|| FdCallback::Datagram(slf.clone().unbind()));
-        LoopCore::transport_fd(&lp, fd, dir, cb)
     }
 
     /// The sender's address as a Python object, from the cache when it is
@@ -414,10 +392,10 @@ impl DatagramTransport {
         let py = slf.py();
         let (fd, udp) = {
             let t = slf.borrow();
-            if t.conn_lost > 0 || t.closing || t.protocol.is_none() {
+            if t.base.conn_lost > 0 || t.base.closing || t.base.protocol.is_none() {
                 return Ok(());
             }
-            (t.fd, t.udp())
+            (t.base.fd, t.udp())
         };
         let got = RECV.with_borrow_mut(|b| {
             let b = b.get_or_insert_with(|| Box::new(RecvBatch::new()));
@@ -452,15 +430,15 @@ impl DatagramTransport {
             let (proto, stop) = {
                 let t = slf.borrow();
                 (
-                    t.protocol.as_ref().map(|p| p.clone_ref(py)),
-                    t.closing || t.conn_lost > 0,
+                    t.base.protocol.as_ref().map(|p| p.clone_ref(py)),
+                    t.base.closing || t.base.conn_lost > 0,
                 )
             };
             let Some(proto) = proto else { return Ok(()) };
             if stop {
                 return Ok(());
             }
-            if slf.borrow().reading_paused {
+            if slf.borrow().base.reading_paused {
                 slf.borrow_mut().held.push_back((data, addr));
                 continue;
             }
@@ -468,40 +446,22 @@ impl DatagramTransport {
                 .bind(py)
                 .call_method1("datagram_received", (data, addr))
             {
-                Self::report(slf, e, "Exception in datagram_received() of the protocol")?;
+                base::report(slf, e, "Exception in datagram_received() of the protocol")?;
             }
         }
         Ok(())
     }
 
-    /// An exception from a protocol callback: `Exception`s go to the loop's
-    /// exception handler and the transport carries on (asyncio runs these
-    /// callbacks as handles); `BaseException`s propagate out of the loop.
-    fn report(slf: &Bound<'_, Self>, e: PyErr, msg: &str) -> PyResult<()> {
-        let py = slf.py();
-        if !e.is_instance_of::<PyException>(py) {
-            return Err(e);
-        }
-        let (lp, proto) = {
-            let t = slf.borrow();
-            (t.lp(py), t.protocol.as_ref().map(|p| p.clone_ref(py)))
-        };
-        match lp {
-            Some(lp) => report_exception(&lp, msg, &e, slf.as_any(), proto),
-            None => Ok(()),
-        }
-    }
-
     fn error_received(slf: &Bound<'_, Self>, e: PyErr) -> PyResult<()> {
         let py = slf.py();
-        let Some(proto) = slf.borrow().protocol.as_ref().map(|p| p.clone_ref(py)) else {
+        let Some(proto) = slf.borrow().base.protocol.as_ref().map(|p| p.clone_ref(py)) else {
             return Ok(());
         };
         if let Err(err) = proto
             .bind(py)
             .call_method1("error_received", (e.value(py),))
         {
-            Self::report(slf, err, "Exception in error_received() of the protocol")?;
+            base::report(slf, err, "Exception in error_received() of the protocol")?;
         }
         Ok(())
     }
@@ -509,10 +469,10 @@ impl DatagramTransport {
     /// One datagram, now. `Ok(false)`: the kernel refused it for now.
     fn send_now(slf: &Bound<'_, Self>, data: &[u8], dest: &Dest) -> PyResult<Result<bool, PyErr>> {
         let py = slf.py();
-        let fd = slf.borrow().fd;
+        let fd = slf.borrow().base.fd;
         let r = match dest {
             Dest::Py(addr) => {
-                let sock = slf.borrow().sock.as_ref().map(|s| s.clone_ref(py));
+                let sock = slf.borrow().base.sock.as_ref().map(|s| s.clone_ref(py));
                 let Some(sock) = sock else {
                     return Ok(Ok(true));
                 };
@@ -605,7 +565,7 @@ impl DatagramTransport {
                 if run.is_empty() {
                     None
                 } else {
-                    Some(send_batch(t.fd, &run))
+                    Some(send_batch(t.base.fd, &run))
                 }
             };
             match sent {
@@ -655,70 +615,23 @@ impl DatagramTransport {
                 }
             }
         }
-        Self::maybe_resume_protocol(slf)?;
+        base::maybe_resume_protocol(slf)?;
         if slf.borrow().queue.is_empty() {
-            Self::set_interest(slf, WRITE, false)?;
+            base::set_interest(slf, WRITE, false)?;
             let (closing, lost) = {
                 let t = slf.borrow();
-                (t.closing, t.conn_lost)
+                (t.base.closing, t.base.conn_lost)
             };
             if closing && lost == 0 {
-                slf.borrow_mut().conn_lost += 1;
-                Self::schedule_lost(slf, slf.py().None())?;
+                slf.borrow_mut().base.conn_lost += 1;
+                base::schedule_lost(slf, slf.py().None())?;
             }
         }
         Ok(())
-    }
-
-    fn maybe_pause_protocol(slf: &Bound<'_, Self>) -> PyResult<()> {
-        let py = slf.py();
-        let proto = {
-            let mut t = slf.borrow_mut();
-            if t.protocol_paused || t.queued <= t.high {
-                return Ok(());
-            }
-            t.protocol_paused = true;
-            t.protocol.as_ref().map(|p| p.clone_ref(py))
-        };
-        if let Some(p) = proto
-            && let Err(e) = p.bind(py).call_method0("pause_writing")
-        {
-            Self::report(slf, e, "protocol.pause_writing() failed")?;
-        }
-        Ok(())
-    }
-
-    fn maybe_resume_protocol(slf: &Bound<'_, Self>) -> PyResult<()> {
-        let py = slf.py();
-        let proto = {
-            let mut t = slf.borrow_mut();
-            if !t.protocol_paused || t.queued > t.low {
-                return Ok(());
-            }
-            t.protocol_paused = false;
-            t.protocol.as_ref().map(|p| p.clone_ref(py))
-        };
-        if let Some(p) = proto
-            && let Err(e) = p.bind(py).call_method0("resume_writing")
-        {
-            Self::report(slf, e, "protocol.resume_writing() failed")?;
-        }
-        Ok(())
-    }
-
-    fn schedule_lost(slf: &Bound<'_, Self>, exc: Py<PyAny>) -> PyResult<()> {
-        let py = slf.py();
-        let (lp, ctx) = {
-            let t = slf.borrow();
-            (t.lp(py), t.context.clone_ref(py))
-        };
-        let Some(lp) = lp else { return Ok(()) };
-        let cb = slf.getattr("_call_connection_lost")?;
-        call_soon_in_context(&lp, &ctx, cb, Some(exc))
     }
 
     fn force_close(slf: &Bound<'_, Self>, exc: Option<Py<PyAny>>) -> PyResult<()> {
-        if slf.borrow().conn_lost > 0 {
+        if slf.borrow().base.conn_lost > 0 {
             return Ok(());
         }
         if !slf.borrow().queue.is_empty() {
@@ -727,32 +640,21 @@ impl DatagramTransport {
                 t.queue.clear();
                 t.queued = 0;
             }
-            Self::set_interest(slf, WRITE, false)?;
+            base::set_interest(slf, WRITE, false)?;
         }
-        slf.borrow_mut().closing = true;
-        Self::set_interest(slf, READ, false)?;
+        slf.borrow_mut().base.closing = true;
+        base::set_interest(slf, READ, false)?;
         {
             let mut t = slf.borrow_mut();
             t.held.clear();
-            t.conn_lost += 1;
+            t.base.conn_lost += 1;
         }
-        Self::schedule_lost(slf, exc.unwrap_or_else(|| slf.py().None()))
+        base::schedule_lost(slf, exc.unwrap_or_else(|| slf.py().None()))
     }
 
     fn fatal_error(slf: &Bound<'_, Self>, e: PyErr, msg: &str) -> PyResult<()> {
-        let py = slf.py();
-        if e.is_instance_of::<PyOSError>(py) {
-            let lp = slf.borrow().lp(py);
-            if let Some(lp) = lp
-                && lp.get().is_debug()
-            {
-                let logger = py.import("asyncio.log")?.getattr("logger")?;
-                logger.call_method1("debug", ("%r: %s", slf, msg))?;
-            }
-        } else {
-            Self::report(slf, e.clone_ref(py), msg)?;
-        }
-        Self::force_close(slf, Some(e.value(py).clone().into_any().unbind()))
+        base::log_fatal(slf, &e, msg)?;
+        Self::force_close(slf, Some(e.value(slf.py()).clone().into_any().unbind()))
     }
 }
 
@@ -840,12 +742,12 @@ fn parse_unix(addr: &Bound<'_, PyAny>) -> Option<SockAddr> {
 #[pymethods]
 impl DatagramTransport {
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
-        visit.call(&self.loop_)?;
-        visit.call(&self.sock)?;
-        visit.call(&self.protocol)?;
-        visit.call(&self.extra)?;
+        visit.call(&self.base.loop_)?;
+        visit.call(&self.base.sock)?;
+        visit.call(&self.base.protocol)?;
+        visit.call(&self.base.extra)?;
         visit.call(&self.address)?;
-        visit.call(&self.context)?;
+        visit.call(&self.base.context)?;
         for (d, a) in &self.held {
             visit.call(d)?;
             visit.call(a)?;
@@ -865,9 +767,9 @@ impl DatagramTransport {
     }
 
     fn __clear__(&mut self) {
-        self.loop_ = None;
-        self.sock = None;
-        self.protocol = None;
+        self.base.loop_ = None;
+        self.base.sock = None;
+        self.base.protocol = None;
         self.address = None;
         self.held.clear();
         self.queue.clear();
@@ -899,28 +801,15 @@ impl DatagramTransport {
             None => false,
         };
         Ok(Self {
-            loop_: Some(loop_.clone().unbind()),
-            sock: Some(sock.clone().unbind()),
-            fd,
+            base: Base::new(loop_, sock, fd, protocol, extra)?,
             family,
-            protocol: Some(protocol.clone().unbind()),
-            extra: extra.clone().unbind(),
             address: address.filter(|a| !a.is_none(py)),
             connected,
             queue: VecDeque::new(),
             queued: 0,
-            high: DEFAULT_HIGH,
-            low: DEFAULT_HIGH / 4,
-            protocol_paused: false,
-            reading_paused: false,
-            reading: false,
-            writing: false,
-            closing: false,
-            conn_lost: 0,
             held: VecDeque::new(),
             src_cache: None,
             dest_cache: None,
-            context: copy_context(py)?,
         })
     }
 
@@ -931,9 +820,9 @@ impl DatagramTransport {
         let (lp, ctx, proto) = {
             let t = slf.borrow();
             (
-                t.lp(py),
-                t.context.clone_ref(py),
-                t.protocol.as_ref().map(|p| p.clone_ref(py)),
+                t.base.lp(py),
+                t.base.context.clone_ref(py),
+                t.base.protocol.as_ref().map(|p| p.clone_ref(py)),
             )
         };
         let (Some(lp), Some(proto)) = (lp, proto) else {
@@ -951,12 +840,12 @@ impl DatagramTransport {
     fn _start_reading(slf: &Bound<'_, Self>) -> PyResult<()> {
         let (paused, closing) = {
             let t = slf.borrow();
-            (t.reading_paused, t.closing)
+            (t.base.reading_paused, t.base.closing)
         };
         if paused || closing {
             return Ok(());
         }
-        Self::set_interest(slf, READ, true)
+        base::set_interest(slf, READ, true)
     }
 
     #[pyo3(signature = (data, addr = None))]
@@ -993,13 +882,13 @@ impl DatagramTransport {
         };
         {
             let mut t = slf.borrow_mut();
-            if t.conn_lost > 0 && t.address.is_some() {
-                if t.conn_lost >= 5 {
+            if t.base.conn_lost > 0 && t.address.is_some() {
+                if t.base.conn_lost >= 5 {
                     py.import("asyncio.log")?
                         .getattr("logger")?
                         .call_method1("warning", ("socket.send() raised exception.",))?;
                 }
-                t.conn_lost += 1;
+                t.base.conn_lost += 1;
                 return Ok(());
             }
         }
@@ -1009,7 +898,7 @@ impl DatagramTransport {
         if slf.borrow().queue.is_empty() {
             match Self::send_now(slf, &bytes, &dest) {
                 Ok(Ok(true)) => return Ok(()),
-                Ok(Ok(false)) => Self::set_interest(slf, WRITE, true)?,
+                Ok(Ok(false)) => base::set_interest(slf, WRITE, true)?,
                 Ok(Err(e)) => return Self::error_received(slf, e),
                 Err(e) => {
                     return Self::fatal_error(slf, e, "Fatal write error on datagram transport");
@@ -1021,19 +910,19 @@ impl DatagramTransport {
             t.queued += bytes.len();
             t.queue.push_back((bytes, dest));
         }
-        Self::maybe_pause_protocol(slf)
+        base::maybe_pause_protocol(slf)
     }
 
     fn close(slf: &Bound<'_, Self>) -> PyResult<()> {
-        if slf.borrow().closing {
+        if slf.borrow().base.closing {
             return Ok(());
         }
-        slf.borrow_mut().closing = true;
-        Self::set_interest(slf, READ, false)?;
+        slf.borrow_mut().base.closing = true;
+        base::set_interest(slf, READ, false)?;
         slf.borrow_mut().held.clear();
         if slf.borrow().queue.is_empty() {
-            slf.borrow_mut().conn_lost += 1;
-            Self::schedule_lost(slf, slf.py().None())?;
+            slf.borrow_mut().base.conn_lost += 1;
+            base::schedule_lost(slf, slf.py().None())?;
         }
         Ok(())
     }
@@ -1051,42 +940,30 @@ impl DatagramTransport {
     }
 
     fn is_closing(&self) -> bool {
-        self.closing
+        self.base.closing
     }
 
     fn is_reading(&self) -> bool {
-        !self.reading_paused && !self.closing
+        self.base.is_reading()
     }
 
     fn pause_reading(slf: &Bound<'_, Self>) -> PyResult<()> {
-        {
-            let mut t = slf.borrow_mut();
-            if t.closing || t.reading_paused {
-                return Ok(());
-            }
-            t.reading_paused = true;
-        }
-        Self::set_interest(slf, READ, false)
+        base::pause_reading(slf)
     }
 
     fn resume_reading(slf: &Bound<'_, Self>) -> PyResult<()> {
-        {
-            let mut t = slf.borrow_mut();
-            if t.closing || !t.reading_paused {
-                return Ok(());
-            }
-            t.reading_paused = false;
+        if !base::unpause_reading(slf) {
+            return Ok(());
         }
         // Datagrams held back by the pause come first.
         let held: Vec<_> = slf.borrow_mut().held.drain(..).collect();
         if !held.is_empty() {
-            let ctx = slf.borrow().context.clone_ref(slf.py());
-            in_context(slf.py(), &ctx, || Self::deliver(slf, held.into_iter()))?;
+            base::with_context(slf, || Self::deliver(slf, held.into_iter()))?;
         }
-        if slf.borrow().reading_paused {
+        if slf.borrow().base.reading_paused {
             return Ok(());
         }
-        Self::set_interest(slf, READ, true)
+        base::set_interest(slf, READ, true)
     }
 
     #[pyo3(signature = (high = None, low = None))]
@@ -1095,17 +972,11 @@ impl DatagramTransport {
         high: Option<i64>,
         low: Option<i64>,
     ) -> PyResult<()> {
-        let (high, low) = water_marks(high, low)?;
-        {
-            let mut t = slf.borrow_mut();
-            t.high = high;
-            t.low = low;
-        }
-        Self::maybe_pause_protocol(slf)
+        base::set_write_buffer_limits(slf, high, low)
     }
 
     fn get_write_buffer_limits(&self) -> (usize, usize) {
-        (self.low, self.high)
+        (self.base.low, self.base.high)
     }
 
     fn get_write_buffer_size(&self) -> usize {
@@ -1119,36 +990,30 @@ impl DatagramTransport {
         name: &Bound<'_, PyAny>,
         default: Option<Py<PyAny>>,
     ) -> PyResult<Py<PyAny>> {
-        extra_info(py, &self.extra, name, default)
+        self.base.get_extra_info(py, name, default)
     }
 
     fn get_protocol(&self, py: Python<'_>) -> Py<PyAny> {
-        self.protocol
-            .as_ref()
-            .map(|p| p.clone_ref(py))
-            .unwrap_or_else(|| py.None())
+        self.base.get_protocol(py)
     }
 
     fn set_protocol(&mut self, protocol: Py<PyAny>) {
-        self.protocol = Some(protocol);
+        self.base.protocol = Some(protocol);
     }
 
     #[getter]
     fn _sock(&self, py: Python<'_>) -> Py<PyAny> {
-        self.sock
-            .as_ref()
-            .map(|s| s.clone_ref(py))
-            .unwrap_or_else(|| py.None())
+        self.base.sock(py)
     }
 
     #[getter]
     fn _closed(&self) -> bool {
-        self.sock.is_none()
+        self.base.sock.is_none()
     }
 
     fn _call_connection_lost(slf: &Bound<'_, Self>, exc: Py<PyAny>) -> PyResult<()> {
         let py = slf.py();
-        let proto = slf.borrow().protocol.as_ref().map(|p| p.clone_ref(py));
+        let proto = slf.borrow().base.protocol.as_ref().map(|p| p.clone_ref(py));
         let res = match proto {
             Some(p) => p
                 .bind(py)
@@ -1160,15 +1025,15 @@ impl DatagramTransport {
         // can drop the Python transport, whose __del__ looks at this one.
         let (sock, dropped) = {
             let mut t = slf.borrow_mut();
-            t.fd = -1;
+            t.base.fd = -1;
             let dropped = (
-                t.protocol.take(),
-                t.loop_.take(),
+                t.base.protocol.take(),
+                t.base.loop_.take(),
                 std::mem::take(&mut t.held),
                 t.src_cache.take(),
                 t.dest_cache.take(),
             );
-            (t.sock.take(), dropped)
+            (t.base.sock.take(), dropped)
         };
         if let Some(s) = sock {
             s.bind(py).call_method0("close")?;
@@ -1178,13 +1043,7 @@ impl DatagramTransport {
     }
 
     fn __repr__(&self) -> String {
-        let state = if self.fd < 0 {
-            "closed"
-        } else if self.closing {
-            "closing"
-        } else {
-            "open"
-        };
-        format!("<pyloop.DatagramTransport fd={} {state}>", self.fd)
+        let state = self.base.state();
+        format!("<pyloop.DatagramTransport fd={} {state}>", self.base.fd)
     }
 }

@@ -10,6 +10,7 @@
 //! `#[pymethods]` boundary into `pyo3_runtime.PanicException`, and the release
 //! profile keeps unwinding on.
 
+mod base;
 mod cell;
 pub mod core;
 pub mod datagram;

@@ -13,21 +13,18 @@ use std::collections::VecDeque;
 use std::os::fd::{BorrowedFd, RawFd};
 
 use pyo3::buffer::PyBuffer;
-use pyo3::exceptions::{
-    PyBrokenPipeError, PyException, PyOSError, PyRuntimeError, PyTypeError, PyValueError,
-};
-use pyo3::ffi;
+use pyo3::exceptions::{PyBrokenPipeError, PyException, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyTuple};
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView};
 use pyo3::{PyTraverseError, PyVisit};
 use rustix::io::Errno;
 use rustix::net::{RecvFlags, SendFlags, Shutdown};
 
+use crate::base::{self, Base, Transport};
 use crate::core::{FdCallback, LoopCore};
 use crate::poll::{READ, WRITE};
 
 const READ_CHUNK: usize = 256 * 1024;
-pub(crate) const DEFAULT_HIGH: usize = 64 * 1024;
 
 /// The buffer that a stream read lands in, before its bytes are copied into
 /// a Python `bytes`.
@@ -102,30 +99,15 @@ impl Kind {
 #[pyclass(module = "pyloop._pyloop", weakref)]
 #[derive(Debug)]
 pub struct SocketTransport {
-    loop_: Option<Py<LoopCore>>,
-    sock: Option<Py<PyAny>>,
-    fd: RawFd,
+    base: Base,
     kind: Kind,
-    protocol: Option<Py<PyAny>>,
+    /// The protocol is an `asyncio.BufferedProtocol`.
     buffered: bool,
-    extra: Py<PyDict>,
     server: Option<Py<PyAny>>,
     /// Bytes accepted by `write` that the kernel has not taken yet.
     wbuf: VecDeque<u8>,
-    high: usize,
-    low: usize,
-    protocol_paused: bool,
-    reading_paused: bool,
-    reading: bool,
-    writing: bool,
-    closing: bool,
     eof_requested: bool,
     eof_written: bool,
-    conn_lost: u32,
-    /// The `contextvars.Context` current when the transport was made: the
-    /// protocol's callbacks run in it, as asyncio's reader handles and
-    /// uvloop's transports do.
-    context: Py<PyAny>,
     /// A `loop.sendfile` in progress: `write` is refused until it ends.
     sendfile: Option<SendfileJob>,
 }
@@ -161,102 +143,6 @@ fn sendfile_unavailable(e: Errno) -> bool {
     )
 }
 
-/// Runs `f` in `ctx` (a `contextvars.Context`). If the context is entered
-/// already, `f` runs inside it as it is.
-pub(crate) fn in_context<R>(
-    py: Python<'_>,
-    ctx: &Py<PyAny>,
-    f: impl FnOnce() -> PyResult<R>,
-) -> PyResult<R> {
-    // SAFETY: ctx is a contextvars.Context (from PyContext_CopyCurrent);
-    // an Enter that succeeds is paired with the Exit below, on this thread.
-    // One that fails (the context is entered already) sets a RuntimeError,
-    // which is cleared.
-    let entered = unsafe { ffi::PyContext_Enter(ctx.as_ptr()) } == 0;
-    if !entered {
-        drop(PyErr::take(py));
-    }
-    let res = f();
-    // SAFETY: paired with the successful Enter above.
-    if entered && unsafe { ffi::PyContext_Exit(ctx.as_ptr()) } != 0 {
-        return Err(PyErr::fetch(py));
-    }
-    res
-}
-
-/// `lp.call_soon(cb[, arg], context=ctx)`.
-pub(crate) fn call_soon_in_context(
-    lp: &Bound<'_, LoopCore>,
-    ctx: &Py<PyAny>,
-    cb: Bound<'_, PyAny>,
-    arg: Option<Py<PyAny>>,
-) -> PyResult<()> {
-    let py = lp.py();
-    let mut items = vec![cb.unbind()];
-    items.extend(arg);
-    let all = PyTuple::new(py, items)?;
-    let kw = PyDict::new(py);
-    kw.set_item("context", ctx)?;
-    lp.call_method("call_soon", all, Some(&kw))?;
-    Ok(())
-}
-
-/// The `contextvars.Context` current now, copied.
-pub(crate) fn copy_context(py: Python<'_>) -> PyResult<Py<PyAny>> {
-    // SAFETY: with the GIL held; a new reference, or NULL with an exception
-    // set, which from_owned_ptr_or_err takes.
-    Ok(unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyContext_CopyCurrent())?.unbind() })
-}
-
-/// asyncio's water marks from `set_write_buffer_limits(high, low)`:
-/// `(high, low)`.
-pub(crate) fn water_marks(high: Option<i64>, low: Option<i64>) -> PyResult<(usize, usize)> {
-    let high = match (high, low) {
-        (Some(h), _) => h,
-        (None, Some(l)) => 4 * l,
-        (None, None) => DEFAULT_HIGH as i64,
-    };
-    let low = low.unwrap_or(high / 4);
-    if !(high >= low && low >= 0) {
-        return Err(PyValueError::new_err(format!(
-            "high ({high}) must be >= low ({low}) must be >= 0"
-        )));
-    }
-    Ok((high as usize, low as usize))
-}
-
-/// `loop.call_exception_handler({...})` for an exception a transport's
-/// protocol raised.
-pub(crate) fn report_exception(
-    lp: &Bound<'_, LoopCore>,
-    msg: &str,
-    e: &PyErr,
-    transport: &Bound<'_, PyAny>,
-    protocol: Option<Py<PyAny>>,
-) -> PyResult<()> {
-    let py = lp.py();
-    let ctx = PyDict::new(py);
-    ctx.set_item("message", msg)?;
-    ctx.set_item("exception", e.value(py))?;
-    ctx.set_item("transport", transport)?;
-    ctx.set_item("protocol", protocol)?;
-    lp.call_method1("call_exception_handler", (ctx,))?;
-    Ok(())
-}
-
-/// `transport.get_extra_info(name, default)`.
-pub(crate) fn extra_info(
-    py: Python<'_>,
-    extra: &Py<PyDict>,
-    name: &Bound<'_, PyAny>,
-    default: Option<Py<PyAny>>,
-) -> PyResult<Py<PyAny>> {
-    match extra.bind(py).get_item(name)? {
-        Some(v) => Ok(v.unbind()),
-        None => Ok(default.unwrap_or_else(|| py.None())),
-    }
-}
-
 pub(crate) fn errno_to_py(e: Errno) -> PyErr {
     PyErr::from(std::io::Error::from_raw_os_error(e.raw_os_error()))
 }
@@ -267,21 +153,35 @@ fn is_buffered(protocol: &Bound<'_, PyAny>) -> PyResult<bool> {
     protocol.is_instance(&bp)
 }
 
+impl Transport for SocketTransport {
+    fn base(&self) -> &Base {
+        &self.base
+    }
+
+    fn base_mut(&mut self) -> &mut Base {
+        &mut self.base
+    }
+
+    fn buffered(&self) -> usize {
+        self.wbuf.len()
+    }
+
+    fn callback(slf: &Bound<'_, Self>) -> FdCallback {
+        FdCallback::Transport(slf.clone().unbind())
+    }
+}
+
 impl SocketTransport {
     fn fd(&self) -> BorrowedFd<'_> {
         // SAFETY: the socket object owns the fd and outlives every use: the
         // transport drops its readiness interest before it closes the socket.
-        unsafe { BorrowedFd::borrow_raw(self.fd) }
-    }
-
-    fn lp<'py>(&self, py: Python<'py>) -> Option<Bound<'py, LoopCore>> {
-        self.loop_.as_ref().map(|l| l.bind(py).clone())
+        unsafe { BorrowedFd::borrow_raw(self.base.fd) }
     }
 
     /// Called by the loop when the socket is ready; runs the protocol's
     /// callbacks in the transport's context.
     pub(crate) fn on_ready(slf: &Bound<'_, Self>, readable: bool, writable: bool) -> PyResult<()> {
-        Self::in_context(slf, || {
+        base::with_context(slf, || {
             let mut res = Ok(());
             if readable {
                 res = Self::read_ready(slf);
@@ -293,57 +193,15 @@ impl SocketTransport {
         })
     }
 
-    /// Runs `f` in the transport's context, where every protocol callback
-    /// runs, whoever triggered it (`pause_writing` from a `write()` in
-    /// another task, say).
-    fn in_context<R>(slf: &Bound<'_, Self>, f: impl FnOnce() -> PyResult<R>) -> PyResult<R> {
-        let ctx = slf.borrow().context.clone_ref(slf.py());
-        in_context(slf.py(), &ctx, f)
-    }
-
-    /// `loop.call_soon(cb[, arg])`, with the handle in the transport's
-    /// context.
-    fn call_soon_in_context(
-        slf: &Bound<'_, Self>,
-        cb: Bound<'_, PyAny>,
-        arg: Option<Py<PyAny>>,
-    ) -> PyResult<()> {
-        let py = slf.py();
-        let (lp, ctx) = {
-            let t = slf.borrow();
-            (t.lp(py), t.context.clone_ref(py))
-        };
-        match lp {
-            Some(lp) => call_soon_in_context(&lp, &ctx, cb, arg),
-            None => Ok(()),
-        }
-    }
-
-    fn set_interest(slf: &Bound<'_, Self>, dir: u8, on: bool) -> PyResult<()> {
-        let py = slf.py();
-        let (lp, fd) = {
-            let mut t = slf.borrow_mut();
-            let flag = if dir == READ {
-                &mut t.reading
-            } else {
-                &mut t.writing
-            };
-            if *flag == on {
-                return Ok(());
-            }
-            *flag = on;
-            (t.lp(py), t.fd)
-        };
-        let Some(lp) = lp else { return Ok(()) };
-        let cb = on.then(|| FdCallback::Transport(slf.clone().unbind()));
-        LoopCore::transport_fd(&lp, fd, dir, cb)
-    }
-
     fn read_ready(slf: &Bound<'_, Self>) -> PyResult<()> {
         let py = slf.py();
         let (closing, buffered, kind) = {
             let t = slf.borrow();
-            (t.closing || t.protocol.is_none(), t.buffered, t.kind)
+            (
+                t.base.closing || t.base.protocol.is_none(),
+                t.buffered,
+                t.kind,
+            )
         };
         if closing {
             return Ok(());
@@ -377,7 +235,7 @@ impl SocketTransport {
             Err(e) => Self::read_error(slf, e),
             Ok(data) if data.as_bytes().is_empty() => Self::read_eof(slf),
             Ok(data) => {
-                let proto = slf.borrow().protocol.as_ref().map(|p| p.clone_ref(py));
+                let proto = slf.borrow().base.protocol.as_ref().map(|p| p.clone_ref(py));
                 if let Some(p) = proto
                     && let Err(e) = p.bind(py).call_method1("data_received", (data,))
                 {
@@ -394,7 +252,7 @@ impl SocketTransport {
 
     fn read_ready_buffered(slf: &Bound<'_, Self>) -> PyResult<()> {
         let py = slf.py();
-        let Some(proto) = slf.borrow().protocol.as_ref().map(|p| p.clone_ref(py)) else {
+        let Some(proto) = slf.borrow().base.protocol.as_ref().map(|p| p.clone_ref(py)) else {
             return Ok(());
         };
         let proto = proto.bind(py);
@@ -441,7 +299,7 @@ impl SocketTransport {
         };
         let (fd, kind) = {
             let t = slf.borrow();
-            (t.fd, t.kind)
+            (t.base.fd, t.kind)
         };
         // SAFETY: the buffer is writable, C-contiguous and `item_count` bytes
         // long; it stays alive (pybuf holds it) during the recv, and the GIL
@@ -475,14 +333,14 @@ impl SocketTransport {
 
     fn read_eof(slf: &Bound<'_, Self>) -> PyResult<()> {
         let py = slf.py();
-        Self::set_interest(slf, READ, false)?;
-        let Some(proto) = slf.borrow().protocol.as_ref().map(|p| p.clone_ref(py)) else {
+        base::set_interest(slf, READ, false)?;
+        let Some(proto) = slf.borrow().base.protocol.as_ref().map(|p| p.clone_ref(py)) else {
             return Ok(());
         };
         if slf.borrow().kind == Kind::ReadPipe {
             // A pipe's end of file ends the transport: eof_received, then
             // connection_lost, whatever eof_received returns (as asyncio).
-            Self::call_soon_in_context(slf, proto.bind(py).getattr("eof_received")?, None)?;
+            base::call_soon(slf, proto.bind(py).getattr("eof_received")?, None)?;
             return Self::do_close(slf);
         }
         match proto.bind(py).call_method0("eof_received") {
@@ -510,62 +368,43 @@ impl SocketTransport {
     }
 
     fn fatal_error(slf: &Bound<'_, Self>, e: PyErr, msg: &str) -> PyResult<()> {
-        let py = slf.py();
-        let (lp, proto) = {
-            let t = slf.borrow();
-            (t.lp(py), t.protocol.as_ref().map(|p| p.clone_ref(py)))
-        };
-        if let Some(lp) = &lp {
-            if e.is_instance_of::<PyOSError>(py) {
-                if lp.get().is_debug() {
-                    let logger = py.import("asyncio.log")?.getattr("logger")?;
-                    logger.call_method1("debug", ("%r: %s", slf, msg))?;
-                }
-            } else {
-                report_exception(lp, msg, &e, slf.as_any(), proto)?;
-            }
-        }
-        Self::force_close(slf, Some(e.value(py).clone().into_any().unbind()))
+        base::log_fatal(slf, &e, msg)?;
+        Self::force_close(slf, Some(e.value(slf.py()).clone().into_any().unbind()))
     }
 
     fn force_close(slf: &Bound<'_, Self>, exc: Option<Py<PyAny>>) -> PyResult<()> {
         let py = slf.py();
         {
             let t = slf.borrow();
-            if t.conn_lost > 0 {
+            if t.base.conn_lost > 0 {
                 return Ok(());
             }
         }
         if !slf.borrow().wbuf.is_empty() {
             slf.borrow_mut().wbuf.clear();
-            Self::set_interest(slf, WRITE, false)?;
+            base::set_interest(slf, WRITE, false)?;
         }
-        if !slf.borrow().closing {
-            slf.borrow_mut().closing = true;
-            Self::set_interest(slf, READ, false)?;
+        if !slf.borrow().base.closing {
+            slf.borrow_mut().base.closing = true;
+            base::set_interest(slf, READ, false)?;
         }
-        slf.borrow_mut().conn_lost += 1;
+        slf.borrow_mut().base.conn_lost += 1;
         Self::sendfile_abandon(slf)?;
-        Self::schedule_lost(slf, exc.unwrap_or_else(|| py.None()))
-    }
-
-    fn schedule_lost(slf: &Bound<'_, Self>, exc: Py<PyAny>) -> PyResult<()> {
-        let cb = slf.getattr("_call_connection_lost")?;
-        Self::call_soon_in_context(slf, cb, Some(exc))
+        base::schedule_lost(slf, exc.unwrap_or_else(|| py.None()))
     }
 
     fn do_close(slf: &Bound<'_, Self>) -> PyResult<()> {
         let py = slf.py();
-        if slf.borrow().closing {
+        if slf.borrow().base.closing {
             return Ok(());
         }
-        slf.borrow_mut().closing = true;
-        Self::set_interest(slf, READ, false)?;
+        slf.borrow_mut().base.closing = true;
+        base::set_interest(slf, READ, false)?;
         // Buffered bytes, and a sendfile in progress, are sent first.
         if slf.borrow().wbuf.is_empty() && slf.borrow().sendfile.is_none() {
-            slf.borrow_mut().conn_lost += 1;
-            Self::set_interest(slf, WRITE, false)?;
-            Self::schedule_lost(slf, py.None())?;
+            slf.borrow_mut().base.conn_lost += 1;
+            base::set_interest(slf, WRITE, false)?;
+            base::schedule_lost(slf, py.None())?;
         }
         Ok(())
     }
@@ -573,7 +412,7 @@ impl SocketTransport {
     fn write_ready(slf: &Bound<'_, Self>) -> PyResult<()> {
         let res = {
             let mut t = slf.borrow_mut();
-            if t.conn_lost > 0 || t.fd < 0 {
+            if t.base.conn_lost > 0 || t.base.fd < 0 {
                 return Ok(());
             }
             let mut sent_total = Ok(());
@@ -594,25 +433,25 @@ impl SocketTransport {
             sent_total
         };
         if let Err(e) = res {
-            Self::set_interest(slf, WRITE, false)?;
+            base::set_interest(slf, WRITE, false)?;
             slf.borrow_mut().wbuf.clear();
             return Self::write_error(slf, e);
         }
-        Self::maybe_resume_protocol(slf)?;
+        base::maybe_resume_protocol(slf)?;
         if slf.borrow().wbuf.is_empty() && slf.borrow().sendfile.is_some() {
             return Self::sendfile_step(slf);
         }
         if slf.borrow().wbuf.is_empty() {
-            Self::set_interest(slf, WRITE, false)?;
+            base::set_interest(slf, WRITE, false)?;
             let (closing, eof) = {
                 let t = slf.borrow();
-                (t.closing, t.eof_requested)
+                (t.base.closing, t.eof_requested)
             };
             if closing {
                 // A write pipe still watches for its reader going away.
-                Self::set_interest(slf, READ, false)?;
-                slf.borrow_mut().conn_lost += 1;
-                Self::schedule_lost(slf, slf.py().None())?;
+                base::set_interest(slf, READ, false)?;
+                slf.borrow_mut().base.conn_lost += 1;
+                base::schedule_lost(slf, slf.py().None())?;
             } else if eof {
                 let _ = rustix::net::shutdown(slf.borrow().fd(), Shutdown::Write);
             }
@@ -628,42 +467,6 @@ impl SocketTransport {
         Self::fatal_error(slf, errno_to_py(e), &msg)
     }
 
-    fn maybe_pause_protocol(slf: &Bound<'_, Self>) -> PyResult<()> {
-        let py = slf.py();
-        let proto = {
-            let mut t = slf.borrow_mut();
-            if t.protocol_paused || t.wbuf.len() <= t.high {
-                return Ok(());
-            }
-            t.protocol_paused = true;
-            t.protocol.as_ref().map(|p| p.clone_ref(py))
-        };
-        if let Some(p) = proto
-            && let Err(e) = Self::in_context(slf, || p.bind(py).call_method0("pause_writing"))
-        {
-            Self::report_flow_error(slf, e, "protocol.pause_writing() failed")?;
-        }
-        Ok(())
-    }
-
-    fn maybe_resume_protocol(slf: &Bound<'_, Self>) -> PyResult<()> {
-        let py = slf.py();
-        let proto = {
-            let mut t = slf.borrow_mut();
-            if !t.protocol_paused || t.wbuf.len() > t.low {
-                return Ok(());
-            }
-            t.protocol_paused = false;
-            t.protocol.as_ref().map(|p| p.clone_ref(py))
-        };
-        if let Some(p) = proto
-            && let Err(e) = Self::in_context(slf, || p.bind(py).call_method0("resume_writing"))
-        {
-            Self::report_flow_error(slf, e, "protocol.resume_writing() failed")?;
-        }
-        Ok(())
-    }
-
     /// One `sendfile(2)` call of the job in progress; the job ends when the
     /// count is sent, at the end of the file, or on an error. Otherwise the
     /// next writable event calls this again.
@@ -671,11 +474,11 @@ impl SocketTransport {
         let py = slf.py();
         let res = {
             let mut t = slf.borrow_mut();
-            if t.fd < 0 {
+            if t.base.fd < 0 {
                 return Ok(());
             }
             // SAFETY: the socket object owns the fd; see `fd()`.
-            let sock = unsafe { BorrowedFd::borrow_raw(t.fd) };
+            let sock = unsafe { BorrowedFd::borrow_raw(t.base.fd) };
             let Some(job) = t.sendfile.as_mut() else {
                 return Ok(());
             };
@@ -717,14 +520,14 @@ impl SocketTransport {
             }
         };
         let fut = match res {
-            Ok(None) => return Self::set_interest(slf, WRITE, true),
+            Ok(None) => return base::set_interest(slf, WRITE, true),
             Ok(Some(outcome)) => {
                 let fut = slf.borrow().sendfile.as_ref().map(|j| j.fut.clone_ref(py));
                 (fut, outcome)
             }
             Err(e) => return Err(e),
         };
-        Self::set_interest(slf, WRITE, false)?;
+        base::set_interest(slf, WRITE, false)?;
         let (Some(fut), outcome) = fut else {
             return Ok(());
         };
@@ -767,21 +570,6 @@ impl SocketTransport {
         }
         Ok(())
     }
-
-    fn report_flow_error(slf: &Bound<'_, Self>, e: PyErr, msg: &str) -> PyResult<()> {
-        let py = slf.py();
-        if !e.is_instance_of::<PyException>(py) {
-            return Err(e);
-        }
-        let (lp, proto) = {
-            let t = slf.borrow();
-            (t.lp(py), t.protocol.as_ref().map(|p| p.clone_ref(py)))
-        };
-        match lp {
-            Some(lp) => report_exception(&lp, msg, &e, slf.as_any(), proto),
-            None => Ok(()),
-        }
-    }
 }
 
 #[pymethods]
@@ -790,23 +578,18 @@ impl SocketTransport {
     /// that keeps its transport forms a cycle, which is collected when both
     /// are dropped unclosed, as asyncio's transports are.
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
-        visit.call(&self.loop_)?;
-        visit.call(&self.sock)?;
-        visit.call(&self.protocol)?;
-        visit.call(&self.extra)?;
+        self.base.traverse(&visit)?;
         visit.call(&self.server)?;
         if let Some(job) = &self.sendfile {
             visit.call(&job.fut)?;
         }
-        visit.call(&self.context)
+        Ok(())
     }
 
     /// Breaks the cycles the collector found. The socket object, dropped
     /// here, closes the fd.
     fn __clear__(&mut self) {
-        self.loop_ = None;
-        self.sock = None;
-        self.protocol = None;
+        self.base.clear();
         self.server = None;
         self.sendfile = None;
     }
@@ -841,27 +624,14 @@ impl SocketTransport {
             )));
         }
         Ok(Self {
-            loop_: Some(loop_.clone().unbind()),
-            sock: Some(sock.clone().unbind()),
-            fd,
+            base: Base::new(loop_, sock, fd, protocol, extra)?,
             kind,
-            protocol: Some(protocol.clone().unbind()),
             buffered: is_buffered(protocol)?,
-            extra: extra.clone().unbind(),
             server,
             wbuf: VecDeque::new(),
-            high: DEFAULT_HIGH,
-            low: DEFAULT_HIGH / 4,
-            protocol_paused: false,
-            reading_paused: false,
-            reading: false,
-            writing: false,
-            closing: false,
             eof_requested: false,
             eof_written: false,
-            conn_lost: 0,
             sendfile: None,
-            context: copy_context(loop_.py())?,
         })
     }
 
@@ -869,12 +639,12 @@ impl SocketTransport {
     fn _start_reading(slf: &Bound<'_, Self>) -> PyResult<()> {
         let (paused, closing) = {
             let t = slf.borrow();
-            (t.reading_paused, t.closing)
+            (t.base.reading_paused, t.base.closing)
         };
         if paused || closing {
             return Ok(());
         }
-        Self::set_interest(slf, READ, true)
+        base::set_interest(slf, READ, true)
     }
 
     fn write(slf: &Bound<'_, Self>, data: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -921,8 +691,8 @@ impl SocketTransport {
         }
         {
             let mut t = slf.borrow_mut();
-            if t.conn_lost > 0 || (t.kind == Kind::WritePipe && t.closing) {
-                if t.conn_lost >= 5 {
+            if t.base.conn_lost > 0 || (t.kind == Kind::WritePipe && t.base.closing) {
+                if t.base.conn_lost >= 5 {
                     let msg = match t.kind {
                         Kind::Socket => "socket.send() raised exception.",
                         _ => "pipe closed by peer or os.write(pipe, data) raised exception.",
@@ -931,7 +701,7 @@ impl SocketTransport {
                         .getattr("logger")?
                         .call_method1("warning", (msg,))?;
                 }
-                t.conn_lost += 1;
+                t.base.conn_lost += 1;
                 return Ok(());
             }
         }
@@ -954,11 +724,11 @@ impl SocketTransport {
                 Err(Errno::AGAIN) => {}
                 Err(e) => return Self::write_error(slf, e),
             }
-            Self::set_interest(slf, WRITE, true)?;
+            base::set_interest(slf, WRITE, true)?;
         }
         slf.borrow_mut().wbuf.extend(rest);
         drop(buf);
-        Self::maybe_pause_protocol(slf)
+        base::maybe_pause_protocol(slf)
     }
 
     fn writelines(slf: &Bound<'_, Self>, list: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -980,7 +750,7 @@ impl SocketTransport {
         }
         let pending = {
             let mut t = slf.borrow_mut();
-            if t.closing || t.eof_written || t.eof_requested {
+            if t.base.closing || t.eof_written || t.eof_requested {
                 return Ok(());
             }
             t.eof_written = true;
@@ -1022,7 +792,7 @@ impl SocketTransport {
             if t.sendfile.is_some() {
                 return Err(PyRuntimeError::new_err("sendfile is in progress"));
             }
-            if t.conn_lost > 0 || t.fd < 0 {
+            if t.base.conn_lost > 0 || t.base.fd < 0 {
                 return Err(pyo3::exceptions::PyConnectionError::new_err(
                     "the connection is closed",
                 ));
@@ -1036,7 +806,7 @@ impl SocketTransport {
             });
         }
         if slf.borrow().wbuf.is_empty() {
-            Self::in_context(slf, || Self::sendfile_step(slf))
+            base::with_context(slf, || Self::sendfile_step(slf))
         } else {
             // write_ready drains the buffer first, then goes on with it.
             Ok(())
@@ -1050,19 +820,19 @@ impl SocketTransport {
         let Some(job) = job else { return Ok(0) };
         let (empty, fd) = {
             let t = slf.borrow();
-            (t.wbuf.is_empty(), t.fd)
+            (t.wbuf.is_empty(), t.base.fd)
         };
         if empty && fd >= 0 {
-            Self::set_interest(slf, WRITE, false)?;
+            base::set_interest(slf, WRITE, false)?;
             // A close() during the job waited for it.
             let (closing, lost) = {
                 let t = slf.borrow();
-                (t.closing, t.conn_lost)
+                (t.base.closing, t.base.conn_lost)
             };
             if closing && lost == 0 {
-                Self::set_interest(slf, READ, false)?;
-                slf.borrow_mut().conn_lost += 1;
-                Self::schedule_lost(slf, slf.py().None())?;
+                base::set_interest(slf, READ, false)?;
+                slf.borrow_mut().base.conn_lost += 1;
+                base::schedule_lost(slf, slf.py().None())?;
             }
         }
         Ok(job.sent)
@@ -1070,7 +840,7 @@ impl SocketTransport {
 
     #[getter]
     fn _protocol_paused(&self) -> bool {
-        self.protocol_paused
+        self.base.protocol_paused
     }
 
     fn close(slf: &Bound<'_, Self>) -> PyResult<()> {
@@ -1088,33 +858,22 @@ impl SocketTransport {
     }
 
     fn is_closing(&self) -> bool {
-        self.closing
+        self.base.closing
     }
 
     fn is_reading(&self) -> bool {
-        !self.reading_paused && !self.closing
+        self.base.is_reading()
     }
 
     fn pause_reading(slf: &Bound<'_, Self>) -> PyResult<()> {
-        {
-            let mut t = slf.borrow_mut();
-            if t.closing || t.reading_paused {
-                return Ok(());
-            }
-            t.reading_paused = true;
-        }
-        Self::set_interest(slf, READ, false)
+        base::pause_reading(slf)
     }
 
     fn resume_reading(slf: &Bound<'_, Self>) -> PyResult<()> {
-        {
-            let mut t = slf.borrow_mut();
-            if t.closing || !t.reading_paused {
-                return Ok(());
-            }
-            t.reading_paused = false;
+        if base::unpause_reading(slf) {
+            base::set_interest(slf, READ, true)?;
         }
-        Self::set_interest(slf, READ, true)
+        Ok(())
     }
 
     #[pyo3(signature = (high = None, low = None))]
@@ -1123,17 +882,11 @@ impl SocketTransport {
         high: Option<i64>,
         low: Option<i64>,
     ) -> PyResult<()> {
-        let (high, low) = water_marks(high, low)?;
-        {
-            let mut t = slf.borrow_mut();
-            t.high = high;
-            t.low = low;
-        }
-        Self::maybe_pause_protocol(slf)
+        base::set_write_buffer_limits(slf, high, low)
     }
 
     fn get_write_buffer_limits(&self) -> (usize, usize) {
-        (self.low, self.high)
+        (self.base.low, self.base.high)
     }
 
     fn get_write_buffer_size(&self) -> usize {
@@ -1147,40 +900,34 @@ impl SocketTransport {
         name: &Bound<'_, PyAny>,
         default: Option<Py<PyAny>>,
     ) -> PyResult<Py<PyAny>> {
-        extra_info(py, &self.extra, name, default)
+        self.base.get_extra_info(py, name, default)
     }
 
     fn get_protocol(&self, py: Python<'_>) -> Py<PyAny> {
-        self.protocol
-            .as_ref()
-            .map(|p| p.clone_ref(py))
-            .unwrap_or_else(|| py.None())
+        self.base.get_protocol(py)
     }
 
     fn set_protocol(&mut self, protocol: &Bound<'_, PyAny>) -> PyResult<()> {
         self.buffered = is_buffered(protocol)?;
-        self.protocol = Some(protocol.clone().unbind());
+        self.base.protocol = Some(protocol.clone().unbind());
         Ok(())
     }
 
     #[getter]
     fn _sock(&self, py: Python<'_>) -> Py<PyAny> {
-        self.sock
-            .as_ref()
-            .map(|s| s.clone_ref(py))
-            .unwrap_or_else(|| py.None())
+        self.base.sock(py)
     }
 
     #[getter]
     fn _loop(&self, py: Python<'_>) -> Option<Py<LoopCore>> {
-        self.loop_.as_ref().map(|l| l.clone_ref(py))
+        self.base.loop_.as_ref().map(|l| l.clone_ref(py))
     }
 
     /// Calls `protocol.connection_lost(exc)`, then closes the socket and lets
     /// go of the protocol, the loop and the server.
     fn _call_connection_lost(slf: &Bound<'_, Self>, exc: Py<PyAny>) -> PyResult<()> {
         let py = slf.py();
-        let proto = slf.borrow().protocol.as_ref().map(|p| p.clone_ref(py));
+        let proto = slf.borrow().base.protocol.as_ref().map(|p| p.clone_ref(py));
         let res = match proto {
             Some(p) => p
                 .bind(py)
@@ -1193,11 +940,11 @@ impl SocketTransport {
         // this one.
         let (sock, server, dropped) = {
             let mut t = slf.borrow_mut();
-            t.fd = -1;
+            t.base.fd = -1;
             (
-                t.sock.take(),
+                t.base.sock.take(),
                 t.server.take(),
-                (t.protocol.take(), t.loop_.take()),
+                (t.base.protocol.take(), t.base.loop_.take()),
             )
         };
         if let Some(s) = sock {
@@ -1211,18 +958,12 @@ impl SocketTransport {
     }
 
     fn __repr__(&self) -> String {
-        let state = if self.fd < 0 {
-            "closed"
-        } else if self.closing {
-            "closing"
-        } else {
-            "open"
-        };
+        let state = self.base.state();
         let class = match self.kind {
             Kind::Socket => "SocketTransport",
             Kind::ReadPipe => "ReadPipeTransport",
             Kind::WritePipe => "WritePipeTransport",
         };
-        format!("<pyloop.{class} fd={} {state}>", self.fd)
+        format!("<pyloop.{class} fd={} {state}>", self.base.fd)
     }
 }
