@@ -39,9 +39,8 @@ from . import _pyloop
 
 try:
     import ssl as _ssl
-    from asyncio import sslproto
 except ImportError:  # Python built without OpenSSL
-    _ssl = sslproto = None
+    _ssl = None
 
 def _check_ssl_options(ssl, handshake_timeout=None, shutdown_timeout=None):
     """The TLS timeouts mean something only with ``ssl``, as in asyncio."""
@@ -673,10 +672,10 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
         ssl_handshake_timeout=None,
         ssl_shutdown_timeout=None,
     ):
-        """TLS over the Rust socket transport: asyncio's own ``SSLProtocol``
-        (a BufferedProtocol) sits between the socket transport and the
-        application's protocol, as in asyncio and uvloop."""
-        ssl_protocol = sslproto.SSLProtocol(
+        """TLS over the Rust socket transport: pyloop's ``SSLProtocol``
+        (Rust, over ``ssl.SSLObject``) sits between the socket transport and
+        the application's protocol, as uvloop's does."""
+        ssl_protocol = _pyloop.SSLProtocol(
             self,
             protocol,
             sslcontext,
@@ -1641,7 +1640,7 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
         if not getattr(transport, "_start_tls_compatible", False):
             raise TypeError(f"transport {transport!r} is not supported by start_tls()")
         waiter = self.create_future()
-        ssl_protocol = sslproto.SSLProtocol(
+        ssl_protocol = _pyloop.SSLProtocol(
             self,
             protocol,
             sslcontext,
@@ -2088,6 +2087,91 @@ class DatagramTransport(_ReadingTransport, asyncio.DatagramTransport, asyncio.Tr
 
     def get_write_buffer_limits(self):
         return self._core.get_write_buffer_limits()
+
+
+class SSLTransport(asyncio.Transport):
+    """The application's side of a TLS connection: what ``connection_made``
+    gets for ``ssl=``, ``start_tls`` and ``StreamWriter.start_tls``. The
+    TLS protocol, ``pyloop._pyloop.SSLProtocol`` (Rust), does the work."""
+
+    __slots__ = ("_ssl_protocol", "write", "writelines", "get_extra_info", "__weakref__", "__dict__")
+    _sendfile_compatible = _SendfileMode.FALLBACK
+    _start_tls_compatible = True  # TLS inside TLS, as uvloop allows
+
+    def __init__(self, ssl_protocol):
+        self._ssl_protocol = ssl_protocol
+        self.write = ssl_protocol._write
+        self.writelines = ssl_protocol._writelines
+        self.get_extra_info = ssl_protocol._get_extra_info
+
+    def __repr__(self):
+        return f"<pyloop.SSLTransport {self._ssl_protocol!r}>"
+
+    def __del__(self, _warn=warnings.warn):
+        proto = self._ssl_protocol
+        if not proto._is_closing():
+            proto._mark_closed()
+            _warn(f"unclosed transport {self!r}", ResourceWarning, source=self)
+
+    def set_protocol(self, protocol):
+        self._ssl_protocol._set_app_protocol(protocol)
+
+    def get_protocol(self):
+        return self._ssl_protocol._get_app_protocol()
+
+    def is_closing(self):
+        return self._ssl_protocol._is_closing()
+
+    def close(self):
+        """Flushes what was written, sends close_notify and waits for the
+        peer's; then ``connection_lost(None)``."""
+        self._ssl_protocol._close()
+
+    def is_reading(self):
+        return self._ssl_protocol._is_reading()
+
+    def pause_reading(self):
+        self._ssl_protocol._pause_reading()
+
+    def resume_reading(self):
+        self._ssl_protocol._resume_reading()
+
+    def set_write_buffer_limits(self, high=None, low=None):
+        self._ssl_protocol._set_write_buffer_limits(high, low)
+
+    def get_write_buffer_limits(self):
+        return self._ssl_protocol._get_write_buffer_limits()
+
+    def get_write_buffer_size(self):
+        return self._ssl_protocol._get_write_buffer_size()
+
+    def set_read_buffer_limits(self, high=None, low=None):
+        self._ssl_protocol._set_read_buffer_limits(high, low)
+
+    def get_read_buffer_limits(self):
+        return self._ssl_protocol._get_read_buffer_limits()
+
+    def get_read_buffer_size(self):
+        return self._ssl_protocol._get_read_buffer_size()
+
+    @property
+    def _protocol_paused(self):
+        return self._ssl_protocol._app_writing_paused
+
+    def write_eof(self):
+        raise NotImplementedError("TLS transports cannot half-close")
+
+    def can_write_eof(self):
+        return False
+
+    def abort(self):
+        self._force_close(None)
+
+    def _force_close(self, exc):
+        self._ssl_protocol._abort(exc)
+
+    def _test__append_write_backlog(self, data):
+        self._ssl_protocol._test__append_write_backlog(data)
 
 
 class SubprocessTransport(base_subprocess.BaseSubprocessTransport):

@@ -16,6 +16,7 @@ pub mod core;
 pub mod datagram;
 pub mod handle;
 mod poll;
+pub mod tls;
 pub mod transport;
 
 use pyo3::prelude::*;
@@ -27,5 +28,6 @@ fn _pyloop(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<handle::TimerHandle>()?;
     m.add_class::<transport::SocketTransport>()?;
     m.add_class::<datagram::DatagramTransport>()?;
+    m.add_class::<tls::SslProtocol>()?;
     Ok(())
 }

@@ -23,6 +23,7 @@ use rustix::net::{RecvFlags, SendFlags, Shutdown};
 use crate::base::{self, Base, Transport};
 use crate::core::{FdCallback, LoopCore};
 use crate::poll::{READ, WRITE};
+use crate::tls::SslProtocol;
 
 const READ_CHUNK: usize = 256 * 1024;
 
@@ -110,6 +111,9 @@ pub struct SocketTransport {
     eof_written: bool,
     /// A `loop.sendfile` in progress: `write` is refused until it ends.
     sendfile: Option<SendfileJob>,
+    /// The protocol is pyloop's TLS protocol: it gets the bytes read
+    /// directly, with no Python call.
+    tls: Option<Py<SslProtocol>>,
 }
 
 /// The state of a zero-copy `loop.sendfile` on a socket transport. The
@@ -219,6 +223,10 @@ impl SocketTransport {
         if buffered {
             return Self::read_ready_buffered(slf);
         }
+        let tls = slf.borrow().tls.as_ref().map(|t| t.clone_ref(py));
+        if let Some(tls) = tls {
+            return Self::read_ready_tls(slf, tls.bind(py));
+        }
         let res = {
             let t = slf.borrow();
             // Only the read and the copy into `bytes` run under the buffer's
@@ -248,6 +256,41 @@ impl SocketTransport {
                 Ok(())
             }
         }
+    }
+
+    /// Reads for pyloop's TLS protocol: the bytes go into its incoming BIO
+    /// straight from the read buffer.
+    fn read_ready_tls(slf: &Bound<'_, Self>, tls: &Bound<'_, SslProtocol>) -> PyResult<()> {
+        let res = {
+            let t = slf.borrow();
+            READ_BUF.with_borrow_mut(|buf| {
+                let buf = buf.get();
+                match t.kind.read(t.fd(), buf) {
+                    // MemoryBIO.write is C code: no Python runs while the
+                    // read buffer is borrowed.
+                    Ok(n) if n > 0 => Ok(SslProtocol::feed(tls, &buf[..n]).map(|()| n)),
+                    r => Ok(Ok(r?)),
+                }
+            })
+        };
+        match res {
+            Err(Errno::AGAIN | Errno::INTR) => Ok(()),
+            Err(e) => Self::read_error(slf, e),
+            Ok(Ok(0)) => Self::read_eof(slf),
+            Ok(r) => match r.and_then(|_| SslProtocol::incoming_ready(tls)) {
+                Ok(()) => Ok(()),
+                Err(e) => Self::fail_or_raise(
+                    slf,
+                    e,
+                    "Fatal error: protocol.buffer_updated() call failed.",
+                ),
+            },
+        }
+    }
+
+    /// `write()` for pyloop's TLS protocol, which hands over `bytes`.
+    pub(crate) fn write_from_tls(slf: &Bound<'_, Self>, data: &Bound<'_, PyAny>) -> PyResult<()> {
+        Self::write(slf, data)
     }
 
     fn read_ready_buffered(slf: &Bound<'_, Self>) -> PyResult<()> {
@@ -583,7 +626,7 @@ impl SocketTransport {
         if let Some(job) = &self.sendfile {
             visit.call(&job.fut)?;
         }
-        Ok(())
+        visit.call(&self.tls)
     }
 
     /// Breaks the cycles the collector found. The socket object, dropped
@@ -591,6 +634,7 @@ impl SocketTransport {
     fn __clear__(&mut self) {
         self.base.clear();
         self.server = None;
+        self.tls = None;
         self.sendfile = None;
     }
 
@@ -632,6 +676,10 @@ impl SocketTransport {
             eof_requested: false,
             eof_written: false,
             sendfile: None,
+            tls: protocol
+                .cast::<SslProtocol>()
+                .ok()
+                .map(|p| p.clone().unbind()),
         })
     }
 
@@ -909,6 +957,10 @@ impl SocketTransport {
 
     fn set_protocol(&mut self, protocol: &Bound<'_, PyAny>) -> PyResult<()> {
         self.buffered = is_buffered(protocol)?;
+        self.tls = protocol
+            .cast::<SslProtocol>()
+            .ok()
+            .map(|p| p.clone().unbind());
         self.base.protocol = Some(protocol.clone().unbind());
         Ok(())
     }

@@ -1,0 +1,1656 @@
+//! TLS: the SSL protocol state machine in Rust, over `ssl.SSLObject` and two
+//! `ssl.MemoryBIO`s, as uvloop's `sslproto.pyx` is in Cython. The record
+//! work is OpenSSL's, through the `ssl` module, so users' `SSLContext`s
+//! (certificates, SNI, ALPN, client certificates, verify modes) work
+//! unchanged.
+//!
+//! [`SslProtocol`] is the protocol of the socket transport beneath: the
+//! stream transport hands it the bytes it reads directly (no Python call),
+//! and it writes the encrypted bytes straight into that transport. Above,
+//! the application's protocol sees an `asyncio.Transport`: the Python class
+//! `pyloop.SSLTransport`, whose methods land here.
+//!
+//! States, as uvloop's: UNWRAPPED → DO_HANDSHAKE → WRAPPED → FLUSHING →
+//! SHUTDOWN. `close()` flushes what the application wrote, sends
+//! close_notify and waits for the peer's (with the shutdown timeout);
+//! application data that arrives during shutdown is discarded. A
+//! renegotiation is refused by OpenSSL's defaults for TLS 1.3 and by the
+//! `ssl` module for 1.2 (it never enables it).
+//!
+//! Borrows of the protocol are never held across a call into Python:
+//! writing to the transport beneath can call back `pause_writing`, and the
+//! application's callbacks can call back into the transport.
+
+use std::collections::VecDeque;
+
+use pyo3::exceptions::{
+    PyConnectionAbortedError, PyConnectionResetError, PyOSError, PyRuntimeError, PyTypeError,
+    PyValueError,
+};
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString, PyTuple};
+use pyo3::{PyTraverseError, PyVisit};
+
+use crate::base::in_context;
+use crate::transport::SocketTransport;
+
+/// The most one `SSLObject.read` asks for (uvloop's `SSL_READ_MAX_SIZE`).
+const READ_MAX: usize = 256 * 1024;
+/// Flow-control defaults, in KiB (asyncio's constants).
+const HIGH_WATER_READ_KB: i64 = 256;
+const HIGH_WATER_WRITE_KB: i64 = 512;
+const HANDSHAKE_TIMEOUT: f64 = 60.0;
+const SHUTDOWN_TIMEOUT: f64 = 30.0;
+const LOG_THRESHOLD_FOR_CONNLOST_WRITES: usize = 5;
+/// How long a paused application has, after the peer's TCP end of file
+/// (with no close_notify), to take the data still waiting for it before
+/// the connection closes.
+const EOF_GRACE: f64 = 1.0;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Unwrapped,
+    DoHandshake,
+    Wrapped,
+    Flushing,
+    Shutdown,
+}
+
+/// Where the application's protocol is: INIT -connection_made-> CON_MADE
+/// [-data_received*->] [-eof_received-> EOF] -connection_lost-> CON_LOST.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum AppState {
+    Init,
+    ConMade,
+    Eof,
+    ConLost,
+}
+
+/// The `ssl` module's classes and asyncio's logger, looked up once.
+struct Ssl {
+    memory_bio: Py<PyAny>,
+    again: Py<PyTuple>,
+    ssl_error: Py<PyAny>,
+    zero_return: Py<PyAny>,
+    certificate_error: Py<PyAny>,
+    module: Py<PyAny>,
+    logger: Py<PyAny>,
+    timeout_error: Py<PyAny>,
+    cancelled_error: Py<PyAny>,
+    transport_class: Py<PyAny>,
+}
+
+static SSL: PyOnceLock<Ssl> = PyOnceLock::new();
+
+fn ssl(py: Python<'_>) -> PyResult<&Ssl> {
+    SSL.get_or_try_init(py, || {
+        let m = py.import("ssl")?;
+        let again = PyTuple::new(
+            py,
+            [
+                m.getattr("SSLWantReadError")?,
+                m.getattr("SSLWantWriteError")?,
+            ],
+        )?;
+        Ok(Ssl {
+            memory_bio: m.getattr("MemoryBIO")?.unbind(),
+            again: again.unbind(),
+            ssl_error: m.getattr("SSLError")?.unbind(),
+            zero_return: m.getattr("SSLZeroReturnError")?.unbind(),
+            certificate_error: m.getattr("CertificateError")?.unbind(),
+            module: m.clone().into_any().unbind(),
+            logger: py.import("asyncio.log")?.getattr("logger")?.unbind(),
+            timeout_error: py.import("asyncio")?.getattr("TimeoutError")?.unbind(),
+            cancelled_error: py.import("asyncio")?.getattr("CancelledError")?.unbind(),
+            transport_class: py.import("pyloop._loop")?.getattr("SSLTransport")?.unbind(),
+        })
+    })
+}
+
+fn is(py: Python<'_>, e: &PyErr, cls: &Py<PyAny>) -> bool {
+    e.matches(py, cls.bind(py)).unwrap_or(false)
+}
+
+/// asyncio's `add_flowcontrol_defaults`.
+fn flow_limits(high: Option<i64>, low: Option<i64>, kb: i64) -> PyResult<(usize, usize)> {
+    let hi = match (high, low) {
+        (Some(h), _) => h,
+        (None, Some(l)) => 4 * l,
+        (None, None) => kb * 1024,
+    };
+    let lo = low.unwrap_or(hi / 4);
+    if !(hi >= lo && lo >= 0) {
+        return Err(PyValueError::new_err(format!(
+            "high ({hi}) must be >= low ({lo}) must be >= 0"
+        )));
+    }
+    Ok((hi as usize, lo as usize))
+}
+
+fn timeout_arg(v: Option<f64>, default: f64, what: &str) -> PyResult<f64> {
+    match v {
+        None => Ok(default),
+        Some(t) if t <= 0.0 => Err(PyValueError::new_err(format!(
+            "{what} should be a positive number, got {t}"
+        ))),
+        Some(t) => Ok(t),
+    }
+}
+
+#[pyclass(module = "pyloop._pyloop", name = "SSLProtocol", weakref)]
+pub struct SslProtocol {
+    loop_: Py<PyAny>,
+    server_side: bool,
+    server_hostname: Option<Py<PyAny>>,
+    sslcontext: Py<PyAny>,
+    extra: Py<PyDict>,
+
+    write_backlog: VecDeque<Py<PyAny>>,
+    write_buffer_size: usize,
+
+    waiter: Option<Py<PyAny>>,
+    app_protocol: Option<Py<PyAny>>,
+    /// The application's protocol is a buffered one (`get_buffer`).
+    app_is_buffer: bool,
+    app_transport: Option<Py<PyAny>>,
+    app_transport_created: bool,
+    /// The application transport's `is_closing()`.
+    app_closed: bool,
+    /// The context the application transport's callbacks run in.
+    app_context: Option<Py<PyAny>>,
+
+    /// The transport beneath, as given to `connection_made`, and its Rust
+    /// core when it is pyloop's stream transport.
+    transport: Option<Py<PyAny>>,
+    transport_core: Option<Py<SocketTransport>>,
+    handshake_timeout: f64,
+    shutdown_timeout: f64,
+
+    sslobj: Option<Py<PyAny>>,
+    sslobj_read: Option<Py<PyAny>>,
+    sslobj_write: Option<Py<PyAny>>,
+    sslobj_pending: Option<Py<PyAny>>,
+    incoming: Py<PyAny>,
+    incoming_write: Py<PyAny>,
+    outgoing: Py<PyAny>,
+    outgoing_read: Py<PyAny>,
+
+    state: State,
+    conn_lost: usize,
+    app_state: AppState,
+
+    ssl_writing_paused: bool,
+    app_reading_paused: bool,
+    ssl_reading_paused: bool,
+    app_writing_paused: bool,
+    incoming_high: usize,
+    incoming_low: usize,
+    outgoing_high: usize,
+    outgoing_low: usize,
+
+    handshake_start: Option<f64>,
+    handshake_timeout_handle: Option<Py<PyAny>>,
+    shutdown_timeout_handle: Option<Py<PyAny>>,
+    /// `get_buffer`'s buffer, for transports that are not pyloop's.
+    py_buf: Option<Py<PyByteArray>>,
+    /// The transport beneath reached the end of its input.
+    eof_seen: bool,
+}
+
+impl std::fmt::Debug for SslProtocol {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SslProtocol({:?}, {:?})", self.state, self.app_state)
+    }
+}
+
+type Slf<'a, 'py> = &'a Bound<'py, SslProtocol>;
+
+impl SslProtocol {
+    fn debug(slf: Slf<'_, '_>) -> PyResult<bool> {
+        slf.borrow()
+            .loop_
+            .bind(slf.py())
+            .call_method0("get_debug")?
+            .is_truthy()
+    }
+
+    fn set_state(slf: Slf<'_, '_>, new: State) -> PyResult<()> {
+        let mut t = slf.borrow_mut();
+        use State::*;
+        let allowed = matches!(
+            (t.state, new),
+            (_, Unwrapped)
+                | (Unwrapped, DoHandshake)
+                | (DoHandshake, Wrapped)
+                | (Wrapped, Flushing)
+                | (Wrapped, Shutdown)
+                | (Flushing, Shutdown)
+        );
+        if !allowed {
+            return Err(PyRuntimeError::new_err(format!(
+                "cannot switch state from {:?} to {new:?}",
+                t.state
+            )));
+        }
+        t.state = new;
+        Ok(())
+    }
+
+    fn state(slf: Slf<'_, '_>) -> State {
+        slf.borrow().state
+    }
+
+    /// A protocol with `get_buffer` that is not a plain `asyncio.Protocol`
+    /// gets its data through its buffer (uvloop's rule).
+    fn set_app_protocol_inner(&mut self, p: &Bound<'_, PyAny>) -> PyResult<()> {
+        let py = p.py();
+        let plain = p.is_instance(&py.import("asyncio")?.getattr("Protocol")?)?;
+        self.app_is_buffer = p.hasattr("get_buffer")? && !plain;
+        self.app_protocol = Some(p.clone().unbind());
+        Ok(())
+    }
+
+    fn app_protocol(slf: Slf<'_, '_>) -> Option<Py<PyAny>> {
+        slf.borrow()
+            .app_protocol
+            .as_ref()
+            .map(|p| p.clone_ref(slf.py()))
+    }
+
+    fn wakeup_waiter(slf: Slf<'_, '_>, exc: Option<&PyErr>) -> PyResult<()> {
+        let py = slf.py();
+        let Some(w) = slf.borrow_mut().waiter.take() else {
+            return Ok(());
+        };
+        let w = w.bind(py);
+        if !w.call_method0("cancelled")?.is_truthy()? && !w.call_method0("done")?.is_truthy()? {
+            match exc {
+                Some(e) => w.call_method1("set_exception", (e.value(py),))?,
+                None => w.call_method1("set_result", (py.None(),))?,
+            };
+        }
+        Ok(())
+    }
+
+    fn get_app_transport(slf: Slf<'_, '_>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        if let Some(t) = &slf.borrow().app_transport {
+            return Ok(t.clone_ref(py));
+        }
+        if slf.borrow().app_transport_created {
+            return Err(PyRuntimeError::new_err(
+                "Creating _SSLProtocolTransport twice",
+            ));
+        }
+        let t = ssl(py)?.transport_class.bind(py).call1((slf,))?.unbind();
+        let mut me = slf.borrow_mut();
+        me.app_transport = Some(t.clone_ref(py));
+        me.app_transport_created = true;
+        if me.app_context.is_none() {
+            me.app_context = Some(crate::base::copy_context(py)?);
+        }
+        Ok(t)
+    }
+
+    /// The app transport's context, copied (each callback gets its own).
+    fn app_context(slf: Slf<'_, '_>) -> PyResult<Option<Py<PyAny>>> {
+        let py = slf.py();
+        match &slf.borrow().app_context {
+            Some(c) => Ok(Some(c.bind(py).call_method0("copy")?.unbind())),
+            None => Ok(None),
+        }
+    }
+
+    fn call_app<'py>(
+        slf: Slf<'_, 'py>,
+        ctx: Option<&Py<PyAny>>,
+        name: &str,
+        args: Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let Some(p) = Self::app_protocol(slf) else {
+            return Ok(py.None().into_bound(py));
+        };
+        let p = p.into_bound(py);
+        match ctx {
+            None => p.call_method1(name, args),
+            Some(c) => in_context(py, c, || p.call_method1(name, args)),
+        }
+    }
+
+    fn call_later(slf: Slf<'_, '_>, delay: f64, method: &str) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let cb = slf.getattr(method)?;
+        Ok(slf
+            .borrow()
+            .loop_
+            .bind(py)
+            .call_method1("call_later", (delay, cb))?
+            .unbind())
+    }
+
+    fn call_soon_do_read(slf: Slf<'_, '_>, ctx: Option<Py<PyAny>>) -> PyResult<()> {
+        let py = slf.py();
+        let cb = slf.getattr("_do_read")?;
+        let lp = slf.borrow().loop_.clone_ref(py);
+        let kw = PyDict::new(py);
+        if let Some(c) = ctx {
+            kw.set_item("context", c)?;
+        }
+        lp.bind(py).call_method("call_soon", (cb,), Some(&kw))?;
+        Ok(())
+    }
+
+    fn cancel_handle(py: Python<'_>, h: Option<Py<PyAny>>) -> PyResult<()> {
+        if let Some(h) = h {
+            h.bind(py).call_method0("cancel")?;
+        }
+        Ok(())
+    }
+
+    fn transport(slf: Slf<'_, '_>) -> Option<Py<PyAny>> {
+        slf.borrow()
+            .transport
+            .as_ref()
+            .map(|t| t.clone_ref(slf.py()))
+    }
+
+    /// Bytes read from the socket: into the incoming BIO.
+    pub(crate) fn feed(slf: Slf<'_, '_>, data: &[u8]) -> PyResult<()> {
+        let py = slf.py();
+        let w = slf.borrow().incoming_write.clone_ref(py);
+        // SAFETY: a read-only memoryview over `data`, which outlives it:
+        // MemoryBIO.write copies the bytes and keeps no reference.
+        let mv = unsafe {
+            Bound::from_owned_ptr_or_err(
+                py,
+                ffi::PyMemoryView_FromMemory(
+                    data.as_ptr() as *mut std::os::raw::c_char,
+                    data.len() as ffi::Py_ssize_t,
+                    ffi::PyBUF_READ,
+                ),
+            )?
+        };
+        let res = w.bind(py).call1((&mv,));
+        // Release the view now, while `data` is alive.
+        let _ = mv.call_method0("release");
+        res.map(|_| ())
+    }
+
+    /// After bytes were fed: what the state calls for.
+    pub(crate) fn incoming_ready(slf: Slf<'_, '_>) -> PyResult<()> {
+        match Self::state(slf) {
+            State::DoHandshake => Self::do_handshake(slf),
+            State::Wrapped => Self::do_read(slf),
+            State::Flushing => Self::do_flush(slf, None),
+            State::Shutdown => Self::do_shutdown(slf, None),
+            State::Unwrapped => Ok(()),
+        }
+    }
+
+    // Handshake.
+
+    fn start_handshake(slf: Slf<'_, '_>) -> PyResult<()> {
+        let py = slf.py();
+        let start = if Self::debug(slf)? {
+            let lg = ssl(py)?.logger.bind(py);
+            lg.call_method1("debug", ("%r starts SSL handshake", slf))?;
+            Some(
+                slf.borrow()
+                    .loop_
+                    .bind(py)
+                    .call_method0("time")?
+                    .extract()?,
+            )
+        } else {
+            None
+        };
+        slf.borrow_mut().handshake_start = start;
+        Self::set_state(slf, State::DoHandshake)?;
+        let timeout = slf.borrow().handshake_timeout;
+        let h = Self::call_later(slf, timeout, "_check_handshake_timeout")?;
+        slf.borrow_mut().handshake_timeout_handle = Some(h);
+        let wrapped = {
+            let t = slf.borrow();
+            let kw = PyDict::new(py);
+            kw.set_item("server_side", t.server_side)?;
+            kw.set_item(
+                "server_hostname",
+                t.server_hostname.as_ref().map(|h| h.clone_ref(py)),
+            )?;
+            let args = (t.incoming.clone_ref(py), t.outgoing.clone_ref(py));
+            let ctx = t.sslcontext.clone_ref(py);
+            drop(t);
+            ctx.bind(py).call_method("wrap_bio", args, Some(&kw))
+        };
+        match wrapped {
+            Ok(obj) => {
+                {
+                    let mut t = slf.borrow_mut();
+                    t.sslobj_read = Some(obj.getattr("read")?.unbind());
+                    t.sslobj_write = Some(obj.getattr("write")?.unbind());
+                    t.sslobj_pending = Some(obj.getattr("pending")?.unbind());
+                    t.sslobj = Some(obj.unbind());
+                }
+                Self::do_handshake(slf)
+            }
+            Err(e) => Self::on_handshake_complete(slf, Some(e)),
+        }
+    }
+
+    fn do_handshake(slf: Slf<'_, '_>) -> PyResult<()> {
+        let py = slf.py();
+        let Some(obj) = slf.borrow().sslobj.as_ref().map(|o| o.clone_ref(py)) else {
+            return Ok(());
+        };
+        match obj.bind(py).call_method0("do_handshake") {
+            Ok(_) => {
+                // The handshake's last flight (a TLS 1.3 client's Finished)
+                // goes now, whatever the application does next (it may
+                // pause reading in connection_made).
+                Self::process_outgoing(slf)?;
+                Self::on_handshake_complete(slf, None)
+            }
+            Err(e) if is(py, &e, ssl(py)?.again.as_any()) => Self::process_outgoing(slf),
+            Err(e) if is(py, &e, &ssl(py)?.ssl_error) => Self::on_handshake_complete(slf, Some(e)),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn on_handshake_complete(slf: Slf<'_, '_>, exc: Option<PyErr>) -> PyResult<()> {
+        let py = slf.py();
+        let h = slf.borrow_mut().handshake_timeout_handle.take();
+        Self::cancel_handle(py, h)?;
+        let obj = slf.borrow().sslobj.as_ref().map(|o| o.clone_ref(py));
+        let peercert = match exc {
+            Some(e) => Err(e),
+            None => Self::set_state(slf, State::Wrapped).and_then(|()| match &obj {
+                Some(o) => o.bind(py).call_method0("getpeercert"),
+                None => Err(PyRuntimeError::new_err("no SSL object")),
+            }),
+        };
+        let peercert = match peercert {
+            Ok(p) => p,
+            Err(e) => {
+                Self::set_state(slf, State::Unwrapped)?;
+                let msg = if is(py, &e, &ssl(py)?.certificate_error) {
+                    "SSL handshake failed on verifying the certificate"
+                } else {
+                    "SSL handshake failed"
+                };
+                Self::fatal_error(slf, &e, msg)?;
+                return Self::wakeup_waiter(slf, Some(&e));
+            }
+        };
+        let obj = obj.expect("wrapped");
+        if Self::debug(slf)? {
+            let start = slf.borrow().handshake_start.unwrap_or(0.0);
+            let now: f64 = slf
+                .borrow()
+                .loop_
+                .bind(py)
+                .call_method0("time")?
+                .extract()?;
+            ssl(py)?.logger.bind(py).call_method1(
+                "debug",
+                ("%r: SSL handshake took %.1f ms", slf, (now - start) * 1e3),
+            )?;
+        }
+        {
+            let t = slf.borrow();
+            let extra = t.extra.bind(py);
+            extra.set_item("peercert", peercert)?;
+            extra.set_item("cipher", obj.bind(py).call_method0("cipher")?)?;
+            extra.set_item("compression", obj.bind(py).call_method0("compression")?)?;
+            extra.set_item("ssl_object", &obj)?;
+        }
+        if slf.borrow().app_state == AppState::Init {
+            slf.borrow_mut().app_state = AppState::ConMade;
+            let tr = Self::get_app_transport(slf)?;
+            Self::call_app(slf, None, "connection_made", (tr,).into_pyobject(py)?)?;
+        }
+        Self::wakeup_waiter(slf, None)?;
+        // The application gets the transport (and may check ALPN) before
+        // the first data: read in the next iteration.
+        Self::call_soon_do_read(slf, None)
+    }
+
+    // Shutdown.
+
+    fn start_shutdown(slf: Slf<'_, '_>, ctx: Option<Py<PyAny>>) -> PyResult<()> {
+        let state = Self::state(slf);
+        if matches!(state, State::Flushing | State::Shutdown | State::Unwrapped) {
+            return Ok(());
+        }
+        slf.borrow_mut().app_closed = true;
+        if state == State::DoHandshake {
+            return Self::abort(slf, None);
+        }
+        Self::set_state(slf, State::Flushing)?;
+        let timeout = slf.borrow().shutdown_timeout;
+        let h = Self::call_later(slf, timeout, "_check_shutdown_timeout")?;
+        slf.borrow_mut().shutdown_timeout_handle = Some(h);
+        Self::do_flush(slf, ctx)
+    }
+
+    /// Reads and discards application data; a close_notify seen for the
+    /// first time calls `eof_received`.
+    fn do_read_into_void(slf: Slf<'_, '_>, ctx: Option<&Py<PyAny>>) -> PyResult<()> {
+        let py = slf.py();
+        let Some(read) = slf.borrow().sslobj_read.as_ref().map(|r| r.clone_ref(py)) else {
+            return Ok(());
+        };
+        let mut close_notify = false;
+        loop {
+            match read.bind(py).call1((READ_MAX,)) {
+                Ok(b) => {
+                    if !b.is_truthy()? {
+                        close_notify = true;
+                        break;
+                    }
+                }
+                Err(e) if is(py, &e, ssl(py)?.again.as_any()) => break,
+                Err(e) if is(py, &e, &ssl(py)?.zero_return) => {
+                    close_notify = true;
+                    break;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        if close_notify {
+            Self::call_eof_received(slf, ctx)?;
+        }
+        Ok(())
+    }
+
+    fn do_flush(slf: Slf<'_, '_>, ctx: Option<Py<PyAny>>) -> PyResult<()> {
+        let res = Self::do_read_into_void(slf, ctx.as_ref())
+            .and_then(|()| Self::do_write(slf))
+            .and_then(|()| Self::process_outgoing(slf))
+            .and_then(|()| Self::control_ssl_reading(slf));
+        match res {
+            Err(e) if e.is_instance_of::<pyo3::exceptions::PyException>(slf.py()) => {
+                Self::on_shutdown_complete(slf, Some(e))
+            }
+            Err(e) => Err(e),
+            Ok(()) => {
+                if Self::write_buffer_size(slf)? == 0 {
+                    Self::set_state(slf, State::Shutdown)?;
+                    Self::do_shutdown(slf, ctx)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn do_shutdown(slf: Slf<'_, '_>, ctx: Option<Py<PyAny>>) -> PyResult<()> {
+        let py = slf.py();
+        let res = (|| -> PyResult<()> {
+            Self::do_read_into_void(slf, ctx.as_ref())?;
+            let obj = slf.borrow().sslobj.as_ref().map(|o| o.clone_ref(py));
+            let Some(obj) = obj else { return Ok(()) };
+            match obj.bind(py).call_method0("unwrap") {
+                Err(e) if is(py, &e, ssl(py)?.again.as_any()) => Self::process_outgoing(slf),
+                Err(e) => Err(e),
+                Ok(_) => {
+                    Self::process_outgoing(slf)?;
+                    if Self::write_buffer_size(slf)? == 0 {
+                        Self::on_shutdown_complete(slf, None)?;
+                    }
+                    Ok(())
+                }
+            }
+        })();
+        match res {
+            Err(e) if e.is_instance_of::<pyo3::exceptions::PyException>(py) => {
+                Self::on_shutdown_complete(slf, Some(e))
+            }
+            r => r,
+        }
+    }
+
+    fn on_shutdown_complete(slf: Slf<'_, '_>, exc: Option<PyErr>) -> PyResult<()> {
+        let py = slf.py();
+        let h = slf.borrow_mut().shutdown_timeout_handle.take();
+        Self::cancel_handle(py, h)?;
+        match exc {
+            Some(e) => Self::fatal_error(slf, &e, "Error occurred during shutdown"),
+            None => {
+                if let Some(t) = Self::transport(slf) {
+                    t.bind(py).call_method0("close")?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// The peer closed its side without close_notify (a TCP end of file).
+    /// What the application wrote is still encrypted and sent (the peer
+    /// may read on), the application gets `eof_received()` (as with
+    /// CPython's asyncio), and the transport closes once its buffer drains.
+    /// No close_notify goes out: the peer cannot answer it.
+    fn finish_after_eof(slf: Slf<'_, '_>) -> PyResult<()> {
+        let py = slf.py();
+        Self::do_write(slf)?;
+        slf.borrow_mut().ssl_writing_paused = false;
+        Self::process_outgoing(slf)?;
+        Self::set_state(slf, State::Shutdown)?;
+        let h = slf.borrow_mut().shutdown_timeout_handle.take();
+        Self::cancel_handle(py, h)?;
+        Self::call_eof_received(slf, None)?;
+        if let Some(t) = Self::transport(slf) {
+            t.bind(py).call_method0("close")?;
+        }
+        Ok(())
+    }
+
+    fn abort(slf: Slf<'_, '_>, exc: Option<Py<PyAny>>) -> PyResult<()> {
+        let py = slf.py();
+        Self::set_state(slf, State::Unwrapped)?;
+        if let Some(t) = Self::transport(slf) {
+            t.bind(py)
+                .call_method1("_force_close", (exc.unwrap_or_else(|| py.None()),))?;
+        }
+        Ok(())
+    }
+
+    // Outgoing.
+
+    fn write_appdata(
+        slf: Slf<'_, '_>,
+        data: Vec<Py<PyAny>>,
+        ctx: Option<Py<PyAny>>,
+    ) -> PyResult<()> {
+        let py = slf.py();
+        if matches!(
+            Self::state(slf),
+            State::Flushing | State::Shutdown | State::Unwrapped
+        ) {
+            let n = {
+                let mut t = slf.borrow_mut();
+                t.conn_lost += 1;
+                t.conn_lost
+            };
+            if n > LOG_THRESHOLD_FOR_CONNLOST_WRITES {
+                ssl(py)?
+                    .logger
+                    .bind(py)
+                    .call_method1("warning", ("SSL connection is closed",))?;
+            }
+            return Ok(());
+        }
+        {
+            let mut t = slf.borrow_mut();
+            for d in data {
+                let n = d.bind(py).len()?;
+                t.write_buffer_size += n;
+                t.write_backlog.push_back(d);
+            }
+        }
+        if Self::state(slf) == State::Wrapped {
+            let res = Self::do_write(slf)
+                .and_then(|()| Self::process_outgoing(slf))
+                .and_then(|()| Self::control_app_writing(slf, ctx.as_ref()));
+            if let Err(e) = res {
+                if !e.is_instance_of::<pyo3::exceptions::PyException>(py) {
+                    return Err(e);
+                }
+                Self::fatal_error(slf, &e, "Fatal error on SSL protocol")?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Encrypts the write backlog into the outgoing BIO.
+    fn do_write(slf: Slf<'_, '_>) -> PyResult<()> {
+        let py = slf.py();
+        let Some(write) = slf.borrow().sslobj_write.as_ref().map(|w| w.clone_ref(py)) else {
+            return Ok(());
+        };
+        loop {
+            let Some(data) = slf.borrow().write_backlog.front().map(|d| d.clone_ref(py)) else {
+                return Ok(());
+            };
+            let data = data.bind(py);
+            let count: usize = match write.bind(py).call1((data,)) {
+                Ok(n) => n.extract()?,
+                Err(e) if is(py, &e, ssl(py)?.again.as_any()) => return Ok(()),
+                Err(e) => return Err(e),
+            };
+            let len = data.len()?;
+            let mut t = slf.borrow_mut();
+            if count < len {
+                let view = if data.is_instance_of::<PyMemoryView>() {
+                    data.clone()
+                } else {
+                    PyMemoryView::from(data)?.into_any()
+                };
+                let rest = view.get_item(pyo3::types::PySlice::new(
+                    py,
+                    count as isize,
+                    len as isize,
+                    1,
+                ))?;
+                t.write_backlog[0] = rest.unbind();
+                t.write_buffer_size -= count;
+            } else {
+                t.write_backlog.pop_front();
+                t.write_buffer_size -= len;
+            }
+        }
+    }
+
+    /// Sends what the outgoing BIO holds, unless the transport beneath
+    /// asked to pause.
+    fn process_outgoing(slf: Slf<'_, '_>) -> PyResult<()> {
+        let py = slf.py();
+        if slf.borrow().ssl_writing_paused {
+            return Ok(());
+        }
+        let read = slf.borrow().outgoing_read.clone_ref(py);
+        let data = read.bind(py).call0()?;
+        if data.len()? == 0 {
+            return Ok(());
+        }
+        let (core, tr) = {
+            let t = slf.borrow();
+            (
+                t.transport_core.as_ref().map(|c| c.clone_ref(py)),
+                t.transport.as_ref().map(|t| t.clone_ref(py)),
+            )
+        };
+        match (core, tr) {
+            (Some(core), _) => SocketTransport::write_from_tls(core.bind(py), &data),
+            (None, Some(tr)) => tr.bind(py).call_method1("write", (data,)).map(|_| ()),
+            (None, None) => Ok(()),
+        }
+    }
+
+    // Incoming.
+
+    fn do_read(slf: Slf<'_, '_>) -> PyResult<()> {
+        let py = slf.py();
+        if Self::state(slf) != State::Wrapped {
+            return Ok(());
+        }
+        let res = (|| -> PyResult<()> {
+            if !slf.borrow().app_reading_paused {
+                if slf.borrow().app_is_buffer {
+                    Self::do_read_buffered(slf)?;
+                } else {
+                    Self::do_read_copied(slf)?;
+                }
+                if !slf.borrow().write_backlog.is_empty() {
+                    Self::do_write(slf)?;
+                }
+                Self::process_outgoing(slf)?;
+                Self::control_app_writing(slf, None)?;
+                // The peer's end of file came while reading was paused:
+                // now that the application has what was left, finish.
+                if slf.borrow().eof_seen
+                    && Self::state(slf) == State::Wrapped
+                    && !slf.borrow().app_reading_paused
+                    && Self::pending(slf)? == 0
+                {
+                    return Self::finish_after_eof(slf);
+                }
+            }
+            Self::control_ssl_reading(slf)
+        })();
+        match res {
+            Err(e) if e.is_instance_of::<pyo3::exceptions::PyException>(py) => {
+                Self::fatal_error(slf, &e, "Fatal error on SSL protocol")
+            }
+            r => r,
+        }
+    }
+
+    fn pending(slf: Slf<'_, '_>) -> PyResult<usize> {
+        let py = slf.py();
+        let (inc, pend) = {
+            let t = slf.borrow();
+            (
+                t.incoming.clone_ref(py),
+                t.sslobj_pending.as_ref().map(|p| p.clone_ref(py)),
+            )
+        };
+        let a: usize = inc.bind(py).getattr("pending")?.extract()?;
+        let b: usize = match pend {
+            Some(p) => p.bind(py).call0()?.extract()?,
+            None => 0,
+        };
+        Ok(a + b)
+    }
+
+    fn do_read_copied(slf: Slf<'_, '_>) -> PyResult<()> {
+        let py = slf.py();
+        let Some(read) = slf.borrow().sslobj_read.as_ref().map(|r| r.clone_ref(py)) else {
+            return Ok(());
+        };
+        let mut chunks: Vec<Bound<'_, PyAny>> = Vec::new();
+        let mut eof = false;
+        loop {
+            if Self::pending(slf)? == 0 {
+                break;
+            }
+            match read.bind(py).call1((READ_MAX,)) {
+                Ok(c) => {
+                    if c.len()? == 0 {
+                        eof = true;
+                        break;
+                    }
+                    chunks.push(c);
+                }
+                Err(e) if is(py, &e, ssl(py)?.again.as_any()) => break,
+                Err(e) => return Err(e),
+            }
+        }
+        match chunks.len() {
+            0 => {}
+            1 => {
+                let c = chunks.pop().expect("one");
+                Self::call_app(slf, None, "data_received", (c,).into_pyobject(py)?)?;
+            }
+            _ => {
+                let total: usize = chunks.iter().map(|c| c.len().unwrap_or(0)).sum();
+                let joined = PyBytes::new_with(py, total, |buf| {
+                    let mut at = 0;
+                    for c in &chunks {
+                        let b = c.cast::<PyBytes>()?.as_bytes();
+                        buf[at..at + b.len()].copy_from_slice(b);
+                        at += b.len();
+                    }
+                    Ok(())
+                })?;
+                Self::call_app(slf, None, "data_received", (joined,).into_pyobject(py)?)?;
+            }
+        }
+        if eof {
+            Self::call_eof_received(slf, None)?;
+            Self::start_shutdown(slf, None)?;
+        }
+        Ok(())
+    }
+
+    fn do_read_buffered(slf: Slf<'_, '_>) -> PyResult<()> {
+        let py = slf.py();
+        let Some(read) = slf.borrow().sslobj_read.as_ref().map(|r| r.clone_ref(py)) else {
+            return Ok(());
+        };
+        let mut total_pending = Self::pending(slf)?;
+        let buf = Self::call_app(
+            slf,
+            None,
+            "get_buffer",
+            (total_pending + 256,).into_pyobject(py)?,
+        )?;
+        let size = buf.len()?;
+        if size == 0 {
+            return Ok(());
+        }
+        let view = PyMemoryView::from(&buf)?;
+        let mut total = 0usize;
+        let mut last: Option<usize> = None;
+        while total_pending > 0 {
+            let target = if total == 0 {
+                view.clone().into_any()
+            } else {
+                view.get_item(pyo3::types::PySlice::new(
+                    py,
+                    total as isize,
+                    size as isize,
+                    1,
+                ))?
+            };
+            let n: usize = match read.bind(py).call1((size - total, target)) {
+                Ok(n) => n.extract()?,
+                Err(e) if is(py, &e, ssl(py)?.again.as_any()) => break,
+                Err(e) => return Err(e),
+            };
+            last = Some(n);
+            total += n;
+            if n == 0 {
+                break;
+            }
+            if total == size {
+                // The application's buffer is full: go on next iteration.
+                Self::call_soon_do_read(slf, None)?;
+                break;
+            }
+            total_pending = Self::pending(slf)?;
+        }
+        drop(view);
+        if total > 0 {
+            Self::call_app(slf, None, "buffer_updated", (total,).into_pyobject(py)?)?;
+        }
+        if last == Some(0) {
+            Self::call_eof_received(slf, None)?;
+            Self::start_shutdown(slf, None)?;
+        }
+        Ok(())
+    }
+
+    fn call_eof_received(slf: Slf<'_, '_>, ctx: Option<&Py<PyAny>>) -> PyResult<()> {
+        let py = slf.py();
+        if slf.borrow().app_state != AppState::ConMade {
+            return Ok(());
+        }
+        slf.borrow_mut().app_state = AppState::Eof;
+        match Self::call_app(slf, ctx, "eof_received", PyTuple::empty(py)) {
+            Ok(keep) => {
+                if keep.is_truthy()? {
+                    ssl(py)?.logger.bind(py).call_method1(
+                        "warning",
+                        ("returning true from eof_received() has no effect when using ssl",),
+                    )?;
+                }
+                Ok(())
+            }
+            Err(e)
+                if e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py)
+                    || e.is_instance_of::<pyo3::exceptions::PySystemExit>(py) =>
+            {
+                Err(e)
+            }
+            Err(e) => Self::fatal_error(slf, &e, "Error calling eof_received()"),
+        }
+    }
+
+    // Flow control.
+
+    fn write_buffer_size(slf: Slf<'_, '_>) -> PyResult<usize> {
+        let py = slf.py();
+        let (out, n) = {
+            let t = slf.borrow();
+            (t.outgoing.clone_ref(py), t.write_buffer_size)
+        };
+        let pending: usize = out.bind(py).getattr("pending")?.extract()?;
+        Ok(pending + n)
+    }
+
+    fn control_app_writing(slf: Slf<'_, '_>, ctx: Option<&Py<PyAny>>) -> PyResult<()> {
+        let py = slf.py();
+        let size = Self::write_buffer_size(slf)?;
+        let (paused, high, low) = {
+            let t = slf.borrow();
+            (t.app_writing_paused, t.outgoing_high, t.outgoing_low)
+        };
+        let (call, msg) = if size >= high && !paused {
+            slf.borrow_mut().app_writing_paused = true;
+            ("pause_writing", "protocol.pause_writing() failed")
+        } else if size <= low && paused {
+            slf.borrow_mut().app_writing_paused = false;
+            ("resume_writing", "protocol.resume_writing() failed")
+        } else {
+            return Ok(());
+        };
+        match Self::call_app(slf, ctx, call, PyTuple::empty(py)) {
+            Ok(_) => Ok(()),
+            Err(e)
+                if e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py)
+                    || e.is_instance_of::<pyo3::exceptions::PySystemExit>(py) =>
+            {
+                Err(e)
+            }
+            Err(e) => {
+                let ctx = PyDict::new(py);
+                ctx.set_item("message", msg)?;
+                ctx.set_item("exception", e.value(py))?;
+                ctx.set_item(
+                    "transport",
+                    slf.borrow().app_transport.as_ref().map(|t| t.clone_ref(py)),
+                )?;
+                ctx.set_item("protocol", slf)?;
+                let lp = slf.borrow().loop_.clone_ref(py);
+                lp.bind(py).call_method1("call_exception_handler", (ctx,))?;
+                Ok(())
+            }
+        }
+    }
+
+    fn control_ssl_reading(slf: Slf<'_, '_>) -> PyResult<()> {
+        let py = slf.py();
+        let inc = slf.borrow().incoming.clone_ref(py);
+        let size: usize = inc.bind(py).getattr("pending")?.extract()?;
+        let (paused, high, low) = {
+            let t = slf.borrow();
+            (t.ssl_reading_paused, t.incoming_high, t.incoming_low)
+        };
+        let call = if size >= high && !paused {
+            slf.borrow_mut().ssl_reading_paused = true;
+            "pause_reading"
+        } else if size <= low && paused {
+            slf.borrow_mut().ssl_reading_paused = false;
+            "resume_reading"
+        } else {
+            return Ok(());
+        };
+        if let Some(t) = Self::transport(slf) {
+            t.bind(py).call_method0(call)?;
+        }
+        Ok(())
+    }
+
+    fn fatal_error(slf: Slf<'_, '_>, exc: &PyErr, msg: &str) -> PyResult<()> {
+        let py = slf.py();
+        let (app_tr, tr) = {
+            let t = slf.borrow();
+            (
+                t.app_transport.as_ref().map(|t| t.clone_ref(py)),
+                t.transport.as_ref().map(|t| t.clone_ref(py)),
+            )
+        };
+        if let Some(a) = &app_tr {
+            a.bind(py).call_method1("_force_close", (exc.value(py),))?;
+        } else if let Some(t) = &tr {
+            t.bind(py).call_method1("_force_close", (exc.value(py),))?;
+        }
+        if exc.is_instance_of::<PyOSError>(py) {
+            if Self::debug(slf)? {
+                let kw = PyDict::new(py);
+                kw.set_item("exc_info", exc.value(py))?;
+                ssl(py)?
+                    .logger
+                    .bind(py)
+                    .call_method("debug", ("%r: %s", slf, msg), Some(&kw))?;
+            }
+        } else if !is(py, exc, &ssl(py)?.cancelled_error) {
+            let ctx = PyDict::new(py);
+            ctx.set_item("message", msg)?;
+            ctx.set_item("exception", exc.value(py))?;
+            ctx.set_item("transport", tr)?;
+            ctx.set_item("protocol", slf)?;
+            let lp = slf.borrow().loop_.clone_ref(py);
+            lp.bind(py).call_method1("call_exception_handler", (ctx,))?;
+        }
+        Ok(())
+    }
+}
+
+#[pymethods]
+impl SslProtocol {
+    #[new]
+    #[pyo3(signature = (loop_, app_protocol, sslcontext, waiter, server_side = false,
+                        server_hostname = None, call_connection_made = true,
+                        ssl_handshake_timeout = None, ssl_shutdown_timeout = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn py_new(
+        loop_: &Bound<'_, PyAny>,
+        app_protocol: &Bound<'_, PyAny>,
+        sslcontext: Option<Bound<'_, PyAny>>,
+        waiter: Option<Py<PyAny>>,
+        server_side: bool,
+        server_hostname: Option<Bound<'_, PyAny>>,
+        call_connection_made: bool,
+        ssl_handshake_timeout: Option<f64>,
+        ssl_shutdown_timeout: Option<f64>,
+    ) -> PyResult<Self> {
+        let py = loop_.py();
+        let s = ssl(py)?;
+        let handshake_timeout = timeout_arg(
+            ssl_handshake_timeout,
+            HANDSHAKE_TIMEOUT,
+            "ssl_handshake_timeout",
+        )?;
+        let shutdown_timeout = timeout_arg(
+            ssl_shutdown_timeout,
+            SHUTDOWN_TIMEOUT,
+            "ssl_shutdown_timeout",
+        )?;
+        let hostname = server_hostname.filter(|h| !h.is_none() && h.is_truthy().unwrap_or(false));
+        let sslcontext = match sslcontext.filter(|c| c.is_truthy().unwrap_or(false)) {
+            Some(c) => c,
+            None => {
+                if server_side {
+                    return Err(PyValueError::new_err(
+                        "Server side SSL needs a valid SSLContext",
+                    ));
+                }
+                // Looked up now, as asyncio does (tests patch it).
+                let c = s.module.bind(py).call_method0("create_default_context")?;
+                if hostname.is_none() {
+                    c.setattr("check_hostname", false)?;
+                }
+                c
+            }
+        };
+        let extra = PyDict::new(py);
+        extra.set_item("sslcontext", &sslcontext)?;
+        let incoming = s.memory_bio.bind(py).call0()?;
+        let outgoing = s.memory_bio.bind(py).call0()?;
+        let (ih, il) = flow_limits(None, None, HIGH_WATER_READ_KB)?;
+        let (oh, ol) = flow_limits(None, None, HIGH_WATER_WRITE_KB)?;
+        let mut me = Self {
+            loop_: loop_.clone().unbind(),
+            server_side,
+            server_hostname: if server_side {
+                None
+            } else {
+                hostname.map(Bound::unbind)
+            },
+            sslcontext: sslcontext.unbind(),
+            extra: extra.unbind(),
+            write_backlog: VecDeque::new(),
+            write_buffer_size: 0,
+            waiter,
+            app_protocol: None,
+            app_is_buffer: false,
+            app_transport: None,
+            app_transport_created: false,
+            app_closed: false,
+            app_context: None,
+            transport: None,
+            transport_core: None,
+            handshake_timeout,
+            shutdown_timeout,
+            sslobj: None,
+            sslobj_read: None,
+            sslobj_write: None,
+            sslobj_pending: None,
+            incoming_write: incoming.getattr("write")?.unbind(),
+            incoming: incoming.unbind(),
+            outgoing_read: outgoing.getattr("read")?.unbind(),
+            outgoing: outgoing.unbind(),
+            state: State::Unwrapped,
+            conn_lost: 0,
+            app_state: if call_connection_made {
+                AppState::Init
+            } else {
+                AppState::ConMade
+            },
+            ssl_writing_paused: false,
+            app_reading_paused: false,
+            ssl_reading_paused: false,
+            app_writing_paused: false,
+            incoming_high: ih,
+            incoming_low: il,
+            outgoing_high: oh,
+            outgoing_low: ol,
+            handshake_start: None,
+            handshake_timeout_handle: None,
+            shutdown_timeout_handle: None,
+            py_buf: None,
+            eof_seen: false,
+        };
+        me.set_app_protocol_inner(app_protocol)?;
+        Ok(me)
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.loop_)?;
+        visit.call(&self.server_hostname)?;
+        visit.call(&self.sslcontext)?;
+        visit.call(&self.extra)?;
+        for d in &self.write_backlog {
+            visit.call(d)?;
+        }
+        visit.call(&self.waiter)?;
+        visit.call(&self.app_protocol)?;
+        visit.call(&self.app_transport)?;
+        visit.call(&self.app_context)?;
+        visit.call(&self.transport)?;
+        visit.call(&self.transport_core)?;
+        visit.call(&self.sslobj)?;
+        visit.call(&self.sslobj_read)?;
+        visit.call(&self.sslobj_write)?;
+        visit.call(&self.sslobj_pending)?;
+        visit.call(&self.incoming)?;
+        visit.call(&self.incoming_write)?;
+        visit.call(&self.outgoing)?;
+        visit.call(&self.outgoing_read)?;
+        visit.call(&self.handshake_timeout_handle)?;
+        visit.call(&self.shutdown_timeout_handle)
+    }
+
+    fn __clear__(&mut self) {
+        self.write_backlog.clear();
+        self.waiter = None;
+        self.app_protocol = None;
+        self.app_transport = None;
+        self.app_context = None;
+        self.transport = None;
+        self.transport_core = None;
+        self.sslobj = None;
+        self.sslobj_read = None;
+        self.sslobj_write = None;
+        self.sslobj_pending = None;
+        self.handshake_timeout_handle = None;
+        self.shutdown_timeout_handle = None;
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<pyloop.SSLProtocol {:?} {:?}>", self.state, self.app_state)
+    }
+
+    /// The application's transport (made on first use, as asyncio's
+    /// `SSLProtocol` makes it in `__init__`); None once the connection is
+    /// lost.
+    #[getter]
+    fn _app_transport(slf: &Bound<'_, Self>) -> PyResult<Option<Py<PyAny>>> {
+        if slf.borrow().app_transport_created && slf.borrow().app_transport.is_none() {
+            return Ok(None);
+        }
+        Self::get_app_transport(slf).map(Some)
+    }
+
+    #[pyo3(signature = (context = None))]
+    fn _get_app_transport(
+        slf: &Bound<'_, Self>,
+        context: Option<Py<PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        if let Some(c) = context.filter(|c| !c.is_none(slf.py())) {
+            slf.borrow_mut().app_context = Some(c);
+        }
+        Self::get_app_transport(slf)
+    }
+
+    /// The socket transport beneath is connected: start the handshake.
+    fn connection_made(slf: &Bound<'_, Self>, transport: &Bound<'_, PyAny>) -> PyResult<()> {
+        let py = slf.py();
+        let core = match transport.getattr("_core") {
+            Ok(c) => c.cast::<SocketTransport>().ok().map(|c| c.clone().unbind()),
+            Err(_) => None,
+        };
+        {
+            let mut t = slf.borrow_mut();
+            t.transport = Some(transport.clone().unbind());
+            t.transport_core = core;
+            if t.app_context.is_none() {
+                t.app_context = Some(crate::base::copy_context(py)?);
+            }
+        }
+        Self::start_handshake(slf)
+    }
+
+    fn connection_lost(slf: &Bound<'_, Self>, exc: Py<PyAny>) -> PyResult<()> {
+        let py = slf.py();
+        let out = {
+            let mut t = slf.borrow_mut();
+            t.write_backlog.clear();
+            t.write_buffer_size = 0;
+            t.conn_lost += 1;
+            t.app_closed = true;
+            t.outgoing_read.clone_ref(py)
+        };
+        out.bind(py).call0()?;
+        let (state, app_state) = {
+            let t = slf.borrow();
+            (t.state, t.app_state)
+        };
+        if state != State::DoHandshake && matches!(app_state, AppState::ConMade | AppState::Eof) {
+            slf.borrow_mut().app_state = AppState::ConLost;
+            if let Some(p) = Self::app_protocol(slf) {
+                let cb = p.bind(py).getattr("connection_lost")?;
+                let lp = slf.borrow().loop_.clone_ref(py);
+                lp.bind(py).call_method1("call_soon", (cb, &exc))?;
+            }
+        }
+        Self::set_state(slf, State::Unwrapped)?;
+        let (handles, dropped) = {
+            let mut t = slf.borrow_mut();
+            (
+                (
+                    t.shutdown_timeout_handle.take(),
+                    t.handshake_timeout_handle.take(),
+                ),
+                (
+                    t.transport.take(),
+                    t.transport_core.take(),
+                    t.app_transport.take(),
+                    t.app_protocol.take(),
+                ),
+            )
+        };
+        let err = if exc.is_none(py) {
+            None
+        } else {
+            Some(PyErr::from_value(exc.bind(py).clone()))
+        };
+        Self::wakeup_waiter(slf, err.as_ref())?;
+        Self::cancel_handle(py, handles.0)?;
+        Self::cancel_handle(py, handles.1)?;
+        drop(dropped);
+        Ok(())
+    }
+
+    /// A buffered protocol's `get_buffer`, for a transport that is not
+    /// pyloop's own (pyloop's transport hands over its bytes with `feed`).
+    #[pyo3(signature = (n = -1))]
+    fn get_buffer(slf: &Bound<'_, Self>, n: isize) -> PyResult<Py<PyByteArray>> {
+        let want = if n <= 0 {
+            READ_MAX
+        } else {
+            (n as usize).min(READ_MAX)
+        };
+        let py = slf.py();
+        let reuse = slf
+            .borrow()
+            .py_buf
+            .as_ref()
+            .filter(|b| b.bind(py).len() >= want)
+            .map(|b| b.clone_ref(py));
+        let buf = match reuse {
+            Some(b) => b,
+            None => {
+                let b = PyByteArray::new(py, &vec![0u8; want]).unbind();
+                slf.borrow_mut().py_buf = Some(b.clone_ref(py));
+                b
+            }
+        };
+        Ok(buf)
+    }
+
+    /// `nbytes` of the buffer from `get_buffer` hold what was read.
+    fn buffer_updated(slf: &Bound<'_, Self>, nbytes: usize) -> PyResult<()> {
+        let py = slf.py();
+        let Some(buf) = slf.borrow().py_buf.as_ref().map(|b| b.clone_ref(py)) else {
+            return Err(PyRuntimeError::new_err(
+                "buffer_updated() before get_buffer()",
+            ));
+        };
+        // SAFETY: with the GIL held and no Python code running until the
+        // copy in `feed` is done, the bytearray cannot change size.
+        let data = unsafe { buf.bind(py).as_bytes() };
+        let n = nbytes.min(data.len());
+        let data = data[..n].to_vec();
+        Self::feed(slf, &data)?;
+        Self::incoming_ready(slf)
+    }
+
+    /// Bytes from a transport that is not pyloop's own.
+    fn data_received(slf: &Bound<'_, Self>, data: &Bound<'_, PyAny>) -> PyResult<()> {
+        let b = pyo3::buffer::PyBuffer::<u8>::get(data)?;
+        let v = b.to_vec(slf.py())?;
+        Self::feed(slf, &v)?;
+        Self::incoming_ready(slf)
+    }
+
+    fn eof_received(slf: &Bound<'_, Self>) -> PyResult<bool> {
+        let py = slf.py();
+        let res = (|| -> PyResult<()> {
+            if Self::debug(slf)? {
+                ssl(py)?
+                    .logger
+                    .bind(py)
+                    .call_method1("debug", ("%r received EOF", slf))?;
+            }
+            slf.borrow_mut().eof_seen = true;
+            match Self::state(slf) {
+                State::DoHandshake => Self::on_handshake_complete(
+                    slf,
+                    Some(PyConnectionResetError::new_err(
+                        "the peer closed during the TLS handshake",
+                    )),
+                ),
+                // Data the application has not taken yet (its reading is
+                // paused) is still delivered if it resumes within
+                // EOF_GRACE, as CPython's asyncio delivers it: the transport
+                // stays open, and `_do_read` finishes after it. Otherwise it
+                // gets connection_lost(None) then, and the undelivered data
+                // is dropped, as uvloop drops it at once.
+                State::Wrapped => {
+                    // What is left goes to the application first; `_do_read`
+                    // finishes once it has it all.
+                    Self::do_read(slf)?;
+                    if Self::state(slf) == State::Wrapped {
+                        let timeout = slf.borrow().shutdown_timeout.min(EOF_GRACE);
+                        let h = Self::call_later(slf, timeout, "_check_shutdown_timeout")?;
+                        slf.borrow_mut().shutdown_timeout_handle = Some(h);
+                    }
+                    Ok(())
+                }
+                State::Flushing => Self::finish_after_eof(slf),
+                State::Shutdown => Self::on_shutdown_complete(slf, None),
+                State::Unwrapped => Ok(()),
+            }
+        })();
+        if let Err(e) = res {
+            if let Some(t) = Self::transport(slf) {
+                t.bind(py).call_method0("close")?;
+            }
+            return Err(e);
+        }
+        // True keeps the transport beneath open: it is closed here, once
+        // what is pending has gone.
+        Ok(Self::state(slf) == State::Wrapped)
+    }
+
+    fn pause_writing(slf: &Bound<'_, Self>) {
+        slf.borrow_mut().ssl_writing_paused = true;
+    }
+
+    fn resume_writing(slf: &Bound<'_, Self>) -> PyResult<()> {
+        slf.borrow_mut().ssl_writing_paused = false;
+        match Self::state(slf) {
+            State::Wrapped => {
+                Self::process_outgoing(slf)?;
+                Self::control_app_writing(slf, None)
+            }
+            State::Flushing => Self::do_flush(slf, None),
+            State::Shutdown => Self::do_shutdown(slf, None),
+            _ => Ok(()),
+        }
+    }
+
+    fn _check_handshake_timeout(slf: &Bound<'_, Self>) -> PyResult<()> {
+        if Self::state(slf) == State::DoHandshake {
+            let t = slf.borrow().handshake_timeout;
+            let e = PyConnectionAbortedError::new_err(format!(
+                "SSL handshake is taking longer than {t} seconds: aborting the connection"
+            ));
+            Self::fatal_error(slf, &e, "Fatal error on transport")?;
+        }
+        Ok(())
+    }
+
+    fn _check_shutdown_timeout(slf: &Bound<'_, Self>) -> PyResult<()> {
+        let py = slf.py();
+        if Self::state(slf) == State::Wrapped && slf.borrow().eof_seen {
+            slf.borrow_mut().shutdown_timeout_handle = None;
+            return Self::finish_after_eof(slf);
+        }
+        if matches!(Self::state(slf), State::Flushing | State::Shutdown)
+            && let Some(t) = Self::transport(slf)
+        {
+            let e = ssl(py)?
+                .timeout_error
+                .bind(py)
+                .call1(("SSL shutdown timed out",))?;
+            t.bind(py).call_method1("_force_close", (e,))?;
+        }
+        Ok(())
+    }
+
+    fn _do_read(slf: &Bound<'_, Self>) -> PyResult<()> {
+        Self::do_read(slf)
+    }
+
+    // The application transport's side (pyloop.SSLTransport calls these).
+
+    #[pyo3(signature = (name, default = None))]
+    fn _get_extra_info(
+        slf: &Bound<'_, Self>,
+        name: &Bound<'_, PyAny>,
+        default: Option<Py<PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        // The protocol itself, for tests; uvloop's name for it is taken too,
+        // so that uvloop's own TLS tests can reach it.
+        if let Ok(s) = name.cast::<PyString>()
+            && matches!(s.to_str()?, "pyloop.sslproto" | "uvloop.sslproto")
+        {
+            return Ok(slf.clone().into_any().unbind());
+        }
+        if let Some(v) = slf.borrow().extra.bind(py).get_item(name)? {
+            return Ok(v.unbind());
+        }
+        match Self::transport(slf) {
+            Some(t) => Ok(t
+                .bind(py)
+                .call_method1("get_extra_info", (name, default))?
+                .unbind()),
+            None => Ok(default.unwrap_or_else(|| py.None())),
+        }
+    }
+
+    fn _set_app_protocol(slf: &Bound<'_, Self>, protocol: &Bound<'_, PyAny>) -> PyResult<()> {
+        slf.borrow_mut().set_app_protocol_inner(protocol)
+    }
+
+    fn _get_app_protocol(&self, py: Python<'_>) -> Py<PyAny> {
+        self.app_protocol
+            .as_ref()
+            .map(|p| p.clone_ref(py))
+            .unwrap_or_else(|| py.None())
+    }
+
+    fn _is_closing(&self) -> bool {
+        self.app_closed
+    }
+
+    fn _mark_closed(&mut self) {
+        self.app_closed = true;
+    }
+
+    fn _close(slf: &Bound<'_, Self>) -> PyResult<()> {
+        slf.borrow_mut().app_closed = true;
+        let ctx = Self::app_context(slf)?;
+        Self::start_shutdown(slf, ctx)
+    }
+
+    fn _is_reading(&self) -> bool {
+        !self.app_reading_paused
+    }
+
+    fn _pause_reading(&mut self) {
+        self.app_reading_paused = true;
+    }
+
+    fn _resume_reading(slf: &Bound<'_, Self>) -> PyResult<()> {
+        if !slf.borrow().app_reading_paused {
+            return Ok(());
+        }
+        slf.borrow_mut().app_reading_paused = false;
+        if Self::state(slf) == State::Wrapped {
+            let ctx = Self::app_context(slf)?;
+            Self::call_soon_do_read(slf, ctx)?;
+        }
+        Ok(())
+    }
+
+    #[pyo3(signature = (high = None, low = None))]
+    fn _set_write_buffer_limits(
+        slf: &Bound<'_, Self>,
+        high: Option<i64>,
+        low: Option<i64>,
+    ) -> PyResult<()> {
+        let (h, l) = flow_limits(high, low, HIGH_WATER_WRITE_KB)?;
+        {
+            let mut t = slf.borrow_mut();
+            t.outgoing_high = h;
+            t.outgoing_low = l;
+        }
+        let ctx = Self::app_context(slf)?;
+        Self::control_app_writing(slf, ctx.as_ref())
+    }
+
+    fn _get_write_buffer_limits(&self) -> (usize, usize) {
+        (self.outgoing_low, self.outgoing_high)
+    }
+
+    fn _get_write_buffer_size(slf: &Bound<'_, Self>) -> PyResult<usize> {
+        Self::write_buffer_size(slf)
+    }
+
+    #[pyo3(signature = (high = None, low = None))]
+    fn _set_read_buffer_limits(
+        slf: &Bound<'_, Self>,
+        high: Option<i64>,
+        low: Option<i64>,
+    ) -> PyResult<()> {
+        let (h, l) = flow_limits(high, low, HIGH_WATER_READ_KB)?;
+        {
+            let mut t = slf.borrow_mut();
+            t.incoming_high = h;
+            t.incoming_low = l;
+        }
+        Self::control_ssl_reading(slf)
+    }
+
+    fn _get_read_buffer_limits(&self) -> (usize, usize) {
+        (self.incoming_low, self.incoming_high)
+    }
+
+    fn _get_read_buffer_size(slf: &Bound<'_, Self>) -> PyResult<usize> {
+        let py = slf.py();
+        let inc = slf.borrow().incoming.clone_ref(py);
+        inc.bind(py).getattr("pending")?.extract()
+    }
+
+    #[getter]
+    fn _app_writing_paused(&self) -> bool {
+        self.app_writing_paused
+    }
+
+    fn _write(slf: &Bound<'_, Self>, data: &Bound<'_, PyAny>) -> PyResult<()> {
+        if !(data.is_instance_of::<PyBytes>()
+            || data.is_instance_of::<PyByteArray>()
+            || data.is_instance_of::<PyMemoryView>())
+        {
+            return Err(PyTypeError::new_err(format!(
+                "data: expecting a bytes-like instance, got {}",
+                data.get_type().name()?
+            )));
+        }
+        if data.len()? == 0 {
+            return Ok(());
+        }
+        // A bytearray or memoryview may change after write() returns: keep
+        // a copy of what it holds now.
+        let item = if data.is_instance_of::<PyBytes>() {
+            data.clone().unbind()
+        } else {
+            let b = pyo3::buffer::PyBuffer::<u8>::get(data)?;
+            PyBytes::new(slf.py(), &b.to_vec(slf.py())?)
+                .into_any()
+                .unbind()
+        };
+        let ctx = Self::app_context(slf)?;
+        Self::write_appdata(slf, vec![item], ctx)
+    }
+
+    fn _writelines(slf: &Bound<'_, Self>, list: &Bound<'_, PyAny>) -> PyResult<()> {
+        let py = slf.py();
+        let mut items = Vec::new();
+        for item in list.try_iter()? {
+            let item = item?;
+            let b = pyo3::buffer::PyBuffer::<u8>::get(&item)?;
+            items.push(PyBytes::new(py, &b.to_vec(py)?).into_any().unbind());
+        }
+        let ctx = Self::app_context(slf)?;
+        Self::write_appdata(slf, items, ctx)
+    }
+
+    fn _abort(slf: &Bound<'_, Self>, exc: Py<PyAny>) -> PyResult<()> {
+        slf.borrow_mut().app_closed = true;
+        let exc = if exc.is_none(slf.py()) {
+            None
+        } else {
+            Some(exc)
+        };
+        Self::abort(slf, exc)
+    }
+
+    /// For tests: data in the write backlog, as if written while the
+    /// handshake ran.
+    #[pyo3(name = "_test__append_write_backlog")]
+    fn test_append_write_backlog(slf: &Bound<'_, Self>, data: &Bound<'_, PyAny>) -> PyResult<()> {
+        let n = data.len()?;
+        let mut t = slf.borrow_mut();
+        t.write_backlog.push_back(data.clone().unbind());
+        t.write_buffer_size += n;
+        Ok(())
+    }
+}

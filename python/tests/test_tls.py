@@ -1,0 +1,270 @@
+"""pyloop's TLS protocol (Rust, over ssl.SSLObject): what applications see
+of it, on real sockets with the test CA's certificates."""
+
+import asyncio
+import os
+import socket
+import ssl
+import threading
+
+import pytest
+
+from conftest import CERTS, tls_contexts
+
+
+async def echo_server(loop, server_ctx):
+    async def handle(reader, writer):
+        while data := await reader.read(65536):
+            writer.write(data)
+            await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0, ssl=server_ctx)
+    return server, server.sockets[0].getsockname()[1]
+
+
+def test_the_transport_tells_what_was_negotiated(loop):
+    server_ctx, client_ctx = tls_contexts()
+    server_ctx.set_alpn_protocols(["h2", "http/1.1"])
+    client_ctx.set_alpn_protocols(["http/1.1"])
+    seen = {}
+
+    async def main():
+        server, port = await echo_server(loop, server_ctx)
+        reader, writer = await asyncio.open_connection(
+            "127.0.0.1", port, ssl=client_ctx, server_hostname="localhost"
+        )
+        obj = writer.get_extra_info("ssl_object")
+        seen["alpn"] = obj.selected_alpn_protocol()
+        seen["version"] = obj.version()
+        seen["cipher"] = writer.get_extra_info("cipher")
+        seen["cn"] = writer.get_extra_info("peercert")["subject"]
+        seen["sslcontext"] = writer.get_extra_info("sslcontext") is client_ctx
+        seen["peername"] = writer.get_extra_info("peername")[1] == port
+        assert isinstance(writer.transport, asyncio.Transport)
+        writer.close()
+        await writer.wait_closed()
+        server.close()
+        await server.wait_closed()
+
+    loop.run_until_complete(main())
+    assert seen["alpn"] == "http/1.1"
+    assert seen["version"].startswith("TLS")
+    assert seen["cipher"] and seen["sslcontext"] and seen["peername"]
+    assert seen["cn"] == ((("commonName", "localhost"),),)
+
+
+def test_a_wrong_host_name_fails_the_handshake(loop):
+    server_ctx, client_ctx = tls_contexts()
+
+    async def main():
+        server, port = await echo_server(loop, server_ctx)
+        with pytest.raises(ssl.SSLCertVerificationError):
+            await asyncio.open_connection(
+                "127.0.0.1", port, ssl=client_ctx, server_hostname="not-the-name.example"
+            )
+        server.close()
+        await server.wait_closed()
+
+    errors = []
+    loop.set_exception_handler(lambda lp, ctx: errors.append(ctx))
+    loop.run_until_complete(main())
+
+
+def test_client_certificates_are_required_and_checked(loop):
+    server_ctx, client_ctx = tls_contexts()
+    server_ctx.verify_mode = ssl.CERT_REQUIRED
+    server_ctx.load_verify_locations(os.path.join(CERTS, "ca.pem"))
+    peer = {}
+
+    async def main():
+        async def handle(reader, writer):
+            peer["cert"] = writer.get_extra_info("peercert")
+            writer.write(await reader.readexactly(2))
+            await writer.drain()
+            writer.close()
+
+        server = await asyncio.start_server(handle, "127.0.0.1", 0, ssl=server_ctx)
+        port = server.sockets[0].getsockname()[1]
+        # Without a certificate: the server refuses the handshake.
+        reader, writer = await asyncio.open_connection(
+            "127.0.0.1", port, ssl=client_ctx, server_hostname="localhost"
+        )
+        # TLS 1.3: the client learns of it at its first read.
+        with pytest.raises((ssl.SSLError, ConnectionError, asyncio.IncompleteReadError)):
+            writer.write(b"hi")
+            await reader.readexactly(2)
+        writer.close()
+        # With one signed by the CA: accepted.
+        client_ctx.load_cert_chain(os.path.join(CERTS, "cert.pem"), os.path.join(CERTS, "key.pem"))
+        reader, writer = await asyncio.open_connection(
+            "127.0.0.1", port, ssl=client_ctx, server_hostname="localhost"
+        )
+        writer.write(b"ok")
+        assert await reader.readexactly(2) == b"ok"
+        writer.close()
+        await writer.wait_closed()
+        server.close()
+        await server.wait_closed()
+
+    loop.set_exception_handler(lambda lp, ctx: None)
+    loop.run_until_complete(main())
+    assert peer["cert"]["subject"] == ((("commonName", "localhost"),),)
+
+
+def test_close_flushes_everything_written_first(loop):
+    """close() right after a large write: the peer gets every byte, then
+    close_notify (a clean TLS end of file)."""
+    server_ctx, client_ctx = tls_contexts()
+    payload = os.urandom(4 << 20)
+    got = {}
+
+    async def main():
+        done = loop.create_future()
+
+        async def handle(reader, writer):
+            got["data"] = await reader.read()  # up to the TLS end of file
+            writer.close()
+            done.set_result(None)
+
+        server = await asyncio.start_server(handle, "127.0.0.1", 0, ssl=server_ctx)
+        port = server.sockets[0].getsockname()[1]
+        _, writer = await asyncio.open_connection(
+            "127.0.0.1", port, ssl=client_ctx, server_hostname="localhost"
+        )
+        writer.write(payload)
+        writer.close()
+        await writer.wait_closed()
+        await done
+        server.close()
+        await server.wait_closed()
+
+    loop.run_until_complete(main())
+    assert got["data"] == payload
+
+
+def _plain_tls_server(server_ctx, then):
+    """A blocking TLS server in a thread: says hello, then runs `then`."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+
+    def run():
+        conn, _ = listener.accept()
+        listener.close()
+        with server_ctx.wrap_socket(conn, server_side=True) as tls:
+            then(tls)
+
+    t = threading.Thread(target=run)
+    t.start()
+    return port, t
+
+
+def test_data_before_the_peers_eof_reaches_a_paused_reader(loop):
+    """The peer sends data, then a TCP end of file (no close_notify), while
+    the application's reading is paused: the data is delivered when it
+    resumes, then eof_received and connection_lost(None) (a bug: when the
+    end of file was read before the resumed read ran, the data was lost)."""
+    server_ctx, client_ctx = tls_contexts()
+    sent = threading.Event()
+
+    def then(tls):
+        tls.sendall(b"hello")
+        assert tls.recv(5) == b"world"
+        tls.sendall(b"extra bytes")
+        tls.shutdown(socket.SHUT_WR)
+        sent.set()
+        tls.recv(1)
+
+    port, thread = _plain_tls_server(server_ctx, then)
+    events = []
+
+    class P(asyncio.Protocol):
+        def connection_made(self, tr):
+            self.tr = tr
+            self.lost = loop.create_future()
+
+        def data_received(self, data):
+            events.append(data)
+            if data == b"hello":
+                self.tr.write(b"world")
+                self.tr.pause_reading()
+
+        def eof_received(self):
+            events.append("eof")
+
+        def connection_lost(self, exc):
+            events.append(("lost", exc))
+            self.lost.set_result(None)
+
+    async def main():
+        tr, proto = await loop.create_connection(
+            P, "127.0.0.1", port, ssl=client_ctx, server_hostname="localhost"
+        )
+        await loop.run_in_executor(None, sent.wait)
+        await asyncio.sleep(0.05)  # the end of file is read meanwhile
+        tr.resume_reading()
+        await asyncio.wait_for(proto.lost, 5)
+
+    loop.run_until_complete(main())
+    thread.join()
+    assert events == [b"hello", b"extra bytes", "eof", ("lost", None)]
+
+
+def test_a_reader_that_never_resumes_is_closed_after_the_grace(loop):
+    server_ctx, client_ctx = tls_contexts()
+
+    def then(tls):
+        tls.sendall(b"hello")
+        tls.sendall(b"never read")
+        tls.shutdown(socket.SHUT_WR)
+        tls.recv(1)
+
+    port, thread = _plain_tls_server(server_ctx, then)
+
+    class P(asyncio.Protocol):
+        def connection_made(self, tr):
+            self.lost = loop.create_future()
+            tr.pause_reading()
+
+        def connection_lost(self, exc):
+            self.lost.set_result(exc)
+
+    async def main():
+        _, proto = await loop.create_connection(
+            P, "127.0.0.1", port, ssl=client_ctx, server_hostname="localhost"
+        )
+        t0 = loop.time()
+        exc = await asyncio.wait_for(proto.lost, 5)
+        return exc, loop.time() - t0
+
+    exc, waited = loop.run_until_complete(main())
+    thread.join()
+    assert exc is None and waited < 3
+
+
+def test_tls_inside_tls(loop):
+    """start_tls over a TLS transport: two layers of pyloop's protocol."""
+    outer_server, outer_client = tls_contexts()
+    inner_server, inner_client = tls_contexts()
+
+    async def main():
+        async def handle(reader, writer):
+            await writer.start_tls(inner_server)
+            writer.write(await reader.readexactly(5))
+            await writer.drain()
+            writer.close()
+
+        server = await asyncio.start_server(handle, "127.0.0.1", 0, ssl=outer_server)
+        port = server.sockets[0].getsockname()[1]
+        reader, writer = await asyncio.open_connection(
+            "127.0.0.1", port, ssl=outer_client, server_hostname="localhost"
+        )
+        await writer.start_tls(inner_client, server_hostname="localhost")
+        writer.write(b"inner")
+        echoed = await reader.readexactly(5)
+        writer.close()
+        server.close()
+        await server.wait_closed()
+        return echoed
+
+    assert loop.run_until_complete(main()) == b"inner"
