@@ -359,6 +359,218 @@ def w_echo(loop, mode, family, size, n):
     return {"rtt_ns": rtt, "cpu_ns": int(cpu_s * 1e9 / trips)}
 
 
+CERTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python", "tests", "certs")
+
+TLS_CLIENT = r"""
+import socket, ssl, sys, time
+certs, addr, size, n, mode = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+host, port = addr.rsplit(":", 1)
+ctx = ssl.create_default_context(cafile=certs + "/ca.pem")
+def connect():
+    raw = socket.create_connection((host, int(port)))
+    raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return ctx.wrap_socket(raw, server_hostname="localhost")
+if mode == "handshake":
+    # A connection's life: connect, handshake, one byte echoed, close.
+    def once():
+        s = connect()
+        s.sendall(b"x")
+        if s.recv(1) != b"x":
+            raise SystemExit("bad echo")
+        s.close()
+    for _ in range(max(5, n // 10)):
+        once()
+    t0 = time.perf_counter_ns()
+    for _ in range(n):
+        once()
+    print((time.perf_counter_ns() - t0) // n)
+    sys.exit(0)
+s = connect()
+msg = b"x" * size
+buf = bytearray(size)
+view = memoryview(buf)
+def once():
+    s.sendall(msg)
+    got = 0
+    while got < size:
+        k = s.recv_into(view[got:])
+        if not k:
+            raise SystemExit("server closed")
+        got += k
+for _ in range(max(10, n // 10)):
+    once()
+t0 = time.perf_counter_ns()
+for _ in range(n):
+    once()
+print((time.perf_counter_ns() - t0) // n)
+s.close()
+"""
+
+
+def _serve_with_client(loop, start_server, client_args):
+    """Starts a server with `start_server()` (returning it and its address),
+    runs the client process against it, and returns the client's one line
+    of output and the server's CPU time (user + system) in ns."""
+
+    async def main():
+        server, addr = await start_server()
+        client = subprocess.Popen([sys.executable, "-c", *client_args(addr)], stdout=subprocess.PIPE)
+        out = await loop.run_in_executor(None, client.communicate)
+        if client.returncode != 0:
+            raise SystemExit(f"client failed: {client.returncode}")
+        server.close()
+        if hasattr(server, "wait_closed"):
+            await server.wait_closed()
+        return int(out[0])
+
+    r0 = resource.getrusage(resource.RUSAGE_SELF)
+    v = loop.run_until_complete(main())
+    r1 = resource.getrusage(resource.RUSAGE_SELF)
+    cpu_s = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    return v, int(cpu_s * 1e9)
+
+
+def w_tls(loop, what, size, n):
+    """TLS echo (`what` "echo") or whole TLS connections ("handshake")
+    against a server on `loop` with the test certificate; the client is a
+    blocking `ssl` client in another process, the same for every loop."""
+    import ssl
+
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(os.path.join(CERTS, "cert.pem"), os.path.join(CERTS, "key.pem"))
+
+    class Echo(asyncio.Protocol):
+        def connection_made(self, transport):
+            self.t = transport
+
+        def data_received(self, data):
+            self.t.write(data)
+
+    async def start():
+        server = await loop.create_server(Echo, "127.0.0.1", 0, ssl=ctx)
+        host, port = server.sockets[0].getsockname()[:2]
+        return server, f"{host}:{port}"
+
+    value, cpu = _serve_with_client(
+        loop, start, lambda addr: [TLS_CLIENT, CERTS, addr, str(size), str(n), what]
+    )
+    trips = n + max(5 if what == "handshake" else 10, n // 10)
+    return {"value": value, "cpu_ns": cpu // trips}
+
+
+UDP_CLIENT = r"""
+import socket, sys, time
+addr, size, n, window = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+host, port = addr.rsplit(":", 1)
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.connect((host, int(port)))
+s.settimeout(2)
+msg = b"x" * size
+def run(count):
+    # `window` datagrams in flight: one sent for each one echoed. A lost
+    # datagram (a receive that times out) is sent again.
+    sent = got = 0
+    while sent < min(window, count):
+        s.send(msg); sent += 1
+    while got < count:
+        try:
+            s.recv(65536)
+        except socket.timeout:
+            s.send(msg); continue
+        got += 1
+        if sent < count:
+            s.send(msg); sent += 1
+run(max(100, n // 10))
+t0 = time.perf_counter_ns()
+run(n)
+print((time.perf_counter_ns() - t0) // n)
+"""
+
+
+def w_udp(loop, size, n, window=32):
+    """UDP echo: a datagram endpoint on `loop` echoes what a client in
+    another process sends, `window` datagrams in flight; ns per datagram
+    echoed (packets per second = 1e9 / that)."""
+
+    class Echo(asyncio.DatagramProtocol):
+        def connection_made(self, transport):
+            self.t = transport
+
+        def datagram_received(self, data, addr):
+            self.t.sendto(data, addr)
+
+    async def start():
+        tr, _ = await loop.create_datagram_endpoint(Echo, local_addr=("127.0.0.1", 0))
+        host, port = tr.get_extra_info("sockname")[:2]
+        return tr, f"{host}:{port}"
+
+    value, cpu = _serve_with_client(
+        loop, start, lambda addr: [UDP_CLIENT, addr, str(size), str(n), str(window)]
+    )
+    return {"value": value, "cpu_ns": cpu // (n + max(100, n // 10))}
+
+
+SINK_CLIENT = r"""
+import socket, sys, time
+addr, total = sys.argv[1], int(sys.argv[2])
+host, port = addr.rsplit(":", 1)
+s = socket.create_connection((host, int(port)))
+buf = bytearray(1 << 20)
+got = 0
+t0 = None
+while got < total:
+    k = s.recv_into(buf)
+    if not k:
+        raise SystemExit("short: %d of %d" % (got, total))
+    if t0 is None:
+        t0 = time.perf_counter_ns()
+    got += k
+print(time.perf_counter_ns() - t0)
+"""
+
+
+def w_sendfile(loop, path):
+    """A server on `loop` sends the file at `path` (in tmpfs) to each client
+    with `loop.sendfile`, as aiohttp serves files; a loop without it
+    (NotImplementedError) sends it as asyncio's fallback does, chunks read
+    and written with the transport's flow control. Returns the client's
+    receiving time and the server's CPU time, in ns."""
+    size = os.path.getsize(path)
+
+    class Send(asyncio.Protocol):
+        def connection_made(self, transport):
+            self.t = transport
+            asyncio.ensure_future(self.send())
+
+        async def send(self):
+            with open(path, "rb") as f:
+                try:
+                    await loop.sendfile(self.t, f)
+                except NotImplementedError:
+                    while chunk := f.read(1 << 18):
+                        self.t.write(chunk)
+                        if self.ready is not None:
+                            await self.ready
+            self.t.close()
+
+        ready = None
+
+        def pause_writing(self):
+            self.ready = loop.create_future()
+
+        def resume_writing(self):
+            self.ready.set_result(None)
+            self.ready = None
+
+    async def start():
+        server = await loop.create_server(Send, "127.0.0.1", 0)
+        host, port = server.sockets[0].getsockname()[:2]
+        return server, f"{host}:{port}"
+
+    value, cpu = _serve_with_client(loop, start, lambda addr: [SINK_CLIENT, addr, str(size)])
+    return {"value": value, "cpu_ns": cpu}
+
+
 def workloads(quick):
     k = 10 if quick else 1
     w = [
@@ -438,6 +650,13 @@ def child(args):
             v = w_idle(loop, n)
         elif kind == "rss":
             v = w_rss(loop, n)
+        elif kind.startswith("tls:"):
+            _, what, size = kind.split(":")
+            v = w_tls(loop, what, int(size), n)
+        elif kind.startswith("udp:"):
+            v = w_udp(loop, int(kind.split(":")[1]), n)
+        elif kind.startswith("sendfile:"):
+            v = w_sendfile(loop, kind.split(":", 1)[1])
         elif kind.startswith("echo:"):
             _, mode, family, size = kind.split(":")
             v = w_echo(loop, mode, family, int(size), n)
@@ -538,7 +757,9 @@ def main():
         for fam in ("tcp", "unix")
         for size in ECHO_SIZES
     ]
-    emit({"event": "plan", "steps": len(wl) + 3 + 2 * len(echo)})
+    tls_sizes = ECHO_SIZES
+    udp_sizes = [64, 1024]
+    emit({"event": "plan", "steps": len(wl) + 3 + 2 * len(echo) + 2 * (len(tls_sizes) + 2 + len(udp_sizes))})
 
     for label, unit_label, kind, n in wl:
         interleaved(label, kind, n, subjects, rounds, params={"per": unit_label})
@@ -609,6 +830,65 @@ def main():
                     )
                 ],
             )
+
+    # TLS, UDP and sendfile (issue 17), each unpinned and on one vCPU.
+    n_tls = 200 if args.quick else 1500
+    n_hs = 40 if args.quick else 200
+    n_udp = 2000 if args.quick else 20000
+    big = os.path.join(args.shm or tempfile.gettempdir(), "pyloop-sendfile.bin")
+    mib = 32 if args.quick else 256
+    with open(big, "wb") as f:
+        chunk = os.urandom(1 << 20)
+        for _ in range(mib):
+            f.write(chunk)
+    try:
+        for pinned in (False, True):
+            where = ", one vCPU" if pinned else ""
+            pin = ":pinned" if pinned else ""
+            for size in tls_sizes:
+                interleaved(
+                    f"echo tls tcp{where}",
+                    f"tls:echo:{size}{pin}",
+                    n_tls,
+                    subjects,
+                    rounds,
+                    params={"size": f"{size // 1024} KiB"},
+                    size=size,
+                    pick=lambda v: v["value"],
+                    also=[(f"echo tls tcp{where}: server CPU per round trip", "ns", lambda v: v["cpu_ns"])],
+                )
+            interleaved(
+                f"TLS connection: connect, handshake, 1-byte echo, close{where}",
+                f"tls:handshake:1{pin}",
+                n_hs,
+                subjects,
+                rounds,
+                pick=lambda v: v["value"],
+                also=[(f"TLS connection{where}: server CPU per connection", "ns", lambda v: v["cpu_ns"])],
+            )
+            for size in udp_sizes:
+                interleaved(
+                    f"UDP echo, 32 datagrams in flight{where}",
+                    f"udp:{size}{pin}",
+                    n_udp,
+                    subjects,
+                    rounds,
+                    params={"size": f"{size} B"},
+                    size=size,
+                    pick=lambda v: v["value"],
+                    also=[(f"UDP echo{where}: server CPU per datagram", "ns", lambda v: v["cpu_ns"])],
+                )
+            interleaved(
+                f"sendfile of a {mib} MiB file over TCP{where}",
+                f"sendfile:{big}{pin}",
+                1,
+                subjects,
+                rounds,
+                pick=lambda v: v["value"],
+                also=[(f"sendfile of {mib} MiB{where}: server CPU", "ns", lambda v: v["cpu_ns"])],
+            )
+    finally:
+        os.unlink(big)
 
 
 if __name__ == "__main__":
