@@ -571,6 +571,133 @@ def w_sendfile(loop, path):
     return {"value": value, "cpu_ns": cpu}
 
 
+HTTP_APPS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "http_apps.py")
+
+
+def _wrk_time(text):
+    """wrk's "99%  2.56ms" into ns."""
+    num = float(text.rstrip("usm"))
+    unit = text[len(str(text).rstrip("usm")):]
+    return int(num * {"us": 1e3, "ms": 1e6, "s": 1e9}[unit])
+
+
+def run_wrk(wrk, url, conns, seconds, pin):
+    """wrk's requests per second and p99 latency (ns) for `url`."""
+    threads = 1 if conns < 64 else 2
+    cmd = [wrk, f"-t{threads}", f"-c{conns}", f"-d{seconds}s", "--latency", url]
+    out = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=seconds + 60,
+        preexec_fn=pin_to_one_cpu if pin else None,
+    ).stdout
+    rps = p99 = None
+    errors = 0
+    for line in out.splitlines():
+        parts = line.split()
+        if line.startswith("Requests/sec:"):
+            rps = float(parts[1])
+        elif parts[:1] == ["99%"]:
+            p99 = _wrk_time(parts[1])
+        elif "Non-2xx" in line or line.strip().startswith("Socket errors"):
+            errors += 1
+    if rps is None or p99 is None:
+        raise RuntimeError(f"wrk printed no result: {out[-500:]}")
+    return rps, p99, errors
+
+
+def http_server(server, loop_name, pin):
+    """Starts `server` (uvicorn or aiohttp) on `loop_name` with a listening
+    socket made here, and waits (a blocking request) until it answers."""
+    import urllib.request
+
+    lsock = socket.create_server(("127.0.0.1", 0), backlog=1024)
+    port = lsock.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-P", HTTP_APPS, server, loop_name, str(lsock.fileno())],
+        pass_fds=[lsock.fileno()],
+        stderr=subprocess.PIPE,
+        preexec_fn=pin_to_one_cpu if pin else None,
+    )
+    lsock.close()
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=60) as r:
+            r.read()
+    except OSError as e:
+        proc.kill()
+        err = proc.communicate()[1].decode(errors="replace")[-800:]
+        raise RuntimeError(f"{server} on {loop_name} did not answer: {e}: {err}") from e
+    return proc, port
+
+
+def http_rows(subjects, rounds, quick, wrk):
+    """uvicorn (httptools) and aiohttp's server on each loop, loaded by wrk
+    at 1, 64 and 256 connections, unpinned and with the server and wrk on
+    one vCPU. Per round, each loop's server starts once and serves every
+    measurement of the round; the loops take turns."""
+    seconds = 1 if quick else 3
+    cases = [
+        ("uvicorn+httptools hello", "uvicorn", "/"),
+        ("uvicorn+httptools 64 KiB JSON", "uvicorn", "/json"),
+        ("aiohttp hello", "aiohttp", "/"),
+    ]
+    conn_levels = [1, 64, 256]
+    for pin in (False, True):
+        where = ", one vCPU" if pin else ""
+        for label, server, route in cases:
+            emit({"event": "step", "label": f"{label}{where}"})
+            active = list(subjects)
+            samples = {}  # (conns) -> list of rounds {loop: (rps, p99)}
+            for r in range(rounds + 1):
+                order = active[r % len(active):] + active[: r % len(active)]
+                got = {c: {} for c in conn_levels}
+                for lp in list(order):
+                    try:
+                        proc, port = http_server(server, lp, pin)
+                    except RuntimeError as e:
+                        emit({"event": "note", "text": f"{label}: {lp} could not run it ({str(e)[:200]})"})
+                        active.remove(lp)
+                        continue
+                    try:
+                        url = f"http://127.0.0.1:{port}{route}"
+                        run_wrk(wrk, url, 64, 1, pin)  # warm-up
+                        for c in conn_levels:
+                            rps, p99, errors = run_wrk(wrk, url, c, seconds, pin)
+                            if errors:
+                                emit({"event": "note", "text": f"{label}: {lp} had socket errors at {c} connections"})
+                            got[c][lp] = (rps, p99)
+                    finally:
+                        proc.terminate()
+                        try:
+                            proc.communicate(timeout=20)
+                        except subprocess.TimeoutExpired:
+                            proc.kill()
+                            proc.communicate()
+                if r > 0:
+                    for c in conn_levels:
+                        samples.setdefault(c, []).append(got[c])
+            if "pyloop" not in active:
+                continue
+            for c in conn_levels:
+                rows = [row for row in samples.get(c, []) if all(s in row for s in active)]
+                if not rows:
+                    continue
+                for what, unit, pick in (
+                    ("time per request (1 / requests per second)", "ns", lambda v: 1e9 / v[0]),
+                    ("p99 latency", "ns", lambda v: v[1]),
+                ):
+                    emit(
+                        {
+                            "event": "run",
+                            "system": "pyloop",
+                            "workload": f"HTTP {label}{where}: {what}",
+                            "unit": unit,
+                            "params": {"connections": str(c)},
+                            "subjects": [{"name": s, "version": version(s)} for s in active],
+                            "reference": 0,
+                            "rounds": [[{"value": int(pick(row[s]))} for s in active] for row in rows],
+                        }
+                    )
+
+
 def workloads(quick):
     k = 10 if quick else 1
     w = [
@@ -759,7 +886,12 @@ def main():
     ]
     tls_sizes = ECHO_SIZES
     udp_sizes = [64, 1024]
-    emit({"event": "plan", "steps": len(wl) + 3 + 2 * len(echo) + 2 * (len(tls_sizes) + 2 + len(udp_sizes))})
+    emit(
+        {
+            "event": "plan",
+            "steps": len(wl) + 3 + 2 * len(echo) + 2 * (len(tls_sizes) + 2 + len(udp_sizes)) + 2 * 3,
+        }
+    )
 
     for label, unit_label, kind, n in wl:
         interleaved(label, kind, n, subjects, rounds, params={"per": unit_label})
@@ -830,6 +962,15 @@ def main():
                     )
                 ],
             )
+
+    wrk = next(
+        (p.get("program") for p in json.loads(os.environ.get("XTASK_PEERS", "[]")) if p.get("name") == "wrk"),
+        None,
+    )
+    if wrk:
+        http_rows(subjects, 3, args.quick, wrk)
+    else:
+        emit({"event": "note", "text": "wrk is missing: no HTTP server rows"})
 
     # TLS, UDP and sendfile (issue 17), each unpinned and on one vCPU.
     n_tls = 200 if args.quick else 1500

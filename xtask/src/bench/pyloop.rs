@@ -4,16 +4,30 @@
 //! `target/pyloop/` with the release build of pyloop and the peers from PyPI.
 
 use super::{Driver, System};
+use crate::peers::{Install, Peer};
 
 pub fn system() -> System {
     System {
         name: "pyloop",
-        // The peers are Python packages, installed into the driver's venv;
-        // the driver reports their versions and says which are missing.
-        peers: vec![],
+        // The loops are Python packages, installed into the driver's venv
+        // (the driver reports their versions and says which are missing),
+        // as are the HTTP servers run on them; wrk loads the servers.
+        peers: vec![Peer {
+            name: "wrk",
+            program: "wrk",
+            install: Install::Apt("wrk"),
+            version_args: &["-v"],
+        }],
         drivers: vec![Driver::Python {
             script: "benches/pyloop/bench.py",
-            packages: &["maturin>=1.7,<2", "uvloop", "rloop"],
+            packages: &[
+                "maturin>=1.7,<2",
+                "uvloop",
+                "rloop",
+                "uvicorn",
+                "httptools",
+                "aiohttp",
+            ],
         }],
     }
 }

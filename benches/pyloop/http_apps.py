@@ -1,0 +1,112 @@
+"""The HTTP servers `cargo xtask bench pyloop` loads with wrk, on each loop.
+
+    python http_apps.py uvicorn LOOP FD     # uvicorn + httptools, ASGI app below
+    python http_apps.py aiohttp LOOP FD     # aiohttp's web server
+
+FD is a listening socket the caller made and passed on: requests wait in
+its backlog until the server takes them, so the caller needs no polling to
+know when it is up.
+
+Routes: `/` answers "Hello, world!"; `/json` answers a 64 KiB JSON document
+(a list of records), serialised per request, as an API would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+
+RECORDS = [
+    {"id": i, "name": f"user-{i:05d}", "email": f"user{i}@example.com", "active": i % 3 != 0}
+    for i in range(800)
+]
+
+
+def json_body():
+    body = json.dumps(RECORDS).encode()
+    return body
+
+
+assert 60_000 < len(json_body()) < 70_000, len(json_body())
+
+HELLO = b"Hello, world!"
+
+
+async def app(scope, receive, send):
+    """A bare ASGI app (no framework): what uvicorn itself costs."""
+    if scope["type"] == "lifespan":
+        while True:
+            msg = await receive()
+            if msg["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif msg["type"] == "lifespan.shutdown":
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+    if scope["path"] == "/json":
+        body, ctype = json_body(), b"application/json"
+    else:
+        body, ctype = HELLO, b"text/plain"
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [(b"content-type", ctype), (b"content-length", str(len(body)).encode())],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+LOOPS = {
+    "pyloop": "pyloop:new_event_loop",
+    "uvloop": "uvloop",
+    "rloop": "rloop:new_event_loop",
+    "asyncio": "asyncio",
+}
+
+
+def new_loop(name):
+    if name == "asyncio":
+        return asyncio.SelectorEventLoop()
+    module = __import__(name)
+    return module.new_event_loop()
+
+
+def run_uvicorn(loop_name, fd):
+    import uvicorn
+
+    config = uvicorn.Config(
+        app,
+        fd=fd,
+        loop=LOOPS[loop_name],
+        http="httptools",
+        access_log=False,
+        log_level="warning",
+        lifespan="off",
+    )
+    uvicorn.Server(config).run()
+
+
+def run_aiohttp(loop_name, fd):
+    import socket
+
+    from aiohttp import web
+
+    async def hello(request):
+        return web.Response(body=HELLO, content_type="text/plain")
+
+    async def data(request):
+        return web.Response(body=json_body(), content_type="application/json")
+
+    webapp = web.Application()
+    webapp.router.add_get("/", hello)
+    webapp.router.add_get("/json", data)
+    loop = new_loop(loop_name)
+    asyncio.set_event_loop(loop)
+    sock = socket.socket(fileno=fd)
+    web.run_app(webapp, sock=sock, loop=loop, access_log=None, print=None)
+
+
+if __name__ == "__main__":
+    server, loop_name, fd = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    {"uvicorn": run_uvicorn, "aiohttp": run_aiohttp}[server](loop_name, fd)
