@@ -667,7 +667,7 @@ def http_rows(subjects, rounds, quick, wrk):
                     finally:
                         proc.terminate()
                         try:
-                            proc.communicate(timeout=20)
+                            proc.communicate(timeout=5)
                         except subprocess.TimeoutExpired:
                             proc.kill()
                             proc.communicate()
