@@ -233,16 +233,9 @@ def w_rss(loop, n):
     return max(0, rss_kib() - before)
 
 
-CLIENT = r"""
-import socket, sys, time
-family, addr, size, n = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-if family == "unix":
-    s = socket.socket(socket.AF_UNIX)
-    s.connect(addr)
-else:
-    host, port = addr.rsplit(":", 1)
-    s = socket.create_connection((host, int(port)))
-    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+# The ping-pong rounds of an echo client, once `s` is connected: `size`
+# bytes out and back, `n` times after a warm-up; prints ns per round trip.
+ECHO_ROUNDS = r"""
 msg = b"x" * size
 buf = bytearray(size)
 view = memoryview(buf)
@@ -260,8 +253,19 @@ t0 = time.perf_counter_ns()
 for _ in range(n):
     once()
 print((time.perf_counter_ns() - t0) // n)
-s.close()
-"""
+s.close()"""
+
+CLIENT = r"""
+import socket, sys, time
+family, addr, size, n = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+if family == "unix":
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(addr)
+else:
+    host, port = addr.rsplit(":", 1)
+    s = socket.create_connection((host, int(port)))
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+""" + ECHO_ROUNDS
 
 
 def w_echo(loop, mode, family, size, n):
@@ -386,26 +390,7 @@ if mode == "handshake":
     print((time.perf_counter_ns() - t0) // n)
     sys.exit(0)
 s = connect()
-msg = b"x" * size
-buf = bytearray(size)
-view = memoryview(buf)
-def once():
-    s.sendall(msg)
-    got = 0
-    while got < size:
-        k = s.recv_into(view[got:])
-        if not k:
-            raise SystemExit("server closed")
-        got += k
-for _ in range(max(10, n // 10)):
-    once()
-t0 = time.perf_counter_ns()
-for _ in range(n):
-    once()
-print((time.perf_counter_ns() - t0) // n)
-s.close()
-"""
-
+""" + ECHO_ROUNDS
 
 def _serve_with_client(loop, start_server, client_args):
     """Starts a server with `start_server()` (returning it and its address),
