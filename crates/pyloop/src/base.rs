@@ -231,7 +231,13 @@ pub(crate) fn report<T: Transport>(slf: &Bound<'_, T>, e: PyErr, msg: &str) -> P
         (t.base().lp(py), t.base().protocol(py))
     };
     match lp {
-        Some(lp) => report_exception(&lp, msg, &e, slf.as_any(), proto),
+        Some(lp) => report_exception(
+            lp.as_any(),
+            msg,
+            &e,
+            Some(slf.as_any()),
+            proto.as_ref().map(|p| p.bind(py)),
+        ),
         None => Ok(()),
     }
 }
@@ -285,10 +291,27 @@ pub(crate) fn set_write_buffer_limits<T: Transport>(
     high: Option<i64>,
     low: Option<i64>,
 ) -> PyResult<()> {
+    let (high, low) = water_marks(high, low, DEFAULT_HIGH)?;
+    {
+        let mut t = slf.borrow_mut();
+        let b = t.base_mut();
+        b.high = high;
+        b.low = low;
+    }
+    maybe_pause_protocol(slf)
+}
+
+/// asyncio's rule for `set_write_buffer_limits(high, low)` (and the TLS
+/// read limits): `(high, low)`, from `default_high` when neither is given.
+pub(crate) fn water_marks(
+    high: Option<i64>,
+    low: Option<i64>,
+    default_high: usize,
+) -> PyResult<(usize, usize)> {
     let high = match (high, low) {
         (Some(h), _) => h,
         (None, Some(l)) => 4 * l,
-        (None, None) => DEFAULT_HIGH as i64,
+        (None, None) => default_high as i64,
     };
     let low = low.unwrap_or(high / 4);
     if !(high >= low && low >= 0) {
@@ -296,13 +319,7 @@ pub(crate) fn set_write_buffer_limits<T: Transport>(
             "high ({high}) must be >= low ({low}) must be >= 0"
         )));
     }
-    {
-        let mut t = slf.borrow_mut();
-        let b = t.base_mut();
-        b.high = high as usize;
-        b.low = low as usize;
-    }
-    maybe_pause_protocol(slf)
+    Ok((high as usize, low as usize))
 }
 
 /// Logs (in debug mode) an `OSError` that ends the transport, or reports
@@ -321,7 +338,13 @@ pub(crate) fn log_fatal<T: Transport>(slf: &Bound<'_, T>, e: &PyErr, msg: &str) 
         }
         Ok(())
     } else {
-        report_exception(&lp, msg, e, slf.as_any(), proto)
+        report_exception(
+            lp.as_any(),
+            msg,
+            e,
+            Some(slf.as_any()),
+            proto.as_ref().map(|p| p.bind(py)),
+        )
     }
 }
 
@@ -375,11 +398,11 @@ pub(crate) fn copy_context(py: Python<'_>) -> PyResult<Py<PyAny>> {
 /// `loop.call_exception_handler({...})` for an exception a transport's
 /// protocol raised.
 pub(crate) fn report_exception(
-    lp: &Bound<'_, LoopCore>,
+    lp: &Bound<'_, PyAny>,
     msg: &str,
     e: &PyErr,
-    transport: &Bound<'_, PyAny>,
-    protocol: Option<Py<PyAny>>,
+    transport: Option<&Bound<'_, PyAny>>,
+    protocol: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<()> {
     let py = lp.py();
     let ctx = PyDict::new(py);

@@ -33,14 +33,14 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
 
-use crate::base::in_context;
+use crate::base::{in_context, report_exception, water_marks};
 use crate::transport::SocketTransport;
 
 /// The most one `SSLObject.read` asks for (uvloop's `SSL_READ_MAX_SIZE`).
 const READ_MAX: usize = 256 * 1024;
 /// Flow-control defaults, in KiB (asyncio's constants).
-const HIGH_WATER_READ_KB: i64 = 256;
-const HIGH_WATER_WRITE_KB: i64 = 512;
+const HIGH_WATER_READ_KB: usize = 256;
+const HIGH_WATER_WRITE_KB: usize = 512;
 const HANDSHAKE_TIMEOUT: f64 = 60.0;
 const SHUTDOWN_TIMEOUT: f64 = 30.0;
 const LOG_THRESHOLD_FOR_CONNLOST_WRITES: usize = 5;
@@ -114,19 +114,8 @@ fn is(py: Python<'_>, e: &PyErr, cls: &Py<PyAny>) -> bool {
 }
 
 /// asyncio's `add_flowcontrol_defaults`.
-fn flow_limits(high: Option<i64>, low: Option<i64>, kb: i64) -> PyResult<(usize, usize)> {
-    let hi = match (high, low) {
-        (Some(h), _) => h,
-        (None, Some(l)) => 4 * l,
-        (None, None) => kb * 1024,
-    };
-    let lo = low.unwrap_or(hi / 4);
-    if !(hi >= lo && lo >= 0) {
-        return Err(PyValueError::new_err(format!(
-            "high ({hi}) must be >= low ({lo}) must be >= 0"
-        )));
-    }
-    Ok((hi as usize, lo as usize))
+fn flow_limits(high: Option<i64>, low: Option<i64>, kb: usize) -> PyResult<(usize, usize)> {
+    water_marks(high, low, kb * 1024)
 }
 
 fn timeout_arg(v: Option<f64>, default: f64, what: &str) -> PyResult<f64> {
@@ -995,17 +984,15 @@ impl SslProtocol {
                 Err(e)
             }
             Err(e) => {
-                let ctx = PyDict::new(py);
-                ctx.set_item("message", msg)?;
-                ctx.set_item("exception", e.value(py))?;
-                ctx.set_item(
-                    "transport",
-                    slf.borrow().app_transport.as_ref().map(|t| t.clone_ref(py)),
-                )?;
-                ctx.set_item("protocol", slf)?;
-                let lp = slf.borrow().loop_.clone_ref(py);
-                lp.bind(py).call_method1("call_exception_handler", (ctx,))?;
-                Ok(())
+                let (lp, tr) = {
+                    let t = slf.borrow();
+                    (
+                        t.loop_.clone_ref(py),
+                        t.app_transport.as_ref().map(|t| t.clone_ref(py)),
+                    )
+                };
+                let tr = tr.as_ref().map(|t| t.bind(py));
+                report_exception(lp.bind(py), msg, &e, tr, Some(slf.as_any()))
             }
         }
     }
@@ -1057,13 +1044,9 @@ impl SslProtocol {
                     .call_method("debug", ("%r: %s", slf, msg), Some(&kw))?;
             }
         } else if !is(py, exc, &ssl(py)?.cancelled_error) {
-            let ctx = PyDict::new(py);
-            ctx.set_item("message", msg)?;
-            ctx.set_item("exception", exc.value(py))?;
-            ctx.set_item("transport", tr)?;
-            ctx.set_item("protocol", slf)?;
             let lp = slf.borrow().loop_.clone_ref(py);
-            lp.bind(py).call_method1("call_exception_handler", (ctx,))?;
+            let tr = tr.as_ref().map(|t| t.bind(py));
+            report_exception(lp.bind(py), msg, exc, tr, Some(slf.as_any()))?;
         }
         Ok(())
     }
