@@ -613,6 +613,58 @@ def http_server(server, loop_name, pin):
     return proc, port
 
 
+def stop_server(proc):
+    """Ends an HTTP server from `http_server`: SIGTERM, then SIGKILL after
+    5 s for a server that ignores it."""
+    proc.terminate()
+    try:
+        proc.communicate(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+
+
+def w_http_client(loop, n, in_flight=100):
+    """aiohttp's client on `loop` fetching `/` `n` times, `in_flight` at a
+    time over one ClientSession (its connection pool), from uvicorn with
+    httptools on uvloop in another process: the same server for every loop.
+    Returns wall ns per request and the client's CPU ns per request."""
+    import aiohttp
+
+    proc, port = http_server("uvicorn", "uvloop", pin=False)
+    url = f"http://127.0.0.1:{port}/"
+
+    async def main():
+        conn = aiohttp.TCPConnector(limit=in_flight)
+        async with aiohttp.ClientSession(connector=conn) as session:
+
+            async def worker(count):
+                for _ in range(count):
+                    async with session.get(url) as r:
+                        if r.status != 200:
+                            raise SystemExit(f"status {r.status}")
+                        await r.read()
+
+            async def batch(total):
+                per, extra = divmod(total, in_flight)
+                await asyncio.gather(*(worker(per + (i < extra)) for i in range(in_flight)))
+
+            await batch(max(in_flight, n // 10))  # warm-up: the pool's connections open
+            r0 = resource.getrusage(resource.RUSAGE_SELF)
+            t0 = time.perf_counter_ns()
+            await batch(n)
+            wall = time.perf_counter_ns() - t0
+            r1 = resource.getrusage(resource.RUSAGE_SELF)
+            cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+            return wall // n, int(cpu * 1e9) // n
+
+    try:
+        wall, cpu = loop.run_until_complete(main())
+    finally:
+        stop_server(proc)
+    return {"value": wall, "cpu_ns": cpu}
+
+
 def http_rows(subjects, rounds, quick, wrk):
     """uvicorn (httptools) and aiohttp's server on each loop, loaded by wrk
     at 1, 64 and 256 connections, unpinned and with the server and wrk on
@@ -650,12 +702,7 @@ def http_rows(subjects, rounds, quick, wrk):
                                 emit({"event": "note", "text": f"{label}: {lp} had socket errors at {c} connections"})
                             got[c][lp] = (rps, p99)
                     finally:
-                        proc.terminate()
-                        try:
-                            proc.communicate(timeout=5)
-                        except subprocess.TimeoutExpired:
-                            proc.kill()
-                            proc.communicate()
+                        stop_server(proc)
                 if r > 0:
                     for c in conn_levels:
                         samples.setdefault(c, []).append(got[c])
@@ -769,6 +816,8 @@ def child(args):
             v = w_udp(loop, int(kind.split(":")[1]), n)
         elif kind.startswith("sendfile:"):
             v = w_sendfile(loop, kind.split(":", 1)[1])
+        elif kind == "http_client":
+            v = w_http_client(loop, n)
         elif kind.startswith("echo:"):
             _, mode, family, size = kind.split(":")
             v = w_echo(loop, mode, family, int(size), n)
@@ -874,7 +923,7 @@ def main():
     emit(
         {
             "event": "plan",
-            "steps": len(wl) + 3 + 2 * len(echo) + 2 * (len(tls_sizes) + 2 + len(udp_sizes)) + 2 * 3,
+            "steps": len(wl) + 3 + 2 * len(echo) + 2 * (len(tls_sizes) + 2 + len(udp_sizes)) + 2 * 3 + 2,
         }
     )
 
@@ -952,6 +1001,19 @@ def main():
         (p.get("program") for p in json.loads(os.environ.get("XTASK_PEERS", "[]")) if p.get("name") == "wrk"),
         None,
     )
+    n_client = 2000 if args.quick else 10_000
+    for pinned in (False, True):
+        where = ", one vCPU" if pinned else ""
+        interleaved(
+            f"HTTP client: aiohttp, {n_client} requests, 100 in flight{where}",
+            "http_client" + (":pinned" if pinned else ""),
+            n_client,
+            subjects,
+            rounds,
+            params={"per": "ns/request"},
+            pick=lambda v: v["value"],
+            also=[(f"HTTP client{where}: client CPU per request", "ns", lambda v: v["cpu_ns"])],
+        )
     if wrk:
         http_rows(subjects, 3, args.quick, wrk)
     else:
