@@ -68,6 +68,18 @@ smoke checks; its figures are not for quoting."
         #[arg(long)]
         micro: bool,
     },
+    /// pyloop's wheels and sdist, into target/dist
+    #[command(
+        long_about = "Builds pyloop's packages into target/dist: one manylinux2014 (glibc 2.17)\n\
+wheel per CPython (3.11, 3.12, 3.13) that pyenv or the PATH has, linked with\n\
+zig (PyPI's ziglang, installed into target/pyloop/dist), and the source\n\
+distribution pip builds from. `cargo xtask test pyloop` installs each wheel\n\
+into an empty venv and runs the pytest suite against it."
+    )]
+    Dist {
+        /// Only these systems (pyloop)
+        systems: Vec<String>,
+    },
     /// The binaries, statically linked, into DIR/bin
     #[command(
         long_about = "Builds the binaries in release mode, statically linked (they start sooner than\n\
@@ -130,6 +142,7 @@ pub fn main() -> Result<()> {
         } if micro => crate::bench::micro(&systems, quick),
         Command::Bench { systems, quick, .. } => crate::bench::run(&systems, quick),
         Command::Install { bins, root } => crate::install::run(&bins, root),
+        Command::Dist { systems } => crate::dist::run(&systems),
         Command::Conformance {
             system,
             oils,
@@ -188,6 +201,12 @@ mod tests {
         );
         assert!(p("bench --root /tmp").is_err());
         assert_eq!(
+            p("dist pyloop").unwrap(),
+            Command::Dist {
+                systems: vec!["pyloop".into()]
+            }
+        );
+        assert_eq!(
             p("conformance rush --oils /o glob").unwrap(),
             Command::Conformance {
                 system: "rush".into(),
@@ -226,7 +245,7 @@ mod tests {
         let conf = help("conformance --help");
         assert!(conf.contains("--oils") && conf.contains("Oils"), "{conf}");
         let top = help("--help");
-        for c in ["test", "bench", "install", "conformance"] {
+        for c in ["test", "bench", "dist", "install", "conformance"] {
             assert!(top.contains(c), "{top}");
         }
         Cli::command().debug_assert();

@@ -97,6 +97,10 @@ pub fn run(systems: &[String]) -> Result<()> {
             "pyloop: pytest on CPython 3.11-3.13",
             Step::Fn(crate::python::test_pyloop),
         ));
+        steps.push((
+            "pyloop: the manylinux wheels (cargo xtask dist), each tested in a clean venv",
+            Step::Fn(crate::dist::test_wheels),
+        ));
     }
 
     // termio's Node package: its addon built from the crate, its API
