@@ -36,6 +36,7 @@ from asyncio.exceptions import SendfileNotAvailableError
 from asyncio.log import logger
 
 from . import _pyloop
+from ._pyloop import sock_io as _sock_io
 
 try:
     import ssl as _ssl
@@ -457,176 +458,38 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
         if self.get_debug() and sock.gettimeout() != 0:
             raise ValueError("the socket must be non-blocking")
 
-    def _sock_read_done(self, fd, fut, handle=None):
-        if handle is None or not handle.cancelled():
-            self.remove_reader(fd)
-
-    def _sock_write_done(self, fd, fut, handle=None):
-        if handle is None or not handle.cancelled():
-            self.remove_writer(fd)
+    # The sock_* coroutines: the work is Rust's (`_pyloop.sock_io`), which
+    # tries the call at once and otherwise waits for the socket.
 
     async def sock_recv(self, sock, n):
-        return await self._sock_io(False, sock, "recv", n)
+        return await _sock_io(self, sock, 0, n)
 
     async def sock_recv_into(self, sock, buf):
-        return await self._sock_io(False, sock, "recv_into", buf)
+        return await _sock_io(self, sock, 1, buf)
 
     async def sock_recvfrom(self, sock, bufsize):
-        return await self._sock_io(False, sock, "recvfrom", bufsize)
+        return await _sock_io(self, sock, 2, bufsize)
 
     async def sock_recvfrom_into(self, sock, buf, nbytes=0):
-        return await self._sock_io(False, sock, "recvfrom_into", buf, nbytes or len(buf))
+        return await _sock_io(self, sock, 3, buf, nbytes or len(buf))
 
     async def sock_sendto(self, sock, data, address):
-        return await self._sock_io(True, sock, "sendto", data, address)
-
-    async def _sock_io(self, writing, sock, method, *args):
-        """Calls ``sock.<method>(*args)`` now, or when ``sock`` is readable
-        (or writable, if ``writing``). The method is looked up at each try,
-        as asyncio does."""
-        self._check_nonblocking(sock)
-        try:
-            return getattr(sock, method)(*args)
-        except (BlockingIOError, InterruptedError):
-            pass
-        fut = self.create_future()
-        fd = sock.fileno()
-        self._ensure_fd_no_transport(fd)
-        add, done = (
-            (self.add_writer, self._sock_write_done)
-            if writing
-            else (self.add_reader, self._sock_read_done)
-        )
-        handle = add(fd, self._sock_try, fut, sock, method, *args)
-        fut.add_done_callback(functools.partial(done, fd, handle=handle))
-        return await fut
-
-    def _sock_try(self, fut, sock, method, *args):
-        if fut.done():
-            return
-        try:
-            data = getattr(sock, method)(*args)
-        except (BlockingIOError, InterruptedError):
-            return
-        except (SystemExit, KeyboardInterrupt):
-            raise
-        except BaseException as exc:
-            fut.set_exception(exc)
-        else:
-            fut.set_result(data)
+        return await _sock_io(self, sock, 4, data, address)
 
     async def sock_sendall(self, sock, data):
-        self._check_nonblocking(sock)
-        try:
-            n = sock.send(data)
-        except (BlockingIOError, InterruptedError):
-            n = 0
-        if n == len(data):
-            return
-        fut = self.create_future()
-        fd = sock.fileno()
-        self._ensure_fd_no_transport(fd)
-        handle = self.add_writer(
-            fd, self._sock_sendall, fut, sock, memoryview(data), [n]
-        )
-        fut.add_done_callback(
-            functools.partial(self._sock_write_done, fd, handle=handle)
-        )
-        return await fut
+        return await _sock_io(self, sock, 5, data)
 
-    def _sock_sendall(self, fut, sock, view, pos):
-        if fut.done():
-            return
-        start = pos[0]
-        try:
-            n = sock.send(view[start:])
-        except (BlockingIOError, InterruptedError):
-            return
-        except (SystemExit, KeyboardInterrupt):
-            raise
-        except BaseException as exc:
-            fut.set_exception(exc)
-            return
-        start += n
-        if start == len(view):
-            fut.set_result(None)
-        else:
-            pos[0] = start
+    async def sock_accept(self, sock):
+        return await _sock_io(self, sock, 6)
 
     async def sock_connect(self, sock, address):
-        self._check_nonblocking(sock)
         if sock.family == socket.AF_INET or sock.family == socket.AF_INET6:
+            self._check_nonblocking(sock)
             resolved = await self._ensure_resolved(
                 address, family=sock.family, type=sock.type, proto=sock.proto
             )
             _, _, _, _, address = resolved[0]
-        fut = self.create_future()
-        self._sock_connect(fut, sock, address)
-        try:
-            return await fut
-        finally:
-            fut = None
-
-    def _sock_connect(self, fut, sock, address):
-        fd = sock.fileno()
-        try:
-            sock.connect(address)
-        except (BlockingIOError, InterruptedError):
-            self._ensure_fd_no_transport(fd)
-            handle = self.add_writer(fd, self._sock_connect_cb, fut, sock, address)
-            fut.add_done_callback(
-                functools.partial(self._sock_write_done, fd, handle=handle)
-            )
-        except (SystemExit, KeyboardInterrupt):
-            raise
-        except BaseException as exc:
-            fut.set_exception(exc)
-        else:
-            fut.set_result(None)
-        finally:
-            fut = None
-
-    def _sock_connect_cb(self, fut, sock, address):
-        if fut.done():
-            return
-        try:
-            err = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
-            if err != 0:
-                raise OSError(err, f"Connect call failed {address}")
-        except (BlockingIOError, InterruptedError):
-            pass
-        except (SystemExit, KeyboardInterrupt):
-            raise
-        except BaseException as exc:
-            fut.set_exception(exc)
-        else:
-            fut.set_result(None)
-        finally:
-            fut = None
-
-    async def sock_accept(self, sock):
-        self._check_nonblocking(sock)
-        fut = self.create_future()
-        self._sock_accept(fut, sock)
-        return await fut
-
-    def _sock_accept(self, fut, sock):
-        fd = sock.fileno()
-        try:
-            conn, address = sock.accept()
-            conn.setblocking(False)
-        except (BlockingIOError, InterruptedError):
-            self._ensure_fd_no_transport(fd)
-            handle = self.add_reader(fd, self._sock_accept, fut, sock)
-            fut.add_done_callback(
-                functools.partial(self._sock_read_done, fd, handle=handle)
-            )
-        except (SystemExit, KeyboardInterrupt):
-            raise
-        except BaseException as exc:
-            fut.set_exception(exc)
-        else:
-            fut.set_result((conn, address))
+        return await _sock_io(self, sock, 7, address)
 
     # Transports.
 

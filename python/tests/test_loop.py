@@ -569,6 +569,90 @@ def test_sock_connect_refused(loop):
         loop.run_until_complete(main())
 
 
+def test_sock_recv_cancelled_stops_watching_the_socket(loop):
+    a, b = socket.socketpair()
+    a.setblocking(False)
+
+    async def main():
+        t = asyncio.ensure_future(loop.sock_recv(a, 10))
+        await asyncio.sleep(0)
+        assert loop._fd_count() == 1
+        t.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await t
+        # The cancelled call's reader is gone; a new call still works.
+        assert loop._fd_count() == 0
+        b.send(b"hi")
+        return await loop.sock_recv(a, 10)
+
+    assert loop.run_until_complete(main()) == b"hi"
+    assert loop._fd_count() == 0
+    a.close()
+    b.close()
+
+
+def test_sock_wait_leaves_a_replacing_reader_in_place(loop):
+    a, b = socket.socketpair()
+    a.setblocking(False)
+    seen = []
+
+    async def main():
+        t = asyncio.ensure_future(loop.sock_recv(a, 10))
+        await asyncio.sleep(0)
+        # Another reader replaces the pending call's (its handle is
+        # cancelled): finishing the call must not remove the new one.
+        loop.add_reader(a.fileno(), seen.append, "mine")
+        t.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await t
+        b.send(b"x")
+        await asyncio.sleep(0.05)
+        loop.remove_reader(a.fileno())
+
+    loop.run_until_complete(main())
+    assert seen and seen[0] == "mine"
+    a.close()
+    b.close()
+
+
+def test_sock_methods_check_the_socket(loop):
+    import ssl
+
+    ctx = ssl.create_default_context()
+    raw = socket.socket()
+    with ctx.wrap_socket(raw, server_hostname="x", do_handshake_on_connect=False) as s:
+        with pytest.raises(TypeError, match="SSLSocket"):
+            loop.run_until_complete(loop.sock_recv(s, 1))
+    a, b = socket.socketpair()
+    loop.set_debug(True)
+    with pytest.raises(ValueError, match="non-blocking"):
+        loop.run_until_complete(loop.sock_sendall(a, b"x"))
+    a.setblocking(False)
+    loop.run_until_complete(loop.sock_sendall(a, b"xyz"))
+    assert b.recv(3) == b"xyz"
+    loop.set_debug(False)
+    a.close()
+    b.close()
+
+
+def test_sock_sendall_error_reaches_the_caller(loop):
+    a, b = socket.socketpair()
+    a.setblocking(False)
+    a.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+
+    async def main():
+        send = asyncio.ensure_future(loop.sock_sendall(a, b"x" * 2_000_000))
+        await asyncio.sleep(0.01)
+        assert not send.done()
+        b.close()
+        with pytest.raises((BrokenPipeError, ConnectionResetError)):
+            await send
+
+    loop.run_until_complete(main())
+    assert loop._fd_count() == 0
+    a.close()
+
+
 # Transports and protocols.
 
 

@@ -16,6 +16,7 @@ pub mod core;
 pub mod datagram;
 pub mod handle;
 mod poll;
+mod sockops;
 pub mod tls;
 pub mod transport;
 
@@ -29,5 +30,8 @@ fn _pyloop(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<transport::SocketTransport>()?;
     m.add_class::<datagram::DatagramTransport>()?;
     m.add_class::<tls::SslProtocol>()?;
+    m.add_class::<sockops::Ready>()?;
+    m.add_class::<sockops::SockWait>()?;
+    m.add_function(wrap_pyfunction!(sockops::sock_io, m)?)?;
     Ok(())
 }
