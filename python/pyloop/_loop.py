@@ -1620,40 +1620,8 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
         return await self._sock_sendfile_fallback(sock, file, offset, count)
 
     async def _sock_sendfile_native(self, sock, file, offset, count):
-        fileno = _sendfile_fileno(file)
-        fd = sock.fileno()
-        total = 0
-        pos = offset
-        waiter = [None]  # the future that the next writable event resolves
-        handle = None
-        try:
-            while count is None or total < count:
-                want = (count - total) if count is not None else 0x7FFFF000
-                try:
-                    n = os.sendfile(fd, fileno, pos, min(want, 0x7FFFF000))
-                except (BlockingIOError, InterruptedError):
-                    waiter[0] = self.create_future()
-                    if handle is None:
-                        self._ensure_fd_no_transport(fd)
-                        handle = self.add_writer(fd, _resolve_waiter, waiter)
-                    await waiter[0]
-                    continue
-                except OSError as exc:
-                    if total == 0:
-                        raise SendfileNotAvailableError(f"os.sendfile call failed: {exc}") from exc
-                    if exc.errno == errno.ENOTCONN and type(exc) is not ConnectionError:
-                        raise ConnectionError("socket is not connected", errno.ENOTCONN) from exc
-                    raise
-                if n == 0:
-                    break
-                total += n
-                pos += n
-            return total
-        finally:
-            if handle is not None and not handle.cancelled():
-                self.remove_writer(fd)
-            if total:
-                os.lseek(fileno, offset + total, os.SEEK_SET)
+        # sendfile(2) while the socket is writable, in Rust (`sock_io`).
+        return await _sock_io(self, sock, 8, _sendfile_fileno(file), offset, count)
 
     async def _sock_sendfile_fallback(self, sock, file, offset, count):
         if offset:
@@ -1682,12 +1650,6 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
 
 
 _SENDFILE_CHUNK = 256 * 1024
-
-
-def _resolve_waiter(waiter):
-    fut = waiter[0]
-    if fut is not None and not fut.done():
-        fut.set_result(None)
 
 
 def _seekable(file):

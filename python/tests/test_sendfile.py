@@ -245,3 +245,38 @@ def test_sock_sendfile_checks_its_arguments(loop, data_file):
         sock.close()
 
     loop.run_until_complete(main())
+
+
+def test_sock_sendfile_cancelled_leaves_the_file_after_what_was_sent(loop, tmp_path):
+    path = tmp_path / "big.bin"
+    path.write_bytes(os.urandom(4 << 20))
+    a, b = socket.socketpair()
+    a.setblocking(False)
+
+    async def main():
+        with open(path, "rb") as f:
+            task = asyncio.ensure_future(loop.sock_sendfile(a, f, 100))
+            # The peer reads nothing: the kernel's buffer fills and the call
+            # waits for the socket to drain.
+            await asyncio.sleep(0.05)
+            assert not task.done()
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            assert loop._fd_count() == 0
+            sent = f.tell() - 100
+            assert 0 < sent < (4 << 20) - 100
+            # Exactly the bytes past the offset that went out, in order.
+            got = bytearray()
+            b.setblocking(False)
+            while True:
+                try:
+                    chunk = b.recv(1 << 20)
+                except BlockingIOError:
+                    break
+                got += chunk
+            assert bytes(got) == path.read_bytes()[100 : 100 + sent]
+
+    loop.run_until_complete(main())
+    a.close()
+    b.close()

@@ -36,6 +36,32 @@ enum Op {
     /// A non-blocking `connect(address)` in progress: `SO_ERROR` says how it
     /// ended.
     Connect(Py<PyAny>),
+    /// `sendfile(2)` from `file` at `offset` until `left` (or the end of
+    /// the file) is sent; `sent` so far, from `start`.
+    SendFile {
+        out: i32,
+        file: i32,
+        start: u64,
+        offset: u64,
+        left: Option<u64>,
+        sent: u64,
+    },
+}
+
+impl Op {
+    /// After a sendfile, success or not, the file's position is just past
+    /// what was sent, as after asyncio's.
+    fn settle_file_position(&self) {
+        if let Op::SendFile {
+            file, start, sent, ..
+        } = *self
+            && sent > 0
+        {
+            // SAFETY: the caller holds the file open until the call ends.
+            let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(file) };
+            let _ = rustix::fs::seek(fd, rustix::fs::SeekFrom::Start(start + sent));
+        }
+    }
 }
 
 const RECV: u8 = 0;
@@ -46,6 +72,7 @@ const SENDTO: u8 = 4;
 const SENDALL: u8 = 5;
 const ACCEPT: u8 = 6;
 const CONNECT: u8 = 7;
+const SENDFILE: u8 = 8;
 
 static SSL_SOCKET: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
@@ -112,6 +139,52 @@ fn attempt(sock: &Bound<'_, PyAny>, op: &mut Op) -> PyResult<Option<Py<PyAny>>> 
                 }
                 Ok(Some(py.None()))
             }
+            Op::SendFile {
+                out,
+                file,
+                offset,
+                left,
+                sent,
+                ..
+            } => loop {
+                let want = left.unwrap_or(u64::MAX).min(0x7fff_f000) as usize;
+                if want == 0 {
+                    return Ok(Some((*sent).into_pyobject(py)?.into_any().unbind()));
+                }
+                // SAFETY: the socket object and the caller's file object own
+                // these fds for the whole call.
+                let (out, inp) = unsafe {
+                    (
+                        std::os::fd::BorrowedFd::borrow_raw(*out),
+                        std::os::fd::BorrowedFd::borrow_raw(*file),
+                    )
+                };
+                match rustix::fs::sendfile(out, inp, Some(offset), want) {
+                    Ok(0) => return Ok(Some((*sent).into_pyobject(py)?.into_any().unbind())),
+                    Ok(n) => {
+                        *sent += n as u64;
+                        if let Some(l) = left.as_mut() {
+                            *l -= n as u64;
+                        }
+                    }
+                    Err(rustix::io::Errno::INTR) => {}
+                    Err(rustix::io::Errno::AGAIN) => return Ok(None),
+                    Err(e) if *sent == 0 => {
+                        let cls = py
+                            .import("asyncio.exceptions")?
+                            .getattr("SendfileNotAvailableError")?;
+                        let exc = cls.call1((format!("os.sendfile call failed: {e}"),))?;
+                        return Err(PyErr::from_value(exc));
+                    }
+                    Err(rustix::io::Errno::NOTCONN) => {
+                        return Err(pyo3::exceptions::PyConnectionError::new_err((
+                            "socket is not connected",
+                            libc::ENOTCONN,
+                        )));
+                    }
+                    Err(e) => return Err(crate::transport::errno_to_py(e)),
+                }
+            },
         }
     };
     match step() {
@@ -165,7 +238,7 @@ impl SockWait {
                 Op::Call(_, args) => visit.call(args)?,
                 Op::SendAll(view, _) => visit.call(view)?,
                 Op::Connect(address) => visit.call(address)?,
-                Op::Accept => {}
+                Op::Accept | Op::SendFile { .. } => {}
             }
         }
         if let Ok(h) = self.handle.try_lock()
@@ -184,7 +257,11 @@ impl SockWait {
         }
         let got = {
             let mut op = self.op.lock().unwrap_or_else(|e| e.into_inner());
-            attempt(self.sock.bind(py), &mut op)
+            let got = attempt(self.sock.bind(py), &mut op);
+            if !matches!(got, Ok(None)) {
+                op.settle_file_position();
+            }
+            got
         };
         match got {
             Ok(None) => Ok(()),
@@ -199,6 +276,11 @@ impl SockWait {
     /// The future's done callback: the fd is no longer watched for this
     /// call, unless another callback has replaced this one since.
     fn done(&self, py: Python<'_>, _fut: &Bound<'_, PyAny>) -> PyResult<()> {
+        // A cancelled sendfile leaves the file just past what it sent.
+        self.op
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .settle_file_position();
         let handle = self.handle.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(h) = handle
             && h.bind(py)
@@ -250,6 +332,21 @@ pub fn sock_io(
             (Op::SendAll(view.into_any().unbind(), n), WRITE)
         }
         ACCEPT => (Op::Accept, READ),
+        SENDFILE => {
+            let (file, offset, count): (i32, u64, Option<u64>) = args.extract()?;
+            let out: i32 = sock.call_method0(intern!(py, "fileno"))?.extract()?;
+            (
+                Op::SendFile {
+                    out,
+                    file,
+                    start: offset,
+                    offset,
+                    left: count,
+                    sent: 0,
+                },
+                WRITE,
+            )
+        }
         CONNECT => {
             let address = args.get_item(0)?;
             match sock.call_method1(intern!(py, "connect"), (&address,)) {
@@ -261,10 +358,14 @@ pub fn sock_io(
         }
         _ => return Err(PyValueError::new_err(format!("unknown socket op {op}"))),
     };
-    if !matches!(op, Op::SendAll(..) | Op::Connect(_))
-        && let Some(v) = attempt(sock, &mut op)?
-    {
-        return ready(py, v);
+    if !matches!(op, Op::SendAll(..) | Op::Connect(_)) {
+        let got = attempt(sock, &mut op);
+        if !matches!(got, Ok(None)) {
+            op.settle_file_position();
+        }
+        if let Some(v) = got? {
+            return ready(py, v);
+        }
     }
     let fd = sock.call_method0(intern!(py, "fileno"))?;
     let fut = lp.call_method0(intern!(py, "create_future"))?;
