@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import collections.abc
 import concurrent.futures
-import contextvars
 import errno
 import functools
 import io
@@ -494,32 +493,7 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
     # Transports.
 
     def _make_socket_transport(self, sock, protocol, waiter=None, extra=None, server=None):
-        extra = dict(extra or ())
-        extra["socket"] = trsock.TransportSocket(sock)
-        try:
-            extra["sockname"] = sock.getsockname()
-        except OSError:
-            extra["sockname"] = None
-        if "peername" not in extra:
-            try:
-                extra["peername"] = sock.getpeername()
-            except OSError:
-                extra["peername"] = None
-        if sock.family in (socket.AF_INET, socket.AF_INET6) and sock.type == socket.SOCK_STREAM:
-            try:
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            except OSError:
-                pass
-        transport = SocketTransport(
-            _pyloop.SocketTransport(self, sock, protocol, extra, server), extra
-        )
-        if server is not None:
-            server._attach(transport)
-        self.call_soon(protocol.connection_made, transport)
-        self.call_soon(transport._start_reading)
-        if waiter is not None:
-            self.call_soon(futures._set_result_unless_cancelled, waiter, None)
-        return transport
+        return _pyloop.make_socket_transport(self, sock, protocol, waiter, extra, server)
 
     def _make_ssl_transport(
         self,
@@ -975,57 +949,10 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
         return server
 
     def _start_serving(self, protocol_factory, sock, server, backlog):
+        # The listening socket's reader (Rust) accepts and makes transports.
         self.add_reader(
-            sock.fileno(), self._accept_connection, protocol_factory, sock, server, backlog
+            sock.fileno(), _pyloop.Acceptor(self, protocol_factory, sock, server, backlog)
         )
-
-    def _accept_connection(self, protocol_factory, sock, server, backlog):
-        for _ in range(backlog):
-            try:
-                conn, addr = sock.accept()
-                conn.setblocking(False)
-            except (BlockingIOError, InterruptedError, ConnectionAbortedError):
-                return
-            except OSError as exc:
-                if exc.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
-                    # Out of descriptors or memory: stop accepting for a
-                    # second instead of spinning on a listening socket.
-                    self.call_exception_handler(
-                        {
-                            "message": "socket.accept() out of system resource",
-                            "exception": exc,
-                            "socket": trsock.TransportSocket(sock),
-                        }
-                    )
-                    self.remove_reader(sock.fileno())
-                    self.call_later(
-                        asyncio.constants.ACCEPT_RETRY_DELAY,
-                        self._start_serving,
-                        protocol_factory, sock, server, backlog,
-                    )
-                    return
-                raise
-            else:
-                if server._ssl_context is not None:
-                    self.create_task(
-                        self._accept_tls_connection(protocol_factory, conn, addr, server)
-                    )
-                    continue
-                try:
-                    protocol = protocol_factory()
-                    self._make_socket_transport(
-                        conn, protocol, extra={"peername": addr}, server=server
-                    )
-                except (SystemExit, KeyboardInterrupt):
-                    raise
-                except BaseException as exc:
-                    conn.close()
-                    self.call_exception_handler(
-                        {
-                            "message": "Error on transport creation for incoming connection",
-                            "exception": exc,
-                        }
-                    )
 
     async def _accept_tls_connection(self, protocol_factory, conn, addr, server):
         """Runs the server side of the TLS handshake for one accepted socket;

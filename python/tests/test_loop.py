@@ -3,6 +3,7 @@
 import asyncio
 import concurrent.futures
 import contextvars
+import errno
 import gc
 import os
 import resource
@@ -733,6 +734,82 @@ def test_concurrent_connections_keep_their_own_bytes(loop):
         await server.wait_closed()
 
     loop.run_until_complete(main())
+
+
+def test_server_survives_a_failing_protocol_factory(loop):
+    errors = []
+    loop.set_exception_handler(lambda lp, ctx: errors.append(ctx))
+    calls = [0]
+
+    def factory():
+        calls[0] += 1
+        if calls[0] == 1:
+            raise RuntimeError("no protocol for you")
+        return Echo()
+
+    async def main():
+        server = await loop.create_server(factory, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        r1, w1 = await asyncio.open_connection("127.0.0.1", port)
+        # The failed connection is closed by the server.
+        assert await r1.read() == b""
+        w1.close()
+        r2, w2 = await asyncio.open_connection("127.0.0.1", port)
+        w2.write(b"ping")
+        assert await r2.readexactly(4) == b"ping"
+        w2.close()
+        server.close()
+        await server.wait_closed()
+
+    loop.run_until_complete(main())
+    assert [c["message"] for c in errors] == ["Error on transport creation for incoming connection"]
+    assert isinstance(errors[0]["exception"], RuntimeError)
+
+
+def test_server_out_of_descriptors_backs_off_and_recovers(loop):
+    errors = []
+    loop.set_exception_handler(lambda lp, ctx: errors.append(ctx))
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+
+    async def main():
+        server = await loop.create_server(Echo, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        client = socket.socket()
+        client.setblocking(False)
+        # No descriptor is left for accept(): the first one fails with EMFILE.
+        spare = []
+        try:
+            while True:
+                spare.append(os.open("/dev/null", os.O_RDONLY))
+        except OSError:
+            pass
+        try:
+            try:
+                client.connect(("127.0.0.1", port))
+            except BlockingIOError:
+                pass
+            t0 = time.monotonic()
+            while not errors:
+                await asyncio.sleep(0.01)
+                assert time.monotonic() - t0 < 5
+        finally:
+            for fd in spare:
+                os.close(fd)
+        # After ACCEPT_RETRY_DELAY the server takes the waiting connection.
+        await loop.sock_sendall(client, b"ping")
+        assert await asyncio.wait_for(loop.sock_recv(client, 4), 5) == b"ping"
+        client.close()
+        server.close()
+        await server.wait_closed()
+
+    # A low limit, so that filling the table is quick.
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(soft, 4096), hard))
+    try:
+        loop.run_until_complete(main())
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert errors[0]["message"] == "socket.accept() out of system resource"
+    assert errors[0]["exception"].errno == errno.EMFILE
 
 
 def test_create_server_several_hosts_reuse_port_backlog(loop):

@@ -10,6 +10,7 @@
 //! `#[pymethods]` boundary into `pyo3_runtime.PanicException`, and the release
 //! profile keeps unwinding on.
 
+mod accept;
 mod base;
 mod cell;
 pub mod core;
@@ -31,6 +32,8 @@ fn _pyloop(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<datagram::DatagramTransport>()?;
     m.add_class::<tls::SslProtocol>()?;
     m.add_class::<sockops::Ready>()?;
+    m.add_class::<accept::Acceptor>()?;
+    m.add_function(wrap_pyfunction!(accept::make_socket_transport, m)?)?;
     m.add_class::<sockops::SockWait>()?;
     m.add_function(wrap_pyfunction!(sockops::sock_io, m)?)?;
     Ok(())

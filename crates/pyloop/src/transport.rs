@@ -176,6 +176,17 @@ impl Transport for SocketTransport {
 }
 
 impl SocketTransport {
+    /// A stream socket's transport, for Rust callers (`accept.rs`).
+    pub(crate) fn new(
+        lp: &Bound<'_, LoopCore>,
+        sock: &Bound<'_, PyAny>,
+        protocol: &Bound<'_, PyAny>,
+        extra: &Bound<'_, PyDict>,
+        server: Option<Py<PyAny>>,
+    ) -> PyResult<Self> {
+        Self::py_new(lp, sock, protocol, extra, server, "socket")
+    }
+
     fn fd(&self) -> BorrowedFd<'_> {
         // SAFETY: the socket object owns the fd and outlives every use: the
         // transport drops its readiness interest before it closes the socket.
