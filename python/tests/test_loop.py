@@ -1903,6 +1903,43 @@ def test_reference_cycles_through_handles_are_collected(loop):
     assert [r() for r in refs] == [None, None, None]
 
 
+def test_queued_handles_contexts_stay_safe_for_the_collector(loop):
+    """While a handle waits in the queue, the context it copied is hidden
+    from the collector (a burst of queued callbacks would otherwise cost a
+    full collection's traversal each time); every way the context can
+    escape tracks it again first, or freeing it later would crash."""
+    import contextvars
+
+    var = contextvars.ContextVar("v")
+    kept = []
+
+    def keep_token():
+        # A Token refers to the context it was made in: the handle's copy.
+        kept.append(var.set("x"))
+
+    for _ in range(3):
+        loop.call_soon(keep_token)
+    h = loop.call_soon(lambda: None)
+    kept.append(h.get_context())  # escapes while queued
+    h2 = loop.call_later(3600, lambda: None)
+    h2.cancel()
+    gc.collect()  # the loop's traverse shows the queued handles' contents
+    loop.run_until_complete(asyncio.sleep(0))
+    del h, h2
+    gc.collect()
+    assert len(kept) == 4
+    kept.clear()
+    gc.collect()
+    # Handles dropped while still queued, when the loop closes.
+    lp = pyloop.new_event_loop()
+    for _ in range(100):
+        lp.call_soon(lambda: None)
+        lp.call_later(3600, lambda: None)
+    lp.close()
+    del lp
+    gc.collect()
+
+
 def test_an_abandoned_loop_is_collected():
     """A loop dropped unclosed, with a pending callback and a reader that
     refer back to it, is freed by the garbage collector (with a

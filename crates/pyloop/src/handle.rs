@@ -28,6 +28,48 @@ pub struct Handle {
     pub(crate) when: f64,
     /// A timer still in the loop's heap.
     pub(crate) scheduled: AtomicBool,
+    /// The context this handle copied is untracked by the collector while
+    /// the handle waits in the queue (see [`Handle::settle`]).
+    ctx_untracked: AtomicBool,
+}
+
+/// Tracks a context that [`Handle::create`] untracked again. CPython's
+/// `context_tp_dealloc` unlinks its object from the collector's list
+/// without checking, so a context must be tracked again before any
+/// reference to it leaves the handle: as the handle leaves the queue, is
+/// cleared or dropped, or hands the context out.
+fn retrack_context(flag: &AtomicBool, ctx: Option<&Py<PyAny>>) {
+    #[cfg(not(Py_GIL_DISABLED))]
+    if flag.swap(false, Relaxed)
+        && let Some(c) = ctx
+    {
+        // SAFETY: a live context that create() untracked, with the GIL held.
+        unsafe {
+            if ffi::PyObject_GC_IsTracked(c.as_ptr()) == 0 {
+                ffi::PyObject_GC_Track(c.as_ptr().cast());
+            }
+        }
+    }
+    #[cfg(Py_GIL_DISABLED)]
+    let _ = (flag, ctx);
+}
+
+impl Handle {
+    /// See [`retrack_context`].
+    fn retrack(&self) {
+        if self.ctx_untracked.load(Relaxed)
+            && let Some(r) = self.refs.peek()
+        {
+            retrack_context(&self.ctx_untracked, r.context.as_ref());
+        }
+    }
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        // pyo3 drops the handle with the GIL held.
+        self.retrack();
+    }
 }
 
 /// What a handle refers to; `cancel()` and `__clear__` drop the callback and
@@ -61,14 +103,24 @@ impl Handle {
         when: f64,
         queued: bool,
     ) -> PyResult<Py<PyAny>> {
+        let mut copied = false;
         let context = match context {
             Some(c) if !c.is_none(py) => c,
             // SAFETY: called with the GIL held; returns a new reference or
             // NULL with an exception set, which from_owned_ptr_or_err takes.
             _ => unsafe {
+                copied = true;
                 Bound::from_owned_ptr_or_err(py, ffi::PyContext_CopyCurrent())?.unbind()
             },
         };
+        #[cfg(not(Py_GIL_DISABLED))]
+        if copied && queued {
+            // SAFETY: a context only this handle refers to, with the GIL
+            // held; retrack_context tracks it again before it can go.
+            unsafe { ffi::PyObject_GC_UnTrack(context.as_ptr().cast()) };
+        }
+        #[cfg(Py_GIL_DISABLED)]
+        let copied = false;
         let handle = Handle {
             refs: GilCell::new(Refs {
                 callback: Some(callback),
@@ -80,6 +132,7 @@ impl Handle {
             loop_,
             when,
             scheduled: AtomicBool::new(false),
+            ctx_untracked: AtomicBool::new(copied && queued),
         };
         let h = if when.is_nan() {
             Py::new(py, handle)?.into_any()
@@ -91,8 +144,8 @@ impl Handle {
         if queued {
             // SAFETY: a live GC object, with the GIL held. pyo3's dealloc
             // untracks with PyObject_GC_UnTrack, which allows an untracked
-            // object. (Not the context: CPython's context_tp_dealloc
-            // assumes its object is tracked.)
+            // object. (The context is tracked again before it can be freed:
+            // see retrack_context.)
             unsafe { ffi::PyObject_GC_UnTrack(h.as_ptr().cast()) };
         }
         #[cfg(Py_GIL_DISABLED)]
@@ -128,11 +181,13 @@ impl Handle {
     /// and the collector need not track it: `call_soon`, `call_later` and
     /// `call_soon_threadsafe` untrack it, and the loop's `__traverse__`
     /// shows its references as the loop's own. A burst of queued callbacks
-    /// then costs the collector half as much (the context each one copies
-    /// is still tracked). As it leaves, a handle that someone else still
+    /// then costs the collector little: the context each one copies is
+    /// untracked too until it runs (see `retrack_context`). As it leaves, a handle that someone else still
     /// refers to is tracked again, so a cycle through it is collected as
     /// with asyncio's handles.
     pub(crate) fn settle(h: &Py<Handle>) {
+        let hh = h.get();
+        hh.retrack();
         #[cfg(not(Py_GIL_DISABLED))]
         // SAFETY: a live object, with the GIL held (the loop's thread, or
         // the collector's clear). It is tracked only if it is untracked, as
@@ -193,6 +248,8 @@ impl Handle {
                 _ => return Ok(()),
             }
         };
+        // The callback may keep its context (a contextvars.Token does).
+        retrack_context(&h.ctx_untracked, Some(&ctx));
         // SAFETY: ctx is a contextvars.Context (from PyContext_CopyCurrent or
         // checked by the caller); Enter and Exit are paired below.
         if unsafe { ffi::PyContext_Enter(ctx.as_ptr()) } != 0 {
@@ -279,6 +336,7 @@ impl Handle {
 
     /// Breaks the cycles the collector found. The handle will not run.
     fn __clear__(&self) {
+        self.retrack();
         let taken = self.refs.peek_mut().map(|mut r| {
             (
                 r.callback.take(),
@@ -310,6 +368,7 @@ impl Handle {
     }
 
     fn get_context(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        self.retrack();
         Ok(self
             .refs
             .borrow(py)?
