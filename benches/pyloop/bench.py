@@ -51,6 +51,8 @@ def new_loop(name):
 
 
 def version(name):
+    if name == "floor":
+        return "no loop: blocking os.sendfile"
     if name == "asyncio":
         return f"CPython {platform.python_version()}"
     try:
@@ -556,6 +558,31 @@ def w_sendfile(loop, path):
     return {"value": value, "cpu_ns": cpu}
 
 
+def floor_sendfile(path):
+    """The floor for the sendfile rows: no loop, one blocking `os.sendfile`
+    call after another to the same client. On this VM's loopback, with both
+    processes on one vCPU, sendfile(2) itself is slower than reading and
+    writing the file; a loop that uses it cannot beat this row."""
+    size = os.path.getsize(path)
+    srv = socket.create_server(("127.0.0.1", 0))
+    client = subprocess.Popen(
+        [sys.executable, "-c", SINK_CLIENT, f"127.0.0.1:{srv.getsockname()[1]}", str(size)],
+        stdout=subprocess.PIPE,
+    )
+    conn, _ = srv.accept()
+    srv.close()
+    r0 = resource.getrusage(resource.RUSAGE_SELF)
+    with open(path, "rb") as f:
+        off = 0
+        while off < size:
+            off += os.sendfile(conn.fileno(), f.fileno(), off, size - off)
+    r1 = resource.getrusage(resource.RUSAGE_SELF)
+    conn.close()
+    out = client.communicate()[0]
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    return {"value": int(out), "cpu_ns": int(cpu * 1e9)}
+
+
 HTTP_APPS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "http_apps.py")
 
 
@@ -784,7 +811,10 @@ def child(args):
         pin_to_one_cpu()
         args.workload = args.workload.removesuffix(":pinned")
     if args.loop == "floor":
-        print(json.dumps(floor_lateness(args.n)))
+        if args.workload.startswith("sendfile:"):
+            print(json.dumps(floor_sendfile(args.workload.split(":", 1)[1])))
+        else:
+            print(json.dumps(floor_lateness(args.n)))
         return
     loop = new_loop(args.loop)
     asyncio.set_event_loop(loop)
@@ -948,7 +978,8 @@ def main():
             "workload": "timer lateness (0.1-10 ms delays)",
             "unit": "ns",
             "subjects": [
-                {"name": s, "version": version(s) or "time.sleep"} for s in late_subjects
+                {"name": s, "version": "time.sleep" if s == "floor" else version(s)}
+                for s in late_subjects
             ],
             "reference": 0,
             "rounds": [
@@ -1070,7 +1101,7 @@ def main():
                 f"sendfile of a {mib} MiB file over TCP{where}",
                 f"sendfile:{big}{pin}",
                 1,
-                subjects,
+                subjects + ["floor"],
                 rounds,
                 pick=lambda v: v["value"],
                 also=[(f"sendfile of {mib} MiB{where}: server CPU", "ns", lambda v: v["cpu_ns"])],
