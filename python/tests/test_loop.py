@@ -1852,6 +1852,48 @@ def test_epoll_wait_has_no_timeout_while_idle():
     assert len(waits) < 20, waits
 
 
+def test_a_timeout_pushed_back_per_request_does_not_rearm_the_timerfd():
+    """strace: a server that moves a 5 s keep-alive timeout on every request
+    (as uvicorn does) and blocks between requests re-arms the timerfd once,
+    not once per request: an armed timer earlier than the new deadline is
+    left to fire early."""
+    if subprocess.run(["which", "strace"], capture_output=True).returncode:
+        pytest.skip("strace is not installed")
+    code = """
+import asyncio, socket, subprocess, sys, pyloop
+a, b = socket.socketpair()
+# The peer, in its own process: a request, then wait for the answer.
+peer = subprocess.Popen(
+    [sys.executable, "-c",
+     "import socket; b = socket.socket(fileno=%d)\\n"
+     "for _ in range(200): b.send(b'x'); b.recv(1)" % b.fileno()],
+    pass_fds=[b.fileno()],
+)
+b.close()
+async def main():
+    loop = asyncio.get_running_loop()
+    a.setblocking(False)
+    timer = None
+    for _ in range(200):
+        assert await loop.sock_recv(a, 1) == b"x"
+        if timer is not None:
+            timer.cancel()
+        timer = loop.call_later(5, print, "timeout")
+        await loop.sock_sendall(a, b"y")
+    timer.cancel()
+pyloop.run(main())
+peer.wait()
+"""
+    out = subprocess.run(
+        ["strace", "-e", "trace=timerfd_settime", sys.executable, "-P", "-c", code],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    arms = [line for line in out.stderr.splitlines() if "timerfd_settime(" in line]
+    assert len(arms) < 10, len(arms)
+
+
 def test_rss_is_flat_over_many_callbacks(loop):
     def rss_kib():
         with open("/proc/self/statm") as f:

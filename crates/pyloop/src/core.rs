@@ -441,7 +441,7 @@ impl LoopCore {
                     Io::Peek
                 } else {
                     let p = lp.poller.as_mut().ok_or_else(closed_error)?;
-                    p.arm(deadline).map_err(PyErr::from)?;
+                    p.arm(deadline, now).map_err(PyErr::from)?;
                     lp.sleeping = true;
                     Io::Block
                 }

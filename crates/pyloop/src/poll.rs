@@ -113,12 +113,29 @@ impl Poller {
         res.map_err(to_io)
     }
 
-    /// Arms the timerfd for `deadline_ns` (absolute, `CLOCK_MONOTONIC`), or
-    /// disarms it for `None`. Costs a system call only when the deadline
-    /// changes.
-    pub(crate) fn arm(&mut self, deadline_ns: Option<i128>) -> io::Result<()> {
+    /// Makes the timerfd fire at `deadline_ns` (absolute,
+    /// `CLOCK_MONOTONIC`) or earlier, or not at all for `None`; `now_ns` is
+    /// the current time, if the caller has it.
+    ///
+    /// A timer that is already armed for a later instant than now, and no
+    /// later than the deadline, is left as it is: it wakes the loop early,
+    /// and the loop then arms it for the deadline it has by then. A server
+    /// that pushes a keep-alive timeout back on every request would
+    /// otherwise pay a `timerfd_settime` per request; this way it pays one
+    /// per timeout period. Likewise a timer armed when no deadline remains
+    /// is left to fire once, for nothing.
+    pub(crate) fn arm(
+        &mut self,
+        deadline_ns: Option<i128>,
+        now_ns: Option<i128>,
+    ) -> io::Result<()> {
         if self.armed == deadline_ns {
             return Ok(());
+        }
+        match (self.armed, deadline_ns, now_ns) {
+            (Some(a), Some(d), Some(now)) if a > now && a <= d => return Ok(()),
+            (Some(_), None, _) => return Ok(()),
+            _ => {}
         }
         let value = match deadline_ns {
             // A zero it_value disarms; a deadline at 0 cannot occur.
