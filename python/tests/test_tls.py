@@ -268,3 +268,45 @@ def test_tls_inside_tls(loop):
         return echoed
 
     assert loop.run_until_complete(main()) == b"inner"
+
+
+def test_reading_small_records_maps_no_memory_per_record(tmp_path):
+    """strace: decrypting a 1 KiB message asks `SSLObject.read` for no more
+    than can be there. Asking for 256 KiB each time made CPython allocate
+    (mmap) and free (munmap) a 256 KiB object per record, which cost more
+    than the decryption."""
+    import subprocess
+    import sys
+
+    if subprocess.run(["which", "strace"], capture_output=True).returncode:
+        pytest.skip("strace is not installed")
+    code = f"""
+import asyncio, os, ssl, pyloop
+server_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+server_ctx.load_cert_chain({os.path.join(CERTS, "cert.pem")!r}, {os.path.join(CERTS, "key.pem")!r})
+client_ctx = ssl.create_default_context(cafile={os.path.join(CERTS, "ca.pem")!r})
+class Echo(asyncio.Protocol):
+    def connection_made(self, t): self.t = t
+    def data_received(self, d): self.t.write(d)
+async def main():
+    loop = asyncio.get_running_loop()
+    server = await loop.create_server(Echo, "127.0.0.1", 0, ssl=server_ctx)
+    port = server.sockets[0].getsockname()[1]
+    r, w = await asyncio.open_connection("127.0.0.1", port, ssl=client_ctx, server_hostname="localhost")
+    for _ in range(300):
+        w.write(b"x" * 1024)
+        await r.readexactly(1024)
+    w.close()
+    server.close()
+pyloop.run(main())
+"""
+    out = subprocess.run(
+        ["strace", "-f", "-c", "-e", "trace=munmap", sys.executable, "-P", "-c", code],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    line = next((ln for ln in out.stderr.splitlines() if ln.rstrip().endswith("munmap")), "")
+    calls = int(line.split()[3]) if line else 0
+    # Start-up and imports unmap some; 300 round trips must not add 300.
+    assert calls < 150, out.stderr

@@ -38,6 +38,8 @@ use crate::transport::SocketTransport;
 
 /// The most one `SSLObject.read` asks for (uvloop's `SSL_READ_MAX_SIZE`).
 const READ_MAX: usize = 256 * 1024;
+/// What one read that discards plaintext asks for.
+const VOID_READ: usize = 64 * 1024;
 /// Flow-control defaults, in KiB (asyncio's constants).
 const HIGH_WATER_READ_KB: usize = 256;
 const HIGH_WATER_WRITE_KB: usize = 512;
@@ -533,7 +535,8 @@ impl SslProtocol {
         };
         let mut close_notify = false;
         loop {
-            match read.bind(py).call1((READ_MAX,)) {
+            // Under glibc's mmap threshold: see do_read_copied.
+            match read.bind(py).call1((VOID_READ,)) {
                 Ok(b) => {
                     if !b.is_truthy()? {
                         close_notify = true;
@@ -821,10 +824,16 @@ impl SslProtocol {
         let mut chunks: Vec<Bound<'_, PyAny>> = Vec::new();
         let mut eof = false;
         loop {
-            if Self::pending(slf)? == 0 {
+            let pending = Self::pending(slf)?;
+            if pending == 0 {
                 break;
             }
-            match read.bind(py).call1((READ_MAX,)) {
+            // Ask for no more than can be there: `SSLObject.read(n)` makes an
+            // n-byte bytes object before it shrinks it to what one record
+            // held, and 256 KiB each time is an mmap, page faults and an
+            // munmap per record. (The plaintext is never more than the
+            // ciphertext waiting plus what OpenSSL holds decrypted.)
+            match read.bind(py).call1((pending.min(READ_MAX),)) {
                 Ok(c) => {
                     if c.len()? == 0 {
                         eof = true;
