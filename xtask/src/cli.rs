@@ -47,13 +47,15 @@ workload.\n\
 Peers are installed first, where they can be: apt-get when run as root (dash,\n\
 bash, zsh, mksh for rush), cargo install --root target/peers (rmz for fast-rm,\n\
 ripgrep for greppy), go install into target/peers/bin (zoekt for greppy), pip\n\
-into pyloop's benchmark venv under target/pyloop (uvloop, rloop), npm into\n\
+into pyloop's benchmark venv under target/pyloop (uvloop, rloop, and uvicorn,\n\
+httptools and aiohttp for its HTTP rows, which wrk from apt loads), npm into\n\
 target/peers/npm. A peer that cannot be installed is reported on its row, not\n\
 dropped silently.\n\
 \n\
 How long a run takes on the 2-vCPU development VM (measured 2026-11-23, with\n\
 other work on the machine): a full run of floor takes about 4 minutes, rush 4,\n\
-pyloop 13, greppy about 25 (its first run also vendors its corpus), fast-rm\n\
+pyloop 28 (with its TLS, UDP, sendfile and HTTP rows, 2026-11-26), greppy\n\
+about 25 (its first run also vendors its corpus), fast-rm\n\
 about two hours (its trees reach a million files); --quick\n\
 takes 16 s for floor, 2 minutes for rush, 4 for pyloop and 5.5 for fast-rm, for\n\
 smoke checks; its figures are not for quoting."
