@@ -570,6 +570,57 @@ def test_sock_connect_refused(loop):
         loop.run_until_complete(main())
 
 
+def test_sock_recv_of_a_large_size_maps_no_memory_per_call():
+    """strace: `sock_recv(sock, 256 KiB)` of 1 KiB messages reads through
+    the loop's buffer. `socket.recv(256 KiB)` would allocate (mmap) and free
+    (munmap) 256 KiB per call, which cost more than the read."""
+    if subprocess.run(["which", "strace"], capture_output=True).returncode:
+        pytest.skip("strace is not installed")
+    code = """
+import asyncio, socket, pyloop
+async def main():
+    loop = asyncio.get_running_loop()
+    a, b = socket.socketpair()
+    a.setblocking(False)
+    for _ in range(300):
+        b.send(b"x" * 1024)
+        assert await loop.sock_recv(a, 262144) == b"x" * 1024
+pyloop.run(main())
+"""
+    out = subprocess.run(
+        ["strace", "-c", "-e", "trace=munmap", sys.executable, "-P", "-c", code],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    line = next((ln for ln in out.stderr.splitlines() if ln.rstrip().endswith("munmap")), "")
+    calls = int(line.split()[3]) if line else 0
+    assert calls < 150, out.stderr
+
+
+def test_sock_recv_keeps_a_subclass_recv_and_the_end_of_stream(loop):
+    class Counting(socket.socket):
+        calls = 0
+
+        def recv(self, n, *flags):
+            Counting.calls += 1
+            return super().recv(n, *flags)
+
+    a, b = socket.socketpair()
+    c = Counting(a.family, a.type, fileno=a.detach())
+    c.setblocking(False)
+
+    async def main():
+        b.send(b"abc")
+        got = await loop.sock_recv(c, 10)
+        b.close()
+        return got, await loop.sock_recv(c, 10)
+
+    assert loop.run_until_complete(main()) == (b"abc", b"")
+    assert Counting.calls == 2
+    c.close()
+
+
 def test_sock_recv_cancelled_stops_watching_the_socket(loop):
     a, b = socket.socketpair()
     a.setblocking(False)

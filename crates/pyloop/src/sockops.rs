@@ -101,12 +101,43 @@ fn check_socket(lp: &Bound<'_, LoopCore>, sock: &Bound<'_, PyAny>) -> PyResult<(
     Ok(())
 }
 
+static SOCKET_TYPE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// `Some(n)` when `sock.recv(n)` can be done here instead: a plain
+/// `socket.socket` (not a subclass, whose `recv` may be its own) of type
+/// `SOCK_STREAM`, and one positive size.
+fn plain_stream_recv(
+    sock: &Bound<'_, PyAny>,
+    args: &Bound<'_, PyTuple>,
+) -> PyResult<Option<usize>> {
+    let py = sock.py();
+    let ty = SOCKET_TYPE.get_or_try_init(py, || {
+        PyResult::Ok(py.import("socket")?.getattr("socket")?.unbind())
+    })?;
+    if !sock.get_type().is(ty.bind(py)) || args.len() != 1 {
+        return Ok(None);
+    }
+    let Ok(n) = args.get_item(0)?.extract::<usize>() else {
+        return Ok(None);
+    };
+    let kind: i32 = sock.getattr(intern!(py, "type"))?.extract()?;
+    Ok((n > 0 && kind == libc::SOCK_STREAM).then_some(n))
+}
+
 /// The op's next try: `Ok(Some(v))` when it is done with `v`, `Ok(None)`
 /// when it must wait for the socket again.
 fn attempt(sock: &Bound<'_, PyAny>, op: &mut Op) -> PyResult<Option<Py<PyAny>>> {
     let py = sock.py();
     let mut step = || -> PyResult<Option<Py<PyAny>>> {
         match op {
+            Op::Call("recv", args) if let Some(n) = plain_stream_recv(sock, args.bind(py))? => {
+                let fd: i32 = sock.call_method0(intern!(py, "fileno"))?.extract()?;
+                match crate::transport::recv_stream(py, fd, n) {
+                    Ok(b) => Ok(Some(b.into_any().unbind())),
+                    Err(rustix::io::Errno::AGAIN | rustix::io::Errno::INTR) => Ok(None),
+                    Err(e) => Err(crate::transport::errno_to_py(e)),
+                }
+            }
             Op::Call(name, args) => Ok(Some(sock.getattr(*name)?.call1(args.bind(py))?.unbind())),
             Op::SendAll(view, pos) => {
                 let view = view.bind(py);

@@ -60,6 +60,25 @@ thread_local! {
     static READ_BUF: RefCell<ReadBuf> = RefCell::new(ReadBuf::new());
 }
 
+/// `recv(2)` of up to `max` bytes (at most the read buffer's size) from a
+/// stream socket, through the thread's read buffer: for `loop.sock_recv`,
+/// where `socket.recv(n)` would allocate n bytes first (an mmap and page
+/// faults when n is large) and then shrink them.
+pub(crate) fn recv_stream<'py>(
+    py: Python<'py>,
+    fd: RawFd,
+    max: usize,
+) -> Result<Bound<'py, PyBytes>, Errno> {
+    // SAFETY: the caller's socket object owns the fd for the call.
+    let bfd = unsafe { BorrowedFd::borrow_raw(fd) };
+    READ_BUF.with_borrow_mut(|buf| {
+        let buf = buf.get();
+        let want = max.min(buf.len());
+        let (n, _) = rustix::net::recv(bfd, &mut buf[..want], rustix::net::RecvFlags::empty())?;
+        Ok(PyBytes::new(py, &buf[..n]))
+    })
+}
+
 /// What the transport carries; the three share buffering, flow control and
 /// closing, as asyncio's socket and pipe transports do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
