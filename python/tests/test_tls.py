@@ -5,6 +5,7 @@ import asyncio
 import os
 import socket
 import ssl
+import sys
 import threading
 
 import pytest
@@ -302,3 +303,68 @@ pyloop.run(main())
     calls = munmap_calls(code)
     # Start-up and imports unmap some; 300 round trips must not add 300.
     assert calls < 150, calls
+
+
+def test_a_server_sends_its_session_tickets_with_the_first_answer():
+    """strace: the handshake's last flight (a TLS 1.3 server's session
+    tickets) goes out with what the application writes first, in one send:
+    two sends per connection (the server's first flight, then tickets with
+    the echo), not three."""
+    import subprocess
+
+    if subprocess.run(["which", "strace"], capture_output=True).returncode:
+        pytest.skip("strace is not installed")
+    code = f"""
+import asyncio, os, ssl, subprocess, sys, pyloop
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain({os.path.join(CERTS, "cert.pem")!r}, {os.path.join(CERTS, "key.pem")!r})
+CLIENT = '''
+import socket, ssl, sys
+ctx = ssl.create_default_context(cafile=sys.argv[2])
+for _ in range(50):
+    # A memory-BIO client, so that its Finished and its first data leave
+    # in one send, as a client that writes at once after the handshake
+    # often manages.
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+    inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
+    obj = ctx.wrap_bio(inc, out, server_hostname="localhost")
+    while True:
+        try:
+            obj.do_handshake()
+            break
+        except ssl.SSLWantReadError:
+            s.sendall(out.read())
+            inc.write(s.recv(65536))
+    obj.write(b"x")
+    s.sendall(out.read())
+    while True:
+        try:
+            assert obj.read(1) == b"x"
+            break
+        except ssl.SSLWantReadError:
+            inc.write(s.recv(65536))
+    s.close()
+'''
+class Echo(asyncio.Protocol):
+    def connection_made(self, t): self.t = t
+    def data_received(self, d): self.t.write(d)
+async def main():
+    loop = asyncio.get_running_loop()
+    server = await loop.create_server(Echo, "127.0.0.1", 0, ssl=ctx)
+    port = server.sockets[0].getsockname()[1]
+    client = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", CLIENT, str(port), {os.path.join(CERTS, "ca.pem")!r})
+    assert await client.wait() == 0
+    server.close()
+pyloop.run(main())
+"""
+    out = subprocess.run(
+        ["strace", "-c", "-e", "trace=sendto,write", sys.executable, "-P", "-c", code],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    sends = sum(
+        int(ln.split()[3]) for ln in out.stderr.splitlines() if ln.rstrip().endswith(("sendto", "write"))
+    )
+    assert sends <= 50 * 2 + 20, out.stderr

@@ -438,10 +438,12 @@ impl SslProtocol {
         };
         match obj.bind(py).call_method0("do_handshake") {
             Ok(_) => {
-                // The handshake's last flight (a TLS 1.3 client's Finished)
-                // goes now, whatever the application does next (it may
-                // pause reading in connection_made).
-                Self::process_outgoing(slf)?;
+                // The handshake's last flight (a TLS 1.3 client's Finished,
+                // a server's session tickets) goes with the first read that
+                // on_handshake_complete schedules, which flushes whether or
+                // not the application reads (it may pause reading in
+                // connection_made): together with what connection_made and
+                // the first data_received write, in one send.
                 Self::on_handshake_complete(slf, None)
             }
             Err(e) if is(py, &e, ssl(py)?.again.as_any()) => Self::process_outgoing(slf),
@@ -788,6 +790,10 @@ impl SslProtocol {
                 {
                     return Self::finish_after_eof(slf);
                 }
+            }
+            if slf.borrow().app_reading_paused {
+                // What the handshake left in the outgoing BIO goes anyway.
+                Self::process_outgoing(slf)?;
             }
             Self::control_ssl_reading(slf)
         })();
