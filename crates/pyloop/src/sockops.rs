@@ -154,11 +154,10 @@ fn attempt(sock: &Bound<'_, PyAny>, op: &mut Op) -> PyResult<Option<Py<PyAny>>> 
                 Ok(Some(pair.unbind()))
             }
             Op::Connect(address) => {
-                let socket = py.import("socket")?;
                 let err: i32 = sock
                     .call_method1(
                         intern!(py, "getsockopt"),
-                        (socket.getattr("SOL_SOCKET")?, socket.getattr("SO_ERROR")?),
+                        (libc::SOL_SOCKET, libc::SO_ERROR),
                     )?
                     .extract()?;
                 if err != 0 {
@@ -178,10 +177,6 @@ fn attempt(sock: &Bound<'_, PyAny>, op: &mut Op) -> PyResult<Option<Py<PyAny>>> 
                 sent,
                 ..
             } => loop {
-                let want = left.unwrap_or(u64::MAX).min(0x7fff_f000) as usize;
-                if want == 0 {
-                    return Ok(Some((*sent).into_pyobject(py)?.into_any().unbind()));
-                }
                 // SAFETY: the socket object and the caller's file object own
                 // these fds for the whole call.
                 let (out, inp) = unsafe {
@@ -190,7 +185,7 @@ fn attempt(sock: &Bound<'_, PyAny>, op: &mut Op) -> PyResult<Option<Py<PyAny>>> 
                         std::os::fd::BorrowedFd::borrow_raw(*file),
                     )
                 };
-                match rustix::fs::sendfile(out, inp, Some(offset), want) {
+                match crate::transport::sendfile_once(out, inp, offset, *left) {
                     Ok(0) => return Ok(Some((*sent).into_pyobject(py)?.into_any().unbind())),
                     Ok(n) => {
                         *sent += n as u64;
@@ -198,14 +193,11 @@ fn attempt(sock: &Bound<'_, PyAny>, op: &mut Op) -> PyResult<Option<Py<PyAny>>> 
                             *l -= n as u64;
                         }
                     }
-                    Err(rustix::io::Errno::INTR) => {}
                     Err(rustix::io::Errno::AGAIN) => return Ok(None),
+                    // As asyncio's sock_sendfile: any failure before the
+                    // first byte means "fall back".
                     Err(e) if *sent == 0 => {
-                        let cls = py
-                            .import("asyncio.exceptions")?
-                            .getattr("SendfileNotAvailableError")?;
-                        let exc = cls.call1((format!("os.sendfile call failed: {e}"),))?;
-                        return Err(PyErr::from_value(exc));
+                        return Err(crate::transport::sendfile_not_available(py, e)?);
                     }
                     Err(rustix::io::Errno::NOTCONN) => {
                         return Err(pyo3::exceptions::PyConnectionError::new_err((
@@ -288,11 +280,7 @@ impl SockWait {
         }
         let got = {
             let mut op = self.op.lock().unwrap_or_else(|e| e.into_inner());
-            let got = attempt(self.sock.bind(py), &mut op);
-            if !matches!(got, Ok(None)) {
-                op.settle_file_position();
-            }
-            got
+            attempt(self.sock.bind(py), &mut op)
         };
         match got {
             Ok(None) => Ok(()),
@@ -307,7 +295,9 @@ impl SockWait {
     /// The future's done callback: the fd is no longer watched for this
     /// call, unless another callback has replaced this one since.
     fn done(&self, py: Python<'_>, _fut: &Bound<'_, PyAny>) -> PyResult<()> {
-        // A cancelled sendfile leaves the file just past what it sent.
+        // A sendfile, however it ended (cancelled too), leaves the file
+        // just past what it sent. This callback runs before the awaiting
+        // task resumes: it was added first.
         self.op
             .lock()
             .unwrap_or_else(|e| e.into_inner())

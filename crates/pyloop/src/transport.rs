@@ -166,6 +166,38 @@ fn sendfile_unavailable(e: Errno) -> bool {
     )
 }
 
+/// One `sendfile(2)` from `file` at `*offset` into `out`, of at most `left`
+/// bytes (no limit for `None`), retried on `EINTR`. `Ok(0)` is the end of
+/// the file, or nothing left to send.
+pub(crate) fn sendfile_once(
+    out: BorrowedFd<'_>,
+    file: BorrowedFd<'_>,
+    offset: &mut u64,
+    left: Option<u64>,
+) -> Result<usize, Errno> {
+    let want = left.unwrap_or(u64::MAX).min(0x7fff_f000) as usize;
+    if want == 0 {
+        return Ok(0);
+    }
+    loop {
+        match rustix::fs::sendfile(out, file, Some(offset), want) {
+            Err(Errno::INTR) => continue,
+            r => return r,
+        }
+    }
+}
+
+/// asyncio's `SendfileNotAvailableError` for a failed first `sendfile(2)`:
+/// the caller falls back to reading and writing.
+pub(crate) fn sendfile_not_available(py: Python<'_>, e: Errno) -> PyResult<PyErr> {
+    let cls = py
+        .import("asyncio.exceptions")?
+        .getattr("SendfileNotAvailableError")?;
+    Ok(PyErr::from_value(
+        cls.call1((format!("os.sendfile call failed: {e}"),))?,
+    ))
+}
+
 pub(crate) fn errno_to_py(e: Errno) -> PyErr {
     PyErr::from(std::io::Error::from_raw_os_error(e.raw_os_error()))
 }
@@ -559,22 +591,11 @@ impl SocketTransport {
                 // Cancelled: the awaiting side ends the job.
                 Ok(None)
             } else {
-                let want = job.left.unwrap_or(u64::MAX).min(0x7fff_f000) as usize;
                 // SAFETY: the file object, which the caller holds open until
                 // the job ends, owns this fd.
                 let file = unsafe { BorrowedFd::borrow_raw(job.file) };
                 let mut off = job.offset;
-                let r = if want == 0 {
-                    Ok(0)
-                } else {
-                    loop {
-                        match rustix::fs::sendfile(sock, file, Some(&mut off), want) {
-                            Err(Errno::INTR) => continue,
-                            r => break r,
-                        }
-                    }
-                };
-                match r {
+                match sendfile_once(sock, file, &mut off, job.left) {
                     Ok(n) => {
                         job.offset = off;
                         job.sent += n as u64;
@@ -613,11 +634,8 @@ impl SocketTransport {
                 fut.call_method1("set_result", (sent,))?;
             }
             Err((e, 0)) if sendfile_unavailable(e) => {
-                let cls = py
-                    .import("asyncio.exceptions")?
-                    .getattr("SendfileNotAvailableError")?;
-                let exc = cls.call1((format!("os.sendfile call failed: {e}"),))?;
-                fut.call_method1("set_exception", (exc,))?;
+                let exc = sendfile_not_available(py, e)?;
+                fut.call_method1("set_exception", (exc.value(py),))?;
             }
             Err((e, _)) => {
                 fut.call_method1("set_exception", (errno_to_py(e).value(py),))?;
