@@ -28,21 +28,27 @@ def tls_contexts():
     return server, client
 
 
-def munmap_calls(code):
-    """How many `munmap` calls a Python process running `code` makes
-    (strace -f -c), or None without strace. Start-up and imports make some;
-    tests compare against a per-operation count."""
+def syscall_calls(code, *names, children=True):
+    """How many calls of the system calls `names` a Python process running
+    `code` makes, summed (`strace -c`, following child processes when
+    `children`). Skips the test where strace is missing. Start-up and
+    imports make some; tests compare against a per-operation count."""
     import shutil
     import subprocess
     import sys
 
     if shutil.which("strace") is None:
-        return None
+        pytest.skip("strace is not installed")
+    cmd = ["strace", "-c", "-e", "trace=" + ",".join(names)]
+    if children:
+        cmd.insert(1, "-f")
     out = subprocess.run(
-        ["strace", "-f", "-c", "-e", "trace=munmap", sys.executable, "-P", "-c", code],
-        capture_output=True,
-        text=True,
+        [*cmd, sys.executable, "-P", "-c", code], capture_output=True, text=True
     )
-    assert out.returncode == 0, out.stderr[-2000:]
-    line = next((ln for ln in out.stderr.splitlines() if ln.rstrip().endswith("munmap")), "")
-    return int(line.split()[3]) if line else 0
+    assert out.returncode == 0, out.stderr[-3000:]
+    total = 0
+    for ln in out.stderr.splitlines():
+        parts = ln.split()
+        if parts and parts[-1] in names:
+            total += int(parts[3])
+    return total

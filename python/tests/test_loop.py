@@ -19,7 +19,7 @@ import weakref
 import pytest
 
 import pyloop
-from conftest import munmap_calls, tls_contexts
+from conftest import syscall_calls, tls_contexts
 
 
 # Entry points.
@@ -574,8 +574,6 @@ def test_sock_recv_of_a_large_size_maps_no_memory_per_call():
     """strace: `sock_recv(sock, 256 KiB)` of 1 KiB messages reads through
     the loop's buffer. `socket.recv(256 KiB)` would allocate (mmap) and free
     (munmap) 256 KiB per call, which cost more than the read."""
-    if subprocess.run(["which", "strace"], capture_output=True).returncode:
-        pytest.skip("strace is not installed")
     code = """
 import asyncio, socket, pyloop
 async def main():
@@ -587,7 +585,7 @@ async def main():
         assert await loop.sock_recv(a, 262144) == b"x" * 1024
 pyloop.run(main())
 """
-    calls = munmap_calls(code)
+    calls = syscall_calls(code, "munmap")
     assert calls < 150, calls
 
 
@@ -1901,8 +1899,6 @@ def test_a_timeout_pushed_back_per_request_does_not_rearm_the_timerfd():
     (as uvicorn does) and blocks between requests re-arms the timerfd once,
     not once per request: an armed timer earlier than the new deadline is
     left to fire early."""
-    if subprocess.run(["which", "strace"], capture_output=True).returncode:
-        pytest.skip("strace is not installed")
     code = """
 import asyncio, socket, subprocess, sys, pyloop
 a, b = socket.socketpair()
@@ -1928,14 +1924,8 @@ async def main():
 pyloop.run(main())
 peer.wait()
 """
-    out = subprocess.run(
-        ["strace", "-e", "trace=timerfd_settime", sys.executable, "-P", "-c", code],
-        capture_output=True,
-        text=True,
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    arms = [line for line in out.stderr.splitlines() if "timerfd_settime(" in line]
-    assert len(arms) < 10, len(arms)
+    arms = syscall_calls(code, "timerfd_settime", children=False)
+    assert arms < 10, arms
 
 
 def test_rss_is_flat_over_many_callbacks(loop):

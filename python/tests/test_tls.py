@@ -5,12 +5,11 @@ import asyncio
 import os
 import socket
 import ssl
-import sys
 import threading
 
 import pytest
 
-from conftest import CERTS, munmap_calls, tls_contexts
+from conftest import CERTS, syscall_calls, tls_contexts
 
 
 async def echo_server(loop, server_ctx):
@@ -276,10 +275,6 @@ def test_reading_small_records_maps_no_memory_per_record(tmp_path):
     than can be there. Asking for 256 KiB each time made CPython allocate
     (mmap) and free (munmap) a 256 KiB object per record, which cost more
     than the decryption."""
-    import subprocess
-
-    if subprocess.run(["which", "strace"], capture_output=True).returncode:
-        pytest.skip("strace is not installed")
     code = f"""
 import asyncio, os, ssl, pyloop
 server_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -300,7 +295,7 @@ async def main():
     server.close()
 pyloop.run(main())
 """
-    calls = munmap_calls(code)
+    calls = syscall_calls(code, "munmap")
     # Start-up and imports unmap some; 300 round trips must not add 300.
     assert calls < 150, calls
 
@@ -310,10 +305,6 @@ def test_a_server_sends_its_session_tickets_with_the_first_answer():
     tickets) goes out with what the application writes first, in one send:
     two sends per connection (the server's first flight, then tickets with
     the echo), not three."""
-    import subprocess
-
-    if subprocess.run(["which", "strace"], capture_output=True).returncode:
-        pytest.skip("strace is not installed")
     code = f"""
 import asyncio, os, ssl, subprocess, sys, pyloop
 ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -358,13 +349,5 @@ async def main():
     server.close()
 pyloop.run(main())
 """
-    out = subprocess.run(
-        ["strace", "-c", "-e", "trace=sendto,write", sys.executable, "-P", "-c", code],
-        capture_output=True,
-        text=True,
-    )
-    assert out.returncode == 0, out.stderr[-3000:]
-    sends = sum(
-        int(ln.split()[3]) for ln in out.stderr.splitlines() if ln.rstrip().endswith(("sendto", "write"))
-    )
-    assert sends <= 50 * 2 + 20, out.stderr
+    sends = syscall_calls(code, "sendto", "write", children=False)
+    assert sends <= 50 * 2 + 20, sends
