@@ -2188,3 +2188,58 @@ def test_uvicorn_serves_on_pyloop(tmp_path):
         proc.terminate()
         _, err = proc.communicate(timeout=30)
     assert "Traceback" not in err, err
+
+
+def test_os_errors_carry_their_errno_as_from_the_socket_module(loop):
+    """A reset connection reaches the protocol, and sock_recv's caller, as
+    `ConnectionResetError(104, 'Connection reset by peer')`, with `errno`
+    set, as asyncio's loop raises it; so does a refused datagram."""
+    import struct
+
+    def reset(sock):
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        sock.close()
+
+    class Lost(asyncio.Protocol):
+        def __init__(self):
+            self.lost = loop.create_future()
+
+        def connection_lost(self, exc):
+            self.lost.set_result(exc)
+
+    class Refused(asyncio.DatagramProtocol):
+        def __init__(self):
+            self.error = loop.create_future()
+
+        def error_received(self, exc):
+            if not self.error.done():
+                self.error.set_result(exc)
+
+    async def main():
+        with socket.create_server(("127.0.0.1", 0)) as srv:
+            _, proto = await loop.create_connection(Lost, *srv.getsockname())
+            conn, _ = srv.accept()
+            reset(conn)
+            exc = await asyncio.wait_for(proto.lost, 5)
+            assert isinstance(exc, ConnectionResetError) and exc.errno == errno.ECONNRESET
+            assert str(exc) == "[Errno 104] Connection reset by peer"
+
+            client = socket.create_connection(srv.getsockname())
+            client.setblocking(False)
+            conn, _ = srv.accept()
+            reset(conn)
+            with pytest.raises(ConnectionResetError) as info:
+                await asyncio.wait_for(loop.sock_recv(client, 100), 5)
+            assert info.value.errno == errno.ECONNRESET
+            client.close()
+
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as gone:
+            gone.bind(("127.0.0.1", 0))
+            port = gone.getsockname()[1]
+        tr, proto = await loop.create_datagram_endpoint(Refused, remote_addr=("127.0.0.1", port))
+        tr.sendto(b"x")  # the ICMP answer reaches the socket as an error
+        exc = await asyncio.wait_for(proto.error, 5)
+        assert isinstance(exc, ConnectionRefusedError) and exc.errno == errno.ECONNREFUSED
+        tr.close()
+
+    loop.run_until_complete(main())

@@ -7,7 +7,7 @@
 use std::os::fd::RawFd;
 
 use pyo3::PyClass;
-use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::exceptions::{PyException, PyOSError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::pyclass::boolean_struct::False;
@@ -386,6 +386,20 @@ pub(crate) fn call_soon_in_context(
     kw.set_item("context", ctx)?;
     lp.call_method("call_soon", all, Some(&kw))?;
     Ok(())
+}
+
+/// A failed system call as Python's own socket calls raise it:
+/// `OSError(errno, strerror)`, which is the errno's subclass
+/// (`ConnectionResetError`, ...) with `errno` and `strerror` set.
+/// (pyo3's `From<io::Error>` gives the subclass without `errno`.)
+pub(crate) fn os_error(e: std::io::Error) -> PyErr {
+    let Some(code) = e.raw_os_error() else {
+        return PyErr::from(e);
+    };
+    let text = e.to_string();
+    let suffix = format!(" (os error {code})");
+    let strerror = text.strip_suffix(&suffix).unwrap_or(&text);
+    PyOSError::new_err((code, strerror.to_owned()))
 }
 
 /// The `contextvars.Context` current now, copied.

@@ -12,7 +12,7 @@ use std::os::fd::RawFd;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
 
-use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use pyo3::{PyTraverseError, PyVisit};
@@ -211,10 +211,7 @@ impl State {
             // Keep the table in step with epoll: nothing registered.
             self.fds.remove(&fd);
             let _ = py;
-            return Err(PyOSError::new_err((
-                e.raw_os_error().unwrap_or(0),
-                e.to_string(),
-            )));
+            return Err(crate::base::os_error(e));
         }
         Ok(old)
     }
@@ -441,7 +438,7 @@ impl LoopCore {
                     Io::Peek
                 } else {
                     let p = lp.poller.as_mut().ok_or_else(closed_error)?;
-                    p.arm(deadline, now).map_err(PyErr::from)?;
+                    p.arm(deadline, now).map_err(crate::base::os_error)?;
                     lp.sleeping = true;
                     Io::Block
                 }
@@ -476,7 +473,7 @@ impl LoopCore {
                 ready_fds.clear();
                 now = None;
             } else {
-                return Err(e.into());
+                return Err(crate::base::os_error(e));
             }
         }
 
@@ -654,7 +651,7 @@ impl LoopCore {
         _args: &Bound<'_, PyTuple>,
         _kwargs: Option<&Bound<'_, pyo3::types::PyDict>>,
     ) -> PyResult<Self> {
-        let poller = Poller::new()?;
+        let poller = Poller::new().map_err(crate::base::os_error)?;
         let wake_fd = poller.wake_fd();
         Ok(Self {
             state: GilCell::new(State {

@@ -30,7 +30,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
 
-use crate::base::{self, Base, Transport, call_soon_in_context};
+use crate::base::{self, Base, Transport, call_soon_in_context, os_error};
 use crate::core::{FdCallback, LoopCore};
 use crate::poll::{READ, WRITE};
 
@@ -325,10 +325,6 @@ pub struct DatagramTransport {
     src_cache: Option<(Vec<u8>, Py<PyAny>)>,
     /// The last destination object `sendto` was given, and what it means.
     dest_cache: Option<(Py<PyAny>, SockAddr)>,
-}
-
-fn os_error(e: std::io::Error) -> PyErr {
-    PyErr::from(e)
 }
 
 fn would_block(e: &std::io::Error) -> bool {

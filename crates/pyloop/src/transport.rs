@@ -199,7 +199,7 @@ pub(crate) fn sendfile_not_available(py: Python<'_>, e: Errno) -> PyResult<PyErr
 }
 
 pub(crate) fn errno_to_py(e: Errno) -> PyErr {
-    PyErr::from(std::io::Error::from_raw_os_error(e.raw_os_error()))
+    crate::base::os_error(std::io::Error::from_raw_os_error(e.raw_os_error()))
 }
 
 fn is_buffered(protocol: &Bound<'_, PyAny>) -> PyResult<bool> {
