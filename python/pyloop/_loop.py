@@ -954,46 +954,6 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
             sock.fileno(), _pyloop.Acceptor(self, protocol_factory, sock, server, backlog)
         )
 
-    async def _accept_tls_connection(self, protocol_factory, conn, addr, server):
-        """Runs the server side of the TLS handshake for one accepted socket;
-        a failed handshake closes that connection and reaches the exception
-        handler, and the server goes on."""
-        protocol = None
-        transport = None
-        try:
-            protocol = protocol_factory()
-            waiter = self.create_future()
-            transport = self._make_ssl_transport(
-                conn,
-                protocol,
-                server._ssl_context,
-                waiter,
-                server_side=True,
-                extra={"peername": addr},
-                server=server,
-                ssl_handshake_timeout=server._ssl_handshake_timeout,
-                ssl_shutdown_timeout=server._ssl_shutdown_timeout,
-            )
-            try:
-                await waiter
-            except BaseException:
-                transport.close()
-                raise
-        except (SystemExit, KeyboardInterrupt):
-            raise
-        except BaseException as exc:
-            if self.is_closed():
-                return
-            context = {
-                "message": "Error on transport creation for incoming connection",
-                "exception": exc,
-            }
-            if protocol is not None:
-                context["protocol"] = protocol
-            if transport is not None:
-                context["transport"] = transport
-            self.call_exception_handler(context)
-
     def _stop_serving(self, sock):
         try:
             self.remove_reader(sock.fileno())

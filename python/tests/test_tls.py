@@ -71,6 +71,61 @@ def test_a_wrong_host_name_fails_the_handshake(loop):
     loop.run_until_complete(main())
 
 
+def test_a_failed_server_handshake_closes_that_connection_and_the_server_goes_on(loop):
+    """Clients that speak no TLS: each connection is closed, the protocol
+    never sees one, and the next client is served. As with asyncio's own
+    loop, the exception handler hears of a failed handshake only in debug
+    mode (a port scanner is no error of the application's)."""
+    server_ctx, client_ctx = tls_contexts()
+    errors = []
+    made = []
+
+    class Echo(asyncio.Protocol):
+        def connection_made(self, transport):
+            made.append(transport)
+            self.t = transport
+
+        def data_received(self, data):
+            self.t.write(data)
+
+    async def not_tls(port):
+        raw = socket.create_connection(("127.0.0.1", port))
+        raw.sendall(b"GET / HTTP/1.0\r\n\r\n" * 4)
+        raw.setblocking(False)
+        # The server ends the connection: an alert, then end of file.
+        while await loop.sock_recv(raw, 4096):
+            pass
+        raw.close()
+
+    async def main():
+        server = await loop.create_server(Echo, "127.0.0.1", 0, ssl=server_ctx)
+        port = server.sockets[0].getsockname()[1]
+        await not_tls(port)
+        assert errors == []
+        loop.set_debug(True)
+        await not_tls(port)
+        loop.set_debug(False)
+        reader, writer = await asyncio.open_connection(
+            "127.0.0.1", port, ssl=client_ctx, server_hostname="localhost"
+        )
+        writer.write(b"ok")
+        assert await reader.readexactly(2) == b"ok"
+        sock = made[0].get_extra_info("socket")
+        assert sock.gettimeout() == 0.0
+        assert not os.get_inheritable(sock.fileno())
+        writer.close()
+        await writer.wait_closed()
+        server.close()
+        await server.wait_closed()
+
+    loop.set_exception_handler(lambda lp, ctx: errors.append(ctx))
+    loop.run_until_complete(main())
+    assert [c["message"] for c in errors] == ["Error on transport creation for incoming connection"]
+    assert isinstance(errors[0]["exception"], ssl.SSLError)
+    assert isinstance(errors[0]["protocol"], Echo)
+    assert len(made) == 1
+
+
 def test_client_certificates_are_required_and_checked(loop):
     server_ctx, client_ctx = tls_contexts()
     server_ctx.verify_mode = ssl.CERT_REQUIRED

@@ -7,16 +7,17 @@
 //! takes many short connections (TLS handshakes, HTTP without keep-alive)
 //! spends its time here.
 
-use pyo3::exceptions::{
-    PyBlockingIOError, PyConnectionAbortedError, PyInterruptedError, PyKeyboardInterrupt,
-    PyOSError, PySystemExit,
-};
+use std::os::fd::RawFd;
+
+use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PySystemExit};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyDict;
 
+use crate::base::os_error;
 use crate::core::LoopCore;
+use crate::tls::SslProtocol;
 use crate::transport::SocketTransport;
 
 /// What `make_socket_transport` takes from Python once.
@@ -71,6 +72,33 @@ pub fn make_socket_transport(
     server: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyAny>> {
     let py = lp.py();
+    let info = SockInfo {
+        fd: sock.call_method0(intern!(py, "fileno"))?.extract()?,
+        family: sock.getattr(intern!(py, "family"))?.extract()?,
+        kind: sock.getattr(intern!(py, "type"))?.extract()?,
+    };
+    make_transport(lp, sock, info, protocol, waiter, extra, server)
+}
+
+/// What the transport needs to know of its socket, when the caller knows
+/// it already (an accepted socket's are its listening socket's).
+#[derive(Debug, Clone, Copy)]
+struct SockInfo {
+    fd: RawFd,
+    family: i32,
+    kind: i32,
+}
+
+fn make_transport(
+    lp: &Bound<'_, LoopCore>,
+    sock: &Bound<'_, PyAny>,
+    info: SockInfo,
+    protocol: &Bound<'_, PyAny>,
+    waiter: Option<&Bound<'_, PyAny>>,
+    extra: Option<&Bound<'_, PyDict>>,
+    server: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    let py = lp.py();
     let n = names(py)?;
     let extra = match extra {
         Some(e) => e.copy()?,
@@ -95,10 +123,8 @@ pub fn make_socket_transport(
             or_none(sock.call_method0(intern!(py, "getpeername")))?,
         )?;
     }
-    let family: i32 = sock.getattr(intern!(py, "family"))?.extract()?;
-    let kind: i32 = sock.getattr(intern!(py, "type"))?.extract()?;
+    let SockInfo { fd, family, kind } = info;
     if (family == libc::AF_INET || family == libc::AF_INET6) && kind == libc::SOCK_STREAM {
-        let fd: i32 = sock.call_method0(intern!(py, "fileno"))?.extract()?;
         // SAFETY: the socket object owns the fd and outlives this call.
         let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
         // As asyncio: a socket that refuses it still gets its transport.
@@ -139,10 +165,13 @@ pub fn make_socket_transport(
 }
 
 /// A listening socket's reader: takes up to `backlog` connections per
-/// event. A TLS server's connections go to `loop._accept_tls_connection`
-/// (a task per handshake). Out of descriptors or memory, it reports the
-/// error and stops accepting for `ACCEPT_RETRY_DELAY` seconds instead of
-/// spinning on a socket that stays readable.
+/// event, with `accept4(2)` (non-blocking and close-on-exec from the start,
+/// with no Python `socket.accept` and no `setblocking` call). A TLS
+/// server's connection gets pyloop's `SSLProtocol` at once, and the
+/// handshake's outcome goes to a [`TlsAccepted`] callback: no task per
+/// connection. Out of descriptors or memory, it reports the error and
+/// stops accepting for `ACCEPT_RETRY_DELAY` seconds instead of spinning on
+/// a socket that stays readable.
 #[pyclass(module = "pyloop._pyloop", frozen)]
 #[derive(Debug)]
 pub struct Acceptor {
@@ -151,6 +180,14 @@ pub struct Acceptor {
     sock: Py<PyAny>,
     server: Py<PyAny>,
     backlog: usize,
+    /// The listening socket's descriptor, family, type and protocol, read
+    /// once: every accepted socket shares them.
+    fd: RawFd,
+    family: i32,
+    kind: i32,
+    proto: i32,
+    /// `socket.socket`, the class `socket.accept` gives its connections.
+    socket_class: Py<PyAny>,
 }
 
 #[pymethods]
@@ -159,67 +196,87 @@ impl Acceptor {
     fn py_new(
         lp: Py<PyAny>,
         protocol_factory: Py<PyAny>,
-        sock: Py<PyAny>,
+        sock: Bound<'_, PyAny>,
         server: Py<PyAny>,
         backlog: usize,
-    ) -> Self {
-        Acceptor {
+    ) -> PyResult<Self> {
+        let py = sock.py();
+        Ok(Acceptor {
             lp,
             protocol_factory,
-            sock,
+            fd: sock.call_method0(intern!(py, "fileno"))?.extract()?,
+            family: sock.getattr(intern!(py, "family"))?.extract()?,
+            kind: sock.getattr(intern!(py, "type"))?.extract()?,
+            proto: sock.getattr(intern!(py, "proto"))?.extract()?,
+            socket_class: py.import("socket")?.getattr("socket")?.unbind(),
+            sock: sock.unbind(),
             server,
             backlog,
-        }
+        })
     }
 
     fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
         visit.call(&self.lp)?;
         visit.call(&self.protocol_factory)?;
         visit.call(&self.sock)?;
-        visit.call(&self.server)
+        visit.call(&self.server)?;
+        visit.call(&self.socket_class)
     }
 
     fn __call__(&self, py: Python<'_>) -> PyResult<()> {
         let lp = self.lp.bind(py);
-        let sock = self.sock.bind(py);
         let server = self.server.bind(py);
-        let tls = !server.getattr(intern!(py, "_ssl_context"))?.is_none();
+        let ssl_context = server.getattr(intern!(py, "_ssl_context"))?;
+        let tls = (!ssl_context.is_none()).then_some(&ssl_context);
         for _ in 0..self.backlog.max(1) {
-            let pair = match sock.call_method0(intern!(py, "accept")) {
-                Ok(p) => p,
-                Err(e)
-                    if e.is_instance_of::<PyBlockingIOError>(py)
-                        || e.is_instance_of::<PyInterruptedError>(py)
-                        || e.is_instance_of::<PyConnectionAbortedError>(py) =>
-                {
-                    return Ok(());
-                }
-                Err(e) if out_of_resources(py, &e) => return self.back_off(py, e),
-                Err(e) => return Err(e),
+            // SAFETY: accept4 on the listening socket, which the server
+            // keeps open while this reader is registered; no address wanted.
+            let fd = unsafe {
+                libc::accept4(
+                    self.fd,
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                    libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+                )
             };
-            let conn = pair.get_item(0)?;
-            let addr = pair.get_item(1)?;
-            conn.call_method1(intern!(py, "setblocking"), (false,))?;
-            if tls {
-                let coro = lp.call_method1(
-                    intern!(py, "_accept_tls_connection"),
-                    (self.protocol_factory.bind(py), &conn, &addr, server),
-                )?;
-                lp.call_method1(intern!(py, "create_task"), (coro,))?;
-                continue;
+            if fd < 0 {
+                let e = std::io::Error::last_os_error();
+                match e.raw_os_error().unwrap_or(0) {
+                    libc::EINTR => continue,
+                    libc::EAGAIN | libc::ECONNABORTED => return Ok(()),
+                    libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM => {
+                        return self.back_off(py, os_error(e));
+                    }
+                    _ => return Err(os_error(e)),
+                }
             }
+            let conn =
+                match self
+                    .socket_class
+                    .bind(py)
+                    .call1((self.family, self.kind, self.proto, fd))
+                {
+                    Ok(c) => c,
+                    Err(e) => {
+                        // SAFETY: the descriptor accept4 just gave, owned by no one.
+                        unsafe { libc::close(fd) };
+                        return Err(e);
+                    }
+                };
+            let info = SockInfo {
+                fd,
+                family: self.family,
+                kind: self.kind,
+            };
             let made = (|| {
                 let protocol = self.protocol_factory.bind(py).call0()?;
-                let extra = PyDict::new(py);
-                extra.set_item(intern!(py, "peername"), &addr)?;
-                make_socket_transport(
-                    lp.cast::<LoopCore>()?,
-                    &conn,
-                    &protocol,
-                    None,
-                    Some(&extra),
-                    Some(server),
-                )
+                match tls {
+                    None => {
+                        make_transport(lp.cast()?, &conn, info, &protocol, None, None, Some(server))
+                            .map(|_| ())
+                    }
+                    Some(ctx) => self.start_tls(py, &conn, info, &protocol, ctx),
+                }
             })();
             if let Err(e) = made {
                 if e.is_instance_of::<PySystemExit>(py)
@@ -228,30 +285,138 @@ impl Acceptor {
                     return Err(e);
                 }
                 conn.call_method0(intern!(py, "close"))?;
-                let ctx = PyDict::new(py);
-                ctx.set_item(
-                    "message",
-                    "Error on transport creation for incoming connection",
-                )?;
-                ctx.set_item("exception", e.into_value(py))?;
-                lp.call_method1(intern!(py, "call_exception_handler"), (ctx,))?;
+                report_creation_error(lp, e.into_value(py).into_bound(py).into_any(), None, None)?;
             }
         }
         Ok(())
     }
 }
 
-fn out_of_resources(py: Python<'_>, e: &PyErr) -> bool {
-    e.is_instance_of::<PyOSError>(py)
-        && e.value(py)
-            .getattr("errno")
-            .and_then(|v| v.extract::<i32>())
-            .is_ok_and(|n| {
-                matches!(
-                    n,
-                    libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM
-                )
-            })
+impl Acceptor {
+    /// The server side of TLS for one connection: `protocol` gets its
+    /// transport once the handshake is done, as asyncio's
+    /// `_accept_connection2` does it, without its task.
+    fn start_tls(
+        &self,
+        py: Python<'_>,
+        conn: &Bound<'_, PyAny>,
+        info: SockInfo,
+        protocol: &Bound<'_, PyAny>,
+        ctx: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let lp = self.lp.bind(py);
+        let server = self.server.bind(py);
+        let waiter = lp.call_method0(intern!(py, "create_future"))?;
+        let ssl_protocol = Bound::new(
+            py,
+            SslProtocol::py_new(
+                lp,
+                protocol,
+                Some(ctx.clone()),
+                Some(waiter.clone().unbind()),
+                true,
+                None,
+                true,
+                server
+                    .getattr(intern!(py, "_ssl_handshake_timeout"))?
+                    .extract()?,
+                server
+                    .getattr(intern!(py, "_ssl_shutdown_timeout"))?
+                    .extract()?,
+            )?,
+        )?;
+        make_transport(
+            lp.cast()?,
+            conn,
+            info,
+            ssl_protocol.as_any(),
+            None,
+            None,
+            Some(server),
+        )?;
+        let transport = ssl_protocol.getattr(intern!(py, "_app_transport"))?;
+        let watch = TlsAccepted {
+            lp: self.lp.clone_ref(py),
+            protocol: protocol.clone().unbind(),
+            transport: transport.unbind(),
+        };
+        waiter.call_method1(intern!(py, "add_done_callback"), (watch,))?;
+        Ok(())
+    }
+}
+
+/// The end of a TLS server's handshake, as a done callback of its waiter:
+/// a failed one closes the connection (and is reported to the loop's
+/// exception handler in debug mode), and the server goes on.
+#[pyclass(module = "pyloop._pyloop", frozen)]
+#[derive(Debug)]
+pub struct TlsAccepted {
+    lp: Py<PyAny>,
+    protocol: Py<PyAny>,
+    transport: Py<PyAny>,
+}
+
+#[pymethods]
+impl TlsAccepted {
+    fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        visit.call(&self.lp)?;
+        visit.call(&self.protocol)?;
+        visit.call(&self.transport)
+    }
+
+    fn __call__(&self, waiter: &Bound<'_, PyAny>) -> PyResult<()> {
+        let py = waiter.py();
+        let exc = if waiter.call_method0(intern!(py, "cancelled"))?.is_truthy()? {
+            py.import("asyncio")?
+                .getattr(intern!(py, "CancelledError"))?
+                .call0()?
+        } else {
+            waiter.call_method0(intern!(py, "exception"))?
+        };
+        if exc.is_none() {
+            return Ok(());
+        }
+        let transport = self.transport.bind(py);
+        transport.call_method0(intern!(py, "close"))?;
+        if exc.is_instance_of::<PySystemExit>() || exc.is_instance_of::<PyKeyboardInterrupt>() {
+            return Err(PyErr::from_value(exc));
+        }
+        // As asyncio's loop: a failed handshake is the peer's doing (a
+        // scanner, a client that distrusts the certificate), reported only
+        // in debug mode.
+        let lp = self.lp.bind(py);
+        if lp.call_method0(intern!(py, "is_closed"))?.is_truthy()?
+            || !lp.call_method0(intern!(py, "get_debug"))?.is_truthy()?
+        {
+            return Ok(());
+        }
+        report_creation_error(lp, exc, Some(self.protocol.bind(py)), Some(transport))
+    }
+}
+
+/// `loop.call_exception_handler(...)` for a connection the server could not
+/// set up.
+fn report_creation_error(
+    lp: &Bound<'_, PyAny>,
+    exc: Bound<'_, PyAny>,
+    protocol: Option<&Bound<'_, PyAny>>,
+    transport: Option<&Bound<'_, PyAny>>,
+) -> PyResult<()> {
+    let py = lp.py();
+    let ctx = PyDict::new(py);
+    ctx.set_item(
+        "message",
+        "Error on transport creation for incoming connection",
+    )?;
+    ctx.set_item("exception", exc)?;
+    if let Some(p) = protocol {
+        ctx.set_item("protocol", p)?;
+    }
+    if let Some(t) = transport {
+        ctx.set_item("transport", t)?;
+    }
+    lp.call_method1(intern!(py, "call_exception_handler"), (ctx,))?;
+    Ok(())
 }
 
 impl Acceptor {

@@ -1074,7 +1074,7 @@ impl SslProtocol {
                         server_hostname = None, call_connection_made = true,
                         ssl_handshake_timeout = None, ssl_shutdown_timeout = None))]
     #[allow(clippy::too_many_arguments)]
-    fn py_new(
+    pub(crate) fn py_new(
         loop_: &Bound<'_, PyAny>,
         app_protocol: &Bound<'_, PyAny>,
         sslcontext: Option<Bound<'_, PyAny>>,
