@@ -39,19 +39,19 @@ fn names(py: Python<'_>) -> PyResult<&'static Names> {
         Ok(Names {
             transport_socket: py
                 .import("asyncio.trsock")?
-                .getattr("TransportSocket")?
+                .getattr(intern!(py, "TransportSocket"))?
                 .unbind(),
             facade: py
                 .import("pyloop._loop")?
-                .getattr("SocketTransport")?
+                .getattr(intern!(py, "SocketTransport"))?
                 .unbind(),
             set_result_unless_cancelled: py
                 .import("asyncio.futures")?
-                .getattr("_set_result_unless_cancelled")?
+                .getattr(intern!(py, "_set_result_unless_cancelled"))?
                 .unbind(),
             accept_retry_delay: py
                 .import("asyncio.constants")?
-                .getattr("ACCEPT_RETRY_DELAY")?
+                .getattr(intern!(py, "ACCEPT_RETRY_DELAY"))?
                 .unbind(),
         })
     })
@@ -208,7 +208,10 @@ impl Acceptor {
             family: sock.getattr(intern!(py, "family"))?.extract()?,
             kind: sock.getattr(intern!(py, "type"))?.extract()?,
             proto: sock.getattr(intern!(py, "proto"))?.extract()?,
-            socket_class: py.import("socket")?.getattr("socket")?.unbind(),
+            socket_class: py
+                .import("socket")?
+                .getattr(intern!(py, "socket"))?
+                .unbind(),
             sock: sock.unbind(),
             server,
             backlog,

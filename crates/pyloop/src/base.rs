@@ -9,6 +9,7 @@ use std::os::fd::RawFd;
 use pyo3::PyClass;
 use pyo3::exceptions::{PyException, PyOSError, PyValueError};
 use pyo3::ffi;
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::pyclass::boolean_struct::False;
 use pyo3::types::{PyDict, PyTuple};
@@ -191,7 +192,9 @@ pub(crate) fn call_soon<T: Transport>(
 
 /// Schedules `_call_connection_lost(exc)`.
 pub(crate) fn schedule_lost<T: Transport>(slf: &Bound<'_, T>, exc: Py<PyAny>) -> PyResult<()> {
-    let cb = slf.as_any().getattr("_call_connection_lost")?;
+    let cb = slf
+        .as_any()
+        .getattr(intern!(slf.py(), "_call_connection_lost"))?;
     call_soon(slf, cb, Some(exc))
 }
 
@@ -257,7 +260,9 @@ pub(crate) fn maybe_pause_protocol<T: Transport>(slf: &Bound<'_, T>) -> PyResult
         b.protocol(py)
     };
     if let Some(p) = proto
-        && let Err(e) = with_context(slf, || p.bind(py).call_method0("pause_writing"))
+        && let Err(e) = with_context(slf, || {
+            p.bind(py).call_method0(intern!(py, "pause_writing"))
+        })
     {
         report(slf, e, "protocol.pause_writing() failed")?;
     }
@@ -279,7 +284,9 @@ pub(crate) fn maybe_resume_protocol<T: Transport>(slf: &Bound<'_, T>) -> PyResul
         b.protocol(py)
     };
     if let Some(p) = proto
-        && let Err(e) = with_context(slf, || p.bind(py).call_method0("resume_writing"))
+        && let Err(e) = with_context(slf, || {
+            p.bind(py).call_method0(intern!(py, "resume_writing"))
+        })
     {
         report(slf, e, "protocol.resume_writing() failed")?;
     }
@@ -333,8 +340,8 @@ pub(crate) fn log_fatal<T: Transport>(slf: &Bound<'_, T>, e: &PyErr, msg: &str) 
     let Some(lp) = lp else { return Ok(()) };
     if e.is_instance_of::<pyo3::exceptions::PyOSError>(py) {
         if lp.get().is_debug() {
-            let logger = py.import("asyncio.log")?.getattr("logger")?;
-            logger.call_method1("debug", ("%r: %s", slf, msg))?;
+            let logger = py.import("asyncio.log")?.getattr(intern!(py, "logger"))?;
+            logger.call_method1(intern!(py, "debug"), ("%r: %s", slf, msg))?;
         }
         Ok(())
     } else {
@@ -384,7 +391,7 @@ pub(crate) fn call_soon_in_context(
     let all = PyTuple::new(py, items)?;
     let kw = PyDict::new(py);
     kw.set_item("context", ctx)?;
-    lp.call_method("call_soon", all, Some(&kw))?;
+    lp.call_method(intern!(py, "call_soon"), all, Some(&kw))?;
     Ok(())
 }
 
@@ -424,6 +431,6 @@ pub(crate) fn report_exception(
     ctx.set_item("exception", e.value(py))?;
     ctx.set_item("transport", transport)?;
     ctx.set_item("protocol", protocol)?;
-    lp.call_method1("call_exception_handler", (ctx,))?;
+    lp.call_method1(intern!(py, "call_exception_handler"), (ctx,))?;
     Ok(())
 }

@@ -13,6 +13,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
 
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use pyo3::{PyTraverseError, PyVisit};
@@ -161,7 +162,7 @@ fn fileno(obj: &Bound<'_, PyAny>) -> PyResult<RawFd> {
     let fd: i64 = if let Ok(fd) = obj.extract::<i64>() {
         fd
     } else {
-        obj.call_method0("fileno")
+        obj.call_method0(intern!(obj.py(), "fileno"))
             .map_err(|_| PyValueError::new_err(format!("Invalid file object: {obj}")))?
             .extract()
             .map_err(|_| PyValueError::new_err(format!("Invalid file object: {obj}")))?
@@ -306,7 +307,7 @@ impl LoopCore {
         lp.check_closed()?;
         let debug = lp.is_debug();
         if debug {
-            slf.call_method0("_check_thread")?;
+            slf.call_method0(intern!(slf.py(), "_check_thread"))?;
         }
         Ok(debug)
     }
@@ -347,12 +348,12 @@ impl LoopCore {
         if debug {
             let iscoro = py
                 .import("asyncio")?
-                .getattr("iscoroutinefunction")?
+                .getattr(intern!(py, "iscoroutinefunction"))?
                 .call1((callback,))?
                 .is_truthy()?
                 || py
                     .import("asyncio")?
-                    .getattr("iscoroutine")?
+                    .getattr(intern!(py, "iscoroutine"))?
                     .call1((callback,))?
                     .is_truthy()?;
             if iscoro {
@@ -372,10 +373,12 @@ impl LoopCore {
         )?;
         if debug {
             // The innermost Python frame is the caller's: this method has none.
-            let frame = py.import("sys")?.call_method1("_getframe", (0,))?;
+            let frame = py
+                .import("sys")?
+                .call_method1(intern!(py, "_getframe"), (0,))?;
             let tb = py
                 .import("asyncio.format_helpers")?
-                .call_method1("extract_stack", (frame,))?;
+                .call_method1(intern!(py, "extract_stack"), (frame,))?;
             h.bind(py)
                 .cast::<Handle>()?
                 .get()
@@ -578,7 +581,7 @@ impl LoopCore {
             };
             let res = res.and_then(|()| match t0 {
                 Some(t0) if time_now() - t0 >= slow => slf
-                    .call_method1("_log_slow_callback", (&h, time_now() - t0))
+                    .call_method1(intern!(py, "_log_slow_callback"), (&h, time_now() - t0))
                     .map(|_| ()),
                 _ => Ok(()),
             });

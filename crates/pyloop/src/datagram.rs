@@ -26,6 +26,7 @@ use std::os::fd::RawFd;
 use std::os::unix::ffi::OsStrExt;
 
 use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
@@ -440,7 +441,7 @@ impl DatagramTransport {
             }
             if let Err(e) = proto
                 .bind(py)
-                .call_method1("datagram_received", (data, addr))
+                .call_method1(intern!(py, "datagram_received"), (data, addr))
             {
                 base::report(slf, e, "Exception in datagram_received() of the protocol")?;
             }
@@ -455,7 +456,7 @@ impl DatagramTransport {
         };
         if let Err(err) = proto
             .bind(py)
-            .call_method1("error_received", (e.value(py),))
+            .call_method1(intern!(py, "error_received"), (e.value(py),))
         {
             base::report(slf, err, "Exception in error_received() of the protocol")?;
         }
@@ -474,7 +475,7 @@ impl DatagramTransport {
                 };
                 return match sock
                     .bind(py)
-                    .call_method1("sendto", (PyBytes::new(py, data), addr))
+                    .call_method1(intern!(py, "sendto"), (PyBytes::new(py, data), addr))
                 {
                     Ok(_) => Ok(Ok(true)),
                     Err(e) if e.is_instance_of::<pyo3::exceptions::PyBlockingIOError>(py) => {
@@ -785,11 +786,11 @@ impl DatagramTransport {
         address: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
         let py = loop_.py();
-        let fd: RawFd = sock.call_method0("fileno")?.extract()?;
+        let fd: RawFd = sock.call_method0(intern!(py, "fileno"))?.extract()?;
         if fd < 0 {
             return Err(PyValueError::new_err("the socket is closed"));
         }
-        let family: libc::c_int = sock.getattr("family")?.extract()?;
+        let family: libc::c_int = sock.getattr(intern!(py, "family"))?.extract()?;
         // A socketpair's peer name is '' (Unix, unnamed): connected all
         // the same.
         let connected = match extra.get_item("peername")? {
@@ -827,10 +828,10 @@ impl DatagramTransport {
         call_soon_in_context(
             &lp,
             &ctx,
-            proto.bind(py).getattr("connection_made")?,
+            proto.bind(py).getattr(intern!(py, "connection_made"))?,
             Some(facade),
         )?;
-        call_soon_in_context(&lp, &ctx, slf.getattr("_start_reading")?, None)
+        call_soon_in_context(&lp, &ctx, slf.getattr(intern!(py, "_start_reading"))?, None)
     }
 
     fn _start_reading(slf: &Bound<'_, Self>) -> PyResult<()> {
@@ -881,8 +882,11 @@ impl DatagramTransport {
             if t.base.conn_lost > 0 && t.address.is_some() {
                 if t.base.conn_lost >= 5 {
                     py.import("asyncio.log")?
-                        .getattr("logger")?
-                        .call_method1("warning", ("socket.send() raised exception.",))?;
+                        .getattr(intern!(py, "logger"))?
+                        .call_method1(
+                            intern!(py, "warning"),
+                            ("socket.send() raised exception.",),
+                        )?;
                 }
                 t.base.conn_lost += 1;
                 return Ok(());
@@ -1013,7 +1017,7 @@ impl DatagramTransport {
         let res = match proto {
             Some(p) => p
                 .bind(py)
-                .call_method1("connection_lost", (exc,))
+                .call_method1(intern!(py, "connection_lost"), (exc,))
                 .map(|_| ()),
             None => Ok(()),
         };
@@ -1032,7 +1036,7 @@ impl DatagramTransport {
             (t.base.sock.take(), dropped)
         };
         if let Some(s) = sock {
-            s.bind(py).call_method0("close")?;
+            s.bind(py).call_method0(intern!(py, "close"))?;
         }
         drop(dropped);
         res

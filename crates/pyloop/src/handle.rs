@@ -4,6 +4,7 @@
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::ffi;
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
@@ -303,7 +304,8 @@ impl Handle {
         if let Some(tb) = tb {
             ctx.set_item("source_traceback", tb)?;
         }
-        lp.bind(py).call_method1("call_exception_handler", (ctx,))?;
+        lp.bind(py)
+            .call_method1(intern!(py, "call_exception_handler"), (ctx,))?;
         Ok(())
     }
 }
@@ -430,7 +432,7 @@ impl Handle {
         };
         if let (Some(cb), Some(args)) = (cb, args) {
             let helpers = py.import("asyncio.format_helpers")?;
-            let src = helpers.call_method1("_format_callback_source", (cb, args))?;
+            let src = helpers.call_method1(intern!(py, "_format_callback_source"), (cb, args))?;
             parts.push(src.extract::<String>()?);
         }
         Ok(format!("<{name} {}>", parts.join(" ")))

@@ -90,12 +90,16 @@ fn fatal(py: Python<'_>, e: &PyErr) -> bool {
 fn check_socket(lp: &Bound<'_, LoopCore>, sock: &Bound<'_, PyAny>) -> PyResult<()> {
     let py = sock.py();
     let ssl_socket = SSL_SOCKET.get_or_try_init(py, || {
-        PyResult::Ok(py.import("ssl")?.getattr("SSLSocket")?.unbind())
+        PyResult::Ok(
+            py.import("ssl")?
+                .getattr(intern!(py, "SSLSocket"))?
+                .unbind(),
+        )
     })?;
     if sock.is_instance(ssl_socket.bind(py))? {
         return Err(PyTypeError::new_err("Socket cannot be of type SSLSocket"));
     }
-    if lp.get().is_debug() && !sock.call_method0("gettimeout")?.eq(0)? {
+    if lp.get().is_debug() && !sock.call_method0(intern!(py, "gettimeout"))?.eq(0)? {
         return Err(PyValueError::new_err("the socket must be non-blocking"));
     }
     Ok(())
@@ -112,7 +116,11 @@ fn plain_stream_recv(
 ) -> PyResult<Option<usize>> {
     let py = sock.py();
     let ty = SOCKET_TYPE.get_or_try_init(py, || {
-        PyResult::Ok(py.import("socket")?.getattr("socket")?.unbind())
+        PyResult::Ok(
+            py.import("socket")?
+                .getattr(intern!(py, "socket"))?
+                .unbind(),
+        )
     })?;
     if !sock.get_type().is(ty.bind(py)) || args.len() != 1 {
         return Ok(None);
@@ -410,7 +418,10 @@ pub fn sock_io(
     };
     let handle = lp.call_method1(add, (&fd, &wait))?;
     *wait.get().handle.lock().unwrap_or_else(|e| e.into_inner()) = Some(handle.unbind());
-    fut.call_method1(intern!(py, "add_done_callback"), (wait.getattr("done")?,))?;
+    fut.call_method1(
+        intern!(py, "add_done_callback"),
+        (wait.getattr(intern!(py, "done"))?,),
+    )?;
     Ok(fut.unbind())
 }
 

@@ -28,6 +28,7 @@ use pyo3::exceptions::{
     PyValueError,
 };
 use pyo3::ffi;
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString, PyTuple};
@@ -92,21 +93,33 @@ fn ssl(py: Python<'_>) -> PyResult<&Ssl> {
         let again = PyTuple::new(
             py,
             [
-                m.getattr("SSLWantReadError")?,
-                m.getattr("SSLWantWriteError")?,
+                m.getattr(intern!(py, "SSLWantReadError"))?,
+                m.getattr(intern!(py, "SSLWantWriteError"))?,
             ],
         )?;
         Ok(Ssl {
-            memory_bio: m.getattr("MemoryBIO")?.unbind(),
+            memory_bio: m.getattr(intern!(py, "MemoryBIO"))?.unbind(),
             again: again.unbind(),
-            ssl_error: m.getattr("SSLError")?.unbind(),
-            zero_return: m.getattr("SSLZeroReturnError")?.unbind(),
-            certificate_error: m.getattr("CertificateError")?.unbind(),
+            ssl_error: m.getattr(intern!(py, "SSLError"))?.unbind(),
+            zero_return: m.getattr(intern!(py, "SSLZeroReturnError"))?.unbind(),
+            certificate_error: m.getattr(intern!(py, "CertificateError"))?.unbind(),
             module: m.clone().into_any().unbind(),
-            logger: py.import("asyncio.log")?.getattr("logger")?.unbind(),
-            timeout_error: py.import("asyncio")?.getattr("TimeoutError")?.unbind(),
-            cancelled_error: py.import("asyncio")?.getattr("CancelledError")?.unbind(),
-            transport_class: py.import("pyloop._loop")?.getattr("SSLTransport")?.unbind(),
+            logger: py
+                .import("asyncio.log")?
+                .getattr(intern!(py, "logger"))?
+                .unbind(),
+            timeout_error: py
+                .import("asyncio")?
+                .getattr(intern!(py, "TimeoutError"))?
+                .unbind(),
+            cancelled_error: py
+                .import("asyncio")?
+                .getattr(intern!(py, "CancelledError"))?
+                .unbind(),
+            transport_class: py
+                .import("pyloop._loop")?
+                .getattr(intern!(py, "SSLTransport"))?
+                .unbind(),
         })
     })
 }
@@ -203,7 +216,7 @@ impl SslProtocol {
         slf.borrow()
             .loop_
             .bind(slf.py())
-            .call_method0("get_debug")?
+            .call_method0(intern!(slf.py(), "get_debug"))?
             .is_truthy()
     }
 
@@ -237,8 +250,8 @@ impl SslProtocol {
     /// gets its data through its buffer (uvloop's rule).
     fn set_app_protocol_inner(&mut self, p: &Bound<'_, PyAny>) -> PyResult<()> {
         let py = p.py();
-        let plain = p.is_instance(&py.import("asyncio")?.getattr("Protocol")?)?;
-        self.app_is_buffer = p.hasattr("get_buffer")? && !plain;
+        let plain = p.is_instance(&py.import("asyncio")?.getattr(intern!(py, "Protocol"))?)?;
+        self.app_is_buffer = p.hasattr(intern!(py, "get_buffer"))? && !plain;
         self.app_protocol = Some(p.clone().unbind());
         Ok(())
     }
@@ -256,10 +269,12 @@ impl SslProtocol {
             return Ok(());
         };
         let w = w.bind(py);
-        if !w.call_method0("cancelled")?.is_truthy()? && !w.call_method0("done")?.is_truthy()? {
+        if !w.call_method0(intern!(py, "cancelled"))?.is_truthy()?
+            && !w.call_method0(intern!(py, "done"))?.is_truthy()?
+        {
             match exc {
-                Some(e) => w.call_method1("set_exception", (e.value(py),))?,
-                None => w.call_method1("set_result", (py.None(),))?,
+                Some(e) => w.call_method1(intern!(py, "set_exception"), (e.value(py),))?,
+                None => w.call_method1(intern!(py, "set_result"), (py.None(),))?,
             };
         }
         Ok(())
@@ -289,7 +304,7 @@ impl SslProtocol {
     fn app_context(slf: Slf<'_, '_>) -> PyResult<Option<Py<PyAny>>> {
         let py = slf.py();
         match &slf.borrow().app_context {
-            Some(c) => Ok(Some(c.bind(py).call_method0("copy")?.unbind())),
+            Some(c) => Ok(Some(c.bind(py).call_method0(intern!(py, "copy"))?.unbind())),
             None => Ok(None),
         }
     }
@@ -318,25 +333,26 @@ impl SslProtocol {
             .borrow()
             .loop_
             .bind(py)
-            .call_method1("call_later", (delay, cb))?
+            .call_method1(intern!(py, "call_later"), (delay, cb))?
             .unbind())
     }
 
     fn call_soon_do_read(slf: Slf<'_, '_>, ctx: Option<Py<PyAny>>) -> PyResult<()> {
         let py = slf.py();
-        let cb = slf.getattr("_do_read")?;
+        let cb = slf.getattr(intern!(py, "_do_read"))?;
         let lp = slf.borrow().loop_.clone_ref(py);
         let kw = PyDict::new(py);
         if let Some(c) = ctx {
             kw.set_item("context", c)?;
         }
-        lp.bind(py).call_method("call_soon", (cb,), Some(&kw))?;
+        lp.bind(py)
+            .call_method(intern!(py, "call_soon"), (cb,), Some(&kw))?;
         Ok(())
     }
 
     fn cancel_handle(py: Python<'_>, h: Option<Py<PyAny>>) -> PyResult<()> {
         if let Some(h) = h {
-            h.bind(py).call_method0("cancel")?;
+            h.bind(py).call_method0(intern!(py, "cancel"))?;
         }
         Ok(())
     }
@@ -366,7 +382,7 @@ impl SslProtocol {
         };
         let res = w.bind(py).call1((&mv,));
         // Release the view now, while `data` is alive.
-        let _ = mv.call_method0("release");
+        let _ = mv.call_method0(intern!(py, "release"));
         res.map(|_| ())
     }
 
@@ -387,12 +403,12 @@ impl SslProtocol {
         let py = slf.py();
         let start = if Self::debug(slf)? {
             let lg = ssl(py)?.logger.bind(py);
-            lg.call_method1("debug", ("%r starts SSL handshake", slf))?;
+            lg.call_method1(intern!(py, "debug"), ("%r starts SSL handshake", slf))?;
             Some(
                 slf.borrow()
                     .loop_
                     .bind(py)
-                    .call_method0("time")?
+                    .call_method0(intern!(py, "time"))?
                     .extract()?,
             )
         } else {
@@ -414,15 +430,16 @@ impl SslProtocol {
             let args = (t.incoming.clone_ref(py), t.outgoing.clone_ref(py));
             let ctx = t.sslcontext.clone_ref(py);
             drop(t);
-            ctx.bind(py).call_method("wrap_bio", args, Some(&kw))
+            ctx.bind(py)
+                .call_method(intern!(py, "wrap_bio"), args, Some(&kw))
         };
         match wrapped {
             Ok(obj) => {
                 {
                     let mut t = slf.borrow_mut();
-                    t.sslobj_read = Some(obj.getattr("read")?.unbind());
-                    t.sslobj_write = Some(obj.getattr("write")?.unbind());
-                    t.sslobj_pending = Some(obj.getattr("pending")?.unbind());
+                    t.sslobj_read = Some(obj.getattr(intern!(py, "read"))?.unbind());
+                    t.sslobj_write = Some(obj.getattr(intern!(py, "write"))?.unbind());
+                    t.sslobj_pending = Some(obj.getattr(intern!(py, "pending"))?.unbind());
                     t.sslobj = Some(obj.unbind());
                 }
                 Self::do_handshake(slf)
@@ -436,7 +453,7 @@ impl SslProtocol {
         let Some(obj) = slf.borrow().sslobj.as_ref().map(|o| o.clone_ref(py)) else {
             return Ok(());
         };
-        match obj.bind(py).call_method0("do_handshake") {
+        match obj.bind(py).call_method0(intern!(py, "do_handshake")) {
             Ok(_) => {
                 // The handshake's last flight (a TLS 1.3 client's Finished,
                 // a server's session tickets) goes with the first read that
@@ -460,7 +477,7 @@ impl SslProtocol {
         let peercert = match exc {
             Some(e) => Err(e),
             None => Self::set_state(slf, State::Wrapped).and_then(|()| match &obj {
-                Some(o) => o.bind(py).call_method0("getpeercert"),
+                Some(o) => o.bind(py).call_method0(intern!(py, "getpeercert")),
                 None => Err(PyRuntimeError::new_err("no SSL object")),
             }),
         };
@@ -484,7 +501,7 @@ impl SslProtocol {
                 .borrow()
                 .loop_
                 .bind(py)
-                .call_method0("time")?
+                .call_method0(intern!(py, "time"))?
                 .extract()?;
             ssl(py)?.logger.bind(py).call_method1(
                 "debug",
@@ -495,8 +512,11 @@ impl SslProtocol {
             let t = slf.borrow();
             let extra = t.extra.bind(py);
             extra.set_item("peercert", peercert)?;
-            extra.set_item("cipher", obj.bind(py).call_method0("cipher")?)?;
-            extra.set_item("compression", obj.bind(py).call_method0("compression")?)?;
+            extra.set_item("cipher", obj.bind(py).call_method0(intern!(py, "cipher"))?)?;
+            extra.set_item(
+                "compression",
+                obj.bind(py).call_method0(intern!(py, "compression"))?,
+            )?;
             extra.set_item("ssl_object", &obj)?;
         }
         if slf.borrow().app_state == AppState::Init {
@@ -585,7 +605,7 @@ impl SslProtocol {
             Self::do_read_into_void(slf, ctx.as_ref())?;
             let obj = slf.borrow().sslobj.as_ref().map(|o| o.clone_ref(py));
             let Some(obj) = obj else { return Ok(()) };
-            match obj.bind(py).call_method0("unwrap") {
+            match obj.bind(py).call_method0(intern!(py, "unwrap")) {
                 Err(e) if is(py, &e, ssl(py)?.again.as_any()) => Self::process_outgoing(slf),
                 Err(e) => Err(e),
                 Ok(_) => {
@@ -613,7 +633,7 @@ impl SslProtocol {
             Some(e) => Self::fatal_error(slf, &e, "Error occurred during shutdown"),
             None => {
                 if let Some(t) = Self::transport(slf) {
-                    t.bind(py).call_method0("close")?;
+                    t.bind(py).call_method0(intern!(py, "close"))?;
                 }
                 Ok(())
             }
@@ -635,7 +655,7 @@ impl SslProtocol {
         Self::cancel_handle(py, h)?;
         Self::call_eof_received(slf, None)?;
         if let Some(t) = Self::transport(slf) {
-            t.bind(py).call_method0("close")?;
+            t.bind(py).call_method0(intern!(py, "close"))?;
         }
         Ok(())
     }
@@ -644,8 +664,10 @@ impl SslProtocol {
         let py = slf.py();
         Self::set_state(slf, State::Unwrapped)?;
         if let Some(t) = Self::transport(slf) {
-            t.bind(py)
-                .call_method1("_force_close", (exc.unwrap_or_else(|| py.None()),))?;
+            t.bind(py).call_method1(
+                intern!(py, "_force_close"),
+                (exc.unwrap_or_else(|| py.None()),),
+            )?;
         }
         Ok(())
     }
@@ -671,7 +693,7 @@ impl SslProtocol {
                 ssl(py)?
                     .logger
                     .bind(py)
-                    .call_method1("warning", ("SSL connection is closed",))?;
+                    .call_method1(intern!(py, "warning"), ("SSL connection is closed",))?;
             }
             return Ok(());
         }
@@ -757,7 +779,10 @@ impl SslProtocol {
         };
         match (core, tr) {
             (Some(core), _) => SocketTransport::write_from_tls(core.bind(py), &data),
-            (None, Some(tr)) => tr.bind(py).call_method1("write", (data,)).map(|_| ()),
+            (None, Some(tr)) => tr
+                .bind(py)
+                .call_method1(intern!(py, "write"), (data,))
+                .map(|_| ()),
             (None, None) => Ok(()),
         }
     }
@@ -814,7 +839,7 @@ impl SslProtocol {
                 t.sslobj_pending.as_ref().map(|p| p.clone_ref(py)),
             )
         };
-        let a: usize = inc.bind(py).getattr("pending")?.extract()?;
+        let a: usize = inc.bind(py).getattr(intern!(py, "pending"))?.extract()?;
         let b: usize = match pend {
             Some(p) => p.bind(py).call0()?.extract()?,
             None => 0,
@@ -970,7 +995,7 @@ impl SslProtocol {
             let t = slf.borrow();
             (t.outgoing.clone_ref(py), t.write_buffer_size)
         };
-        let pending: usize = out.bind(py).getattr("pending")?.extract()?;
+        let pending: usize = out.bind(py).getattr(intern!(py, "pending"))?.extract()?;
         Ok(pending + n)
     }
 
@@ -1015,7 +1040,7 @@ impl SslProtocol {
     fn control_ssl_reading(slf: Slf<'_, '_>) -> PyResult<()> {
         let py = slf.py();
         let inc = slf.borrow().incoming.clone_ref(py);
-        let size: usize = inc.bind(py).getattr("pending")?.extract()?;
+        let size: usize = inc.bind(py).getattr(intern!(py, "pending"))?.extract()?;
         let (paused, high, low) = {
             let t = slf.borrow();
             (t.ssl_reading_paused, t.incoming_high, t.incoming_low)
@@ -1045,18 +1070,21 @@ impl SslProtocol {
             )
         };
         if let Some(a) = &app_tr {
-            a.bind(py).call_method1("_force_close", (exc.value(py),))?;
+            a.bind(py)
+                .call_method1(intern!(py, "_force_close"), (exc.value(py),))?;
         } else if let Some(t) = &tr {
-            t.bind(py).call_method1("_force_close", (exc.value(py),))?;
+            t.bind(py)
+                .call_method1(intern!(py, "_force_close"), (exc.value(py),))?;
         }
         if exc.is_instance_of::<PyOSError>(py) {
             if Self::debug(slf)? {
                 let kw = PyDict::new(py);
                 kw.set_item("exc_info", exc.value(py))?;
-                ssl(py)?
-                    .logger
-                    .bind(py)
-                    .call_method("debug", ("%r: %s", slf, msg), Some(&kw))?;
+                ssl(py)?.logger.bind(py).call_method(
+                    intern!(py, "debug"),
+                    ("%r: %s", slf, msg),
+                    Some(&kw),
+                )?;
             }
         } else if !is(py, exc, &ssl(py)?.cancelled_error) {
             let lp = slf.borrow().loop_.clone_ref(py);
@@ -1107,9 +1135,12 @@ impl SslProtocol {
                     ));
                 }
                 // Looked up now, as asyncio does (tests patch it).
-                let c = s.module.bind(py).call_method0("create_default_context")?;
+                let c = s
+                    .module
+                    .bind(py)
+                    .call_method0(intern!(py, "create_default_context"))?;
                 if hostname.is_none() {
-                    c.setattr("check_hostname", false)?;
+                    c.setattr(intern!(py, "check_hostname"), false)?;
                 }
                 c
             }
@@ -1147,9 +1178,9 @@ impl SslProtocol {
             sslobj_read: None,
             sslobj_write: None,
             sslobj_pending: None,
-            incoming_write: incoming.getattr("write")?.unbind(),
+            incoming_write: incoming.getattr(intern!(py, "write"))?.unbind(),
             incoming: incoming.unbind(),
-            outgoing_read: outgoing.getattr("read")?.unbind(),
+            outgoing_read: outgoing.getattr(intern!(py, "read"))?.unbind(),
             outgoing: outgoing.unbind(),
             state: State::Unwrapped,
             conn_lost: 0,
@@ -1247,7 +1278,7 @@ impl SslProtocol {
     /// The socket transport beneath is connected: start the handshake.
     fn connection_made(slf: &Bound<'_, Self>, transport: &Bound<'_, PyAny>) -> PyResult<()> {
         let py = slf.py();
-        let core = match transport.getattr("_core") {
+        let core = match transport.getattr(intern!(py, "_core")) {
             Ok(c) => c.cast::<SocketTransport>().ok().map(|c| c.clone().unbind()),
             Err(_) => None,
         };
@@ -1280,9 +1311,10 @@ impl SslProtocol {
         if state != State::DoHandshake && matches!(app_state, AppState::ConMade | AppState::Eof) {
             slf.borrow_mut().app_state = AppState::ConLost;
             if let Some(p) = Self::app_protocol(slf) {
-                let cb = p.bind(py).getattr("connection_lost")?;
+                let cb = p.bind(py).getattr(intern!(py, "connection_lost"))?;
                 let lp = slf.borrow().loop_.clone_ref(py);
-                lp.bind(py).call_method1("call_soon", (cb, &exc))?;
+                lp.bind(py)
+                    .call_method1(intern!(py, "call_soon"), (cb, &exc))?;
             }
         }
         Self::set_state(slf, State::Unwrapped)?;
@@ -1372,7 +1404,7 @@ impl SslProtocol {
                 ssl(py)?
                     .logger
                     .bind(py)
-                    .call_method1("debug", ("%r received EOF", slf))?;
+                    .call_method1(intern!(py, "debug"), ("%r received EOF", slf))?;
             }
             slf.borrow_mut().eof_seen = true;
             match Self::state(slf) {
@@ -1406,7 +1438,7 @@ impl SslProtocol {
         })();
         if let Err(e) = res {
             if let Some(t) = Self::transport(slf) {
-                t.bind(py).call_method0("close")?;
+                t.bind(py).call_method0(intern!(py, "close"))?;
             }
             return Err(e);
         }
@@ -1456,7 +1488,7 @@ impl SslProtocol {
                 .timeout_error
                 .bind(py)
                 .call1(("SSL shutdown timed out",))?;
-            t.bind(py).call_method1("_force_close", (e,))?;
+            t.bind(py).call_method1(intern!(py, "_force_close"), (e,))?;
         }
         Ok(())
     }
@@ -1487,7 +1519,7 @@ impl SslProtocol {
         match Self::transport(slf) {
             Some(t) => Ok(t
                 .bind(py)
-                .call_method1("get_extra_info", (name, default))?
+                .call_method1(intern!(py, "get_extra_info"), (name, default))?
                 .unbind()),
             None => Ok(default.unwrap_or_else(|| py.None())),
         }
@@ -1584,7 +1616,7 @@ impl SslProtocol {
     fn _get_read_buffer_size(slf: &Bound<'_, Self>) -> PyResult<usize> {
         let py = slf.py();
         let inc = slf.borrow().incoming.clone_ref(py);
-        inc.bind(py).getattr("pending")?.extract()
+        inc.bind(py).getattr(intern!(py, "pending"))?.extract()
     }
 
     #[getter]

@@ -14,6 +14,7 @@ use std::os::fd::{BorrowedFd, RawFd};
 
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::{PyBrokenPipeError, PyException, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView};
 use pyo3::{PyTraverseError, PyVisit};
@@ -192,7 +193,7 @@ pub(crate) fn sendfile_once(
 pub(crate) fn sendfile_not_available(py: Python<'_>, e: Errno) -> PyResult<PyErr> {
     let cls = py
         .import("asyncio.exceptions")?
-        .getattr("SendfileNotAvailableError")?;
+        .getattr(intern!(py, "SendfileNotAvailableError"))?;
     Ok(PyErr::from_value(
         cls.call1((format!("os.sendfile call failed: {e}"),))?,
     ))
@@ -204,7 +205,9 @@ pub(crate) fn errno_to_py(e: Errno) -> PyErr {
 
 fn is_buffered(protocol: &Bound<'_, PyAny>) -> PyResult<bool> {
     let py = protocol.py();
-    let bp = py.import("asyncio")?.getattr("BufferedProtocol")?;
+    let bp = py
+        .import("asyncio")?
+        .getattr(intern!(py, "BufferedProtocol"))?;
     protocol.is_instance(&bp)
 }
 
@@ -307,7 +310,9 @@ impl SocketTransport {
             Ok(data) => {
                 let proto = slf.borrow().base.protocol.as_ref().map(|p| p.clone_ref(py));
                 if let Some(p) = proto
-                    && let Err(e) = p.bind(py).call_method1("data_received", (data,))
+                    && let Err(e) = p
+                        .bind(py)
+                        .call_method1(intern!(py, "data_received"), (data,))
                 {
                     return Self::fail_or_raise(
                         slf,
@@ -361,7 +366,7 @@ impl SocketTransport {
             return Ok(());
         };
         let proto = proto.bind(py);
-        let buf = match proto.call_method1("get_buffer", (-1,)) {
+        let buf = match proto.call_method1(intern!(py, "get_buffer"), (-1,)) {
             Ok(b) => b,
             Err(e) => {
                 return Self::fail_or_raise(
@@ -420,7 +425,7 @@ impl SocketTransport {
             Err(Errno::AGAIN | Errno::INTR) => Ok(()),
             Err(e) => Self::read_error(slf, e),
             Ok(0) => Self::read_eof(slf),
-            Ok(n) => match proto.call_method1("buffer_updated", (n,)) {
+            Ok(n) => match proto.call_method1(intern!(py, "buffer_updated"), (n,)) {
                 Ok(_) => Ok(()),
                 Err(e) => Self::fail_or_raise(
                     slf,
@@ -445,10 +450,14 @@ impl SocketTransport {
         if slf.borrow().kind == Kind::ReadPipe {
             // A pipe's end of file ends the transport: eof_received, then
             // connection_lost, whatever eof_received returns (as asyncio).
-            base::call_soon(slf, proto.bind(py).getattr("eof_received")?, None)?;
+            base::call_soon(
+                slf,
+                proto.bind(py).getattr(intern!(py, "eof_received"))?,
+                None,
+            )?;
             return Self::do_close(slf);
         }
-        match proto.bind(py).call_method0("eof_received") {
+        match proto.bind(py).call_method0(intern!(py, "eof_received")) {
             Ok(keep) => {
                 if !keep.is_truthy()? {
                     Self::do_close(slf)?;
@@ -587,7 +596,12 @@ impl SocketTransport {
             let Some(job) = t.sendfile.as_mut() else {
                 return Ok(());
             };
-            if job.fut.bind(py).call_method0("done")?.is_truthy()? {
+            if job
+                .fut
+                .bind(py)
+                .call_method0(intern!(py, "done"))?
+                .is_truthy()?
+            {
                 // Cancelled: the awaiting side ends the job.
                 Ok(None)
             } else {
@@ -626,19 +640,19 @@ impl SocketTransport {
             return Ok(());
         };
         let fut = fut.bind(py);
-        if fut.call_method0("done")?.is_truthy()? {
+        if fut.call_method0(intern!(py, "done"))?.is_truthy()? {
             return Ok(());
         }
         match outcome {
             Ok(sent) => {
-                fut.call_method1("set_result", (sent,))?;
+                fut.call_method1(intern!(py, "set_result"), (sent,))?;
             }
             Err((e, 0)) if sendfile_unavailable(e) => {
                 let exc = sendfile_not_available(py, e)?;
-                fut.call_method1("set_exception", (exc.value(py),))?;
+                fut.call_method1(intern!(py, "set_exception"), (exc.value(py),))?;
             }
             Err((e, _)) => {
-                fut.call_method1("set_exception", (errno_to_py(e).value(py),))?;
+                fut.call_method1(intern!(py, "set_exception"), (errno_to_py(e).value(py),))?;
             }
         }
         Ok(())
@@ -653,11 +667,11 @@ impl SocketTransport {
             None => return Ok(()),
         };
         let fut = fut.bind(py);
-        if !fut.call_method0("done")?.is_truthy()? {
+        if !fut.call_method0(intern!(py, "done"))?.is_truthy()? {
             let exc = pyo3::exceptions::PyConnectionError::new_err(
                 "the connection was closed during sendfile",
             );
-            fut.call_method1("set_exception", (exc.value(py),))?;
+            fut.call_method1(intern!(py, "set_exception"), (exc.value(py),))?;
         }
         Ok(())
     }
@@ -708,7 +722,7 @@ impl SocketTransport {
                 )));
             }
         };
-        let fd: RawFd = sock.call_method0("fileno")?.extract()?;
+        let fd: RawFd = sock.call_method0(intern!(sock.py(), "fileno"))?.extract()?;
         if fd < 0 {
             return Err(PyValueError::new_err(format!(
                 "the {} is closed",
@@ -794,8 +808,8 @@ impl SocketTransport {
                         _ => "pipe closed by peer or os.write(pipe, data) raised exception.",
                     };
                     py.import("asyncio.log")?
-                        .getattr("logger")?
-                        .call_method1("warning", (msg,))?;
+                        .getattr(intern!(py, "logger"))?
+                        .call_method1(intern!(py, "warning"), (msg,))?;
                 }
                 t.base.conn_lost += 1;
                 return Ok(());
@@ -1031,7 +1045,7 @@ impl SocketTransport {
         let res = match proto {
             Some(p) => p
                 .bind(py)
-                .call_method1("connection_lost", (exc,))
+                .call_method1(intern!(py, "connection_lost"), (exc,))
                 .map(|_| ()),
             None => Ok(()),
         };
@@ -1048,10 +1062,10 @@ impl SocketTransport {
             )
         };
         if let Some(s) = sock {
-            s.bind(py).call_method0("close")?;
+            s.bind(py).call_method0(intern!(py, "close"))?;
         }
         if let Some(s) = server {
-            s.bind(py).call_method0("_detach")?;
+            s.bind(py).call_method0(intern!(py, "_detach"))?;
         }
         drop(dropped);
         res
