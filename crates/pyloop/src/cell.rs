@@ -75,6 +75,11 @@ mod imp {
         }
 
         /// For `__clear__`, likewise.
+        /// With the cell owned exclusively (in `Drop`): no borrow needed.
+        pub(crate) fn get_mut(&mut self) -> &mut T {
+            self.value.get_mut()
+        }
+
         pub(crate) fn peek_mut(&self) -> Option<RefMut<'_, T>> {
             if self.flag.get() != 0 {
                 return None;
@@ -169,6 +174,11 @@ mod imp {
 
         pub(crate) fn peek_mut(&self) -> Option<RefMut<'_, T>> {
             self.peek()
+        }
+
+        /// With the cell owned exclusively (in `Drop`): no lock needed.
+        pub(crate) fn get_mut(&mut self) -> &mut T {
+            self.0.get_mut().unwrap_or_else(|e| e.into_inner())
         }
     }
 }

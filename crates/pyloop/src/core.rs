@@ -237,8 +237,8 @@ impl State {
             .find_map(|cb| cb.transport(py))
     }
 
-    fn schedule_timer(&mut self, py: Python<'_>, handle: &Py<PyAny>, when: f64) -> PyResult<()> {
-        let h: Py<Handle> = handle.bind(py).cast::<Handle>()?.clone().unbind();
+    fn schedule_timer(&mut self, py: Python<'_>, handle: &Py<Handle>, when: f64) -> PyResult<()> {
+        let h = handle.clone_ref(py);
         h.get().scheduled.store(true, Relaxed);
         self.seq += 1;
         self.timers.push(Timer {
@@ -334,7 +334,7 @@ impl LoopCore {
         when: f64,
         what: &str,
         debug: bool,
-    ) -> PyResult<Py<PyAny>> {
+    ) -> PyResult<Py<Handle>> {
         // Every handle made here goes to the ready queue or the timer heap,
         // except add_reader's and add_writer's.
         let queued = !what.starts_with("add_");
@@ -379,10 +379,7 @@ impl LoopCore {
             let tb = py
                 .import("asyncio.format_helpers")?
                 .call_method1(intern!(py, "extract_stack"), (frame,))?;
-            h.bind(py)
-                .cast::<Handle>()?
-                .get()
-                .set_source_traceback(py, tb.unbind())?;
+            h.get().set_source_traceback(py, tb.unbind())?;
         }
         Ok(h)
     }
@@ -690,9 +687,8 @@ impl LoopCore {
     ) -> PyResult<Py<PyAny>> {
         let debug = Self::check_open_and_thread(slf)?;
         let h = Self::new_handle(slf, callback, args, context, f64::NAN, "call_soon", debug)?;
-        let hh = h.bind(slf.py()).cast::<Handle>()?.clone().unbind();
-        Self::state(slf)?.ready.push_back(hh);
-        Ok(h)
+        Self::state(slf)?.ready.push_back(h.clone_ref(slf.py()));
+        Ok(h.into_any())
     }
 
     #[pyo3(signature = (callback, *args, context = None))]
@@ -713,16 +709,15 @@ impl LoopCore {
             "call_soon_threadsafe",
             core.is_debug(),
         )?;
-        let hh = h.bind(slf.py()).cast::<Handle>()?.clone().unbind();
         let mut lp = Self::state(slf)?;
-        lp.ready.push_back(hh);
+        lp.ready.push_back(h.clone_ref(slf.py()));
         // A loop that is running callbacks sees the queue before it blocks
         // again; only a sleeping loop needs the eventfd, and only once.
         if lp.sleeping && !lp.wake_pending {
             lp.wake_pending = true;
             poll::wake(lp.wake_fd);
         }
-        Ok(h)
+        Ok(h.into_any())
     }
 
     #[pyo3(signature = (delay, callback, *args, context = None))]
@@ -912,7 +907,7 @@ impl LoopCore {
         let debug = Self::check_open_and_thread(slf)?;
         let h = Self::new_handle(slf, callback, args, context, when, what, debug)?;
         Self::state(slf)?.schedule_timer(slf.py(), &h, when)?;
-        Ok(h)
+        Ok(h.into_any())
     }
 
     fn add_fd(
@@ -929,12 +924,12 @@ impl LoopCore {
         let fdn = fileno(fd)?;
         Self::ensure_no_transport(slf, fdn)?;
         let h = Self::new_handle(slf, callback, args, None, f64::NAN, what, core.is_debug())?;
-        let hh = h.bind(py).cast::<Handle>()?.clone().unbind();
+        let hh = h.clone_ref(py);
         let old = Self::state(slf)?.set_fd(py, fdn, dir, Some(FdCallback::Handle(hh)))?;
         if let Some(FdCallback::Handle(old)) = old {
             Handle::cancel_handle(old.bind(py))?;
         }
-        Ok(h)
+        Ok(h.into_any())
     }
 
     fn remove_fd(slf: &Bound<'_, Self>, fd: &Bound<'_, PyAny>, dir: u8) -> PyResult<bool> {

@@ -68,8 +68,24 @@ impl Handle {
 
 impl Drop for Handle {
     fn drop(&mut self) {
-        // pyo3 drops the handle with the GIL held.
+        // pyo3 drops the handle with the GIL held (from tp_dealloc).
         self.retrack();
+        // SAFETY: as above, the thread is attached: the references go as
+        // Bounds, with a plain decref each (a Py's drop asks a thread-local
+        // first).
+        let py = unsafe { Python::assume_attached() };
+        let r = self.refs.get_mut();
+        for obj in [
+            r.callback.take(),
+            r.args.take().map(Py::into_any),
+            r.context.take(),
+            r.source_traceback.take(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            drop(obj.into_bound(py));
+        }
     }
 }
 
@@ -103,7 +119,7 @@ impl Handle {
         context: Option<Py<PyAny>>,
         when: f64,
         queued: bool,
-    ) -> PyResult<Py<PyAny>> {
+    ) -> PyResult<Py<Handle>> {
         let mut copied = false;
         let context = match context {
             Some(c) if !c.is_none(py) => c,
@@ -136,10 +152,10 @@ impl Handle {
             ctx_untracked: AtomicBool::new(copied && queued),
         };
         let h = if when.is_nan() {
-            Py::new(py, handle)?.into_any()
+            Py::new(py, handle)?
         } else {
             let init = PyClassInitializer::from(handle).add_subclass(TimerHandle);
-            Py::new(py, init)?.into_any()
+            Py::new(py, init)?.into_bound(py).into_super().unbind()
         };
         #[cfg(not(Py_GIL_DISABLED))]
         if queued {
@@ -240,17 +256,24 @@ impl Handle {
         if h.is_cancelled() {
             return Ok(());
         }
+        // Bound, not Py, clones: dropping a Bound is a plain decref, where a
+        // Py's drop first asks a thread-local whether the thread is attached.
         let (cb, args, ctx) = {
             let r = h.refs.borrow(py).map_err(Failure::Report)?;
             match (&r.callback, &r.args, &r.context) {
                 (Some(cb), Some(args), Some(ctx)) => {
-                    (cb.clone_ref(py), args.clone_ref(py), ctx.clone_ref(py))
+                    // The callback may keep its context (a contextvars.Token
+                    // does).
+                    retrack_context(&h.ctx_untracked, Some(ctx));
+                    (
+                        cb.bind(py).clone(),
+                        args.bind(py).clone(),
+                        ctx.bind(py).clone(),
+                    )
                 }
                 _ => return Ok(()),
             }
         };
-        // The callback may keep its context (a contextvars.Token does).
-        retrack_context(&h.ctx_untracked, Some(&ctx));
         // SAFETY: ctx is a contextvars.Context (from PyContext_CopyCurrent or
         // checked by the caller); Enter and Exit are paired below.
         if unsafe { ffi::PyContext_Enter(ctx.as_ptr()) } != 0 {
@@ -259,8 +282,6 @@ impl Handle {
         // No arguments and one argument (a task's step, a future's
         // set_result) are the common calls: vectorcall them without the
         // tuple.
-        let cb = cb.bind(py);
-        let args = args.bind(py);
         let res = match args.len() {
             0 => cb.call0(),
             // SAFETY: index 0 exists.
