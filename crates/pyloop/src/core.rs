@@ -130,6 +130,10 @@ pub(crate) struct State {
 /// asyncio does, so that schedule-and-cancel keeps memory flat.
 const MIN_HEAP_FOR_CLEANUP: usize = 100;
 
+/// A new handle is hidden from the garbage collector while it waits only
+/// when at least this many wait before it (see `LoopCore::new_handle`).
+const UNTRACK_BEHIND: usize = 8;
+
 /// While callbacks are ready, the loop polls for I/O only when this long has
 /// passed since its last poll, not on every iteration: a chain of short
 /// callbacks then costs no system call each. So I/O that becomes ready
@@ -336,8 +340,20 @@ impl LoopCore {
         debug: bool,
     ) -> PyResult<Py<Handle>> {
         // Every handle made here goes to the ready queue or the timer heap,
-        // except add_reader's and add_writer's.
-        let queued = !what.starts_with("add_");
+        // except add_reader's and add_writer's. It is hidden from the
+        // collector while it waits (see `Handle::settle`) only behind a
+        // queue already `UNTRACK_BEHIND` long: that saves collections in a
+        // burst, and would cost more than it saves for a handle that runs
+        // next.
+        let queued = !what.starts_with("add_") && {
+            let st = Self::state(slf)?;
+            let waiting = if when.is_nan() {
+                st.ready.len()
+            } else {
+                st.timers.len()
+            };
+            waiting >= UNTRACK_BEHIND
+        };
         let py = slf.py();
         if !callback.is_callable() {
             return Err(PyTypeError::new_err(format!(

@@ -24,7 +24,7 @@ pub struct Handle {
     refs: GilCell<Refs>,
     cancelled: AtomicBool,
     /// The loop, for the exception handler and for counting cancelled timers.
-    pub(crate) loop_: Py<LoopCore>,
+    pub(crate) loop_: std::mem::ManuallyDrop<Py<LoopCore>>,
     /// The deadline of a timer, in `loop.time()` seconds; NaN for plain handles.
     pub(crate) when: f64,
     /// A timer still in the loop's heap.
@@ -86,6 +86,8 @@ impl Drop for Handle {
         {
             drop(obj.into_bound(py));
         }
+        // SAFETY: taken once, here, and never used after.
+        drop(unsafe { std::mem::ManuallyDrop::take(&mut self.loop_) }.into_bound(py));
     }
 }
 
@@ -146,7 +148,7 @@ impl Handle {
                 source_traceback: None,
             }),
             cancelled: AtomicBool::new(false),
-            loop_,
+            loop_: std::mem::ManuallyDrop::new(loop_),
             when,
             scheduled: AtomicBool::new(false),
             ctx_untracked: AtomicBool::new(copied && queued),
@@ -182,7 +184,7 @@ impl Handle {
             return visit.call(h);
         }
         let h = h.get();
-        visit.call(&h.loop_)?;
+        visit.call(&*h.loop_)?;
         if let Some(r) = h.refs.peek() {
             visit.call(&r.callback)?;
             visit.call(&r.args)?;
@@ -347,7 +349,7 @@ impl Handle {
     /// cycle through it (an object that keeps the handle of its own bound
     /// method) is collected, as with asyncio's handles.
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
-        visit.call(&self.loop_)?;
+        visit.call(&*self.loop_)?;
         let Some(r) = self.refs.peek() else {
             return Ok(());
         };
