@@ -404,13 +404,13 @@ impl LoopCore {
     /// timers, then run the callbacks that were ready when it began.
     ///
     /// While callbacks are ready the loop does not block, and it polls only
-    /// when `POLL_GAP_NS` have passed since its last poll (see there).
-    /// `last_poll` is that time, in `CLOCK_MONOTONIC` nanoseconds.
+    /// when `POLL_GAP_NS` have passed since its last poll (see there), as
+    /// `last_poll` tells.
     fn run_once(
         slf: &Bound<'_, Self>,
         events: &mut poll::Events,
         ready_fds: &mut Vec<Ready>,
-        last_poll: &mut i128,
+        last_poll: &mut poll::PollGap,
         todo: &mut VecDeque<Py<Handle>>,
     ) -> PyResult<()> {
         let py = slf.py();
@@ -433,13 +433,10 @@ impl LoopCore {
                 // `stop(); run_forever()` is how callers let pending I/O run.
                 Io::Peek
             } else if !lp.ready.is_empty() {
-                let t = poll::now_ns();
-                now = Some(t);
-                if t - *last_poll < POLL_GAP_NS {
-                    Io::Skip
-                } else {
-                    Io::Peek
-                }
+                // With timers, the time is needed below anyway.
+                let (due, t) = last_poll.due(!lp.timers.is_empty());
+                now = t;
+                if due { Io::Peek } else { Io::Skip }
             } else {
                 let deadline = next.map(|w| (w * 1e9).ceil() as i128);
                 let due = match deadline {
@@ -469,14 +466,15 @@ impl LoopCore {
             // A zero-timeout poll returns at once: keep the GIL for it, since
             // releasing and taking it back costs more than the system call.
             Io::Peek => {
-                *last_poll = now.unwrap_or_else(poll::now_ns);
+                let t = *now.get_or_insert_with(poll::now_ns);
+                last_poll.polled(t);
                 poll::wait(epfd, events, false, ready_fds)
             }
             Io::Block => {
                 let r = py.detach(|| poll::wait(epfd, events, true, ready_fds));
                 Self::state(slf)?.sleeping = false;
                 let t = poll::now_ns();
-                *last_poll = t;
+                last_poll.polled(t);
                 now = Some(t);
                 r
             }
@@ -774,7 +772,7 @@ impl LoopCore {
         let mut events = poll::Events::with_capacity(1024);
         let mut ready = Vec::with_capacity(1024);
         // The first iteration polls.
-        let mut last_poll = i128::MIN / 2;
+        let mut last_poll = poll::PollGap::new(POLL_GAP_NS);
         let mut todo = VecDeque::new();
         let res = loop {
             if let Err(e) = Self::run_once(slf, &mut events, &mut ready, &mut last_poll, &mut todo)

@@ -256,3 +256,160 @@ impl AsFd for Poller {
         self.epoll.as_fd()
     }
 }
+
+/// When the busy loop last polled, and whether `gap` has passed since.
+///
+/// The test runs once per iteration while callbacks are ready, so its cost
+/// is per callback in a chain of them. Where the kernel's clocksource is the
+/// TSC (the kernel found it stable and in step across CPUs), the test reads
+/// the TSC itself (`rdtsc`, about 8 ns here) instead of `clock_gettime`
+/// (about 17 ns), with the TSC's rate measured against `CLOCK_MONOTONIC`
+/// over the process's first few milliseconds of polls. Until then, and
+/// elsewhere, it reads `CLOCK_MONOTONIC`. The bound is the same either way:
+/// the tick count for `gap` is rounded down.
+#[derive(Debug)]
+pub(crate) struct PollGap {
+    gap_ns: i128,
+    last_ns: i128,
+    last_tick: u64,
+}
+
+impl PollGap {
+    /// A gap of `gap_ns`; the first test is due.
+    pub(crate) fn new(gap_ns: i128) -> Self {
+        PollGap {
+            gap_ns,
+            last_ns: i128::MIN / 2,
+            last_tick: 0,
+        }
+    }
+
+    /// The loop polled at `now` (`CLOCK_MONOTONIC` ns).
+    pub(crate) fn polled(&mut self, now: i128) {
+        self.last_ns = now;
+        if let Some(t) = tick::now() {
+            self.last_tick = t;
+            tick::calibrate(t, now);
+        }
+    }
+
+    /// Whether the gap has passed: `(due, the time if it was read)`. With
+    /// `need_now` the clock is read anyway (the caller has timers to check).
+    pub(crate) fn due(&self, need_now: bool) -> (bool, Option<i128>) {
+        if !need_now
+            && let Some(gap) = tick::gap_ticks(self.gap_ns)
+            && let Some(t) = tick::now()
+        {
+            // A tick count that went backwards wraps to a huge one: due.
+            return (t.wrapping_sub(self.last_tick) >= gap, None);
+        }
+        let now = now_ns();
+        (now - self.last_ns >= self.gap_ns, Some(now))
+    }
+}
+
+/// The TSC as a clock for [`PollGap`].
+mod tick {
+    use std::sync::OnceLock;
+    use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
+
+    /// TSC ticks per microsecond, times 1024; 0 until measured.
+    static TICKS_PER_US_X1024: AtomicU64 = AtomicU64::new(0);
+    /// The first sample: TSC and `CLOCK_MONOTONIC` ns (0: none yet).
+    static START_TICK: AtomicU64 = AtomicU64::new(0);
+    static START_NS: AtomicI64 = AtomicI64::new(0);
+    /// How long the rate is measured over.
+    const CALIBRATION_NS: i128 = 5_000_000;
+
+    /// Whether the kernel keeps time with the TSC: read once per process.
+    fn usable() -> bool {
+        static USABLE: OnceLock<bool> = OnceLock::new();
+        *USABLE.get_or_init(|| {
+            cfg!(target_arch = "x86_64")
+                && std::fs::read_to_string(
+                    "/sys/devices/system/clocksource/clocksource0/current_clocksource",
+                )
+                .is_ok_and(|s| s.trim() == "tsc")
+        })
+    }
+
+    pub(super) fn now() -> Option<u64> {
+        #[cfg(target_arch = "x86_64")]
+        if usable() {
+            // SAFETY: rdtsc has no preconditions on x86_64.
+            return Some(unsafe { core::arch::x86_64::_rdtsc() });
+        }
+        None
+    }
+
+    /// Records a (tick, ns) pair; the first one that is `CALIBRATION_NS`
+    /// after the first sample fixes the rate.
+    pub(super) fn calibrate(t: u64, ns: i128) {
+        if TICKS_PER_US_X1024.load(Relaxed) != 0 {
+            return;
+        }
+        let start_ns = START_NS.load(Relaxed) as i128;
+        if start_ns == 0 {
+            START_TICK.store(t, Relaxed);
+            START_NS.store(ns as i64, Relaxed);
+            return;
+        }
+        let dns = ns - start_ns;
+        if dns < CALIBRATION_NS {
+            return;
+        }
+        let dt = t.wrapping_sub(START_TICK.load(Relaxed)) as u128;
+        let rate = dt * 1024 * 1000 / dns as u128;
+        // A rate that makes no sense (a TSC that went backwards, or less
+        // than 100 MHz) leaves the clock in use.
+        if (100 * 1024..u64::MAX as u128).contains(&rate) {
+            TICKS_PER_US_X1024.store(rate as u64, Relaxed);
+        } else {
+            START_NS.store(0, Relaxed);
+        }
+    }
+
+    /// The ticks in `gap_ns`, rounded down; `None` until measured.
+    pub(super) fn gap_ticks(gap_ns: i128) -> Option<u64> {
+        match TICKS_PER_US_X1024.load(Relaxed) {
+            0 => None,
+            r => Some((r as u128 * gap_ns as u128 / 1024 / 1000) as u64),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Once the TSC's rate is measured, the gap the loop tests by ticks is
+    /// the gap in nanoseconds, rounded down: never longer (the bound), and
+    /// not much shorter (a poll per 20 us, not more).
+    #[test]
+    fn a_gap_in_ticks_is_the_gap_in_time() {
+        let gap = 20_000;
+        let mut g = PollGap::new(gap);
+        g.polled(now_ns());
+        std::thread::sleep(std::time::Duration::from_millis(6));
+        g.polled(now_ns());
+        if tick::gap_ticks(gap).is_none() {
+            // No TSC clocksource here: the clock is read, as before.
+            assert!(tick::now().is_none());
+            return;
+        }
+        // The shortest of a few tries: one that was preempted runs long.
+        let shortest = (0..20)
+            .map(|_| {
+                g.polled(now_ns());
+                let t0 = now_ns();
+                while !g.due(false).0 {}
+                now_ns() - t0
+            })
+            .min()
+            .unwrap();
+        assert!(
+            (gap * 8 / 10..=gap).contains(&shortest),
+            "due after {shortest} ns for a gap of {gap} ns"
+        );
+    }
+}
