@@ -390,7 +390,21 @@ mod tests {
         let gap = 20_000;
         let mut g = PollGap::new(gap);
         g.polled(now_ns());
-        std::thread::sleep(std::time::Duration::from_millis(6));
+        // 6 ms later (a timerfd's read blocks until then), past the 5 ms
+        // the rate is measured over.
+        let tfd = timerfd_create(TimerfdClockId::Monotonic, TimerfdFlags::CLOEXEC).unwrap();
+        let six_ms = Itimerspec {
+            it_interval: Timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
+            it_value: Timespec {
+                tv_sec: 0,
+                tv_nsec: 6_000_000,
+            },
+        };
+        timerfd_settime(&tfd, TimerfdTimerFlags::empty(), &six_ms).unwrap();
+        rustix::io::read(&tfd, &mut [0u8; 8]).unwrap();
         g.polled(now_ns());
         if tick::gap_ticks(gap).is_none() {
             // No TSC clocksource here: the clock is read, as before.
