@@ -123,6 +123,9 @@ pub(crate) struct State {
     /// The eventfd has been written since the loop last drained it: further
     /// `call_soon_threadsafe` calls need not write it again.
     wake_pending: bool,
+    /// Transports whose writes wait for the end of this iteration, to leave
+    /// in one system call (see `SocketTransport::write`).
+    flush: Vec<Py<SocketTransport>>,
 }
 
 /// Below this many timers, cancelled ones are left in the heap until they
@@ -599,14 +602,55 @@ impl LoopCore {
             if let Err(e) = res {
                 // The rest of the batch stays queued, ahead of what the
                 // batch scheduled, as in asyncio.
-                let mut lp = Self::state(slf)?;
-                while let Some(rest) = todo.pop_back() {
-                    lp.ready.push_front(rest);
+                {
+                    let mut lp = Self::state(slf)?;
+                    while let Some(rest) = todo.pop_back() {
+                        lp.ready.push_front(rest);
+                    }
                 }
+                Self::flush_writes(slf)?;
                 return Err(e);
             }
         }
-        Ok(())
+        Self::flush_writes(slf)
+    }
+
+    /// Sends what the iteration's callbacks wrote to transports (see
+    /// `SocketTransport::write`): one system call per transport for all of
+    /// it, before the loop polls or blocks again.
+    fn flush_writes(slf: &Bound<'_, Self>) -> PyResult<()> {
+        let py = slf.py();
+        loop {
+            let batch = std::mem::take(&mut Self::state(slf)?.flush);
+            if batch.is_empty() {
+                return Ok(());
+            }
+            let mut batch = batch.into_iter();
+            for t in batch.by_ref() {
+                if let Err(e) = SocketTransport::flush_deferred(t.bind(py)) {
+                    // The exception leaves the loop; the rest go out at the
+                    // end of its next iteration.
+                    Self::state(slf)?.flush.extend(batch);
+                    return Err(e);
+                }
+            }
+        }
+    }
+
+    /// Whether a write now may wait for the end of the iteration: the loop
+    /// is running callbacks (not blocked in `epoll_wait`, nor stopped).
+    pub(crate) fn defer_write(slf: &Bound<'_, Self>, t: &Bound<'_, SocketTransport>) -> bool {
+        if !slf.get().running.load(Relaxed) {
+            return false;
+        }
+        let Ok(mut st) = Self::state(slf) else {
+            return false;
+        };
+        if st.sleeping || st.poller.is_none() {
+            return false;
+        }
+        st.flush.push(t.clone().unbind());
+        true
     }
 }
 
@@ -624,6 +668,9 @@ impl LoopCore {
         }
         for t in &st.timers {
             Handle::traverse_queued(&t.handle, &visit)?;
+        }
+        for t in &st.flush {
+            visit.call(t)?;
         }
         for e in st.fds.values() {
             for cb in [&e.reader, &e.writer].into_iter().flatten() {
@@ -646,9 +693,11 @@ impl LoopCore {
                 std::mem::take(&mut st.ready),
                 std::mem::take(&mut st.timers),
                 std::mem::take(&mut st.fds),
+                std::mem::take(&mut st.flush),
             )
         });
-        if let Some((ready, timers, fds)) = taken {
+        if let Some((ready, timers, fds, flush)) = taken {
+            drop(flush);
             for h in &ready {
                 Handle::settle(h);
             }
@@ -679,6 +728,7 @@ impl LoopCore {
                 wake_fd,
                 sleeping: false,
                 wake_pending: false,
+                flush: Vec::new(),
             }),
             closed: AtomicBool::new(false),
             debug: AtomicBool::new(false),

@@ -115,6 +115,23 @@ impl Kind {
             _ => rustix::io::write(fd, buf),
         }
     }
+
+    /// Writes both halves of a ring buffer in one call.
+    fn write2(self, fd: BorrowedFd<'_>, a: &[u8], b: &[u8]) -> Result<usize, Errno> {
+        if b.is_empty() {
+            return self.write(fd, a);
+        }
+        let iov = [std::io::IoSlice::new(a), std::io::IoSlice::new(b)];
+        match self {
+            Kind::Socket => rustix::net::sendmsg(
+                fd,
+                &iov,
+                &mut rustix::net::SendAncillaryBuffer::default(),
+                SendFlags::NOSIGNAL,
+            ),
+            _ => rustix::io::writev(fd, &iov),
+        }
+    }
 }
 
 #[pyclass(module = "pyloop._pyloop", weakref)]
@@ -134,6 +151,10 @@ pub struct SocketTransport {
     /// The protocol is pyloop's TLS protocol: it gets the bytes read
     /// directly, with no Python call.
     tls: Option<Py<SslProtocol>>,
+    /// `wbuf` holds writes that wait for the end of the loop's iteration
+    /// (the loop's flush list has this transport), not for a writable
+    /// event.
+    deferred: bool,
 }
 
 /// The state of a zero-copy `loop.sendfile` on a socket transport. The
@@ -531,8 +552,8 @@ impl SocketTransport {
             }
             let mut sent_total = Ok(());
             while !t.wbuf.is_empty() {
-                let (a, _) = t.wbuf.as_slices();
-                match t.kind.write(t.fd(), a) {
+                let (a, b) = t.wbuf.as_slices();
+                match t.kind.write2(t.fd(), a, b) {
                     Ok(n) => {
                         t.wbuf.drain(..n);
                     }
@@ -571,6 +592,25 @@ impl SocketTransport {
             }
         }
         Ok(())
+    }
+
+    /// The end of the loop's iteration: sends what `write` deferred, and
+    /// waits for writable events for what the kernel does not take.
+    pub(crate) fn flush_deferred(slf: &Bound<'_, Self>) -> PyResult<()> {
+        if !std::mem::take(&mut slf.borrow_mut().deferred) {
+            return Ok(());
+        }
+        base::with_context(slf, || {
+            Self::write_ready(slf)?;
+            let pending = {
+                let t = slf.borrow();
+                !t.wbuf.is_empty() && t.base.conn_lost == 0 && t.base.fd >= 0
+            };
+            if pending {
+                base::set_interest(slf, WRITE, true)?;
+            }
+            Ok(())
+        })
     }
 
     fn write_error(slf: &Bound<'_, Self>, e: Errno) -> PyResult<()> {
@@ -738,6 +778,7 @@ impl SocketTransport {
             eof_requested: false,
             eof_written: false,
             sendfile: None,
+            deferred: false,
             tls: protocol
                 .cast::<SslProtocol>()
                 .ok()
@@ -816,6 +857,50 @@ impl SocketTransport {
             }
         }
         let mut rest: &[u8] = &bytes;
+        let (empty, deferred) = {
+            let t = slf.borrow();
+            (t.wbuf.is_empty(), t.deferred)
+        };
+        if empty || deferred {
+            // While the loop runs callbacks, a write that keeps the buffer
+            // under its high-water mark waits for the end of the iteration,
+            // where all of them leave in one system call: a response's
+            // headers and body, say, in one segment instead of two. Staying
+            // under the mark, the protocol sees no pause it would not have.
+            let fits = {
+                let t = slf.borrow();
+                t.kind == Kind::Socket && t.wbuf.len() + rest.len() <= t.base.high
+            };
+            if fits {
+                if deferred {
+                    slf.borrow_mut().wbuf.extend(rest);
+                    return Ok(());
+                }
+                let lp = slf.borrow().base.lp(py);
+                if let Some(lp) = lp
+                    && LoopCore::defer_write(&lp, slf)
+                {
+                    let mut t = slf.borrow_mut();
+                    t.deferred = true;
+                    t.wbuf.extend(rest);
+                    return Ok(());
+                }
+            } else if deferred {
+                // Too much to wait: what waits goes now, with this.
+                {
+                    let mut t = slf.borrow_mut();
+                    t.deferred = false;
+                    t.wbuf.extend(rest);
+                }
+                drop(buf);
+                base::with_context(slf, || Self::write_ready(slf))?;
+                if slf.borrow().wbuf.is_empty() {
+                    return Ok(());
+                }
+                base::set_interest(slf, WRITE, true)?;
+                return base::maybe_pause_protocol(slf);
+            }
+        }
         if slf.borrow().wbuf.is_empty() {
             let res = loop {
                 let t = slf.borrow();
@@ -958,6 +1043,18 @@ impl SocketTransport {
     }
 
     fn abort(slf: &Bound<'_, Self>) -> PyResult<()> {
+        // Writes that wait for the end of the iteration get the one try
+        // they would have had in `write` (a goodbye before a reset); what
+        // the kernel does not take is lost, as buffered data is.
+        {
+            let mut t = slf.borrow_mut();
+            if std::mem::take(&mut t.deferred) && t.base.conn_lost == 0 && t.base.fd >= 0 {
+                let (a, b) = t.wbuf.as_slices();
+                if let Ok(n) = t.kind.write2(t.fd(), a, b) {
+                    t.wbuf.drain(..n);
+                }
+            }
+        }
         Self::force_close(slf, None)
     }
 
