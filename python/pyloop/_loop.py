@@ -453,9 +453,7 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
     # Low-level socket operations, on top of add_reader/add_writer.
 
     def _check_nonblocking(self, sock):
-        base_events._check_ssl_socket(sock)
-        if self.get_debug() and sock.gettimeout() != 0:
-            raise ValueError("the socket must be non-blocking")
+        _pyloop.check_socket(self, sock)
 
     # The sock_* coroutines: the work is Rust's (`_pyloop.sock_io`), which
     # tries the call at once and otherwise waits for the socket.

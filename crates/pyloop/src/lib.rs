@@ -36,5 +36,6 @@ fn _pyloop(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(accept::make_socket_transport, m)?)?;
     m.add_class::<sockops::SockWait>()?;
     m.add_function(wrap_pyfunction!(sockops::sock_io, m)?)?;
+    m.add_function(wrap_pyfunction!(sockops::check_socket, m)?)?;
     Ok(())
 }

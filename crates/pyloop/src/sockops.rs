@@ -29,6 +29,9 @@ use std::sync::Mutex;
 enum Op {
     /// `sock.<name>(*args)`: recv, recv_into, recvfrom, recvfrom_into, sendto.
     Call(&'static str, Py<PyTuple>),
+    /// `sock.recv(n)` on a plain stream socket, done here through the
+    /// transports' read buffer (see `plain_stream_recv`).
+    RecvStream(usize),
     /// `sock.send(view[pos:])` until all of `view` is sent.
     SendAll(Py<PyAny>, usize),
     /// `sock.accept()`, the new socket made non-blocking.
@@ -86,8 +89,10 @@ fn fatal(py: Python<'_>, e: &PyErr) -> bool {
     e.is_instance_of::<PySystemExit>(py) || e.is_instance_of::<PyKeyboardInterrupt>(py)
 }
 
-/// asyncio's `_check_ssl_socket` and, in debug mode, its blocking check.
-fn check_socket(lp: &Bound<'_, LoopCore>, sock: &Bound<'_, PyAny>) -> PyResult<()> {
+/// asyncio's `_check_ssl_socket` and, in debug mode, its blocking check:
+/// what every `sock_*` method checks first (`loop._check_nonblocking`).
+#[pyfunction]
+pub fn check_socket(lp: &Bound<'_, LoopCore>, sock: &Bound<'_, PyAny>) -> PyResult<()> {
     let py = sock.py();
     let ssl_socket = SSL_SOCKET.get_or_try_init(py, || {
         PyResult::Ok(
@@ -128,8 +133,18 @@ fn plain_stream_recv(
     let Ok(n) = args.get_item(0)?.extract::<usize>() else {
         return Ok(None);
     };
-    let kind: i32 = sock.getattr(intern!(py, "type"))?.extract()?;
-    Ok((n > 0 && kind == libc::SOCK_STREAM).then_some(n))
+    if n == 0 {
+        return Ok(None);
+    }
+    // The socket's own type, not `sock.type` (an enum made per read).
+    let fd: i32 = sock.call_method0(intern!(py, "fileno"))?.extract()?;
+    if fd < 0 {
+        return Ok(None);
+    }
+    // SAFETY: the socket object owns the fd and outlives this call.
+    let kind =
+        rustix::net::sockopt::socket_type(unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) });
+    Ok((kind == Ok(rustix::net::SocketType::STREAM)).then_some(n))
 }
 
 /// The op's next try: `Ok(Some(v))` when it is done with `v`, `Ok(None)`
@@ -138,9 +153,11 @@ fn attempt(sock: &Bound<'_, PyAny>, op: &mut Op) -> PyResult<Option<Py<PyAny>>> 
     let py = sock.py();
     let mut step = || -> PyResult<Option<Py<PyAny>>> {
         match op {
-            Op::Call("recv", args) if let Some(n) = plain_stream_recv(sock, args.bind(py))? => {
+            Op::RecvStream(n) => {
+                // The fd is asked for each time: a socket closed meanwhile
+                // says -1 (EBADF), where a kept number could be reused.
                 let fd: i32 = sock.call_method0(intern!(py, "fileno"))?.extract()?;
-                match crate::transport::recv_stream(py, fd, n) {
+                match crate::transport::recv_stream(py, fd, *n) {
                     Ok(b) => Ok(Some(b.into_any().unbind())),
                     Err(rustix::io::Errno::AGAIN | rustix::io::Errno::INTR) => Ok(None),
                     Err(e) => Err(crate::transport::errno_to_py(e)),
@@ -269,7 +286,7 @@ impl SockWait {
                 Op::Call(_, args) => visit.call(args)?,
                 Op::SendAll(view, _) => visit.call(view)?,
                 Op::Connect(address) => visit.call(address)?,
-                Op::Accept | Op::SendFile { .. } => {}
+                Op::Accept | Op::RecvStream(_) | Op::SendFile { .. } => {}
             }
         }
         if let Ok(h) = self.handle.try_lock()
@@ -342,7 +359,10 @@ pub fn sock_io(
     let core = lp.cast::<LoopCore>()?;
     check_socket(core, sock)?;
     let (mut op, dir) = match op {
-        RECV => (Op::Call("recv", args.clone().unbind()), READ),
+        RECV => match plain_stream_recv(sock, args)? {
+            Some(n) => (Op::RecvStream(n), READ),
+            None => (Op::Call("recv", args.clone().unbind()), READ),
+        },
         RECV_INTO => (Op::Call("recv_into", args.clone().unbind()), READ),
         RECVFROM => (Op::Call("recvfrom", args.clone().unbind()), READ),
         RECVFROM_INTO => (Op::Call("recvfrom_into", args.clone().unbind()), READ),
