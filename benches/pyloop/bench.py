@@ -692,6 +692,28 @@ def w_http_client(loop, n, in_flight=100):
     return {"value": wall, "cpu_ns": cpu}
 
 
+def json_ceiling(pin):
+    """How many times a second one process can make `/json`'s body alone
+    (`json.dumps` of the document): the ceiling of the JSON rows on any
+    loop, since the server makes it once per request."""
+    code = (
+        "import sys, time\n"
+        f"sys.path.insert(0, {os.path.dirname(HTTP_APPS)!r})\n"
+        "import http_apps\n"
+        "http_apps.json_body()\n"
+        "n = 300\n"
+        "t0 = time.perf_counter()\n"
+        "for _ in range(n):\n"
+        "    http_apps.json_body()\n"
+        "print(n / (time.perf_counter() - t0))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-P", "-c", code], capture_output=True, text=True, check=True,
+        preexec_fn=pin_to_one_cpu if pin else None,
+    )
+    return float(out.stdout)
+
+
 def http_rows(subjects, rounds, quick, wrk):
     """uvicorn (httptools) and aiohttp's server on each loop, loaded by wrk
     at 1, 64 and 256 connections, unpinned and with the server and wrk on
@@ -708,6 +730,14 @@ def http_rows(subjects, rounds, quick, wrk):
         where = ", one vCPU" if pin else ""
         for label, server, route in cases:
             emit({"event": "step", "label": f"{label}{where}"})
+            if route == "/json":
+                emit(
+                    {
+                        "event": "note",
+                        "text": f"{label}{where}: the document's json.dumps alone runs "
+                        f"{json_ceiling(pin):.0f} times a second, the ceiling of these rows",
+                    }
+                )
             active = list(subjects)
             samples = {}  # (conns) -> list of rounds {loop: (rps, p99)}
             for r in range(rounds + 1):
