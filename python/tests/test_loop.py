@@ -326,6 +326,43 @@ def test_task_factory(loop):
     loop.set_task_factory(None)
 
 
+def test_create_task_names_and_refuses_as_asyncio(loop):
+    """create_task: the factory gets the context and the task its name; in
+    debug mode the task's traceback ends at the caller's line, as with
+    asyncio's; a closed loop refuses."""
+    import traceback
+
+    seen = {}
+
+    def factory(lp, coro, **kw):
+        seen.update(kw)
+        return asyncio.Task(coro, loop=lp, **kw)
+
+    async def nothing():
+        pass
+
+    loop.set_task_factory(factory)
+    ctx = contextvars.copy_context()
+    task = loop.create_task(nothing(), name="n1", context=ctx)
+    assert task.get_name() == "n1" and seen == {"context": ctx}
+    loop.run_until_complete(task)
+    loop.set_task_factory(None)
+
+    loop.set_debug(True)
+    here = traceback.extract_stack()[-1].lineno + 1
+    task = loop.create_task(nothing())
+    assert task._source_traceback[-1].lineno == here
+    assert task._source_traceback[-1].name == "test_create_task_names_and_refuses_as_asyncio"
+    loop.run_until_complete(task)
+    loop.set_debug(False)
+
+    loop.close()
+    coro = nothing()
+    with pytest.raises(RuntimeError, match="closed"):
+        loop.create_task(coro)
+    coro.close()
+
+
 # Errors and debugging.
 
 
