@@ -9,7 +9,10 @@
 //!   `error` and closes that connection only; so does a frame that has not
 //!   arrived whole within [`Limits::frame_time`] of its first byte;
 //! - at most [`Limits::roots`] roots are kept (the least recently used
-//!   one is forgotten first).
+//!   one is forgotten first);
+//! - out of file descriptors (or memory), accepting pauses until a
+//!   connection ends or 100 ms pass, and the daemon goes on: it neither
+//!   exits nor spins on the readable listener.
 //!
 //! A peer of another uid (SO_PEERCRED) is refused. A search streams its
 //! matches as they are found, many may be in flight on one connection, and
@@ -606,6 +609,8 @@ struct State {
     ranked: Mutex<FxHashMap<PathBuf, Arc<Ranked>>>,
     store: Option<Store>,
     shutdown: Notify,
+    /// A connection ended: a paused accept may try again.
+    connection_ended: Notify,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -614,6 +619,19 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 fn path_of(bytes: &[u8]) -> PathBuf {
     PathBuf::from(OsStr::from_bytes(bytes))
+}
+
+/// How long accepting pauses when the process is out of descriptors and
+/// no connection ends meanwhile.
+const ACCEPT_PAUSE: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// `accept` failed for want of descriptors or memory, not for a fault of
+/// the listener.
+fn out_of_resources(e: &std::io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
+    )
 }
 
 /// Serves connections on `listener` until a `shutdown` request (or the
@@ -643,13 +661,39 @@ pub async fn serve(
         ranked: Mutex::default(),
         store,
         shutdown: Notify::new(),
+        connection_ended: Notify::new(),
         limits,
     });
+    // Set while accepting is paused after the process ran out of
+    // descriptors (or memory): the listener stays readable, and trying
+    // again at once would spin.
+    let mut paused: Option<std::pin::Pin<Box<tokio::time::Sleep>>> = None;
     loop {
         tokio::select! {
-            r = listener.accept() => {
-                let (stream, _) = r?;
-                tokio::spawn(state.clone().connection(stream));
+            r = listener.accept(), if paused.is_none() => match r {
+                Ok((stream, _)) => {
+                    let state = state.clone();
+                    tokio::spawn(async move {
+                        state.clone().connection(stream).await;
+                        state.connection_ended.notify_waiters();
+                    });
+                }
+                // Out of descriptors or memory: the daemon goes on with the
+                // connections it has, and the waiting client is taken when
+                // one of them ends (or, at the latest, after the pause).
+                Err(e) if out_of_resources(&e) => {
+                    eprintln!("greppy: accept: {e}; pausing {ACCEPT_PAUSE:?}");
+                    paused = Some(Box::pin(tokio::time::sleep(ACCEPT_PAUSE)));
+                }
+                // The client went away before it was taken.
+                Err(e) if matches!(e.raw_os_error(), Some(libc::ECONNABORTED | libc::EINTR)) => {}
+                Err(e) => return Err(e),
+            },
+            () = async { paused.as_mut().expect("guarded").await }, if paused.is_some() => {
+                paused = None;
+            }
+            () = state.connection_ended.notified(), if paused.is_some() => {
+                paused = None;
             }
             () = state.shutdown.notified() => {
                 // Indexes still being written are finished first.
