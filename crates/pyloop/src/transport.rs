@@ -886,18 +886,11 @@ impl SocketTransport {
                     return Ok(());
                 }
             } else if deferred {
-                // Too much to wait: what waits goes now, with this.
-                {
-                    let mut t = slf.borrow_mut();
-                    t.deferred = false;
-                    t.wbuf.extend(rest);
-                }
+                // Too much to wait: what waits goes now, with this, as
+                // the end of the iteration would send it.
+                slf.borrow_mut().wbuf.extend(rest);
                 drop(buf);
-                base::with_context(slf, || Self::write_ready(slf))?;
-                if slf.borrow().wbuf.is_empty() {
-                    return Ok(());
-                }
-                base::set_interest(slf, WRITE, true)?;
+                Self::flush_deferred(slf)?;
                 return base::maybe_pause_protocol(slf);
             }
         }
