@@ -5,6 +5,7 @@ import concurrent.futures
 import contextvars
 import errno
 import gc
+import inspect
 import os
 import resource
 import signal
@@ -122,6 +123,38 @@ def test_handle_cancel(loop):
 def test_call_soon_rejects_non_callables(loop):
     with pytest.raises(TypeError):
         loop.call_soon(42)
+
+
+@pytest.mark.parametrize("method", ["call_soon", "call_soon_threadsafe"])
+def test_call_soon_arguments_parse_as_asyncios(loop, method):
+    # The two methods are hand-written vectorcall methods (fastcall.rs):
+    # their arguments must parse as asyncio's `(callback, *args, context=None)`.
+    call = getattr(loop, method)
+    assert str(inspect.signature(call)) == "(callback, *args, context=None)"
+    var = contextvars.ContextVar("var", default="default")
+    ctx = contextvars.copy_context()
+    ctx.run(var.set, "in ctx")
+    seen = []
+    # A keyword name that is not the interned "context" string.
+    key = "".join(["con", "text"])
+    call(lambda *a: seen.append((a, var.get())), 1, 2, **{key: ctx})
+    call(lambda *a: seen.append((a, var.get())), 3, context=None)
+    call(lambda *a: seen.append((a, var.get())))
+    call(callback=lambda: seen.append(((), "named")))
+    call(loop.stop)
+    loop.run_forever()
+    assert seen == [((1, 2), "in ctx"), ((3,), "default"), ((), "default"), ((), "named")]
+    with pytest.raises(TypeError, match=r"missing 1 required positional argument: 'callback'"):
+        call()
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'ctx'"):
+        call(print, ctx=ctx)
+    with pytest.raises(TypeError, match=r"multiple values for argument 'callback'"):
+        call(print, callback=print)
+    with pytest.raises(TypeError):
+        getattr(pyloop.Loop, method)(object(), print)
+    loop.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        call(print)
 
 
 def test_call_later_order_and_when(loop):

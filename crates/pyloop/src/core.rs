@@ -403,6 +403,50 @@ impl LoopCore {
         Ok(h)
     }
 
+    /// `call_soon(callback, *args, context=None)`, called through
+    /// [`crate::fastcall`].
+    pub(crate) fn call_soon_impl(
+        slf: &Bound<'_, Self>,
+        callback: &Bound<'_, PyAny>,
+        args: &Bound<'_, PyTuple>,
+        context: Option<Py<PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let debug = Self::check_open_and_thread(slf)?;
+        let h = Self::new_handle(slf, callback, args, context, f64::NAN, "call_soon", debug)?;
+        Self::state(slf)?.ready.push_back(h.clone_ref(slf.py()));
+        Ok(h.into_any())
+    }
+
+    /// `call_soon_threadsafe(callback, *args, context=None)`, called through
+    /// [`crate::fastcall`].
+    pub(crate) fn call_soon_threadsafe_impl(
+        slf: &Bound<'_, Self>,
+        callback: &Bound<'_, PyAny>,
+        args: &Bound<'_, PyTuple>,
+        context: Option<Py<PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let core = slf.get();
+        core.check_closed()?;
+        let h = Self::new_handle(
+            slf,
+            callback,
+            args,
+            context,
+            f64::NAN,
+            "call_soon_threadsafe",
+            core.is_debug(),
+        )?;
+        let mut lp = Self::state(slf)?;
+        lp.ready.push_back(h.clone_ref(slf.py()));
+        // A loop that is running callbacks sees the queue before it blocks
+        // again; only a sleeping loop needs the eventfd, and only once.
+        if lp.sleeping && !lp.wake_pending {
+            lp.wake_pending = true;
+            poll::wake(lp.wake_fd);
+        }
+        Ok(h.into_any())
+    }
+
     /// One iteration: wait for I/O (or not, if work is ready), queue due
     /// timers, then run the callbacks that were ready when it began.
     ///
@@ -740,48 +784,6 @@ impl LoopCore {
     /// `time.monotonic()`: the clock timers use.
     fn time(&self) -> f64 {
         time_now()
-    }
-
-    #[pyo3(signature = (callback, *args, context = None))]
-    fn call_soon(
-        slf: &Bound<'_, Self>,
-        callback: &Bound<'_, PyAny>,
-        args: &Bound<'_, PyTuple>,
-        context: Option<Py<PyAny>>,
-    ) -> PyResult<Py<PyAny>> {
-        let debug = Self::check_open_and_thread(slf)?;
-        let h = Self::new_handle(slf, callback, args, context, f64::NAN, "call_soon", debug)?;
-        Self::state(slf)?.ready.push_back(h.clone_ref(slf.py()));
-        Ok(h.into_any())
-    }
-
-    #[pyo3(signature = (callback, *args, context = None))]
-    fn call_soon_threadsafe(
-        slf: &Bound<'_, Self>,
-        callback: &Bound<'_, PyAny>,
-        args: &Bound<'_, PyTuple>,
-        context: Option<Py<PyAny>>,
-    ) -> PyResult<Py<PyAny>> {
-        let core = slf.get();
-        core.check_closed()?;
-        let h = Self::new_handle(
-            slf,
-            callback,
-            args,
-            context,
-            f64::NAN,
-            "call_soon_threadsafe",
-            core.is_debug(),
-        )?;
-        let mut lp = Self::state(slf)?;
-        lp.ready.push_back(h.clone_ref(slf.py()));
-        // A loop that is running callbacks sees the queue before it blocks
-        // again; only a sleeping loop needs the eventfd, and only once.
-        if lp.sleeping && !lp.wake_pending {
-            lp.wake_pending = true;
-            poll::wake(lp.wake_fd);
-        }
-        Ok(h.into_any())
     }
 
     #[pyo3(signature = (delay, callback, *args, context = None))]

@@ -7,14 +7,16 @@
 //! and adds the API that is not on a hot path (servers, executors, signals).
 //!
 //! A Rust panic never aborts the Python process: pyo3 turns a panic at any
-//! `#[pymethods]` boundary into `pyo3_runtime.PanicException`, and the release
-//! profile keeps unwinding on.
+//! `#[pymethods]` boundary into `pyo3_runtime.PanicException` (as `fastcall`
+//! does at its two hand-written methods), and the release profile keeps
+//! unwinding on.
 
 mod accept;
 mod base;
 mod cell;
 pub mod core;
 pub mod datagram;
+mod fastcall;
 pub mod handle;
 mod poll;
 mod sockops;
@@ -26,6 +28,7 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _pyloop(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<core::LoopCore>()?;
+    fastcall::install(&m.py().get_type::<core::LoopCore>())?;
     m.add_class::<handle::Handle>()?;
     m.add_class::<handle::TimerHandle>()?;
     m.add_class::<transport::SocketTransport>()?;

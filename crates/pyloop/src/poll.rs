@@ -272,6 +272,9 @@ pub(crate) struct PollGap {
     gap_ns: i128,
     last_ns: i128,
     last_tick: u64,
+    /// `gap_ns` in ticks, once the rate is known (0 until then): worked
+    /// out once, not with a 128-bit division per test.
+    gap_ticks: u64,
 }
 
 impl PollGap {
@@ -281,6 +284,7 @@ impl PollGap {
             gap_ns,
             last_ns: i128::MIN / 2,
             last_tick: 0,
+            gap_ticks: 0,
         }
     }
 
@@ -289,7 +293,10 @@ impl PollGap {
         self.last_ns = now;
         if let Some(t) = tick::now() {
             self.last_tick = t;
-            tick::calibrate(t, now);
+            if self.gap_ticks == 0 {
+                tick::calibrate(t, now);
+                self.gap_ticks = tick::gap_ticks(self.gap_ns).unwrap_or(0);
+            }
         }
     }
 
@@ -297,11 +304,11 @@ impl PollGap {
     /// `need_now` the clock is read anyway (the caller has timers to check).
     pub(crate) fn due(&self, need_now: bool) -> (bool, Option<i128>) {
         if !need_now
-            && let Some(gap) = tick::gap_ticks(self.gap_ns)
+            && self.gap_ticks != 0
             && let Some(t) = tick::now()
         {
             // A tick count that went backwards wraps to a huge one: due.
-            return (t.wrapping_sub(self.last_tick) >= gap, None);
+            return (t.wrapping_sub(self.last_tick) >= self.gap_ticks, None);
         }
         let now = now_ns();
         (now - self.last_ns >= self.gap_ns, Some(now))
