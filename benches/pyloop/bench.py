@@ -739,21 +739,26 @@ def http_rows(subjects, rounds, quick, wrk):
                     }
                 )
             active = list(subjects)
+            # The hello rows at one connection also load the floor server
+            # (http_apps.py's run_floor), which serves one connection only.
+            floor = ["floor"] if route == "/" else []
             samples = {}  # (conns) -> list of rounds {loop: (rps, p99)}
             for r in range(rounds + 1):
-                order = active[r % len(active):] + active[: r % len(active)]
+                everyone = active + floor
+                order = everyone[r % len(everyone):] + everyone[: r % len(everyone)]
                 got = {c: {} for c in conn_levels}
                 for lp in list(order):
+                    levels = [1] if lp == "floor" else conn_levels
                     try:
-                        proc, port = http_server(server, lp, pin)
+                        proc, port = http_server("floor" if lp == "floor" else server, lp, pin)
                     except RuntimeError as e:
                         emit({"event": "note", "text": f"{label}: {lp} could not run it ({str(e)[:200]})"})
-                        active.remove(lp)
+                        (floor if lp == "floor" else active).remove(lp)
                         continue
                     try:
                         url = f"http://127.0.0.1:{port}{route}"
-                        run_wrk(wrk, url, 64, 1, pin)  # warm-up
-                        for c in conn_levels:
+                        run_wrk(wrk, url, min(levels[-1], 64), 1, pin)  # warm-up
+                        for c in levels:
                             rps, p99, errors = run_wrk(wrk, url, c, seconds, pin)
                             if errors:
                                 emit({"event": "note", "text": f"{label}: {lp} had socket errors at {c} connections"})
@@ -766,7 +771,8 @@ def http_rows(subjects, rounds, quick, wrk):
             if "pyloop" not in active:
                 continue
             for c in conn_levels:
-                rows = [row for row in samples.get(c, []) if all(s in row for s in active)]
+                row_subjects = active + (floor if c == 1 else [])
+                rows = [row for row in samples.get(c, []) if all(s in row for s in row_subjects)]
                 if not rows:
                     continue
                 for what, unit, pick in (
@@ -780,9 +786,15 @@ def http_rows(subjects, rounds, quick, wrk):
                             "workload": f"HTTP {label}{where}: {what}",
                             "unit": unit,
                             "params": {"connections": str(c)},
-                            "subjects": [{"name": s, "version": version(s)} for s in active],
+                            "subjects": [
+                                {
+                                    "name": s,
+                                    "version": "blocking recv/sendall, no parsing" if s == "floor" else version(s),
+                                }
+                                for s in row_subjects
+                            ],
                             "reference": 0,
-                            "rounds": [[{"value": int(pick(row[s]))} for s in active] for row in rows],
+                            "rounds": [[{"value": int(pick(row[s]))} for s in row_subjects] for row in rows],
                         }
                     )
 

@@ -2,6 +2,7 @@
 
     python http_apps.py uvicorn LOOP FD     # uvicorn + httptools, ASGI app below
     python http_apps.py aiohttp LOOP FD     # aiohttp's web server
+    python http_apps.py floor - FD          # no loop, no parser: the floor
 
 FD is a listening socket the caller made and passed on: requests wait in
 its backlog until the server takes them, so the caller needs no polling to
@@ -112,6 +113,37 @@ def run_aiohttp(loop_name, fd):
     web.run_app(webapp, sock=sock, loop=loop, access_log=None, print=None)
 
 
+def run_floor(_loop_name, fd):
+    """The floor for one connection: blocking sockets, one connection at a
+    time, and the hello response sent whole for each request's blank line,
+    with no parsing and no loop. What is left is the round trip through wrk
+    and the kernel, and Python's recv and sendall."""
+    import socket
+
+    response = (
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\n"
+        + b"content-length: %d\r\n\r\n" % len(HELLO)
+        + HELLO
+    )
+    lsock = socket.socket(fileno=fd)
+    while True:
+        conn, _ = lsock.accept()
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        pending = b""
+        with conn:
+            while True:
+                try:
+                    data = conn.recv(65536)
+                except OSError:
+                    break
+                if not data:
+                    break
+                pending += data
+                while b"\r\n\r\n" in pending:
+                    _, pending = pending.split(b"\r\n\r\n", 1)
+                    conn.sendall(response)
+
+
 if __name__ == "__main__":
     server, loop_name, fd = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    {"uvicorn": run_uvicorn, "aiohttp": run_aiohttp}[server](loop_name, fd)
+    {"uvicorn": run_uvicorn, "aiohttp": run_aiohttp, "floor": run_floor}[server](loop_name, fd)
