@@ -8,27 +8,12 @@ use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 
-struct Server {
-    _rt: tokio::runtime::Runtime,
-    socket: PathBuf,
-    _dir: tempfile::TempDir,
-}
+mod common;
+
+use common::Server;
 
 fn server(limits: Limits) -> Server {
-    let dir = tempfile::tempdir().unwrap();
-    let socket = dir.path().join("run/greppy/socket");
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let listener = rt.block_on(async { daemon::bind(&socket) }).unwrap();
-    rt.spawn(daemon::serve(listener, limits, None));
-    Server {
-        _rt: rt,
-        socket,
-        _dir: dir,
-    }
+    Server::start(limits)
 }
 
 struct Client {
@@ -726,10 +711,16 @@ fn a_quick_search_of_many_files_wakes_its_client_once() {
         let text = format!("fn handler_{i}() {{ shared_word(); }}\n");
         std::fs::write(t.path().join(format!("f{i:03}.rs")), text).unwrap();
     }
-    let mut sleeps = Vec::new();
-    for every in [
-        std::time::Duration::from_secs(3600),
-        std::time::Duration::ZERO,
+    // Sleeps per search over 20 searches, in up to five tries each: a try
+    // on a loaded machine can be off either way (a client that runs late
+    // finds several chunks waiting and sleeps less; one preempted sleeps
+    // more), so each claim needs one try that shows it.
+    for (every, shows) in [
+        (
+            std::time::Duration::from_secs(3600),
+            (|s| s < 1.5) as fn(f64) -> bool,
+        ),
+        (std::time::Duration::ZERO, |s| s >= 2.0),
     ] {
         let srv = server(Limits {
             stream_every: every,
@@ -743,18 +734,22 @@ fn a_quick_search_of_many_files_wakes_its_client_once() {
         };
         assert_eq!(c.search(q.clone()).unwrap().files.len(), 640);
         const SEARCHES: u64 = 20;
-        let before = switches();
-        for _ in 0..SEARCHES {
-            assert_eq!(c.search(q.clone()).unwrap().files.len(), 640);
+        let mut these = Vec::new();
+        for _ in 0..5 {
+            let before = switches();
+            for _ in 0..SEARCHES {
+                assert_eq!(c.search(q.clone()).unwrap().files.len(), 640);
+            }
+            these.push((switches() - before) as f64 / SEARCHES as f64);
+            if shows(*these.last().unwrap()) {
+                break;
+            }
         }
-        sleeps.push((switches() - before) as f64 / SEARCHES as f64);
+        assert!(
+            these.iter().any(|&s| shows(s)),
+            "{these:.2?} sleeps per search, streaming after {every:?}"
+        );
     }
-    assert!(sleeps[0] < 1.5, "{:.2} sleeps per search", sleeps[0]);
-    assert!(
-        sleeps[1] >= 2.0,
-        "{:.2} sleeps per search, streamed",
-        sleeps[1]
-    );
 }
 
 /// A request that finds no slot free within `slot_wait` is answered

@@ -3,7 +3,9 @@
 //! descriptors are free again. Its own test binary: it lowers the process's
 //! descriptor limit, which no other test may share.
 
-use greppy::daemon::{self, Limits};
+mod common;
+
+use greppy::daemon::Limits;
 use greppy::protocol::{self, Decoder, Request, Response};
 use std::io::{Read, Write};
 use std::os::fd::OwnedFd;
@@ -31,15 +33,8 @@ fn hello(s: &mut UnixStream) -> Option<Response> {
 
 #[test]
 fn a_daemon_out_of_descriptors_waits_and_serves_the_client_after() {
-    let dir = tempfile::tempdir().unwrap();
-    let socket = dir.path().join("run/greppy/socket");
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let listener = rt.block_on(async { daemon::bind(&socket) }).unwrap();
-    let served = rt.spawn(daemon::serve(listener, Limits::default(), None));
+    let mut srv = common::Server::start(Limits::default());
+    let (rt, socket) = (&srv.rt, &srv.socket);
 
     // A low limit, so that filling the table is quick; then fill it but
     // for one descriptor: the client's socket takes that, and the daemon's
@@ -58,15 +53,14 @@ fn a_daemon_out_of_descriptors_waits_and_serves_the_client_after() {
     }
     // One descriptor for the client.
     filler.pop();
-    let mut client = UnixStream::connect(&socket).unwrap();
+    let mut client = UnixStream::connect(socket).unwrap();
     client
         .set_read_timeout(Some(Duration::from_secs(30)))
         .unwrap();
     // The daemon tries to accept and fails: it must still be there a
     // while later (before the fix it returned at once).
-    let mut served = served;
     let gone = rt.block_on(async {
-        tokio::time::timeout(Duration::from_millis(300), &mut served)
+        tokio::time::timeout(Duration::from_millis(300), &mut srv.served)
             .await
             .is_ok()
     });
@@ -77,8 +71,8 @@ fn a_daemon_out_of_descriptors_waits_and_serves_the_client_after() {
         matches!(hello(&mut client), Some(Response::Hello { .. })),
         "the waiting client was not served"
     );
-    assert!(!served.is_finished());
-    let mut other = UnixStream::connect(&socket).unwrap();
+    assert!(!srv.served.is_finished());
+    let mut other = UnixStream::connect(socket).unwrap();
     other
         .set_read_timeout(Some(Duration::from_secs(30)))
         .unwrap();

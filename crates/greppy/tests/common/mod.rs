@@ -1,4 +1,5 @@
-//! What the tests of the command line share: a daemon of their own.
+//! What the tests share: a daemon of their own, run as the command line
+//! runs it ([`Daemon`]) or in the test's process ([`Server`]).
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -85,5 +86,37 @@ impl Daemon {
             .pid
             .as_raw_nonzero()
             .get()
+    }
+}
+
+/// A daemon served in the test's process, on a socket in a temporary
+/// folder, by a runtime of its own that stops when this is dropped.
+pub struct Server {
+    pub rt: tokio::runtime::Runtime,
+    pub socket: PathBuf,
+    /// `daemon::serve`'s task: it ends only if serving fails.
+    pub served: tokio::task::JoinHandle<std::io::Result<()>>,
+    pub dir: tempfile::TempDir,
+}
+
+impl Server {
+    pub fn start(limits: greppy::daemon::Limits) -> Server {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("run/greppy/socket");
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let listener = rt
+            .block_on(async { greppy::daemon::bind(&socket) })
+            .unwrap();
+        let served = rt.spawn(greppy::daemon::serve(listener, limits, None));
+        Server {
+            rt,
+            socket,
+            served,
+            dir,
+        }
     }
 }
