@@ -2031,3 +2031,9 @@ class Server(asyncio.AbstractServer):
         waiter = self._loop.create_future()
         self._waiters.append(waiter)
         await waiter
+
+
+# The Rust transports that Rust makes itself (an accepted connection's, a TLS
+# connection's application side) get these faces: handed down, so that the
+# Rust module never imports this one.
+_pyloop.set_transport_faces(SocketTransport, SSLTransport)

@@ -24,8 +24,6 @@ use crate::transport::SocketTransport;
 struct Names {
     /// `asyncio.trsock.TransportSocket`.
     transport_socket: Py<PyAny>,
-    /// `pyloop._loop.SocketTransport`, the `asyncio.Transport` face.
-    facade: Py<PyAny>,
     /// `asyncio.futures._set_result_unless_cancelled`.
     set_result_unless_cancelled: Py<PyAny>,
     /// `asyncio.constants.ACCEPT_RETRY_DELAY`.
@@ -40,10 +38,6 @@ fn names(py: Python<'_>) -> PyResult<&'static Names> {
             transport_socket: py
                 .import("asyncio.trsock")?
                 .getattr(intern!(py, "TransportSocket"))?
-                .unbind(),
-            facade: py
-                .import("pyloop._loop")?
-                .getattr(intern!(py, "SocketTransport"))?
                 .unbind(),
             set_result_unless_cancelled: py
                 .import("asyncio.futures")?
@@ -140,7 +134,8 @@ fn make_transport(
             server.map(|s| s.clone().unbind()),
         )?,
     )?;
-    let transport = n.facade.bind(py).call1((core, &extra))?;
+    let face = crate::base::faces(py)?.socket_transport.bind(py);
+    let transport = face.call1((core, &extra))?;
     if let Some(server) = server {
         server.call_method1(intern!(py, "_attach"), (&transport,))?;
     }

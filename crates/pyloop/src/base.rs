@@ -19,6 +19,42 @@ use crate::poll::READ;
 
 pub(crate) const DEFAULT_HIGH: usize = 64 * 1024;
 
+/// The `asyncio.Transport` classes the Python layer puts in front of the
+/// Rust transports that Rust itself makes (an accepted connection's, a TLS
+/// connection's application side). The Python layer hands them down when
+/// it is imported ([`set_transport_faces`]), so this crate never imports
+/// the package above it.
+pub(crate) struct Faces {
+    /// `pyloop._loop.SocketTransport`: called with the Rust transport and
+    /// its `extra` dict.
+    pub(crate) socket_transport: Py<PyAny>,
+    /// `pyloop._loop.SSLTransport`: called with the `SSLProtocol`.
+    pub(crate) ssl_transport: Py<PyAny>,
+}
+
+static FACES: pyo3::sync::PyOnceLock<Faces> = pyo3::sync::PyOnceLock::new();
+
+/// Called once by `pyloop._loop` as it is imported. A second call (a
+/// reloaded module) keeps the first classes.
+#[pyfunction]
+pub fn set_transport_faces(py: Python<'_>, socket_transport: Py<PyAny>, ssl_transport: Py<PyAny>) {
+    let _ = FACES.set(
+        py,
+        Faces {
+            socket_transport,
+            ssl_transport,
+        },
+    );
+}
+
+pub(crate) fn faces(py: Python<'_>) -> PyResult<&'static Faces> {
+    FACES.get(py).ok_or_else(|| {
+        pyo3::exceptions::PyRuntimeError::new_err(
+            "pyloop._pyloop: the transport classes are not set (import pyloop, not pyloop._pyloop)",
+        )
+    })
+}
+
 /// The state every transport has.
 #[derive(Debug)]
 pub(crate) struct Base {

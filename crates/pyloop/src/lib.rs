@@ -40,5 +40,6 @@ fn _pyloop(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<sockops::SockWait>()?;
     m.add_function(wrap_pyfunction!(sockops::sock_io, m)?)?;
     m.add_function(wrap_pyfunction!(sockops::check_socket, m)?)?;
+    m.add_function(wrap_pyfunction!(base::set_transport_faces, m)?)?;
     Ok(())
 }

@@ -82,7 +82,6 @@ struct Ssl {
     logger: Py<PyAny>,
     timeout_error: Py<PyAny>,
     cancelled_error: Py<PyAny>,
-    transport_class: Py<PyAny>,
 }
 
 static SSL: PyOnceLock<Ssl> = PyOnceLock::new();
@@ -115,10 +114,6 @@ fn ssl(py: Python<'_>) -> PyResult<&Ssl> {
             cancelled_error: py
                 .import("asyncio")?
                 .getattr(intern!(py, "CancelledError"))?
-                .unbind(),
-            transport_class: py
-                .import("pyloop._loop")?
-                .getattr(intern!(py, "SSLTransport"))?
                 .unbind(),
         })
     })
@@ -290,7 +285,8 @@ impl SslProtocol {
                 "Creating _SSLProtocolTransport twice",
             ));
         }
-        let t = ssl(py)?.transport_class.bind(py).call1((slf,))?.unbind();
+        let face = crate::base::faces(py)?.ssl_transport.bind(py);
+        let t = face.call1((slf,))?.unbind();
         let mut me = slf.borrow_mut();
         me.app_transport = Some(t.clone_ref(py));
         me.app_transport_created = true;
