@@ -2086,6 +2086,13 @@ def test_queued_handles_contexts_stay_safe_for_the_collector(loop):
     gc.collect()
 
 
+def collect_quietly():
+    """A full collection, without the ResourceWarnings of what it frees."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        gc.collect()
+
+
 def test_an_abandoned_loop_is_collected():
     """A loop dropped unclosed, with a pending callback and a reader that
     refer back to it, is freed by the garbage collector (with a
@@ -2097,12 +2104,64 @@ def test_an_abandoned_loop_is_collected():
     lp.add_reader(a.fileno(), lp.stop)
     ref = weakref.ref(lp)
     del lp
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ResourceWarning)
-        gc.collect()
+    collect_quietly()
     assert ref() is None
     a.close()
     b.close()
+
+
+def test_a_handle_is_reused_only_when_nothing_else_can_see_it(loop):
+    """A plain handle that has run and that nothing refers to carries a
+    later callback (the loop keeps it as a spare instead of freeing it).
+    One that anyone still holds, or holds a weak reference to, is never
+    reused: it keeps its callback, and a weak reference to a handle dropped
+    by everyone dies with it."""
+    out = []
+    kept = loop.call_soon(out.append, "kept")
+    weak = weakref.ref(loop.call_soon(out.append, "weak"))
+    cancelled = loop.call_soon(out.append, "never")
+    cancelled.cancel()
+    del cancelled
+    loop.call_soon(out.append, "dropped")
+    timer = weakref.ref(loop.call_later(0, out.append, "timer"))
+    loop.run_until_complete(asyncio.sleep(0.01))
+    assert out == ["kept", "weak", "dropped", "timer"]
+    assert weak() is None
+    assert timer() is None
+    assert kept._callback == out.append and kept._args == ("kept",)
+    assert "kept" in repr(kept)
+    # The spares (the cancelled handle and the dropped one, and asyncio's
+    # own) carry new callbacks, in a new context, not cancelled, and they
+    # are never the handle someone kept.
+    import contextvars
+
+    var = contextvars.ContextVar("var", default="default")
+    ctx = contextvars.copy_context()
+    ctx.run(var.set, "new")
+    seen = []
+    handles = [loop.call_soon(lambda i=i: seen.append((i, var.get())), context=ctx) for i in range(5)]
+    assert all(h is not kept for h in handles)
+    assert not any(h.cancelled() for h in handles)
+    assert all(type(h) is pyloop.Handle for h in handles)
+    assert all(h.get_context() is ctx for h in handles)
+    handles[1].cancel()
+    del handles
+    loop.run_until_complete(asyncio.sleep(0))
+    assert seen == [(0, "new"), (2, "new"), (3, "new"), (4, "new")]
+
+
+def test_an_abandoned_loop_with_spare_handles_is_collected():
+    """Spare handles refer to their loop: the loop's traverse shows them,
+    so a loop dropped unclosed after running callbacks is still freed."""
+    lp = pyloop.new_event_loop()
+    for _ in range(10):
+        lp.call_soon(lambda: None)
+    lp.call_soon(lp.stop)
+    lp.run_forever()
+    ref = weakref.ref(lp)
+    del lp
+    collect_quietly()
+    assert ref() is None
 
 
 def test_an_abandoned_open_transport_is_collected():
@@ -2122,9 +2181,7 @@ def test_an_abandoned_open_transport_is_collected():
     tr, pr = lp.run_until_complete(connect())
     refs = [weakref.ref(x) for x in (tr, pr, lp)]
     del tr, pr, lp, a
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ResourceWarning)
-        gc.collect()
+    collect_quietly()
     assert [r() for r in refs] == [None, None, None]
     b.close()
 

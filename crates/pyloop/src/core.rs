@@ -21,7 +21,7 @@ use rustc_hash::FxHashMap;
 
 use crate::cell::{GilCell, RefMut};
 use crate::datagram::DatagramTransport;
-use crate::handle::{Failure, Handle, closed_error};
+use crate::handle::{Failure, Handle, Slot, closed_error};
 use crate::poll::{self, Poller, READ, Ready, TIMER_TOKEN, WAKE_TOKEN, WRITE};
 use crate::transport::SocketTransport;
 
@@ -126,12 +126,19 @@ pub(crate) struct State {
     /// Transports whose writes wait for the end of this iteration, to leave
     /// in one system call (see `SocketTransport::write`).
     flush: Vec<Py<SocketTransport>>,
+    /// Handles that have run and that nothing else refers to, kept to carry
+    /// the next callbacks (see `Handle::recycle`); at most `MAX_SPARES`.
+    spares: Vec<Py<Handle>>,
 }
 
 /// Below this many timers, cancelled ones are left in the heap until they
 /// come up; above it, the heap is rebuilt once half of it is cancelled, as
 /// asyncio does, so that schedule-and-cancel keeps memory flat.
 const MIN_HEAP_FOR_CLEANUP: usize = 100;
+
+/// How many spare handles a loop keeps (see `Handle::recycle`): enough for
+/// the callbacks of a busy iteration, a few tens of KiB.
+const MAX_SPARES: usize = 256;
 
 /// A new handle is hidden from the garbage collector while it waits only
 /// when at least this many wait before it (see `LoopCore::new_handle`).
@@ -348,14 +355,25 @@ impl LoopCore {
         // queue already `UNTRACK_BEHIND` long: that saves collections in a
         // burst, and would cost more than it saves for a handle that runs
         // next.
-        let queued = !what.starts_with("add_") && {
-            let st = Self::state(slf)?;
+        //
+        // A plain handle for the ready queue takes a spare one if the loop
+        // has one (see `Handle::recycle`), outside debug mode, where a
+        // handle also carries where it was made.
+        let (queued, spare) = if what.starts_with("add_") {
+            (false, None)
+        } else {
+            let mut st = Self::state(slf)?;
             let waiting = if when.is_nan() {
                 st.ready.len()
             } else {
                 st.timers.len()
             };
-            waiting >= UNTRACK_BEHIND
+            let spare = if when.is_nan() && !debug {
+                st.spares.pop()
+            } else {
+                None
+            };
+            (waiting >= UNTRACK_BEHIND, spare)
         };
         let py = slf.py();
         if !callback.is_callable() {
@@ -381,9 +399,13 @@ impl LoopCore {
                 )));
             }
         }
+        let slot = match spare {
+            Some(h) => Slot::Spare(h),
+            None => Slot::New(slf.clone().unbind()),
+        };
         let h = Handle::create(
             py,
-            slf.clone().unbind(),
+            slot,
             callback.clone().unbind(),
             args.clone().unbind(),
             context,
@@ -655,6 +677,12 @@ impl LoopCore {
                 Self::flush_writes(slf)?;
                 return Err(e);
             }
+            if !debug
+                && Self::state(slf)?.spares.len() < MAX_SPARES
+                && let Some(spare) = Handle::recycle(h)
+            {
+                Self::state(slf)?.spares.push(spare);
+            }
         }
         Self::flush_writes(slf)
     }
@@ -716,6 +744,9 @@ impl LoopCore {
         for t in &st.flush {
             visit.call(t)?;
         }
+        for h in &st.spares {
+            Handle::traverse_queued(h, &visit)?;
+        }
         for e in st.fds.values() {
             for cb in [&e.reader, &e.writer].into_iter().flatten() {
                 match cb {
@@ -738,10 +769,11 @@ impl LoopCore {
                 std::mem::take(&mut st.timers),
                 std::mem::take(&mut st.fds),
                 std::mem::take(&mut st.flush),
+                std::mem::take(&mut st.spares),
             )
         });
-        if let Some((ready, timers, fds, flush)) = taken {
-            drop(flush);
+        if let Some((ready, timers, fds, flush, spares)) = taken {
+            drop((flush, spares));
             for h in &ready {
                 Handle::settle(h);
             }
@@ -773,6 +805,7 @@ impl LoopCore {
                 sleeping: false,
                 wake_pending: false,
                 flush: Vec::new(),
+                spares: Vec::new(),
             }),
             closed: AtomicBool::new(false),
             debug: AtomicBool::new(false),
@@ -891,7 +924,7 @@ impl LoopCore {
         core.closed.store(true, Relaxed);
         // Taken out of the state first: dropping handles can run finalizers
         // that call back into the loop.
-        let (ready, timers, fds, poller) = {
+        let (ready, timers, fds, poller, spares) = {
             let mut st = Self::state(slf)?;
             st.cancelled_timers = 0;
             st.wake_fd = -1;
@@ -900,8 +933,10 @@ impl LoopCore {
                 std::mem::take(&mut st.timers),
                 std::mem::take(&mut st.fds),
                 st.poller.take(),
+                std::mem::take(&mut st.spares),
             )
         };
+        drop(spares);
         for t in timers {
             t.handle.get().scheduled.store(false, Relaxed);
             Handle::settle(&t.handle);

@@ -103,6 +103,13 @@ struct Refs {
     source_traceback: Option<Py<PyAny>>,
 }
 
+/// Where [`Handle::create`] puts a callback: a new handle of a loop, or a
+/// spare one (see [`Handle::recycle`]).
+pub(crate) enum Slot {
+    New(Py<LoopCore>),
+    Spare(Py<Handle>),
+}
+
 /// The outcome of running a callback that raised.
 pub(crate) enum Failure {
     /// An `Exception`: reported to the loop's exception handler.
@@ -115,61 +122,142 @@ pub(crate) enum Failure {
 impl Handle {
     pub(crate) fn create(
         py: Python<'_>,
-        loop_: Py<LoopCore>,
+        slot: Slot,
         callback: Py<PyAny>,
         args: Py<PyTuple>,
         context: Option<Py<PyAny>>,
         when: f64,
         queued: bool,
     ) -> PyResult<Py<Handle>> {
-        let mut copied = false;
-        let context = match context {
-            Some(c) if !c.is_none(py) => c,
-            // SAFETY: called with the GIL held; returns a new reference or
-            // NULL with an exception set, which from_owned_ptr_or_err takes.
-            _ => unsafe {
-                copied = true;
-                Bound::from_owned_ptr_or_err(py, ffi::PyContext_CopyCurrent())?.unbind()
-            },
+        let (context, untracked) = Self::own_context(py, context, queued)?;
+        let h = match slot {
+            Slot::Spare(h) => {
+                let hh = h.get();
+                {
+                    let mut r = hh.refs.borrow_mut(py)?;
+                    r.callback = Some(callback);
+                    r.args = Some(args);
+                    r.context = Some(context);
+                }
+                hh.ctx_untracked.store(untracked, Relaxed);
+                h
+            }
+            Slot::New(loop_) => {
+                let handle = Handle {
+                    refs: GilCell::new(Refs {
+                        callback: Some(callback),
+                        args: Some(args),
+                        context: Some(context),
+                        source_traceback: None,
+                    }),
+                    cancelled: AtomicBool::new(false),
+                    loop_: std::mem::ManuallyDrop::new(loop_),
+                    when,
+                    scheduled: AtomicBool::new(false),
+                    ctx_untracked: AtomicBool::new(untracked),
+                };
+                if when.is_nan() {
+                    Py::new(py, handle)?
+                } else {
+                    let init = PyClassInitializer::from(handle).add_subclass(TimerHandle);
+                    Py::new(py, init)?.into_bound(py).into_super().unbind()
+                }
+            }
         };
+        // SAFETY: a live GC object, with the GIL held. pyo3's dealloc
+        // untracks with PyObject_GC_UnTrack, which allows an untracked
+        // object. (The context is tracked again before it can be freed: see
+        // retrack_context.) A new object is tracked and a spare one may not
+        // be: each is tracked only if it is not.
         #[cfg(not(Py_GIL_DISABLED))]
-        if copied && queued {
-            // SAFETY: a context only this handle refers to, with the GIL
-            // held; retrack_context tracks it again before it can go.
-            unsafe { ffi::PyObject_GC_UnTrack(context.as_ptr().cast()) };
+        unsafe {
+            let p = h.as_ptr();
+            if queued {
+                ffi::PyObject_GC_UnTrack(p.cast());
+            } else if ffi::PyObject_GC_IsTracked(p) == 0 {
+                ffi::PyObject_GC_Track(p.cast());
+            }
         }
-        #[cfg(Py_GIL_DISABLED)]
-        let copied = false;
-        let handle = Handle {
-            refs: GilCell::new(Refs {
-                callback: Some(callback),
-                args: Some(args),
-                context: Some(context),
-                source_traceback: None,
-            }),
-            cancelled: AtomicBool::new(false),
-            loop_: std::mem::ManuallyDrop::new(loop_),
-            when,
-            scheduled: AtomicBool::new(false),
-            ctx_untracked: AtomicBool::new(copied && queued),
-        };
-        let h = if when.is_nan() {
-            Py::new(py, handle)?
-        } else {
-            let init = PyClassInitializer::from(handle).add_subclass(TimerHandle);
-            Py::new(py, init)?.into_bound(py).into_super().unbind()
-        };
+        Ok(h)
+    }
+
+    /// The context a new handle runs in: `context`, or a copy of the
+    /// current one, hidden from the collector while the handle is `queued`
+    /// (then `true` is returned with it; see `retrack_context`).
+    fn own_context(
+        py: Python<'_>,
+        context: Option<Py<PyAny>>,
+        queued: bool,
+    ) -> PyResult<(Py<PyAny>, bool)> {
+        if let Some(c) = context.filter(|c| !c.is_none(py)) {
+            return Ok((c, false));
+        }
+        // SAFETY: called with the GIL held; returns a new reference or NULL
+        // with an exception set, which from_owned_ptr_or_err takes.
+        let copy =
+            unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyContext_CopyCurrent())?.unbind() };
         #[cfg(not(Py_GIL_DISABLED))]
         if queued {
-            // SAFETY: a live GC object, with the GIL held. pyo3's dealloc
-            // untracks with PyObject_GC_UnTrack, which allows an untracked
-            // object. (The context is tracked again before it can be freed:
-            // see retrack_context.)
-            unsafe { ffi::PyObject_GC_UnTrack(h.as_ptr().cast()) };
+            // SAFETY: a context only this handle refers to, with the GIL
+            // held; retrack_context tracks it again before it can go.
+            unsafe { ffi::PyObject_GC_UnTrack(copy.as_ptr().cast()) };
+            return Ok((copy, true));
         }
-        #[cfg(Py_GIL_DISABLED)]
         let _ = queued;
-        Ok(h)
+        Ok((copy, false))
+    }
+
+    /// A handle that has run (or was cancelled), kept by the loop to carry
+    /// its next callback, if nothing else can see it: a plain `Handle` (not
+    /// a timer, nor a Python subclass's), with no other reference and no
+    /// weak reference. Its references are dropped; it keeps only its loop.
+    /// Otherwise it is dropped here and `None` returned.
+    ///
+    /// Making and freeing a handle per callback (pyo3's allocation, the
+    /// collector's linking and unlinking) is most of what a task switch
+    /// costs the loop: a spare costs neither.
+    pub(crate) fn recycle(h: Bound<'_, Handle>) -> Option<Py<Handle>> {
+        #[cfg(not(Py_GIL_DISABLED))]
+        {
+            let py = h.py();
+            let p = h.as_ptr();
+            // SAFETY: a live object, with the GIL held; the weak reference
+            // list sits at the type's tp_weaklistoffset (Handle is a
+            // `weakref` class), a pointer that is NULL when there are none.
+            let alone = unsafe {
+                let ty = ffi::Py_TYPE(p);
+                ty == py.get_type::<Handle>().as_type_ptr()
+                    && ffi::Py_REFCNT(p) == 1
+                    && (*ty).tp_weaklistoffset > 0
+                    && (*p
+                        .cast::<u8>()
+                        .offset((*ty).tp_weaklistoffset)
+                        .cast::<*mut ffi::PyObject>())
+                    .is_null()
+            };
+            let hh = h.get();
+            if alone && !hh.ctx_untracked.load(Relaxed) {
+                let taken = hh.refs.borrow_mut(py).ok().map(|mut r| {
+                    (
+                        r.callback.take(),
+                        r.args.take(),
+                        r.context.take(),
+                        r.source_traceback.take(),
+                    )
+                });
+                if let Some(taken) = taken {
+                    // Dropped with the handle still held: a finalizer they
+                    // run cannot reach it.
+                    drop(taken);
+                    hh.cancelled.store(false, Relaxed);
+                    if ffi_refcnt(&h) == 1 {
+                        return Some(h.unbind());
+                    }
+                }
+            }
+        }
+        drop(h);
+        None
     }
 
     /// For the loop's `__traverse__`: a handle that the collector does not
@@ -331,6 +419,13 @@ impl Handle {
             .call_method1(intern!(py, "call_exception_handler"), (ctx,))?;
         Ok(())
     }
+}
+
+/// The reference count of `h` (a plain read, with the GIL held).
+#[cfg(not(Py_GIL_DISABLED))]
+fn ffi_refcnt(h: &Bound<'_, Handle>) -> isize {
+    // SAFETY: a live object, with the GIL held.
+    unsafe { ffi::Py_REFCNT(h.as_ptr()) }
 }
 
 fn repr_body(repr: &Bound<'_, pyo3::types::PyString>) -> String {
