@@ -185,3 +185,29 @@ pub fn test_pyloop() -> Result<()> {
     }
     Ok(())
 }
+
+/// `cargo xtask test`'s free-threaded step: lints pyloop as built for a
+/// free-threaded CPython 3.14t (`Py_GIL_DISABLED`), which this machine need
+/// not have: pyo3 reads the interpreter's description from a config file
+/// instead of asking one. So the code behind `cfg(Py_GIL_DISABLED)` (the
+/// mutex `GilCell`, no untracking, no spare handles) keeps compiling, and
+/// clean under clippy. pyo3 0.30 builds no free-threaded CPython before
+/// 3.14.
+pub fn lint_pyloop_free_threaded() -> Result<()> {
+    let dir = crate::target_dir().join("pyloop/free-threaded-3.14t");
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let config = dir.join("pyo3-config.txt");
+    std::fs::write(
+        &config,
+        "implementation=CPython\nversion=3.14\nshared=true\nabi3=false\n\
+         lib_name=python3.14t\npointer_width=64\nbuild_flags=Py_GIL_DISABLED\n\
+         suppress_build_script_link_lines=false\n",
+    )
+    .with_context(|| format!("writing {}", config.display()))?;
+    cmd::run(
+        cmd::cargo()
+            .args(["clippy", "-p", "pyloop", "--lib", "--", "-D", "warnings"])
+            .env("PYO3_CONFIG_FILE", &config)
+            .env("CARGO_TARGET_DIR", dir.join("target")),
+    )
+}

@@ -98,6 +98,10 @@ pub fn run(systems: &[String]) -> Result<()> {
             Step::Fn(crate::python::test_pyloop),
         ));
         steps.push((
+            "pyloop: clippy for a free-threaded CPython 3.14t",
+            Step::Fn(crate::python::lint_pyloop_free_threaded),
+        ));
+        steps.push((
             "pyloop: the manylinux wheels (cargo xtask dist), each tested in a clean venv",
             Step::Fn(crate::dist::test_wheels),
         ));

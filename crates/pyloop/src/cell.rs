@@ -7,15 +7,16 @@
 //! at once, and taking and releasing the GIL orders their accesses: a plain
 //! `Cell` counter is enough to catch a re-entrant borrow, as pyo3's does.
 //!
-//! On a free-threaded CPython (`Py_GIL_DISABLED`, 3.13t), there is no such
-//! lock, and the cell is a `Mutex`: threads that call
+//! On a free-threaded CPython (`Py_GIL_DISABLED`: 3.14t, the first that
+//! pyo3 0.30 builds for), there is no such lock, and the cell is a
+//! `Mutex`: threads that call
 //! `call_soon_threadsafe` at once wait for each other instead of failing.
 
-use pyo3::exceptions::PyRuntimeError;
-use pyo3::prelude::*;
-
-fn in_use() -> PyErr {
-    PyRuntimeError::new_err("pyloop: the event loop's state is in use (a re-entrant call)")
+#[cfg(not(Py_GIL_DISABLED))]
+fn in_use() -> pyo3::PyErr {
+    pyo3::exceptions::PyRuntimeError::new_err(
+        "pyloop: the event loop's state is in use (a re-entrant call)",
+    )
 }
 
 #[cfg(not(Py_GIL_DISABLED))]
