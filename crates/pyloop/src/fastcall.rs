@@ -23,6 +23,9 @@ use pyo3::types::{PyTuple, PyType};
 
 use crate::core::LoopCore;
 
+/// A `"context"` keyword string that is not the interned one: see `parse`.
+static CONTEXT_KEY: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+
 /// What `callback, *args, context=None` parse to.
 type Parsed<'py> = (Bound<'py, PyAny>, Bound<'py, PyTuple>, Option<Py<PyAny>>);
 
@@ -56,6 +59,9 @@ unsafe fn parse<'py>(
         // SAFETY: the vectorcall protocol's kwnames is a tuple of str.
         let names = unsafe { Borrowed::from_ptr(py, kwnames).cast_unchecked::<PyTuple>() };
         let interned = intern!(py, "context").as_ptr();
+        let seen = CONTEXT_KEY
+            .get(py)
+            .map_or(std::ptr::null_mut(), |k| k.as_ptr());
         for (i, key) in names.iter().enumerate() {
             // SAFETY: the value of keyword i follows the positional ones.
             let v = unsafe { Bound::from_borrowed_ptr(py, *args.add(nargs + i)) };
@@ -63,7 +69,14 @@ unsafe fn parse<'py>(
             // SAFETY: a str, and NUL-terminated ASCII literals.
             let is =
                 |lit: &CStr| unsafe { ffi::PyUnicode_CompareWithASCIIString(p, lit.as_ptr()) } == 0;
-            if p == interned || is(c"context") {
+            if p == interned || p == seen {
+                context = Some(v.unbind());
+            } else if is(c"context") {
+                // The first "context" key that is not the interned string
+                // (asyncio's C tasks and futures pass their own) is kept,
+                // so that it too compares by pointer from then on. Kept,
+                // its address cannot be another string's.
+                let _ = CONTEXT_KEY.set(py, key.clone().unbind());
                 context = Some(v.unbind());
             } else if nargs == 0 && is(c"callback") {
                 // `callback` may be named when no other argument follows it.

@@ -238,17 +238,19 @@ impl Handle {
             let hh = h.get();
             if alone && !hh.ctx_untracked.load(Relaxed) {
                 let taken = hh.refs.borrow_mut(py).ok().map(|mut r| {
-                    (
+                    [
                         r.callback.take(),
-                        r.args.take(),
+                        r.args.take().map(Py::into_any),
                         r.context.take(),
                         r.source_traceback.take(),
-                    )
+                    ]
                 });
                 if let Some(taken) = taken {
                     // Dropped with the handle still held: a finalizer they
-                    // run cannot reach it.
-                    drop(taken);
+                    // run cannot reach it. As Bounds: a plain decref each.
+                    for obj in taken.into_iter().flatten() {
+                        drop(obj.into_bound(py));
+                    }
                     hh.cancelled.store(false, Relaxed);
                     if ffi_refcnt(&h) == 1 {
                         return Some(h.unbind());
