@@ -2150,6 +2150,29 @@ def test_a_handle_is_reused_only_when_nothing_else_can_see_it(loop):
     assert seen == [(0, "new"), (2, "new"), (3, "new"), (4, "new")]
 
 
+def test_a_spare_handle_cancelled_through_the_collector_still_runs_its_next_callback(loop):
+    """A spare handle is reachable through `gc.get_objects()`; cancelling
+    it there must not cancel the callback it carries next (a bug: the
+    callbacks were dropped)."""
+    loop.call_soon(lambda: None)
+    loop.run_until_complete(asyncio.sleep(0))
+
+    def cancel_spares():
+        spares = [
+            o for o in gc.get_objects() if type(o) is pyloop.Handle and o._callback is None and not o.cancelled()
+        ]
+        for h in spares:
+            h.cancel()
+        return len(spares)
+
+    assert cancel_spares() > 0
+    out = []
+    for i in range(10):
+        loop.call_soon(out.append, i)
+    loop.run_until_complete(asyncio.sleep(0))
+    assert out == list(range(10))
+
+
 def test_an_abandoned_loop_with_spare_handles_is_collected():
     """Spare handles refer to their loop: the loop's traverse shows them,
     so a loop dropped unclosed after running callbacks is still freed."""

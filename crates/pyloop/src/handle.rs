@@ -140,6 +140,9 @@ impl Handle {
                     r.context = Some(context);
                 }
                 hh.ctx_untracked.store(untracked, Relaxed);
+                // Cleared when it became a spare, and again here: the
+                // collector's `gc.get_objects()` can reach a spare.
+                hh.cancelled.store(false, Relaxed);
                 h
             }
             Slot::New(loop_) => {
