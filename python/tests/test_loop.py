@@ -2171,6 +2171,11 @@ def test_a_spare_handle_cancelled_through_the_collector_still_runs_its_next_call
         loop.call_soon(out.append, i)
     loop.run_until_complete(asyncio.sleep(0))
     assert out == list(range(10))
+    # A spare someone holds is never handed out again.
+    held = [o for o in gc.get_objects() if type(o) is pyloop.Handle and o._callback is None]
+    assert held
+    handles = [loop.call_soon(out.append, i) for i in range(len(held) + 5)]
+    assert not any(h is s for h in handles for s in held)
 
 
 def test_an_abandoned_loop_with_spare_handles_is_collected():

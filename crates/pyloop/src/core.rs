@@ -368,8 +368,13 @@ impl LoopCore {
             } else {
                 st.timers.len()
             };
+            // A spare someone took from `gc.get_objects()` since is left
+            // to them (dropping it here frees nothing).
             let spare = if when.is_nan() && !debug {
-                st.spares.pop()
+                // SAFETY: a live object, with the GIL held.
+                st.spares
+                    .pop()
+                    .filter(|h| unsafe { pyo3::ffi::Py_REFCNT(h.as_ptr()) } == 1)
             } else {
                 None
             };
