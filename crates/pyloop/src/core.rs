@@ -21,7 +21,7 @@ use rustc_hash::FxHashMap;
 
 use crate::cell::{GilCell, RefMut};
 use crate::datagram::DatagramTransport;
-use crate::handle::{Failure, Handle, Slot, closed_error};
+use crate::handle::{self, Failure, Handle, Slot, closed_error};
 use crate::poll::{self, Poller, READ, Ready, TIMER_TOKEN, WAKE_TOKEN, WRITE};
 use crate::transport::SocketTransport;
 
@@ -371,10 +371,7 @@ impl LoopCore {
             // A spare someone took from `gc.get_objects()` since is left
             // to them (dropping it here frees nothing).
             let spare = if when.is_nan() && !debug {
-                // SAFETY: a live object, with the GIL held.
-                st.spares
-                    .pop()
-                    .filter(|h| unsafe { pyo3::ffi::Py_REFCNT(h.as_ptr()) } == 1)
+                st.spares.pop().filter(handle::only_reference)
             } else {
                 None
             };
@@ -439,8 +436,8 @@ impl LoopCore {
         context: Option<Py<PyAny>>,
     ) -> PyResult<Py<PyAny>> {
         let debug = Self::check_open_and_thread(slf)?;
-        let h = Self::new_handle(slf, callback, args, context, f64::NAN, "call_soon", debug)?;
-        Self::state(slf)?.ready.push_back(h.clone_ref(slf.py()));
+        let (h, st) = Self::queue_soon(slf, callback, args, context, "call_soon", debug)?;
+        drop(st);
         Ok(h.into_any())
     }
 
@@ -454,17 +451,8 @@ impl LoopCore {
     ) -> PyResult<Py<PyAny>> {
         let core = slf.get();
         core.check_closed()?;
-        let h = Self::new_handle(
-            slf,
-            callback,
-            args,
-            context,
-            f64::NAN,
-            "call_soon_threadsafe",
-            core.is_debug(),
-        )?;
-        let mut lp = Self::state(slf)?;
-        lp.ready.push_back(h.clone_ref(slf.py()));
+        let what = "call_soon_threadsafe";
+        let (h, mut lp) = Self::queue_soon(slf, callback, args, context, what, core.is_debug())?;
         // A loop that is running callbacks sees the queue before it blocks
         // again; only a sleeping loop needs the eventfd, and only once.
         if lp.sleeping && !lp.wake_pending {
@@ -472,6 +460,22 @@ impl LoopCore {
             poll::wake(lp.wake_fd);
         }
         Ok(h.into_any())
+    }
+
+    /// Makes the handle of a `call_soon` and puts it at the end of the
+    /// ready queue; returns it, and the state still borrowed.
+    fn queue_soon<'a>(
+        slf: &'a Bound<'_, Self>,
+        callback: &Bound<'_, PyAny>,
+        args: &Bound<'_, PyTuple>,
+        context: Option<Py<PyAny>>,
+        what: &str,
+        debug: bool,
+    ) -> PyResult<(Py<Handle>, RefMut<'a, State>)> {
+        let h = Self::new_handle(slf, callback, args, context, f64::NAN, what, debug)?;
+        let mut st = Self::state(slf)?;
+        st.ready.push_back(h.clone_ref(slf.py()));
+        Ok((h, st))
     }
 
     /// One iteration: wait for I/O (or not, if work is ready), queue due

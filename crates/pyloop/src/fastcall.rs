@@ -216,7 +216,7 @@ pub(crate) fn install(ty: &Bound<'_, PyType>) -> PyResult<()> {
             Bound::from_owned_ptr_or_err(py, ffi::PyDescr_NewMethod(ty.as_type_ptr(), def))
         }
         .map_err(|e| PyRuntimeError::new_err(format!("installing {name:?}: {e}")))?;
-        ty.setattr(name.to_str().unwrap_or_default(), descr)?;
+        ty.setattr(name.to_string_lossy().as_ref(), descr)?;
     }
     Ok(())
 }

@@ -227,17 +227,17 @@ impl Handle {
             // SAFETY: a live object, with the GIL held; the weak reference
             // list sits at the type's tp_weaklistoffset (Handle is a
             // `weakref` class), a pointer that is NULL when there are none.
-            let alone = unsafe {
-                let ty = ffi::Py_TYPE(p);
-                ty == py.get_type::<Handle>().as_type_ptr()
-                    && ffi::Py_REFCNT(p) == 1
-                    && (*ty).tp_weaklistoffset > 0
-                    && (*p
-                        .cast::<u8>()
-                        .offset((*ty).tp_weaklistoffset)
-                        .cast::<*mut ffi::PyObject>())
-                    .is_null()
-            };
+            let alone = h.is_exact_instance_of::<Handle>()
+                && only_reference(h.as_unbound())
+                && unsafe {
+                    let ty = ffi::Py_TYPE(p);
+                    (*ty).tp_weaklistoffset > 0
+                        && (*p
+                            .cast::<u8>()
+                            .offset((*ty).tp_weaklistoffset)
+                            .cast::<*mut ffi::PyObject>())
+                        .is_null()
+                };
             let hh = h.get();
             if alone && !hh.ctx_untracked.load(Relaxed) {
                 let taken = hh.refs.borrow_mut(py).ok().map(|mut r| {
@@ -255,7 +255,7 @@ impl Handle {
                         drop(obj.into_bound(py));
                     }
                     hh.cancelled.store(false, Relaxed);
-                    if ffi_refcnt(&h) == 1 {
+                    if only_reference(h.as_unbound()) {
                         return Some(h.unbind());
                     }
                 }
@@ -426,11 +426,11 @@ impl Handle {
     }
 }
 
-/// The reference count of `h` (a plain read, with the GIL held).
-#[cfg(not(Py_GIL_DISABLED))]
-fn ffi_refcnt(h: &Bound<'_, Handle>) -> isize {
+/// Whether the caller's reference to `h` is its only one (a plain read of
+/// the count, with the GIL held): see [`Handle::recycle`].
+pub(crate) fn only_reference(h: &Py<Handle>) -> bool {
     // SAFETY: a live object, with the GIL held.
-    unsafe { ffi::Py_REFCNT(h.as_ptr()) }
+    unsafe { ffi::Py_REFCNT(h.as_ptr()) == 1 }
 }
 
 fn repr_body(repr: &Bound<'_, pyo3::types::PyString>) -> String {
