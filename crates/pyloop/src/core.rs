@@ -103,6 +103,9 @@ pub struct LoopCore {
     debug: AtomicBool,
     stopping: AtomicBool,
     running: AtomicBool,
+    /// The context that handles made where the current context was empty
+    /// run in, while it stays empty (see `handle::enter_empty_context`).
+    pub(crate) empty_context: GilCell<Option<Py<PyAny>>>,
 }
 
 #[derive(Debug)]
@@ -127,8 +130,14 @@ pub(crate) struct State {
     /// in one system call (see `SocketTransport::write`).
     flush: Vec<Py<SocketTransport>>,
     /// Handles that have run and that nothing else refers to, kept to carry
-    /// the next callbacks (see `Handle::recycle`); at most `MAX_SPARES`.
+    /// the next callbacks (see `Handle::recycle`); at most `spare_cap`.
     spares: Vec<Py<Handle>>,
+    /// How many spares the loop keeps: `MIN_SPARES`, or the largest batch
+    /// of callbacks it has run lately, up to `MAX_SPARES` (see `trim_spares`).
+    spare_cap: usize,
+    /// The largest batch since `peak_since` (`CLOCK_MONOTONIC` ns).
+    batch_peak: usize,
+    peak_since: i128,
 }
 
 /// Below this many timers, cancelled ones are left in the heap until they
@@ -136,9 +145,21 @@ pub(crate) struct State {
 /// asyncio does, so that schedule-and-cancel keeps memory flat.
 const MIN_HEAP_FOR_CLEANUP: usize = 100;
 
-/// How many spare handles a loop keeps (see `Handle::recycle`): enough for
-/// the callbacks of a busy iteration, a few tens of KiB.
-const MAX_SPARES: usize = 256;
+/// How many spare handles a loop keeps at least (see `Handle::recycle`):
+/// enough for the callbacks of a busy iteration, a few tens of KiB.
+const MIN_SPARES: usize = 256;
+
+/// How many it keeps at most: after a burst of this many callbacks (other
+/// threads' `call_soon_threadsafe` calls while the loop waited for the GIL,
+/// say), the next burst is made of the handles the last one left, not of
+/// memory the allocator gave back to the kernel and faults in again. About
+/// 8 MiB of handles, held only while such bursts go on: see `SPARE_WINDOW_NS`.
+const MAX_SPARES: usize = 65_536;
+
+/// The loop keeps as many spares as the largest batch it ran in the last
+/// window of this long; what is above that is freed as the loop wakes from
+/// a wait after the window.
+const SPARE_WINDOW_NS: i128 = 1_000_000_000;
 
 /// A new handle is hidden from the garbage collector while it waits only
 /// when at least this many wait before it (see `LoopCore::new_handle`).
@@ -190,6 +211,21 @@ fn fileno(obj: &Bound<'_, PyAny>) -> PyResult<RawFd> {
 }
 
 impl State {
+    /// Once a `SPARE_WINDOW_NS` window has passed at `now`: the loop keeps
+    /// as many spares as the window's largest batch needed (at least
+    /// `MIN_SPARES`), and the rest are returned, for the caller to drop
+    /// after the borrow.
+    fn trim_spares(&mut self, now: i128) -> Vec<Py<Handle>> {
+        if now - self.peak_since < SPARE_WINDOW_NS {
+            return Vec::new();
+        }
+        self.spare_cap = self.batch_peak.clamp(MIN_SPARES, MAX_SPARES);
+        self.batch_peak = 0;
+        self.peak_since = now;
+        let keep = self.spares.len().min(self.spare_cap);
+        self.spares.split_off(keep)
+    }
+
     pub(crate) fn timer_cancelled(&mut self) {
         self.cancelled_timers += 1;
     }
@@ -369,9 +405,18 @@ impl LoopCore {
                 st.timers.len()
             };
             // A spare someone took from `gc.get_objects()` since is left
-            // to them (dropping it here frees nothing).
+            // to them (dropping it here frees nothing; as a Bound, since
+            // a Py's drop on a thread that entered through `fastcall` is
+            // put off to pyo3's pool).
             let spare = if when.is_nan() && !debug {
-                st.spares.pop().filter(handle::only_reference)
+                match st.spares.pop() {
+                    Some(h) if handle::only_reference(&h) => Some(h),
+                    Some(h) => {
+                        drop(h.into_bound(slf.py()));
+                        None
+                    }
+                    None => None,
+                }
             } else {
                 None
             };
@@ -550,8 +595,13 @@ impl LoopCore {
             }
             Io::Block => {
                 let r = py.detach(|| poll::wait(epfd, events, true, ready_fds));
-                Self::state(slf)?.sleeping = false;
                 let t = poll::now_ns();
+                let freed = {
+                    let mut lp = Self::state(slf)?;
+                    lp.sleeping = false;
+                    lp.trim_spares(t)
+                };
+                drop(freed);
                 last_poll.polled(t);
                 now = Some(t);
                 r
@@ -627,7 +677,7 @@ impl LoopCore {
         // then take the ready queue whole: one borrow of the loop for the
         // batch, not one per callback. Callbacks they schedule go to the
         // emptied queue, for the next iteration.
-        let (debug, slow) = {
+        let (debug, slow, spare_cap) = {
             let mut lp = Self::state(slf)?;
             if !lp.timers.is_empty() {
                 // The clock read before the poll will do when the poll did
@@ -656,7 +706,9 @@ impl LoopCore {
                 }
             }
             std::mem::swap(&mut lp.ready, todo);
-            (core.is_debug(), lp.slow_callback_duration)
+            lp.batch_peak = lp.batch_peak.max(todo.len());
+            lp.spare_cap = lp.spare_cap.max(todo.len().min(MAX_SPARES));
+            (core.is_debug(), lp.slow_callback_duration, lp.spare_cap)
         };
         while let Some(h) = todo.pop_front() {
             let h = h.into_bound(py);
@@ -687,7 +739,7 @@ impl LoopCore {
                 return Err(e);
             }
             if !debug
-                && Self::state(slf)?.spares.len() < MAX_SPARES
+                && Self::state(slf)?.spares.len() < spare_cap
                 && let Some(spare) = Handle::recycle(h)
             {
                 Self::state(slf)?.spares.push(spare);
@@ -741,6 +793,9 @@ impl LoopCore {
     /// holds, so that a loop dropped unclosed, whose callbacks refer back to
     /// it, is collected, as asyncio's is.
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        if let Some(c) = self.empty_context.peek() {
+            visit.call(&*c)?;
+        }
         let Some(st) = self.state.peek() else {
             return Ok(());
         };
@@ -771,6 +826,8 @@ impl LoopCore {
     /// Breaks the cycles the collector found: drops every callback. The
     /// epoll set goes with the loop.
     fn __clear__(&self) {
+        let shared = self.empty_context.peek_mut().and_then(|mut c| c.take());
+        drop(shared);
         let taken = self.state.peek_mut().map(|mut st| {
             st.cancelled_timers = 0;
             (
@@ -815,11 +872,15 @@ impl LoopCore {
                 wake_pending: false,
                 flush: Vec::new(),
                 spares: Vec::new(),
+                spare_cap: MIN_SPARES,
+                batch_peak: 0,
+                peak_since: poll::now_ns(),
             }),
             closed: AtomicBool::new(false),
             debug: AtomicBool::new(false),
             stopping: AtomicBool::new(false),
             running: AtomicBool::new(false),
+            empty_context: GilCell::new(None),
         })
     }
 

@@ -11,6 +11,11 @@
 //!
 //! As at pyo3's boundaries, a panic becomes a `PanicException`: none
 //! unwinds into Python.
+//!
+//! pyo3 does not know that a thread that enters here is attached (its
+//! trampoline is not on the stack): a `Py` dropped on these paths would
+//! have its decref put off to pyo3's pool, keeping the object alive. The
+//! paths a successful call takes drop `Bound`s only.
 
 use std::ffi::CStr;
 use std::panic::{AssertUnwindSafe, catch_unwind};

@@ -137,7 +137,7 @@ impl Handle {
                     let mut r = hh.refs.borrow_mut(py)?;
                     r.callback = Some(callback);
                     r.args = Some(args);
-                    r.context = Some(context);
+                    r.context = context;
                 }
                 hh.ctx_untracked.store(untracked, Relaxed);
                 // Cleared when it became a spare, and again here: the
@@ -150,7 +150,7 @@ impl Handle {
                     refs: GilCell::new(Refs {
                         callback: Some(callback),
                         args: Some(args),
-                        context: Some(context),
+                        context,
                         source_traceback: None,
                     }),
                     cancelled: AtomicBool::new(false),
@@ -187,27 +187,46 @@ impl Handle {
     /// The context a new handle runs in: `context`, or a copy of the
     /// current one, hidden from the collector while the handle is `queued`
     /// (then `true` is returned with it; see `retrack_context`).
+    ///
+    /// A copy of an empty context is not kept: `None` stands for it, and
+    /// the handle runs in its loop's empty context (see [`empty_context`]).
+    /// A callback scheduled where no context variable is set (any thread's
+    /// `call_soon_threadsafe`, a program that sets none) then costs no
+    /// context of its own, to make, to keep apart from the collector, and
+    /// to free: most of the memory a burst of them takes.
     fn own_context(
         py: Python<'_>,
         context: Option<Py<PyAny>>,
         queued: bool,
-    ) -> PyResult<(Py<PyAny>, bool)> {
-        if let Some(c) = context.filter(|c| !c.is_none(py)) {
-            return Ok((c, false));
+    ) -> PyResult<(Option<Py<PyAny>>, bool)> {
+        match context {
+            Some(c) if !c.is_none(py) => return Ok((Some(c), false)),
+            // An explicit None, released as a Bound (see `fastcall`).
+            Some(c) => drop(c.into_bound(py)),
+            None => {}
         }
         // SAFETY: called with the GIL held; returns a new reference or NULL
         // with an exception set, which from_owned_ptr_or_err takes.
-        let copy =
-            unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyContext_CopyCurrent())?.unbind() };
+        // A Bound: dropped here, it is a plain decref. (A Py's drop, on a
+        // thread that entered only through `fastcall`, would be put off to
+        // pyo3's pool of deferred decrefs, and the context kept alive.)
+        let copy = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyContext_CopyCurrent())? };
         #[cfg(not(Py_GIL_DISABLED))]
-        if queued {
-            // SAFETY: a context only this handle refers to, with the GIL
-            // held; retrack_context tracks it again before it can go.
-            unsafe { ffi::PyObject_GC_UnTrack(copy.as_ptr().cast()) };
-            return Ok((copy, true));
+        {
+            // SAFETY: a live context, with the GIL held (its length cannot
+            // fail).
+            if unsafe { ffi::PyObject_Length(copy.as_ptr()) } == 0 {
+                return Ok((None, false));
+            }
+            if queued {
+                // SAFETY: a context only this handle refers to, with the GIL
+                // held; retrack_context tracks it again before it can go.
+                unsafe { ffi::PyObject_GC_UnTrack(copy.as_ptr().cast()) };
+                return Ok((Some(copy.unbind()), true));
+            }
         }
         let _ = queued;
-        Ok((copy, false))
+        Ok((Some(copy.unbind()), false))
     }
 
     /// A handle that has run (or was cancelled), kept by the loop to carry
@@ -355,25 +374,32 @@ impl Handle {
         // Py's drop first asks a thread-local whether the thread is attached.
         let (cb, args, ctx) = {
             let r = h.refs.borrow(py).map_err(Failure::Report)?;
-            match (&r.callback, &r.args, &r.context) {
-                (Some(cb), Some(args), Some(ctx)) => {
+            match (&r.callback, &r.args) {
+                (Some(cb), Some(args)) => {
                     // The callback may keep its context (a contextvars.Token
                     // does).
-                    retrack_context(&h.ctx_untracked, Some(ctx));
+                    retrack_context(&h.ctx_untracked, r.context.as_ref());
                     (
                         cb.bind(py).clone(),
                         args.bind(py).clone(),
-                        ctx.bind(py).clone(),
+                        r.context.as_ref().map(|c| c.bind(py).clone()),
                     )
                 }
                 _ => return Ok(()),
             }
         };
-        // SAFETY: ctx is a contextvars.Context (from PyContext_CopyCurrent or
-        // checked by the caller); Enter and Exit are paired below.
-        if unsafe { ffi::PyContext_Enter(ctx.as_ptr()) } != 0 {
-            return Err(Failure::Report(PyErr::fetch(py)));
-        }
+        let ctx = match ctx {
+            Some(ctx) => {
+                // SAFETY: ctx is a contextvars.Context (from
+                // PyContext_CopyCurrent or checked by the caller); Enter and
+                // Exit are paired below.
+                if unsafe { ffi::PyContext_Enter(ctx.as_ptr()) } != 0 {
+                    return Err(Failure::Report(PyErr::fetch(py)));
+                }
+                ctx
+            }
+            None => enter_empty_context(py, &h.loop_).map_err(Failure::Report)?,
+        };
         // No arguments and one argument (a task's step, a future's
         // set_result) are the common calls: vectorcall them without the
         // tuple.
@@ -423,6 +449,58 @@ impl Handle {
         lp.bind(py)
             .call_method1(intern!(py, "call_exception_handler"), (ctx,))?;
         Ok(())
+    }
+}
+
+/// Enters, and returns, an empty context for a handle made where the
+/// current context was empty (see `Handle::own_context`): its loop's shared
+/// one while that is still empty, as no callback run in it has left a
+/// variable set. Otherwise (a callback left one set, or the shared context
+/// is entered already: a callback that runs another handle itself) a new
+/// empty context, which becomes the shared one in the first case. Either
+/// way the callback sees what asyncio's copy would give it: no variables.
+/// The caller exits it.
+fn enter_empty_context<'py>(py: Python<'py>, lp: &Py<LoopCore>) -> PyResult<Bound<'py, PyAny>> {
+    let shared = lp
+        .get()
+        .empty_context
+        .borrow(py)?
+        .as_ref()
+        .map(|c| c.bind(py).clone());
+    if let Some(c) = shared {
+        // SAFETY: a live context, with the GIL held; Length cannot fail on
+        // one.
+        if unsafe { ffi::PyObject_Length(c.as_ptr()) } == 0 {
+            // SAFETY: as above; Enter fails only if the context is entered
+            // already, and the caller exits it.
+            if unsafe { ffi::PyContext_Enter(c.as_ptr()) } == 0 {
+                return Ok(c);
+            }
+            let _ = PyErr::take(py);
+            return enter_new_context(py);
+        }
+    }
+    let c = enter_new_context(py)?;
+    let old = lp
+        .get()
+        .empty_context
+        .borrow_mut(py)?
+        .replace(c.clone().unbind());
+    // Dropped after the borrow: the values it holds may run finalizers.
+    drop(old);
+    Ok(c)
+}
+
+/// A new, empty context, entered.
+fn enter_new_context(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    // SAFETY: with the GIL held; New returns a new reference or NULL with an
+    // exception set, and Enter cannot fail on a context no one has entered.
+    unsafe {
+        let c = Bound::from_owned_ptr_or_err(py, ffi::PyContext_New())?;
+        if ffi::PyContext_Enter(c.as_ptr()) != 0 {
+            return Err(PyErr::fetch(py));
+        }
+        Ok(c)
     }
 }
 
@@ -492,14 +570,20 @@ impl Handle {
         self.is_cancelled()
     }
 
-    fn get_context(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+    /// The handle's context. One made where the current context was empty
+    /// gets its own empty context here, kept from then on: what it is
+    /// given (a variable set through it) is then what it runs with.
+    fn get_context(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         self.retrack();
-        Ok(self
-            .refs
-            .borrow(py)?
-            .context
-            .as_ref()
-            .map(|c| c.clone_ref(py)))
+        let mut r = self.refs.borrow_mut(py)?;
+        if let Some(c) = r.context.as_ref() {
+            return Ok(c.clone_ref(py));
+        }
+        // SAFETY: with the GIL held; a new reference or NULL with an
+        // exception set.
+        let c = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyContext_New())? }.unbind();
+        r.context = Some(c.clone_ref(py));
+        Ok(c)
     }
 
     #[getter]
