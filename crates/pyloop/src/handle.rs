@@ -275,6 +275,16 @@ impl Handle {
                     }
                     hh.cancelled.store(false, Relaxed);
                     if only_reference(h.as_unbound()) {
+                        // A spare is never tracked: the loop's traverse
+                        // shows the one reference each holds, to the loop,
+                        // without touching them (see `LoopCore::__traverse__`).
+                        // SAFETY: a live GC object, with the GIL held;
+                        // untracked only if it is tracked.
+                        unsafe {
+                            if ffi::PyObject_GC_IsTracked(p) != 0 {
+                                ffi::PyObject_GC_UnTrack(p.cast());
+                            }
+                        }
                         return Some(h.unbind());
                     }
                 }
