@@ -130,7 +130,7 @@ impl Handle {
         queued: bool,
     ) -> PyResult<Py<Handle>> {
         let (context, untracked) = Self::own_context(py, context, queued)?;
-        let h = match slot {
+        let (h, fresh) = match slot {
             Slot::Spare(h) => {
                 let hh = h.get();
                 {
@@ -140,10 +140,10 @@ impl Handle {
                     r.context = context;
                 }
                 hh.ctx_untracked.store(untracked, Relaxed);
-                // Cleared when it became a spare, and again here: the
-                // collector's `gc.get_objects()` can reach a spare.
+                // Cleared when it became a spare, and again here, should
+                // anything have reached it since.
                 hh.cancelled.store(false, Relaxed);
-                h
+                (h, false)
             }
             Slot::New(loop_) => {
                 let handle = Handle {
@@ -159,28 +159,30 @@ impl Handle {
                     scheduled: AtomicBool::new(false),
                     ctx_untracked: AtomicBool::new(untracked),
                 };
-                if when.is_nan() {
+                let h = if when.is_nan() {
                     Py::new(py, handle)?
                 } else {
                     let init = PyClassInitializer::from(handle).add_subclass(TimerHandle);
                     Py::new(py, init)?.into_bound(py).into_super().unbind()
-                }
+                };
+                (h, true)
             }
         };
-        // SAFETY: a live GC object, with the GIL held. pyo3's dealloc
-        // untracks with PyObject_GC_UnTrack, which allows an untracked
-        // object. (The context is tracked again before it can be freed: see
-        // retrack_context.) A new object is tracked and a spare one may not
-        // be: each is tracked only if it is not.
+        // A new handle is tracked by its allocation, and untracked here
+        // only behind a long queue (see `LoopCore::new_handle`). A spare is
+        // untracked, and stays so while it waits, whatever the queue: the
+        // loop's traverse shows a queued handle's references either way,
+        // and `settle` tracks one that someone else holds as it leaves.
         #[cfg(not(Py_GIL_DISABLED))]
-        unsafe {
-            let p = h.as_ptr();
-            if queued {
-                ffi::PyObject_GC_UnTrack(p.cast());
-            } else if ffi::PyObject_GC_IsTracked(p) == 0 {
-                ffi::PyObject_GC_Track(p.cast());
-            }
+        if fresh && queued {
+            // SAFETY: a live GC object, tracked, with the GIL held. (pyo3's
+            // dealloc untracks with PyObject_GC_UnTrack, which allows an
+            // untracked object; the context is tracked again before it can
+            // be freed: see retrack_context.)
+            unsafe { ffi::PyObject_GC_UnTrack(h.as_ptr().cast()) };
         }
+        #[cfg(Py_GIL_DISABLED)]
+        let _ = (fresh, queued);
         Ok(h)
     }
 
