@@ -237,9 +237,6 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
 
     # Futures and tasks.
 
-    def create_future(self):
-        return futures.Future(loop=self)
-
     def create_task(self, coro, *, name=None, context=None):
         self._check_closed()
         if self._task_factory is None:

@@ -320,6 +320,7 @@ def test_sleep_wait_for_taskgroup(loop):
 def test_create_future_and_task_are_the_c_types(loop):
     fut = loop.create_future()
     assert type(fut) is asyncio.Future
+    assert fut.get_loop() is loop
 
     async def coro():
         return 1

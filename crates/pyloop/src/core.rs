@@ -13,6 +13,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
 
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
@@ -404,10 +405,11 @@ impl LoopCore {
             } else {
                 st.timers.len()
             };
-            // A spare someone took from `gc.get_objects()` since is left
-            // to them (dropping it here frees nothing; as a Bound, since
-            // a Py's drop on a thread that entered through `fastcall` is
-            // put off to pyo3's pool).
+            // A spare should be out of everyone's reach (see
+            // `Handle::recycle`), but one that someone holds all the same
+            // is left to them (dropping it here frees nothing; as a Bound,
+            // since a Py's drop on a thread that entered through `fastcall`
+            // is put off to pyo3's pool).
             let spare = if when.is_nan() && !debug {
                 match st.spares.pop() {
                     Some(h) if handle::only_reference(&h) => Some(h),
@@ -892,6 +894,31 @@ impl LoopCore {
     }
 
     /// `time.monotonic()`: the clock timers use.
+    /// `loop.create_future()`: an `asyncio.Future` of this loop. Made here,
+    /// not in Python: a Python method's frame was a tenth of a future's
+    /// round trip (create, resolve from a callback, await).
+    fn create_future<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        static FUTURE: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+        static LOOP_KW: pyo3::sync::PyOnceLock<Py<PyTuple>> = pyo3::sync::PyOnceLock::new();
+        let py = slf.py();
+        let cls = FUTURE.import(py, "asyncio.futures", "Future")?;
+        let kw = LOOP_KW.get_or_init(py, || {
+            PyTuple::new(py, ["loop"])
+                .expect("a tuple of one str")
+                .unbind()
+        });
+        let args = [slf.as_ptr()];
+        // SAFETY: with the GIL held; `args` holds one live reference, named
+        // by the one keyword in `kw` (a tuple of str), as vectorcall takes
+        // them. Returns a new reference or NULL with an exception set.
+        unsafe {
+            Bound::from_owned_ptr_or_err(
+                py,
+                ffi::PyObject_Vectorcall(cls.as_ptr(), args.as_ptr(), 0, kw.as_ptr()),
+            )
+        }
+    }
+
     fn time(&self) -> f64 {
         time_now()
     }
