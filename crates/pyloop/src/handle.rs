@@ -191,7 +191,7 @@ impl Handle {
     /// (then `true` is returned with it; see `retrack_context`).
     ///
     /// A copy of an empty context is not kept: `None` stands for it, and
-    /// the handle runs in its loop's empty context (see [`empty_context`]).
+    /// the handle runs in its loop's empty context (see [`enter_empty_context`]).
     /// A callback scheduled where no context variable is set (any thread's
     /// `call_soon_threadsafe`, a program that sets none) then costs no
     /// context of its own, to make, to keep apart from the collector, and
