@@ -2307,6 +2307,30 @@ def test_a_burst_of_callbacks_leaves_spares_for_the_next_until_a_quiet_second():
     assert freed > 4000
 
 
+def test_a_loop_keeps_at_most_65536_spare_handles():
+    """However large a batch, the loop keeps at most 65,536 spares (about
+    8 MiB): the handles of a batch of 100,000 callbacks beyond that are
+    freed as they run."""
+    lp = pyloop.new_event_loop()
+
+    def burst():
+        for _ in range(100_000):
+            lp.call_soon(int)
+
+    async def run_burst():
+        contextvars.Context().run(burst)
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+
+    try:
+        before = sys.getallocatedblocks()
+        lp.run_until_complete(run_burst())
+        held = sys.getallocatedblocks() - before
+    finally:
+        lp.close()
+    assert 60_000 < held < 70_000, held
+
+
 def test_an_abandoned_loop_with_spare_handles_is_collected():
     """Spare handles refer to their loop: the loop's traverse shows them,
     so a loop dropped unclosed after running callbacks is still freed."""
