@@ -2277,25 +2277,31 @@ def test_call_soon_threadsafe_from_a_thread_keeps_no_context_alive(loop):
     loop.run_until_complete(asyncio.sleep(0))
 
 
+def run_burst(lp, n):
+    """Runs one batch of `n` callbacks on `lp`, scheduled where no context
+    variable is set (so each handle is one allocated block)."""
+
+    def burst():
+        for _ in range(n):
+            lp.call_soon(int)
+
+    async def main():
+        contextvars.Context().run(burst)
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+
+    lp.run_until_complete(main())
+
+
 def test_a_burst_of_callbacks_leaves_spares_for_the_next_until_a_quiet_second():
     """After a batch of 5,000 callbacks, the loop keeps their handles: the
     next such burst takes no new memory. After a second with no burst, it
     frees them again."""
     lp = pyloop.new_event_loop()
-
-    def burst():
-        for _ in range(5000):
-            lp.call_soon(int)
-
-    async def run_burst():
-        contextvars.Context().run(burst)
-        await asyncio.sleep(0)
-        await asyncio.sleep(0)
-
     try:
-        lp.run_until_complete(run_burst())
+        run_burst(lp, 5000)
         held = sys.getallocatedblocks()
-        lp.run_until_complete(run_burst())
+        run_burst(lp, 5000)
         again = sys.getallocatedblocks() - held
         lp.run_until_complete(asyncio.sleep(1.05))
         before = sys.getallocatedblocks()
@@ -2312,19 +2318,9 @@ def test_a_loop_keeps_at_most_65536_spare_handles():
     8 MiB): the handles of a batch of 100,000 callbacks beyond that are
     freed as they run."""
     lp = pyloop.new_event_loop()
-
-    def burst():
-        for _ in range(100_000):
-            lp.call_soon(int)
-
-    async def run_burst():
-        contextvars.Context().run(burst)
-        await asyncio.sleep(0)
-        await asyncio.sleep(0)
-
     try:
         before = sys.getallocatedblocks()
-        lp.run_until_complete(run_burst())
+        run_burst(lp, 100_000)
         held = sys.getallocatedblocks() - before
     finally:
         lp.close()
