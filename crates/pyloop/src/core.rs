@@ -893,7 +893,6 @@ impl LoopCore {
         })
     }
 
-    /// `time.monotonic()`: the clock timers use.
     /// `loop.create_future()`: an `asyncio.Future` of this loop. Made here,
     /// not in Python: a Python method's frame was a tenth of a future's
     /// round trip (create, resolve from a callback, await).
@@ -902,11 +901,7 @@ impl LoopCore {
         static LOOP_KW: pyo3::sync::PyOnceLock<Py<PyTuple>> = pyo3::sync::PyOnceLock::new();
         let py = slf.py();
         let cls = FUTURE.import(py, "asyncio.futures", "Future")?;
-        let kw = LOOP_KW.get_or_init(py, || {
-            PyTuple::new(py, ["loop"])
-                .expect("a tuple of one str")
-                .unbind()
-        });
+        let kw = LOOP_KW.get_or_try_init(py, || PyTuple::new(py, ["loop"]).map(Bound::unbind))?;
         let args = [slf.as_ptr()];
         // SAFETY: with the GIL held; `args` holds one live reference, named
         // by the one keyword in `kw` (a tuple of str), as vectorcall takes
@@ -919,6 +914,7 @@ impl LoopCore {
         }
     }
 
+    /// `time.monotonic()`: the clock timers use.
     fn time(&self) -> f64 {
         time_now()
     }

@@ -191,7 +191,8 @@ impl Handle {
     /// (then `true` is returned with it; see `retrack_context`).
     ///
     /// A copy of an empty context is not kept: `None` stands for it, and
-    /// the handle runs in its loop's empty context (see [`enter_empty_context`]).
+    /// the handle runs in its loop's empty context (see
+    /// [`enter_empty_context`]).
     /// A callback scheduled where no context variable is set (any thread's
     /// `call_soon_threadsafe`, a program that sets none) then costs no
     /// context of its own, to make, to keep apart from the collector, and
@@ -503,17 +504,22 @@ fn enter_empty_context<'py>(py: Python<'py>, lp: &Py<LoopCore>) -> PyResult<Boun
     Ok(c)
 }
 
+/// A new, empty context.
+fn new_context(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    // SAFETY: with the GIL held; a new reference or NULL with an exception
+    // set.
+    unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyContext_New()) }
+}
+
 /// A new, empty context, entered.
 fn enter_new_context(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
-    // SAFETY: with the GIL held; New returns a new reference or NULL with an
-    // exception set, and Enter cannot fail on a context no one has entered.
-    unsafe {
-        let c = Bound::from_owned_ptr_or_err(py, ffi::PyContext_New())?;
-        if ffi::PyContext_Enter(c.as_ptr()) != 0 {
-            return Err(PyErr::fetch(py));
-        }
-        Ok(c)
+    let c = new_context(py)?;
+    // SAFETY: with the GIL held; Enter cannot fail on a context no one has
+    // entered, and the caller exits it.
+    if unsafe { ffi::PyContext_Enter(c.as_ptr()) } != 0 {
+        return Err(PyErr::fetch(py));
     }
+    Ok(c)
 }
 
 /// Whether the caller's reference to `h` is its only one (a plain read of
@@ -591,9 +597,7 @@ impl Handle {
         if let Some(c) = r.context.as_ref() {
             return Ok(c.clone_ref(py));
         }
-        // SAFETY: with the GIL held; a new reference or NULL with an
-        // exception set.
-        let c = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyContext_New())? }.unbind();
+        let c = new_context(py)?.unbind();
         r.context = Some(c.clone_ref(py));
         Ok(c)
     }
