@@ -744,6 +744,9 @@ impl LoopCore {
                 && Self::state(slf)?.spares.len() < spare_cap
                 && let Some(spare) = Handle::recycle(h)
             {
+                // `__traverse__` counts on every spare referring to this
+                // loop: a handle is queued only by the loop that made it.
+                debug_assert!(spare.get().loop_.is(slf));
                 Self::state(slf)?.spares.push(spare);
             }
         }
