@@ -332,6 +332,23 @@ def test_create_future_and_task_are_the_c_types(loop):
     fut.cancel()
 
 
+def test_a_loop_that_ran_tasks_has_nothing_in_its_instance_dict(loop):
+    # asyncio's tasks look up `loop.call_soon` on every step, and each
+    # lookup probes the instance dict for the name first: an empty one is
+    # the cheap miss (the loop's own state lives in slots).
+    async def step():
+        await asyncio.sleep(0)
+        fut = loop.create_future()
+        loop.call_soon(fut.set_result, None)
+        await fut
+
+    loop.run_until_complete(step())
+    assert loop.__dict__ == {}
+    # Users may still set attributes of their own.
+    loop.mine = 1
+    assert loop.__dict__ == {"mine": 1}
+
+
 def test_create_task_context(loop):
     var = contextvars.ContextVar("v", default=0)
     ctx = contextvars.copy_context()
