@@ -479,6 +479,37 @@ def test_debug_default_follows_asyncio(flags, env):
     assert out == [expected, expected]
 
 
+def test_the_rust_module_alone_says_to_import_pyloop():
+    # The Rust transports are handed their Python classes as pyloop is
+    # imported. Loaded by itself, the extension module gives a clear error
+    # where it would need them, not a crash.
+    code = (
+        "import asyncio, importlib.machinery, importlib.util, socket, sys\n"
+        "path = sys.argv[1]\n"
+        "loader = importlib.machinery.ExtensionFileLoader('_pyloop', path)\n"
+        "spec = importlib.util.spec_from_file_location('_pyloop', path, loader=loader)\n"
+        "m = importlib.util.module_from_spec(spec)\n"
+        "loader.exec_module(m)\n"
+        "assert 'pyloop' not in sys.modules\n"
+        "a, b = socket.socketpair()\n"
+        "try:\n"
+        "    m.make_socket_transport(m.LoopCore(), a, asyncio.Protocol())\n"
+        "except RuntimeError as e:\n"
+        "    print(e)\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code, pyloop._pyloop.__file__],
+        capture_output=True,
+        text=True,
+        cwd="/",
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == (
+        "pyloop._pyloop: the transport classes are not set "
+        "(import pyloop, not pyloop._pyloop)"
+    )
+
+
 def test_a_loop_runs_under_valgrind():
     # valgrind gives its guest its own auxiliary vector, without the
     # kernel's vDSO. rustix's own reading of the vector found the real vDSO's

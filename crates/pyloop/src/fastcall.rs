@@ -143,17 +143,20 @@ unsafe fn enter(
     let err = match res {
         Ok(Ok(v)) => return v.into_ptr(),
         Ok(Err(e)) => e,
-        Err(payload) => {
-            let msg = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "panic in pyloop".to_owned());
-            pyo3::panic::PanicException::new_err(msg)
-        }
+        Err(payload) => pyo3::panic::PanicException::new_err(panic_message(&*payload)),
     };
     err.restore(py);
     std::ptr::null_mut()
+}
+
+/// The message of a panic's payload: `panic!`'s text, as pyo3 gives it at
+/// its own boundaries.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "panic in pyloop".to_owned())
 }
 
 /// One of the two methods: its name and its body.
@@ -224,4 +227,26 @@ pub(crate) fn install(ty: &Bound<'_, PyType>) -> PyResult<()> {
         ty.setattr(name.to_string_lossy().as_ref(), descr)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::panic_message;
+    use std::panic::catch_unwind;
+
+    /// What a panic on the vectorcall paths says in its `PanicException`:
+    /// the panic's own text, whether a literal or formatted.
+    #[test]
+    fn a_panic_becomes_its_message() {
+        let hook = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let literal = catch_unwind(|| panic!("a literal")).unwrap_err();
+        let n = 3;
+        let formatted = catch_unwind(|| panic!("formatted {n}")).unwrap_err();
+        let other = catch_unwind(|| std::panic::panic_any(7_u8)).unwrap_err();
+        std::panic::set_hook(hook);
+        assert_eq!(panic_message(&*literal), "a literal");
+        assert_eq!(panic_message(&*formatted), "formatted 3");
+        assert_eq!(panic_message(&*other), "panic in pyloop");
+    }
 }
