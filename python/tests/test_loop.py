@@ -321,6 +321,10 @@ def test_create_future_and_task_are_the_c_types(loop):
     fut = loop.create_future()
     assert type(fut) is asyncio.Future
     assert fut.get_loop() is loop
+    # A hand-written C method (fastcall.rs), with asyncio's signature.
+    assert str(inspect.signature(loop.create_future)) == "()"
+    with pytest.raises(TypeError):
+        loop.create_future(1)
 
     async def coro():
         return 1

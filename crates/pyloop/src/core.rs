@@ -667,11 +667,13 @@ impl LoopCore {
                 }
             }
         }
-        for (t, r, w) in transports {
-            match t {
-                FdCallback::Transport(t) => SocketTransport::on_ready(t.bind(py), r, w)?,
-                FdCallback::Datagram(t) => DatagramTransport::on_ready(t.bind(py), r, w)?,
-                FdCallback::Handle(_) => {}
+        if !transports.is_empty() {
+            for (t, r, w) in transports {
+                match t {
+                    FdCallback::Transport(t) => SocketTransport::on_ready(t.bind(py), r, w)?,
+                    FdCallback::Datagram(t) => DatagramTransport::on_ready(t.bind(py), r, w)?,
+                    FdCallback::Handle(_) => {}
+                }
             }
         }
 
@@ -757,6 +759,16 @@ impl LoopCore {
     /// `SocketTransport::write`): one system call per transport for all of
     /// it, before the loop polls or blocks again.
     fn flush_writes(slf: &Bound<'_, Self>) -> PyResult<()> {
+        // Most iterations wrote nothing: they only look (the sending, out
+        // of line, is where the compiler reads pyo3's thread-local state).
+        if Self::state(slf)?.flush.is_empty() {
+            return Ok(());
+        }
+        Self::send_deferred(slf)
+    }
+
+    #[inline(never)]
+    fn send_deferred(slf: &Bound<'_, Self>) -> PyResult<()> {
         let py = slf.py();
         loop {
             let batch = std::mem::take(&mut Self::state(slf)?.flush);
@@ -764,8 +776,8 @@ impl LoopCore {
                 return Ok(());
             }
             let mut batch = batch.into_iter();
-            for t in batch.by_ref() {
-                if let Err(e) = SocketTransport::flush_deferred(t.bind(py)) {
+            while let Some(t) = batch.next() {
+                if let Err(e) = SocketTransport::flush_deferred(&t.into_bound(py)) {
                     // The exception leaves the loop; the rest go out at the
                     // end of its next iteration.
                     Self::state(slf)?.flush.extend(batch);
@@ -789,6 +801,28 @@ impl LoopCore {
         }
         st.flush.push(t.clone().unbind());
         true
+    }
+
+    /// `loop.create_future()`: an `asyncio.Future` of this loop, called
+    /// through [`crate::fastcall`]. Made here, not in Python: a Python
+    /// method's frame was a tenth of a future's round trip (create, resolve
+    /// from a callback, await).
+    pub(crate) fn create_future<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        static FUTURE: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+        static LOOP_KW: pyo3::sync::PyOnceLock<Py<PyTuple>> = pyo3::sync::PyOnceLock::new();
+        let py = slf.py();
+        let cls = FUTURE.import(py, "asyncio.futures", "Future")?;
+        let kw = LOOP_KW.get_or_try_init(py, || PyTuple::new(py, ["loop"]).map(Bound::unbind))?;
+        let args = [slf.as_ptr()];
+        // SAFETY: with the GIL held; `args` holds one live reference, named
+        // by the one keyword in `kw` (a tuple of str), as vectorcall takes
+        // them. Returns a new reference or NULL with an exception set.
+        unsafe {
+            Bound::from_owned_ptr_or_err(
+                py,
+                ffi::PyObject_Vectorcall(cls.as_ptr(), args.as_ptr(), 0, kw.as_ptr()),
+            )
+        }
     }
 }
 
@@ -894,27 +928,6 @@ impl LoopCore {
             running: AtomicBool::new(false),
             empty_context: GilCell::new(None),
         })
-    }
-
-    /// `loop.create_future()`: an `asyncio.Future` of this loop. Made here,
-    /// not in Python: a Python method's frame was a tenth of a future's
-    /// round trip (create, resolve from a callback, await).
-    fn create_future<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        static FUTURE: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
-        static LOOP_KW: pyo3::sync::PyOnceLock<Py<PyTuple>> = pyo3::sync::PyOnceLock::new();
-        let py = slf.py();
-        let cls = FUTURE.import(py, "asyncio.futures", "Future")?;
-        let kw = LOOP_KW.get_or_try_init(py, || PyTuple::new(py, ["loop"]).map(Bound::unbind))?;
-        let args = [slf.as_ptr()];
-        // SAFETY: with the GIL held; `args` holds one live reference, named
-        // by the one keyword in `kw` (a tuple of str), as vectorcall takes
-        // them. Returns a new reference or NULL with an exception set.
-        unsafe {
-            Bound::from_owned_ptr_or_err(
-                py,
-                ffi::PyObject_Vectorcall(cls.as_ptr(), args.as_ptr(), 0, kw.as_ptr()),
-            )
-        }
     }
 
     /// `time.monotonic()`: the clock timers use.

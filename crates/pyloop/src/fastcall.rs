@@ -1,13 +1,16 @@
-//! `call_soon` and `call_soon_threadsafe` as plain vectorcall methods.
+//! `call_soon`, `call_soon_threadsafe` and `create_future` as plain C
+//! methods.
 //!
 //! Every task step calls `loop.call_soon(step, context=ctx)`, and every
 //! future's done callback the same. pyo3's generated wrapper matches a
 //! keyword by decoding its name to UTF-8 and comparing bytes, which costs
-//! about 15 ns of a 450 ns task switch here. These two methods are
-//! installed on `LoopCore` in place of pyo3's wrappers, as
+//! about 15 ns of a 450 ns task switch here. The two `call_soon` methods
+//! are installed on `LoopCore` in place of pyo3's wrappers, as
 //! `METH_FASTCALL | METH_KEYWORDS` methods that compare the one keyword
-//! they take by pointer first. The work itself is the same Rust function
-//! ([`LoopCore::call_soon_impl`], [`LoopCore::call_soon_threadsafe_impl`]).
+//! they take by pointer first. `create_future` (one per await of a future)
+//! is a `METH_NOARGS` method, without pyo3's per-call bookkeeping. The work
+//! itself is the same Rust function ([`LoopCore::call_soon_impl`],
+//! [`LoopCore::call_soon_threadsafe_impl`], [`LoopCore::create_future`]).
 //!
 //! As at pyo3's boundaries, a panic becomes a `PanicException`: none
 //! unwinds into Python.
@@ -107,13 +110,28 @@ unsafe fn parse<'py>(
             )));
         }
     };
-    let rest = PyTuple::new(
-        py,
-        rest.iter()
-            // SAFETY: as above.
-            .map(|p| unsafe { Borrowed::from_ptr(py, *p) }),
-    )?;
-    Ok((callback, rest, context))
+    Ok((callback, args_tuple(py, rest)?, context))
+}
+
+/// The callback's arguments as a tuple: made directly (pyo3's
+/// `PyTuple::new` takes an iterator, with checks and a panic path that
+/// cost more than these few pointers do).
+fn args_tuple<'py>(py: Python<'py>, items: &[*mut ffi::PyObject]) -> PyResult<Bound<'py, PyTuple>> {
+    if items.is_empty() {
+        return Ok(PyTuple::empty(py));
+    }
+    // SAFETY: with the GIL held. PyTuple_New returns a new tuple of
+    // `items.len()` empty slots, or NULL with an exception set; each slot
+    // is filled once, with a new reference to a live object (the caller's
+    // borrowed arguments).
+    unsafe {
+        let t = Bound::from_owned_ptr_or_err(py, ffi::PyTuple_New(items.len() as ffi::Py_ssize_t))?;
+        for (i, &p) in items.iter().enumerate() {
+            ffi::Py_INCREF(p);
+            ffi::PyTuple_SET_ITEM(t.as_ptr(), i as ffi::Py_ssize_t, p);
+        }
+        Ok(t.cast_into_unchecked())
+    }
 }
 
 /// Runs `body` for a vectorcall on `slf`, turning an error or a panic into
@@ -138,15 +156,45 @@ unsafe fn enter(
         let slf = unsafe { Bound::from_borrowed_ptr(py, slf).cast_into_unchecked::<LoopCore>() };
         // SAFETY: as this function's caller promises.
         let (callback, rest, context) = unsafe { parse(py, name, args, nargsf, kwnames) }?;
-        body(&slf, &callback, &rest, context)
+        body(&slf, &callback, &rest, context).map(Py::into_ptr)
     }));
+    finish(py, res)
+}
+
+/// A method's outcome as CPython takes it: the new reference, or NULL with
+/// the error (or the panic, as a `PanicException`) raised.
+fn finish(
+    py: Python<'_>,
+    res: std::thread::Result<PyResult<*mut ffi::PyObject>>,
+) -> *mut ffi::PyObject {
     let err = match res {
-        Ok(Ok(v)) => return v.into_ptr(),
+        Ok(Ok(v)) => return v,
         Ok(Err(e)) => e,
         Err(payload) => pyo3::panic::PanicException::new_err(panic_message(&*payload)),
     };
     err.restore(py);
     std::ptr::null_mut()
+}
+
+/// `loop.create_future()`, as a `METH_NOARGS` method: a future per await
+/// is made here, and pyo3's wrapper (its thread-local count of attached
+/// calls, read and written per call) cost more than the work.
+///
+/// # Safety
+/// Called by CPython through LoopCore's method descriptor, with the GIL
+/// held: `slf` is a `LoopCore` (or a subclass's instance).
+unsafe extern "C" fn create_future(
+    slf: *mut ffi::PyObject,
+    _noargs: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    // SAFETY: CPython calls methods with the thread attached.
+    let py = unsafe { Python::assume_attached() };
+    let res = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: the descriptor checked that self is a LoopCore.
+        let slf = unsafe { Bound::from_borrowed_ptr(py, slf).cast_into_unchecked::<LoopCore>() };
+        LoopCore::create_future(&slf).map(Bound::into_ptr)
+    }));
+    finish(py, res)
 }
 
 /// The message of a panic's payload: `panic!`'s text, as pyo3 gives it at
@@ -188,34 +236,48 @@ unsafe extern "C" fn method<M: Method>(
     unsafe { enter(M::NAME, M::BODY, slf, args, nargsf, kwnames) }
 }
 
-/// Puts the two methods on `ty` (`LoopCore`), with signatures that
+/// Puts the three methods on `ty` (`LoopCore`), with signatures that
 /// `inspect.signature` reads.
 pub(crate) fn install(ty: &Bound<'_, PyType>) -> PyResult<()> {
-    let methods: [(&CStr, &CStr, ffi::PyCFunctionFastWithKeywords); 2] = [
+    let fast = ffi::METH_FASTCALL | ffi::METH_KEYWORDS;
+    let methods: [(&CStr, &CStr, ffi::PyMethodDefPointer, i32); 3] = [
         (
             c"call_soon",
             c"call_soon($self, callback, *args, context=None)\n--\n\n\
               Arranges for callback to be called soon, in the given context \
               or a copy of the current one.",
-            method::<CallSoon>,
+            ffi::PyMethodDefPointer {
+                PyCFunctionFastWithKeywords: method::<CallSoon>,
+            },
+            fast,
         ),
         (
             c"call_soon_threadsafe",
             c"call_soon_threadsafe($self, callback, *args, context=None)\n--\n\n\
               Like call_soon(), from any thread: wakes the loop if it sleeps.",
-            method::<CallSoonThreadsafe>,
+            ffi::PyMethodDefPointer {
+                PyCFunctionFastWithKeywords: method::<CallSoonThreadsafe>,
+            },
+            fast,
+        ),
+        (
+            c"create_future",
+            c"create_future($self, /)\n--\n\n\
+              An asyncio.Future attached to this loop.",
+            ffi::PyMethodDefPointer {
+                PyCFunction: create_future,
+            },
+            ffi::METH_NOARGS,
         ),
     ];
     let py = ty.py();
-    for (name, doc, f) in methods {
+    for (name, doc, meth, flags) in methods {
         // The descriptor keeps a pointer to its definition for as long as
         // the type lives: the definition is leaked, once per module load.
         let def = Box::leak(Box::new(ffi::PyMethodDef {
             ml_name: name.as_ptr(),
-            ml_meth: ffi::PyMethodDefPointer {
-                PyCFunctionFastWithKeywords: f,
-            },
-            ml_flags: ffi::METH_FASTCALL | ffi::METH_KEYWORDS,
+            ml_meth: meth,
+            ml_flags: flags,
             ml_doc: doc.as_ptr(),
         }));
         // SAFETY: a live type object and a definition that outlives it;
