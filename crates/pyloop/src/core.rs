@@ -353,6 +353,7 @@ impl LoopCore {
 
     /// Raises if the loop is closed and, in debug mode, if called from a
     /// thread other than the loop's. Returns whether debug mode is on.
+    #[inline]
     fn check_open_and_thread(slf: &Bound<'_, Self>) -> PyResult<bool> {
         let lp = slf.get();
         lp.check_closed()?;

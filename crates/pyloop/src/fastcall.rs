@@ -163,6 +163,7 @@ unsafe fn enter(
 
 /// A method's outcome as CPython takes it: the new reference, or NULL with
 /// the error (or the panic, as a `PanicException`) raised.
+#[inline]
 fn finish(
     py: Python<'_>,
     res: std::thread::Result<PyResult<*mut ffi::PyObject>>,

@@ -216,9 +216,7 @@ impl Handle {
         let copy = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyContext_CopyCurrent())? };
         #[cfg(not(Py_GIL_DISABLED))]
         {
-            // SAFETY: a live context, with the GIL held (its length cannot
-            // fail).
-            if unsafe { ffi::PyObject_Length(copy.as_ptr()) } == 0 {
+            if context_is_empty(&copy) {
                 return Ok((None, false));
             }
             if queued {
@@ -468,6 +466,22 @@ impl Handle {
     }
 }
 
+/// Whether a context (a live `contextvars.Context`) holds no variables.
+/// Its type's length slot is called directly: `PyObject_Length` reaches it
+/// through two generic functions (about 40 instructions a call).
+fn context_is_empty(c: &Bound<'_, PyAny>) -> bool {
+    // SAFETY: a live object, with the GIL held; a context's length cannot
+    // fail. The slot is read from the object's own type.
+    unsafe {
+        let p = c.as_ptr();
+        let m = (*ffi::Py_TYPE(p)).tp_as_mapping;
+        match m.as_ref().and_then(|m| m.mp_length) {
+            Some(len) => len(p) == 0,
+            None => ffi::PyObject_Length(p) == 0,
+        }
+    }
+}
+
 /// Enters, and returns, an empty context for a handle made where the
 /// current context was empty (see `Handle::own_context`): its loop's shared
 /// one while that is still empty, as no callback run in it has left a
@@ -483,18 +497,16 @@ fn enter_empty_context<'py>(py: Python<'py>, lp: &Py<LoopCore>) -> PyResult<Boun
         .borrow(py)?
         .as_ref()
         .map(|c| c.bind(py).clone());
-    if let Some(c) = shared {
-        // SAFETY: a live context, with the GIL held; Length cannot fail on
-        // one.
-        if unsafe { ffi::PyObject_Length(c.as_ptr()) } == 0 {
-            // SAFETY: as above; Enter fails only if the context is entered
-            // already, and the caller exits it.
-            if unsafe { ffi::PyContext_Enter(c.as_ptr()) } == 0 {
-                return Ok(c);
-            }
-            let _ = PyErr::take(py);
-            return enter_new_context(py);
+    if let Some(c) = shared
+        && context_is_empty(&c)
+    {
+        // SAFETY: a live context, with the GIL held; Enter fails only if the
+        // context is entered already, and the caller exits it.
+        if unsafe { ffi::PyContext_Enter(c.as_ptr()) } == 0 {
+            return Ok(c);
         }
+        let _ = PyErr::take(py);
+        return enter_new_context(py);
     }
     let c = enter_new_context(py)?;
     let old = lp
