@@ -339,7 +339,9 @@ impl Handle {
         // PyObject_GC_Track requires.
         unsafe {
             let p = h.as_ptr();
-            if ffi::PyObject_GC_IsTracked(p) == 0 && ffi::Py_REFCNT(p) > 1 {
+            // The reference count first: a handle only the loop holds (a
+            // task step's, whose caller dropped it) is the common case.
+            if ffi::Py_REFCNT(p) > 1 && ffi::PyObject_GC_IsTracked(p) == 0 {
                 ffi::PyObject_GC_Track(p.cast());
             }
         }
