@@ -21,6 +21,7 @@ import json
 import os
 import platform
 import random
+import re
 import resource
 import socket
 import subprocess
@@ -912,6 +913,61 @@ def spawn(workload, loop, n):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def instructions(valgrind, subjects, quick):
+    """Instructions per operation of the micro rows, counted by callgrind:
+    the same child at two sizes, and the difference per operation, so that
+    start-up and imports cancel out. A count does not move with this VM's
+    noise, as the times above do, so it shows which loop does less work even
+    where their times are within that noise. It is not a time: a cache miss,
+    a `rdtsc` or a locked instruction counts as one. Under valgrind the
+    threads of `call_soon_threadsafe` take turns, so that row's producer
+    runs in longer bursts than it does natively."""
+    emit({"event": "step", "label": "instructions per operation (callgrind)"})
+    rows = [
+        ("call_soon chain (socket registered)", "call_soon", 20_000, 1),
+        ("call_soon_threadsafe from a thread", "threadsafe", 10_000, 1),
+        ("future round trip", "future", 10_000, 1),
+        ("sleep(0) task switch", "sleep0", 10_000, 2),
+    ]
+    if quick:
+        rows = [(a, b, n // 4, d) for a, b, n, d in rows]
+
+    def count(workload, loop, n):
+        out = subprocess.run(
+            [valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null",
+             sys.executable, "-P", __file__, "child", workload, loop, str(n)],
+            capture_output=True,
+            text=True,
+            timeout=1200,
+        )
+        m = re.search(r"Collected : (\d+)", out.stderr)
+        if out.returncode != 0 or m is None:
+            raise RuntimeError(f"callgrind of {workload} on {loop} failed: {out.stderr[-500:]}")
+        return int(m.group(1))
+
+    for label, workload, n, per in rows:
+        got = {}
+        for loop in subjects:
+            try:
+                got[loop] = (count(workload, loop, 3 * n) - count(workload, loop, n)) // (2 * n * per)
+            except (RuntimeError, subprocess.TimeoutExpired) as e:
+                emit({"event": "note", "text": f"{label} (callgrind): {loop} could not run it ({str(e)[-200:]})"})
+        active = [loop for loop in subjects if loop in got]
+        if "pyloop" not in active:
+            continue
+        emit(
+            {
+                "event": "run",
+                "system": "pyloop",
+                "workload": f"{label}: instructions (callgrind)",
+                "unit": "count",
+                "subjects": [{"name": loop, "version": version(loop)} for loop in active],
+                "reference": 0,
+                "rounds": [[{"value": got[loop]} for loop in active]],
+            }
+        )
+
+
 def emit(obj):
     sys.stdout.write(json.dumps(obj) + "\n")
     sys.stdout.flush()
@@ -995,12 +1051,21 @@ def main():
     emit(
         {
             "event": "plan",
-            "steps": len(wl) + 3 + 2 * len(echo) + 2 * (len(tls_sizes) + 2 + len(udp_sizes)) + 2 * 3 + 2,
+            "steps": len(wl) + 4 + 2 * len(echo) + 2 * (len(tls_sizes) + 2 + len(udp_sizes)) + 2 * 3 + 2,
         }
     )
 
     for label, unit_label, kind, n in wl:
         interleaved(label, kind, n, subjects, rounds, params={"per": unit_label})
+
+    valgrind = next(
+        (p.get("program") for p in json.loads(os.environ.get("XTASK_PEERS", "[]")) if p.get("name") == "valgrind"),
+        None,
+    )
+    if valgrind:
+        instructions(valgrind, subjects, args.quick)
+    else:
+        emit({"event": "note", "text": "valgrind is missing: no instruction counts"})
 
     # Timer lateness: every loop's samples from one process per round; the
     # run's rounds are the individual timers.

@@ -48,9 +48,9 @@ Peers are installed first, where they can be: apt-get when run as root (dash,\n\
 bash, zsh, mksh for rush), cargo install --root target/peers (rmz for fast-rm,\n\
 ripgrep for greppy), go install into target/peers/bin (zoekt for greppy), pip\n\
 into pyloop's benchmark venv under target/pyloop (uvloop, rloop, and uvicorn,\n\
-httptools and aiohttp for its HTTP rows, which wrk from apt loads), npm into\n\
-target/peers/npm. A peer that cannot be installed is reported on its row, not\n\
-dropped silently.\n\
+httptools and aiohttp for its HTTP rows, which wrk from apt loads; valgrind\n\
+from apt counts its micro rows' instructions), npm into target/peers/npm. A\n\
+peer that cannot be installed is reported on its row, not dropped silently.\n\
 \n\
 How long a run takes on the 2-vCPU development VM (measured 2026-11-23, with\n\
 other work on the machine): a full run of floor takes about 4 minutes, rush 4,\n\

@@ -11,13 +11,22 @@ pub fn system() -> System {
         name: "pyloop",
         // The loops are Python packages, installed into the driver's venv
         // (the driver reports their versions and says which are missing),
-        // as are the HTTP servers run on them; wrk loads the servers.
-        peers: vec![Peer {
-            name: "wrk",
-            program: "wrk",
-            install: Install::Apt("wrk"),
-            version_args: &["-v"],
-        }],
+        // as are the HTTP servers run on them; wrk loads the servers, and
+        // valgrind's callgrind counts the micro rows' instructions.
+        peers: vec![
+            Peer {
+                name: "wrk",
+                program: "wrk",
+                install: Install::Apt("wrk"),
+                version_args: &["-v"],
+            },
+            Peer {
+                name: "valgrind",
+                program: "valgrind",
+                install: Install::Apt("valgrind"),
+                version_args: &["--version"],
+            },
+        ],
         drivers: vec![Driver::Python {
             script: "benches/pyloop/bench.py",
             packages: &[
