@@ -968,6 +968,13 @@ def instructions(valgrind, subjects, quick):
         )
 
 
+def peer_program(name):
+    """The program of peer `name` that xtask installed (`XTASK_PEERS`), or
+    None where it could not."""
+    peers = json.loads(os.environ.get("XTASK_PEERS", "[]"))
+    return next((p.get("program") for p in peers if p.get("name") == name), None)
+
+
 def emit(obj):
     sys.stdout.write(json.dumps(obj) + "\n")
     sys.stdout.flush()
@@ -1058,10 +1065,7 @@ def main():
     for label, unit_label, kind, n in wl:
         interleaved(label, kind, n, subjects, rounds, params={"per": unit_label})
 
-    valgrind = next(
-        (p.get("program") for p in json.loads(os.environ.get("XTASK_PEERS", "[]")) if p.get("name") == "valgrind"),
-        None,
-    )
+    valgrind = peer_program("valgrind")
     if valgrind:
         instructions(valgrind, subjects, args.quick)
     else:
@@ -1135,10 +1139,7 @@ def main():
                 ],
             )
 
-    wrk = next(
-        (p.get("program") for p in json.loads(os.environ.get("XTASK_PEERS", "[]")) if p.get("name") == "wrk"),
-        None,
-    )
+    wrk = peer_program("wrk")
     n_client = 2000 if args.quick else 10_000
     for pinned in (False, True):
         where = ", one vCPU" if pinned else ""
