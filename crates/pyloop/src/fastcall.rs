@@ -149,25 +149,35 @@ unsafe fn enter(
     nargsf: ffi::Py_ssize_t,
     kwnames: *mut ffi::PyObject,
 ) -> *mut ffi::PyObject {
+    let work = |slf: &Bound<'_, LoopCore>| {
+        // SAFETY: as this function's caller promises.
+        let (callback, rest, context) = unsafe { parse(slf.py(), name, args, nargsf, kwnames) }?;
+        body(slf, &callback, &rest, context).map(Py::into_ptr)
+    };
+    // SAFETY: as this function's caller promises.
+    unsafe { boundary(slf, work) }
+}
+
+/// The boundary every method here runs its work inside: `work` gets the
+/// loop, and its result, error or panic becomes what CPython takes (a new
+/// reference, or NULL with the exception raised; a panic as a
+/// `PanicException`).
+///
+/// # Safety
+/// Called by CPython through a method descriptor of `LoopCore`, with the
+/// GIL held: `slf` is a `LoopCore` (or a subclass's instance).
+#[inline(always)]
+unsafe fn boundary(
+    slf: *mut ffi::PyObject,
+    work: impl FnOnce(&Bound<'_, LoopCore>) -> PyResult<*mut ffi::PyObject>,
+) -> *mut ffi::PyObject {
     // SAFETY: CPython calls methods with the thread attached.
     let py = unsafe { Python::assume_attached() };
     let res = catch_unwind(AssertUnwindSafe(|| {
         // SAFETY: the descriptor checked that self is a LoopCore.
         let slf = unsafe { Bound::from_borrowed_ptr(py, slf).cast_into_unchecked::<LoopCore>() };
-        // SAFETY: as this function's caller promises.
-        let (callback, rest, context) = unsafe { parse(py, name, args, nargsf, kwnames) }?;
-        body(&slf, &callback, &rest, context).map(Py::into_ptr)
+        work(&slf)
     }));
-    finish(py, res)
-}
-
-/// A method's outcome as CPython takes it: the new reference, or NULL with
-/// the error (or the panic, as a `PanicException`) raised.
-#[inline]
-fn finish(
-    py: Python<'_>,
-    res: std::thread::Result<PyResult<*mut ffi::PyObject>>,
-) -> *mut ffi::PyObject {
     let err = match res {
         Ok(Ok(v)) => return v,
         Ok(Err(e)) => e,
@@ -188,14 +198,8 @@ unsafe extern "C" fn create_future(
     slf: *mut ffi::PyObject,
     _noargs: *mut ffi::PyObject,
 ) -> *mut ffi::PyObject {
-    // SAFETY: CPython calls methods with the thread attached.
-    let py = unsafe { Python::assume_attached() };
-    let res = catch_unwind(AssertUnwindSafe(|| {
-        // SAFETY: the descriptor checked that self is a LoopCore.
-        let slf = unsafe { Bound::from_borrowed_ptr(py, slf).cast_into_unchecked::<LoopCore>() };
-        LoopCore::create_future(&slf).map(Bound::into_ptr)
-    }));
-    finish(py, res)
+    // SAFETY: as this function's caller promises.
+    unsafe { boundary(slf, |slf| LoopCore::create_future(slf).map(Bound::into_ptr)) }
 }
 
 /// The message of a panic's payload: `panic!`'s text, as pyo3 gives it at
