@@ -96,7 +96,6 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
     __slots__ = (
         "_thread_id",
         "_exception_handler",
-        "_task_factory",
         "_default_executor",
         "_executor_shutdown_called",
         "_asyncgens",
@@ -113,7 +112,6 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
     def __init__(self):
         self._thread_id = None
         self._exception_handler = None
-        self._task_factory = None
         self._default_executor = None
         self._executor_shutdown_called = False
         self._asyncgens = weakref.WeakSet()
@@ -257,30 +255,8 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
     def _log_slow_callback(self, handle, dt):
         logger.warning("Executing %s took %.3f seconds", _format_handle(handle), dt)
 
-    # Futures and tasks.
-
-    def create_task(self, coro, *, name=None, context=None):
-        self._check_closed()
-        if self._task_factory is None:
-            task = tasks.Task(coro, loop=self, name=name, context=context)
-            if task._source_traceback:
-                del task._source_traceback[-1]
-        else:
-            if context is None:
-                task = self._task_factory(self, coro)
-            else:
-                task = self._task_factory(self, coro, context=context)
-            if name is not None:
-                task.set_name(name)
-        return task
-
-    def set_task_factory(self, factory):
-        if factory is not None and not callable(factory):
-            raise TypeError("task factory must be a callable or None")
-        self._task_factory = factory
-
-    def get_task_factory(self):
-        return self._task_factory
+    # Futures and tasks: create_future, create_task and the task factory
+    # are the core's (fastcall.rs, core.rs).
 
     # Errors.
 

@@ -336,6 +336,82 @@ def test_create_future_and_task_are_the_c_types(loop):
     fut.cancel()
 
 
+def test_create_task_arguments_parse_as_asyncios(loop):
+    # A hand-written vectorcall method (fastcall.rs), with asyncio's
+    # signature and its argument errors.
+    assert type(loop.create_task).__name__ == "builtin_function_or_method"
+    assert str(inspect.signature(loop.create_task)) == "(coro, *, name=None, context=None)"
+
+    async def value(v):
+        return v
+
+    # `coro` by keyword; `name=None` and `context=None` as if not given.
+    task = loop.create_task(coro=value(1), name=None, context=None)
+    assert task.get_name().startswith("Task-")
+    assert loop.run_until_complete(task) == 1
+    # Keyword names that are not the interned strings.
+    var = contextvars.ContextVar("var", default="default")
+    ctx = contextvars.copy_context()
+    ctx.run(var.set, "in ctx")
+
+    async def read():
+        return var.get()
+
+    kw = {"".join(["na", "me"]): "built", "".join(["con", "text"]): ctx}
+    task = loop.create_task(read(), **kw)
+    assert task.get_name() == "built"
+    assert loop.run_until_complete(task) == "in ctx"
+
+    coro = value(3)
+    for args, kwargs, message in [
+        ((), {}, "missing 1 required positional argument: 'coro'"),
+        ((coro, coro), {}, "takes 1 positional argument but 2 were given"),
+        ((coro,), {"coro": coro}, "multiple values for argument 'coro'"),
+        ((coro,), {"eager_start": True}, "unexpected keyword argument 'eager_start'"),
+    ]:
+        with pytest.raises(TypeError, match=message):
+            loop.create_task(*args, **kwargs)
+    coro.close()
+
+
+def test_create_task_makes_the_task_class_asyncio_names_at_the_call(loop, monkeypatch):
+    # As asyncio's create_task does, `tasks.Task` is looked up on each call:
+    # a replaced class is the one used.
+    class Mine(asyncio.Task):
+        pass
+
+    async def nothing():
+        pass
+
+    monkeypatch.setattr(asyncio.tasks, "Task", Mine)
+    task = loop.create_task(nothing())
+    assert type(task) is Mine
+    loop.run_until_complete(task)
+    monkeypatch.undo()
+    task = loop.create_task(nothing())
+    assert type(task) is asyncio.Task
+    loop.run_until_complete(task)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="eager tasks are new in 3.12")
+def test_eager_task_factory_runs_the_coroutine_at_once(loop):
+    ran = []
+
+    async def step():
+        ran.append(1)
+        return 5
+
+    async def main():
+        loop.set_task_factory(asyncio.eager_task_factory)
+        task = loop.create_task(step(), name="eager")
+        # Run to its end inside create_task, before any iteration.
+        assert ran == [1] and task.done() and task.get_name() == "eager"
+        return await task
+
+    assert loop.run_until_complete(main()) == 5
+    loop.set_task_factory(None)
+
+
 def test_a_loop_that_ran_tasks_has_nothing_in_its_instance_dict(loop):
     # asyncio's tasks look up `loop.call_soon` on every step, and each
     # lookup probes the instance dict for the name first: an empty one is

@@ -16,7 +16,7 @@ use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyModule, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
 use rustc_hash::FxHashMap;
 
@@ -107,6 +107,8 @@ pub struct LoopCore {
     /// The context that handles made where the current context was empty
     /// run in, while it stays empty (see `handle::enter_empty_context`).
     pub(crate) empty_context: GilCell<Option<Py<PyAny>>>,
+    /// `set_task_factory`'s callable, or `None` for asyncio's `Task`.
+    task_factory: GilCell<Option<Py<PyAny>>>,
 }
 
 #[derive(Debug)]
@@ -827,6 +829,67 @@ impl LoopCore {
             )
         }
     }
+
+    /// `loop.create_task(coro, *, name=None, context=None)`, as asyncio's
+    /// `BaseEventLoop.create_task` does it: `tasks.Task(coro, loop=self,
+    /// name=name, context=context)` (the class looked up on each call, as
+    /// there), or the task factory's task, named. Called from C
+    /// (`fastcall`), so no frame of the loop's is on the stack: in debug
+    /// mode, the task's traceback already ends at the caller's line.
+    pub(crate) fn create_task<'py>(
+        slf: &Bound<'py, Self>,
+        coro: &Bound<'py, PyAny>,
+        name: Option<Bound<'py, PyAny>>,
+        context: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        static TASKS: pyo3::sync::PyOnceLock<Py<PyModule>> = pyo3::sync::PyOnceLock::new();
+        static TASK_KW: pyo3::sync::PyOnceLock<Py<PyTuple>> = pyo3::sync::PyOnceLock::new();
+        let py = slf.py();
+        let core = slf.get();
+        core.check_closed()?;
+        let factory = core
+            .task_factory
+            .borrow(py)?
+            .as_ref()
+            .map(|f| f.clone_ref(py));
+        if let Some(factory) = factory {
+            let task = match context {
+                None => factory.call1(py, (slf, coro))?,
+                Some(ctx) => {
+                    let kw = pyo3::types::PyDict::new(py);
+                    kw.set_item(intern!(py, "context"), ctx)?;
+                    factory.call(py, (slf, coro), Some(&kw))?
+                }
+            }
+            .into_bound(py);
+            if let Some(name) = name {
+                task.call_method1(intern!(py, "set_name"), (name,))?;
+            }
+            return Ok(task);
+        }
+        let tasks = TASKS.get_or_try_init(py, || py.import("asyncio.tasks").map(Bound::unbind))?;
+        let cls = tasks.bind(py).getattr(intern!(py, "Task"))?;
+        let kw = TASK_KW.get_or_try_init(py, || {
+            PyTuple::new(py, ["loop", "name", "context"]).map(Bound::unbind)
+        })?;
+        let none = py.None();
+        let args = [
+            coro.as_ptr(),
+            slf.as_ptr(),
+            name.as_ref().map_or(none.as_ptr(), |n| n.as_ptr()),
+            context.as_ref().map_or(none.as_ptr(), |c| c.as_ptr()),
+        ];
+        // SAFETY: with the GIL held; `args` holds four live references (one
+        // positional, then one per keyword in `kw`, a tuple of str), as
+        // vectorcall takes them. Returns a new reference or NULL with an
+        // exception set.
+        unsafe {
+            Bound::from_owned_ptr_or_err(
+                py,
+                ffi::PyObject_Vectorcall(cls.as_ptr(), args.as_ptr(), 1, kw.as_ptr()),
+            )
+        }
+    }
 }
 
 #[pymethods]
@@ -837,6 +900,9 @@ impl LoopCore {
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
         if let Some(c) = self.empty_context.peek() {
             visit.call(&*c)?;
+        }
+        if let Some(f) = self.task_factory.peek() {
+            visit.call(&*f)?;
         }
         let Some(st) = self.state.peek() else {
             return Ok(());
@@ -876,7 +942,8 @@ impl LoopCore {
     /// epoll set goes with the loop.
     fn __clear__(&self) {
         let shared = self.empty_context.peek_mut().and_then(|mut c| c.take());
-        drop(shared);
+        let factory = self.task_factory.peek_mut().and_then(|mut f| f.take());
+        drop((shared, factory));
         let taken = self.state.peek_mut().map(|mut st| {
             st.cancelled_timers = 0;
             (
@@ -930,12 +997,39 @@ impl LoopCore {
             stopping: AtomicBool::new(false),
             running: AtomicBool::new(false),
             empty_context: GilCell::new(None),
+            task_factory: GilCell::new(None),
         })
     }
 
     /// `time.monotonic()`: the clock timers use.
     fn time(&self) -> f64 {
         time_now()
+    }
+
+    /// Makes `create_task` call `factory(loop, coro, **kw)`; `None`
+    /// restores asyncio's `Task`.
+    fn set_task_factory(&self, py: Python<'_>, factory: Option<Bound<'_, PyAny>>) -> PyResult<()> {
+        if factory.as_ref().is_some_and(|f| !f.is_callable()) {
+            return Err(PyTypeError::new_err(
+                "task factory must be a callable or None",
+            ));
+        }
+        let old = std::mem::replace(
+            &mut *self.task_factory.borrow_mut(py)?,
+            factory.map(Bound::unbind),
+        );
+        // Dropped with the cell released: its finaliser may call back.
+        drop(old);
+        Ok(())
+    }
+
+    /// The task factory, or `None`.
+    fn get_task_factory(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        Ok(self
+            .task_factory
+            .borrow(py)?
+            .as_ref()
+            .map(|f| f.clone_ref(py)))
     }
 
     #[pyo3(signature = (delay, callback, *args, context = None))]

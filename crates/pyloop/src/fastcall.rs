@@ -1,5 +1,5 @@
-//! `call_soon`, `call_soon_threadsafe` and `create_future` as plain C
-//! methods.
+//! `call_soon`, `call_soon_threadsafe`, `create_future` and `create_task`
+//! as plain C methods.
 //!
 //! Every task step calls `loop.call_soon(step, context=ctx)`, and every
 //! future's done callback the same. pyo3's generated wrapper matches a
@@ -8,9 +8,11 @@
 //! are installed on `LoopCore` in place of pyo3's wrappers, as
 //! `METH_FASTCALL | METH_KEYWORDS` methods that compare the one keyword
 //! they take by pointer first. `create_future` (one per await of a future)
-//! is a `METH_NOARGS` method, without pyo3's per-call bookkeeping. The work
-//! itself is the same Rust function ([`LoopCore::call_soon_impl`],
-//! [`LoopCore::call_soon_threadsafe_impl`], [`LoopCore::create_future`]).
+//! is a `METH_NOARGS` method, without pyo3's per-call bookkeeping, and
+//! `create_task` (one per task; asyncio's is Python) a vectorcall method.
+//! The work itself is a Rust function of the core
+//! ([`LoopCore::call_soon_impl`], [`LoopCore::call_soon_threadsafe_impl`],
+//! [`LoopCore::create_future`], [`LoopCore::create_task`]).
 //!
 //! As at pyo3's boundaries, a panic becomes a `PanicException`: none
 //! unwinds into Python.
@@ -74,9 +76,7 @@ unsafe fn parse<'py>(
             // SAFETY: the value of keyword i follows the positional ones.
             let v = unsafe { Bound::from_borrowed_ptr(py, *args.add(nargs + i)) };
             let p = key.as_ptr();
-            // SAFETY: a str, and NUL-terminated ASCII literals.
-            let is =
-                |lit: &CStr| unsafe { ffi::PyUnicode_CompareWithASCIIString(p, lit.as_ptr()) } == 0;
+            let is = |lit: &CStr| key_is(&key, lit);
             if p == interned || p == seen {
                 context = Some(v.unbind());
             } else if is(c"context") {
@@ -202,6 +202,78 @@ unsafe extern "C" fn create_future(
     unsafe { boundary(slf, |slf| LoopCore::create_future(slf).map(Bound::into_ptr)) }
 }
 
+/// `loop.create_task(coro, *, name=None, context=None)`, as a
+/// `METH_FASTCALL | METH_KEYWORDS` method: asyncio's is a Python method, a
+/// frame (and another for its `_check_closed`) per task.
+///
+/// # Safety
+/// Called by CPython through LoopCore's method descriptor, with the GIL
+/// held: `slf` is a `LoopCore` (or a subclass's instance), and the
+/// arguments follow the vectorcall protocol.
+unsafe extern "C" fn create_task(
+    slf: *mut ffi::PyObject,
+    args: *const *mut ffi::PyObject,
+    nargsf: ffi::Py_ssize_t,
+    kwnames: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    let work = |slf: &Bound<'_, LoopCore>| {
+        let py = slf.py();
+        // SAFETY: the count the caller passed, with the offset flag masked.
+        let nargs = unsafe { ffi::PyVectorcall_NARGS(nargsf as usize) } as usize;
+        if nargs > 1 {
+            return Err(PyTypeError::new_err(format!(
+                "create_task() takes 1 positional argument but {nargs} were given"
+            )));
+        }
+        // SAFETY: as the caller promises, `args` has `nargs` live references.
+        let mut coro = (nargs == 1).then(|| unsafe { Bound::from_borrowed_ptr(py, *args) });
+        let (mut name, mut context) = (None, None);
+        if !kwnames.is_null() {
+            // SAFETY: the vectorcall protocol's kwnames is a tuple of str.
+            let names = unsafe { Borrowed::from_ptr(py, kwnames).cast_unchecked::<PyTuple>() };
+            for (i, key) in names.iter().enumerate() {
+                // SAFETY: the value of keyword i follows the positional ones.
+                let v = unsafe { Bound::from_borrowed_ptr(py, *args.add(nargs + i)) };
+                let slot = if key.is(intern!(py, "name")) || key_is(&key, c"name") {
+                    &mut name
+                } else if key.is(intern!(py, "context")) || key_is(&key, c"context") {
+                    &mut context
+                } else if key_is(&key, c"coro") {
+                    if coro.is_some() {
+                        return Err(PyTypeError::new_err(
+                            "create_task() got multiple values for argument 'coro'",
+                        ));
+                    }
+                    &mut coro
+                } else {
+                    return Err(PyTypeError::new_err(format!(
+                        "create_task() got an unexpected keyword argument '{key}'"
+                    )));
+                };
+                *slot = Some(v);
+            }
+        }
+        let Some(coro) = coro else {
+            return Err(PyTypeError::new_err(
+                "create_task() missing 1 required positional argument: 'coro'",
+            ));
+        };
+        // `name=None` and `context=None` are as if not given.
+        let name = name.filter(|n| !n.is_none());
+        let context = context.filter(|c| !c.is_none());
+        LoopCore::create_task(slf, &coro, name, context).map(Bound::into_ptr)
+    };
+    // SAFETY: as this function's caller promises.
+    unsafe { boundary(slf, work) }
+}
+
+/// Whether keyword `key` (a str) is `lit`, compared by its characters.
+fn key_is(key: &Bound<'_, PyAny>, lit: &CStr) -> bool {
+    // SAFETY: a str (a vectorcall keyword name), and a NUL-terminated
+    // ASCII literal.
+    unsafe { ffi::PyUnicode_CompareWithASCIIString(key.as_ptr(), lit.as_ptr()) == 0 }
+}
+
 /// The message of a panic's payload: `panic!`'s text, as pyo3 gives it at
 /// its own boundaries.
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
@@ -241,11 +313,11 @@ unsafe extern "C" fn method<M: Method>(
     unsafe { enter(M::NAME, M::BODY, slf, args, nargsf, kwnames) }
 }
 
-/// Puts the three methods on `ty` (`LoopCore`), with signatures that
+/// Puts the four methods on `ty` (`LoopCore`), with signatures that
 /// `inspect.signature` reads.
 pub(crate) fn install(ty: &Bound<'_, PyType>) -> PyResult<()> {
     let fast = ffi::METH_FASTCALL | ffi::METH_KEYWORDS;
-    let methods: [(&CStr, &CStr, ffi::PyMethodDefPointer, i32); 3] = [
+    let methods: [(&CStr, &CStr, ffi::PyMethodDefPointer, i32); 4] = [
         (
             c"call_soon",
             c"call_soon($self, callback, *args, context=None)\n--\n\n\
@@ -273,6 +345,16 @@ pub(crate) fn install(ty: &Bound<'_, PyType>) -> PyResult<()> {
                 PyCFunction: create_future,
             },
             ffi::METH_NOARGS,
+        ),
+        (
+            c"create_task",
+            c"create_task($self, coro, *, name=None, context=None)\n--\n\n\
+              Schedules the coroutine as a task of this loop, made by the \
+              task factory if one is set, and returns it.",
+            ffi::PyMethodDefPointer {
+                PyCFunctionFastWithKeywords: create_task,
+            },
+            fast,
         ),
     ];
     let py = ty.py();
