@@ -716,15 +716,16 @@ def json_ceiling(pin):
 
 
 def http_rows(subjects, rounds, quick, wrk):
-    """uvicorn (httptools) and aiohttp's server on each loop, loaded by wrk
-    at 1, 64 and 256 connections, unpinned and with the server and wrk on
-    one vCPU. Per round, each loop's server starts once and serves every
+    """uvicorn (httptools), aiohttp's server and a bare asyncio.Protocol
+    (what the loop alone costs) on each loop, loaded by wrk at 1, 64 and 256
+    connections, unpinned and with the server and wrk on one vCPU. Per round, each loop's server starts once and serves every
     measurement of the round; the loops take turns."""
     seconds = 1 if quick else 3
     cases = [
         ("uvicorn+httptools hello", "uvicorn", "/"),
         ("uvicorn+httptools 64 KiB JSON", "uvicorn", "/json"),
         ("aiohttp hello", "aiohttp", "/"),
+        ("asyncio.Protocol hello (no framework)", "protocol", "/"),
     ]
     conn_levels = [1, 64, 256]
     for pin in (False, True):
@@ -1058,7 +1059,7 @@ def main():
     emit(
         {
             "event": "plan",
-            "steps": len(wl) + 4 + 2 * len(echo) + 2 * (len(tls_sizes) + 2 + len(udp_sizes)) + 2 * 3 + 2,
+            "steps": len(wl) + 4 + 2 * len(echo) + 2 * (len(tls_sizes) + 2 + len(udp_sizes)) + 2 * 4 + 2,
         }
     )
 

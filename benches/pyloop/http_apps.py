@@ -2,6 +2,7 @@
 
     python http_apps.py uvicorn LOOP FD     # uvicorn + httptools, ASGI app below
     python http_apps.py aiohttp LOOP FD     # aiohttp's web server
+    python http_apps.py protocol LOOP FD    # an asyncio.Protocol, no framework
     python http_apps.py floor - FD          # no loop, no parser: the floor
 
 FD is a listening socket the caller made and passed on: requests wait in
@@ -113,6 +114,50 @@ def run_aiohttp(loop_name, fd):
     web.run_app(webapp, sock=sock, loop=loop, access_log=None, print=None)
 
 
+def canned_hello():
+    """The whole hello response, as the floor and the protocol server send it."""
+    return (
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\n"
+        + b"content-length: %d\r\n\r\n" % len(HELLO)
+        + HELLO
+    )
+
+
+def run_protocol(loop_name, fd):
+    """What the loop alone costs per request: a bare `asyncio.Protocol` on
+    the loop that answers each request's blank line with the canned hello
+    response, as the floor does, with no parser and no framework."""
+    import socket
+
+    response = canned_hello()
+
+    class Hello(asyncio.Protocol):
+        def connection_made(self, transport):
+            self.transport = transport
+            self.pending = b""
+
+        def data_received(self, data):
+            self.pending += data
+            while b"\r\n\r\n" in self.pending:
+                _, self.pending = self.pending.split(b"\r\n\r\n", 1)
+                self.transport.write(response)
+
+    loop = new_loop(loop_name)
+    asyncio.set_event_loop(loop)
+    sock = socket.socket(fileno=fd)
+
+    async def serve():
+        # Serving from create_server on, then waiting: rloop 0.5's
+        # `serve_forever` on a server made from a socket accepts nothing.
+        await loop.create_server(Hello, sock=sock)
+        await loop.create_future()
+
+    try:
+        loop.run_until_complete(serve())
+    finally:
+        loop.close()
+
+
 def run_floor(_loop_name, fd):
     """The floor for one connection: blocking sockets, one connection at a
     time, and the hello response sent whole for each request's blank line,
@@ -120,11 +165,7 @@ def run_floor(_loop_name, fd):
     and the kernel, and Python's recv and sendall."""
     import socket
 
-    response = (
-        b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\n"
-        + b"content-length: %d\r\n\r\n" % len(HELLO)
-        + HELLO
-    )
+    response = canned_hello()
     lsock = socket.socket(fileno=fd)
     while True:
         conn, _ = lsock.accept()
@@ -146,4 +187,10 @@ def run_floor(_loop_name, fd):
 
 if __name__ == "__main__":
     server, loop_name, fd = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    {"uvicorn": run_uvicorn, "aiohttp": run_aiohttp, "floor": run_floor}[server](loop_name, fd)
+    servers = {
+        "uvicorn": run_uvicorn,
+        "aiohttp": run_aiohttp,
+        "protocol": run_protocol,
+        "floor": run_floor,
+    }
+    servers[server](loop_name, fd)
