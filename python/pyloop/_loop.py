@@ -135,6 +135,13 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
 
     def __del__(self, _warn=warnings.warn):
         if not self.is_closed():
+            try:
+                self._thread_id
+            except AttributeError:
+                # Made by `__new__` and never initialised: never a loop
+                # anyone used, so no warning; its epoll and other fds close.
+                self._close_core()
+                return
             _warn(f"unclosed event loop {self!r}", ResourceWarning, source=self)
             if not self.is_running():
                 self.close()

@@ -336,6 +336,27 @@ def test_create_future_and_task_are_the_c_types(loop):
     fut.cancel()
 
 
+def test_a_loop_made_by_new_alone_is_freed_quietly_with_its_fds():
+    # `Loop.__new__` makes the core (its epoll, eventfd and timerfd) but
+    # not the Python half: dropping it must neither fail in `__del__` nor
+    # keep the fds open.
+    unraisable = []
+    old_hook = sys.unraisablehook
+    sys.unraisablehook = lambda args: unraisable.append(args.exc_type)
+    try:
+        before = len(os.listdir("/proc/self/fd"))
+        lp = pyloop.Loop.__new__(pyloop.Loop)
+        assert len(os.listdir("/proc/self/fd")) > before
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            del lp
+            gc.collect()
+        assert len(os.listdir("/proc/self/fd")) == before
+    finally:
+        sys.unraisablehook = old_hook
+    assert unraisable == []
+
+
 def test_create_task_arguments_parse_as_asyncios(loop):
     # A hand-written vectorcall method (fastcall.rs), with asyncio's
     # signature and its argument errors.
