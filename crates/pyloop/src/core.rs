@@ -776,18 +776,28 @@ impl LoopCore {
     fn send_deferred(slf: &Bound<'_, Self>) -> PyResult<()> {
         let py = slf.py();
         loop {
-            let batch = std::mem::take(&mut Self::state(slf)?.flush);
-            if batch.is_empty() {
+            let mut st = Self::state(slf)?;
+            if st.flush.is_empty() {
                 return Ok(());
             }
-            let mut batch = batch.into_iter();
-            while let Some(t) = batch.next() {
+            let mut batch = std::mem::take(&mut st.flush);
+            drop(st);
+            let mut sending = batch.drain(..);
+            while let Some(t) = sending.next() {
                 if let Err(e) = SocketTransport::flush_deferred(&t.into_bound(py)) {
                     // The exception leaves the loop; the rest go out at the
                     // end of its next iteration.
-                    Self::state(slf)?.flush.extend(batch);
+                    Self::state(slf)?.flush.extend(sending);
                     return Err(e);
                 }
+            }
+            drop(sending);
+            // The emptied list goes back with its capacity, so the next
+            // iteration's writes allocate none (a flush can queue more:
+            // then those go first, and this allocation is dropped).
+            let mut st = Self::state(slf)?;
+            if st.flush.is_empty() {
+                st.flush = batch;
             }
         }
     }
