@@ -72,6 +72,23 @@ unsafe fn parse<'py>(
         let seen = CONTEXT_KEY
             .get(py)
             .map_or(std::ptr::null_mut(), |k| k.as_ptr());
+        // What every task step and future callback passes: one keyword,
+        // `context`, found by pointer without iterating the names.
+        if nargs > 0 && names.len() == 1 {
+            // SAFETY: a tuple of one str (checked just above).
+            let key = unsafe { ffi::PyTuple_GET_ITEM(kwnames, 0) };
+            if key == interned || key == seen {
+                // SAFETY: the keyword's value follows the positional ones,
+                // and the first positional is the callback.
+                let (cb, ctx) = unsafe {
+                    (
+                        Bound::from_borrowed_ptr(py, *args),
+                        Bound::from_borrowed_ptr(py, *args.add(nargs)),
+                    )
+                };
+                return Ok((cb, args_tuple(py, &pos[1..])?, Some(ctx.unbind())));
+            }
+        }
         for (i, key) in names.iter().enumerate() {
             // SAFETY: the value of keyword i follows the positional ones.
             let v = unsafe { Bound::from_borrowed_ptr(py, *args.add(nargs + i)) };
