@@ -718,8 +718,9 @@ def json_ceiling(pin):
 def http_rows(subjects, rounds, quick, wrk):
     """uvicorn (httptools), aiohttp's server and a bare asyncio.Protocol
     (what the loop alone costs) on each loop, loaded by wrk at 1, 64 and 256
-    connections, unpinned and with the server and wrk on one vCPU. Per round, each loop's server starts once and serves every
-    measurement of the round; the loops take turns."""
+    connections, unpinned and with the server and wrk on one vCPU. Per
+    round, each loop's server starts once and serves every measurement of
+    the round; the loops take turns."""
     seconds = 1 if quick else 3
     cases = [
         ("uvicorn+httptools hello", "uvicorn", "/"),
