@@ -977,6 +977,44 @@ class Collect(asyncio.Protocol):
             self.lost.set_result(exc)
 
 
+def test_transport_write_takes_every_bytes_like_object_and_refuses_str(loop):
+    # bytes is read in place; a subclass of it, a bytearray, a memoryview
+    # (also a strided one, copied) go through the buffer protocol. Each is
+    # written whole and in order, inside one iteration and across them.
+    class Bytes(bytes):
+        pass
+
+    parts = [
+        b"plain-",
+        Bytes(b"subclass-"),
+        bytearray(b"bytearray-"),
+        memoryview(b"0123456789")[2:6],
+        memoryview(b"aXbXcXdX")[::2],
+        b"",
+        memoryview(bytearray(b"-end")),
+    ]
+    want = b"plain-subclass-bytearray-2345abcd-end"
+
+    async def main():
+        server = await loop.create_server(Echo, "127.0.0.1", 0)
+        host, port = server.sockets[0].getsockname()
+        tr, pr = await loop.create_connection(lambda: Collect(loop, 2 * len(want)), host, port)
+        for p in parts:
+            tr.write(p)
+        await asyncio.sleep(0.01)
+        for p in parts:
+            tr.write(p)
+            await asyncio.sleep(0)
+        with pytest.raises(TypeError, match="bytes-like object, not 'str'"):
+            tr.write("text")
+        assert await pr.done == want * 2
+        tr.close()
+        server.close()
+        await server.wait_closed()
+
+    loop.run_until_complete(main())
+
+
 def test_tcp_server_and_connection(loop):
     async def main():
         server = await loop.create_server(Echo, "127.0.0.1", 0)
@@ -1816,7 +1854,7 @@ def test_udp_endpoints_exchange_datagrams(loop):
         assert (await asyncio.wait_for(cli.got.get(), 5))[0] == b"pong"
         with pytest.raises(ValueError, match="Invalid address"):
             cli_tr.sendto(b"x", ("127.0.0.1", 9))
-        with pytest.raises(TypeError, match="bytes-like"):
+        with pytest.raises(TypeError, match="bytes-like object, not 'str'"):
             cli_tr.sendto("text")
         cli_tr.close()
         srv_tr.close()

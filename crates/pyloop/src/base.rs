@@ -205,8 +205,9 @@ pub(crate) fn with_context<T: Transport, R>(
     slf: &Bound<'_, T>,
     f: impl FnOnce() -> PyResult<R>,
 ) -> PyResult<R> {
-    let ctx = slf.borrow().base().context.clone_ref(slf.py());
-    in_context(slf.py(), &ctx, f)
+    // A Bound: its drop needs no look at the thread's state, as a Py's does.
+    let ctx = slf.borrow().base().context.bind(slf.py()).clone();
+    in_context(slf.py(), ctx.as_unbound(), f)
 }
 
 /// `loop.call_soon(cb[, arg])`, with the handle in the transport's context.

@@ -540,6 +540,7 @@ impl LoopCore {
         ready_fds: &mut Vec<Ready>,
         last_poll: &mut poll::PollGap,
         todo: &mut VecDeque<Py<Handle>>,
+        calls: &mut Vec<(FdCallback, bool, bool)>,
     ) -> PyResult<()> {
         let py = slf.py();
         // What to do about I/O this iteration.
@@ -624,8 +625,8 @@ impl LoopCore {
             }
         }
 
-        // I/O: queue handles, and collect the transports to call.
-        let mut transports: Vec<(FdCallback, bool, bool)> = Vec::new();
+        // I/O: queue handles, and collect the transports to call (in
+        // `calls`, the run's own vector: emptied each time, never freed).
         if !ready_fds.is_empty() {
             let mut lp = Self::state(slf)?;
             for r in ready_fds.iter() {
@@ -664,20 +665,26 @@ impl LoopCore {
                             }
                         }
                         if let Some(t) = tr {
-                            transports.push((t, t_read, t_write));
+                            calls.push((t, t_read, t_write));
                         }
                     }
                 }
             }
         }
         // Looked at first: most iterations of a busy loop read nothing, and
-        // consuming even an empty vector costs its iterator's drop.
-        if !transports.is_empty() {
-            for (t, r, w) in transports {
+        // draining even an empty vector costs its iterator's drop. Each
+        // reference is released as a `Bound`, which needs no look at the
+        // thread's state (a `Py` does, to know whether it may decref now).
+        if !calls.is_empty() {
+            for (t, r, w) in calls.drain(..) {
                 match t {
-                    FdCallback::Transport(t) => SocketTransport::on_ready(t.bind(py), r, w)?,
-                    FdCallback::Datagram(t) => DatagramTransport::on_ready(t.bind(py), r, w)?,
-                    FdCallback::Handle(_) => {}
+                    FdCallback::Transport(t) => {
+                        SocketTransport::on_ready(&t.into_bound(py), r, w)?;
+                    }
+                    FdCallback::Datagram(t) => {
+                        DatagramTransport::on_ready(&t.into_bound(py), r, w)?;
+                    }
+                    FdCallback::Handle(h) => drop(h.into_bound(py)),
                 }
             }
         }
@@ -1082,9 +1089,16 @@ impl LoopCore {
         // The first iteration polls.
         let mut last_poll = poll::PollGap::new(POLL_GAP_NS);
         let mut todo = VecDeque::new();
+        let mut calls = Vec::new();
         let res = loop {
-            if let Err(e) = Self::run_once(slf, &mut events, &mut ready, &mut last_poll, &mut todo)
-            {
+            if let Err(e) = Self::run_once(
+                slf,
+                &mut events,
+                &mut ready,
+                &mut last_poll,
+                &mut todo,
+                &mut calls,
+            ) {
                 break Err(e);
             }
             if core.stopping.load(Relaxed) {

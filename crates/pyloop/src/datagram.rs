@@ -857,8 +857,8 @@ impl DatagramTransport {
             || data.is_instance_of::<PyMemoryView>())
         {
             return Err(PyTypeError::new_err(format!(
-                "data argument must be a bytes-like object, not {:?}",
-                data.get_type().name()?.to_string()
+                "data argument must be a bytes-like object, not '{}'",
+                data.get_type().name()?
             )));
         }
         let address = slf.borrow().address.as_ref().map(|a| a.clone_ref(py));

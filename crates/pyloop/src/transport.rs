@@ -329,11 +329,15 @@ impl SocketTransport {
             Err(e) => Self::read_error(slf, e),
             Ok(data) if data.as_bytes().is_empty() => Self::read_eof(slf),
             Ok(data) => {
-                let proto = slf.borrow().base.protocol.as_ref().map(|p| p.clone_ref(py));
+                // A Bound: its drop needs no look at the thread's state.
+                let proto = slf
+                    .borrow()
+                    .base
+                    .protocol
+                    .as_ref()
+                    .map(|p| p.bind(py).clone());
                 if let Some(p) = proto
-                    && let Err(e) = p
-                        .bind(py)
-                        .call_method1(intern!(py, "data_received"), (data,))
+                    && let Err(e) = p.call_method1(intern!(py, "data_received"), (data,))
                 {
                     return Self::fail_or_raise(
                         slf,
@@ -544,29 +548,38 @@ impl SocketTransport {
         Ok(())
     }
 
+    /// Sends what the buffer holds, until it is empty or the kernel takes
+    /// no more (then `Ok` too); an error other than `EAGAIN` stops it.
+    fn send_buffered(&mut self) -> Result<(), Errno> {
+        while !self.wbuf.is_empty() {
+            let (a, b) = self.wbuf.as_slices();
+            match self.kind.write2(self.fd(), a, b) {
+                Ok(n) => {
+                    self.wbuf.drain(..n);
+                }
+                Err(Errno::INTR) => {}
+                Err(Errno::AGAIN) => break,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
     fn write_ready(slf: &Bound<'_, Self>) -> PyResult<()> {
         let res = {
             let mut t = slf.borrow_mut();
             if t.base.conn_lost > 0 || t.base.fd < 0 {
                 return Ok(());
             }
-            let mut sent_total = Ok(());
-            while !t.wbuf.is_empty() {
-                let (a, b) = t.wbuf.as_slices();
-                match t.kind.write2(t.fd(), a, b) {
-                    Ok(n) => {
-                        t.wbuf.drain(..n);
-                    }
-                    Err(Errno::INTR) => {}
-                    Err(Errno::AGAIN) => break,
-                    Err(e) => {
-                        sent_total = Err(e);
-                        break;
-                    }
-                }
-            }
-            sent_total
+            t.send_buffered()
         };
+        Self::after_send(slf, res)
+    }
+
+    /// What follows a send of the buffer: the error reported, a paused
+    /// protocol resumed, a sendfile carried on, writable events dropped once
+    /// the buffer is empty, and a close or `write_eof` that waited for it.
+    fn after_send(slf: &Bound<'_, Self>, res: Result<(), Errno>) -> PyResult<()> {
         if let Err(e) = res {
             base::set_interest(slf, WRITE, false)?;
             slf.borrow_mut().wbuf.clear();
@@ -597,11 +610,29 @@ impl SocketTransport {
     /// The end of the loop's iteration: sends what `write` deferred, and
     /// waits for writable events for what the kernel does not take.
     pub(crate) fn flush_deferred(slf: &Bound<'_, Self>) -> PyResult<()> {
-        if !std::mem::take(&mut slf.borrow_mut().deferred) {
-            return Ok(());
-        }
+        let res = {
+            let mut t = slf.borrow_mut();
+            if !std::mem::take(&mut t.deferred) || t.base.conn_lost > 0 || t.base.fd < 0 {
+                return Ok(());
+            }
+            let res = t.send_buffered();
+            // The usual end: all of it went, and nothing waits on that (no
+            // paused protocol, sendfile, close or end of file, no writable
+            // events to drop), so no Python runs and no context is entered.
+            if res.is_ok()
+                && t.wbuf.is_empty()
+                && !t.base.protocol_paused
+                && !t.base.writing
+                && !t.base.closing
+                && !t.eof_requested
+                && t.sendfile.is_none()
+            {
+                return Ok(());
+            }
+            res
+        };
         base::with_context(slf, || {
-            Self::write_ready(slf)?;
+            Self::after_send(slf, res)?;
             let pending = {
                 let t = slf.borrow();
                 !t.wbuf.is_empty() && t.base.conn_lost == 0 && t.base.fd >= 0
@@ -800,13 +831,14 @@ impl SocketTransport {
 
     fn write(slf: &Bound<'_, Self>, data: &Bound<'_, PyAny>) -> PyResult<()> {
         let py = slf.py();
-        if !(data.is_instance_of::<PyBytes>()
+        let as_bytes = data.cast::<PyBytes>().ok();
+        if !(as_bytes.is_some()
             || data.is_instance_of::<PyByteArray>()
             || data.is_instance_of::<PyMemoryView>())
         {
             return Err(PyTypeError::new_err(format!(
-                "data argument must be a bytes-like object, not {:?}",
-                data.get_type().name()?.to_string()
+                "data argument must be a bytes-like object, not '{}'",
+                data.get_type().name()?
             )));
         }
         {
@@ -827,15 +859,24 @@ impl SocketTransport {
                 ));
             }
         }
-        let buf = PyBuffer::<u8>::get(data)?;
-        let bytes: std::borrow::Cow<'_, [u8]> = if buf.is_c_contiguous() {
-            // SAFETY: a C-contiguous buffer of item_count bytes, alive while
-            // `buf` is, and the GIL is held so it cannot change under us.
-            std::borrow::Cow::Borrowed(unsafe {
-                std::slice::from_raw_parts(buf.buf_ptr() as *const u8, buf.item_count())
-            })
-        } else {
-            std::borrow::Cow::Owned(buf.to_vec(py)?)
+        // A `bytes` is read in place (it cannot change); anything else
+        // through the buffer protocol, which takes a boxed view and a
+        // release.
+        let buf = match as_bytes {
+            Some(_) => None,
+            None => Some(PyBuffer::<u8>::get(data)?),
+        };
+        let bytes: std::borrow::Cow<'_, [u8]> = match &buf {
+            None => std::borrow::Cow::Borrowed(as_bytes.as_ref().map_or(&[], |b| b.as_bytes())),
+            Some(buf) if buf.is_c_contiguous() => {
+                // SAFETY: a C-contiguous buffer of item_count bytes, alive
+                // while `buf` is, and the GIL is held so it cannot change
+                // under us.
+                std::borrow::Cow::Borrowed(unsafe {
+                    std::slice::from_raw_parts(buf.buf_ptr() as *const u8, buf.item_count())
+                })
+            }
+            Some(buf) => std::borrow::Cow::Owned(buf.to_vec(py)?),
         };
         if bytes.is_empty() {
             return Ok(());
