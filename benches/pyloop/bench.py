@@ -9,7 +9,8 @@ turns them into histograms, medians and ratios against pyloop.
 The echo workloads run the server in the measured process and drive it from a
 dedicated client process that uses plain blocking sockets, the same for every
 loop. They run twice: as the scheduler places the two processes, and with
-both pinned to one vCPU (see `pin_to_one_cpu`).
+both pinned to one vCPU (see `pin_to_one_cpu`). Each echo row also runs its
+floor (`floor_echo`): the same client served with no loop at all.
 """
 
 from __future__ import annotations
@@ -52,8 +53,6 @@ def new_loop(name):
 
 
 def version(name):
-    if name == "floor":
-        return "no loop: blocking os.sendfile"
     if name == "asyncio":
         return f"CPython {platform.python_version()}"
     try:
@@ -559,6 +558,48 @@ def w_sendfile(loop, path):
     return {"value": value, "cpu_ns": cpu}
 
 
+def floor_echo(family, size, n):
+    """The floor for the echo rows: no loop, the same client served by one
+    blocking `recv_into` and `sendall` after another in the measured process.
+    A loop's server sleeps in `epoll_wait` and then reads; this one sleeps in
+    `recv` itself, so what is left is the kernel's wake-ups and copies, the
+    same for every mode (protocol, streams, sock) of a row."""
+    tmp = None
+    if family == "unix":
+        tmp = tempfile.mkdtemp()
+        addr = os.path.join(tmp, "s")
+        lsock = socket.socket(socket.AF_UNIX)
+        lsock.bind(addr)
+        lsock.listen()
+    else:
+        lsock = socket.create_server(("127.0.0.1", 0))
+        addr = "127.0.0.1:%d" % lsock.getsockname()[1]
+    client = subprocess.Popen(
+        [sys.executable, "-c", CLIENT, family, addr, str(size), str(n)],
+        stdout=subprocess.PIPE,
+    )
+    r0 = resource.getrusage(resource.RUSAGE_SELF)
+    conn, _ = lsock.accept()
+    lsock.close()
+    if family != "unix":
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    buf = bytearray(262144)
+    view = memoryview(buf)
+    while k := conn.recv_into(buf):
+        conn.sendall(view[:k])
+    r1 = resource.getrusage(resource.RUSAGE_SELF)
+    conn.close()
+    out = client.communicate()[0]
+    if client.returncode != 0:
+        raise SystemExit(f"echo client failed: {client.returncode}")
+    if tmp:
+        os.unlink(addr)
+        os.rmdir(tmp)
+    cpu_s = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    trips = n + max(10, n // 10)
+    return {"rtt_ns": int(out), "cpu_ns": int(cpu_s * 1e9 / trips)}
+
+
 def floor_sendfile(path):
     """The floor for the sendfile rows: no loop, one blocking `os.sendfile`
     call after another to the same client. On this VM's loopback, with both
@@ -858,6 +899,9 @@ def child(args):
     if args.loop == "floor":
         if args.workload.startswith("sendfile:"):
             print(json.dumps(floor_sendfile(args.workload.split(":", 1)[1])))
+        elif args.workload.startswith("echo:"):
+            _, _mode, family, size = args.workload.split(":")
+            print(json.dumps(floor_echo(family, int(size), args.n)))
         else:
             print(json.dumps(floor_lateness(args.n)))
         return
@@ -983,15 +1027,18 @@ def emit(obj):
 
 
 def interleaved(label, workload, n, subjects, rounds, unit="ns", params=None, size=None, pick=None,
-                also=()):
+                also=(), floor=None):
     """Runs `rounds` rounds (plus a warm-up) and emits one run event, and one
     more for each (label, unit, pick) in `also`, from the same processes.
+
+    With `floor` (what the floor does, for its version column), the
+    workload's floor takes its turn in every round beside the loops.
 
     A loop that fails the workload (rloop lacks Unix servers, say) is dropped
     from this workload's run, and a note says why.
     """
     emit({"event": "step", "label": label})
-    active = list(subjects)
+    active = list(subjects) + (["floor"] if floor else [])
     rows = []
     for r in range(rounds + 1):
         order = active[r % len(active):] + active[: r % len(active)]
@@ -1023,7 +1070,7 @@ def interleaved(label, workload, n, subjects, rounds, unit="ns", params=None, si
             "system": "pyloop",
             "workload": run_label,
             "unit": run_unit,
-            "subjects": [{"name": s, "version": version(s)} for s in active],
+            "subjects": [{"name": s, "version": floor if s == "floor" else version(s)} for s in active],
             "reference": 0,
             "rounds": table,
         }
@@ -1139,6 +1186,7 @@ def main():
                         lambda v: v["cpu_ns"],
                     )
                 ],
+                floor="no loop: blocking recv_into/sendall",
             )
 
     wrk = peer_program("wrk")
@@ -1211,10 +1259,11 @@ def main():
                 f"sendfile of a {mib} MiB file over TCP{where}",
                 f"sendfile:{big}{pin}",
                 1,
-                subjects + ["floor"],
+                subjects,
                 rounds,
                 pick=lambda v: v["value"],
                 also=[(f"sendfile of {mib} MiB{where}: server CPU", "ns", lambda v: v["cpu_ns"])],
+                floor="no loop: blocking os.sendfile",
             )
     finally:
         os.unlink(big)
