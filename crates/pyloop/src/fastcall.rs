@@ -107,13 +107,9 @@ unsafe fn parse<'py>(
                 // `callback` may be named when no other argument follows it.
                 callback = Some(v);
             } else if is(c"callback") {
-                return Err(PyTypeError::new_err(format!(
-                    "{name}() got multiple values for argument 'callback'"
-                )));
+                return Err(arg_error(name, ArgError::Twice("callback")));
             } else {
-                return Err(PyTypeError::new_err(format!(
-                    "{name}() got an unexpected keyword argument '{key}'"
-                )));
+                return Err(arg_error(name, ArgError::Unknown(&key)));
             }
         }
     }
@@ -122,9 +118,7 @@ unsafe fn parse<'py>(
         (Some((first, rest)), _) => (unsafe { Bound::from_borrowed_ptr(py, *first) }, rest),
         (None, Some(cb)) => (cb, &[][..]),
         (None, None) => {
-            return Err(PyTypeError::new_err(format!(
-                "{name}() missing 1 required positional argument: 'callback'"
-            )));
+            return Err(arg_error(name, ArgError::Missing("callback")));
         }
     };
     Ok((callback, args_tuple(py, rest)?, context))
@@ -257,23 +251,17 @@ unsafe extern "C" fn create_task(
                     &mut context
                 } else if key_is(&key, c"coro") {
                     if coro.is_some() {
-                        return Err(PyTypeError::new_err(
-                            "create_task() got multiple values for argument 'coro'",
-                        ));
+                        return Err(arg_error("create_task", ArgError::Twice("coro")));
                     }
                     &mut coro
                 } else {
-                    return Err(PyTypeError::new_err(format!(
-                        "create_task() got an unexpected keyword argument '{key}'"
-                    )));
+                    return Err(arg_error("create_task", ArgError::Unknown(&key)));
                 };
                 *slot = Some(v);
             }
         }
         let Some(coro) = coro else {
-            return Err(PyTypeError::new_err(
-                "create_task() missing 1 required positional argument: 'coro'",
-            ));
+            return Err(arg_error("create_task", ArgError::Missing("coro")));
         };
         // `name=None` and `context=None` are as if not given.
         let name = name.filter(|n| !n.is_none());
@@ -282,6 +270,28 @@ unsafe extern "C" fn create_task(
     };
     // SAFETY: as this function's caller promises.
     unsafe { boundary(slf, work) }
+}
+
+/// What is wrong with a call's arguments, for [`arg_error`].
+enum ArgError<'a, 'py> {
+    /// The argument came by position and by keyword.
+    Twice(&'a str),
+    /// A keyword the method does not take.
+    Unknown(&'a Bound<'py, PyAny>),
+    /// The required argument was not given.
+    Missing(&'a str),
+}
+
+/// The `TypeError` for a call of `func` with such arguments, worded as
+/// CPython words it for a function of Python's.
+fn arg_error(func: &str, e: ArgError<'_, '_>) -> PyErr {
+    PyTypeError::new_err(match e {
+        ArgError::Twice(arg) => format!("{func}() got multiple values for argument '{arg}'"),
+        ArgError::Unknown(key) => format!("{func}() got an unexpected keyword argument '{key}'"),
+        ArgError::Missing(arg) => {
+            format!("{func}() missing 1 required positional argument: '{arg}'")
+        }
+    })
 }
 
 /// Whether keyword `key` (a str) is `lit`, compared by its characters.
