@@ -1015,6 +1015,29 @@ def test_transport_write_takes_every_bytes_like_object_and_refuses_str(loop):
     loop.run_until_complete(main())
 
 
+def test_transport_write_takes_data_by_position_or_keyword_as_asyncio_does(loop):
+    async def main():
+        a, b = socket.socketpair()
+        tr, _ = await loop.create_connection(asyncio.Protocol, sock=a)
+        tr.write(data=b"kw-")
+        tr.write(b"pos")
+        for args, kw, msg in [
+            ((), {}, "missing 1 required positional argument: 'data'"),
+            ((b"a", b"b"), {}, "takes 1 positional argument but 2 were given"),
+            ((b"a",), {"data": b"b"}, "got multiple values for argument 'data'"),
+            ((), {"buf": b"x"}, "got an unexpected keyword argument 'buf'"),
+        ]:
+            with pytest.raises(TypeError, match=msg):
+                tr.write(*args, **kw)
+        await asyncio.sleep(0.01)
+        assert b.recv(100) == b"kw-pos"
+        assert str(inspect.signature(tr.write)) == "(data)"
+        tr.close()
+        b.close()
+
+    loop.run_until_complete(main())
+
+
 def test_tcp_server_and_connection(loop):
     async def main():
         server = await loop.create_server(Echo, "127.0.0.1", 0)

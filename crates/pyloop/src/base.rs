@@ -110,8 +110,11 @@ impl Base {
         self.loop_.as_ref().map(|l| l.bind(py).clone())
     }
 
-    pub(crate) fn protocol(&self, py: Python<'_>) -> Option<Py<PyAny>> {
-        self.protocol.as_ref().map(|p| p.clone_ref(py))
+    /// The protocol, as a `Bound`: its drop needs no look at the thread's
+    /// state (a `Py`'s does), and on a path entered through `fastcall` a
+    /// `Py`'s decref would be put off to pyo3's pool.
+    pub(crate) fn protocol<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyAny>> {
+        self.protocol.as_ref().map(|p| p.bind(py).clone())
     }
 
     pub(crate) fn traverse(&self, visit: &pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
@@ -145,7 +148,7 @@ impl Base {
     }
 
     pub(crate) fn get_protocol(&self, py: Python<'_>) -> Py<PyAny> {
-        self.protocol(py).unwrap_or_else(|| py.None())
+        self.protocol(py).map_or_else(|| py.None(), Bound::unbind)
     }
 
     pub(crate) fn sock(&self, py: Python<'_>) -> Py<PyAny> {
@@ -196,6 +199,19 @@ pub(crate) fn set_interest<T: Transport>(slf: &Bound<'_, T>, dir: u8, on: bool) 
     let Some(lp) = lp else { return Ok(()) };
     let cb = on.then(|| T::callback(slf));
     LoopCore::transport_fd(&lp, fd, dir, cb)
+}
+
+/// Starts reading, unless `pause_reading()` came first or it is closing:
+/// a transport's `_start_reading`, scheduled after `connection_made`.
+pub(crate) fn start_reading<T: Transport>(slf: &Bound<'_, T>) -> PyResult<()> {
+    let (paused, closing) = {
+        let t = slf.borrow();
+        (t.base().reading_paused, t.base().closing)
+    };
+    if paused || closing {
+        return Ok(());
+    }
+    set_interest(slf, READ, true)
 }
 
 /// Runs `f` in the transport's context, where every protocol callback runs,
@@ -271,13 +287,7 @@ pub(crate) fn report<T: Transport>(slf: &Bound<'_, T>, e: PyErr, msg: &str) -> P
         (t.base().lp(py), t.base().protocol(py))
     };
     match lp {
-        Some(lp) => report_exception(
-            lp.as_any(),
-            msg,
-            &e,
-            Some(slf.as_any()),
-            proto.as_ref().map(|p| p.bind(py)),
-        ),
+        Some(lp) => report_exception(lp.as_any(), msg, &e, Some(slf.as_any()), proto.as_ref()),
         None => Ok(()),
     }
 }
@@ -297,9 +307,7 @@ pub(crate) fn maybe_pause_protocol<T: Transport>(slf: &Bound<'_, T>) -> PyResult
         b.protocol(py)
     };
     if let Some(p) = proto
-        && let Err(e) = with_context(slf, || {
-            p.bind(py).call_method0(intern!(py, "pause_writing"))
-        })
+        && let Err(e) = with_context(slf, || p.call_method0(intern!(py, "pause_writing")))
     {
         report(slf, e, "protocol.pause_writing() failed")?;
     }
@@ -321,9 +329,7 @@ pub(crate) fn maybe_resume_protocol<T: Transport>(slf: &Bound<'_, T>) -> PyResul
         b.protocol(py)
     };
     if let Some(p) = proto
-        && let Err(e) = with_context(slf, || {
-            p.bind(py).call_method0(intern!(py, "resume_writing"))
-        })
+        && let Err(e) = with_context(slf, || p.call_method0(intern!(py, "resume_writing")))
     {
         report(slf, e, "protocol.resume_writing() failed")?;
     }
@@ -382,13 +388,7 @@ pub(crate) fn log_fatal<T: Transport>(slf: &Bound<'_, T>, e: &PyErr, msg: &str) 
         }
         Ok(())
     } else {
-        report_exception(
-            lp.as_any(),
-            msg,
-            e,
-            Some(slf.as_any()),
-            proto.as_ref().map(|p| p.bind(py)),
-        )
+        report_exception(lp.as_any(), msg, e, Some(slf.as_any()), proto.as_ref())
     }
 }
 

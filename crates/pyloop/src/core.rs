@@ -47,6 +47,16 @@ impl FdCallback {
         }
     }
 
+    /// Drops it as a `Bound`: no `Py` is dropped on the paths that
+    /// `fastcall` enters (see ARCHITECTURE.md).
+    fn release(self, py: Python<'_>) {
+        match self {
+            FdCallback::Handle(h) => drop(h.into_bound(py)),
+            FdCallback::Transport(t) => drop(t.into_bound(py)),
+            FdCallback::Datagram(t) => drop(t.into_bound(py)),
+        }
+    }
+
     fn clone_ref(&self, py: Python<'_>) -> Self {
         match self {
             FdCallback::Handle(h) => FdCallback::Handle(h.clone_ref(py)),
@@ -684,7 +694,7 @@ impl LoopCore {
                     FdCallback::Datagram(t) => {
                         DatagramTransport::on_ready(&t.into_bound(py), r, w)?;
                     }
-                    FdCallback::Handle(h) => drop(h.into_bound(py)),
+                    h @ FdCallback::Handle(_) => h.release(py),
                 }
             }
         }
@@ -1300,6 +1310,9 @@ impl LoopCore {
     ) -> PyResult<()> {
         let py = slf.py();
         if slf.get().closed.load(Relaxed) {
+            if let Some(cb) = cb {
+                cb.release(py);
+            }
             return Ok(());
         }
         let old = {
@@ -1310,7 +1323,9 @@ impl LoopCore {
             }
             lp.set_fd(py, fd, dir, cb)?
         };
-        drop(old);
+        if let Some(old) = old {
+            old.release(py);
+        }
         Ok(())
     }
 }

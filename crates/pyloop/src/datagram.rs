@@ -835,14 +835,7 @@ impl DatagramTransport {
     }
 
     fn _start_reading(slf: &Bound<'_, Self>) -> PyResult<()> {
-        let (paused, closing) = {
-            let t = slf.borrow();
-            (t.base.reading_paused, t.base.closing)
-        };
-        if paused || closing {
-            return Ok(());
-        }
-        base::set_interest(slf, READ, true)
+        base::start_reading(slf)
     }
 
     #[pyo3(signature = (data, addr = None))]

@@ -1,5 +1,5 @@
 //! `call_soon`, `call_soon_threadsafe`, `create_future` and `create_task`
-//! as plain C methods.
+//! of the loop, and `write` of the socket transport, as plain C methods.
 //!
 //! Every task step calls `loop.call_soon(step, context=ctx)`, and every
 //! future's done callback the same. pyo3's generated wrapper matches a
@@ -10,9 +10,11 @@
 //! they take by pointer first. `create_future` (one per await of a future)
 //! is a `METH_NOARGS` method, without pyo3's per-call bookkeeping, and
 //! `create_task` (one per task; asyncio's is Python) a vectorcall method.
-//! The work itself is a Rust function of the core
-//! ([`LoopCore::call_soon_impl`], [`LoopCore::call_soon_threadsafe_impl`],
-//! [`LoopCore::create_future`], [`LoopCore::create_task`]).
+//! `transport.write(data)`, one per message a protocol sends, is a
+//! vectorcall method of `SocketTransport`. The work itself is a Rust
+//! function ([`LoopCore::call_soon_impl`],
+//! [`LoopCore::call_soon_threadsafe_impl`], [`LoopCore::create_future`],
+//! [`LoopCore::create_task`], [`SocketTransport::write`]).
 //!
 //! As at pyo3's boundaries, a panic becomes a `PanicException`: none
 //! unwinds into Python.
@@ -25,6 +27,7 @@
 use std::ffi::CStr;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
+use pyo3::PyClass;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::ffi;
 use pyo3::intern;
@@ -32,6 +35,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyTuple, PyType};
 
 use crate::core::LoopCore;
+use crate::transport::SocketTransport;
 
 /// A `"context"` keyword string that is not the interned one: see `parse`.
 static CONTEXT_KEY: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
@@ -175,18 +179,18 @@ unsafe fn enter(
 /// `PanicException`).
 ///
 /// # Safety
-/// Called by CPython through a method descriptor of `LoopCore`, with the
-/// GIL held: `slf` is a `LoopCore` (or a subclass's instance).
+/// Called by CPython through a method descriptor of `T`, with the GIL
+/// held: `slf` is a `T` (or a subclass's instance).
 #[inline(always)]
-unsafe fn boundary(
+unsafe fn boundary<T: PyClass>(
     slf: *mut ffi::PyObject,
-    work: impl FnOnce(&Bound<'_, LoopCore>) -> PyResult<*mut ffi::PyObject>,
+    work: impl FnOnce(&Bound<'_, T>) -> PyResult<*mut ffi::PyObject>,
 ) -> *mut ffi::PyObject {
     // SAFETY: CPython calls methods with the thread attached.
     let py = unsafe { Python::assume_attached() };
     let res = catch_unwind(AssertUnwindSafe(|| {
-        // SAFETY: the descriptor checked that self is a LoopCore.
-        let slf = unsafe { Bound::from_borrowed_ptr(py, slf).cast_into_unchecked::<LoopCore>() };
+        // SAFETY: the descriptor checked that self is a T.
+        let slf = unsafe { Bound::from_borrowed_ptr(py, slf).cast_into_unchecked::<T>() };
         work(&slf)
     }));
     let err = match res {
@@ -342,9 +346,67 @@ unsafe extern "C" fn method<M: Method>(
 
 /// Puts the four methods on `ty` (`LoopCore`), with signatures that
 /// `inspect.signature` reads.
-pub(crate) fn install(ty: &Bound<'_, PyType>) -> PyResult<()> {
+/// `transport.write(data)`, as a vectorcall method of `SocketTransport`: a
+/// server makes one per response, and pyo3's wrapper (arguments matched
+/// against a description, its per-call bookkeeping) cost about as much as
+/// the write's own checks and copy into the buffer. `data` may be named,
+/// as asyncio's transports allow.
+///
+/// # Safety
+/// Called by CPython through SocketTransport's method descriptor, with the
+/// GIL held: `slf` is a `SocketTransport`, and the arguments follow the
+/// vectorcall protocol.
+unsafe extern "C" fn transport_write(
+    slf: *mut ffi::PyObject,
+    args: *const *mut ffi::PyObject,
+    nargsf: ffi::Py_ssize_t,
+    kwnames: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    let work = |t: &Bound<'_, SocketTransport>| {
+        let py = t.py();
+        // SAFETY: the count the caller passed, with the offset flag masked.
+        let nargs = unsafe { ffi::PyVectorcall_NARGS(nargsf as usize) } as usize;
+        let nkw = if kwnames.is_null() {
+            0
+        } else {
+            // SAFETY: the vectorcall protocol's kwnames is a tuple of str.
+            unsafe { ffi::PyTuple_GET_SIZE(kwnames) as usize }
+        };
+        if nargs > 1 {
+            return Err(PyTypeError::new_err(format!(
+                "write() takes 1 positional argument but {nargs} were given"
+            )));
+        }
+        for i in 0..nkw {
+            // SAFETY: kwnames is a tuple of nkw str.
+            let key = unsafe { Borrowed::from_ptr(py, ffi::PyTuple_GET_ITEM(kwnames, i as _)) };
+            if !key_is(&key, c"data") {
+                return Err(arg_error("write", ArgError::Unknown(&key)));
+            }
+            if nargs + i > 0 {
+                return Err(arg_error("write", ArgError::Twice("data")));
+            }
+        }
+        if nargs + nkw == 0 {
+            return Err(arg_error("write", ArgError::Missing("data")));
+        }
+        // SAFETY: one argument, by position or keyword, is at args[0].
+        let data = unsafe { Bound::from_borrowed_ptr(py, *args) };
+        SocketTransport::write(t, &data).map(|()| py.None().into_ptr())
+    };
+    // SAFETY: as this function's caller promises.
+    unsafe { boundary(slf, work) }
+}
+
+/// A method to install: its name, its docstring (with the signature line
+/// `inspect` reads), its C function and its calling convention.
+type MethodDef = (&'static CStr, &'static CStr, ffi::PyMethodDefPointer, i32);
+
+/// Installs the methods above on `LoopCore` and `SocketTransport`, in
+/// place of pyo3's wrappers of the same names.
+pub(crate) fn install(py: Python<'_>) -> PyResult<()> {
     let fast = ffi::METH_FASTCALL | ffi::METH_KEYWORDS;
-    let methods: [(&CStr, &CStr, ffi::PyMethodDefPointer, i32); 4] = [
+    let core: [MethodDef; 4] = [
         (
             c"call_soon",
             c"call_soon($self, callback, *args, context=None)\n--\n\n\
@@ -384,8 +446,23 @@ pub(crate) fn install(ty: &Bound<'_, PyType>) -> PyResult<()> {
             fast,
         ),
     ];
+    let transport: [MethodDef; 1] = [(
+        c"write",
+        c"write($self, data)\n--\n\n\
+          Writes the bytes-like data: now, at the end of the loop's \
+          iteration, or when the socket can take it.",
+        ffi::PyMethodDefPointer {
+            PyCFunctionFastWithKeywords: transport_write,
+        },
+        fast,
+    )];
+    install_on(&py.get_type::<LoopCore>(), &core)?;
+    install_on(&py.get_type::<SocketTransport>(), &transport)
+}
+
+fn install_on(ty: &Bound<'_, PyType>, methods: &[MethodDef]) -> PyResult<()> {
     let py = ty.py();
-    for (name, doc, meth, flags) in methods {
+    for &(name, doc, meth, flags) in methods {
         // The descriptor keeps a pointer to its definition for as long as
         // the type lives: the definition is leaked, once per module load.
         let def = Box::leak(Box::new(ffi::PyMethodDef {

@@ -8,7 +8,7 @@
 //!
 //! A Rust panic never aborts the Python process: pyo3 turns a panic at any
 //! `#[pymethods]` boundary into `pyo3_runtime.PanicException` (as `fastcall`
-//! does at its two hand-written methods), and the release profile keeps
+//! does at its hand-written methods), and the release profile keeps
 //! unwinding on.
 
 mod accept;
@@ -28,10 +28,10 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _pyloop(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<core::LoopCore>()?;
-    fastcall::install(&m.py().get_type::<core::LoopCore>())?;
     m.add_class::<handle::Handle>()?;
     m.add_class::<handle::TimerHandle>()?;
     m.add_class::<transport::SocketTransport>()?;
+    fastcall::install(m.py())?;
     m.add_class::<datagram::DatagramTransport>()?;
     m.add_class::<tls::SslProtocol>()?;
     m.add_class::<sockops::Ready>()?;

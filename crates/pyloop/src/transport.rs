@@ -746,90 +746,9 @@ impl SocketTransport {
         }
         Ok(())
     }
-}
 
-#[pymethods]
-impl SocketTransport {
-    /// Shows the garbage collector the transport's references: a protocol
-    /// that keeps its transport forms a cycle, which is collected when both
-    /// are dropped unclosed, as asyncio's transports are.
-    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
-        self.base.traverse(&visit)?;
-        visit.call(&self.server)?;
-        if let Some(job) = &self.sendfile {
-            visit.call(&job.fut)?;
-        }
-        visit.call(&self.tls)
-    }
-
-    /// Breaks the cycles the collector found. The socket object, dropped
-    /// here, closes the fd.
-    fn __clear__(&mut self) {
-        self.base.clear();
-        self.server = None;
-        self.tls = None;
-        self.sendfile = None;
-    }
-
-    #[new]
-    /// `kind` is "socket", "read_pipe" or "write_pipe"; `sock` is the
-    /// object that owns the fd (a socket, or a pipe's file object).
-    #[pyo3(signature = (loop_, sock, protocol, extra, server = None, kind = "socket"))]
-    fn py_new(
-        loop_: &Bound<'_, LoopCore>,
-        sock: &Bound<'_, PyAny>,
-        protocol: &Bound<'_, PyAny>,
-        extra: &Bound<'_, PyDict>,
-        server: Option<Py<PyAny>>,
-        kind: &str,
-    ) -> PyResult<Self> {
-        let kind = match kind {
-            "socket" => Kind::Socket,
-            "read_pipe" => Kind::ReadPipe,
-            "write_pipe" => Kind::WritePipe,
-            _ => {
-                return Err(PyValueError::new_err(format!(
-                    "unknown transport kind {kind:?}"
-                )));
-            }
-        };
-        let fd: RawFd = sock.call_method0(intern!(sock.py(), "fileno"))?.extract()?;
-        if fd < 0 {
-            return Err(PyValueError::new_err(format!(
-                "the {} is closed",
-                kind.what()
-            )));
-        }
-        Ok(Self {
-            base: Base::new(loop_, sock, fd, protocol, extra)?,
-            kind,
-            buffered: is_buffered(protocol)?,
-            server,
-            wbuf: VecDeque::new(),
-            eof_requested: false,
-            eof_written: false,
-            sendfile: None,
-            deferred: false,
-            tls: protocol
-                .cast::<SslProtocol>()
-                .ok()
-                .map(|p| p.clone().unbind()),
-        })
-    }
-
-    /// Starts reading, unless `pause_reading()` came first or it is closing.
-    fn _start_reading(slf: &Bound<'_, Self>) -> PyResult<()> {
-        let (paused, closing) = {
-            let t = slf.borrow();
-            (t.base.reading_paused, t.base.closing)
-        };
-        if paused || closing {
-            return Ok(());
-        }
-        base::set_interest(slf, READ, true)
-    }
-
-    fn write(slf: &Bound<'_, Self>, data: &Bound<'_, PyAny>) -> PyResult<()> {
+    /// `write(data)`, installed by [`crate::fastcall`] as a `METH_O` method.
+    pub(crate) fn write(slf: &Bound<'_, Self>, data: &Bound<'_, PyAny>) -> PyResult<()> {
         let py = slf.py();
         let as_bytes = data.cast::<PyBytes>().ok();
         if !(as_bytes.is_some()
@@ -958,6 +877,81 @@ impl SocketTransport {
         slf.borrow_mut().wbuf.extend(rest);
         drop(buf);
         base::maybe_pause_protocol(slf)
+    }
+}
+
+#[pymethods]
+impl SocketTransport {
+    /// Shows the garbage collector the transport's references: a protocol
+    /// that keeps its transport forms a cycle, which is collected when both
+    /// are dropped unclosed, as asyncio's transports are.
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        self.base.traverse(&visit)?;
+        visit.call(&self.server)?;
+        if let Some(job) = &self.sendfile {
+            visit.call(&job.fut)?;
+        }
+        visit.call(&self.tls)
+    }
+
+    /// Breaks the cycles the collector found. The socket object, dropped
+    /// here, closes the fd.
+    fn __clear__(&mut self) {
+        self.base.clear();
+        self.server = None;
+        self.tls = None;
+        self.sendfile = None;
+    }
+
+    #[new]
+    /// `kind` is "socket", "read_pipe" or "write_pipe"; `sock` is the
+    /// object that owns the fd (a socket, or a pipe's file object).
+    #[pyo3(signature = (loop_, sock, protocol, extra, server = None, kind = "socket"))]
+    fn py_new(
+        loop_: &Bound<'_, LoopCore>,
+        sock: &Bound<'_, PyAny>,
+        protocol: &Bound<'_, PyAny>,
+        extra: &Bound<'_, PyDict>,
+        server: Option<Py<PyAny>>,
+        kind: &str,
+    ) -> PyResult<Self> {
+        let kind = match kind {
+            "socket" => Kind::Socket,
+            "read_pipe" => Kind::ReadPipe,
+            "write_pipe" => Kind::WritePipe,
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown transport kind {kind:?}"
+                )));
+            }
+        };
+        let fd: RawFd = sock.call_method0(intern!(sock.py(), "fileno"))?.extract()?;
+        if fd < 0 {
+            return Err(PyValueError::new_err(format!(
+                "the {} is closed",
+                kind.what()
+            )));
+        }
+        Ok(Self {
+            base: Base::new(loop_, sock, fd, protocol, extra)?,
+            kind,
+            buffered: is_buffered(protocol)?,
+            server,
+            wbuf: VecDeque::new(),
+            eof_requested: false,
+            eof_written: false,
+            sendfile: None,
+            deferred: false,
+            tls: protocol
+                .cast::<SslProtocol>()
+                .ok()
+                .map(|p| p.clone().unbind()),
+        })
+    }
+
+    /// Starts reading, unless `pause_reading()` came first or it is closing.
+    fn _start_reading(slf: &Bound<'_, Self>) -> PyResult<()> {
+        base::start_reading(slf)
     }
 
     fn writelines(slf: &Bound<'_, Self>, list: &Bound<'_, PyAny>) -> PyResult<()> {
