@@ -648,30 +648,29 @@ impl LoopCore {
                     TIMER_TOKEN => {}
                     tok => {
                         let fd = tok as RawFd;
-                        let Some(entry) = lp.fds.get(&fd) else {
+                        // The fd table and the ready queue, borrowed apart.
+                        let st = &mut *lp;
+                        let Some(entry) = st.fds.get(&fd) else {
                             continue;
                         };
                         let mut t_read = false;
                         let mut t_write = false;
                         let mut tr = None;
-                        let mut queue = Vec::new();
                         for (ready, cb, flag) in [
                             (r.readable, &entry.reader, &mut t_read),
                             (r.writable, &entry.writer, &mut t_write),
                         ] {
                             match cb {
                                 Some(_) if !ready => {}
-                                Some(FdCallback::Handle(h)) => queue.push(h.clone_ref(py)),
+                                Some(FdCallback::Handle(h)) if !h.get().is_cancelled() => {
+                                    st.ready.push_back(h.clone_ref(py));
+                                }
+                                Some(FdCallback::Handle(_)) => {}
                                 Some(t) => {
                                     *flag = true;
                                     tr = Some(t.clone_ref(py));
                                 }
                                 None => {}
-                            }
-                        }
-                        for h in queue {
-                            if !h.get().is_cancelled() {
-                                lp.ready.push_back(h);
                             }
                         }
                         if let Some(t) = tr {
@@ -799,16 +798,16 @@ impl LoopCore {
             }
             let mut batch = std::mem::take(&mut st.flush);
             drop(st);
-            let mut sending = batch.drain(..);
-            while let Some(t) = sending.next() {
+            // From the end: each transport has its own socket, so the order
+            // does not matter, and popping costs no iterator to drop.
+            while let Some(t) = batch.pop() {
                 if let Err(e) = SocketTransport::flush_deferred(&t.into_bound(py)) {
                     // The exception leaves the loop; the rest go out at the
                     // end of its next iteration.
-                    Self::state(slf)?.flush.extend(sending);
+                    Self::state(slf)?.flush.append(&mut batch);
                     return Err(e);
                 }
             }
-            drop(sending);
             // The emptied list goes back with its capacity, so the next
             // iteration's writes allocate none (a flush can queue more:
             // then those go first, and this allocation is dropped).
