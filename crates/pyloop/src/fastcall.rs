@@ -236,9 +236,7 @@ unsafe extern "C" fn create_task(
         // SAFETY: the count the caller passed, with the offset flag masked.
         let nargs = unsafe { ffi::PyVectorcall_NARGS(nargsf as usize) } as usize;
         if nargs > 1 {
-            return Err(PyTypeError::new_err(format!(
-                "create_task() takes 1 positional argument but {nargs} were given"
-            )));
+            return Err(arg_error("create_task", ArgError::TooMany(nargs)));
         }
         // SAFETY: as the caller promises, `args` has `nargs` live references.
         let mut coro = (nargs == 1).then(|| unsafe { Bound::from_borrowed_ptr(py, *args) });
@@ -284,6 +282,8 @@ enum ArgError<'a, 'py> {
     Unknown(&'a Bound<'py, PyAny>),
     /// The required argument was not given.
     Missing(&'a str),
+    /// This many positional arguments, where the method takes one.
+    TooMany(usize),
 }
 
 /// The `TypeError` for a call of `func` with such arguments, worded as
@@ -295,6 +295,7 @@ fn arg_error(func: &str, e: ArgError<'_, '_>) -> PyErr {
         ArgError::Missing(arg) => {
             format!("{func}() missing 1 required positional argument: '{arg}'")
         }
+        ArgError::TooMany(n) => format!("{func}() takes 1 positional argument but {n} were given"),
     })
 }
 
@@ -344,8 +345,6 @@ unsafe extern "C" fn method<M: Method>(
     unsafe { enter(M::NAME, M::BODY, slf, args, nargsf, kwnames) }
 }
 
-/// Puts the four methods on `ty` (`LoopCore`), with signatures that
-/// `inspect.signature` reads.
 /// `transport.write(data)`, as a vectorcall method of `SocketTransport`: a
 /// server makes one per response, and pyo3's wrapper (arguments matched
 /// against a description, its per-call bookkeeping) cost about as much as
@@ -373,9 +372,7 @@ unsafe extern "C" fn transport_write(
             unsafe { ffi::PyTuple_GET_SIZE(kwnames) as usize }
         };
         if nargs > 1 {
-            return Err(PyTypeError::new_err(format!(
-                "write() takes 1 positional argument but {nargs} were given"
-            )));
+            return Err(arg_error("write", ArgError::TooMany(nargs)));
         }
         for i in 0..nkw {
             // SAFETY: kwnames is a tuple of nkw str.
@@ -460,6 +457,7 @@ pub(crate) fn install(py: Python<'_>) -> PyResult<()> {
     install_on(&py.get_type::<SocketTransport>(), &transport)
 }
 
+/// Puts `methods` on `ty`, with signatures that `inspect.signature` reads.
 fn install_on(ty: &Bound<'_, PyType>, methods: &[MethodDef]) -> PyResult<()> {
     let py = ty.py();
     for &(name, doc, meth, flags) in methods {
