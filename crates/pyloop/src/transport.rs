@@ -548,6 +548,18 @@ impl SocketTransport {
         Ok(())
     }
 
+    /// Whether a send that succeeded leaves [`Self::after_send`] nothing to
+    /// do: the buffer is empty, and no paused protocol, sendfile, close,
+    /// end of file or writable interest waits on it.
+    fn settled(&self) -> bool {
+        self.wbuf.is_empty()
+            && !self.base.protocol_paused
+            && self.sendfile.is_none()
+            && !self.base.writing
+            && !self.base.closing
+            && !self.eof_requested
+    }
+
     /// Sends what the buffer holds, until it is empty or the kernel takes
     /// no more (then `Ok` too); an error other than `EAGAIN` stops it.
     fn send_buffered(&mut self) -> Result<(), Errno> {
@@ -585,6 +597,9 @@ impl SocketTransport {
             slf.borrow_mut().wbuf.clear();
             return Self::write_error(slf, e);
         }
+        if slf.borrow().settled() {
+            return Ok(());
+        }
         base::maybe_resume_protocol(slf)?;
         if slf.borrow().wbuf.is_empty() && slf.borrow().sendfile.is_some() {
             return Self::sendfile_step(slf);
@@ -616,17 +631,9 @@ impl SocketTransport {
                 return Ok(());
             }
             let res = t.send_buffered();
-            // The usual end: all of it went, and nothing waits on that (no
-            // paused protocol, sendfile, close or end of file, no writable
-            // events to drop), so no Python runs and no context is entered.
-            if res.is_ok()
-                && t.wbuf.is_empty()
-                && !t.base.protocol_paused
-                && !t.base.writing
-                && !t.base.closing
-                && !t.eof_requested
-                && t.sendfile.is_none()
-            {
+            // The usual end: all of it went and nothing waits on that, so
+            // no Python runs and no context is entered.
+            if res.is_ok() && t.settled() {
                 return Ok(());
             }
             res
