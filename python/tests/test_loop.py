@@ -1038,6 +1038,36 @@ def test_transport_write_takes_data_by_position_or_keyword_as_asyncio_does(loop)
     loop.run_until_complete(main())
 
 
+def test_a_write_outside_the_loop_that_pauses_the_protocol_leaves_no_reference(loop):
+    # `write` is entered as a plain C method: a reference it dropped as a
+    # `Py` would wait in pyo3's pool while no pyo3 method runs, and keep the
+    # protocol alive. Outside the running loop the write goes at once, the
+    # kernel takes part of it, and the buffered rest pauses the protocol.
+    class Paused(asyncio.Protocol):
+        paused = 0
+
+        def pause_writing(self):
+            self.paused += 1
+
+    a, b = socket.socketpair()
+
+    async def connect():
+        return await loop.create_connection(Paused, sock=a)
+
+    tr, pr = loop.run_until_complete(connect())
+    before = sys.getrefcount(pr)
+    tr.write(b"x" * (4 << 20))
+    # Counted before any other method of the loop's runs (a pyo3 method
+    # would empty the pool first).
+    after = sys.getrefcount(pr)
+    assert pr.paused == 1
+    assert tr.get_write_buffer_size() > 0
+    assert after == before
+    tr.abort()
+    loop.run_until_complete(asyncio.sleep(0))
+    b.close()
+
+
 def test_tcp_server_and_connection(loop):
     async def main():
         server = await loop.create_server(Echo, "127.0.0.1", 0)
