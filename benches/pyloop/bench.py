@@ -202,9 +202,8 @@ def w_idle(loop, seconds):
         r0 = resource.getrusage(resource.RUSAGE_SELF)
         await asyncio.sleep(seconds)
         r1 = resource.getrusage(resource.RUSAGE_SELF)
-        cpu = (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
         switches = (r1.ru_nvcsw - r0.ru_nvcsw) + (r1.ru_nivcsw - r0.ru_nivcsw)
-        return {"cpu_ns": int(cpu * 1e9), "switches": switches}
+        return {"cpu_ns": cpu_ns(r0, r1), "switches": switches}
 
     return loop.run_until_complete(main())
 
@@ -270,6 +269,24 @@ else:
 """ + ECHO_ROUNDS
 
 
+def echo_client(family, addr, size, n):
+    """The echo rows' client process (CLIENT), for a server at `addr`."""
+    return subprocess.Popen(
+        [sys.executable, "-c", CLIENT, family, addr, str(size), str(n)],
+        stdout=subprocess.PIPE,
+    )
+
+
+def echo_trips(n):
+    """The round trips an echo client makes: its warm-up (ECHO_ROUNDS) and n."""
+    return n + max(10, n // 10)
+
+
+def cpu_ns(r0, r1):
+    """User and system CPU between two `getrusage` samples, in ns."""
+    return int(((r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)) * 1e9)
+
+
 def w_echo(loop, mode, family, size, n):
     """Echo ping-pong, served by `mode` (protocol, streams, sock) on `loop`.
 
@@ -331,10 +348,7 @@ def w_echo(loop, mode, family, size, n):
             addr = f"{host}:{port}"
         # The client is started with subprocess.Popen: subprocesses are not
         # part of every loop's feature set, and the client's start is not timed.
-        client = subprocess.Popen(
-            [sys.executable, "-c", CLIENT, family, addr, str(size), str(n)],
-            stdout=subprocess.PIPE,
-        )
+        client = echo_client(family, addr, size, n)
         handler = None
         if server is None:
             conn, _ = await loop.sock_accept(lsock)
@@ -360,9 +374,7 @@ def w_echo(loop, mode, family, size, n):
     r0 = resource.getrusage(resource.RUSAGE_SELF)
     rtt = loop.run_until_complete(main())
     r1 = resource.getrusage(resource.RUSAGE_SELF)
-    cpu_s = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
-    trips = n + max(10, n // 10)
-    return {"rtt_ns": rtt, "cpu_ns": int(cpu_s * 1e9 / trips)}
+    return {"rtt_ns": rtt, "cpu_ns": cpu_ns(r0, r1) // echo_trips(n)}
 
 
 CERTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python", "tests", "certs")
@@ -413,8 +425,7 @@ def _serve_with_client(loop, start_server, client_args):
     r0 = resource.getrusage(resource.RUSAGE_SELF)
     v = loop.run_until_complete(main())
     r1 = resource.getrusage(resource.RUSAGE_SELF)
-    cpu_s = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
-    return v, int(cpu_s * 1e9)
+    return v, cpu_ns(r0, r1)
 
 
 def w_tls(loop, what, size, n):
@@ -574,10 +585,7 @@ def floor_echo(family, size, n):
     else:
         lsock = socket.create_server(("127.0.0.1", 0))
         addr = "127.0.0.1:%d" % lsock.getsockname()[1]
-    client = subprocess.Popen(
-        [sys.executable, "-c", CLIENT, family, addr, str(size), str(n)],
-        stdout=subprocess.PIPE,
-    )
+    client = echo_client(family, addr, size, n)
     r0 = resource.getrusage(resource.RUSAGE_SELF)
     conn, _ = lsock.accept()
     lsock.close()
@@ -595,9 +603,7 @@ def floor_echo(family, size, n):
     if tmp:
         os.unlink(addr)
         os.rmdir(tmp)
-    cpu_s = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
-    trips = n + max(10, n // 10)
-    return {"rtt_ns": int(out), "cpu_ns": int(cpu_s * 1e9 / trips)}
+    return {"rtt_ns": int(out), "cpu_ns": cpu_ns(r0, r1) // echo_trips(n)}
 
 
 def floor_sendfile(path):
@@ -621,8 +627,7 @@ def floor_sendfile(path):
     r1 = resource.getrusage(resource.RUSAGE_SELF)
     conn.close()
     out = client.communicate()[0]
-    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
-    return {"value": int(out), "cpu_ns": int(cpu * 1e9)}
+    return {"value": int(out), "cpu_ns": cpu_ns(r0, r1)}
 
 
 HTTP_APPS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "http_apps.py")
@@ -724,8 +729,7 @@ def w_http_client(loop, n, in_flight=100):
             await batch(n)
             wall = time.perf_counter_ns() - t0
             r1 = resource.getrusage(resource.RUSAGE_SELF)
-            cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
-            return wall // n, int(cpu * 1e9) // n
+            return wall // n, cpu_ns(r0, r1) // n
 
     try:
         wall, cpu = loop.run_until_complete(main())
