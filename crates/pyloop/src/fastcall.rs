@@ -501,3 +501,55 @@ mod tests {
         assert_eq!(panic_message(&*other), "panic in pyloop");
     }
 }
+
+#[cfg(test)]
+mod boundary_tests {
+    use super::boundary;
+    use pyo3::ffi;
+    use pyo3::prelude::*;
+    #[cfg(not(Py_3_12))]
+    use std::ptr::null_mut;
+
+    #[pyclass]
+    struct Probe;
+
+    /// A panic inside a method's work reaches Python as a `PanicException`
+    /// carrying the panic's text, and the method returns NULL: no unwind
+    /// crosses into CPython.
+    #[test]
+    fn a_panic_in_the_work_becomes_a_panic_exception() {
+        Python::initialize();
+        Python::attach(|py| {
+            let probe = Bound::new(py, Probe).unwrap();
+            let hook = std::panic::take_hook();
+            std::panic::set_hook(Box::new(|_| {}));
+            // SAFETY: the thread is attached, and `probe` is a Probe.
+            let ret = unsafe {
+                boundary::<Probe>(probe.as_ptr(), |_| -> PyResult<*mut pyo3::ffi::PyObject> {
+                    panic!("the work broke")
+                })
+            };
+            std::panic::set_hook(hook);
+            assert!(ret.is_null());
+            // Read raw: pyo3's `PyErr::take` resumes the panic when it
+            // fetches a PanicException, as it would for a caller in Rust.
+            #[cfg(Py_3_12)]
+            // SAFETY: the thread is attached and an exception is set: this
+            // hands over a new reference to it.
+            let value = unsafe { Bound::from_owned_ptr(py, ffi::PyErr_GetRaisedException()) };
+            #[cfg(not(Py_3_12))]
+            // SAFETY: the thread is attached and an exception is set; each
+            // out-pointer receives a new reference or NULL, owned below.
+            let value = unsafe {
+                let (mut ty, mut value, mut tb) = (null_mut(), null_mut(), null_mut());
+                ffi::PyErr_Fetch(&mut ty, &mut value, &mut tb);
+                ffi::PyErr_NormalizeException(&mut ty, &mut value, &mut tb);
+                drop(Bound::<PyAny>::from_owned_ptr_or_opt(py, ty));
+                drop(Bound::<PyAny>::from_owned_ptr_or_opt(py, tb));
+                Bound::<PyAny>::from_owned_ptr(py, value)
+            };
+            assert!(value.is_instance_of::<pyo3::panic::PanicException>());
+            assert_eq!(value.to_string(), "the work broke");
+        });
+    }
+}
