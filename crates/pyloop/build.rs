@@ -3,18 +3,14 @@
 //!
 //! Built by cargo alone (`cargo test`, not maturin), pyo3 links the
 //! `libpython` of the CPython it found, and the unit tests that embed an
-//! interpreter (`fastcall`'s boundary) run it: its directory goes into the
-//! run path, so that the loader finds that library and not whichever one
-//! the system has, if any. maturin's build of the extension module (which
-//! sets `PYO3_BUILD_EXTENSION_MODULE`) links no `libpython` and gets no run
-//! path: the wheels carry no path of the machine that built them.
+//! interpreter (`fastcall`'s boundary) run it: pyo3-build-config puts its
+//! directory on the run path, so that the loader finds that library and not
+//! whichever one the system has, if any. maturin's build of the extension
+//! module (which sets `PYO3_BUILD_EXTENSION_MODULE`) links no `libpython`
+//! and gets no run path: the wheels carry no path of the machine that built
+//! them.
 
 fn main() {
     pyo3_build_config::use_pyo3_cfgs();
-    println!("cargo:rerun-if-env-changed=PYO3_BUILD_EXTENSION_MODULE");
-    if std::env::var_os("PYO3_BUILD_EXTENSION_MODULE").is_none()
-        && let Some(dir) = pyo3_build_config::get().lib_dir()
-    {
-        println!("cargo:rustc-link-arg=-Wl,-rpath,{dir}");
-    }
+    pyo3_build_config::add_libpython_rpath_link_args();
 }

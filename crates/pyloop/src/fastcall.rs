@@ -525,7 +525,7 @@ mod boundary_tests {
             std::panic::set_hook(Box::new(|_| {}));
             // SAFETY: the thread is attached, and `probe` is a Probe.
             let ret = unsafe {
-                boundary::<Probe>(probe.as_ptr(), |_| -> PyResult<*mut pyo3::ffi::PyObject> {
+                boundary::<Probe>(probe.as_ptr(), |_| -> PyResult<*mut ffi::PyObject> {
                     panic!("the work broke")
                 })
             };
