@@ -165,6 +165,12 @@ pub fn test_wheels() -> Result<()> {
             if !Path::new(&file).starts_with(venv) {
                 bail!("pyloop imported from {file}, not from the wheel in the venv");
             }
+            let dynamic = cmd::output(Command::new("readelf").args(["-d", &file]))
+                .context("reading the extension's dynamic section with readelf")?;
+            let leaks = machine_bound(&dynamic);
+            if !leaks.is_empty() {
+                bail!("the {minor} wheel's extension depends on the build machine: {leaks:?}");
+            }
             cmd::run(
                 Command::new(py.with_file_name("pytest"))
                     .current_dir(crate::root().join("python"))
@@ -180,6 +186,17 @@ pub fn test_wheels() -> Result<()> {
         bail!("pyloop's wheel failed on CPython {}", failed.join(", "));
     }
     Ok(())
+}
+
+/// The entries of `readelf -d` output that tie an extension module to the
+/// machine that built it: a run path (RPATH or RUNPATH), or a `libpython`
+/// it needs (CPython gives an extension its symbols; the module links none).
+fn machine_bound(readelf: &str) -> Vec<&str> {
+    readelf
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.contains("(RPATH)") || l.contains("(RUNPATH)") || l.contains("[libpython"))
+        .collect()
 }
 
 #[cfg(test)]
@@ -200,5 +217,22 @@ mod tests {
         // A wheel for this machine's glibc alone is not a dist wheel.
         assert_eq!(wheel_for(&files, "3.12"), None);
         assert_eq!(wheel_for(&files, "3.13"), None);
+    }
+
+    #[test]
+    fn a_run_path_or_libpython_binds_an_extension_to_its_build_machine() {
+        let clean = "\
+ 0x0000000000000001 (NEEDED)             Shared library: [libc.so.6]
+ 0x000000000000000e (SONAME)             Library soname: [_pyloop.so]";
+        assert!(machine_bound(clean).is_empty());
+        let cargo_built = "\
+ 0x0000000000000001 (NEEDED)             Shared library: [libpython3.11.so.1.0]
+ 0x0000000000000001 (NEEDED)             Shared library: [libc.so.6]
+ 0x000000000000001d (RUNPATH)            Library runpath: [/opt/python/lib]
+ 0x000000000000000f (RPATH)              Library rpath: [/opt/python/lib]";
+        let found = machine_bound(cargo_built);
+        assert_eq!(found.len(), 3);
+        assert!(found[0].ends_with("[libpython3.11.so.1.0]"));
+        assert!(found[1].contains("RUNPATH") && found[2].contains("RPATH"));
     }
 }
