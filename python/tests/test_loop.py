@@ -767,6 +767,39 @@ def test_add_reader_rejects_bad_fd(loop):
         loop.add_reader(object(), print)
 
 
+def test_remove_reader_of_a_closed_socket(loop):
+    """A socket closed before its callbacks were removed: its fileno() is
+    -1, and remove_reader/remove_writer find the registration by the object,
+    as asyncio's selector does (anyio's socket streams close, then remove).
+    Found by anyio's own test suite (test_close_during_receive)."""
+    a, b = socket.socketpair()
+    loop.add_reader(a, print)
+    a.close()
+    assert loop.remove_reader(a)
+    assert loop._fd_count() == 0
+    with pytest.raises(ValueError, match="Invalid file descriptor: -1"):
+        loop.remove_reader(a)
+
+    c, d = socket.socketpair()
+    loop.add_writer(c, print)
+    c.close()
+    assert loop.remove_writer(c)
+    assert loop._fd_count() == 0
+
+    # Both directions: taking one away modifies the epoll entry of a closed
+    # fd, which fails with EBADF as in asyncio, and nothing stays registered.
+    e, f = socket.socketpair()
+    loop.add_reader(e, print)
+    loop.add_writer(e, print)
+    e.close()
+    with pytest.raises(OSError) as exc:
+        loop.remove_reader(e)
+    assert exc.value.errno == errno.EBADF
+    assert loop._fd_count() == 0
+    for s in (b, d, f):
+        s.close()
+
+
 def test_sock_methods(loop):
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))

@@ -16,7 +16,7 @@ use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyModule, PyTuple};
+use pyo3::types::{PyInt, PyModule, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
 use rustc_hash::FxHashMap;
 
@@ -72,6 +72,11 @@ struct FdEntry {
     writer: Option<FdCallback>,
     /// The interest registered with epoll (READ | WRITE).
     mask: u8,
+    /// The object the last `add_reader` or `add_writer` of this fd was
+    /// given (a socket, say), when it was not a plain int: once it is
+    /// closed, its `fileno()` is -1, and `remove_reader(obj)` finds the
+    /// registration by the object itself, as asyncio's selector does.
+    obj: Option<Py<PyAny>>,
 }
 
 #[derive(Debug)]
@@ -248,13 +253,16 @@ impl State {
     }
 
     /// Sets the callback for one direction of `fd` and updates epoll.
+    /// Returns the callback it replaced and, if the fd has no callback
+    /// left, the object it was registered with (`FdEntry::obj`): both for
+    /// the caller to drop after its borrow of the state.
     pub(crate) fn set_fd(
         &mut self,
         py: Python<'_>,
         fd: RawFd,
         dir: u8,
         cb: Option<FdCallback>,
-    ) -> PyResult<Option<FdCallback>> {
+    ) -> PyResult<(Option<FdCallback>, Option<Py<PyAny>>)> {
         let entry = self.fds.entry(fd).or_default();
         let old = if dir == READ {
             std::mem::replace(&mut entry.reader, cb)
@@ -263,8 +271,9 @@ impl State {
         };
         let new = (entry.reader.is_some() as u8 * READ) | (entry.writer.is_some() as u8 * WRITE);
         let before = entry.mask;
+        let mut obj = None;
         if new == 0 {
-            self.fds.remove(&fd);
+            obj = self.fds.remove(&fd).and_then(|e| e.obj);
         } else {
             entry.mask = new;
         }
@@ -277,7 +286,7 @@ impl State {
             let _ = py;
             return Err(crate::base::os_error(e));
         }
-        Ok(old)
+        Ok((old, obj))
     }
 
     /// Whether `fd` has a reader (`dir` READ) or a writer (WRITE).
@@ -960,6 +969,7 @@ impl LoopCore {
                     FdCallback::Datagram(t) => visit.call(t)?,
                 }
             }
+            visit.call(&e.obj)?;
         }
         Ok(())
     }
@@ -1268,31 +1278,62 @@ impl LoopCore {
         let py = slf.py();
         let core = slf.get();
         core.check_closed()?;
-        let fdn = fileno(fd)?;
+        let fdn = Self::fd_of(slf, fd)?;
         Self::ensure_no_transport(slf, fdn)?;
         let h = Self::new_handle(slf, callback, args, None, f64::NAN, what, core.is_debug())?;
         let hh = h.clone_ref(py);
-        let old = Self::state(slf)?.set_fd(py, fdn, dir, Some(FdCallback::Handle(hh)))?;
+        let (old, old_obj) = {
+            let mut st = Self::state(slf)?;
+            let (old, _) = st.set_fd(py, fdn, dir, Some(FdCallback::Handle(hh)))?;
+            let obj = (!fd.is_instance_of::<PyInt>()).then(|| fd.clone().unbind());
+            let old_obj = st
+                .fds
+                .get_mut(&fdn)
+                .and_then(|e| std::mem::replace(&mut e.obj, obj));
+            (old, old_obj)
+        };
+        // Dropped after the borrow, as Bounds: finalizers may run.
+        drop(old_obj.map(|o| o.into_bound(py)));
         if let Some(FdCallback::Handle(old)) = old {
             Handle::cancel_handle(old.bind(py))?;
         }
         Ok(h.into_any())
     }
 
+    /// The fd of an `add_reader`/`remove_reader` argument: its `fileno()`,
+    /// or, for an object whose `fileno()` is no longer valid (a closed
+    /// socket's is -1), the fd it was registered with, found by identity,
+    /// as asyncio's selector finds it (`_fileobj_lookup`).
+    fn fd_of(slf: &Bound<'_, Self>, fd: &Bound<'_, PyAny>) -> PyResult<RawFd> {
+        match fileno(fd) {
+            Ok(n) => Ok(n),
+            Err(e) if e.is_instance_of::<PyValueError>(slf.py()) => {
+                let st = Self::state(slf)?;
+                st.fds
+                    .iter()
+                    .find(|(_, en)| en.obj.as_ref().is_some_and(|o| o.is(fd)))
+                    .map(|(&n, _)| n)
+                    .ok_or(e)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     fn remove_fd(slf: &Bound<'_, Self>, fd: &Bound<'_, PyAny>, dir: u8) -> PyResult<bool> {
         let py = slf.py();
-        let fdn = fileno(fd)?;
+        let fdn = Self::fd_of(slf, fd)?;
         if slf.get().closed.load(Relaxed) {
             return Ok(false);
         }
         Self::ensure_no_transport(slf, fdn)?;
-        let old = {
+        let (old, obj) = {
             let mut st = Self::state(slf)?;
             if !st.has_callback(fdn, dir) {
                 return Ok(false);
             }
             st.set_fd(py, fdn, dir, None)?
         };
+        drop(obj.map(|o| o.into_bound(py)));
         if let Some(FdCallback::Handle(old)) = old {
             Handle::cancel_handle(old.bind(py))?;
         }
@@ -1314,7 +1355,7 @@ impl LoopCore {
             }
             return Ok(());
         }
-        let old = {
+        let (old, obj) = {
             let mut lp = Self::state(slf)?;
             let has = lp.has_callback(fd, dir);
             if !has && cb.is_none() {
@@ -1322,6 +1363,7 @@ impl LoopCore {
             }
             lp.set_fd(py, fd, dir, cb)?
         };
+        drop(obj.map(|o| o.into_bound(py)));
         if let Some(old) = old {
             old.release(py);
         }
