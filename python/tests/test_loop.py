@@ -6,6 +6,7 @@ import contextvars
 import errno
 import gc
 import inspect
+import math
 import os
 import resource
 import signal
@@ -206,6 +207,27 @@ def test_call_later_rejects_nan_and_non_numbers(loop):
         loop.call_later(float("nan"), print)
     with pytest.raises(TypeError):
         loop.call_later("1", print)
+
+
+@pytest.mark.parametrize("delay", [math.inf, 1e300, 1e12])
+def test_sleep_forever_is_the_only_timer(loop, delay):
+    """`sleep(math.inf)` (anyio's `sleep_forever`) as the loop's next timer:
+    the loop blocks until another thread wakes it. The timerfd once got the
+    deadline's seconds truncated to a negative number, and run_forever died
+    with EINVAL. Found by anyio's own test suite (a blocking portal)."""
+
+    async def main():
+        task = asyncio.ensure_future(asyncio.sleep(delay))
+        threading.Timer(0.05, loop.call_soon_threadsafe, (task.cancel,)).start()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        # A far timer left in the heap, and the loop still waits for I/O.
+        loop.call_at(loop.time() + delay, print)
+        fut = loop.create_future()
+        threading.Timer(0.05, loop.call_soon_threadsafe, (fut.set_result, 7)).start()
+        return await fut
+
+    assert loop.run_until_complete(main()) == 7
 
 
 def test_cancelled_timers_do_not_accumulate(loop):

@@ -138,9 +138,13 @@ impl Poller {
             _ => {}
         }
         let value = match deadline_ns {
-            // A zero it_value disarms; a deadline at 0 cannot occur.
+            // A zero it_value disarms; a deadline at 0 cannot occur. The
+            // seconds saturate: `sleep(math.inf)` gives a deadline of
+            // i128::MAX, whose low 64 bits (what `as` keeps) are negative,
+            // and the kernel refuses a negative time with EINVAL. It clamps
+            // a far one to its own largest time instead.
             Some(ns) => Timespec {
-                tv_sec: (ns / 1_000_000_000) as i64,
+                tv_sec: i64::try_from(ns / 1_000_000_000).unwrap_or(i64::MAX),
                 tv_nsec: (ns % 1_000_000_000).max(1) as _,
             },
             None => Timespec {
@@ -388,6 +392,23 @@ mod tick {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A deadline past what 64-bit seconds hold (`sleep(math.inf)`'s, and
+    /// `call_at(1e300)`'s) arms the timerfd for the kernel's farthest time:
+    /// it does not fail, and it does not fire.
+    #[test]
+    fn a_deadline_beyond_64_bit_seconds_arms_the_timer() {
+        for far in [i128::MAX, 10i128.pow(30), i64::MAX as i128 * 1_000_000_000] {
+            let mut p = Poller::new().unwrap();
+            p.arm(Some(far), Some(now_ns())).unwrap();
+            let mut buf = [0u8; 8];
+            assert_eq!(
+                rustix::io::read(&p.timer, &mut buf),
+                Err(rustix::io::Errno::AGAIN),
+                "the timer fired for a deadline of {far} ns"
+            );
+        }
+    }
 
     /// Once the TSC's rate is measured, the gap the loop tests by ticks is
     /// the gap in nanoseconds, rounded down: never longer (the bound), and
