@@ -646,8 +646,14 @@ impl LoopCore {
 
         // I/O: queue handles, and collect the transports to call (in
         // `calls`, the run's own vector: emptied each time, never freed).
+        // `before` is how many callbacks were ready before this poll: they
+        // run first, then the I/O's (transports, then handles), then the
+        // timers that came due, as in asyncio, whose I/O callbacks join the
+        // ready queue behind those already there.
+        let mut before = usize::MAX;
         if !ready_fds.is_empty() {
             let mut lp = Self::state(slf)?;
+            before = lp.ready.len();
             for r in ready_fds.iter() {
                 match r.token {
                     WAKE_TOKEN => {
@@ -689,24 +695,6 @@ impl LoopCore {
                 }
             }
         }
-        // Looked at first: most iterations of a busy loop read nothing, and
-        // draining even an empty vector costs its iterator's drop. Each
-        // reference is released as a `Bound`, which needs no look at the
-        // thread's state (a `Py` does, to know whether it may decref now).
-        if !calls.is_empty() {
-            for (t, r, w) in calls.drain(..) {
-                match t {
-                    FdCallback::Transport(t) => {
-                        SocketTransport::on_ready(&t.into_bound(py), r, w)?;
-                    }
-                    FdCallback::Datagram(t) => {
-                        DatagramTransport::on_ready(&t.into_bound(py), r, w)?;
-                    }
-                    h @ FdCallback::Handle(_) => h.release(py),
-                }
-            }
-        }
-
         // Timers that are due (the clock is read only when there are any),
         // then take the ready queue whole: one borrow of the loop for the
         // batch, not one per callback. Callbacks they schedule go to the
@@ -744,7 +732,22 @@ impl LoopCore {
             lp.spare_cap = lp.spare_cap.max(todo.len().min(MAX_SPARES));
             (core.is_debug(), lp.slow_callback_duration, lp.spare_cap)
         };
-        while let Some(h) = todo.pop_front() {
+        // Looked at first: most iterations of a busy loop read nothing.
+        let mut io = !calls.is_empty();
+        let mut ran = 0;
+        loop {
+            if io && ran >= before.min(todo.len() + ran) {
+                io = false;
+                if let Err(e) = Self::call_transports(py, calls) {
+                    Self::requeue(slf, todo)?;
+                    Self::flush_writes(slf)?;
+                    return Err(e);
+                }
+            }
+            let Some(h) = todo.pop_front() else {
+                break;
+            };
+            ran += 1;
             let h = h.into_bound(py);
             let t0 = if debug { Some(time_now()) } else { None };
             let res = Handle::run(&h);
@@ -762,13 +765,13 @@ impl LoopCore {
             });
             if let Err(e) = res {
                 // The rest of the batch stays queued, ahead of what the
-                // batch scheduled, as in asyncio.
-                {
-                    let mut lp = Self::state(slf)?;
-                    while let Some(rest) = todo.pop_back() {
-                        lp.ready.push_front(rest);
-                    }
+                // batch scheduled, as in asyncio. Transports not called yet
+                // are dropped: epoll is level-triggered, so the next poll
+                // reports them again.
+                for (t, _, _) in calls.drain(..) {
+                    t.release(py);
                 }
+                Self::requeue(slf, todo)?;
                 Self::flush_writes(slf)?;
                 return Err(e);
             }
@@ -783,6 +786,40 @@ impl LoopCore {
             }
         }
         Self::flush_writes(slf)
+    }
+
+    /// Calls the transports whose sockets the poll found ready. Each
+    /// reference is released as a `Bound`, which needs no look at the
+    /// thread's state (a `Py` does, to know whether it may decref now).
+    fn call_transports(py: Python<'_>, calls: &mut Vec<(FdCallback, bool, bool)>) -> PyResult<()> {
+        let mut result = Ok(());
+        for (t, r, w) in calls.drain(..) {
+            if result.is_err() {
+                // After an error, the rest are reported again by the next
+                // poll (epoll is level-triggered).
+                t.release(py);
+                continue;
+            }
+            result = match t {
+                FdCallback::Transport(t) => SocketTransport::on_ready(&t.into_bound(py), r, w),
+                FdCallback::Datagram(t) => DatagramTransport::on_ready(&t.into_bound(py), r, w),
+                h @ FdCallback::Handle(_) => {
+                    h.release(py);
+                    Ok(())
+                }
+            };
+        }
+        result
+    }
+
+    /// Puts the callbacks of a batch that did not run back at the head of
+    /// the ready queue, ahead of what the batch scheduled, as in asyncio.
+    fn requeue(slf: &Bound<'_, Self>, todo: &mut VecDeque<Py<Handle>>) -> PyResult<()> {
+        let mut lp = Self::state(slf)?;
+        while let Some(rest) = todo.pop_back() {
+            lp.ready.push_front(rest);
+        }
+        Ok(())
     }
 
     /// Sends what the iteration's callbacks wrote to transports (see
@@ -1146,8 +1183,11 @@ impl LoopCore {
         self.running.load(Relaxed)
     }
 
-    fn set_debug(&self, enabled: bool) {
-        self.debug.store(enabled, Relaxed);
+    /// Any object, taken by its truth (asyncio stores what it is given;
+    /// aiohttp's tests call `set_debug(0)`).
+    fn set_debug(&self, enabled: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.debug.store(enabled.is_truthy()?, Relaxed);
+        Ok(())
     }
 
     fn get_debug(&self) -> bool {
