@@ -202,6 +202,13 @@ def test_time_is_monotonic_clock(loop):
     assert a <= b <= c
 
 
+def test_timer_handle_has_asyncios_when_attribute(loop):
+    h = loop.call_at(12345.5, print)
+    # `_when` is asyncio's attribute behind when(); aiohttp's tests read it.
+    assert h._when == h.when() == 12345.5
+    h.cancel()
+
+
 def test_call_later_rejects_nan_and_non_numbers(loop):
     with pytest.raises(ValueError):
         loop.call_later(float("nan"), print)
@@ -564,6 +571,16 @@ def test_default_exception_handler_logs(loop, caplog):
     assert "something odd" in caplog.text
 
 
+def test_set_debug_takes_any_object_by_its_truth(loop):
+    """asyncio stores what set_debug is given; aiohttp's tests pass 0."""
+    loop.set_debug(1)
+    assert loop.get_debug() is True
+    loop.set_debug(0)
+    assert loop.get_debug() is False
+    loop.set_debug("")
+    assert not loop.get_debug()
+
+
 def test_debug_mode_warns_about_slow_callbacks(loop, caplog):
     loop.set_debug(True)
     assert loop.get_debug()
@@ -820,6 +837,39 @@ def test_remove_reader_of_a_closed_socket(loop):
     assert loop._fd_count() == 0
     for s in (b, d, f):
         s.close()
+
+
+def test_io_runs_after_the_callbacks_that_were_ready_before_the_poll(loop):
+    """asyncio's order in an iteration: the callbacks that were ready when
+    the loop polled, then the I/O the poll found (a transport's
+    data_received included), then the timers that came due. aiohttp's
+    test_concurrent_close_multiple_tasks depends on it: a close() scheduled
+    before the peer's message arrived runs first."""
+    a, b = socket.socketpair()
+    order = []
+
+    class P(asyncio.Protocol):
+        def data_received(self, data):
+            order.append("data")
+
+    async def main():
+        await loop.connect_accepted_socket(P, a)
+
+        def first():
+            b.send(b"x")
+            loop.call_soon(order.append, "soon")
+            loop.call_at(loop.time(), order.append, "timer")
+            # Past the poll gap, so that the next iteration polls and finds
+            # the data (a busy loop polls at most every 20 us).
+            time.sleep(0.002)
+
+        loop.call_soon(first)
+        while len(order) < 3:
+            await asyncio.sleep(0.01)
+
+    loop.run_until_complete(main())
+    assert order == ["soon", "data", "timer"]
+    b.close()
 
 
 def test_sock_methods(loop):

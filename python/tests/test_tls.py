@@ -41,6 +41,8 @@ def test_the_transport_tells_what_was_negotiated(loop):
         seen["cn"] = writer.get_extra_info("peercert")["subject"]
         seen["sslcontext"] = writer.get_extra_info("sslcontext") is client_ctx
         seen["peername"] = writer.get_extra_info("peername")[1] == port
+        # asyncio's private name for it, which aiohttp's tests read.
+        seen["_sslcontext"] = writer.transport._ssl_protocol._sslcontext is client_ctx
         assert isinstance(writer.transport, asyncio.Transport)
         writer.close()
         await writer.wait_closed()
@@ -50,7 +52,7 @@ def test_the_transport_tells_what_was_negotiated(loop):
     loop.run_until_complete(main())
     assert seen["alpn"] == "http/1.1"
     assert seen["version"].startswith("TLS")
-    assert seen["cipher"] and seen["sslcontext"] and seen["peername"]
+    assert seen["cipher"] and seen["sslcontext"] and seen["peername"] and seen["_sslcontext"]
     assert seen["cn"] == ((("commonName", "localhost"),),)
 
 

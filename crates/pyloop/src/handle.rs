@@ -691,6 +691,13 @@ impl TimerHandle {
         slf.as_super().when
     }
 
+    /// The same, as asyncio's `TimerHandle` attribute (which aiohttp's
+    /// tests read).
+    #[getter]
+    fn _when(slf: PyRef<'_, Self>) -> f64 {
+        slf.as_super().when
+    }
+
     fn __lt__(slf: PyRef<'_, Self>, other: PyRef<'_, Self>) -> bool {
         slf.as_super().when < other.as_super().when
     }

@@ -1620,6 +1620,13 @@ impl SslProtocol {
         self.app_writing_paused
     }
 
+    /// The `ssl.SSLContext` the connection uses (asyncio's `SSLProtocol`
+    /// attribute, which aiohttp's tests read).
+    #[getter]
+    fn _sslcontext(&self, py: Python<'_>) -> Py<PyAny> {
+        self.sslcontext.clone_ref(py)
+    }
+
     fn _write(slf: &Bound<'_, Self>, data: &Bound<'_, PyAny>) -> PyResult<()> {
         if !(data.is_instance_of::<PyBytes>()
             || data.is_instance_of::<PyByteArray>()
