@@ -113,7 +113,9 @@ through complete -F in a real repository, rush's candidates beside bash's.\n\
 pyloop: runs CPython 3.11.7's own test.test_asyncio modules with pyloop,\n\
 asyncio and uvloop, one module per process, and prints pass/total per module\n\
 for each loop. With --uvloop (a checkout of MagicStack/uvloop), also uvloop's\n\
-own test mixins.\n\
+own test mixins. With --projects, instead, the own pytest suites of anyio and\n\
+aiohttp (pinned versions, their sdists from PyPI), with each loop; a test that\n\
+fails with pyloop and passes with asyncio's loop is printed by name.\n\
 \n\
 The suites run from fetched copies; nothing of them is committed."
     )]
@@ -131,6 +133,9 @@ The suites run from fetched copies; nothing of them is committed."
         /// A MagicStack/uvloop checkout (pyloop)
         #[arg(long, value_name = "PATH")]
         uvloop: Option<PathBuf>,
+        /// Projects' own test suites instead: anyio and aiohttp (pyloop)
+        #[arg(long)]
+        projects: bool,
     },
 }
 
@@ -150,19 +155,16 @@ pub fn main() -> Result<()> {
             oils,
             python,
             uvloop,
+            projects,
             only,
-        } => {
-            if system == "rush" && uvloop.is_some() {
-                anyhow::bail!("--uvloop belongs to `conformance pyloop`");
-            }
-            crate::conformance::run(
-                &system,
-                oils.as_deref(),
-                python.as_deref(),
-                uvloop.as_deref(),
-                &only,
-            )
-        }
+        } => crate::conformance::run(
+            &system,
+            oils.as_deref(),
+            python.as_deref(),
+            uvloop.as_deref(),
+            projects,
+            &only,
+        ),
     }
 }
 
@@ -215,7 +217,19 @@ mod tests {
                 oils: Some("/o".into()),
                 python: None,
                 uvloop: None,
+                projects: false,
                 only: vec!["glob".into()]
+            }
+        );
+        assert_eq!(
+            p("conformance pyloop --projects anyio").unwrap(),
+            Command::Conformance {
+                system: "pyloop".into(),
+                oils: None,
+                python: None,
+                uvloop: None,
+                projects: true,
+                only: vec!["anyio".into()]
             }
         );
         assert!(p("conformance").is_err());

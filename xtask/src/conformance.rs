@@ -191,16 +191,17 @@ pub fn run(
     oils: Option<&Path>,
     python: Option<&Path>,
     uvloop: Option<&Path>,
+    projects: bool,
     only: &[String],
 ) -> Result<()> {
     if system == "pyloop" {
         if oils.is_some() {
             bail!("--oils belongs to `conformance rush`");
         }
-        return crate::pyloop_conformance::run(python, uvloop, only);
+        return crate::pyloop_conformance::run(python, uvloop, projects, only);
     }
-    if uvloop.is_some() {
-        bail!("--uvloop belongs to `conformance pyloop`");
+    if uvloop.is_some() || projects {
+        bail!("--uvloop and --projects belong to `conformance pyloop`");
     }
     if system != "rush" {
         bail!("conformance knows `rush` and `pyloop` (got {system:?})");

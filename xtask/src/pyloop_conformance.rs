@@ -2,6 +2,11 @@
 //! `test.test_asyncio` (from CPython 3.11.7) with pyloop, asyncio's default
 //! loop and uvloop, one module per process, and prints pass/total per module
 //! for each loop. `python/conformance/cpython_asyncio.py` runs one module.
+//!
+//! With `--projects`, instead, the own pytest suites of projects that run on
+//! asyncio (`PROJECTS`), from their sdists on PyPI, with each loop
+//! (`python/conformance/pytest_suite.py` runs one); the tests that fail
+//! with pyloop but pass with asyncio's loop are listed by name.
 
 use crate::{cmd, python};
 use anyhow::{Context, Result, bail};
@@ -55,17 +60,82 @@ pub const UVLOOP_MODULES: &[&str] = &[
     "test_udp",
 ];
 
+/// Projects whose own test suites run with each loop (`--projects`): the
+/// sdist's version, and what its tests import beyond pytest. Not
+/// `blockbuster`: see `python/conformance/pytest_suite.py`.
+pub const PROJECTS: &[(&str, &str, &[&str])] = &[
+    (
+        "anyio",
+        "4.16.0",
+        &[
+            "pytest>=9",
+            "pytest-mock",
+            "pytest-timeout",
+            "trustme",
+            "truststore",
+            "hypothesis",
+            "psutil",
+        ],
+    ),
+    (
+        "aiohttp",
+        "3.14.5",
+        &[
+            "pytest-xdist",
+            "pytest-mock",
+            "pytest-timeout",
+            "pytest-codspeed",
+            "freezegun",
+            "proxy.py>=2.4.4rc5",
+            "trustme",
+            "isal",
+            "zlib-ng",
+            "brotli",
+            "pkgconfig",
+            "setuptools-git",
+            "python-on-whales",
+        ],
+    ),
+];
+
+/// A project's whole suite, with one loop, that runs longer than this is
+/// stopped and counted as no result.
+const PROJECT_TIMEOUT_S: u32 = 3600;
+
 /// A whole module that runs longer than this is stopped and counted as hung
 /// (the runner also stops any single test after 60 s).
 const MODULE_TIMEOUT_S: u32 = 900;
 
-pub fn run(python: Option<&Path>, uvloop: Option<&Path>, only: &[String]) -> Result<()> {
+pub fn run(
+    python: Option<&Path>,
+    uvloop: Option<&Path>,
+    projects: bool,
+    only: &[String],
+) -> Result<()> {
     let python = match python {
         Some(p) => p.to_path_buf(),
         None => python::find_exact(CPYTHON).with_context(|| {
             format!("CPython {CPYTHON} not found: `pyenv install {CPYTHON}`, or pass --python")
         })?,
     };
+    if projects {
+        if uvloop.is_some() {
+            bail!("--uvloop and --projects are separate runs");
+        }
+        let known: Vec<&str> = PROJECTS.iter().map(|p| p.0).collect();
+        for p in only {
+            if !known.contains(&p.as_str()) {
+                bail!("unknown project {p:?}; known: {}", known.join(", "));
+            }
+        }
+        let out = crate::target_dir().join("conformance");
+        std::fs::create_dir_all(&out)?;
+        let table = project_suites(&python, only, &out)?;
+        println!("Projects' own test suites, from their sdists, with each loop:\n");
+        println!("{table}");
+        println!("Details: {}", out.display());
+        return Ok(());
+    }
     let modules: Vec<&str> = if only.is_empty() {
         MODULES.to_vec()
     } else {
@@ -110,6 +180,110 @@ pub fn run(python: Option<&Path>, uvloop: Option<&Path>, only: &[String]) -> Res
     }
     println!("Details: {}", out.display());
     Ok(())
+}
+
+/// Runs every project in `PROJECTS` (or those `only` names) with every loop, in a venv of their
+/// own, and returns the table. A test that fails with pyloop and passes
+/// with asyncio's loop is printed by name; the details go to
+/// `out/projects.json`.
+fn project_suites(python: &Path, only: &[String], out: &Path) -> Result<String> {
+    let mut packages = vec!["maturin>=1.7,<2".to_string(), "uvloop".to_string()];
+    for (name, version, deps) in PROJECTS {
+        packages.push(format!("{name}=={version}"));
+        packages.extend(deps.iter().map(|d| d.to_string()));
+    }
+    let packages: Vec<&str> = packages.iter().map(String::as_str).collect();
+    let py = python::venv(&format!("projects-{CPYTHON}"), python, &packages)?;
+    python::install_pyloop(&py, true)?;
+    let sdists = out.join("sdists");
+    let runner = crate::root().join("python/conformance/pytest_suite.py");
+    let mut rows = vec![
+        std::iter::once("project".to_string())
+            .chain(LOOPS.iter().map(|l| l.to_string()))
+            .collect::<Vec<_>>(),
+    ];
+    let mut all = Vec::new();
+    for (name, version, _) in PROJECTS {
+        if !only.is_empty() && !only.iter().any(|o| o == name) {
+            continue;
+        }
+        let src = sdist(&py, name, version, &sdists)?;
+        let mut row = vec![format!("{name} {version}")];
+        let mut results = Vec::new();
+        for lp in LOOPS {
+            eprintln!("-- {name} {version} with {lp}");
+            let mut c = Command::new("timeout");
+            c.args(["--kill-after=10", &PROJECT_TIMEOUT_S.to_string()])
+                .arg(&py)
+                .arg("-P")
+                .arg(&runner)
+                .args(["--loop", lp, "--suite", name])
+                .arg(&src)
+                .stdin(Stdio::null())
+                .stderr(Stdio::null());
+            let result = last_json(&mut c, &format!("{name} with {lp}"));
+            row.push(match &result {
+                Ok(v) => format!(
+                    "{}/{}",
+                    v["passed"].as_u64().unwrap_or(0),
+                    v["total"].as_u64().unwrap_or(0)
+                ),
+                Err(e) => {
+                    eprintln!("{e:#}");
+                    "no result (crash or hang)".to_string()
+                }
+            });
+            results.push(result.ok());
+        }
+        // Tests that fail with pyloop and pass with asyncio's loop.
+        if let [Some(ours), Some(theirs), ..] = &results[..]
+            && let Some(bad) = ours["not_passed"].as_object()
+        {
+            let also = theirs["not_passed"].as_object();
+            for (test, kind) in bad {
+                let shared = also.is_some_and(|a| a.contains_key(test));
+                if !shared {
+                    eprintln!("   pyloop {kind}, asyncio passed: {test}");
+                }
+            }
+        }
+        all.push(serde_json::json!({"project": name, "version": version, "results": results}));
+        rows.push(row);
+    }
+    std::fs::write(
+        out.join("projects.json"),
+        serde_json::to_string_pretty(&all)?,
+    )?;
+    Ok(crate::report::markdown_table(&rows))
+}
+
+/// Downloads and unpacks a project's sdist (once) into `dir`; returns the
+/// unpacked folder.
+fn sdist(py: &Path, name: &str, version: &str, dir: &Path) -> Result<std::path::PathBuf> {
+    let src = dir.join(format!("{name}-{version}"));
+    if src.join("tests").is_dir() {
+        return Ok(src);
+    }
+    std::fs::create_dir_all(dir)?;
+    cmd::run(
+        Command::new(py)
+            .args(["-m", "pip", "download", "-q", "--disable-pip-version-check"])
+            .args(["--no-deps", "--no-binary", ":all:", "-d"])
+            .arg(dir)
+            .arg(format!("{name}=={version}")),
+    )?;
+    let archive = dir.join(format!("{name}-{version}.tar.gz"));
+    cmd::run(
+        Command::new("tar")
+            .arg("-xzf")
+            .arg(&archive)
+            .arg("-C")
+            .arg(dir),
+    )?;
+    if !src.join("tests").is_dir() {
+        bail!("{} has no tests/ folder", src.display());
+    }
+    Ok(src)
 }
 
 /// Runs `modules` with every loop through `runner` (a script and its first
@@ -185,14 +359,19 @@ fn run_module(py: &Path, runner: &[std::path::PathBuf], lp: &str, module: &str) 
         .current_dir(std::env::temp_dir())
         .stdin(Stdio::null())
         .stderr(Stdio::null());
+    last_json(&mut c, &format!("{module} with {lp}"))
+}
+
+/// Runs a runner and parses the JSON line it prints last.
+fn last_json(c: &mut Command, what: &str) -> Result<Value> {
     let out = c
         .output()
-        .with_context(|| format!("cannot run {}", cmd::show(&c)))?;
+        .with_context(|| format!("cannot run {}", cmd::show(c)))?;
     let stdout = String::from_utf8_lossy(&out.stdout);
     let line = stdout
         .lines()
         .rev()
         .find(|l| l.starts_with('{'))
-        .with_context(|| format!("{module} with {lp} gave no result ({})", out.status))?;
+        .with_context(|| format!("{what} gave no result ({})", out.status))?;
     Ok(serde_json::from_str(line)?)
 }

@@ -1,0 +1,143 @@
+"""Runs a third-party project's own pytest suite with a chosen loop.
+
+    python pytest_suite.py --loop pyloop|asyncio|uvloop --suite anyio|aiohttp SRC
+
+SRC is the project's unpacked sdist (its `tests/` folder and its pytest
+configuration); the project itself is imported from the venv, where the same
+version is installed. Nothing in SRC is changed.
+
+The loop is chosen through the event loop policy, which this module sets as
+a pytest plugin (`-p pytest_suite`, in every xdist worker too) from the
+environment variable PYLOOP_SUITE_LOOP: both suites make their asyncio loops with `asyncio.new_event_loop()` or an
+`asyncio.Runner` without a factory, which ask the policy. Only the suite's
+own plain-asyncio parametrisation runs (anyio's `asyncio` backend, in debug
+mode as anyio's suite sets it; aiohttp's `pyloop` factory, which is
+`asyncio.new_event_loop`), so each loop runs the same tests.
+
+Not installed on purpose: `blockbuster`. Both suites use it, when present, to
+flag blocking calls made on the loop's thread, and it allows the ones
+asyncio's own modules make by their file name (`subprocess.Popen` reading its
+exec pipe, from `asyncio/base_events.py`); the same call from pyloop's
+`_loop.py` would be flagged.
+
+Prints one JSON line: the counts and the ids of the tests that did not pass
+(failed in their call, or errored in setup or teardown).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+
+SUITES = {
+    # anyio's pyproject sets `-p anyio`, the timeout and `filterwarnings =
+    # error`; only the backend is chosen here.
+    "anyio": ["-k", "asyncio and not uvloop and not eager and not trio"],
+    # aiohttp's pytest.ini adds coverage and xdist options (`addopts`): set
+    # aside, with its default marker selection kept. Two workers, as the
+    # suite is written for.
+    "aiohttp": [
+        "-o",
+        "addopts=",
+        "-m",
+        "not dev_mode and not autobahn and not internal",
+        "--aiohttp-loop=pyloop",
+        "-n",
+        "2",
+    ],
+}
+
+
+LOOP_VAR = "PYLOOP_SUITE_LOOP"
+
+
+def set_policy(name):
+    if name == "pyloop":
+        import pyloop
+
+        asyncio.set_event_loop_policy(pyloop.EventLoopPolicy())
+    elif name == "uvloop":
+        import uvloop
+
+        asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+    elif name != "asyncio":
+        raise SystemExit(f"unknown loop {name!r}")
+
+
+def pytest_configure(config):
+    """As a plugin: the chosen loop's policy, before any test runs."""
+    set_policy(os.environ[LOOP_VAR])
+
+
+class Collect:
+    """A pytest plugin that keeps each test's outcome."""
+
+    def __init__(self):
+        self.outcome = {}
+
+    def pytest_runtest_logreport(self, report):
+        tid = report.nodeid
+        if report.failed:
+            self.outcome[tid] = "failed" if report.when == "call" else "error"
+        elif report.skipped:
+            self.outcome.setdefault(tid, "skipped")
+        elif report.when == "call":
+            self.outcome.setdefault(tid, "passed")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--loop", required=True, choices=["pyloop", "asyncio", "uvloop"])
+    ap.add_argument("--suite", required=True, choices=sorted(SUITES))
+    ap.add_argument("--test-timeout", type=int, default=60)
+    ap.add_argument("src")
+    ap.add_argument("pytest_args", nargs="*", help="more arguments for pytest")
+    args = ap.parse_args()
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    os.environ[LOOP_VAR] = args.loop
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        p for p in (here, os.environ.get("PYTHONPATH")) if p
+    )
+    sys.path.insert(0, here)
+
+    import pytest
+
+    os.chdir(args.src)
+    collect = Collect()
+    argv = [
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "pytest_suite",
+        f"--timeout={args.test_timeout}",
+        *SUITES[args.suite],
+        *args.pytest_args,
+        "tests",
+    ]
+    code = pytest.main(argv, plugins=[collect])
+    counts = {k: 0 for k in ("passed", "failed", "error", "skipped")}
+    for kind in collect.outcome.values():
+        counts[kind] += 1
+    out = {
+        "suite": args.suite,
+        "loop": args.loop,
+        "passed": counts["passed"],
+        "total": len(collect.outcome) - counts["skipped"],
+        "skipped": counts["skipped"],
+        "exit": int(code),
+        "not_passed": {t: k for t, k in sorted(collect.outcome.items()) if k in ("failed", "error")},
+    }
+    print(json.dumps(out), flush=True)
+    sys.stderr.flush()
+    # As the other runners: leftover threads of a failed test must not hold
+    # the process at exit; the result is printed.
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
