@@ -82,6 +82,8 @@ pub const PROJECTS: &[(&str, &str, &[&str])] = &[
         "3.14.5",
         &[
             "pytest-xdist",
+            // Its pytest.ini's filterwarnings names a coverage warning.
+            "coverage",
             "pytest-mock",
             "pytest-timeout",
             "pytest-codspeed",
