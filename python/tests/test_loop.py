@@ -207,6 +207,13 @@ def test_timer_handle_has_asyncios_when_attribute(loop):
     # `_when` is asyncio's attribute behind when(); aiohttp's tests read it.
     assert h._when == h.when() == 12345.5
     h.cancel()
+    # As asyncio, when() gives back what call_at was given: aiohttp's
+    # timeouts pass ceil(...), and its tests check for an int.
+    h = loop.call_at(12346, print)
+    assert type(h.when()) is int and type(h._when) is int
+    assert h.when() == 12346
+    h.cancel()
+    assert type(loop.call_later(1, print).when()) is float
 
 
 def test_call_later_rejects_nan_and_non_numbers(loop):

@@ -299,6 +299,27 @@ def test_a_reader_that_never_resumes_is_closed_after_the_grace(loop):
     assert exc is None and waited < 3
 
 
+def test_start_tls_on_a_transport_closed_before_the_upgrade_returns_none(loop):
+    """As asyncio: the SSL protocol loses its connection before any
+    handshake, and start_tls returns None (aiohttp's connector turns that
+    into ClientConnectorError; its tests check it)."""
+    _, client_ctx = tls_contexts()
+
+    async def main():
+        with socket.socket() as listener:
+            listener.bind(("127.0.0.1", 0))
+            listener.listen()
+            transport, _ = await loop.create_connection(
+                asyncio.Protocol, *listener.getsockname()
+            )
+        transport.close()
+        return await loop.start_tls(
+            transport, asyncio.Protocol(), client_ctx, server_hostname="localhost"
+        )
+
+    assert loop.run_until_complete(main()) is None
+
+
 def test_tls_inside_tls(loop):
     """start_tls over a TLS transport: two layers of pyloop's protocol."""
     outer_server, outer_client = tls_contexts()

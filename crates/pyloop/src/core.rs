@@ -1126,8 +1126,17 @@ impl LoopCore {
         args: &Bound<'_, PyTuple>,
         context: Option<Py<PyAny>>,
     ) -> PyResult<Py<PyAny>> {
+        let given_int = when.is_exact_instance_of::<PyInt>();
         let when = seconds(when, "when")?;
-        Self::call_at_f(slf, when, callback, args, context, "call_at")
+        let h = Self::call_at_f(slf, when, callback, args, context, "call_at")?;
+        if given_int
+            && when.fract() == 0.0
+            && when.abs() < 9.0e15
+            && let Ok(t) = h.bind(slf.py()).cast::<crate::handle::TimerHandle>()
+        {
+            t.get().mark_given_int();
+        }
+        Ok(h)
     }
 
     /// Runs iterations until `stop()`. `run_forever` in Python sets up and

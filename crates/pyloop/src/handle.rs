@@ -162,7 +162,7 @@ impl Handle {
                 let h = if when.is_nan() {
                     Py::new(py, handle)?
                 } else {
-                    let init = PyClassInitializer::from(handle).add_subclass(TimerHandle);
+                    let init = PyClassInitializer::from(handle).add_subclass(TimerHandle::new());
                     Py::new(py, init)?.into_bound(py).into_super().unbind()
                 };
                 (h, true)
@@ -680,22 +680,50 @@ impl Handle {
 }
 
 /// A `Handle` with a deadline, as returned by `call_later` and `call_at`.
-#[pyclass(extends = Handle, module = "pyloop._pyloop")]
+#[pyclass(extends = Handle, module = "pyloop._pyloop", frozen)]
 #[derive(Debug)]
-pub struct TimerHandle;
+pub struct TimerHandle {
+    /// `call_at` was given an `int`: asyncio's `when()` gives back what it
+    /// was given (aiohttp's timeouts pass `ceil(...)`, and its tests check
+    /// the type).
+    given_int: AtomicBool,
+}
+
+impl TimerHandle {
+    pub(crate) fn new() -> Self {
+        TimerHandle {
+            given_int: AtomicBool::new(false),
+        }
+    }
+
+    pub(crate) fn mark_given_int(&self) {
+        self.given_int.store(true, Relaxed);
+    }
+
+    fn deadline(slf: &PyRef<'_, Self>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let when = slf.as_super().when;
+        if slf.given_int.load(Relaxed) {
+            // Integral and within f64's exact range: it came from an int.
+            return Ok((when as i64).into_pyobject(py)?.into_any().unbind());
+        }
+        Ok(when.into_pyobject(py)?.into_any().unbind())
+    }
+}
 
 #[pymethods]
 impl TimerHandle {
-    /// The absolute deadline, in `loop.time()` seconds.
-    fn when(slf: PyRef<'_, Self>) -> f64 {
-        slf.as_super().when
+    /// The absolute deadline, in `loop.time()` seconds, as `call_at` was
+    /// given it (an `int` stays one).
+    fn when(slf: PyRef<'_, Self>) -> PyResult<Py<PyAny>> {
+        Self::deadline(&slf)
     }
 
     /// The same, as asyncio's `TimerHandle` attribute (which aiohttp's
     /// tests read).
     #[getter]
-    fn _when(slf: PyRef<'_, Self>) -> f64 {
-        slf.as_super().when
+    fn _when(slf: PyRef<'_, Self>) -> PyResult<Py<PyAny>> {
+        Self::deadline(&slf)
     }
 
     fn __lt__(slf: PyRef<'_, Self>, other: PyRef<'_, Self>) -> bool {

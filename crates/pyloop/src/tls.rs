@@ -1297,6 +1297,11 @@ impl SslProtocol {
             t.write_buffer_size = 0;
             t.conn_lost += 1;
             t.app_closed = true;
+            // asyncio makes the app transport in `__init__` and drops it
+            // here; one made lazily must not appear after the loss either
+            // (`start_tls` on a transport closed before the upgrade returns
+            // None, as in asyncio).
+            t.app_transport_created = true;
             t.outgoing_read.clone_ref(py)
         };
         out.bind(py).call0()?;
