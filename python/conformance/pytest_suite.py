@@ -1,6 +1,6 @@
 """Runs a third-party project's own pytest suite with a chosen loop.
 
-    python pytest_suite.py --loop pyloop|asyncio|uvloop --suite anyio|aiohttp SRC
+    python pytest_suite.py --loop pyloop|asyncio|uvloop --suite anyio|aiohttp|uvicorn SRC
 
 SRC is the project's unpacked sdist (its `tests/` folder and its pytest
 configuration); the project itself is imported from the venv, where the same
@@ -12,7 +12,8 @@ environment variable PYLOOP_SUITE_LOOP: both suites make their asyncio loops wit
 `asyncio.Runner` without a factory, which ask the policy. Only the suite's
 own plain-asyncio parametrisation runs (anyio's `asyncio` backend, in debug
 mode as anyio's suite sets it; aiohttp's `pyloop` factory, which is
-`asyncio.new_event_loop`), so each loop runs the same tests.
+`asyncio.new_event_loop`; uvicorn's tests run on anyio's `asyncio` backend),
+so each loop runs the same tests.
 
 Not installed on purpose: `blockbuster`. Both suites use it, when present, to
 flag blocking calls made on the loop's thread, and it allows the ones
@@ -48,6 +49,10 @@ SUITES = {
         "-n",
         "2",
     ],
+    # uvicorn's servers run in the test's own loop (anyio's `asyncio`
+    # backend). Its addopts ask for 8 xdist workers: two here; its
+    # benchmarks need pytest-codspeed's runner and are left out.
+    "uvicorn": ["-o", "addopts=", "-n", "2", "--ignore=tests/benchmarks"],
 }
 
 

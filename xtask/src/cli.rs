@@ -113,9 +113,10 @@ through complete -F in a real repository, rush's candidates beside bash's.\n\
 pyloop: runs CPython 3.11.7's own test.test_asyncio modules with pyloop,\n\
 asyncio and uvloop, one module per process, and prints pass/total per module\n\
 for each loop. With --uvloop (a checkout of MagicStack/uvloop), also uvloop's\n\
-own test mixins. With --projects, instead, the own pytest suites of anyio and\n\
-aiohttp (pinned versions, their sdists from PyPI), with each loop; a test that\n\
-fails with pyloop and passes with asyncio's loop is printed by name.\n\
+own test mixins. With --projects, instead, the own pytest suites of anyio,\n\
+aiohttp and uvicorn (pinned versions, their sdists from PyPI), with each loop;\n\
+a test that fails with pyloop and passes with asyncio's loop is printed by\n\
+name.\n\
 \n\
 The suites run from fetched copies; nothing of them is committed."
     )]
@@ -133,7 +134,7 @@ The suites run from fetched copies; nothing of them is committed."
         /// A MagicStack/uvloop checkout (pyloop)
         #[arg(long, value_name = "PATH")]
         uvloop: Option<PathBuf>,
-        /// Projects' own test suites instead: anyio and aiohttp (pyloop)
+        /// Projects' own test suites instead: anyio, aiohttp and uvicorn (pyloop)
         #[arg(long)]
         projects: bool,
     },

@@ -98,6 +98,22 @@ pub const PROJECTS: &[(&str, &str, &[&str])] = &[
             "python-on-whales",
         ],
     ),
+    (
+        "uvicorn",
+        "0.54.0",
+        &[
+            "uvicorn[standard]==0.54.0",
+            "pytest-xdist",
+            "pytest-mock",
+            "trustme",
+            "cryptography",
+            "httpx2",
+            "a2wsgi",
+            "wsproto",
+            "zttp",
+            "coverage-conditional-plugin",
+        ],
+    ),
 ];
 
 /// A project's whole suite, with one loop, that runs longer than this is
