@@ -1,10 +1,11 @@
 """Runs a third-party project's own pytest suite with a chosen loop.
 
-    python pytest_suite.py --loop pyloop|asyncio|uvloop --suite anyio|aiohttp|uvicorn SRC
+    python pytest_suite.py --loop pyloop|asyncio|uvloop --suite NAME SRC
 
 SRC is the project's unpacked sdist (its `tests/` folder and its pytest
 configuration); the project itself is imported from the venv, where the same
-version is installed. Nothing in SRC is changed.
+version is installed. For websockets, whose sdist has no tests, SRC is a
+checkout, and its `src/` is imported. Nothing in SRC is changed.
 
 The loop is chosen through the event loop policy, which this module sets as
 a pytest plugin (`-p pytest_suite`, in every xdist worker too) from the
@@ -53,7 +54,14 @@ SUITES = {
     # backend). Its addopts ask for 8 xdist workers: two here; its
     # benchmarks need pytest-codspeed's runner and are left out.
     "uvicorn": ["-o", "addopts=", "-n", "2", "--ignore=tests/benchmarks"],
+    # websockets' sdist has no tests: SRC is a checkout, whose `src/` is put
+    # first on the path. Its unittest cases (IsolatedAsyncioTestCase, whose
+    # runner asks the policy) for the asyncio implementation.
+    "websockets": ["tests/asyncio"],
 }
+
+# The folder pytest is given, when it is not `tests`.
+OWN_PATHS = {"websockets"}
 
 
 LOOP_VAR = "PYLOOP_SUITE_LOOP"
@@ -103,11 +111,14 @@ def main():
     args = ap.parse_args()
 
     here = os.path.dirname(os.path.abspath(__file__))
+    first = [here]
+    if args.suite == "websockets":
+        first.append(os.path.join(os.path.abspath(args.src), "src"))
     os.environ[LOOP_VAR] = args.loop
     os.environ["PYTHONPATH"] = os.pathsep.join(
-        p for p in (here, os.environ.get("PYTHONPATH")) if p
+        p for p in (*first, os.environ.get("PYTHONPATH")) if p
     )
-    sys.path.insert(0, here)
+    sys.path[:0] = first
 
     import pytest
 
@@ -122,8 +133,9 @@ def main():
         f"--timeout={args.test_timeout}",
         *SUITES[args.suite],
         *args.pytest_args,
-        "tests",
     ]
+    if args.suite not in OWN_PATHS:
+        argv.append("tests")
     code = pytest.main(argv, plugins=[collect])
     counts = {k: 0 for k in ("passed", "failed", "error", "skipped")}
     for kind in collect.outcome.values():

@@ -116,7 +116,8 @@ for each loop. With --uvloop (a checkout of MagicStack/uvloop), also uvloop's\n\
 own test mixins. With --projects, instead, the own pytest suites of anyio,\n\
 aiohttp and uvicorn (pinned versions, their sdists from PyPI), with each loop;\n\
 a test that fails with pyloop and passes with asyncio's loop is printed by\n\
-name.\n\
+name. With --websockets (a checkout of python-websockets/websockets, whose\n\
+sdist has no tests), its asyncio suite too.\n\
 \n\
 The suites run from fetched copies; nothing of them is committed."
     )]
@@ -137,6 +138,9 @@ The suites run from fetched copies; nothing of them is committed."
         /// Projects' own test suites instead: anyio, aiohttp and uvicorn (pyloop)
         #[arg(long)]
         projects: bool,
+        /// With --projects: a python-websockets/websockets checkout (pyloop)
+        #[arg(long, value_name = "PATH")]
+        websockets: Option<PathBuf>,
     },
 }
 
@@ -157,6 +161,7 @@ pub fn main() -> Result<()> {
             python,
             uvloop,
             projects,
+            websockets,
             only,
         } => crate::conformance::run(
             &system,
@@ -164,6 +169,7 @@ pub fn main() -> Result<()> {
             python.as_deref(),
             uvloop.as_deref(),
             projects,
+            websockets.as_deref(),
             &only,
         ),
     }
@@ -219,6 +225,7 @@ mod tests {
                 python: None,
                 uvloop: None,
                 projects: false,
+                websockets: None,
                 only: vec!["glob".into()]
             }
         );
@@ -230,6 +237,7 @@ mod tests {
                 python: None,
                 uvloop: None,
                 projects: true,
+                websockets: None,
                 only: vec!["anyio".into()]
             }
         );

@@ -192,16 +192,17 @@ pub fn run(
     python: Option<&Path>,
     uvloop: Option<&Path>,
     projects: bool,
+    websockets: Option<&Path>,
     only: &[String],
 ) -> Result<()> {
     if system == "pyloop" {
         if oils.is_some() {
             bail!("--oils belongs to `conformance rush`");
         }
-        return crate::pyloop_conformance::run(python, uvloop, projects, only);
+        return crate::pyloop_conformance::run(python, uvloop, projects, websockets, only);
     }
-    if uvloop.is_some() || projects {
-        bail!("--uvloop and --projects belong to `conformance pyloop`");
+    if uvloop.is_some() || projects || websockets.is_some() {
+        bail!("--uvloop, --projects and --websockets belong to `conformance pyloop`");
     }
     if system != "rush" {
         bail!("conformance knows `rush` and `pyloop` (got {system:?})");

@@ -6,7 +6,8 @@
 //! With `--projects`, instead, the own pytest suites of projects that run on
 //! asyncio (`PROJECTS`), from their sdists on PyPI, with each loop
 //! (`python/conformance/pytest_suite.py` runs one); the tests that fail
-//! with pyloop but pass with asyncio's loop are listed by name.
+//! with pyloop but pass with asyncio's loop are listed by name. websockets'
+//! suite, which its sdist lacks, runs from a checkout (`--websockets`).
 
 use crate::{cmd, python};
 use anyhow::{Context, Result, bail};
@@ -112,6 +113,8 @@ pub const PROJECTS: &[(&str, &str, &[&str])] = &[
             "wsproto",
             "zttp",
             "coverage-conditional-plugin",
+            // For websockets' proxy tests (`--websockets`).
+            "python-socks[asyncio]",
         ],
     ),
 ];
@@ -128,8 +131,12 @@ pub fn run(
     python: Option<&Path>,
     uvloop: Option<&Path>,
     projects: bool,
+    websockets: Option<&Path>,
     only: &[String],
 ) -> Result<()> {
+    if websockets.is_some() && !projects {
+        bail!("--websockets goes with --projects");
+    }
     let python = match python {
         Some(p) => p.to_path_buf(),
         None => python::find_exact(CPYTHON).with_context(|| {
@@ -140,7 +147,10 @@ pub fn run(
         if uvloop.is_some() {
             bail!("--uvloop and --projects are separate runs");
         }
-        let known: Vec<&str> = PROJECTS.iter().map(|p| p.0).collect();
+        let mut known: Vec<&str> = PROJECTS.iter().map(|p| p.0).collect();
+        if websockets.is_some() {
+            known.push("websockets");
+        }
         for p in only {
             if !known.contains(&p.as_str()) {
                 bail!("unknown project {p:?}; known: {}", known.join(", "));
@@ -148,8 +158,10 @@ pub fn run(
         }
         let out = crate::target_dir().join("conformance");
         std::fs::create_dir_all(&out)?;
-        let table = project_suites(&python, only, &out)?;
-        println!("Projects' own test suites, from their sdists, with each loop:\n");
+        let table = project_suites(&python, only, websockets, &out)?;
+        println!(
+            "Projects' own test suites (sdists; websockets from a checkout), with each loop:\n"
+        );
         println!("{table}");
         println!("Details: {}", out.display());
         return Ok(());
@@ -204,7 +216,12 @@ pub fn run(
 /// own, and returns the table. A test that fails with pyloop and passes
 /// with asyncio's loop is printed by name; the details go to
 /// `out/projects.json`.
-fn project_suites(python: &Path, only: &[String], out: &Path) -> Result<String> {
+fn project_suites(
+    python: &Path,
+    only: &[String],
+    websockets: Option<&Path>,
+    out: &Path,
+) -> Result<String> {
     let mut packages = vec!["maturin>=1.7,<2".to_string(), "uvloop".to_string()];
     for (name, version, deps) in PROJECTS {
         packages.push(format!("{name}=={version}"));
@@ -221,22 +238,48 @@ fn project_suites(python: &Path, only: &[String], out: &Path) -> Result<String> 
             .collect::<Vec<_>>(),
     ];
     let mut all = Vec::new();
+    // (the row's name, the runner's suite, its source folder)
+    let mut suites = Vec::new();
     for (name, version, _) in PROJECTS {
-        if !only.is_empty() && !only.iter().any(|o| o == name) {
-            continue;
+        if only.is_empty() || only.iter().any(|o| o == name) {
+            let src = sdist(&py, name, version, &sdists)?;
+            suites.push((format!("{name} {version}"), *name, src));
         }
-        let src = sdist(&py, name, version, &sdists)?;
-        let mut row = vec![format!("{name} {version}")];
+    }
+    if let Some(checkout) = websockets
+        && (only.is_empty() || only.iter().any(|o| o == "websockets"))
+    {
+        if !checkout.join("tests/asyncio").is_dir() || !checkout.join("src/websockets").is_dir() {
+            bail!(
+                "{} has no tests/asyncio or src/websockets; is it a websockets checkout?",
+                checkout.display()
+            );
+        }
+        let rev = cmd::output(Command::new("git").arg("-C").arg(checkout).args([
+            "rev-parse",
+            "--short",
+            "HEAD",
+        ]))
+        .unwrap_or_else(|| "checkout".to_string());
+        suites.push((
+            format!("websockets {rev}"),
+            "websockets",
+            checkout.to_path_buf(),
+        ));
+    }
+    for (label, name, src) in &suites {
+        let version = label.rsplit(' ').next().unwrap_or_default();
+        let mut row = vec![label.clone()];
         let mut results = Vec::new();
         for lp in LOOPS {
-            eprintln!("-- {name} {version} with {lp}");
+            eprintln!("-- {label} with {lp}");
             let mut c = Command::new("timeout");
             c.args(["--kill-after=10", &PROJECT_TIMEOUT_S.to_string()])
                 .arg(&py)
                 .arg("-P")
                 .arg(&runner)
                 .args(["--loop", lp, "--suite", name])
-                .arg(&src)
+                .arg(src)
                 .stdin(Stdio::null())
                 .stderr(Stdio::null());
             let result = last_json(&mut c, &format!("{name} with {lp}"));
