@@ -54,6 +54,9 @@ SUITES = {
     # backend). Its addopts ask for 8 xdist workers: two here; its
     # benchmarks need pytest-codspeed's runner and are left out.
     "uvicorn": ["-o", "addopts=", "-n", "2", "--ignore=tests/benchmarks"],
+    # httpx's async tests run on anyio's backends; its test servers are
+    # uvicorn's, in a thread.
+    "httpx": ["-k", "not trio"],
     # websockets' sdist has no tests: SRC is a checkout, whose `src/` is put
     # first on the path. Its unittest cases (IsolatedAsyncioTestCase, whose
     # runner asks the policy) for the asyncio implementation.

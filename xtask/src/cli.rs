@@ -114,9 +114,9 @@ pyloop: runs CPython 3.11.7's own test.test_asyncio modules with pyloop,\n\
 asyncio and uvloop, one module per process, and prints pass/total per module\n\
 for each loop. With --uvloop (a checkout of MagicStack/uvloop), also uvloop's\n\
 own test mixins. With --projects, instead, the own pytest suites of anyio,\n\
-aiohttp and uvicorn (pinned versions, their sdists from PyPI), with each loop;\n\
-a test that fails with pyloop and passes with asyncio's loop is printed by\n\
-name. With --websockets (a checkout of python-websockets/websockets, whose\n\
+aiohttp, uvicorn and httpx (pinned versions, their sdists from PyPI), with each\n\
+loop; a test that fails with pyloop and passes with asyncio's loop is printed\n\
+by name. With --websockets (a checkout of python-websockets/websockets, whose\n\
 sdist has no tests), its asyncio suite too.\n\
 \n\
 The suites run from fetched copies; nothing of them is committed."
@@ -135,7 +135,7 @@ The suites run from fetched copies; nothing of them is committed."
         /// A MagicStack/uvloop checkout (pyloop)
         #[arg(long, value_name = "PATH")]
         uvloop: Option<PathBuf>,
-        /// Projects' own test suites instead: anyio, aiohttp and uvicorn (pyloop)
+        /// Projects' own test suites instead: anyio, aiohttp, uvicorn, httpx (pyloop)
         #[arg(long)]
         projects: bool,
         /// With --projects: a python-websockets/websockets checkout (pyloop)

@@ -117,6 +117,20 @@ pub const PROJECTS: &[(&str, &str, &[&str])] = &[
             "python-socks[asyncio]",
         ],
     ),
+    (
+        "httpx",
+        "0.28.1",
+        &[
+            "httpx[brotli,zstd,http2,socks]==0.28.1",
+            // Its pytest config's filterwarnings names trio's warning; the
+            // trio-backend tests are not run.
+            "trio",
+            "trustme",
+            "chardet",
+            "cryptography",
+            "uvicorn",
+        ],
+    ),
 ];
 
 /// A project's whole suite, with one loop, that runs longer than this is
