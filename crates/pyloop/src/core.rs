@@ -732,11 +732,14 @@ impl LoopCore {
             lp.spare_cap = lp.spare_cap.max(todo.len().min(MAX_SPARES));
             (core.is_debug(), lp.slow_callback_duration, lp.spare_cap)
         };
-        // Looked at first: most iterations of a busy loop read nothing.
+        // Looked at first: most iterations of a busy loop read nothing. The
+        // transports are called once the `old` callbacks (those ready before
+        // the poll, at the head of the batch) have run.
         let mut io = !calls.is_empty();
+        let old = before.min(todo.len());
         let mut ran = 0;
         loop {
-            if io && ran >= before.min(todo.len() + ran) {
+            if io && ran == old {
                 io = false;
                 if let Err(e) = Self::call_transports(py, calls) {
                     Self::requeue(slf, todo)?;
