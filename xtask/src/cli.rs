@@ -167,9 +167,11 @@ pub fn main() -> Result<()> {
             &system,
             oils.as_deref(),
             python.as_deref(),
-            uvloop.as_deref(),
-            projects,
-            websockets.as_deref(),
+            crate::pyloop_conformance::Suites {
+                uvloop: uvloop.as_deref(),
+                projects,
+                websockets: websockets.as_deref(),
+            },
             &only,
         ),
     }

@@ -190,18 +190,16 @@ pub fn run(
     system: &str,
     oils: Option<&Path>,
     python: Option<&Path>,
-    uvloop: Option<&Path>,
-    projects: bool,
-    websockets: Option<&Path>,
+    pyloop: crate::pyloop_conformance::Suites<'_>,
     only: &[String],
 ) -> Result<()> {
     if system == "pyloop" {
         if oils.is_some() {
             bail!("--oils belongs to `conformance rush`");
         }
-        return crate::pyloop_conformance::run(python, uvloop, projects, websockets, only);
+        return crate::pyloop_conformance::run(python, pyloop, only);
     }
-    if uvloop.is_some() || projects || websockets.is_some() {
+    if pyloop.any() {
         bail!("--uvloop, --projects and --websockets belong to `conformance pyloop`");
     }
     if system != "rush" {

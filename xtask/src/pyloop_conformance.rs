@@ -141,38 +141,63 @@ const PROJECT_TIMEOUT_S: u32 = 3600;
 /// (the runner also stops any single test after 60 s).
 const MODULE_TIMEOUT_S: u32 = 900;
 
-pub fn run(
-    python: Option<&Path>,
-    uvloop: Option<&Path>,
-    projects: bool,
-    websockets: Option<&Path>,
-    only: &[String],
-) -> Result<()> {
-    if websockets.is_some() && !projects {
-        bail!("--websockets goes with --projects");
+/// The suites `conformance pyloop` runs beside CPython's own (its flags).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Suites<'a> {
+    /// `--uvloop`: a MagicStack/uvloop checkout, for its test mixins.
+    pub uvloop: Option<&'a Path>,
+    /// `--projects`: the projects' own suites, instead of CPython's.
+    pub projects: bool,
+    /// `--websockets`: a python-websockets checkout (with `--projects`).
+    pub websockets: Option<&'a Path>,
+}
+
+impl Suites<'_> {
+    /// Whether any was asked for (`conformance rush` refuses them).
+    pub fn any(&self) -> bool {
+        self.uvloop.is_some() || self.projects || self.websockets.is_some()
     }
+
+    /// Refuses flags that do not go together, and names in `only` that
+    /// are not a module (or, with `--projects`, a project) it knows.
+    fn check(&self, only: &[String]) -> Result<()> {
+        if self.websockets.is_some() && !self.projects {
+            bail!("--websockets goes with --projects");
+        }
+        if self.projects && self.uvloop.is_some() {
+            bail!("--uvloop and --projects are separate runs");
+        }
+        let known: Vec<&str> = if self.projects {
+            PROJECTS
+                .iter()
+                .map(|p| p.0)
+                .chain(self.websockets.map(|_| "websockets"))
+                .collect()
+        } else {
+            MODULES.to_vec()
+        };
+        let what = if self.projects { "project" } else { "module" };
+        for name in only {
+            if !known.contains(&name.as_str()) {
+                bail!("unknown {what} {name:?}; known: {}", known.join(", "));
+            }
+        }
+        Ok(())
+    }
+}
+
+pub fn run(python: Option<&Path>, suites: Suites<'_>, only: &[String]) -> Result<()> {
+    suites.check(only)?;
     let python = match python {
         Some(p) => p.to_path_buf(),
         None => python::find_exact(CPYTHON).with_context(|| {
             format!("CPython {CPYTHON} not found: `pyenv install {CPYTHON}`, or pass --python")
         })?,
     };
-    if projects {
-        if uvloop.is_some() {
-            bail!("--uvloop and --projects are separate runs");
-        }
-        let mut known: Vec<&str> = PROJECTS.iter().map(|p| p.0).collect();
-        if websockets.is_some() {
-            known.push("websockets");
-        }
-        for p in only {
-            if !known.contains(&p.as_str()) {
-                bail!("unknown project {p:?}; known: {}", known.join(", "));
-            }
-        }
+    if suites.projects {
         let out = crate::target_dir().join("conformance");
         std::fs::create_dir_all(&out)?;
-        let table = project_suites(&python, only, websockets, &out)?;
+        let table = project_suites(&python, only, suites.websockets, &out)?;
         println!(
             "Projects' own test suites (sdists; websockets from a checkout), with each loop:\n"
         );
@@ -183,11 +208,6 @@ pub fn run(
     let modules: Vec<&str> = if only.is_empty() {
         MODULES.to_vec()
     } else {
-        for m in only {
-            if !MODULES.contains(&m.as_str()) {
-                bail!("unknown module {m:?}; known: {}", MODULES.join(", "));
-            }
-        }
         only.iter().map(String::as_str).collect()
     };
     let py = python::venv(
@@ -203,7 +223,7 @@ pub fn run(
     let cpython = suite(&py, &[runner], &modules, &out.join("pyloop.json"))?;
     println!("CPython {CPYTHON} test.test_asyncio, one module per process:\n");
     println!("{cpython}");
-    if let Some(checkout) = uvloop {
+    if let Some(checkout) = suites.uvloop {
         let tests = checkout.join("tests");
         if !tests.join("test_tcp.py").is_file() {
             bail!(
@@ -449,4 +469,73 @@ fn last_json(c: &mut Command, what: &str) -> Result<Value> {
         .find(|l| l.starts_with('{'))
         .with_context(|| format!("{what} gave no result ({})", out.status))?;
     Ok(serde_json::from_str(line)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(suites: Suites<'_>, only: &[&str]) -> String {
+        let only: Vec<String> = only.iter().map(|s| s.to_string()).collect();
+        // The flags are checked before CPython is looked for.
+        format!("{:#}", run(None, suites, &only).unwrap_err())
+    }
+
+    #[test]
+    fn flags_that_do_not_go_together_and_unknown_names_are_refused() {
+        let ws = Path::new("/w");
+        let e = refused(
+            Suites {
+                websockets: Some(ws),
+                ..Default::default()
+            },
+            &[],
+        );
+        assert_eq!(e, "--websockets goes with --projects");
+        let e = refused(
+            Suites {
+                uvloop: Some(ws),
+                projects: true,
+                ..Default::default()
+            },
+            &[],
+        );
+        assert_eq!(e, "--uvloop and --projects are separate runs");
+        let projects = Suites {
+            projects: true,
+            ..Default::default()
+        };
+        let e = refused(projects, &["anyio", "trio"]);
+        assert!(
+            e.starts_with("unknown project \"trio\"; known: anyio, aiohttp"),
+            "{e}"
+        );
+        // websockets is a project only when its checkout is given.
+        let e = refused(projects, &["websockets"]);
+        assert!(e.starts_with("unknown project \"websockets\""), "{e}");
+        let e = refused(Suites::default(), &["test_nothing"]);
+        assert!(
+            e.starts_with("unknown module \"test_nothing\"; known: test_futures"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn rush_refuses_the_pyloop_flags() {
+        let e = crate::conformance::run(
+            "rush",
+            None,
+            None,
+            Suites {
+                projects: true,
+                ..Default::default()
+            },
+            &[],
+        )
+        .unwrap_err();
+        assert!(
+            format!("{e}").contains("belong to `conformance pyloop`"),
+            "{e}"
+        );
+    }
 }
