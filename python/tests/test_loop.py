@@ -879,6 +879,37 @@ def test_io_runs_after_the_callbacks_that_were_ready_before_the_poll(loop):
     b.close()
 
 
+def test_io_a_poll_found_is_not_lost_when_an_earlier_callback_ends_the_run(loop):
+    """A callback that was ready before the poll raises SystemExit: the run
+    ends before the transport the poll found is called. The data is not
+    lost: the next run's poll reports the socket again (level-triggered)."""
+    a, b = socket.socketpair()
+    got = []
+
+    class P(asyncio.Protocol):
+        def data_received(self, data):
+            got.append(data)
+
+    loop.run_until_complete(loop.connect_accepted_socket(P, a))
+
+    def leave():
+        raise SystemExit
+
+    def first():
+        b.send(b"x")
+        loop.call_soon(leave)
+        time.sleep(0.002)  # past the poll gap: the next iteration polls
+
+    loop.call_soon(first)
+    with pytest.raises(SystemExit):
+        loop.run_forever()
+    assert got == []
+    loop.call_later(0.05, loop.stop)
+    loop.run_forever()
+    assert got == [b"x"]
+    b.close()
+
+
 def test_sock_methods(loop):
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))
