@@ -846,6 +846,47 @@ def test_remove_reader_of_a_closed_socket(loop):
         s.close()
 
 
+def test_callbacks_dropped_by_a_failed_epoll_change_may_use_the_loop(loop):
+    """When epoll refuses a change (here EBADF: the fd was closed with both
+    directions registered), the loop forgets the fd, as asyncio's selector
+    does, and drops the callbacks it held. Their finalizers may call the
+    loop: they run after the loop's state is released, so call_soon works
+    there as it does with asyncio's loop."""
+    ran = []
+
+    class CallsTheLoop:
+        def __del__(self):
+            try:
+                loop.call_soon(ran.append, "finalizer")
+            except Exception as exc:
+                ran.append(repr(exc))
+
+    e, f = socket.socketpair()
+    loop.add_reader(e, print)
+    loop.add_writer(e, print, CallsTheLoop())
+    e.close()
+    with pytest.raises(OSError) as exc:
+        loop.remove_reader(e)
+    assert exc.value.errno == errno.EBADF
+    assert loop._fd_count() == 0
+    loop.call_soon(loop.stop)
+    loop.run_forever()
+    assert ran == ["finalizer"]
+    f.close()
+
+
+def test_ensure_fd_no_transport_takes_a_closed_socket(loop):
+    """asyncio's _ensure_fd_no_transport takes the int a socket's fileno()
+    gives, -1 for a closed one, and finds no transport for it."""
+    a, b = socket.socketpair()
+    a.close()
+    assert loop._ensure_fd_no_transport(a) is None
+    assert loop._ensure_fd_no_transport(-1) is None
+    with pytest.raises(ValueError, match="Invalid file object"):
+        loop._ensure_fd_no_transport(object())
+    b.close()
+
+
 def test_io_runs_after_the_callbacks_that_were_ready_before_the_poll(loop):
     """asyncio's order in an iteration: the callbacks that were ready when
     the loop polled, then the I/O the poll found (a transport's

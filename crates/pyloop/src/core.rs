@@ -79,6 +79,46 @@ struct FdEntry {
     obj: Option<Py<PyAny>>,
 }
 
+/// What `State::set_fd` took out of the fd table. Dropping a callback or
+/// an object may run a finalizer that calls the loop, so the caller holds
+/// this until its borrow of the state has ended, then calls `settle`.
+#[derive(Default)]
+#[must_use]
+pub(crate) struct Taken {
+    /// The callback the new one replaced.
+    old: Option<FdCallback>,
+    /// The object the fd was registered with, once no callback is left.
+    obj: Option<Py<PyAny>>,
+    /// The fd's whole entry, when epoll refused the change.
+    entry: Option<FdEntry>,
+    /// epoll's refusal.
+    error: Option<PyErr>,
+}
+
+impl Taken {
+    /// Drops what was taken, outside the borrow. Returns the replaced
+    /// callback for the caller to cancel or release, or epoll's error (the
+    /// replaced callback then goes with the rest, as in asyncio).
+    fn settle(self, py: Python<'_>) -> PyResult<Option<FdCallback>> {
+        drop(self.obj.map(|o| o.into_bound(py)));
+        if let Some(e) = self.entry {
+            for cb in [e.reader, e.writer].into_iter().flatten() {
+                cb.release(py);
+            }
+            drop(e.obj.map(|o| o.into_bound(py)));
+        }
+        match self.error {
+            Some(err) => {
+                if let Some(old) = self.old {
+                    old.release(py);
+                }
+                Err(err)
+            }
+            None => Ok(self.old),
+        }
+    }
+}
+
 #[derive(Debug)]
 struct Timer {
     when: f64,
@@ -211,15 +251,22 @@ fn seconds(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<f64> {
     Ok(v)
 }
 
-fn fileno(obj: &Bound<'_, PyAny>) -> PyResult<RawFd> {
-    let fd: i64 = if let Ok(fd) = obj.extract::<i64>() {
-        fd
-    } else {
-        obj.call_method0(intern!(obj.py(), "fileno"))
-            .map_err(|_| PyValueError::new_err(format!("Invalid file object: {obj}")))?
+/// An int, or what an object's `fileno()` gives, unchecked: asyncio's
+/// `_fileobj_to_fd` and `_ensure_fd_no_transport` take it this far.
+fn int_fileno(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
+    let invalid = || PyValueError::new_err(format!("Invalid file object: {obj}"));
+    match obj.extract::<i64>() {
+        Ok(fd) => Ok(fd),
+        Err(_) => obj
+            .call_method0(intern!(obj.py(), "fileno"))
+            .map_err(|_| invalid())?
             .extract()
-            .map_err(|_| PyValueError::new_err(format!("Invalid file object: {obj}")))?
-    };
+            .map_err(|_| invalid()),
+    }
+}
+
+fn fileno(obj: &Bound<'_, PyAny>) -> PyResult<RawFd> {
+    let fd = int_fileno(obj)?;
     if fd < 0 || fd > i32::MAX as i64 {
         return Err(PyValueError::new_err(format!(
             "Invalid file descriptor: {fd}"
@@ -253,16 +300,11 @@ impl State {
     }
 
     /// Sets the callback for one direction of `fd` and updates epoll.
-    /// Returns the callback it replaced and, if the fd has no callback
-    /// left, the object it was registered with (`FdEntry::obj`): both for
-    /// the caller to drop after its borrow of the state.
-    pub(crate) fn set_fd(
-        &mut self,
-        py: Python<'_>,
-        fd: RawFd,
-        dir: u8,
-        cb: Option<FdCallback>,
-    ) -> PyResult<(Option<FdCallback>, Option<Py<PyAny>>)> {
+    /// What it takes out of the table is in the `Taken` it returns, for the
+    /// caller to settle after its borrow of the state. If epoll refuses the
+    /// change, the fd is forgotten, as asyncio's selector forgets it, and
+    /// its whole entry is in the `Taken` with the error.
+    pub(crate) fn set_fd(&mut self, fd: RawFd, dir: u8, cb: Option<FdCallback>) -> Taken {
         let entry = self.fds.entry(fd).or_default();
         let old = if dir == READ {
             std::mem::replace(&mut entry.reader, cb)
@@ -271,9 +313,12 @@ impl State {
         };
         let new = (entry.reader.is_some() as u8 * READ) | (entry.writer.is_some() as u8 * WRITE);
         let before = entry.mask;
-        let mut obj = None;
+        let mut taken = Taken {
+            old,
+            ..Taken::default()
+        };
         if new == 0 {
-            obj = self.fds.remove(&fd).and_then(|e| e.obj);
+            taken.obj = self.fds.remove(&fd).and_then(|e| e.obj);
         } else {
             entry.mask = new;
         }
@@ -282,11 +327,10 @@ impl State {
             && let Err(e) = p.update(fd, before, new)
         {
             // Keep the table in step with epoll: nothing registered.
-            self.fds.remove(&fd);
-            let _ = py;
-            return Err(crate::base::os_error(e));
+            taken.entry = self.fds.remove(&fd);
+            taken.error = Some(crate::base::os_error(e));
         }
-        Ok((old, obj))
+        taken
     }
 
     /// Whether `fd` has a reader (`dir` READ) or a writer (WRITE).
@@ -1285,8 +1329,13 @@ impl LoopCore {
     }
 
     /// Raises if a transport owns `fd`, as asyncio's `_ensure_fd_no_transport`.
+    /// As asyncio's, it takes any int `fileno()` gives (-1 for a closed
+    /// socket), and an fd no transport can own passes.
     fn _ensure_fd_no_transport(slf: &Bound<'_, Self>, fd: &Bound<'_, PyAny>) -> PyResult<()> {
-        Self::ensure_no_transport(slf, fileno(fd)?)
+        match RawFd::try_from(int_fileno(fd)?) {
+            Ok(n) => Self::ensure_no_transport(slf, n),
+            Err(_) => Ok(()),
+        }
     }
 
     /// The number of callbacks queued to run: for tests and debugging.
@@ -1334,19 +1383,19 @@ impl LoopCore {
         Self::ensure_no_transport(slf, fdn)?;
         let h = Self::new_handle(slf, callback, args, None, f64::NAN, what, core.is_debug())?;
         let hh = h.clone_ref(py);
-        let (old, old_obj) = {
+        let (taken, old_obj) = {
             let mut st = Self::state(slf)?;
-            let (old, _) = st.set_fd(py, fdn, dir, Some(FdCallback::Handle(hh)))?;
+            let taken = st.set_fd(fdn, dir, Some(FdCallback::Handle(hh)));
             let obj = (!fd.is_instance_of::<PyInt>()).then(|| fd.clone().unbind());
             let old_obj = st
                 .fds
                 .get_mut(&fdn)
                 .and_then(|e| std::mem::replace(&mut e.obj, obj));
-            (old, old_obj)
+            (taken, old_obj)
         };
         // Dropped after the borrow, as Bounds: finalizers may run.
         drop(old_obj.map(|o| o.into_bound(py)));
-        if let Some(FdCallback::Handle(old)) = old {
+        if let Some(FdCallback::Handle(old)) = taken.settle(py)? {
             Handle::cancel_handle(old.bind(py))?;
         }
         Ok(h.into_any())
@@ -1378,15 +1427,14 @@ impl LoopCore {
             return Ok(false);
         }
         Self::ensure_no_transport(slf, fdn)?;
-        let (old, obj) = {
+        let taken = {
             let mut st = Self::state(slf)?;
             if !st.has_callback(fdn, dir) {
                 return Ok(false);
             }
-            st.set_fd(py, fdn, dir, None)?
+            st.set_fd(fdn, dir, None)
         };
-        drop(obj.map(|o| o.into_bound(py)));
-        if let Some(FdCallback::Handle(old)) = old {
+        if let Some(FdCallback::Handle(old)) = taken.settle(py)? {
             Handle::cancel_handle(old.bind(py))?;
         }
         Ok(true)
@@ -1407,16 +1455,15 @@ impl LoopCore {
             }
             return Ok(());
         }
-        let (old, obj) = {
+        let taken = {
             let mut lp = Self::state(slf)?;
             let has = lp.has_callback(fd, dir);
             if !has && cb.is_none() {
                 return Ok(());
             }
-            lp.set_fd(py, fd, dir, cb)?
+            lp.set_fd(fd, dir, cb)
         };
-        drop(obj.map(|o| o.into_bound(py)));
-        if let Some(old) = old {
+        if let Some(old) = taken.settle(py)? {
             old.release(py);
         }
         Ok(())
