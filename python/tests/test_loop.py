@@ -2997,3 +2997,28 @@ def test_os_errors_carry_their_errno_as_from_the_socket_module(loop):
         tr.close()
 
     loop.run_until_complete(main())
+
+
+def test_server_wait_closed_is_the_running_pythons(loop):
+    """Server.wait_closed() as the running Python's asyncio has it: from
+    3.12 it waits for the connections to drop, before 3.12 it returns once
+    the server is closed, whatever connections are left. asyncssh's test
+    teardown on 3.11 closes its server with a connection still open and
+    awaits wait_closed(): a 3.12 wait there never ends."""
+
+    async def main():
+        server = await loop.create_server(asyncio.Protocol, "127.0.0.1", 0)
+        host, port = server.sockets[0].getsockname()
+        tr, _ = await loop.create_connection(asyncio.Protocol, host, port)
+        while server._active_count == 0:
+            await asyncio.sleep(0)
+        server.close()
+        waiting = loop.create_task(server.wait_closed())
+        await asyncio.sleep(0.05)
+        if sys.version_info >= (3, 12):
+            assert not waiting.done()
+            tr.close()
+        await asyncio.wait_for(waiting, 5)
+        tr.close()
+
+    loop.run_until_complete(main())
