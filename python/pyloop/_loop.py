@@ -133,7 +133,10 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
             f"closed={self.is_closed()} debug={self.get_debug()}>"
         )
 
-    def __del__(self, _warn=warnings.warn):
+    # The module's globals are given as defaults: a loop still set in the
+    # policy at exit is freed while the modules are torn down, when they may
+    # be None already.
+    def __del__(self, _warn=warnings.warn, _finalizing=sys.is_finalizing):
         if not self.is_closed():
             try:
                 self._thread_id
@@ -143,7 +146,11 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
                 self._close_core()
                 return
             _warn(f"unclosed event loop {self!r}", ResourceWarning, source=self)
-            if not self.is_running():
+            if self.is_running():
+                pass
+            elif _finalizing():
+                self._close(True, _warn)
+            else:
                 self.close()
 
     # Running and stopping.
@@ -218,19 +225,31 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
         return future.result()
 
     def close(self):
+        self._close(sys.is_finalizing(), warnings.warn)
+
+    def _close(self, finalizing, warn, _os_close=os.close):
         if self.is_running():
             raise RuntimeError("Cannot close a running event loop")
         if self.is_closed():
             return
-        if not sys.is_finalizing():
+        if not finalizing:
             for sig in list(self._signal_handlers):
                 self.remove_signal_handler(sig)
+        elif self._signal_handlers:
+            # As asyncio: too late to restore the handlers.
+            warn(
+                f"Closing the loop {self!r} on interpreter shutdown stage, "
+                "skipping signal handlers removal",
+                ResourceWarning,
+                source=self,
+            )
+            self._signal_handlers.clear()
         if self.get_debug():
             logger.debug("Close %r", self)
         self._close_core()
         self._close_self_pipe()
         for pidfd in self._child_pidfds:
-            os.close(pidfd)
+            _os_close(pidfd)
         self._child_pidfds.clear()
         self._executor_shutdown_called = True
         executor = self._default_executor

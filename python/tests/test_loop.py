@@ -3022,3 +3022,22 @@ def test_server_wait_closed_is_the_running_pythons(loop):
         tr.close()
 
     loop.run_until_complete(main())
+
+
+def test_a_loop_left_in_the_policy_at_exit_closes_quietly():
+    """A loop that is still set in the policy when the interpreter exits
+    is freed while the modules are being torn down, when the loop module's
+    own globals (`sys`) may already be gone. Its close then still works,
+    and nothing is printed: asyncio's loop prints nothing either. Found by
+    aiosmtpd's test suite (test_misc)."""
+    script = (
+        "import asyncio, signal, pyloop\n"
+        "asyncio.set_event_loop_policy(pyloop.EventLoopPolicy())\n"
+        "asyncio.set_event_loop(asyncio.new_event_loop())\n"
+    )
+    for extra in ("", "asyncio.get_event_loop().add_signal_handler(signal.SIGUSR1, print)\n"):
+        out = subprocess.run(
+            [sys.executable, "-c", script + extra], capture_output=True, text=True, timeout=60
+        )
+        assert out.returncode == 0, out.stderr
+        assert out.stderr == ""
