@@ -3041,3 +3041,40 @@ def test_a_loop_left_in_the_policy_at_exit_closes_quietly():
         )
         assert out.returncode == 0, out.stderr
         assert out.stderr == ""
+
+
+def test_a_new_reader_is_polled_in_the_next_iteration(loop):
+    """While callbacks are ready, the loop polls once per 20 µs, not every
+    iteration; but an fd registered since the last poll is polled in the
+    next iteration, as asyncio polls every iteration: data already waiting
+    on it is delivered right after the callbacks that were ready before
+    that poll. asyncssh's redirect of a process's stdin depends on it: the
+    new pipe's data must come before the old pipe's connection_lost
+    (its test_change_stdin)."""
+    a, b = socket.socketpair()
+    for _ in range(5):
+        b.send(b"x")
+        order = []
+
+        def read():
+            order.append("read")
+            loop.remove_reader(a)
+            a.recv(1)
+
+        def step(i):
+            if i == 1000:
+                loop.add_reader(a, read)
+            order.append(i)
+            if i < 1200:
+                loop.call_soon(step, i + 1)
+            else:
+                loop.stop()
+
+        loop.call_soon(step, 0)
+        loop.run_forever()
+        # asyncio's order: the callback ready when the loop polled, then the
+        # read, then what that callback scheduled.
+        j = order.index("read")
+        assert order[j - 1 : j + 2] == [1001, "read", 1002]
+    a.close()
+    b.close()
