@@ -9,14 +9,14 @@ checkout, and its `src/` is imported. Nothing in SRC is changed.
 
 The loop is chosen through the event loop policy, which this module sets as
 a pytest plugin (`-p pytest_suite`, in every xdist worker too) from the
-environment variable PYLOOP_SUITE_LOOP: both suites make their asyncio loops with `asyncio.new_event_loop()` or an
+environment variable PYLOOP_SUITE_LOOP: the suites make their asyncio loops with `asyncio.new_event_loop()` or an
 `asyncio.Runner` without a factory, which ask the policy. Only the suite's
 own plain-asyncio parametrisation runs (anyio's `asyncio` backend, in debug
 mode as anyio's suite sets it; aiohttp's `pyloop` factory, which is
 `asyncio.new_event_loop`; uvicorn's tests run on anyio's `asyncio` backend),
 so each loop runs the same tests.
 
-Not installed on purpose: `blockbuster`. Both suites use it, when present, to
+Not installed on purpose: `blockbuster`. anyio's and aiohttp's suites use it, when present, to
 flag blocking calls made on the loop's thread, and it allows the ones
 asyncio's own modules make by their file name (`subprocess.Popen` reading its
 exec pipe, from `asyncio/base_events.py`); the same call from pyloop's
@@ -60,11 +60,25 @@ SUITES = {
     # websockets' sdist has no tests: SRC is a checkout, whose `src/` is put
     # first on the path. Its unittest cases (IsolatedAsyncioTestCase, whose
     # runner asks the policy) for the asyncio implementation.
-    "websockets": ["tests/asyncio"],
+    "websockets": [],
+    # asyncssh's unittest cases make their loop with
+    # `asyncio.new_event_loop()`; its servers, clients, forwarding, SFTP and
+    # subprocesses all run on it.
+    "asyncssh": [],
+    # aiosmtpd's pytest.ini adds coverage (`addopts`); its `filterwarnings =
+    # error` turns pytest-asyncio's notice about an unset fixture loop scope
+    # into an error, so the scope is set. Its servers run a loop of their
+    # own in a thread (`Controller`).
+    "aiosmtpd": ["-o", "addopts=", "-o", "asyncio_default_fixture_loop_scope=function"],
 }
 
-# The folder pytest is given, when it is not `tests`.
-OWN_PATHS = {"websockets"}
+# The folders pytest is given, when it is not `tests`.
+PATHS = {"websockets": ["tests/asyncio"], "aiosmtpd": ["aiosmtpd/tests"]}
+
+# The suites written for pytest-asyncio, which the venv has for them; the
+# others run without it, as they are written to (anyio's `filterwarnings =
+# error` would stop at pytest-asyncio's notice).
+PYTEST_ASYNCIO = {"aiosmtpd"}
 
 
 LOOP_VAR = "PYLOOP_SUITE_LOOP"
@@ -137,9 +151,17 @@ def main():
         *SUITES[args.suite],
         *args.pytest_args,
     ]
-    if args.suite not in OWN_PATHS:
-        argv.append("tests")
-    code = pytest.main(argv, plugins=[collect])
+    if args.suite not in PYTEST_ASYNCIO:
+        argv += ["-p", "no:asyncio"]
+    argv.extend(PATHS.get(args.suite, ["tests"]))
+    try:
+        code = pytest.main(argv, plugins=[collect])
+    except Exception as e:
+        # Raised after the tests ran, from pytest's own unconfigure (uvloop's
+        # handles' finalizers under aiosmtpd's `filterwarnings = error`):
+        # the outcomes are kept, the exit says it.
+        print(f"pytest ended with {e!r}", file=sys.stderr)
+        code = -1
     counts = {k: 0 for k in ("passed", "failed", "error", "skipped")}
     for kind in collect.outcome.values():
         counts[kind] += 1

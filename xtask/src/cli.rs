@@ -114,8 +114,8 @@ pyloop: runs CPython 3.11.7's own test.test_asyncio modules with pyloop,\n\
 asyncio and uvloop, one module per process, and prints pass/total per module\n\
 for each loop. With --uvloop (a checkout of MagicStack/uvloop), also uvloop's\n\
 own test mixins. With --projects, instead, the own pytest suites of anyio,\n\
-aiohttp, uvicorn and httpx (pinned versions, their sdists from PyPI), with each\n\
-loop; a test that fails with pyloop and passes with asyncio's loop is printed\n\
+aiohttp, uvicorn, httpx, asyncssh and aiosmtpd (pinned versions, their sdists\n\
+from PyPI), with each loop; a test that fails with pyloop and passes with asyncio's loop is printed\n\
 by name. With --websockets (a checkout of python-websockets/websockets, whose\n\
 sdist has no tests), its asyncio suite too.\n\
 \n\

@@ -131,6 +131,30 @@ pub const PROJECTS: &[(&str, &str, &[&str])] = &[
             "uvicorn",
         ],
     ),
+    (
+        "asyncssh",
+        "2.24.1",
+        &[
+            // Its extras, as its tox.ini installs them (not gssapi nor
+            // python-pkcs11, which need system libraries).
+            "bcrypt",
+            "fido2",
+            "pyOpenSSL",
+            "aiofiles",
+            "ifaddr",
+            "cryptography",
+        ],
+    ),
+    (
+        "aiosmtpd",
+        "1.4.6",
+        &[
+            "pytest-asyncio",
+            "pytest-mock",
+            // Its tests import pkg_resources.
+            "setuptools<81",
+        ],
+    ),
 ];
 
 /// A project's whole suite, with one loop, that runs longer than this is
@@ -375,7 +399,8 @@ fn sdist(py: &Path, name: &str, version: &str, dir: &Path) -> Result<std::path::
             .arg("-C")
             .arg(dir),
     )?;
-    if !src.join("tests").is_dir() {
+    // Its tests: in `tests/`, or in the package (aiosmtpd's).
+    if !src.join("tests").is_dir() && !src.join(name).join("tests").is_dir() {
         bail!("{} has no tests/ folder", src.display());
     }
     Ok(src)
