@@ -3037,7 +3037,7 @@ def test_a_loop_left_in_the_policy_at_exit_closes_quietly():
     )
     for extra in ("", "asyncio.get_event_loop().add_signal_handler(signal.SIGUSR1, print)\n"):
         out = subprocess.run(
-            [sys.executable, "-c", script + extra], capture_output=True, text=True, timeout=60
+            [sys.executable, "-P", "-c", script + extra], capture_output=True, text=True, timeout=60
         )
         assert out.returncode == 0, out.stderr
         assert out.stderr == ""
