@@ -146,12 +146,12 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
                 self._close_core()
                 return
             _warn(f"unclosed event loop {self!r}", ResourceWarning, source=self)
-            if self.is_running():
-                pass
-            elif _finalizing():
-                self._close(True, _warn)
-            else:
-                self.close()
+            if not self.is_running():
+                # While the modules are torn down, `close()` would read them.
+                if _finalizing():
+                    self._close(True, _warn)
+                else:
+                    self.close()
 
     # Running and stopping.
 
