@@ -3078,3 +3078,21 @@ def test_a_new_reader_is_polled_in_the_next_iteration(loop):
         assert order[j - 1 : j + 2] == [1001, "read", 1002]
     a.close()
     b.close()
+
+
+def test_a_close_at_shutdown_leaves_signal_handlers_with_a_warning():
+    """At interpreter shutdown, as asyncio: the signal handlers are not
+    restored (the signal module may be gone), they are dropped, and a
+    ResourceWarning says so."""
+    loop = pyloop.new_event_loop()
+    loop.add_signal_handler(signal.SIGUSR2, print)
+    said = []
+    try:
+        loop._close(True, lambda msg, cat, source: said.append((msg, cat)))
+        assert loop.is_closed()
+        assert loop._signal_handlers == {}
+        assert len(said) == 1 and said[0][1] is ResourceWarning
+        assert "skipping signal handlers removal" in said[0][0]
+    finally:
+        signal.signal(signal.SIGUSR2, signal.SIG_DFL)
+        signal.set_wakeup_fd(-1)
