@@ -786,7 +786,7 @@ impl Updater {
                 self.shared.rebuilds_done.fetch_max(asked, Ordering::AcqRel);
                 self.shared.applied(0);
             } else if !paths.is_empty() {
-                self.apply(&snap, &paths, &folders);
+                self.apply(&snap, &paths);
             }
             self.shared.applied(events);
         }
@@ -887,7 +887,7 @@ impl Updater {
     }
 
     /// Applies one batch of changed paths.
-    fn apply(&mut self, snap: &Snapshot, paths: &BTreeSet<PathBuf>, folders: &BTreeSet<PathBuf>) {
+    fn apply(&mut self, snap: &Snapshot, paths: &BTreeSet<PathBuf>) {
         let root = &self.shared.root;
         let mut changes = (*snap.changes).clone();
         let mut dirs: Option<FxHashSet<PathBuf>> = None;
@@ -953,11 +953,6 @@ impl Updater {
                     }
                 }
             };
-            if was_dir && folders.contains(p) && taken.get(p) == Some(&true) {
-                remove_tree(&mut changes, ds, p);
-                walk_in(&mut changes, ds);
-                continue;
-            }
             match taken.get(p) {
                 Some(false) => {
                     if was_dir {
@@ -970,14 +965,24 @@ impl Updater {
                         None => gone(&mut changes, p),
                     }
                 }
+                // A folder that an event names is walked again even if it
+                // is known: it was made (or moved here) anew, or its
+                // readability changed. A known one may be another folder
+                // now (removed and made again before this batch), or one
+                // that an earlier walk found but did not watch (made in
+                // its parent between the parent's watch listing it and
+                // the parent's walk); neither is watched, and what was
+                // written in it since is in no event.
                 Some(true) => {
-                    if !was_dir {
+                    if was_dir {
+                        remove_tree(&mut changes, ds, p);
+                    } else {
                         gone(&mut changes, p);
-                        // The watcher adds a new folder's watch only after
-                        // it has handed out the events it read with its
-                        // creation: `walk_in` watches it first.
-                        walk_in(&mut changes, ds);
                     }
+                    // The watcher adds a new folder's watch only after
+                    // it has handed out the events it read with its
+                    // creation: `walk_in` watches it first.
+                    walk_in(&mut changes, ds);
                 }
                 None => {
                     if was_dir {
@@ -1166,6 +1171,42 @@ mod tests {
         let snap = root.snapshot().unwrap();
         let q = crate::plan::plan_pattern("mapped_token", false, false).unwrap();
         assert_eq!(snap.candidates(&q, &tree).len(), 20);
+    }
+
+    /// A folder removed and made again, with a file in it, before the
+    /// updater looked. Its events name a folder the snapshot knows, which
+    /// is another all the same: unwatched, with files that no event names.
+    /// It is walked and watched again. (A folder made while its parent's
+    /// walk ran, which the walk saw and the watch did not, is the same
+    /// case; it made `folders_moved_within_out_of_and_into_the_tree_are_followed`
+    /// fail now and then under load.)
+    #[test]
+    fn a_folder_made_again_is_walked_and_watched_again() {
+        let t = tempfile::tempdir().unwrap();
+        let tree = t.path().canonicalize().unwrap();
+        std::fs::create_dir(tree.join("d")).unwrap();
+        std::fs::write(tree.join("d/old.rs"), "old\n").unwrap();
+        let root = Root::start(tree.clone(), None);
+        root.wait_ready();
+        let files = |root: &Root| {
+            assert!(root.wait_fresh(std::time::Duration::from_secs(30), true));
+            root.snapshot().unwrap().files_under(&tree)
+        };
+        assert_eq!(files(&root), [tree.join("d/old.rs")]);
+        {
+            // No one reads the queue meanwhile: the updater sees the
+            // folder's events only once it is made again.
+            let _held = root.shared.watcher.lock().unwrap();
+            std::fs::remove_dir_all(tree.join("d")).unwrap();
+            std::fs::create_dir(tree.join("d")).unwrap();
+            std::fs::write(tree.join("d/new.rs"), "new\n").unwrap();
+        }
+        assert_eq!(files(&root), [tree.join("d/new.rs")]);
+        std::fs::write(tree.join("d/later.rs"), "later\n").unwrap();
+        assert_eq!(
+            files(&root),
+            [tree.join("d/later.rs"), tree.join("d/new.rs")]
+        );
     }
 
     #[test]
