@@ -42,6 +42,10 @@ try:
 except ImportError:  # Python built without OpenSSL
     _ssl = None
 
+# asyncio's own check; its public name warns from Python 3.14 on, where
+# asyncio calls this private one.
+_iscoroutinefunction = getattr(coroutines, "_iscoroutinefunction", coroutines.iscoroutinefunction)
+
 def _check_ssl_options(ssl, handshake_timeout=None, shutdown_timeout=None):
     """The TLS timeouts mean something only with ``ssl``, as in asyncio."""
     if ssl is None or ssl is False:
@@ -433,7 +437,7 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
     def run_in_executor(self, executor, func, *args):
         self._check_closed()
         if self.get_debug() and (
-            coroutines.iscoroutine(func) or coroutines.iscoroutinefunction(func)
+            coroutines.iscoroutine(func) or _iscoroutinefunction(func)
         ):
             raise TypeError("coroutines cannot be used with run_in_executor()")
         if executor is None:
@@ -1027,7 +1031,7 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
             raise ValueError(f"invalid signal number {sig}")
 
     def add_signal_handler(self, sig, callback, *args):
-        if coroutines.iscoroutine(callback) or coroutines.iscoroutinefunction(callback):
+        if coroutines.iscoroutine(callback) or _iscoroutinefunction(callback):
             raise TypeError("coroutines cannot be used with add_signal_handler()")
         self._check_signal(sig)
         self._check_closed()

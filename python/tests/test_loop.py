@@ -56,16 +56,56 @@ def test_asyncio_run_loop_factory():
     assert asyncio.run(main(), loop_factory=pyloop.new_event_loop) is pyloop.Loop
 
 
+# asyncio's policy functions; the public ones warn from Python 3.14 on.
+if sys.version_info >= (3, 14):
+    _get_policy, _set_policy = asyncio.events._get_event_loop_policy, asyncio.events._set_event_loop_policy
+else:
+    _get_policy, _set_policy = asyncio.get_event_loop_policy, asyncio.set_event_loop_policy
+
+
 def test_install_sets_the_policy():
-    old = asyncio.get_event_loop_policy()
+    old = _get_policy()
     try:
-        pyloop.install()
-        assert isinstance(asyncio.get_event_loop_policy(), pyloop.EventLoopPolicy)
+        if sys.version_info >= (3, 14):
+            # asyncio deprecates its policies there: one warning, from the
+            # caller's line, and the policy is still set.
+            with pytest.warns(DeprecationWarning, match="pyloop.install") as caught:
+                pyloop.install()
+            assert len(caught) == 1 and caught[0].filename == __file__
+        else:
+            pyloop.install()
+        assert isinstance(_get_policy(), pyloop.EventLoopPolicy)
         lp = asyncio.new_event_loop()
         assert isinstance(lp, pyloop.Loop)
         lp.close()
     finally:
-        asyncio.set_event_loop_policy(old)
+        _set_policy(old)
+
+
+def test_importing_and_using_pyloop_warns_nothing():
+    """Python 3.14 deprecates asyncio's policy classes and
+    `asyncio.iscoroutinefunction`: `import pyloop` warned, from its policy's
+    base class, and so did every `call_soon` in debug mode (from a Python
+    frame that was not pyloop's, so no filter of the user's could tell).
+    Run with every warning an error."""
+    script = (
+        "import asyncio, pyloop\n"
+        "async def main():\n"
+        "    loop = asyncio.get_running_loop()\n"
+        "    loop.call_soon(print, 'soon')\n"
+        "    print(await loop.run_in_executor(None, str, 'executor'))\n"
+        "    await asyncio.create_task(asyncio.sleep(0))\n"
+        "pyloop.run(main(), debug=True)\n"
+        "policy = pyloop.EventLoopPolicy()\n"
+        "policy.new_event_loop().close()\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-P", "-W", "error", "-c", script], capture_output=True, text=True, timeout=60
+    )
+    assert (out.returncode, out.stderr) == (0, "")
+    # Both lines come from the loop's thread; their order is the running
+    # Python's (3.14's asyncio prints "executor" first).
+    assert sorted(out.stdout.splitlines()) == ["executor", "soon"]
 
 
 # Scheduling.
@@ -328,6 +368,10 @@ def test_keyboard_interrupt_propagates_from_callback(loop):
     assert loop.run_until_complete(asyncio.sleep(0, "again")) == "again"
 
 
+@pytest.mark.skipif(
+    signal.getsignal(signal.SIGINT) is not signal.default_int_handler,
+    reason="SIGINT was ignored when Python started (a background job of a shell without job control)",
+)
 def test_sigint_while_blocked_raises_keyboard_interrupt(loop):
     def send():
         time.sleep(0.05)
@@ -3032,8 +3076,7 @@ def test_a_loop_left_in_the_policy_at_exit_closes_quietly():
     aiosmtpd's test suite (test_misc)."""
     script = (
         "import asyncio, signal, pyloop\n"
-        "asyncio.set_event_loop_policy(pyloop.EventLoopPolicy())\n"
-        "asyncio.set_event_loop(asyncio.new_event_loop())\n"
+        "asyncio.set_event_loop(pyloop.new_event_loop())\n"
     )
     for extra in ("", "asyncio.get_event_loop().add_signal_handler(signal.SIGUSR1, print)\n"):
         out = subprocess.run(

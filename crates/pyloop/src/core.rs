@@ -506,13 +506,15 @@ impl LoopCore {
             )));
         }
         if debug {
-            let iscoro = py
-                .import("asyncio")?
-                .getattr(intern!(py, "iscoroutinefunction"))?
-                .call1((callback,))?
-                .is_truthy()?
-                || py
-                    .import("asyncio")?
+            // asyncio's own checks; `iscoroutinefunction` warns from Python
+            // 3.14 on, where asyncio calls the private one.
+            let coroutines = py.import("asyncio.coroutines")?;
+            let isfunction = match coroutines.getattr(intern!(py, "_iscoroutinefunction")) {
+                Ok(f) => f,
+                Err(_) => coroutines.getattr(intern!(py, "iscoroutinefunction"))?,
+            };
+            let iscoro = isfunction.call1((callback,))?.is_truthy()?
+                || coroutines
                     .getattr(intern!(py, "iscoroutine"))?
                     .call1((callback,))?
                     .is_truthy()?;
