@@ -25,9 +25,10 @@ pub enum Command {
     /// fmt, clippy -D warnings, and every test (Rust, Python)
     #[command(
         long_about = "Runs cargo fmt --check, cargo clippy --workspace --all-targets -D warnings,\n\
-every Rust test, and pyloop's pytest suite on each CPython (3.11, 3.12, 3.13)\n\
-that pyenv or the PATH has, each in a private venv under target/pyloop with\n\
-pyloop built by maturin. Some tests use root where they have it (mounting a\n\
+every Rust test, and pyloop's pytest suite on each CPython (3.11 to 3.14)\n\
+that pyenv or the PATH has (3.14 otherwise from Debian's unstable suite,\n\
+downloaded by apt-get and unpacked under target/pyloop, not installed), each\n\
+in a private venv under target/pyloop with pyloop built by maturin. Some tests use root where they have it (mounting a\n\
 tmpfs, dropping to nobody so permissions bite) and say \"skipped\" where they\n\
 do not. This is the command CI runs."
     )]
@@ -73,7 +74,8 @@ smoke checks; its figures are not for quoting."
     /// pyloop's wheels and sdist, into target/dist
     #[command(
         long_about = "Builds pyloop's packages into target/dist: one manylinux2014 (glibc 2.17)\n\
-wheel per CPython (3.11, 3.12, 3.13) that pyenv or the PATH has, linked with\n\
+wheel per CPython (3.11 to 3.14) that pyenv or the PATH has (or Debian, for\n\
+3.14, as for `cargo xtask test`), linked with\n\
 zig (PyPI's ziglang, installed into target/pyloop/dist), and the source\n\
 distribution pip builds from. `cargo xtask test pyloop` installs each wheel\n\
 into an empty venv and runs the pytest suite against it."

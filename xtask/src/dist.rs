@@ -53,7 +53,7 @@ fn interpreters() -> Vec<(&'static str, PathBuf)> {
 pub fn pyloop_wheels() -> Result<Vec<PathBuf>> {
     let found = interpreters();
     let Some((_, first)) = found.first() else {
-        bail!("no CPython 3.11, 3.12 or 3.13 found: install one (pyenv or apt) to build wheels");
+        bail!("no CPython 3.11 to 3.14 found: install one (pyenv or apt) to build wheels");
     };
     let py = python::venv("dist", first, DIST_PACKAGES)?;
     let bin = py.parent().context("venv interpreter has no bin folder")?;

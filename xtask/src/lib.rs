@@ -6,6 +6,7 @@ pub mod bench;
 pub mod cli;
 pub mod cmd;
 pub mod conformance;
+pub mod debian_python;
 pub mod dist;
 pub mod install;
 pub mod node;

@@ -1,4 +1,4 @@
-//! Python for pyloop: finding CPython 3.11–3.13, private venvs under
+//! Python for pyloop: finding CPython 3.11–3.14, private venvs under
 //! `target/pyloop/`, and building and installing the pyloop wheel into them
 //! with maturin (the same build `pip install ./python` runs).
 
@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The CPython versions pyloop supports.
-pub const VERSIONS: &[&str] = &["3.11", "3.12", "3.13"];
+pub const VERSIONS: &[&str] = &["3.11", "3.12", "3.13", "3.14"];
 
 /// What the tests need in a venv besides pyloop.
 /// uvicorn: a real server that takes pyloop as its loop factory.
@@ -19,7 +19,9 @@ pub fn dir() -> PathBuf {
 }
 
 /// A CPython `minor` ("3.11"): pyenv's newest 3.11.x, else `python3.11` on
-/// the PATH, else `python3` if it is that version.
+/// the PATH, else `python3` if it is that version, else (for the newest,
+/// which a machine's pyenv may list but not be able to download) Debian's
+/// build, unpacked under `target/pyloop` ([`crate::debian_python`]).
 pub fn find(minor: &str) -> Option<PathBuf> {
     let exe = format!("python{minor}");
     if let Some(p) = find_pyenv(minor) {
@@ -30,9 +32,24 @@ pub fn find(minor: &str) -> Option<PathBuf> {
     }
     let v = cmd::output(
         Command::new("python3").args(["-c", "import sys; print('%d.%d' % sys.version_info[:2])"]),
-    )?;
-    (v == minor).then(|| which("python3")).flatten()
+    );
+    if v.as_deref() == Some(minor) {
+        return which("python3");
+    }
+    if minor != NEWEST {
+        return None;
+    }
+    match crate::debian_python::cpython(minor) {
+        Ok(p) => Some(p),
+        Err(e) => {
+            eprintln!("CPython {minor} from Debian: {e:#}");
+            None
+        }
+    }
 }
+
+/// The newest CPython pyloop supports, which may come from Debian.
+pub const NEWEST: &str = "3.14";
 
 fn find_pyenv(minor: &str) -> Option<PathBuf> {
     let exe = format!("python{minor}");
@@ -92,7 +109,11 @@ pub fn venv(name: &str, python: &Path, packages: &[&str]) -> Result<PathBuf> {
     let py = venv.join("bin/python");
     if !py.is_file() {
         std::fs::create_dir_all(dir())?;
-        cmd::run(Command::new(python).args(["-m", "venv"]).arg(&venv))?;
+        if crate::debian_python::is_ours(python) {
+            crate::debian_python::venv(python, &venv)?;
+        } else {
+            cmd::run(Command::new(python).args(["-m", "venv"]).arg(&venv))?;
+        }
     }
     if !packages.is_empty() {
         cmd::run(
@@ -178,7 +199,7 @@ pub fn test_pyloop() -> Result<()> {
         }
     }
     if ran == 0 {
-        bail!("no CPython 3.11, 3.12 or 3.13 found: install one (pyenv or apt) to test pyloop");
+        bail!("no CPython 3.11 to 3.14 found: install one (pyenv or apt) to test pyloop");
     }
     if !failed.is_empty() {
         bail!("pyloop tests failed on CPython {}", failed.join(", "));
