@@ -16,7 +16,6 @@ import asyncio
 import collections.abc
 import concurrent.futures
 import errno
-import functools
 import io
 import itertools
 import os
@@ -561,25 +560,34 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
         sock.setblocking(False)
         protocol = protocol_factory()
         waiter = self.create_future()
-        if ssl:
-            # ssl=True: SSLProtocol makes a default client context.
-            sslcontext = None if isinstance(ssl, bool) else ssl
-            transport = self._make_ssl_transport(
-                sock,
-                protocol,
-                sslcontext,
-                waiter,
-                server_side=server_side,
-                server_hostname=server_hostname,
-                ssl_handshake_timeout=ssl_handshake_timeout,
-                ssl_shutdown_timeout=ssl_shutdown_timeout,
-            )
-        else:
-            transport = self._make_socket_transport(sock, protocol, waiter)
+        try:
+            if ssl:
+                # ssl=True: SSLProtocol makes a default client context.
+                sslcontext = None if isinstance(ssl, bool) else ssl
+                transport = self._make_ssl_transport(
+                    sock,
+                    protocol,
+                    sslcontext,
+                    waiter,
+                    server_side=server_side,
+                    server_hostname=server_hostname,
+                    ssl_handshake_timeout=ssl_handshake_timeout,
+                    ssl_shutdown_timeout=ssl_shutdown_timeout,
+                )
+            else:
+                transport = self._make_socket_transport(sock, protocol, waiter)
+        except BaseException:
+            # No transport owns the socket (gh-153133, as asyncio).
+            sock.close()
+            raise
         try:
             await waiter
         except BaseException:
             transport.close()
+            # The error's traceback holds this frame, and the waiter holds
+            # the error: a cycle that kept the transports alive until a
+            # collection (gh-159049, as asyncio).
+            waiter = None
             raise
         return transport, protocol
 
@@ -681,14 +689,20 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
                     except OSError:
                         continue
             else:
-                sock, _, _ = await asyncio.staggered.staggered_race(
-                    (
-                        functools.partial(self._connect_sock, exceptions, addrinfo, laddr_infos)
-                        for addrinfo in infos
-                    ),
-                    happy_eyeballs_delay,
-                    loop=self,
-                )
+                # Neither a functools.partial nor the race's own list of
+                # exceptions is kept: either would keep the exceptions
+                # raised below, and their frames, alive (asyncio's
+                # test_open_connection_happy_eyeball_refcycles).
+                sock = (
+                    await asyncio.staggered.staggered_race(
+                        (
+                            lambda addrinfo=addrinfo: self._connect_sock(exceptions, addrinfo, laddr_infos)
+                            for addrinfo in infos
+                        ),
+                        happy_eyeballs_delay,
+                        loop=self,
+                    )
+                )[0]
             if sock is None:
                 exceptions = [exc for sub in exceptions for exc in sub]
                 try:
@@ -696,6 +710,9 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
                         raise ExceptionGroup("create_connection failed", exceptions)
                     if len(exceptions) == 1:
                         raise exceptions[0]
+                    if not exceptions:
+                        # The race ended before any attempt failed.
+                        raise TimeoutError("create_connection failed")
                     model = str(exceptions[0])
                     if all(str(exc) == model for exc in exceptions):
                         raise exceptions[0]
@@ -1113,6 +1130,7 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
             await waiter
         except BaseException:
             transport.close()
+            waiter = None  # no cycle through the error's traceback
             raise
         if self.get_debug():
             logger.debug("%s pipe=%r transport=%r protocol=%r", kind, pipe, transport, protocol)
@@ -1306,6 +1324,7 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
             await waiter
         except BaseException:
             transport.close()
+            waiter = None  # no cycle through the error's traceback
             raise
         return transport, protocol
 
@@ -1427,15 +1446,30 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
         # Pause first, so that the SSL protocol sees no data before
         # connection_made.
         transport.pause_reading()
+        # What a stream's reader holds already (a client's TLS hello that
+        # came with, or right after, the plain data the server read) is the
+        # start of the TLS stream: it goes to the TLS protocol, after its
+        # connection_made, before anything more is read (gh-142352; Python
+        # 3.14's asyncio does the same; before, the handshake waited for it).
+        buffered = None
+        if server_side and isinstance(protocol, asyncio.StreamReaderProtocol):
+            reader = getattr(protocol, "_stream_reader", None)
+            if reader is not None and reader._buffer:
+                buffered = bytes(reader._buffer)
+                reader._buffer.clear()
         transport.set_protocol(ssl_protocol)
         conmade_cb = self.call_soon(ssl_protocol.connection_made, transport)
+        data_cb = buffered and self.call_soon(ssl_protocol.data_received, buffered)
         resume_cb = self.call_soon(transport.resume_reading)
         try:
             await waiter
         except BaseException:
             transport.close()
             conmade_cb.cancel()
+            if data_cb:
+                data_cb.cancel()
             resume_cb.cancel()
+            waiter = None  # no cycle through the error's traceback
             raise
         return ssl_protocol._app_transport
 
@@ -1482,7 +1516,7 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
             return await fut
         finally:
             sent = core._sendfile_stop()
-            if sent:
+            if sent or _SENDFILE_ALWAYS_SEEKS:
                 os.lseek(fileno, offset + sent, os.SEEK_SET)
             if resume_reading:
                 transp.resume_reading()
@@ -1490,7 +1524,7 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
     async def _sendfile_fallback(self, transp, file, offset, count):
         """Reads the file in the default executor and writes it, waiting
         whenever the transport's buffer is over its high-water mark."""
-        if offset:
+        if offset or (_SENDFILE_ALWAYS_SEEKS and _seekable(file)):
             file.seek(offset)
         blocksize = min(count, _SENDFILE_CHUNK) if count else _SENDFILE_CHUNK
         buf = bytearray(blocksize)
@@ -1534,7 +1568,7 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
         return await _sock_io(self, sock, 8, _sendfile_fileno(file), offset, count)
 
     async def _sock_sendfile_fallback(self, sock, file, offset, count):
-        if offset:
+        if offset or (_SENDFILE_ALWAYS_SEEKS and _seekable(file)):
             file.seek(offset)
         size = constants.SENDFILE_FALLBACK_READBUFFER_SIZE
         blocksize = min(count, size) if count else size
@@ -1560,6 +1594,12 @@ class Loop(_pyloop.LoopCore, asyncio.AbstractEventLoop):
 
 
 _SENDFILE_CHUNK = 256 * 1024
+
+# From Python 3.14 on, asyncio's sendfile sets the file's position even
+# where it did not before: its fallbacks seek to `offset` first even when
+# it is 0 (before, they read on from the current position), and its native
+# sendfile seeks to `offset + sent` after even when nothing was sent.
+_SENDFILE_ALWAYS_SEEKS = sys.version_info >= (3, 14)
 
 
 def _seekable(file):
@@ -1855,7 +1895,8 @@ class SSLTransport(asyncio.Transport):
         return self._ssl_protocol._get_app_protocol()
 
     def is_closing(self):
-        return self._ssl_protocol._is_closing()
+        proto = self._ssl_protocol
+        return proto._is_closing() or proto._is_transport_closing()
 
     def close(self):
         """Flushes what was written, sends close_notify and waits for the

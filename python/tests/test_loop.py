@@ -441,7 +441,8 @@ def test_create_task_arguments_parse_as_asyncios(loop):
     # A hand-written vectorcall method (fastcall.rs), with asyncio's
     # signature and its argument errors.
     assert type(loop.create_task).__name__ == "builtin_function_or_method"
-    assert str(inspect.signature(loop.create_task)) == "(coro, *, name=None, context=None)"
+    signature = "(coro, **kwargs)" if sys.version_info >= (3, 14) else "(coro, *, name=None, context=None)"
+    assert str(inspect.signature(loop.create_task)) == signature
 
     async def value(v):
         return v
@@ -468,8 +469,9 @@ def test_create_task_arguments_parse_as_asyncios(loop):
         ((), {}, "missing 1 required positional argument: 'coro'"),
         ((coro, coro), {}, "takes 1 positional argument but 2 were given"),
         ((coro,), {"coro": coro}, "multiple values for argument 'coro'"),
+    ] + ([] if sys.version_info >= (3, 14) else [
         ((coro,), {"eager_start": True}, "unexpected keyword argument 'eager_start'"),
-    ]:
+    ]):
         with pytest.raises(TypeError, match=message):
             loop.create_task(*args, **kwargs)
     coro.close()
@@ -576,7 +578,9 @@ def test_create_task_names_and_refuses_as_asyncio(loop):
     loop.set_task_factory(factory)
     ctx = contextvars.copy_context()
     task = loop.create_task(nothing(), name="n1", context=ctx)
-    assert task.get_name() == "n1" and seen == {"context": ctx}
+    # From Python 3.14 on, asyncio hands the factory every keyword.
+    given = {"name": "n1", "context": ctx} if sys.version_info >= (3, 14) else {"context": ctx}
+    assert task.get_name() == "n1" and seen == given
     loop.run_until_complete(task)
     loop.set_task_factory(None)
 
@@ -593,6 +597,81 @@ def test_create_task_names_and_refuses_as_asyncio(loop):
     with pytest.raises(RuntimeError, match="closed"):
         loop.create_task(coro)
     coro.close()
+
+
+def test_create_task_hands_on_every_keyword_from_3_14():
+    """Python 3.14's `loop.create_task(coro, **kwargs)` passes every keyword
+    to the task factory, or to `Task` (`eager_start`, new there): CPython's
+    test_eager_task_factory (test_eager_start_false) failed with
+    "unexpected keyword argument 'eager_start'". Before 3.14 asyncio refuses
+    such a keyword, and so does pyloop."""
+    loop = pyloop.new_event_loop()
+    steps = []
+
+    async def step():
+        steps.append(asyncio.current_task().get_name())
+
+    async def main():
+        if sys.version_info < (3, 14):
+            coro = step()
+            with pytest.raises(TypeError, match="eager_start"):
+                loop.create_task(coro, eager_start=True)
+            coro.close()
+            return
+        task = loop.create_task(step(), eager_start=True, name="eager")
+        assert task.done() and steps == ["eager"]
+        task = loop.create_task(step(), eager_start=False, name="lazy")
+        assert not task.done()
+        await task
+        assert steps == ["eager", "lazy"]
+        seen = {}
+
+        def factory(lp, coro, **kw):
+            seen.update(kw)
+            return asyncio.Task(coro, loop=lp, **kw)
+
+        loop.set_task_factory(factory)
+        await loop.create_task(step(), name="made", eager_start=False)
+        assert seen == {"name": "made", "eager_start": False}
+        loop.set_task_factory(None)
+        coro = step()
+        with pytest.raises(TypeError, match="loop"):
+            loop.create_task(coro, loop=loop)
+        coro.close()
+
+    try:
+        loop.run_until_complete(main())
+    finally:
+        loop.close()
+
+
+@pytest.mark.skipif(
+    sys.version_info < (3, 14),
+    reason="before 3.14, asyncio.staggered_race (asyncio's own, which pyloop uses) keeps them",
+)
+def test_a_failed_happy_eyeballs_connect_keeps_no_reference_to_its_errors():
+    """CPython 3.14's test_streams (test_open_connection_happy_eyeball_refcycles):
+    after `open_connection(..., happy_eyeballs_delay=...)` fails, only the
+    catching frame refers to the error. pyloop kept the race's own list of
+    errors (`sock, _, _ = await staggered_race(...)`), and with it each
+    error's traceback and frames."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: nothing listens there
+    seen = []
+
+    async def main():
+        exc = None
+        try:
+            await asyncio.open_connection("127.0.0.1", port, happy_eyeballs_delay=0.25)
+        except OSError as e:
+            exc = e
+        assert exc is not None
+        seen.extend(gc.get_referrers(exc))
+
+    coro = main()
+    pyloop.run(coro)
+    assert seen == [coro]
 
 
 # Errors and debugging.
@@ -615,6 +694,39 @@ def test_exception_in_callback_goes_to_the_handler(loop):
     assert isinstance(contexts[0]["handle"], pyloop.Handle)
     with pytest.raises(TypeError):
         loop.set_exception_handler(42)
+
+
+_failing_var = contextvars.ContextVar("failing_var", default="unset")
+
+
+def test_the_exception_handler_runs_in_the_failing_callbacks_context(loop):
+    """As asyncio's does from Python 3.12 on (CPython's test_futures2,
+    test_handle_exc_handler_correct_context): the handler sees what the
+    callback set before it raised. pyloop runs a callback scheduled where no
+    variable is set in a shared empty context, not in a copy of its own;
+    the handler saw the handle's own fresh context, so "unset". Both kinds
+    of handle, timed and not, and a handle with a context of its own."""
+    seen = []
+    loop.set_exception_handler(lambda lp, ctx: seen.append(_failing_var.get()))
+
+    def fail(value):
+        _failing_var.set(value)
+        raise ValueError(value)
+
+    # Scheduled where no variable is set (as in a task of asyncio.run).
+    empty = contextvars.Context()
+    empty.run(loop.call_soon, fail, "soon")
+    empty.run(loop.call_later, 0.001, fail, "later")
+    contextvars.copy_context().run(lambda: (_failing_var.set("own"), loop.call_soon(fail, "in own")))
+    loop.call_later(0.01, loop.stop)
+    loop.run_forever()
+    assert seen == ["soon", "in own", "later"]
+    # What the first callbacks set stays with them: the next one scheduled
+    # where nothing is set sees nothing.
+    empty.run(loop.call_soon, lambda: seen.append(_failing_var.get()))
+    loop.call_soon(loop.stop)
+    loop.run_forever()
+    assert seen[-1] == "unset"
 
 
 def test_default_exception_handler_logs(loop, caplog):

@@ -6,6 +6,7 @@ import asyncio
 import hashlib
 import os
 import socket
+import sys
 
 import pytest
 
@@ -280,3 +281,54 @@ def test_sock_sendfile_cancelled_leaves_the_file_after_what_was_sent(loop, tmp_p
     loop.run_until_complete(main())
     a.close()
     b.close()
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["native", "fallback"])
+@pytest.mark.parametrize("api", ["sendfile", "sock_sendfile"])
+def test_sendfile_starts_and_leaves_the_file_position_as_the_running_python(
+    loop, tmp_path, api, native
+):
+    """Python 3.14 changed where asyncio's sendfile reads from and leaves
+    the file's position. Its native sendfile, from an offset at the file's
+    end (nothing to send), leaves the position at that offset, where 3.13
+    left it where the caller had it. Its fallbacks seek to the offset even
+    when it is 0, where 3.13 read on from the file's current position.
+    CPython 3.14's test_sendfile (test_sendfile_offset,
+    test_sock_sendfile_offset) found pyloop keeping 3.13's behaviour."""
+    path = tmp_path / "small.bin"
+    path.write_bytes(b"abcdef")
+    new = sys.version_info >= (3, 14)
+    # (where the caller left the file, offset, what is sent, where it is after)
+    if native:
+        start, offset, want, after = 2, 6, b"", 6 if new else 2
+    else:
+        start, offset, want, after = 6, 0, b"abcdef" if new else b"", 6
+
+    async def main():
+        sink = Sink(loop)
+        server = await loop.create_server(lambda: sink, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        with open(path, "rb") as f:
+            f.seek(start)
+            if api == "sendfile":
+                tr, _ = await loop.create_connection(asyncio.Protocol, "127.0.0.1", port)
+                if native:
+                    n = await loop.sendfile(tr, f, offset)
+                else:
+                    n = await loop._sendfile_fallback(tr, f, offset, None)
+                tr.close()
+            else:
+                sock = socket.socket()
+                sock.setblocking(False)
+                await loop.sock_connect(sock, ("127.0.0.1", port))
+                if native:
+                    n = await loop.sock_sendfile(sock, f, offset)
+                else:
+                    n = await loop._sock_sendfile_fallback(sock, f, offset, None)
+                sock.close()
+            assert (n, f.tell()) == (len(want), after)
+        await sink.done
+        server.close()
+        assert bytes(sink.got) == want
+
+    loop.run_until_complete(main())

@@ -9,6 +9,8 @@ import threading
 
 import pytest
 
+import pyloop
+
 from conftest import CERTS, syscall_calls, tls_contexts
 
 
@@ -318,6 +320,165 @@ def test_start_tls_on_a_transport_closed_before_the_upgrade_returns_none(loop):
         )
 
     assert loop.run_until_complete(main()) is None
+
+
+def test_a_streams_start_tls_takes_the_hello_its_reader_holds(loop):
+    """A server that reads plain data, then upgrades with
+    `StreamWriter.start_tls`, may have read the client's TLS hello into its
+    reader already. That is where the TLS stream starts: it goes to the TLS
+    protocol (gh-142352, as Python 3.14's asyncio does). Before, the
+    handshake waited for a hello that had already come, and both sides
+    hung (CPython 3.14's test_streams, test_start_tls_buffered_data)."""
+    server_ctx, client_ctx = tls_contexts()
+
+    async def handler(reader, writer):
+        assert await reader.readline() == b"STARTTLS\n"
+        # Wait until the client's hello is in the reader.
+        while not reader._buffer:
+            await reader._wait_for_data("hello")
+        await writer.start_tls(server_ctx)
+        assert await reader.readline() == b"ping\n"
+        writer.write(b"pong\n")
+        await writer.drain()
+        writer.close()
+        await writer.wait_closed()
+
+    async def main():
+        server = await asyncio.start_server(handler, "127.0.0.1", 0)
+        reader, writer = await asyncio.open_connection(*server.sockets[0].getsockname())
+        writer.write(b"STARTTLS\n")
+        await writer.drain()
+        await writer.start_tls(client_ctx, server_hostname="localhost")
+        writer.write(b"ping\n")
+        assert await reader.readline() == b"pong\n"
+        writer.close()
+        await writer.wait_closed()
+        server.close()
+        await server.wait_closed()
+
+    loop.run_until_complete(asyncio.wait_for(main(), 10))
+
+
+@pytest.mark.parametrize("how", ["create_connection", "start_tls"])
+def test_a_failed_certificate_leaves_no_cycle(how):
+    """After a client's handshake fails on the server's certificate, the TLS
+    protocol and transport are freed at once, not by a later collection
+    (gh-159049; CPython 3.14's test_sslproto, *_failed_certificate_no_cycles).
+    pyloop's `await waiter` kept the error, whose traceback held the frame
+    that held the waiter: a cycle through both objects."""
+    import gc
+
+    server_ctx, client_ctx = tls_contexts()
+    names = ("SSLProtocol", "SSLTransport")
+
+    def alive():
+        return sum(type(o).__name__ in names for o in gc.get_objects())
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        with socket.socket() as listener:
+            listener.bind(("127.0.0.1", 0))
+            listener.listen()
+
+            def serve():
+                conn, _ = listener.accept()
+                with conn:
+                    try:
+                        server_ctx.wrap_socket(conn, server_side=True)
+                    except OSError:
+                        pass
+
+            t = threading.Thread(target=serve)
+            t.start()
+            with pytest.raises(ssl.SSLCertVerificationError):
+                if how == "create_connection":
+                    await loop.create_connection(
+                        asyncio.Protocol, *listener.getsockname(), ssl=client_ctx,
+                        server_hostname="wrong.example",
+                    )
+                else:
+                    tr, proto = await loop.create_connection(asyncio.Protocol, *listener.getsockname())
+                    try:
+                        await loop.start_tls(tr, proto, client_ctx, server_hostname="wrong.example")
+                    finally:
+                        tr.close()
+            t.join()
+
+    gc.collect()
+    gc.disable()
+    try:
+        before = alive()
+        pyloop.run(main())
+        assert alive() == before
+    finally:
+        gc.enable()
+
+
+@pytest.mark.parametrize("close_first", [True, False], ids=["close-then-eof", "eof-only"])
+def test_the_shutdown_timeout_ends_a_close_that_a_peer_which_does_not_read_blocks(loop, close_first):
+    """A peer sends its end of file and never reads; what the client wrote
+    fills the socket. The close (the client's, or the one that follows the
+    peer's end of file) waits for that to drain, and would wait forever:
+    `ssl_shutdown_timeout` stays armed until the connection is lost, and
+    ends it with TimeoutError, as Python 3.14's asyncio does (CPython's
+    test_ssl, test_shutdown_timeout_after_eof_from_not_reading_peer). The
+    TLS transport says it is closing once the one beneath is."""
+    server_ctx, client_ctx = tls_contexts()
+    filled, done = threading.Event(), threading.Event()
+
+    class Client(asyncio.Protocol):
+        def __init__(self):
+            self.lost = loop.create_future()
+            self.paused = False
+
+        def pause_writing(self):
+            self.paused = True
+
+        def resume_writing(self):
+            self.paused = False
+
+        def connection_lost(self, exc):
+            if not self.lost.done():
+                self.lost.set_result(exc)
+
+    async def main():
+        with socket.socket() as listener:
+            listener.bind(("127.0.0.1", 0))
+            listener.listen()
+
+            def serve():
+                conn, _ = listener.accept()
+                with server_ctx.wrap_socket(conn, server_side=True) as tls:
+                    filled.wait(10)
+                    tls.shutdown(socket.SHUT_WR)  # end of file, and no reading
+                    done.wait(10)
+
+            t = threading.Thread(target=serve)
+            t.start()
+            tr, pr = await loop.create_connection(
+                Client, *listener.getsockname(), ssl=client_ctx,
+                server_hostname="localhost", ssl_shutdown_timeout=0.1,
+            )
+            try:
+                for _ in range(64):
+                    if pr.paused:
+                        break
+                    tr.write(bytes(1 << 20))
+                    await asyncio.sleep(0)
+                assert pr.paused
+                if close_first:
+                    tr.close()
+                filled.set()
+                exc = await asyncio.wait_for(pr.lost, 10)
+                assert isinstance(exc, TimeoutError)
+                assert tr.is_closing()
+            finally:
+                filled.set()
+                done.set()
+                tr.abort()
+                t.join()
+
+    loop.run_until_complete(main())
 
 
 def test_tls_inside_tls(loop):

@@ -981,14 +981,7 @@ impl LoopCore {
         static TASKS: pyo3::sync::PyOnceLock<Py<PyModule>> = pyo3::sync::PyOnceLock::new();
         static TASK_KW: pyo3::sync::PyOnceLock<Py<PyTuple>> = pyo3::sync::PyOnceLock::new();
         let py = slf.py();
-        let core = slf.get();
-        core.check_closed()?;
-        let factory = core
-            .task_factory
-            .borrow(py)?
-            .as_ref()
-            .map(|f| f.clone_ref(py));
-        if let Some(factory) = factory {
+        if let Some(factory) = slf.get().open_task_factory(py)? {
             let task = match context {
                 None => factory.call1(py, (slf, coro))?,
                 Some(ctx) => {
@@ -1025,6 +1018,43 @@ impl LoopCore {
                 ffi::PyObject_Vectorcall(cls.as_ptr(), args.as_ptr(), 1, kw.as_ptr()),
             )
         }
+    }
+}
+
+impl LoopCore {
+    /// `loop.create_task(coro, **kwargs)` with keywords, as Python 3.14's
+    /// asyncio does it: `factory(loop, coro, **kwargs)`, else
+    /// `tasks.Task(coro, loop=self, **kwargs)`. Without keywords,
+    /// [`LoopCore::create_task`] gives the same calls.
+    /// The task factory, if one is set, once the loop is checked open: the
+    /// start of every `create_task`.
+    fn open_task_factory(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        self.check_closed()?;
+        Ok(self
+            .task_factory
+            .borrow(py)?
+            .as_ref()
+            .map(|f| f.clone_ref(py)))
+    }
+
+    #[cfg(Py_3_14)]
+    pub(crate) fn create_task_with<'py>(
+        slf: &Bound<'py, Self>,
+        coro: &Bound<'py, PyAny>,
+        kwargs: &Bound<'py, pyo3::types::PyDict>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        if let Some(factory) = slf.get().open_task_factory(py)? {
+            return factory.bind(py).call((slf, coro), Some(kwargs));
+        }
+        let cls = py.import("asyncio.tasks")?.getattr(intern!(py, "Task"))?;
+        if kwargs.contains(intern!(py, "loop"))? {
+            return Err(PyTypeError::new_err(
+                "Task() got multiple values for keyword argument 'loop'",
+            ));
+        }
+        kwargs.set_item(intern!(py, "loop"), slf)?;
+        cls.call((coro,), Some(kwargs))
     }
 }
 

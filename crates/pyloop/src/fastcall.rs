@@ -217,9 +217,10 @@ unsafe extern "C" fn create_future(
     unsafe { boundary(slf, |slf| LoopCore::create_future(slf).map(Bound::into_ptr)) }
 }
 
-/// `loop.create_task(coro, *, name=None, context=None)`, as a
-/// `METH_FASTCALL | METH_KEYWORDS` method: asyncio's is a Python method, a
-/// frame (and another for its `_check_closed`) per task.
+/// `loop.create_task(coro, *, name=None, context=None)` (from Python 3.14
+/// on `create_task(coro, **kwargs)`), as a `METH_FASTCALL | METH_KEYWORDS`
+/// method: asyncio's is a Python method, a frame (and another for its
+/// `_check_closed`) per task.
 ///
 /// # Safety
 /// Called by CPython through LoopCore's method descriptor, with the GIL
@@ -241,6 +242,31 @@ unsafe extern "C" fn create_task(
         // SAFETY: as the caller promises, `args` has `nargs` live references.
         let mut coro = (nargs == 1).then(|| unsafe { Bound::from_borrowed_ptr(py, *args) });
         let (mut name, mut context) = (None, None);
+        // From Python 3.14 on, asyncio's `create_task(coro, **kwargs)` hands
+        // every keyword to the task factory or to `Task` (`eager_start`
+        // among them), not only `name` and `context`.
+        #[cfg(Py_3_14)]
+        if !kwnames.is_null() {
+            // SAFETY: the vectorcall protocol's kwnames is a tuple of str.
+            let names = unsafe { Borrowed::from_ptr(py, kwnames).cast_unchecked::<PyTuple>() };
+            let kwargs = pyo3::types::PyDict::new(py);
+            for (i, key) in names.iter().enumerate() {
+                // SAFETY: the value of keyword i follows the positional ones.
+                let v = unsafe { Bound::from_borrowed_ptr(py, *args.add(nargs + i)) };
+                if key_is(&key, c"coro") {
+                    if coro.is_some() {
+                        return Err(arg_error("create_task", ArgError::Twice("coro")));
+                    }
+                    coro = Some(v);
+                } else {
+                    kwargs.set_item(key, v)?;
+                }
+            }
+            let Some(coro) = coro else {
+                return Err(arg_error("create_task", ArgError::Missing("coro")));
+            };
+            return LoopCore::create_task_with(slf, &coro, &kwargs).map(Bound::into_ptr);
+        }
         if !kwnames.is_null() {
             // SAFETY: the vectorcall protocol's kwnames is a tuple of str.
             let names = unsafe { Borrowed::from_ptr(py, kwnames).cast_unchecked::<PyTuple>() };
@@ -395,6 +421,16 @@ unsafe extern "C" fn transport_write(
     unsafe { boundary(slf, work) }
 }
 
+#[cfg(not(Py_3_14))]
+const CREATE_TASK_DOC: &CStr = c"create_task($self, coro, *, name=None, context=None)\n--\n\n\
+    Schedules the coroutine as a task of this loop, made by the task factory \
+    if one is set, and returns it.";
+#[cfg(Py_3_14)]
+const CREATE_TASK_DOC: &CStr = c"create_task($self, coro, **kwargs)\n--\n\n\
+    Schedules the coroutine as a task of this loop, made by the task factory \
+    if one is set (given the keywords), else by asyncio.Task (name, context, \
+    eager_start), and returns it.";
+
 /// A method to install: its name, its docstring (with the signature line
 /// `inspect` reads), its C function and its calling convention.
 type MethodDef = (&'static CStr, &'static CStr, ffi::PyMethodDefPointer, i32);
@@ -434,9 +470,7 @@ pub(crate) fn install(py: Python<'_>) -> PyResult<()> {
         ),
         (
             c"create_task",
-            c"create_task($self, coro, *, name=None, context=None)\n--\n\n\
-              Schedules the coroutine as a task of this loop, made by the \
-              task factory if one is set, and returns it.",
+            CREATE_TASK_DOC,
             ffi::PyMethodDefPointer {
                 PyCFunctionFastWithKeywords: create_task,
             },

@@ -404,6 +404,7 @@ impl Handle {
                 _ => return Ok(()),
             }
         };
+        let shared = ctx.is_none();
         let ctx = match ctx {
             Some(ctx) => {
                 // SAFETY: ctx is a contextvars.Context (from
@@ -433,6 +434,14 @@ impl Handle {
         match res {
             Ok(_) => Ok(()),
             Err(e) if e.is_instance_of::<pyo3::exceptions::PyException>(py) => {
+                if shared {
+                    // The exception handler runs in the handle's context
+                    // (`get_context`), as asyncio's does from 3.12 on: the
+                    // one the callback ran in, with what it set there. One
+                    // left with a variable set is not shared again.
+                    let mut r = h.refs.borrow_mut(py).map_err(Failure::Report)?;
+                    r.context.get_or_insert_with(|| ctx.unbind());
+                }
                 Err(Failure::Report(e))
             }
             Err(e) => Err(Failure::Propagate(e)),

@@ -53,12 +53,13 @@ enum Op {
 
 impl Op {
     /// After a sendfile, success or not, the file's position is just past
-    /// what was sent, as after asyncio's.
+    /// what was sent, as after asyncio's: from Python 3.14 on even when
+    /// nothing was, before only when something was.
     fn settle_file_position(&self) {
         if let Op::SendFile {
             file, start, sent, ..
         } = *self
-            && sent > 0
+            && (sent > 0 || cfg!(Py_3_14))
         {
             // SAFETY: the caller holds the file open until the call ends.
             let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(file) };

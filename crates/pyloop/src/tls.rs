@@ -623,17 +623,34 @@ impl SslProtocol {
 
     fn on_shutdown_complete(slf: Slf<'_, '_>, exc: Option<PyErr>) -> PyResult<()> {
         let py = slf.py();
-        let h = slf.borrow_mut().shutdown_timeout_handle.take();
-        Self::cancel_handle(py, h)?;
         match exc {
-            Some(e) => Self::fatal_error(slf, &e, "Error occurred during shutdown"),
+            Some(e) => {
+                let h = slf.borrow_mut().shutdown_timeout_handle.take();
+                Self::cancel_handle(py, h)?;
+                Self::fatal_error(slf, &e, "Error occurred during shutdown")
+            }
             None => {
+                Self::keep_shutdown_timeout(slf)?;
                 if let Some(t) = Self::transport(slf) {
                     t.bind(py).call_method0(intern!(py, "close"))?;
                 }
                 Ok(())
             }
         }
+    }
+
+    /// The transport beneath closes once its buffer drains, which a peer
+    /// that does not read delays forever: the shutdown timeout stays armed
+    /// (or is armed, where the peer began the shutdown) until
+    /// `connection_lost`, and then aborts it with `TimeoutError`, as
+    /// Python 3.14's asyncio does (before, a close could wait forever).
+    fn keep_shutdown_timeout(slf: Slf<'_, '_>) -> PyResult<()> {
+        if slf.borrow().shutdown_timeout_handle.is_none() {
+            let timeout = slf.borrow().shutdown_timeout;
+            let h = Self::call_later(slf, timeout, "_check_shutdown_timeout")?;
+            slf.borrow_mut().shutdown_timeout_handle = Some(h);
+        }
+        Ok(())
     }
 
     /// The peer closed its side without close_notify (a TCP end of file).
@@ -646,9 +663,14 @@ impl SslProtocol {
         Self::do_write(slf)?;
         slf.borrow_mut().ssl_writing_paused = false;
         Self::process_outgoing(slf)?;
+        // A close's shutdown timer goes on; one of the EOF grace (the
+        // application's reading was paused) is replaced by the shutdown's.
+        if Self::state(slf) != State::Flushing {
+            let h = slf.borrow_mut().shutdown_timeout_handle.take();
+            Self::cancel_handle(py, h)?;
+        }
         Self::set_state(slf, State::Shutdown)?;
-        let h = slf.borrow_mut().shutdown_timeout_handle.take();
-        Self::cancel_handle(py, h)?;
+        Self::keep_shutdown_timeout(slf)?;
         Self::call_eof_received(slf, None)?;
         if let Some(t) = Self::transport(slf) {
             t.bind(py).call_method0(intern!(py, "close"))?;
@@ -1539,6 +1561,20 @@ impl SslProtocol {
 
     fn _is_closing(&self) -> bool {
         self.app_closed
+    }
+
+    /// Whether the transport beneath is closing (the peer or a fatal error
+    /// closed it): the TLS transport is closing then too, as from Python
+    /// 3.14 on in asyncio.
+    fn _is_transport_closing(slf: &Bound<'_, Self>) -> PyResult<bool> {
+        let py = slf.py();
+        match Self::transport(slf) {
+            Some(t) => t
+                .bind(py)
+                .call_method0(intern!(py, "is_closing"))?
+                .is_truthy(),
+            None => Ok(false),
+        }
     }
 
     fn _mark_closed(&mut self) {
