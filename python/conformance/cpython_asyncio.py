@@ -59,7 +59,8 @@ def loop_factory(name):
 
         return uvloop.new_event_loop, uvloop.EventLoopPolicy()
     if name == "asyncio":
-        return asyncio.SelectorEventLoop, asyncio.DefaultEventLoopPolicy()
+        # asyncio.DefaultEventLoopPolicy, by a name that does not warn on 3.14.
+        return asyncio.SelectorEventLoop, asyncio.unix_events._UnixDefaultEventLoopPolicy()
     raise SystemExit(f"unknown loop {name!r}")
 
 
@@ -169,7 +170,8 @@ def main():
 
     factory, policy = loop_factory(args.loop)
     if args.module not in MIXIN_CLASSES:
-        asyncio.set_event_loop_policy(policy)
+        # asyncio's setter, without 3.14's deprecation warning.
+        getattr(asyncio.events, "_set_event_loop_policy", asyncio.set_event_loop_policy)(policy)
     if args.loop == "uvloop":
         factory = _with_default_executor_attr(factory)
         policy._loop_factory = factory

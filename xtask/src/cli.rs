@@ -114,7 +114,8 @@ through complete -F in a real repository, rush's candidates beside bash's.\n\
 \n\
 pyloop: runs CPython 3.11.7's own test.test_asyncio modules with pyloop,\n\
 asyncio and uvloop, one module per process, and prints pass/total per module\n\
-for each loop. With --uvloop (a checkout of MagicStack/uvloop), also uvloop's\n\
+for each loop (with --python 3.14, CPython 3.14's suite, and the modules it\n\
+adds). With --uvloop (a checkout of MagicStack/uvloop), also uvloop's\n\
 own test mixins. With --projects, instead, the own pytest suites of anyio,\n\
 aiohttp, uvicorn, httpx, asyncssh and aiosmtpd (pinned versions, their sdists\n\
 from PyPI), with each loop; a test that fails with pyloop and passes with asyncio's loop is printed\n\
@@ -131,7 +132,7 @@ The suites run from fetched copies; nothing of them is committed."
         /// The Oils checkout (rush)
         #[arg(long, value_name = "PATH")]
         oils: Option<PathBuf>,
-        /// The Python to run it with (2.7 for rush, CPython 3.11.7 for pyloop; found with pyenv by default)
+        /// The Python to run it with (2.7 for rush, CPython 3.11.7 for pyloop; found with pyenv by default). For pyloop also a minor version, `3.14`: that CPython's own test_asyncio then runs (Debian's build where pyenv lacks it)
         #[arg(long, value_name = "PATH")]
         python: Option<PathBuf>,
         /// A MagicStack/uvloop checkout (pyloop)

@@ -17,7 +17,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// What the interpreter needs from unstable, besides `python<minor>-minimal`,
-/// `libpython<minor>-minimal` and `libpython<minor>-stdlib`: the C library it
+/// `libpython<minor>-minimal`, `libpython<minor>-stdlib` and its test suite
+/// (`libpython<minor>-testsuite`): the C library it
 /// was linked against, the libraries of the standard library's extension
 /// modules, and pip's wheel for its venvs.
 const LIBRARIES: &[&str] = &[
@@ -58,8 +59,24 @@ pub fn is_ours(python: &Path) -> bool {
 pub fn cpython(minor: &str) -> Result<PathBuf> {
     let root = dir(minor);
     let exe = root.join("usr/bin").join(format!("python{minor}"));
+    let python = [
+        format!("python{minor}-minimal"),
+        format!("libpython{minor}-minimal"),
+        format!("libpython{minor}-stdlib"),
+        // Its own `test` package: `cargo xtask conformance pyloop --python
+        // 3.14` runs its test_asyncio.
+        format!("libpython{minor}-testsuite"),
+    ];
+    let packages: Vec<&str> = python
+        .iter()
+        .map(String::as_str)
+        .chain(LIBRARIES.iter().copied())
+        .collect();
+    // The marker names the packages unpacked: a list that grew unpacks
+    // again.
     let done = root.join("unpacked");
-    if done.is_file() && runs(&exe) {
+    let want = packages.join(" ");
+    if std::fs::read_to_string(&done).is_ok_and(|d| d == want) && runs(&exe) {
         return Ok(exe);
     }
     for tool in ["apt-get", "dpkg-deb", "patchelf"] {
@@ -107,13 +124,8 @@ pub fn cpython(minor: &str) -> Result<PathBuf> {
         c
     };
     cmd::run(&mut apt_get(&["update"]))?;
-    let python = [
-        format!("python{minor}-minimal"),
-        format!("libpython{minor}-minimal"),
-        format!("libpython{minor}-stdlib"),
-    ];
     let mut download = apt_get(&["download"]);
-    download.args(&python).args(LIBRARIES);
+    download.args(&packages);
     cmd::run(&mut download)?;
     let unpacked = root.join("root");
     for deb in std::fs::read_dir(&debs)?
@@ -149,7 +161,7 @@ pub fn cpython(minor: &str) -> Result<PathBuf> {
         );
     }
     let _ = std::fs::remove_dir_all(&debs);
-    std::fs::write(&done, "")?;
+    std::fs::write(&done, &want)?;
     Ok(exe)
 }
 

@@ -44,6 +44,15 @@ pub const MODULES: &[&str] = &[
     "test_sslproto",
 ];
 
+/// Modules that CPython 3.14's suite adds, run when the CPython is 3.14 or
+/// newer (`--python 3.14`).
+pub const MODULES_3_14: &[&str] = &[
+    "test_eager_task_factory",
+    "test_graph",
+    "test_staggered",
+    "test_tools",
+];
+
 pub const LOOPS: &[&str] = &["pyloop", "asyncio", "uvloop"];
 
 /// uvloop's own test modules whose mixins apply to pyloop (TLS mixins
@@ -198,7 +207,7 @@ impl Suites<'_> {
                 .chain(self.websockets.map(|_| "websockets"))
                 .collect()
         } else {
-            MODULES.to_vec()
+            MODULES.iter().chain(MODULES_3_14).copied().collect()
         };
         let what = if self.projects { "project" } else { "module" };
         for name in only {
@@ -213,11 +222,21 @@ impl Suites<'_> {
 pub fn run(python: Option<&Path>, suites: Suites<'_>, only: &[String]) -> Result<()> {
     suites.check(only)?;
     let python = match python {
+        // A minor version ("3.14"): found as `cargo xtask test` finds it
+        // (for the newest, Debian's build, with its test package).
+        Some(p) if !p.exists() && p.to_str().is_some_and(is_minor) => {
+            let minor = p.to_str().unwrap_or_default();
+            python::find(minor).with_context(|| format!("CPython {minor} not found"))?
+        }
         Some(p) => p.to_path_buf(),
         None => python::find_exact(CPYTHON).with_context(|| {
             format!("CPython {CPYTHON} not found: `pyenv install {CPYTHON}`, or pass --python")
         })?,
     };
+    let version = cmd::output(
+        Command::new(&python).args(["-c", "import platform; print(platform.python_version())"]),
+    )
+    .with_context(|| format!("{} does not run", python.display()))?;
     if suites.projects {
         let out = crate::target_dir().join("conformance");
         std::fs::create_dir_all(&out)?;
@@ -229,13 +248,15 @@ pub fn run(python: Option<&Path>, suites: Suites<'_>, only: &[String]) -> Result
         println!("Details: {}", out.display());
         return Ok(());
     }
-    let modules: Vec<&str> = if only.is_empty() {
-        MODULES.to_vec()
-    } else {
+    let modules: Vec<&str> = if !only.is_empty() {
         only.iter().map(String::as_str).collect()
+    } else if at_least(&version, 3, 14) {
+        MODULES.iter().chain(MODULES_3_14).copied().collect()
+    } else {
+        MODULES.to_vec()
     };
     let py = python::venv(
-        &format!("conformance-{CPYTHON}"),
+        &format!("conformance-{version}"),
         &python,
         // pyOpenSSL: uvloop's test_tcp imports it.
         &["maturin>=1.7,<2", "uvloop", "pyOpenSSL", "psutil"],
@@ -245,7 +266,7 @@ pub fn run(python: Option<&Path>, suites: Suites<'_>, only: &[String]) -> Result
     let out = crate::target_dir().join("conformance");
     std::fs::create_dir_all(&out)?;
     let cpython = suite(&py, &[runner], &modules, &out.join("pyloop.json"))?;
-    println!("CPython {CPYTHON} test.test_asyncio, one module per process:\n");
+    println!("CPython {version} test.test_asyncio, one module per process:\n");
     println!("{cpython}");
     if let Some(checkout) = suites.uvloop {
         let tests = checkout.join("tests");
@@ -496,9 +517,32 @@ fn last_json(c: &mut Command, what: &str) -> Result<Value> {
     Ok(serde_json::from_str(line)?)
 }
 
+/// Whether `s` names a CPython minor version ("3.14").
+fn is_minor(s: &str) -> bool {
+    s.split_once('.').is_some_and(|(a, b)| {
+        !a.is_empty() && !b.is_empty() && (a.chars().chain(b.chars())).all(|c| c.is_ascii_digit())
+    })
+}
+
+/// Whether the version `v` ("3.14.10") is at least `major.minor`.
+fn at_least(v: &str, major: u32, minor: u32) -> bool {
+    let mut parts = v.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+    let (a, b) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+    (a, b) >= (major, minor)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_minor_versions() {
+        assert!(
+            is_minor("3.14") && !is_minor("3.14.10") && !is_minor("python3") && !is_minor("3.")
+        );
+        assert!(at_least("3.14.10", 3, 14) && at_least("3.15.0a1", 3, 14));
+        assert!(!at_least("3.11.7", 3, 14) && !at_least("3.13.12", 3, 14));
+    }
 
     fn refused(suites: Suites<'_>, only: &[&str]) -> String {
         let only: Vec<String> = only.iter().map(|s| s.to_string()).collect();
