@@ -45,6 +45,7 @@ except ImportError:  # Python built without OpenSSL
 # asyncio calls this private one.
 _iscoroutinefunction = getattr(coroutines, "_iscoroutinefunction", coroutines.iscoroutinefunction)
 
+
 def _check_ssl_options(ssl, handshake_timeout=None, shutdown_timeout=None):
     """The TLS timeouts mean something only with ``ssl``, as in asyncio."""
     if ssl is None or ssl is False:

@@ -1022,10 +1022,6 @@ impl LoopCore {
 }
 
 impl LoopCore {
-    /// `loop.create_task(coro, **kwargs)` with keywords, as Python 3.14's
-    /// asyncio does it: `factory(loop, coro, **kwargs)`, else
-    /// `tasks.Task(coro, loop=self, **kwargs)`. Without keywords,
-    /// [`LoopCore::create_task`] gives the same calls.
     /// The task factory, if one is set, once the loop is checked open: the
     /// start of every `create_task`.
     fn open_task_factory(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
@@ -1037,6 +1033,10 @@ impl LoopCore {
             .map(|f| f.clone_ref(py)))
     }
 
+    /// `loop.create_task(coro, **kwargs)` with keywords, as Python 3.14's
+    /// asyncio does it: `factory(loop, coro, **kwargs)`, else
+    /// `tasks.Task(coro, loop=self, **kwargs)`. Without keywords,
+    /// [`LoopCore::create_task`] gives the same calls.
     #[cfg(Py_3_14)]
     pub(crate) fn create_task_with<'py>(
         slf: &Bound<'py, Self>,
