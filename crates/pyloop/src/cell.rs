@@ -11,6 +11,11 @@
 //! pyo3 0.30 builds for), there is no such lock, and the cell is a
 //! `Mutex`: threads that call
 //! `call_soon_threadsafe` at once wait for each other instead of failing.
+//! A re-entrant borrow, which the GIL build refuses with RuntimeError, would
+//! wait for itself there; so the loop drops what it takes out of a cell
+//! (which may run finalizers) after the borrow ends, and the suites, run on
+//! both builds, would show a re-entrant borrow as that RuntimeError or as a
+//! hang.
 
 #[cfg(not(Py_GIL_DISABLED))]
 fn in_use() -> pyo3::PyErr {
@@ -140,6 +145,7 @@ mod imp {
     use std::sync::{Mutex, MutexGuard, TryLockError};
 
     use pyo3::prelude::*;
+    use pyo3::sync::MutexExt;
 
     pub(crate) struct GilCell<T>(Mutex<T>);
 
@@ -151,18 +157,23 @@ mod imp {
             Self(Mutex::new(value))
         }
 
-        fn lock(&self) -> MutexGuard<'_, T> {
+        /// Waits for the lock detached from the interpreter, so that a
+        /// thread waiting here never holds up a stop-the-world pause (the
+        /// collector's) that the thread holding the lock may be waiting for.
+        fn lock(&self, py: Python<'_>) -> MutexGuard<'_, T> {
             // A panic while the state was held cannot leave it half-changed
             // in a way that matters more than losing the loop: carry on.
-            self.0.lock().unwrap_or_else(|e| e.into_inner())
+            self.0
+                .lock_py_attached(py)
+                .unwrap_or_else(|e| e.into_inner())
         }
 
-        pub(crate) fn borrow<'a>(&'a self, _py: Python<'_>) -> PyResult<Ref<'a, T>> {
-            Ok(self.lock())
+        pub(crate) fn borrow<'a>(&'a self, py: Python<'_>) -> PyResult<Ref<'a, T>> {
+            Ok(self.lock(py))
         }
 
-        pub(crate) fn borrow_mut<'a>(&'a self, _py: Python<'_>) -> PyResult<RefMut<'a, T>> {
-            Ok(self.lock())
+        pub(crate) fn borrow_mut<'a>(&'a self, py: Python<'_>) -> PyResult<RefMut<'a, T>> {
+            Ok(self.lock(py))
         }
 
         pub(crate) fn peek(&self) -> Option<Ref<'_, T>> {

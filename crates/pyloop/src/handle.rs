@@ -214,11 +214,11 @@ impl Handle {
         // thread that entered only through `fastcall`, would be put off to
         // pyo3's pool of deferred decrefs, and the context kept alive.)
         let copy = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyContext_CopyCurrent())? };
+        if context_is_empty(&copy) {
+            return Ok((None, false));
+        }
         #[cfg(not(Py_GIL_DISABLED))]
         {
-            if context_is_empty(&copy) {
-                return Ok((None, false));
-            }
             if queued {
                 // SAFETY: a context only this handle refers to, with the GIL
                 // held; retrack_context tracks it again before it can go.

@@ -25,7 +25,10 @@ pub mod transport;
 
 use pyo3::prelude::*;
 
-#[pymodule]
+/// `gil_used = false`: the module is safe without the GIL, so importing it
+/// into a free-threaded CPython leaves the GIL off (see `cell.rs`, and
+/// `python/tests/test_threads.py`, which runs there).
+#[pymodule(gil_used = false)]
 fn _pyloop(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<core::LoopCore>()?;
     m.add_class::<handle::Handle>()?;
