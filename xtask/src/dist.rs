@@ -120,9 +120,14 @@ fn pyloop_files(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// The wheel in `files` for CPython `minor` ("3.11" → a `cp311-cp311` tag).
+/// The wheel in `files` for CPython `minor` ("3.11" → a `cp311-cp311` tag,
+/// "3.14t" → `cp314-cp314t`).
 fn wheel_for<'a>(files: &'a [PathBuf], minor: &str) -> Option<&'a PathBuf> {
-    let tag = format!("-cp{0}-cp{0}-", minor.replace('.', ""));
+    let (version, abi) = match minor.strip_suffix('t') {
+        Some(v) => (v, "t"),
+        None => (minor, ""),
+    };
+    let tag = format!("-cp{0}-cp{0}{abi}-", version.replace('.', ""));
     files.iter().find(|p| {
         is_wheel(p)
             && p.file_name()
@@ -208,6 +213,8 @@ mod tests {
         let files: Vec<PathBuf> = [
             "pyloop-0.1.0-cp311-cp311-manylinux2014_x86_64.manylinux_2_17_x86_64.whl",
             "pyloop-0.1.0-cp312-cp312-linux_x86_64.whl",
+            "pyloop-0.1.0-cp314-cp314-manylinux2014_x86_64.manylinux_2_17_x86_64.whl",
+            "pyloop-0.1.0-cp314-cp314t-manylinux2014_x86_64.manylinux_2_17_x86_64.whl",
             "pyloop-0.1.0.tar.gz",
         ]
         .iter()
@@ -217,6 +224,9 @@ mod tests {
         // A wheel for this machine's glibc alone is not a dist wheel.
         assert_eq!(wheel_for(&files, "3.12"), None);
         assert_eq!(wheel_for(&files, "3.13"), None);
+        // The free-threaded build's wheel and the other 3.14's are apart.
+        assert_eq!(wheel_for(&files, "3.14"), Some(&files[2]));
+        assert_eq!(wheel_for(&files, "3.14t"), Some(&files[3]));
     }
 
     #[test]

@@ -15,6 +15,7 @@ pub mod pyloop_conformance;
 pub mod python;
 pub mod report;
 pub mod rush_scripts;
+pub mod source_python;
 pub mod test;
 
 use std::path::PathBuf;

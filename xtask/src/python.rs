@@ -7,8 +7,9 @@ use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The CPython versions pyloop supports.
-pub const VERSIONS: &[&str] = &["3.11", "3.12", "3.13", "3.14"];
+/// The CPython versions pyloop supports; "3.14t" is 3.14's free-threaded
+/// build.
+pub const VERSIONS: &[&str] = &["3.11", "3.12", "3.13", "3.14", "3.14t"];
 
 /// What the tests need in a venv besides pyloop.
 /// uvicorn: a real server that takes pyloop as its loop factory.
@@ -21,7 +22,9 @@ pub fn dir() -> PathBuf {
 /// A CPython `minor` ("3.11"): pyenv's newest 3.11.x, else `python3.11` on
 /// the PATH, else `python3` if it is that version, else (for the newest,
 /// which a machine's pyenv may list but not be able to download) Debian's
-/// build, unpacked under `target/pyloop` ([`crate::debian_python`]).
+/// build, unpacked under `target/pyloop` ([`crate::debian_python`]), and
+/// for the free-threaded "3.14t" a build from CPython's source
+/// ([`crate::source_python`]).
 pub fn find(minor: &str) -> Option<PathBuf> {
     let exe = format!("python{minor}");
     if let Some(p) = find_pyenv(minor) {
@@ -35,6 +38,15 @@ pub fn find(minor: &str) -> Option<PathBuf> {
     );
     if v.as_deref() == Some(minor) {
         return which("python3");
+    }
+    if minor == crate::source_python::FREE_THREADED {
+        return match crate::source_python::cpython() {
+            Ok(p) => Some(p),
+            Err(e) => {
+                eprintln!("CPython {minor} from source: {e:#}");
+                None
+            }
+        };
     }
     if minor != NEWEST {
         return None;

@@ -94,7 +94,7 @@ pub fn run(systems: &[String]) -> Result<()> {
     // found here.
     if pkgs.is_empty() || pkgs.iter().any(|p| p == "pyloop") {
         steps.push((
-            "pyloop: pytest on CPython 3.11-3.14",
+            "pyloop: pytest on CPython 3.11-3.14 and 3.14t",
             Step::Fn(crate::python::test_pyloop),
         ));
         steps.push((

@@ -1,0 +1,145 @@
+//! A free-threaded CPython (3.14t, `--disable-gil`), built here from
+//! CPython's own source at a release tag: no registry this machine reaches
+//! has a free-threaded build (pyenv cannot download, python-build-standalone
+//! is out of reach, Debian has none), but one of them has the source.
+//!
+//! The Go module proxy serves any tag of a public repository as a module
+//! version, so `github.com/python/cpython@v3.14.7+incompatible` is CPython's
+//! tree at its `v3.14.7` tag. `go mod download` fetches it into a private
+//! module cache under `target/`, checking it against Go's checksum database,
+//! and this module checks it against the hash pinned below as well. It is
+//! then configured and built with the machine's C compiler (about five
+//! minutes on two cores) and installed under
+//! `target/pyloop/cpython-3.14t/root`. Nothing is installed on the machine.
+
+use crate::cmd;
+use anyhow::{Context, Result, bail};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The `python::VERSIONS` name of the free-threaded build.
+pub const FREE_THREADED: &str = "3.14t";
+
+/// The tag built, as a Go module version, and the module hash Go reports
+/// for it (`go mod download -json`'s `Sum`): a different tree is refused.
+const MODULE: &str = "github.com/python/cpython";
+const VERSION: &str = "v3.14.7+incompatible";
+const SUM: &str = "h1:VAY+1Ox2/E68BOZZvT06dMumxgyvcJLzKZgCkEEZamY=";
+
+/// Files of the tree that the build runs as programs: a module zip keeps no
+/// file modes, so they are made executable again.
+const SCRIPTS: &[&str] = &["configure", "install-sh", "config.guess", "config.sub"];
+
+fn dir() -> PathBuf {
+    crate::python::dir().join(format!("cpython-{FREE_THREADED}"))
+}
+
+/// The free-threaded interpreter, built on first use.
+pub fn cpython() -> Result<PathBuf> {
+    let root = dir();
+    let python = root.join("root/bin/python3.14t");
+    let marker = root.join("built");
+    if python.is_file() && std::fs::read_to_string(&marker).ok().as_deref() == Some(VERSION) {
+        return Ok(python);
+    }
+    eprintln!(
+        "building CPython {FREE_THREADED} ({VERSION}) from source under {}",
+        root.display()
+    );
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).with_context(|| format!("creating {}", root.display()))?;
+    let src = download(&root)?;
+    for s in SCRIPTS {
+        make_executable(&src.join(s))?;
+    }
+    let prefix = root.join("root");
+    cmd::run(
+        Command::new(src.join("configure"))
+            .current_dir(&src)
+            .arg("--disable-gil")
+            .arg(format!("--prefix={}", prefix.display()))
+            .arg("--without-ensurepip")
+            .stdout(std::process::Stdio::null()),
+    )
+    .context("configuring CPython")?;
+    let jobs = std::thread::available_parallelism().map_or(2, |n| n.get());
+    cmd::run(
+        Command::new("make")
+            .current_dir(&src)
+            .arg(format!("-j{jobs}"))
+            .stdout(std::process::Stdio::null()),
+    )
+    .context("building CPython")?;
+    cmd::run(
+        Command::new("make")
+            .current_dir(&src)
+            .arg("install")
+            .stdout(std::process::Stdio::null()),
+    )
+    .context("installing CPython")?;
+    if !python.is_file() {
+        bail!("the CPython build made no {}", python.display());
+    }
+    let gil = cmd::output(Command::new(&python).args([
+        "-c",
+        "import sysconfig; print(sysconfig.get_config_var('Py_GIL_DISABLED'))",
+    ]));
+    if gil.as_deref() != Some("1") {
+        bail!("{} is not a free-threaded build", python.display());
+    }
+    // The source and its build take about a gigabyte; the install is all
+    // that is used from here on.
+    let _ = std::fs::remove_dir_all(&src);
+    std::fs::write(&marker, VERSION)?;
+    Ok(python)
+}
+
+/// Downloads the tagged tree with `go mod download` into a module cache of
+/// its own under `root`, checks its hash, and returns where it is (moved out
+/// of the cache, which is then removed).
+fn download(root: &Path) -> Result<PathBuf> {
+    let cache = root.join("modcache");
+    let out = Command::new("go")
+        .current_dir(root)
+        .args(["mod", "download", "-json"])
+        .arg(format!("{MODULE}@{VERSION}"))
+        .env("GOMODCACHE", &cache)
+        // Writable files, so that the cache can be removed; no go.mod here.
+        .env("GOFLAGS", "-modcacherw")
+        .env("GO111MODULE", "on")
+        .output()
+        .context("running `go mod download` (Go fetches CPython's source)")?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let info: serde_json::Value = serde_json::from_str(&text)
+        .with_context(|| format!("`go mod download` printed no JSON: {text}"))?;
+    if let Some(e) = info.get("Error").and_then(|e| e.as_str()) {
+        bail!("`go mod download {MODULE}@{VERSION}`: {e}");
+    }
+    if !out.status.success() {
+        bail!(
+            "`go mod download` failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let sum = info.get("Sum").and_then(|s| s.as_str()).unwrap_or("");
+    if sum != SUM {
+        bail!("CPython's source {VERSION} has hash {sum:?}, not the pinned {SUM}");
+    }
+    let tree = info
+        .get("Dir")
+        .and_then(|d| d.as_str())
+        .context("`go mod download` named no folder")?;
+    let src = root.join("src");
+    std::fs::rename(tree, &src).with_context(|| format!("moving {tree} to {}", src.display()))?;
+    std::fs::remove_dir_all(&cache).with_context(|| format!("removing {}", cache.display()))?;
+    Ok(src)
+}
+
+fn make_executable(p: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut perm = std::fs::metadata(p)
+        .with_context(|| format!("CPython's source has no {}", p.display()))?
+        .permissions();
+    perm.set_mode(perm.mode() | 0o755);
+    std::fs::set_permissions(p, perm).with_context(|| format!("chmod {}", p.display()))
+}
