@@ -233,9 +233,12 @@ pub fn run(python: Option<&Path>, suites: Suites<'_>, only: &[String]) -> Result
             format!("CPython {CPYTHON} not found: `pyenv install {CPYTHON}`, or pass --python")
         })?,
     };
-    let version = cmd::output(
-        Command::new(&python).args(["-c", "import platform; print(platform.python_version())"]),
-    )
+    // "3.14.7t" for a free-threaded build, so that its venv is its own.
+    let version = cmd::output(Command::new(&python).args([
+        "-c",
+        "import platform, sysconfig; print(platform.python_version() \
+         + ('t' if sysconfig.get_config_var('Py_GIL_DISABLED') else ''))",
+    ]))
     .with_context(|| format!("{} does not run", python.display()))?;
     if suites.projects {
         let out = crate::target_dir().join("conformance");
@@ -259,13 +262,32 @@ pub fn run(python: Option<&Path>, suites: Suites<'_>, only: &[String]) -> Result
         &format!("conformance-{version}"),
         &python,
         // pyOpenSSL: uvloop's test_tcp imports it.
-        &["maturin>=1.7,<2", "uvloop", "pyOpenSSL", "psutil"],
+        &["maturin>=1.7,<2", "pyOpenSSL", "psutil"],
     )?;
+    // uvloop as a built wheel only: where it has none (a free-threaded
+    // CPython), its column is left out rather than built from source.
+    let loops: Vec<&str> = if cmd::run(Command::new(&py).args([
+        "-m",
+        "pip",
+        "install",
+        "-q",
+        "--disable-pip-version-check",
+        "--only-binary",
+        "uvloop",
+        "uvloop",
+    ]))
+    .is_ok()
+    {
+        LOOPS.to_vec()
+    } else {
+        eprintln!("no uvloop wheel for CPython {version}: its column is left out");
+        LOOPS.iter().copied().filter(|l| *l != "uvloop").collect()
+    };
     python::install_pyloop(&py, true)?;
     let runner = crate::root().join("python/conformance/cpython_asyncio.py");
     let out = crate::target_dir().join("conformance");
     std::fs::create_dir_all(&out)?;
-    let cpython = suite(&py, &[runner], &modules, &out.join("pyloop.json"))?;
+    let cpython = suite(&py, &[runner], &modules, &loops, &out.join("pyloop.json"))?;
     println!("CPython {version} test.test_asyncio, one module per process:\n");
     println!("{cpython}");
     if let Some(checkout) = suites.uvloop {
@@ -282,6 +304,7 @@ pub fn run(python: Option<&Path>, suites: Suites<'_>, only: &[String]) -> Result
             &py,
             &args,
             UVLOOP_MODULES,
+            &loops,
             &out.join("pyloop-uvloop-suite.json"),
         )?;
         println!("uvloop's own test mixins, one module per process:\n");
@@ -433,18 +456,19 @@ fn suite(
     py: &Path,
     runner: &[std::path::PathBuf],
     modules: &[&str],
+    loops: &[&str],
     json: &Path,
 ) -> Result<String> {
     let mut rows = vec![
         std::iter::once("module".to_string())
-            .chain(LOOPS.iter().map(|l| l.to_string()))
+            .chain(loops.iter().map(|l| l.to_string()))
             .collect::<Vec<_>>(),
     ];
     let mut all = Vec::new();
-    let mut totals = vec![(0u64, 0u64); LOOPS.len()];
+    let mut totals = vec![(0u64, 0u64); loops.len()];
     for module in modules {
         let mut row = vec![module.to_string()];
-        for (i, lp) in LOOPS.iter().enumerate() {
+        for (i, lp) in loops.iter().enumerate() {
             eprintln!("-- {module} with {lp}");
             let result = run_module(py, runner, lp, module);
             let cell = match &result {
@@ -517,8 +541,10 @@ fn last_json(c: &mut Command, what: &str) -> Result<Value> {
     Ok(serde_json::from_str(line)?)
 }
 
-/// Whether `s` names a CPython minor version ("3.14").
+/// Whether `s` names a CPython minor version ("3.14", "3.14t").
 fn is_minor(s: &str) -> bool {
+    // "3.14t": the free-threaded build of 3.14.
+    let s = s.strip_suffix('t').unwrap_or(s);
     s.split_once('.').is_some_and(|(a, b)| {
         !a.is_empty() && !b.is_empty() && (a.chars().chain(b.chars())).all(|c| c.is_ascii_digit())
     })
@@ -540,6 +566,7 @@ mod tests {
         assert!(
             is_minor("3.14") && !is_minor("3.14.10") && !is_minor("python3") && !is_minor("3.")
         );
+        assert!(is_minor("3.14t") && !is_minor("3.14tt") && !is_minor("t"));
         assert!(at_least("3.14.10", 3, 14) && at_least("3.15.0a1", 3, 14));
         assert!(!at_least("3.11.7", 3, 14) && !at_least("3.13.12", 3, 14));
     }
