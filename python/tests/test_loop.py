@@ -2700,6 +2700,45 @@ def test_queued_handles_contexts_stay_safe_for_the_collector(loop):
     gc.collect()
 
 
+def test_a_collection_while_the_loop_runs_keeps_what_queued_callbacks_hold(loop):
+    """While the loop runs, its traverse leaves out the handles that wait in
+    its queue and heap (the thread in `run_forever` holds the loop, so what
+    they refer to is alive): a collection then does not walk a long queue.
+    What they hold survives a full collection, cycles included, and reaches
+    the callbacks intact; once the loop stops, its traverse shows them
+    again, so that an abandoned loop is still collected (above)."""
+    got = []
+
+    def make_cycle(tag):
+        c = [tag]
+        c.append(c)
+        return c
+
+    def shows(handles):
+        """Whether the loop's traverse shows one of `handles`, or (for one
+        the collector does not track) its callback."""
+        ids = {id(h) for h in handles}
+        return any(
+            id(r) in ids or getattr(r, "__self__", None) is got for r in gc.get_referents(loop)
+        )
+
+    async def main():
+        handles = [loop.call_soon(got.append, make_cycle(i)) for i in range(1000)]
+        timer_arg = make_cycle("timer")
+        handles.append(loop.call_later(0.001, got.append, timer_arg))
+        assert not shows(handles)
+        del handles
+        del timer_arg
+        gc.collect()
+        await asyncio.sleep(0.01)
+
+    loop.run_until_complete(main())
+    assert [c[0] for c in got] == list(range(1000)) + ["timer"]
+    assert all(c[1] is c for c in got)
+    # Not running: the queued handles' references are the loop's again.
+    assert shows([loop.call_soon(got.append, "after")])
+
+
 def collect_quietly():
     """A full collection, without the ResourceWarnings of what it frees."""
     with warnings.catch_warnings():

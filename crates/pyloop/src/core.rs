@@ -1073,11 +1073,21 @@ impl LoopCore {
         let Some(st) = self.state.peek() else {
             return Ok(());
         };
-        for h in &st.ready {
-            Handle::traverse_queued(h, &visit)?;
-        }
-        for t in &st.timers {
-            Handle::traverse_queued(&t.handle, &visit)?;
+        // A running loop is not garbage: the thread in `run_forever` holds
+        // it. What its queued handles refer to is then alive as long as
+        // they wait, and leaving those edges out only makes the collector
+        // count it as held from outside, which it is. So a collection while
+        // the loop runs (a young one, every few hundred allocations, while
+        // the loop itself is young) does not walk a queue of tens of
+        // thousands of handles. A loop that is not running shows them all,
+        // so that one dropped unclosed is collected with its callbacks.
+        if !self.running.load(Relaxed) {
+            for h in &st.ready {
+                Handle::traverse_queued(h, &visit)?;
+            }
+            for t in &st.timers {
+                Handle::traverse_queued(&t.handle, &visit)?;
+            }
         }
         for t in &st.flush {
             visit.call(t)?;
