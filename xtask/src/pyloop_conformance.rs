@@ -527,17 +527,38 @@ fn run_module(py: &Path, runner: &[std::path::PathBuf], lp: &str, module: &str) 
     last_json(&mut c, &format!("{module} with {lp}"))
 }
 
-/// Runs a runner and parses the JSON line it prints last.
+/// Runs a runner (under `timeout`) and parses the JSON line it prints last.
+///
+/// Its output goes to a file, not a pipe: a suite's test can leave children
+/// behind (uvloop's test_subprocess left `sleep(3600)` processes), and they
+/// would hold a pipe open, so reading it to its end would wait for them.
+/// Once the runner is done, what is left of its process group (`timeout`
+/// leads one) is killed.
 fn last_json(c: &mut Command, what: &str) -> Result<Value> {
-    let out = c
-        .output()
+    let path = std::env::temp_dir().join(format!(
+        "xtask-conformance-{}-{}.out",
+        std::process::id(),
+        what.replace(|c: char| !c.is_ascii_alphanumeric(), "_")
+    ));
+    let file =
+        std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?;
+    let mut child = c
+        .stdout(file)
+        .spawn()
         .with_context(|| format!("cannot run {}", cmd::show(c)))?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let status = child.wait()?;
+    if let Ok(pgid) = i32::try_from(child.id()) {
+        // SAFETY: a plain system call; the group is the one `timeout` made
+        // for itself and what it ran, and `timeout` has exited.
+        unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    }
+    let stdout = std::fs::read_to_string(&path).unwrap_or_default();
+    let _ = std::fs::remove_file(&path);
     let line = stdout
         .lines()
         .rev()
         .find(|l| l.starts_with('{'))
-        .with_context(|| format!("{what} gave no result ({})", out.status))?;
+        .with_context(|| format!("{what} gave no result ({status})"))?;
     Ok(serde_json::from_str(line)?)
 }
 
@@ -560,6 +581,18 @@ fn at_least(v: &str, major: u32, minor: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_runner_that_leaves_children_behind_gives_its_result_at_once() {
+        // The child of `sh` outlives it, with the runner's stdout: before,
+        // reading that to its end waited the minute out.
+        let start = std::time::Instant::now();
+        let mut c = Command::new("timeout");
+        c.args(["30", "sh", "-c", "sleep 60 & echo '{\"passed\": 1}'"]);
+        let v = last_json(&mut c, "a test runner").unwrap();
+        assert_eq!(v["passed"], 1);
+        assert!(start.elapsed() < std::time::Duration::from_secs(20));
+    }
 
     #[test]
     fn reads_minor_versions() {
