@@ -8,7 +8,7 @@
 //! tree at its `v3.14.7` tag. `go mod download` fetches it into a private
 //! module cache under `target/`, checking it against Go's checksum database,
 //! and this module checks it against the hash pinned below as well. It is
-//! then configured and built with the machine's C compiler (about five
+//! then configured and built with the machine's C compiler (two to five
 //! minutes on two cores) and installed under
 //! `target/pyloop/cpython-3.14t/root`. Nothing is installed on the machine.
 
@@ -29,6 +29,16 @@ const SUM: &str = "h1:VAY+1Ox2/E68BOZZvT06dMumxgyvcJLzKZgCkEEZamY=";
 /// Files of the tree that the build runs as programs: a module zip keeps no
 /// file modes, so they are made executable again.
 const SCRIPTS: &[&str] = &["configure", "install-sh", "config.guess", "config.sub"];
+
+/// Prints the standard library modules, of those pyloop's tests and their
+/// tools import, that the build left out (nothing when all are there).
+const CHECK_MODULES: &str = "import importlib\n\
+    names = ['ssl', '_ctypes', 'zlib', 'bz2', 'lzma', 'sqlite3', 'readline', '_uuid']\n\
+    out = []\n\
+    for n in names:\n    \
+        try: importlib.import_module(n)\n    \
+        except ImportError: out.append(n)\n\
+    print(' '.join(out))";
 
 fn dir() -> PathBuf {
     crate::python::dir().join(format!("cpython-{FREE_THREADED}"))
@@ -87,6 +97,17 @@ pub fn cpython() -> Result<PathBuf> {
     if gil.as_deref() != Some("1") {
         bail!("{} is not a free-threaded build", python.display());
     }
+    // CPython leaves out a module whose C library's headers are missing,
+    // and says so only in the build's output: the tests need these.
+    let missing = cmd::output(Command::new(&python).args(["-c", CHECK_MODULES]));
+    if missing.as_deref() != Some("") {
+        bail!(
+            "the CPython build lacks modules the tests use: {} \
+             (install the C headers: libssl-dev, libffi-dev, zlib1g-dev, libbz2-dev, \
+             liblzma-dev, libsqlite3-dev, libreadline-dev, uuid-dev)",
+            missing.unwrap_or_default()
+        );
+    }
     // The source and its build take about a gigabyte; the install is all
     // that is used from here on.
     let _ = std::fs::remove_dir_all(&src);
@@ -142,4 +163,19 @@ fn make_executable(p: &Path) -> Result<()> {
         .permissions();
     perm.set_mode(perm.mode() | 0o755);
     std::fs::set_permissions(p, perm).with_context(|| format!("chmod {}", p.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_module_check_is_valid_python_and_names_what_is_missing() {
+        // Any CPython runs it; the one the tests run with has these modules.
+        let out = cmd::output(Command::new("python3").args(["-c", CHECK_MODULES]));
+        assert_eq!(out.as_deref(), Some(""));
+        let missing = CHECK_MODULES.replace("'_uuid'", "'_uuid', 'no_such_module'");
+        let out = cmd::output(Command::new("python3").args(["-c", &missing]));
+        assert_eq!(out.as_deref(), Some("no_such_module"));
+    }
 }
