@@ -470,7 +470,9 @@ impl LoopCore {
         // A plain handle for the ready queue takes a spare one if the loop
         // has one (see `Handle::recycle`), outside debug mode, where a
         // handle also carries where it was made.
-        let (queued, spare) = if what.starts_with("add_") {
+        // A free-threaded build keeps no spares and untracks nothing (see
+        // `Handle::create` and `Handle::recycle`): it takes no lock here.
+        let (queued, spare) = if cfg!(Py_GIL_DISABLED) || what.starts_with("add_") {
             (false, None)
         } else {
             let mut st = Self::state(slf)?;
@@ -839,7 +841,10 @@ impl LoopCore {
                 Self::flush_writes(slf)?;
                 return Err(e);
             }
+            // (Never on a free-threaded build, which keeps no spares: it
+            // takes no lock for the count.)
             if !debug
+                && !cfg!(Py_GIL_DISABLED)
                 && Self::state(slf)?.spares.len() < spare_cap
                 && let Some(spare) = Handle::recycle(h)
             {
