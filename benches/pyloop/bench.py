@@ -27,6 +27,7 @@ import resource
 import socket
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import threading
 import time
@@ -52,13 +53,43 @@ def new_loop(name):
     raise SystemExit(f"unknown loop {name}")
 
 
-def version(name):
+def version(name, python=None):
+    """The version column of loop `name`, in this interpreter or in the venv
+    interpreter `python` (see `OTHER_PYTHONS`); None if it lacks the loop."""
+    if python is not None:
+        return other_versions(python).get(name)
     if name == "asyncio":
-        return f"CPython {platform.python_version()}"
+        free_threaded = sysconfig.get_config_var("Py_GIL_DISABLED")
+        return f"CPython {platform.python_version()}{'t' if free_threaded else ''}"
     try:
         return f"{name} {importlib.metadata.version(name)}"
     except importlib.metadata.PackageNotFoundError:
         return None
+
+
+def versions():
+    """Every loop's version in this interpreter, for a driver running
+    another (`bench.py versions`)."""
+    return {name: version(name) for name in LOOPS if version(name) is not None}
+
+
+_OTHER_VERSIONS = {}
+
+
+def other_versions(python):
+    if python not in _OTHER_VERSIONS:
+        out = subprocess.run(
+            [python, "-P", __file__, "versions"], capture_output=True, text=True, check=True
+        )
+        _OTHER_VERSIONS[python] = json.loads(out.stdout)
+    return _OTHER_VERSIONS[python]
+
+
+# The micro rows run again on the CPythons that xtask prepared besides the
+# driver's own (`XTASK_PYLOOP_PYTHONS`: a JSON list of {"name": "3.14t",
+# "python": venv interpreter}), each venv with pyloop's release build and
+# whichever peers have wheels for it.
+OTHER_PYTHONS = json.loads(os.environ.get("XTASK_PYLOOP_PYTHONS", "[]"))
 
 
 # The workloads. Each child returns {"value": int} in the run's unit.
@@ -860,6 +891,9 @@ def workloads(quick):
     return w
 
 
+# The first rows of `workloads`, which also run on `OTHER_PYTHONS`.
+MICRO_ROWS = 4
+
 ECHO_SIZES = [1024, 10 * 1024, 100 * 1024]
 
 
@@ -951,9 +985,9 @@ def child(args):
     print(json.dumps(v))
 
 
-def spawn(workload, loop, n):
+def spawn(workload, loop, n, python=None):
     out = subprocess.run(
-        [sys.executable, "-P", __file__, "child", workload, loop, str(n)],
+        [python or sys.executable, "-P", __file__, "child", workload, loop, str(n)],
         capture_output=True,
         text=True,
         timeout=600,
@@ -1031,9 +1065,12 @@ def emit(obj):
 
 
 def interleaved(label, workload, n, subjects, rounds, unit="ns", params=None, size=None, pick=None,
-                also=(), floor=None):
+                also=(), floor=None, python=None):
     """Runs `rounds` rounds (plus a warm-up) and emits one run event, and one
     more for each (label, unit, pick) in `also`, from the same processes.
+
+    With `python`, the children run in that venv interpreter instead of the
+    driver's (see `OTHER_PYTHONS`).
 
     With `floor` (what the floor does, for its version column), the
     workload's floor takes its turn in every round beside the loops.
@@ -1049,7 +1086,7 @@ def interleaved(label, workload, n, subjects, rounds, unit="ns", params=None, si
         got = {}
         for s in order:
             try:
-                v = spawn(workload, s, n)
+                v = spawn(workload, s, n, python)
             except (RuntimeError, subprocess.TimeoutExpired, ValueError) as e:
                 last = str(e).strip().splitlines()[-1][:200]
                 emit({"event": "note", "text": f"{label}: {s} could not run it ({last})"})
@@ -1074,7 +1111,9 @@ def interleaved(label, workload, n, subjects, rounds, unit="ns", params=None, si
             "system": "pyloop",
             "workload": run_label,
             "unit": run_unit,
-            "subjects": [{"name": s, "version": floor if s == "floor" else version(s)} for s in active],
+            "subjects": [
+                {"name": s, "version": floor if s == "floor" else version(s, python)} for s in active
+            ],
             "reference": 0,
             "rounds": table,
         }
@@ -1111,12 +1150,32 @@ def main():
     emit(
         {
             "event": "plan",
-            "steps": len(wl) + 4 + 2 * len(echo) + 2 * (len(tls_sizes) + 2 + len(udp_sizes)) + 2 * 4 + 2,
+            "steps": len(wl)
+            + MICRO_ROWS * len(OTHER_PYTHONS)
+            + 4
+            + 2 * len(echo)
+            + 2 * (len(tls_sizes) + 2 + len(udp_sizes))
+            + 2 * 4
+            + 2,
         }
     )
 
     for label, unit_label, kind, n in wl:
         interleaved(label, kind, n, subjects, rounds, params={"per": unit_label})
+
+    # The micro rows on the other CPythons: 3.14 (whose collector is
+    # incremental) and the free-threaded 3.14t, where the loop's state is
+    # behind a mutex and handles are not reused.
+    for other in OTHER_PYTHONS:
+        there = [s for s in LOOPS if version(s, other["python"]) is not None]
+        for name in LOOPS:
+            if name not in there:
+                emit({"event": "note", "text": f"CPython {other['name']}: {name} has no wheel there"})
+        for label, unit_label, kind, n in wl[:MICRO_ROWS]:
+            interleaved(
+                f"{label}, CPython {other['name']}", kind, n, there, rounds,
+                params={"per": unit_label}, python=other["python"],
+            )
 
     valgrind = peer_program("valgrind")
     if valgrind:
@@ -1274,7 +1333,9 @@ def main():
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "child":
+    if sys.argv[1:] == ["versions"]:
+        print(json.dumps(versions()))
+    elif len(sys.argv) > 1 and sys.argv[1] == "child":
         ap = argparse.ArgumentParser()
         ap.add_argument("mode")
         ap.add_argument("workload")

@@ -266,18 +266,7 @@ pub fn run(python: Option<&Path>, suites: Suites<'_>, only: &[String]) -> Result
     )?;
     // uvloop as a built wheel only: where it has none (a free-threaded
     // CPython), its column is left out rather than built from source.
-    let loops: Vec<&str> = if cmd::run(Command::new(&py).args([
-        "-m",
-        "pip",
-        "install",
-        "-q",
-        "--disable-pip-version-check",
-        "--only-binary",
-        "uvloop",
-        "uvloop",
-    ]))
-    .is_ok()
-    {
+    let loops: Vec<&str> = if python::install_wheel_only(&py, "uvloop").is_ok() {
         LOOPS.to_vec()
     } else {
         eprintln!("no uvloop wheel for CPython {version}: its column is left out");

@@ -137,6 +137,23 @@ pub fn venv(name: &str, python: &Path, packages: &[&str]) -> Result<PathBuf> {
     Ok(py)
 }
 
+/// Installs `package` into the venv of `py` from a built wheel only: never
+/// built from source (uvloop's and rloop's sources need a toolchain, and a
+/// free-threaded CPython may have no wheel of them at all). Fails if there
+/// is no wheel for this interpreter.
+pub fn install_wheel_only(py: &Path, package: &str) -> Result<()> {
+    cmd::run(Command::new(py).args([
+        "-m",
+        "pip",
+        "install",
+        "-q",
+        "--disable-pip-version-check",
+        "--only-binary",
+        package,
+        package,
+    ]))
+}
+
 /// Builds the pyloop wheel for the venv's interpreter and installs it there.
 /// `release` builds with the release profile (what users get from pip);
 /// otherwise the dev profile, which builds in a fraction of the time.

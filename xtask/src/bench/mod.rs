@@ -201,7 +201,9 @@ fn driver_command(driver: &Driver, args: &DriverArgs) -> Result<Command> {
         Driver::Cargo { bin, .. } => Command::new(crate::target_dir().join("release").join(bin)),
         Driver::Python { script, packages } => {
             let py = pyloop::prepare(packages)?;
+            let others = pyloop::other_pythons();
             let mut c = Command::new(py);
+            c.env("XTASK_PYLOOP_PYTHONS", pyloop::other_pythons_json(&others));
             // -P: the repository's python/ folder must not shadow the
             // installed package.
             c.arg("-P").arg(crate::root().join(script));

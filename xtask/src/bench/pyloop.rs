@@ -2,6 +2,9 @@
 //! each in fresh processes, interleaved. The driver is Python
 //! (`benches/pyloop/bench.py`); it runs in a private venv under
 //! `target/pyloop/` with the release build of pyloop and the peers from PyPI.
+//! The micro rows also run on CPython 3.14 and the free-threaded 3.14t
+//! ([`OTHER_PYTHONS`]), each in its own venv, with the peers that have wheels
+//! there.
 
 use super::{Driver, System};
 use crate::peers::{Install, Peer};
@@ -51,4 +54,55 @@ pub fn prepare(packages: &[&str]) -> anyhow::Result<std::path::PathBuf> {
     let py = crate::python::venv("bench", &python, packages)?;
     crate::python::install_pyloop(&py, true)?;
     Ok(py)
+}
+
+/// The CPythons the micro rows also run on, besides the driver's own.
+pub const OTHER_PYTHONS: &[&str] = &["3.14", crate::source_python::FREE_THREADED];
+
+/// A venv for each of [`OTHER_PYTHONS`] this machine has or can build,
+/// with pyloop's release build and uvloop and rloop where they have a wheel
+/// (none is built from source): `(name, interpreter)`. One that cannot be
+/// made is left out, with a message; the driver's own rows do not need it.
+pub fn other_pythons() -> Vec<(String, std::path::PathBuf)> {
+    let mut found = Vec::new();
+    for minor in OTHER_PYTHONS {
+        match other_python(minor) {
+            Ok(py) => found.push((minor.to_string(), py)),
+            Err(e) => eprintln!("pyloop bench: no CPython {minor} rows: {e:#}"),
+        }
+    }
+    found
+}
+
+fn other_python(minor: &str) -> anyhow::Result<std::path::PathBuf> {
+    use anyhow::Context;
+    let python = crate::python::find(minor).with_context(|| format!("no CPython {minor} found"))?;
+    let py = crate::python::venv(&format!("bench-{minor}"), &python, &["maturin>=1.7,<2"])?;
+    for peer in ["uvloop", "rloop"] {
+        if crate::python::install_wheel_only(&py, peer).is_err() {
+            eprintln!("pyloop bench: {peer} has no wheel for CPython {minor}");
+        }
+    }
+    crate::python::install_pyloop(&py, true)?;
+    Ok(py)
+}
+
+/// [`other_pythons`] as the driver reads it (`XTASK_PYLOOP_PYTHONS`).
+pub fn other_pythons_json(found: &[(String, std::path::PathBuf)]) -> String {
+    let list: Vec<serde_json::Value> = found
+        .iter()
+        .map(|(name, py)| serde_json::json!({"name": name, "python": py}))
+        .collect();
+    serde_json::Value::Array(list).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_driver_reads_each_other_python_by_name_and_path() {
+        let json = super::other_pythons_json(&[("3.14t".into(), "/v/bin/python".into())]);
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(v[0]["name"], "3.14t");
+        assert_eq!(v[0]["python"], "/v/bin/python");
+    }
 }
