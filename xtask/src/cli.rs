@@ -55,7 +55,9 @@ peer that cannot be installed is reported on its row, not dropped silently.\n\
 \n\
 How long a run takes on the 2-vCPU development VM (measured 2026-11-23, with\n\
 other work on the machine): a full run of floor takes about 4 minutes, rush 4,\n\
-pyloop 28 (with its TLS, UDP, sendfile and HTTP rows, 2026-11-26), greppy\n\
+pyloop 45 (with its TLS, UDP, sendfile and HTTP rows and its micro rows on\n\
+CPython 3.14 and 3.14t, 2026-11-28; a first run also builds 3.14t, about 3\n\
+minutes more), greppy\n\
 about 25 (its first run also vendors its corpus), fast-rm\n\
 about two hours (its trees reach a million files); --quick\n\
 takes 16 s for floor, 2 minutes for rush, 4 for pyloop and 5.5 for fast-rm, for\n\
