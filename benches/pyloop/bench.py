@@ -77,11 +77,14 @@ _OTHER_VERSIONS = {}
 
 
 def other_versions(python):
+    """`versions()` as the interpreter `python` reports them; empty if it
+    cannot (the driver then notes it and runs nothing there)."""
     if python not in _OTHER_VERSIONS:
-        out = subprocess.run(
-            [python, "-P", __file__, "versions"], capture_output=True, text=True, check=True
-        )
-        _OTHER_VERSIONS[python] = json.loads(out.stdout)
+        out = subprocess.run([python, "-P", __file__, "versions"], capture_output=True, text=True)
+        try:
+            _OTHER_VERSIONS[python] = json.loads(out.stdout) if out.returncode == 0 else {}
+        except json.JSONDecodeError:
+            _OTHER_VERSIONS[python] = {}
     return _OTHER_VERSIONS[python]
 
 
@@ -1168,6 +1171,9 @@ def main():
     # behind a mutex and handles are not reused.
     for other in OTHER_PYTHONS:
         there = [s for s in LOOPS if version(s, other["python"]) is not None]
+        if "pyloop" not in there:
+            emit({"event": "note", "text": f"CPython {other['name']}: pyloop does not run there: no rows"})
+            continue
         for name in LOOPS:
             if name not in there:
                 emit({"event": "note", "text": f"CPython {other['name']}: {name} has no wheel there"})
