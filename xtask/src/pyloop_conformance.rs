@@ -522,27 +522,30 @@ fn run_module(py: &Path, runner: &[std::path::PathBuf], lp: &str, module: &str) 
 /// behind (uvloop's test_subprocess left `sleep(3600)` processes), and they
 /// would hold a pipe open, so reading it to its end would wait for them.
 /// Once the runner is done, what is left of its process group (`timeout`
-/// leads one) is killed.
+/// leads one) is killed: before the runner is reaped, so that its process
+/// id, the group's, cannot have been given to another process meanwhile.
 fn last_json(c: &mut Command, what: &str) -> Result<Value> {
-    let path = std::env::temp_dir().join(format!(
-        "xtask-conformance-{}-{}.out",
-        std::process::id(),
-        what.replace(|c: char| !c.is_ascii_alphanumeric(), "_")
-    ));
-    let file =
-        std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?;
+    use nix::sys::signal::{Signal, killpg};
+    use nix::sys::wait::{Id, WaitPidFlag, waitid};
+    use nix::unistd::Pid;
+    use std::io::{Read, Seek};
+
+    let mut out = tempfile::tempfile().context("a temporary file for a runner's output")?;
     let mut child = c
-        .stdout(file)
+        .stdout(out.try_clone()?)
         .spawn()
         .with_context(|| format!("cannot run {}", cmd::show(c)))?;
+    let pid = Pid::from_raw(i32::try_from(child.id())?);
+    // Waits for the exit and leaves the child unreaped (WNOWAIT).
+    waitid(Id::Pid(pid), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT)
+        .with_context(|| format!("waiting for {what}"))?;
+    // ESRCH when the runner led no group of its own: nothing to kill.
+    let _ = killpg(pid, Signal::SIGKILL);
     let status = child.wait()?;
-    if let Ok(pgid) = i32::try_from(child.id()) {
-        // SAFETY: a plain system call; the group is the one `timeout` made
-        // for itself and what it ran, and `timeout` has exited.
-        unsafe { libc::kill(-pgid, libc::SIGKILL) };
-    }
-    let stdout = std::fs::read_to_string(&path).unwrap_or_default();
-    let _ = std::fs::remove_file(&path);
+    let mut bytes = Vec::new();
+    out.rewind()?;
+    out.read_to_end(&mut bytes)?;
+    let stdout = String::from_utf8_lossy(&bytes);
     let line = stdout
         .lines()
         .rev()
