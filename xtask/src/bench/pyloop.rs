@@ -105,4 +105,32 @@ mod tests {
         assert_eq!(v[0]["name"], "3.14t");
         assert_eq!(v[0]["python"], "/v/bin/python");
     }
+
+    /// The driver asks each other interpreter for its loops' versions with
+    /// `bench.py versions`; one that cannot answer gives none, so that the
+    /// driver notes it and runs no rows there instead of failing.
+    #[test]
+    fn the_driver_reads_an_interpreters_loops_and_survives_one_that_fails() {
+        use std::process::Command;
+        let script = crate::root().join("benches/pyloop/bench.py");
+        let out = crate::cmd::output(
+            Command::new("python3")
+                .arg("-P")
+                .arg(&script)
+                .arg("versions"),
+        )
+        .expect("bench.py versions runs");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert!(
+            v["asyncio"].as_str().unwrap().starts_with("CPython 3."),
+            "{v}"
+        );
+        let code = format!(
+            "import sys; sys.argv = ['bench']; sys.path.insert(0, {:?}); import bench; \
+             print(bench.other_versions('/bin/false'), bench.version('pyloop', '/bin/false'))",
+            script.parent().unwrap()
+        );
+        let out = crate::cmd::output(Command::new("python3").args(["-P", "-c", &code]));
+        assert_eq!(out.as_deref(), Some("{} None"));
+    }
 }
