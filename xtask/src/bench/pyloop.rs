@@ -133,4 +133,28 @@ mod tests {
         let out = crate::cmd::output(Command::new("python3").args(["-P", "-c", &code]));
         assert_eq!(out.as_deref(), Some("{} None"));
     }
+
+    /// A child's timed window starts with no collection owed from its
+    /// imports: `gc.get_count()` at the workload's entry shows the middle
+    /// and oldest generations empty. Before c540d37 it was (85, 3, 4), and
+    /// the full collection that the imports had made due fell inside the
+    /// window of whichever loop allocated tracked objects first.
+    #[test]
+    fn a_child_pays_the_collection_its_imports_owe_before_it_times() {
+        use std::process::Command;
+        let script = crate::root().join("benches/pyloop/bench.py");
+        let code = format!(
+            "import gc, sys, types; sys.argv = ['bench']; sys.path.insert(0, {:?}); import bench\n\
+             seen = []\n\
+             run = bench.w_call_soon\n\
+             def probe(loop, n):\n    seen.append(gc.get_count())\n    return run(loop, n)\n\
+             bench.w_call_soon = probe\n\
+             bench.child(types.SimpleNamespace(workload='call_soon', loop='asyncio', n=100))\n\
+             print(seen[0][1:])",
+            script.parent().unwrap()
+        );
+        let out = crate::cmd::output(Command::new("python3").args(["-P", "-c", &code]));
+        let last = out.as_deref().and_then(|o| o.lines().last());
+        assert_eq!(last, Some("(0, 0)"), "{out:?}");
+    }
 }
