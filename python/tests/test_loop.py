@@ -2555,6 +2555,50 @@ def test_ready_io_waits_at_most_50us_under_a_busy_loop(loop):
     assert q(ours, 0.9) <= 50, msg
 
 
+def test_a_write_waits_at_most_50us_plus_a_callback_for_the_end_of_the_iteration(loop):
+    """A write made while the loop runs callbacks waits for the end of the
+    iteration, to leave in one system call with the others; but at most
+    50 us plus the callback in progress. Here one callback writes, and each
+    of the next ones spins for 100 us and then looks whether the peer can
+    read it yet: the second one can. (Before the bound, the write left only
+    after the whole batch, and none could.)"""
+    a, b = socket.socketpair()
+    b.setblocking(False)
+    seen = []
+
+    async def main():
+        transport, _ = await loop.create_connection(asyncio.Protocol, sock=a)
+        done = loop.create_future()
+
+        def write():
+            transport.write(b"a")
+            transport.write(b"b")
+
+        def busy(i):
+            end = time.perf_counter_ns() + 100_000
+            while time.perf_counter_ns() < end:
+                pass
+            try:
+                seen.append((i, b.recv(16, socket.MSG_PEEK)))
+            except BlockingIOError:
+                pass
+            if i == 19:
+                done.set_result(None)
+
+        loop.call_soon(write)
+        for i in range(20):
+            loop.call_soon(busy, i)
+        await done
+        transport.close()
+
+    try:
+        loop.run_until_complete(main())
+    finally:
+        b.close()
+    assert seen, "the write waited for the end of the batch, 2 ms"
+    assert seen[0] == (1, b"ab"), seen[:3]
+
+
 def test_epoll_wait_has_no_timeout_while_idle():
     """strace: the idle loop blocks in epoll_wait(-1); the timerfd ends it."""
     if subprocess.run(["which", "strace"], capture_output=True).returncode:
