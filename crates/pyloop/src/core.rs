@@ -861,13 +861,8 @@ impl LoopCore {
             });
             if let Err(e) = res {
                 // The rest of the batch stays queued, ahead of what the
-                // batch scheduled, as in asyncio. Transports not called yet
-                // are dropped: epoll is level-triggered, so the next poll
-                // reports them again.
-                for (t, _, _) in calls.drain(..) {
-                    t.release(py);
-                }
-                Self::requeue(slf, todo)?;
+                // batch scheduled, as in asyncio (see `abandon`).
+                Self::abandon(slf, todo, calls)?;
                 Self::flush_writes(slf)?;
                 return Err(e);
             }
@@ -884,11 +879,8 @@ impl LoopCore {
                 Self::state(slf)?.spares.push(spare);
             }
             if let Err(e) = Self::flush_if_due(slf, window) {
-                // As for a callback's error above.
-                for (t, _, _) in calls.drain(..) {
-                    t.release(py);
-                }
-                Self::requeue(slf, todo)?;
+                // What could not be sent waits in the flush list already.
+                Self::abandon(slf, todo, calls)?;
                 return Err(e);
             }
         }
@@ -947,6 +939,20 @@ impl LoopCore {
             }
         }
         result
+    }
+
+    /// Leaves the rest of a batch after an error: its callbacks go back to
+    /// the head of the ready queue, and the transports not called yet are
+    /// dropped (epoll is level-triggered: the next poll reports them again).
+    fn abandon(
+        slf: &Bound<'_, Self>,
+        todo: &mut VecDeque<Py<Handle>>,
+        calls: &mut Vec<(FdCallback, bool, bool)>,
+    ) -> PyResult<()> {
+        for (t, _, _) in calls.drain(..) {
+            t.release(slf.py());
+        }
+        Self::requeue(slf, todo)
     }
 
     /// Puts the callbacks of a batch that did not run back at the head of

@@ -261,10 +261,13 @@ impl AsFd for Poller {
     }
 }
 
-/// When the busy loop last polled, and whether `gap` has passed since.
+/// When the busy loop last polled, and whether `gap` has passed since. The
+/// same clock tells how long writes have waited for the end of the
+/// iteration (`core::FLUSH_GAP_NS`): there "polled" is when they began to.
 ///
-/// The test runs once per iteration while callbacks are ready, so its cost
-/// is per callback in a chain of them. Where the kernel's clocksource is the
+/// The test runs once per iteration while callbacks are ready (and after
+/// each callback while writes wait), so its cost is per callback in a
+/// chain of them. Where the kernel's clocksource is the
 /// TSC (the kernel found it stable and in step across CPUs), the test reads
 /// the TSC itself (`rdtsc`, about 8 ns here) instead of `clock_gettime`
 /// (about 17 ns), with the TSC's rate measured against `CLOCK_MONOTONIC`
