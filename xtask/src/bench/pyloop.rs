@@ -125,13 +125,20 @@ mod tests {
             v["asyncio"].as_str().unwrap().starts_with("CPython 3."),
             "{v}"
         );
-        let code = format!(
-            "import sys; sys.argv = ['bench']; sys.path.insert(0, {:?}); import bench; \
-             print(bench.other_versions('/bin/false'), bench.version('pyloop', '/bin/false'))",
-            script.parent().unwrap()
+        let out = with_bench(
+            "print(bench.other_versions('/bin/false'), bench.version('pyloop', '/bin/false'))",
         );
-        let out = crate::cmd::output(Command::new("python3").args(["-P", "-c", &code]));
         assert_eq!(out.as_deref(), Some("{} None"));
+    }
+
+    /// Runs `code` in python3 after `import bench` (the driver, as a
+    /// module), and gives its standard output.
+    fn with_bench(code: &str) -> Option<String> {
+        let dir = crate::root().join("benches/pyloop");
+        let code = format!(
+            "import sys; sys.argv = ['bench']; sys.path.insert(0, {dir:?}); import bench\n{code}"
+        );
+        crate::cmd::output(std::process::Command::new("python3").args(["-P", "-c", &code]))
     }
 
     /// A child's timed window starts with no collection owed from its
@@ -142,19 +149,15 @@ mod tests {
     /// allocated tracked objects first.
     #[test]
     fn a_child_pays_the_collection_its_imports_owe_before_it_times() {
-        use std::process::Command;
-        let script = crate::root().join("benches/pyloop/bench.py");
-        let code = format!(
-            "import gc, sys, types; sys.argv = ['bench']; sys.path.insert(0, {:?}); import bench\n\
+        let out = with_bench(
+            "import gc, types\n\
              seen = []\n\
              run = bench.w_call_soon\n\
              def probe(loop, n):\n    seen.append(gc.get_count())\n    return run(loop, n)\n\
              bench.w_call_soon = probe\n\
              bench.child(types.SimpleNamespace(workload='call_soon', loop='asyncio', n=100))\n\
              print(seen[0][1:])",
-            script.parent().unwrap()
         );
-        let out = crate::cmd::output(Command::new("python3").args(["-P", "-c", &code]));
         let last = out.as_deref().and_then(|o| o.lines().last());
         assert_eq!(last, Some("(0, 0)"), "{out:?}");
     }
