@@ -31,7 +31,7 @@ function until(page, text) {
 }
 
 test('the browser: type, see it, resize, reload and see the history again, and multibyte characters cut at every offset', async () => {
-  assert.ok(fs.existsSync(CHROMIUM), `no Chromium at ${CHROMIUM}: apt install chromium`);
+  assert.ok(fs.existsSync(CHROMIUM), `no Chromium at ${CHROMIUM}: apt-get install chromium`);
   const serve = spawn(process.execPath, [path.join(__dirname, '..', 'bin', 'termio.js'), 'serve', '--port', '0', '--shell', '/bin/sh'], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, PS1: '$ ' },

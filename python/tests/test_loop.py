@@ -821,7 +821,7 @@ def test_a_loop_runs_under_valgrind():
     import shutil
 
     if shutil.which("valgrind") is None:
-        pytest.skip("valgrind is not installed")
+        pytest.fail("valgrind is not installed: apt-get install valgrind")
     code = (
         "import asyncio, pyloop\n"
         "async def main():\n"
@@ -2602,7 +2602,7 @@ def test_a_write_waits_at_most_50us_plus_a_callback_for_the_end_of_the_iteration
 def test_epoll_wait_has_no_timeout_while_idle():
     """strace: the idle loop blocks in epoll_wait(-1); the timerfd ends it."""
     if subprocess.run(["which", "strace"], capture_output=True).returncode:
-        pytest.skip("strace is not installed")
+        pytest.fail("strace is not installed: apt-get install strace")
     code = "import asyncio, pyloop; pyloop.run(asyncio.sleep(0.2))"
     out = subprocess.run(
         ["strace", "-f", "-e", "trace=epoll_wait,epoll_pwait,epoll_pwait2,timerfd_settime", sys.executable, "-P", "-c", code],

@@ -22,9 +22,10 @@ pub struct Cli {
 /// What the user asked for.
 #[derive(Debug, Clone, PartialEq, Eq, Subcommand)]
 pub enum Command {
-    /// fmt, clippy -D warnings, and every test (Rust, Python)
+    /// fmt, clippy -D warnings, and every test (Rust, Python, Node, browser)
     #[command(
-        long_about = "Runs cargo fmt --check, cargo clippy --workspace --all-targets -D warnings,\n\
+        long_about = "First installs what the tests need from Debian (see `cargo xtask deps`).\n\
+Then runs cargo fmt --check, cargo clippy --workspace --all-targets -D warnings,\n\
 every Rust test, and pyloop's pytest suite on each CPython (3.11 to 3.14)\n\
 that pyenv or the PATH has (3.14 otherwise from Debian's unstable suite,\n\
 downloaded by apt-get and unpacked under target/pyloop, not installed), each\n\
@@ -72,6 +73,26 @@ smoke checks; its figures are not for quoting."
         /// The criterion micro-benchmarks inside the crates instead
         #[arg(long)]
         micro: bool,
+    },
+    /// What the tests (and benchmarks) need from the machine: checked, and installed with apt
+    #[command(
+        long_about = "Checks every Debian package and tool that `cargo xtask test` uses (the\n\
+programs, files, Python modules and Node version its tests probe for) and\n\
+prints one line each: ok or MISSING, the package, what is probed, and why.\n\
+Missing ones are installed with one `apt-get update` and one `apt-get\n\
+install` (root, Debian or Ubuntu). `cargo xtask test` and `cargo xtask bench`\n\
+do the same first, before they build anything, and stop with the install\n\
+command where they cannot."
+    )]
+    Deps {
+        /// Only print what is missing, and exit non-zero if anything is
+        #[arg(long)]
+        check: bool,
+        /// Also what the benchmarks need (their peers from apt)
+        #[arg(long)]
+        bench: bool,
+        /// Only these systems' needs
+        systems: Vec<String>,
     },
     /// pyloop's wheels and sdist, into target/dist
     #[command(
@@ -152,6 +173,11 @@ The suites run from fetched copies; nothing of them is committed."
 pub fn main() -> Result<()> {
     match Cli::parse().command {
         Command::Test { systems } => crate::test::run(&systems),
+        Command::Deps {
+            check,
+            bench,
+            systems,
+        } => crate::deps::run(check, bench, &systems),
         Command::Bench {
             systems,
             quick,
@@ -248,6 +274,14 @@ mod tests {
                 only: vec!["anyio".into()]
             }
         );
+        assert_eq!(
+            p("deps --check rush").unwrap(),
+            Command::Deps {
+                check: true,
+                bench: false,
+                systems: vec!["rush".into()]
+            }
+        );
         assert!(p("conformance").is_err());
         assert!(p("bench --oils /o").is_err());
         assert!(p("test --uvloop /u").is_err());
@@ -277,7 +311,7 @@ mod tests {
         let conf = help("conformance --help");
         assert!(conf.contains("--oils") && conf.contains("Oils"), "{conf}");
         let top = help("--help");
-        for c in ["test", "bench", "dist", "install", "conformance"] {
+        for c in ["test", "bench", "deps", "dist", "install", "conformance"] {
             assert!(top.contains(c), "{top}");
         }
         Cli::command().debug_assert();

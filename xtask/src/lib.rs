@@ -7,6 +7,7 @@ pub mod cli;
 pub mod cmd;
 pub mod conformance;
 pub mod debian_python;
+pub mod deps;
 pub mod dist;
 pub mod install;
 pub mod node;

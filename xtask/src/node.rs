@@ -10,21 +10,10 @@ use std::process::Command;
 /// whatever is there.
 fn install() -> Result<std::path::PathBuf> {
     let dir = crate::root().join("node");
-    let Some(version) = cmd::output(Command::new("node").arg("--version")) else {
-        bail!("node not found: install Node 20 or newer (Debian: apt install nodejs npm)");
-    };
-    let major: u32 = version
-        .trim()
-        .trim_start_matches('v')
-        .split('.')
-        .next()
-        .and_then(|m| m.parse().ok())
-        .unwrap_or(0);
-    if major < 20 {
-        bail!(
-            "node {} is too old: termio's package needs Node 20 or newer",
-            version.trim()
-        );
+    match crate::deps::node_major() {
+        None => bail!("node not found: install Node 20 or newer (apt-get install nodejs npm)"),
+        Some(m) if m < 20 => bail!("node {m} is too old: termio's package needs Node 20 or newer"),
+        Some(_) => {}
     }
     cmd::run(Command::new("npm").current_dir(&dir).args([
         "ci",

@@ -93,8 +93,7 @@ fn install(peer: &Peer) -> anyhow::Result<()> {
             if unsafe { libc::geteuid() } != 0 {
                 anyhow::bail!("not root: install it with `apt-get install {pkg}`");
             }
-            apt_update_once()?;
-            cmd::run(Command::new("apt-get").args(["install", "-y", "-q", pkg]))
+            crate::deps::apt_install(&[pkg])
         }
         Install::Pip(pkg) => {
             let venv = dir.join("venv");
@@ -131,15 +130,6 @@ fn install(peer: &Peer) -> anyhow::Result<()> {
                 .arg(dir.join("npm"))
                 .arg(pkg),
         ),
-    }
-}
-
-fn apt_update_once() -> anyhow::Result<()> {
-    static DONE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    if *DONE.get_or_init(|| cmd::run(Command::new("apt-get").args(["update", "-q"])).is_ok()) {
-        Ok(())
-    } else {
-        anyhow::bail!("apt-get update failed")
     }
 }
 

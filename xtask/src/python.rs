@@ -205,7 +205,9 @@ pub fn test_pyloop() -> Result<()> {
     let mut failed = Vec::new();
     for minor in VERSIONS {
         let Some(python) = find(minor) else {
-            eprintln!("CPython {minor} not found: pyloop is not tested on it");
+            crate::test::note(format!(
+                "CPython {minor} not found: pyloop is not tested on it (pyenv install {minor})"
+            ));
             continue;
         };
         eprintln!("\n-- pyloop on CPython {minor} ({})", python.display());

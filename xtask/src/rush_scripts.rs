@@ -14,7 +14,7 @@
 //! missing and we are root; nothing of them is committed.
 
 use crate::cmd;
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -134,18 +134,7 @@ pub fn blocks(out: &str) -> Vec<(String, String)> {
 }
 
 fn ensure_packages() -> Result<()> {
-    if Path::new(COMPLETIONS).join("bash_completion").is_file()
-        && Path::new(COMPLETIONS).join("completions/git").is_file()
-    {
-        return Ok(());
-    }
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        bail!(
-            "install Debian's bash-completion and git packages (apt-get install bash-completion git)"
-        );
-    }
-    cmd::run(Command::new("apt-get").args(["install", "-y", "-q", "bash-completion", "git"]))
+    crate::deps::ensure(crate::deps::Task::Test, &["rush".to_string()])
 }
 
 /// A git repository with history, branches, tags and a remote, for git's

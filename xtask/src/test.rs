@@ -17,6 +17,16 @@ const SYSTEMS: &[(&str, &[&str])] = &[
     ("xtask", &["xtask"]),
 ];
 
+/// What a step did not cover, said again in the summary (a CPython that
+/// is not here, say).
+static NOTES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Adds a line to the summary.
+pub fn note(line: String) {
+    eprintln!("{line}");
+    NOTES.lock().unwrap_or_else(|e| e.into_inner()).push(line);
+}
+
 /// One step of the run: a command, or work done here.
 enum Step {
     Command(std::process::Command),
@@ -39,6 +49,7 @@ fn packages(systems: &[String]) -> Result<Vec<String>> {
 
 pub fn run(systems: &[String]) -> Result<()> {
     let pkgs = packages(systems)?;
+    crate::deps::ensure(crate::deps::Task::Test, systems)?;
     let scope: Vec<String> = if pkgs.is_empty() {
         vec!["--workspace".into()]
     } else {
@@ -134,6 +145,9 @@ pub fn run(systems: &[String]) -> Result<()> {
             if *ok { "ok" } else { "FAILED" },
             t.as_secs_f64()
         );
+    }
+    for n in NOTES.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+        eprintln!("  note: {n}");
     }
     let failed = results.iter().filter(|(_, ok, _)| !ok).count();
     if failed > 0 {

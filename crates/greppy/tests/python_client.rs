@@ -9,7 +9,7 @@ use greppy::protocol::SearchQuery;
 use std::process::Command;
 
 /// A Python with the `msgpack` package: the one on PATH, else Debian's
-/// (`python3-msgpack`, which CI installs).
+/// (`python3-msgpack`, which `cargo xtask test` installs).
 fn python() -> String {
     for p in ["python3", "/usr/bin/python3"] {
         let ok = Command::new(p)
@@ -20,7 +20,7 @@ fn python() -> String {
             return p.to_string();
         }
     }
-    panic!("no python3 with msgpack (apt install python3-msgpack)");
+    panic!("no python3 with msgpack (apt-get install python3-msgpack)");
 }
 
 #[test]

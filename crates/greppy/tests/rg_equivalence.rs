@@ -138,10 +138,10 @@ fn run(mut cmd: Command, args: &[&str], dir: &Path) -> (String, i32) {
 
 #[test]
 fn answers_equal_ripgreps() {
-    if Command::new("rg").arg("--version").output().is_err() {
-        eprintln!("skipped: ripgrep (rg) is not installed");
-        return;
-    }
+    assert!(
+        Command::new("rg").arg("--version").output().is_ok(),
+        "ripgrep (rg) is not installed: apt-get install ripgrep"
+    );
     let dir = tempfile::tempdir().unwrap();
     corpus(dir.path());
     let daemon = Daemon::start();

@@ -223,8 +223,13 @@ fn perf_phases_are_reported_on_request() {
     }
 }
 
-/// Whether strace is here and may trace (a container can forbid ptrace).
+/// Whether strace may trace (a container can forbid ptrace); a missing
+/// strace fails the test.
 fn strace() -> bool {
+    assert!(
+        common::on_path("strace"),
+        "strace is not installed: apt-get install strace"
+    );
     std::process::Command::new("strace")
         .args(["-f", "-o", "/dev/null", "true"])
         .stdout(Stdio::null())
@@ -237,7 +242,7 @@ fn strace() -> bool {
 /// trace, or `None` (with a note) where strace cannot run.
 fn traced(syscalls: &str, script: &str) -> Option<String> {
     if !strace() {
-        eprintln!("strace not installed or not allowed: skipped");
+        eprintln!("strace may not trace here (ptrace is forbidden): skipped");
         return None;
     }
     let d = tempfile::tempdir().unwrap();

@@ -91,6 +91,7 @@ pub struct Outcome {
 
 pub fn run(names: &[String], quick: bool) -> Result<()> {
     let systems = select(names)?;
+    crate::deps::ensure(crate::deps::Task::Bench, names)?;
     let out_dir = crate::target_dir().join("bench");
     let scratch = out_dir.join("scratch");
     std::fs::create_dir_all(&scratch)?;

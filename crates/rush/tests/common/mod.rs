@@ -5,6 +5,12 @@
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
+/// Whether `program` is on the PATH.
+pub fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
+}
+
 /// The binary under test.
 pub fn rush() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_rush"));
