@@ -2620,6 +2620,11 @@ impl Shell {
             return Err(Some(format!("{fd}: Bad file descriptor")));
         }
         let target = match &r.target {
+            // A here-string's word is one string, as an assignment's is:
+            // no brace expansion, no splitting, no globbing.
+            RedirTarget::Word(w) if r.op == RedirOp::HereString => {
+                self.expand_string(w).map_err(|_| None)?
+            }
             RedirTarget::Word(w) => self.expand_redirect_target(w)?,
             RedirTarget::HereDoc(doc) => {
                 let body = match doc.body.get() {

@@ -1561,3 +1561,43 @@ fn jobs_and_disown_flags() {
         0,
     );
 }
+
+/// A here-string's word is expanded as one string: no brace expansion, no
+/// field splitting, no globbing, and a newline after it. Before, rush
+/// expanded it as a redirection target: `read x y <<< $line` with a space
+/// in `$line` failed with "ambiguous redirect", and so did an empty word.
+#[test]
+fn a_here_string_is_one_string() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f1"), "").unwrap();
+    std::fs::write(dir.path().join("f2"), "").unwrap();
+    let cases: &[(&str, &str)] = &[
+        (
+            "line='a b'; read -r x y <<< $line; echo \"[$x][$y]\"",
+            "[a][b]\n",
+        ),
+        ("e=; cat <<< $e | od -An -c", "  \\n\n"),
+        ("cat <<< *", "*\n"),
+        ("read q <<< x{1,2}y; echo $q", "x{1,2}y\n"),
+        (
+            "set -- '1  2' 3; cat <<< \"$@\"; cat <<< $@",
+            "1  2 3\n1  2 3\n",
+        ),
+        ("IFS=:; v=a:b; cat <<< $v", "a:b\n"),
+        ("x='  lead  trail  '; cat <<< $x", "  lead  trail  \n"),
+        ("a=(p q r); cat <<< ${a[@]}", "p q r\n"),
+        // A redirection target still splits and globs: one file is fine.
+        ("echo hi > f*1; cat f1", "hi\n"),
+    ];
+    for (script, out) in cases {
+        like_bash_in(dir.path(), &[], script, out, 0);
+    }
+    // More than one field is still ambiguous for a file.
+    like_bash_in(
+        dir.path(),
+        &[],
+        "echo hi > f* 2>/dev/null; echo $?; v='a b'; echo > $v 2>/dev/null; echo $?",
+        "1\n1\n",
+        0,
+    );
+}
