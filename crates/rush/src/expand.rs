@@ -530,22 +530,27 @@ impl Shell {
                 let i: usize = std::str::from_utf8(n).ok()?.parse().ok()?;
                 self.positional.get(i.checked_sub(1)?).cloned()
             }
-            b"LINENO" => Some(self.line.to_string().into_bytes()),
-            b"RANDOM" => Some(self.random().to_string().into_bytes()),
             b"_" => Some(self.last_arg.clone()),
-            n => self
-                .vars
-                .get(n)
-                .map(<[u8]>::to_vec)
-                .or_else(|| self.dynamic_var(n)),
+            n => match self.vars.var(n) {
+                Some(v) if v.dynamic => self.dynamic_value(n)?.scalar().map(<[u8]>::to_vec),
+                Some(v) => v.value.as_ref()?.scalar().map(<[u8]>::to_vec),
+                None => None,
+            },
         }
     }
 
-    /// Variables the shell computes when read and nobody has set: bash's
-    /// `UID`, `EUID`, `BASHPID`, `SECONDS`, `HOSTNAME`, `OSTYPE` and the
-    /// first element of `PIPESTATUS`.
-    fn dynamic_var(&self, name: &[u8]) -> Option<Vec<u8>> {
+    /// The dynamic scalars, computed: only for a name that
+    /// [`Shell::is_dynamic`].
+    pub(crate) fn dynamic_scalar(&self, name: &[u8]) -> Option<Vec<u8>> {
         let s = match name {
+            b"LINENO" => self.line.to_string(),
+            b"RANDOM" => self.random().to_string(),
+            b"SRANDOM" => {
+                let mut b = [0u8; 4];
+                let _ = rustix::rand::getrandom(&mut b, rustix::rand::GetRandomFlags::empty());
+                u32::from_ne_bytes(b).to_string()
+            }
+            b"BASH_SUBSHELL" => self.subshell_level.to_string(),
             b"UID" => nix::unistd::getuid().as_raw().to_string(),
             b"EUID" => nix::unistd::geteuid().as_raw().to_string(),
             b"BASHPID" => std::process::id().to_string(),
@@ -554,15 +559,6 @@ impl Shell {
                 .ok()?
                 .to_string_lossy()
                 .into_owned(),
-            b"OSTYPE" => "linux-gnu".to_string(),
-            b"PIPESTATUS" => self.pipestatus.first()?.to_string(),
-            b"FUNCNAME" | b"BASH_SOURCE" | b"BASH_LINENO" => {
-                return self.special_array(name)?.elements().into_iter().next();
-            }
-            b"BASH_VERSION" => crate::shell::BASH_VERSION.to_string(),
-            // Readline's word breaks, which completion scripts read (git's).
-            b"COMP_WORDBREAKS" => " \t\n\"'@><=;|&(:".to_string(),
-            b"BASH_VERSINFO" => crate::shell::BASH_VERSINFO[0].to_string(),
             b"SHELLOPTS" => crate::builtins::shellopts(self),
             b"BASHOPTS" => crate::builtins::bashopts(self),
             b"EPOCHSECONDS" => epoch().as_secs().to_string(),
@@ -613,7 +609,7 @@ impl Shell {
         }
         let i = self.arith(sub)?;
         if i < 0 {
-            let len = match self.vars.value(name) {
+            let len = match self.value_of(name).as_deref() {
                 Some(Value::Indexed(m)) => m.keys().next_back().map_or(0, |k| k + 1),
                 Some(Value::Str(_)) => 1,
                 _ => 0,
@@ -625,7 +621,7 @@ impl Shell {
 
     /// One element of an array variable (or of a string, at index 0).
     pub fn element(&self, name: &[u8], key: &Key) -> Option<Vec<u8>> {
-        match (self.vars.value(name)?, key) {
+        match (self.value_of(name)?.as_ref(), key) {
             (Value::Str(s), Key::Index(0)) => Some(s.clone()),
             (Value::Str(_), _) => None,
             (Value::Indexed(m), Key::Index(i)) => m.get(i).cloned(),
@@ -647,7 +643,7 @@ impl Shell {
             // ${!a[@]}: the keys.
             if let Some(i) = index.as_deref().filter(|i| matches!(*i, b"@" | b"*")) {
                 let star = i == b"*";
-                let keys = self.vars.value(&name).map(Value::keys).unwrap_or_default();
+                let keys = self.value_of(&name).map(|v| v.keys()).unwrap_or_default();
                 return Ok((name, Subject::Many(keys, star)));
             }
             // `${!ref}` of a nameref is the name it refers to (bash).
@@ -716,29 +712,11 @@ impl Shell {
             });
             name = base;
         }
-        // Computed arrays are read from their value, never stored (a stored
-        // FUNCNAME would outlive the call).
-        if let Some(v) = self.special_array(&name) {
-            return Ok(match index {
-                Some(i) if matches!(i.as_slice(), b"@" | b"*") => {
-                    (name, Subject::Many(v.elements(), i == b"*"))
-                }
-                Some(i) => {
-                    let list = v.elements();
-                    let n = self.arith(&i)?;
-                    let n = if n < 0 { n + list.len() as i64 } else { n };
-                    let e = usize::try_from(n).ok().and_then(|n| list.get(n).cloned());
-                    (name, Subject::One(e))
-                }
-                None => (name, Subject::One(v.elements().into_iter().next())),
-            });
-        }
         match index {
             Some(i) if matches!(i.as_slice(), b"@" | b"*") => {
                 let list = self
-                    .vars
-                    .value(&name)
-                    .map(Value::elements)
+                    .value_of(&name)
+                    .map(|v| v.elements())
                     .unwrap_or_default();
                 Ok((name, Subject::Many(list, i == b"*")))
             }
@@ -822,8 +800,7 @@ impl Shell {
     fn expand_param(&mut self, p: &Param, ctx: Ctx, f: &mut Fields) -> Result<()> {
         if let ParamOp::Names { star } = p.op {
             let names: Vec<Vec<u8>> = self
-                .vars
-                .visible()
+                .visible_vars()
                 .into_iter()
                 .filter(|(k, v)| k.starts_with(&p.name) && v.value.is_some())
                 .map(|(k, _)| k)

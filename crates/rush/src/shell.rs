@@ -289,6 +289,10 @@ pub struct Shell {
     exited: bool,
     /// `RANDOM`'s xorshift state, advanced on every read.
     random_state: std::cell::Cell<u32>,
+    /// The last `RANDOM` given (bash never gives the same one twice in a row).
+    random_last: std::cell::Cell<u32>,
+    /// `BASH_SUBSHELL`: how many subshells deep this process is.
+    pub subshell_level: u32,
     /// Running a trap action (no nested EXIT traps).
     pub in_trap: bool,
     /// `getopts`: (OPTIND it last saw, position inside that argument).
@@ -362,6 +366,43 @@ pub struct Frame {
 pub const BASH_VERSION: &str = "5.2.0(1)-rush";
 pub const BASH_VERSINFO: [&str; 6] = ["5", "2", "0", "1", "rush", "x86_64-pc-linux-gnu"];
 
+/// What kind of value a dynamic variable has, and its attributes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dynamic {
+    Plain,
+    Integer,
+    Readonly,
+    ReadonlyInteger,
+    Indexed,
+    Assoc,
+}
+
+/// bash's dynamic variables: computed when read, each with bash's
+/// attributes (`declare -p` shows them).
+pub const DYNAMIC: &[(&[u8], Dynamic)] = &[
+    (b"RANDOM", Dynamic::Integer),
+    (b"SRANDOM", Dynamic::Integer),
+    (b"SECONDS", Dynamic::Integer),
+    (b"BASHPID", Dynamic::Integer),
+    (b"LINENO", Dynamic::Plain),
+    (b"BASH_SUBSHELL", Dynamic::Plain),
+    (b"EPOCHSECONDS", Dynamic::Plain),
+    (b"EPOCHREALTIME", Dynamic::Plain),
+    (b"HOSTNAME", Dynamic::Plain),
+    (b"UID", Dynamic::ReadonlyInteger),
+    (b"EUID", Dynamic::ReadonlyInteger),
+    (b"SHELLOPTS", Dynamic::Readonly),
+    (b"BASHOPTS", Dynamic::Readonly),
+    (b"GROUPS", Dynamic::Indexed),
+    (b"PIPESTATUS", Dynamic::Indexed),
+    (b"FUNCNAME", Dynamic::Indexed),
+    (b"BASH_SOURCE", Dynamic::Indexed),
+    (b"BASH_LINENO", Dynamic::Indexed),
+    (b"DIRSTACK", Dynamic::Indexed),
+    (b"BASH_ALIASES", Dynamic::Assoc),
+    (b"BASH_CMDS", Dynamic::Assoc),
+];
+
 impl Shell {
     pub fn new(arg0: Vec<u8>) -> Self {
         let vars = crate::vars::Vars::from_env();
@@ -410,6 +451,8 @@ impl Shell {
             ran_job: false,
             compound_redirect_failed: false,
             random_state: std::cell::Cell::new((pid as u32 ^ 0x9e37_79b9).max(1)),
+            random_last: std::cell::Cell::new(0),
+            subshell_level: 0,
             in_trap: false,
             getopts_state: (1, 1),
             pipestatus: Vec::new(),
@@ -443,11 +486,6 @@ impl Shell {
         let _ = self.vars.set(b"OPTIND", b"1".to_vec());
         let ppid = nix::unistd::getppid().as_raw();
         let _ = self.vars.set(b"PPID", ppid.to_string().into_bytes());
-        // bash's read-only integers: the environment cannot set them. UID
-        // and EUID stay computed when read (no system call at start).
-        for name in [&b"UID"[..], b"EUID"] {
-            let _ = self.vars.unset(name);
-        }
         // SHELLOPTS and BASHOPTS are computed when read, and read-only.
         // A SHELLOPTS in the environment turns its options on, and stays
         // exported (bash: `export SHELLOPTS; set -x` traces child shells).
@@ -462,10 +500,9 @@ impl Shell {
             }
             let _ = self.vars.export(b"SHELLOPTS", None);
         }
-        for name in [&b"PPID"[..], b"UID", b"EUID"] {
-            self.vars.set_integer(name);
-            let _ = self.vars.readonly(name, None);
-        }
+        let _ = self.vars.readonly(b"PPID", None);
+        self.vars.set_integer(b"PPID");
+        self.define_bash_variables();
         // PWD: keep an inherited value if it names the current directory.
         let cwd = std::env::current_dir().ok();
         let keep = match (self.vars.get(b"PWD"), &cwd) {
@@ -489,14 +526,173 @@ impl Shell {
         }
     }
 
-    /// The next `RANDOM` (xorshift: it needs to vary, not to be strong).
+    /// bash's own variables (its manual's "Shell Variables"), as real
+    /// variables with bash's attributes, so that arithmetic, `declare -p`,
+    /// `${!prefix@}`, `set` and `unset` see them as bash's do. The
+    /// dynamic ones hold no value: they are computed when read
+    /// ([`Shell::dynamic_value`]). The environment cannot set any of them
+    /// but SHLVL, which counts up from it.
+    fn define_bash_variables(&mut self) {
+        use crate::vars::Var;
+        let arch = std::env::consts::ARCH;
+        let plain = |v: String| Var {
+            value: Some(Value::Str(v.into_bytes())),
+            ..Var::default()
+        };
+        let array = |items: Vec<Vec<u8>>| Value::Indexed((0..).zip(items).collect());
+        self.vars.define(
+            b"BASH_VERSINFO",
+            Var {
+                value: Some(array(
+                    BASH_VERSINFO
+                        .iter()
+                        .map(|s| s.as_bytes().to_vec())
+                        .collect(),
+                )),
+                readonly: true,
+                ..Var::default()
+            },
+        );
+        self.vars
+            .define(b"BASH_VERSION", plain(BASH_VERSION.into()));
+        self.vars.define(b"HOSTTYPE", plain(arch.into()));
+        self.vars
+            .define(b"MACHTYPE", plain(format!("{arch}-pc-linux-gnu")));
+        self.vars.define(b"OSTYPE", plain("linux-gnu".into()));
+        // Readline's word breaks, which completion scripts read (git's).
+        self.vars
+            .define(b"COMP_WORDBREAKS", plain(" \t\n\"'@><=;|&(:".into()));
+        for name in [&b"BASH_ARGV"[..], b"BASH_ARGC"] {
+            self.vars.define(
+                name,
+                Var {
+                    value: Some(Value::Indexed(Default::default())),
+                    ..Var::default()
+                },
+            );
+        }
+        // SHLVL: one more than the environment's (1 when it is not a
+        // number), exported.
+        let level = self
+            .vars
+            .get(b"SHLVL")
+            .and_then(|v| std::str::from_utf8(v).ok()?.trim().parse::<i64>().ok())
+            .map_or(1, |n| if n < 0 { 0 } else { n + 1 });
+        self.vars.define(
+            b"SHLVL",
+            Var {
+                value: Some(Value::Str(level.to_string().into_bytes())),
+                exported: true,
+                ..Var::default()
+            },
+        );
+        for (name, kind) in DYNAMIC {
+            let value = match kind {
+                Dynamic::Indexed => Some(Value::Indexed(Default::default())),
+                Dynamic::Assoc => Some(Value::Assoc(Default::default())),
+                _ => None,
+            };
+            self.vars.define(
+                name,
+                Var {
+                    value,
+                    integer: matches!(kind, Dynamic::Integer | Dynamic::ReadonlyInteger),
+                    readonly: matches!(kind, Dynamic::ReadonlyInteger | Dynamic::Readonly),
+                    dynamic: true,
+                    ..Var::default()
+                },
+            );
+        }
+    }
+
+    /// Whether `name` is (still) one of the shell's dynamic variables.
+    pub fn is_dynamic(&self, name: &[u8]) -> bool {
+        self.vars.var(name).is_some_and(|v| v.dynamic)
+    }
+
+    /// The value of a dynamic variable as read now: a string, or an array
+    /// for the array ones. `None` for any other variable.
+    pub fn dynamic_value(&self, name: &[u8]) -> Option<Value> {
+        let var = self.vars.var(name)?;
+        if !var.dynamic {
+            return None;
+        }
+        let real = self.vars.resolve(name);
+        let name = real.as_deref().unwrap_or(name);
+        self.special_array(name)
+            .or_else(|| self.dynamic_scalar(name).map(Value::Str))
+    }
+
+    /// A variable's value as read now: a dynamic variable's computed, any
+    /// other's stored.
+    pub fn value_of(&self, name: &[u8]) -> Option<std::borrow::Cow<'_, Value>> {
+        let var = self.vars.var(name)?;
+        if var.dynamic {
+            return self.dynamic_value(name).map(std::borrow::Cow::Owned);
+        }
+        var.value.as_ref().map(std::borrow::Cow::Borrowed)
+    }
+
+    /// Every visible variable, sorted by name, the dynamic ones with their
+    /// values as read now (`set`, `declare -p`, `${!prefix@}`).
+    pub fn visible_vars(&self) -> Vec<(Vec<u8>, crate::vars::Var)> {
+        let mut all = self.vars.visible();
+        for (k, v) in &mut all {
+            if v.dynamic {
+                v.value = self.dynamic_value(k);
+            }
+        }
+        all
+    }
+
+    /// What an assignment to a dynamic variable does besides storing:
+    /// `RANDOM=n` seeds the generator, `SECONDS=n` counts from n.
+    pub fn assigned_dynamic(&mut self, name: &[u8], value: &[u8]) {
+        if !self.is_dynamic(name) {
+            return;
+        }
+        let n = std::str::from_utf8(value)
+            .ok()
+            .and_then(|s| s.trim().parse::<i64>().ok())
+            .unwrap_or(0);
+        match name {
+            b"RANDOM" => {
+                self.random_state.set(n as u32);
+                self.random_last.set(0);
+            }
+            b"SECONDS" => {
+                let now = std::time::Instant::now();
+                self.started = u64::try_from(n)
+                    .ok()
+                    .and_then(|s| now.checked_sub(std::time::Duration::from_secs(s)))
+                    .unwrap_or(now);
+            }
+            _ => {}
+        }
+    }
+
+    /// The next `RANDOM`: bash's own generator (Park and Miller's minimal
+    /// standard, its two halves folded, never the same value twice in a
+    /// row), so that `RANDOM=seed` gives bash's sequence.
     pub fn random(&self) -> u32 {
-        let mut x = self.random_state.get();
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        self.random_state.set(x);
-        x % 32768
+        fn next(last: u32) -> u32 {
+            let last = if last == 0 { 123_459_876 } else { last as i64 };
+            let (h, l) = (last / 127_773, last % 127_773);
+            let mut t = 16_807 * l - 2_836 * h;
+            if t < 0 {
+                t += 0x7fff_ffff;
+            }
+            t as u32
+        }
+        loop {
+            let seed = next(self.random_state.get());
+            self.random_state.set(seed);
+            let v = ((seed >> 16) ^ (seed & 0xffff)) & 32767;
+            if v != self.random_last.get() {
+                self.random_last.set(v);
+                return v;
+            }
+        }
     }
 
     // ---- messages ------------------------------------------------------
@@ -831,6 +1027,10 @@ impl Shell {
     /// State changes on entering a forked subshell.
     pub fn become_subshell(&mut self) {
         self.subshell = true;
+        self.subshell_level += 1;
+        // A subshell's RANDOM goes its own way (bash reseeds it).
+        self.random_state
+            .set(std::process::id() ^ self.random_state.get().rotate_left(7));
         self.tail_ok = false;
         // The parent's jobs stay listed (`jobs | wc -l`), though this
         // process cannot wait for them.
@@ -1060,6 +1260,9 @@ impl Shell {
                         g.join_from_child();
                     }
                     self.become_subshell();
+                    // bash counts no BASH_SUBSHELL level for an element of
+                    // a pipeline.
+                    self.subshell_level -= 1;
                     self.debug_done = matches!(cmd, Command::Simple(_));
                     if let Some(r) = &prev_read {
                         let _ = sys::dup2(r.as_raw_fd(), 0);
@@ -1162,9 +1365,10 @@ impl Shell {
             .map_or_else(|| self.top_file.clone(), |f| f.file.clone())
     }
 
-    /// Arrays the shell computes when read and never stores (`PIPESTATUS`,
-    /// `FUNCNAME`, `BASH_SOURCE`, `BASH_LINENO`, `BASH_VERSINFO`).
-    pub fn special_array(&self, name: &[u8]) -> Option<Value> {
+    /// The dynamic arrays, computed (`PIPESTATUS`, `FUNCNAME`,
+    /// `BASH_SOURCE`, `BASH_LINENO`, `DIRSTACK`, `GROUPS`, `BASH_ALIASES`,
+    /// `BASH_CMDS`): only for a name that [`Shell::is_dynamic`].
+    fn special_array(&self, name: &[u8]) -> Option<Value> {
         let items: Vec<Vec<u8>> = match name {
             b"PIPESTATUS" => self
                 .pipestatus
@@ -1189,10 +1393,27 @@ impl Shell {
                 .rev()
                 .map(|f| f.call_line.to_string().into_bytes())
                 .collect(),
-            b"BASH_VERSINFO" if self.vars.value(name).is_none() => BASH_VERSINFO
-                .iter()
-                .map(|s| s.as_bytes().to_vec())
+            b"GROUPS" => nix::unistd::getgroups()
+                .unwrap_or_default()
+                .into_iter()
+                .map(|g| g.as_raw().to_string().into_bytes())
                 .collect(),
+            b"BASH_ALIASES" => {
+                return Some(Value::Assoc(
+                    self.aliases
+                        .iter()
+                        .map(|(k, v)| (k.to_vec(), v.to_vec()))
+                        .collect(),
+                ));
+            }
+            b"BASH_CMDS" => {
+                return Some(Value::Assoc(
+                    self.hash
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v.as_bytes().to_vec()))
+                        .collect(),
+                ));
+            }
             _ => return None,
         };
         Some(Value::Indexed(
@@ -1688,7 +1909,11 @@ impl Shell {
         {
             return Ok(None);
         }
-        let args = self.expand_words(&s.words)?;
+        // The words expand as they would in the forked subshell.
+        self.subshell_level += 1;
+        let args = self.expand_words(&s.words);
+        self.subshell_level -= 1;
+        let args = args?;
         if args.first().map(Vec::as_slice) == Some(b"printf".as_slice())
             && args.get(1).is_some_and(|a| a.starts_with(b"-v"))
         {
@@ -1885,6 +2110,7 @@ impl Shell {
             if local {
                 self.vars.local(&a.name, Some(v))
             } else {
+                self.assigned_dynamic(&a.name, &v);
                 self.vars.set(&a.name, v)
             }
         };

@@ -68,6 +68,10 @@ pub struct Var {
     /// `declare -n`: the value names another variable, which every use
     /// of this one reaches instead.
     pub nameref: bool,
+    /// One of bash's dynamic variables (`RANDOM`, `SECONDS`, `PIPESTATUS`,
+    /// ...): the shell computes its value when it is read. Unsetting it
+    /// removes the variable, and with it what is special about it.
+    pub dynamic: bool,
 }
 
 /// A case attribute (`declare -l`, `declare -u`).
@@ -110,6 +114,7 @@ impl Var {
             integer: false,
             case: None,
             nameref: false,
+            dynamic: false,
         }
     }
 }
@@ -238,6 +243,15 @@ impl Vars {
         }
     }
 
+    /// Defines a global variable whole, attributes and all (the shell's
+    /// own variables at start-up).
+    pub fn define(&mut self, name: &[u8], var: Var) {
+        if var.exported || self.globals.get(name).is_some_and(|v| v.exported) {
+            self.env = None;
+        }
+        self.globals.insert(name.to_vec(), var);
+    }
+
     /// `unset -n name`: the nameref itself goes.
     pub fn unset_itself(&mut self, name: &[u8]) -> Result<(), ReadOnly> {
         let saved = std::mem::replace(&mut self.namerefs, false);
@@ -328,6 +342,7 @@ impl Vars {
                         integer: false,
                         case: None,
                         nameref: false,
+                        dynamic: false,
                     },
                 );
                 if allexport {
@@ -532,6 +547,7 @@ impl Vars {
             integer: false,
             case: None,
             nameref: false,
+            dynamic: false,
         });
         if allexport && value.is_some() {
             entry.exported = true;

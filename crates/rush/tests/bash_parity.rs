@@ -1601,3 +1601,71 @@ fn a_here_string_is_one_string() {
         0,
     );
 }
+
+/// bash's own variables are real variables with bash's attributes:
+/// arithmetic reads BASH_VERSINFO's elements (it read 0 before, so the
+/// usual "needs Bash >= 3.2" guard stopped real programs), `declare -p`
+/// and `${!prefix@}` see them, `unset` takes what is special away, and
+/// `RANDOM=seed` gives bash's own sequence.
+#[test]
+fn bash_variables_are_real_variables() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "((BASH_VERSINFO[0] < 3 || (BASH_VERSINFO[0] == 3 && BASH_VERSINFO[1] < 2))) && echo old || echo new",
+            "new\n",
+        ),
+        (
+            "echo $((BASH_VERSINFO[0] >= 5)) ${#BASH_VERSINFO[@]}",
+            "1 6\n",
+        ),
+        (
+            "declare -p BASH_VERSINFO | cut -c1-26",
+            "declare -ar BASH_VERSINFO=\n",
+        ),
+        ("BASH_VERSINFO=1 2>/dev/null\necho $?", "1\n"),
+        ("echo ${!BASH_VERSI@}", "BASH_VERSINFO BASH_VERSION\n"),
+        (
+            "echo ${!UI@}; declare -p UID | cut -c1-16",
+            "UID\ndeclare -ir UID=\n",
+        ),
+        (
+            "for v in RANDOM SRANDOM SECONDS BASHPID; do declare -p $v | cut -c1-11; done",
+            "declare -i \ndeclare -i \ndeclare -i \ndeclare -i \n",
+        ),
+        (
+            "declare -p HOSTTYPE MACHTYPE OSTYPE | cut -d= -f1",
+            "declare -- HOSTTYPE\ndeclare -- MACHTYPE\ndeclare -- OSTYPE\n",
+        ),
+        ("declare -p GROUPS | cut -c1-17", "declare -a GROUPS\n"),
+        ("echo $((GROUPS[0] == $(id -g)))", "1\n"),
+        (
+            "RANDOM=5; echo $RANDOM $RANDOM $RANDOM",
+            "18498 29338 982\n",
+        ),
+        ("unset RANDOM; RANDOM=5; echo $RANDOM $RANDOM", "5 5\n"),
+        (
+            "SECONDS=100; echo $((SECONDS >= 100 && SECONDS < 110))",
+            "1\n",
+        ),
+        (
+            "echo $BASH_SUBSHELL $(echo $BASH_SUBSHELL) $( (echo $BASH_SUBSHELL) ); (echo $BASH_SUBSHELL); echo $BASH_SUBSHELL | cat",
+            "0 1 2\n1\n0\n",
+        ),
+        (
+            "true | false | true; echo ${PIPESTATUS[-2]} ${#PIPESTATUS[@]}",
+            "1 3\n",
+        ),
+        (
+            "alias ll='ls -l'; echo ${BASH_ALIASES[ll]} ${!BASH_ALIASES[@]}; declare -p BASH_ALIASES",
+            "ls -l ll\ndeclare -A BASH_ALIASES=([ll]=\"ls -l\" )\n",
+        ),
+        ("set | grep -c '^BASH_VERSINFO='", "1\n"),
+        (
+            "f() { declare -p FUNCNAME; }; f",
+            "declare -a FUNCNAME=([0]=\"f\")\n",
+        ),
+    ];
+    for (script, out) in cases {
+        like_bash(script, &[], out, 0);
+    }
+}

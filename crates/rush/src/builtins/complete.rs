@@ -96,29 +96,6 @@ const ACTIONS: [(&str, Action, Option<u8>); 24] = [
     ("stopped", Action::Stopped, None),
 ];
 
-/// Variables the shell computes when read (never stored), which bash lists
-/// among the set ones.
-const COMPUTED: &[&[u8]] = &[
-    b"BASHOPTS",
-    b"BASHPID",
-    b"BASH_LINENO",
-    b"BASH_SOURCE",
-    b"BASH_VERSINFO",
-    b"BASH_VERSION",
-    b"DIRSTACK",
-    b"EPOCHREALTIME",
-    b"EPOCHSECONDS",
-    b"EUID",
-    b"HOSTNAME",
-    b"LINENO",
-    b"OSTYPE",
-    b"PIPESTATUS",
-    b"RANDOM",
-    b"SECONDS",
-    b"SHELLOPTS",
-    b"UID",
-];
-
 /// The keys bash uses for `-D` (default), `-E` (empty line) and `-I`
 /// (initial word).
 const DEFAULT: &[u8] = b"_DefaultCmD_";
@@ -564,25 +541,21 @@ fn action(sh: &mut Shell, a: Action, word: &[u8]) -> Vec<Vec<u8>> {
         Action::Function => names(&mut sh.functions.keys().cloned()),
         Action::Variable => names(
             &mut sh
-                .vars
-                .visible()
+                .visible_vars()
                 .into_iter()
                 .filter(|(_, v)| v.value.is_some())
-                .map(|(k, _)| k)
-                .chain(COMPUTED.iter().map(|n| n.to_vec())),
+                .map(|(k, _)| k),
         ),
         Action::Export => names(
             &mut sh
-                .vars
-                .visible()
+                .visible_vars()
                 .into_iter()
                 .filter(|(_, v)| v.exported && v.value.is_some())
                 .map(|(k, _)| k),
         ),
         Action::ArrayVar => names(
             &mut sh
-                .vars
-                .visible()
+                .visible_vars()
                 .into_iter()
                 .filter(|(_, v)| {
                     matches!(

@@ -636,7 +636,7 @@ fn export(sh: &mut Shell, argv: Args<'_>) -> Exec {
     if i >= argv.len() {
         let _ = print;
         let mut out = Vec::new();
-        for (k, v) in sh.vars.visible() {
+        for (k, v) in sh.visible_vars() {
             if v.exported {
                 out.extend_from_slice(&declare_line(&k, &v));
             }
@@ -704,7 +704,7 @@ fn readonly(sh: &mut Shell, argv: Args<'_>) -> Exec {
     }
     if i >= argv.len() {
         let mut out = Vec::new();
-        for (k, v) in sh.vars.visible() {
+        for (k, v) in sh.visible_vars() {
             if v.readonly {
                 out.extend_from_slice(&declare_line(&k, &v));
             }
@@ -919,7 +919,7 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
     }
     if i >= argv.len() || print {
         let mut out = Vec::new();
-        let vars = sh.vars.visible();
+        let vars = sh.visible_vars();
         let mut status = 0;
         if i >= argv.len() {
             // `declare -pa`, `-pA`: only arrays of that kind.
@@ -935,16 +935,6 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
         // Named ones in the order given, as bash prints them.
         for a in argv.get(i..).unwrap_or_default() {
             match vars.iter().find(|(k, _)| k == a) {
-                // Computed when read, never stored: shown with bash's
-                // attributes.
-                _ if matches!(a.as_slice(), b"SHELLOPTS" | b"BASHOPTS") => {
-                    let v = crate::vars::Var {
-                        value: sh.param_value(a).map(Value::Str),
-                        readonly: true,
-                        ..Default::default()
-                    };
-                    out.extend_from_slice(&declare_line(a, &v));
-                }
                 Some((k, v)) => out.extend_from_slice(&declare_line(k, v)),
                 None => {
                     sh.error(&format!("declare: {}: not found", lossy(a)));
@@ -1198,7 +1188,7 @@ pub fn set_option(sh: &mut Shell, name: &str, on: bool) -> bool {
 fn set(sh: &mut Shell, argv: Args<'_>) -> Exec {
     if argv.len() == 1 {
         let mut out = Vec::new();
-        for (k, v) in sh.vars.visible() {
+        for (k, v) in sh.visible_vars() {
             match v.value {
                 Some(Value::Str(val)) => {
                     out.extend_from_slice(&k);

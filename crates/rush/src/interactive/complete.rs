@@ -293,8 +293,7 @@ pub fn complete(
         let brace = prefix.starts_with(b"{");
         let want = if brace { &prefix[1..] } else { prefix };
         let mut names: Vec<Vec<u8>> = sh
-            .vars
-            .visible()
+            .visible_vars()
             .into_iter()
             .filter(|(k, v)| v.value.is_some() && k.starts_with(want))
             .map(|(k, _)| k)
