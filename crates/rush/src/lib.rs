@@ -229,7 +229,8 @@ pub fn main_with(arg0: Vec<u8>, args: Vec<OsString>) -> i32 {
                 Err(e) => {
                     let m = e.to_string();
                     let msg = format!(
-                        "rush: {}: {}\n",
+                        "{}: {}: {}\n",
+                        sh.name,
                         String::from_utf8_lossy(&path),
                         m.split(" (os error").next().unwrap_or_default()
                     );

@@ -405,6 +405,8 @@ pub const DYNAMIC: &[(&[u8], Dynamic)] = &[
 
 impl Shell {
     pub fn new(arg0: Vec<u8>) -> Self {
+        // What the shell calls itself in messages: its name as invoked.
+        let name = String::from_utf8_lossy(&arg0).into_owned();
         let vars = crate::vars::Vars::from_env();
         let pid = std::process::id() as i32;
         let mut sh = Shell {
@@ -428,7 +430,7 @@ impl Shell {
             func_depth: 0,
             source_depth: 0,
             line: 0,
-            name: "rush".to_string(),
+            name,
             capture: None,
             hash: HashMap::default(),
             shopts: BTreeSet::new(),
@@ -697,10 +699,21 @@ impl Shell {
 
     // ---- messages ------------------------------------------------------
 
-    /// Prints `rush: line N: msg` to stderr.
+    /// Reports an error as bash does: an interactive shell names itself;
+    /// otherwise the message names the file being run (the innermost
+    /// function's or sourced file's, the script's) or else `$0` (the NAME
+    /// after `-c CMD`, or the shell as invoked), and the line.
     pub fn error(&self, msg: &str) {
-        let line = format!("{}: line {}: {msg}\n", self.name, self.line);
-        let _ = sys::write_all(2, line.as_bytes());
+        let text = if self.opts.interactive {
+            format!("{}: {msg}\n", self.name)
+        } else {
+            let who = match self.frames.last() {
+                Some(f) => String::from_utf8_lossy(&f.file),
+                None => String::from_utf8_lossy(&self.arg0),
+            };
+            format!("{who}: line {}: {msg}\n", self.line)
+        };
+        let _ = sys::write_all(2, text.as_bytes());
     }
 
     /// Reports an error that ends a non-interactive shell: returns the flow

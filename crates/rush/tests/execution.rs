@@ -11,7 +11,7 @@ fn exit_statuses_126_127_and_signals() {
     assert_eq!(r.stdout, "127\n");
     assert!(
         r.stderr
-            .contains("rush: line 1: nonexistent-command-xyz: command not found"),
+            .contains(": line 1: nonexistent-command-xyz: command not found"),
         "{}",
         r.stderr
     );
@@ -200,7 +200,13 @@ fn works_without_home_and_prints_no_prompt() {
         .output()
         .unwrap()
         .into();
-    assert_eq!(r.stdout, "unset\nrush: line 1: cd: HOME not set\n1\n");
+    assert_eq!(
+        r.stdout,
+        format!(
+            "unset\n{}: line 1: cd: HOME not set\n1\n",
+            env!("CARGO_BIN_EXE_rush")
+        )
+    );
     let r = stdin("echo only-this\n");
     assert_eq!(r.stderr, "");
 }

@@ -131,7 +131,7 @@ fn syntax_errors_exit_2_with_the_line() {
     assert_eq!(r.stdout, "ok\n");
     assert_eq!(r.status, 2);
     assert!(
-        r.stderr.contains("rush: line 2:") && r.stderr.contains("syntax error"),
+        r.stderr.contains(": line 2:") && r.stderr.contains("syntax error"),
         "{}",
         r.stderr
     );

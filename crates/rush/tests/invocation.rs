@@ -297,3 +297,89 @@ fn interactive_start_up_files_and_history_s() {
         "    1  foo\n    2  bar\n"
     );
 }
+
+/// Error messages name what bash's name: the script for a script, the NAME
+/// after `-c CMD NAME`, the file of the function or sourced file being
+/// run, and otherwise the shell as invoked, so that rush installed as
+/// `bash` says `bash:`. Before, every message began `rush: line N:`.
+#[test]
+fn error_messages_name_what_bash_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let link = d.join("bash");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_rush"), &link).unwrap();
+    std::fs::write(d.join("s.sh"), "true\nnosuch\n").unwrap();
+    let cases: &[(&[&str], &str, &str)] = &[
+        (
+            &["-c", "nosuch"],
+            "",
+            "bash: line 1: nosuch: command not found\n",
+        ),
+        (
+            &["-c", "true; nosuch", "NAME"],
+            "",
+            "NAME: line 1: nosuch: command not found\n",
+        ),
+        (
+            &["./s.sh"],
+            "",
+            "./s.sh: line 2: nosuch: command not found\n",
+        ),
+        (
+            &["-c", "f() { nosuch; }; f"],
+            "",
+            "environment: line 1: nosuch: command not found\n",
+        ),
+        (
+            &["-c", ". ./s.sh"],
+            "",
+            "./s.sh: line 2: nosuch: command not found\n",
+        ),
+        (
+            &[],
+            "true\ncd /nonexistent\n",
+            "bash: line 2: cd: /nonexistent: No such file or directory\n",
+        ),
+        (
+            &[],
+            "f() { nosuch; }\nf\n",
+            "main: line 1: nosuch: command not found\n",
+        ),
+        (
+            &["./nonexistent.sh"],
+            "",
+            "bash: ./nonexistent.sh: No such file or directory\n",
+        ),
+    ];
+    for (args, input, want) in cases {
+        // The real bash, then rush by the name `bash`, found first on the
+        // PATH.
+        let system = std::env::var("PATH").unwrap();
+        let ours = format!("{}:{system}", d.display());
+        for (program, path) in [("bash", &system), ("rush as bash", &ours)] {
+            let mut c = std::process::Command::new("bash");
+            let mut child = c
+                .args(*args)
+                .current_dir(d)
+                .env("PATH", path)
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            use std::io::Write;
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(input.as_bytes())
+                .unwrap();
+            let out = child.wait_with_output().unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&out.stderr),
+                *want,
+                "{program} {args:?} with {input:?}"
+            );
+        }
+    }
+}
