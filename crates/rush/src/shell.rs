@@ -505,6 +505,9 @@ impl Shell {
         let _ = self.vars.readonly(b"PPID", None);
         self.vars.set_integer(b"PPID");
         self.define_bash_variables();
+        if !self.vars.imported_functions.is_empty() {
+            self.import_functions();
+        }
         // PWD: keep an inherited value if it names the current directory.
         let cwd = std::env::current_dir().ok();
         let keep = match (self.vars.get(b"PWD"), &cwd) {
@@ -604,6 +607,63 @@ impl Shell {
                     ..Var::default()
                 },
             );
+        }
+    }
+
+    /// `export -f name` (`on`) or `export -fn name`: whether there is such
+    /// a function. An exported function goes to each child as
+    /// `BASH_FUNC_name%%=() { …; }`, which bash and rush import.
+    pub fn export_function(&mut self, name: &[u8], on: bool) -> bool {
+        let Some(f) = self.functions.get(name) else {
+            return false;
+        };
+        let text = on.then(|| {
+            // `name () \n{ …\n}` as `declare -f` prints it, less the name.
+            let def = crate::unparse::function(f);
+            let body = def.strip_prefix(name).unwrap_or(&def);
+            let body = body.trim_ascii();
+            let body = body.strip_prefix(b"()").unwrap_or(body).trim_ascii_start();
+            [b"() ", body].concat()
+        });
+        self.vars.export_function(name, text);
+        true
+    }
+
+    /// Imports the functions the environment exports (`BASH_FUNC_name%%`),
+    /// by bash's rules since Shellshock: the value must be one function
+    /// definition, of that name, and nothing else; anything else is
+    /// reported and ignored, and nothing of it runs.
+    fn import_functions(&mut self) {
+        for (name, value) in std::mem::take(&mut self.vars.imported_functions) {
+            let valid_name = !name.is_empty()
+                && !name.contains(&b'/')
+                && !name
+                    .iter()
+                    .any(|c| c.is_ascii_whitespace() || b"|&;<>()$`\\\"'=".contains(c));
+            // Not a function's text at all: not bash's, silently left.
+            if !valid_name || !value.starts_with(b"() {") {
+                continue;
+            }
+            let text = [name.as_slice(), b" ", &value].concat();
+            let def = crate::parse::parse(&text, Rc::new(HashMap::default()))
+                .ok()
+                .and_then(|list| one_function(list, &name));
+            match def {
+                Some(f) => {
+                    self.function_files
+                        .insert(name.clone(), Rc::from(&b"environment"[..]));
+                    self.functions.insert(name.clone(), f);
+                    self.export_function(&name, true);
+                }
+                None => {
+                    let msg = format!(
+                        "{}: error importing function definition for `{}'\n",
+                        self.name,
+                        String::from_utf8_lossy(&name)
+                    );
+                    let _ = sys::write_all(2, msg.as_bytes());
+                }
+            }
         }
     }
 
@@ -1532,6 +1592,9 @@ impl Shell {
                 let file = self.current_file();
                 self.function_files.insert(f.name.clone(), file);
                 self.functions.insert(f.name.clone(), f.clone());
+                if self.vars.is_exported_function(&f.name) {
+                    self.export_function(&f.name, true);
+                }
                 Ok(0)
             }
         }
@@ -3242,6 +3305,23 @@ fn split_element(t: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
         return None;
     }
     Some((t[..open].to_vec(), t[open + 1..t.len() - 1].to_vec()))
+}
+
+/// The one function definition named `name` that `list` is, if it is
+/// exactly that (an imported function's text may hold nothing else).
+fn one_function(list: List, name: &[u8]) -> Option<Rc<Function>> {
+    let [item] = <[_; 1]>::try_from(list.items).ok()?;
+    if item.background || !item.and_or.rest.is_empty() {
+        return None;
+    }
+    let p = item.and_or.first;
+    if p.bang || p.timed || p.commands.len() != 1 {
+        return None;
+    }
+    match p.commands.into_iter().next()? {
+        Command::Function(f) if f.name == name => Some(f),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

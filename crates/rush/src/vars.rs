@@ -142,6 +142,13 @@ pub struct Vars {
     /// Some variable is (or was) a nameref: names are resolved through
     /// them. Until then no lookup pays for it.
     namerefs: bool,
+    /// Exported functions (`export -f`): name to the definition's text
+    /// after the name (`() { … }`), each `BASH_FUNC_name%%` in the
+    /// environment.
+    functions: BTreeMap<Vec<u8>, Vec<u8>>,
+    /// `BASH_FUNC_name%%` entries of the environment the shell started
+    /// with, (name, value), for the shell to import.
+    pub imported_functions: Vec<(Vec<u8>, Vec<u8>)>,
 }
 
 impl Vars {
@@ -152,6 +159,12 @@ impl Vars {
             use std::os::unix::ffi::OsStringExt;
             let k = k.into_vec();
             if !crate::parse::is_name(&k) {
+                if let Some(name) = k
+                    .strip_prefix(b"BASH_FUNC_")
+                    .and_then(|n| n.strip_suffix(b"%%"))
+                {
+                    v.imported_functions.push((name.to_vec(), val.into_vec()));
+                }
                 continue;
             }
             v.globals.insert(k, Var::string(val.into_vec(), true));
@@ -583,6 +596,21 @@ impl Vars {
         out
     }
 
+    /// Exports a function (`export -f`) with the text of its definition
+    /// after the name, or stops exporting it (`None`).
+    pub fn export_function(&mut self, name: &[u8], text: Option<Vec<u8>>) {
+        match text {
+            Some(t) => self.functions.insert(name.to_vec(), t),
+            None => self.functions.remove(name),
+        };
+        self.env = None;
+    }
+
+    /// Whether the function `name` is exported.
+    pub fn is_exported_function(&self, name: &[u8]) -> bool {
+        self.functions.contains_key(name)
+    }
+
     /// The environment for a child, with `extra` assignments on top.
     pub fn environment(&mut self, extra: &[(Vec<u8>, Vec<u8>)]) -> Vec<CString> {
         if self.env.is_none() {
@@ -595,6 +623,12 @@ impl Vars {
                     if let Ok(c) = CString::new(kv) {
                         env.push(c);
                     }
+                }
+            }
+            for (name, text) in &self.functions {
+                let kv = [b"BASH_FUNC_", name.as_slice(), b"%%=", text].concat();
+                if let Ok(c) = CString::new(kv) {
+                    env.push(c);
                 }
             }
             self.env = Some(env);

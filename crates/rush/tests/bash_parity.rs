@@ -1669,3 +1669,61 @@ fn bash_variables_are_real_variables() {
         like_bash(script, &[], out, 0);
     }
 }
+
+/// `export -f` hands functions to children as bash does
+/// (`BASH_FUNC_name%%=() { …; }`), and rush imports them: bash to rush,
+/// rush to bash, rush to rush. An entry that is more than one function
+/// definition is refused and nothing of it runs. Before, rush neither
+/// wrote nor read them.
+#[test]
+fn exported_functions_round_trip() {
+    let rush = env!("CARGO_BIN_EXE_rush");
+    let cases = [
+        format!("f() {{ echo \"hi $1\"; echo two; }}; export -f f; {rush} -c 'f there'"),
+        "f() { echo \"hi $1\"; echo two; }; export -f f; bash -c 'f there'".to_string(),
+        format!(
+            "f() {{ echo \"hi $1\"; echo two; }}; export -f f; f() {{ echo new; }}; {rush} -c 'f there'"
+        ),
+        format!(
+            "f() {{ echo x; }}; export -f f; export -fn f; {rush} -c 'f 2>/dev/null || echo gone'"
+        ),
+        format!(
+            "f() {{ echo x; }}; export -f f; unset -f f; {rush} -c 'f 2>/dev/null || echo gone'"
+        ),
+        format!("f() {{ echo fx; }}; declare -fx f; {rush} -c f"),
+    ];
+    let outs = [
+        "hi there\ntwo\n",
+        "hi there\ntwo\n",
+        "new\n",
+        "gone\n",
+        "gone\n",
+        "fx\n",
+    ];
+    for (script, out) in cases.iter().zip(outs) {
+        like_bash(script, &[], out, 0);
+    }
+    // Written by bash, read by rush.
+    let o = bash()
+        .args([
+            "-c",
+            &format!("f() {{ echo \"from bash $1\"; }}; export -f f; {rush} -c 'f x'"),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "from bash x\n");
+    // Shellshock: text after the definition never runs, and the function
+    // is not defined; a value that is not a definition is left alone.
+    for value in [
+        "() { echo g; }; echo INJECTED",
+        "() { echo g; }\necho INJECTED",
+        "echo x",
+    ] {
+        let o = std::process::Command::new(rush)
+            .args(["-c", "g 2>/dev/null || echo no-g"])
+            .env("BASH_FUNC_g%%", value)
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&o.stdout), "no-g\n", "{value:?}");
+    }
+}

@@ -619,12 +619,17 @@ fn split_name_value(a: &[u8]) -> (&[u8], Option<&[u8]>) {
 fn export(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let mut unexport = false;
     let mut print = false;
+    let mut functions = false;
     let mut i = 1;
     while let Some(a) = argv.get(i) {
         match a.as_slice() {
             b"-n" => unexport = true,
             b"-p" => print = true,
-            b"-f" => {}
+            b"-f" => functions = true,
+            b"-fn" | b"-nf" => {
+                functions = true;
+                unexport = true;
+            }
             b"--" => {
                 i += 1;
                 break;
@@ -632,6 +637,18 @@ fn export(sh: &mut Shell, argv: Args<'_>) -> Exec {
             _ => break,
         }
         i += 1;
+    }
+    if functions {
+        // `export -f name…`: the functions go to children as bash's
+        // `BASH_FUNC_name%%` variables.
+        let mut status = 0;
+        for name in &argv[i..] {
+            if !sh.export_function(name, !unexport) {
+                sh.error(&format!("export: {}: not a function", lossy(name)));
+                status = 1;
+            }
+        }
+        return Ok(status);
     }
     if i >= argv.len() {
         let _ = print;
@@ -742,6 +759,7 @@ fn unset(sh: &mut Shell, argv: Args<'_>) -> Exec {
     for name in &argv[i..] {
         if functions {
             sh.functions.remove(name.as_slice());
+            sh.vars.export_function(name, None);
             continue;
         }
         // `unset 'a[i]'`
@@ -875,6 +893,17 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
         } else {
             break;
         }
+    }
+    // `declare -fx name…`: export the functions (bash's `+fx` leaves
+    // them exported).
+    if funcs && export_ && i < argv.len() {
+        let mut status = 0;
+        for name in &argv[i..] {
+            if !sh.export_function(name, true) {
+                status = 1;
+            }
+        }
+        return Ok(status);
     }
     if funcs {
         let mut names: Vec<&Vec<u8>> = sh.functions.keys().collect();
