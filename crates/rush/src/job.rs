@@ -42,9 +42,12 @@ pub struct Group {
 /// The state of a job, as `jobs` prints it.
 pub fn state_text(j: &Job) -> String {
     if let Some(sig) = j.stopped {
+        // bash names the signal only for a job stopped by reading or
+        // writing the terminal from the background.
         return match sig {
-            libc::SIGTSTP => "Stopped".into(),
-            s => format!("Stopped ({})", signal_desc(s)),
+            libc::SIGTTIN => "Stopped(SIGTTIN)".into(),
+            libc::SIGTTOU => "Stopped(SIGTTOU)".into(),
+            _ => "Stopped".into(),
         };
     }
     if !j.finished() {

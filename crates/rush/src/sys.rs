@@ -136,15 +136,31 @@ pub enum Waited {
     Done(i32),
     /// A trapped signal arrived first (only when asked to stop for one).
     Interrupted,
+    /// The child stopped, by this signal (only from
+    /// [`wait_pid_or_stop`]).
+    Stopped(i32),
 }
 
 /// Waits for `pid` (blocking in wait4). If `stop_on_trap`, a trapped signal
 /// ends the wait early; otherwise the wait resumes after it.
 pub fn wait_pid(pid: i32, stop_on_trap: bool) -> io::Result<Waited> {
+    wait4_loop(pid, 0, stop_on_trap)
+}
+
+/// [`wait_pid`] that also returns when the child stops (`wait` under job
+/// control: a stopped job would never end).
+pub fn wait_pid_or_stop(pid: i32, stop_on_trap: bool) -> io::Result<Waited> {
+    wait4_loop(pid, libc::WUNTRACED, stop_on_trap)
+}
+
+fn wait4_loop(pid: i32, flags: i32, stop_on_trap: bool) -> io::Result<Waited> {
     let mut status = 0;
     loop {
         // SAFETY: wait4 with valid out-pointers.
-        let r = unsafe { libc::wait4(pid, &mut status, 0, std::ptr::null_mut()) };
+        let r = unsafe { libc::wait4(pid, &mut status, flags, std::ptr::null_mut()) };
+        if r >= 0 && libc::WIFSTOPPED(status) {
+            return Ok(Waited::Stopped(libc::WSTOPSIG(status)));
+        }
         if r >= 0 {
             return Ok(Waited::Done(status));
         }
@@ -210,11 +226,12 @@ pub fn reap_any() -> Vec<(i32, i32)> {
 }
 
 /// Waits for any child (blocking); `None` when there are none.
-pub fn wait_any(stop_on_trap: bool) -> Option<Waited2> {
+pub fn wait_any(stop_on_trap: bool, untraced: bool) -> Option<Waited2> {
     let mut status = 0;
+    let flags = if untraced { libc::WUNTRACED } else { 0 };
     loop {
         // SAFETY: wait4 with valid out-pointers.
-        let r = unsafe { libc::wait4(-1, &mut status, 0, std::ptr::null_mut()) };
+        let r = unsafe { libc::wait4(-1, &mut status, flags, std::ptr::null_mut()) };
         if r > 0 {
             return Some(Waited2::Done(r, status));
         }

@@ -1727,3 +1727,18 @@ fn exported_functions_round_trip() {
         assert_eq!(String::from_utf8_lossy(&o.stdout), "no-g\n", "{value:?}");
     }
 }
+
+/// Under job control, `wait` returns for a job that stops (128 + the
+/// signal) and `wait` for all skips stopped jobs; `jobs` says `Stopped`
+/// for SIGSTOP as bash does. Before, `wait` blocked for ever on a stopped
+/// job, and `jobs` said "Stopped (Stopped (signal))".
+#[test]
+fn wait_returns_for_a_stopped_job() {
+    like_bash(
+        "set -m; sleep 30 & kill -STOP $!; wait %1; echo st=$?; \
+         sleep 31 & kill -STOP $!; wait; echo all; jobs; kill -9 %1 %2",
+        &[],
+        "st=147\nall\n[1]-  Stopped                 sleep 30\n[2]+  Stopped                 sleep 31\n",
+        0,
+    );
+}

@@ -761,3 +761,27 @@ fn prompt_command_runs_before_each_prompt() {
         assert!(before.contains("pc42"), "{}: {before:?}", kind.name());
     }
 }
+
+/// `kill %1` of a stopped job ends it: the shell follows SIGTERM with
+/// SIGCONT, `wait` gets its 143, and Ctrl-D then leaves (and writes the
+/// history). Before, the job stayed `Stopped`, `wait` never returned and
+/// Ctrl-D was refused with "There are stopped jobs". (rush alone: bash's
+/// `wait` right after the `kill` races the job's SIGCONT and may still
+/// find it stopped.)
+#[test]
+fn kill_ends_a_stopped_job() {
+    let (_t, home, work) = dirs();
+    let kind = Kind::Rush;
+    let mut t = Term::start(kind, &home, &work, 80, &[]);
+    t.line("sh -c 'echo go$((6*7)); exec sleep 30'");
+    t.expect("go42");
+    t.send("\x1a");
+    let out = t.expect("PROMPT> ");
+    assert!(out.contains("Stopped"), "{}: {out:?}", kind.name());
+    let out = t.run("kill %1; wait %1; echo st=$?; jobs; echo end$((1))", "end1");
+    assert!(out.contains("st=143"), "{}: {out:?}", kind.name());
+    assert!(!out.contains("Stopped"), "{}: {out:?}", kind.name());
+    t.send("\x04");
+    let status = t.child.wait().unwrap();
+    assert!(status.success(), "{}: {status:?}", kind.name());
+}

@@ -2340,14 +2340,36 @@ fn kill(sh: &mut Shell, argv: Args<'_>) -> Exec {
             status = 1;
             continue;
         };
-        for p in pids {
-            if let Err(e) = sys::kill(p, sig) {
-                let msg = e.to_string();
-                sh.error(&format!(
-                    "kill: ({p}) - {}",
-                    msg.split(" (os error").next().unwrap_or_default()
-                ));
-                status = 1;
+        let mut sent = false;
+        for &p in &pids {
+            match sys::kill(p, sig) {
+                Ok(()) => sent = true,
+                Err(e) => {
+                    let msg = e.to_string();
+                    sh.error(&format!(
+                        "kill: ({p}) - {}",
+                        msg.split(" (os error").next().unwrap_or_default()
+                    ));
+                    status = 1;
+                }
+            }
+        }
+        // A stopped job that is sent SIGTERM or SIGHUP is continued, so
+        // that it gets the signal and ends (bash); one sent SIGCONT runs
+        // again, as after `bg`.
+        sh.reap_jobs();
+        let job = a.strip_prefix(b"%").and_then(|spec| jobs::find(sh, spec));
+        if let Some(j) = job
+            && sent
+            && sh.jobs[j].stopped.is_some()
+        {
+            if matches!(sig, libc::SIGTERM | libc::SIGHUP) {
+                for &p in &pids {
+                    let _ = sys::kill(p, libc::SIGCONT);
+                }
+            }
+            if matches!(sig, libc::SIGTERM | libc::SIGHUP | libc::SIGCONT) {
+                sh.jobs[j].stopped = None;
             }
         }
     }
@@ -2395,7 +2417,15 @@ fn job_done(sh: &mut Shell, pid: i32, raw: i32) {
 /// Waits (blocking) for any child; `Err` carries the status of a trapped
 /// signal that ended the wait.
 fn wait_one(sh: &mut Shell) -> Result<Option<i32>, Result<i32, Flow>> {
-    match sys::wait_any(true) {
+    // Under job control a job that stops ends the wait for it.
+    match sys::wait_any(true, sh.opts.monitor) {
+        Some(sys::Waited2::Done(pid, raw)) if libc::WIFSTOPPED(raw) => {
+            if let Some(j) = sh.jobs.iter_mut().find(|j| j.pids.contains(&pid)) {
+                j.stopped = Some(libc::WSTOPSIG(raw));
+                j.notified = false;
+            }
+            Ok(Some(pid))
+        }
         Some(sys::Waited2::Done(pid, raw)) => {
             job_done(sh, pid, raw);
             Ok(Some(pid))
@@ -2430,6 +2460,8 @@ fn wait(sh: &mut Shell, argv: Args<'_>) -> Exec {
         i += 1;
     }
     let args = &argv[i..];
+    // Jobs that stopped since the last look are known as stopped.
+    sh.reap_jobs();
     let status = if args.is_empty() && next {
         // The next job to finish.
         loop {
@@ -2450,8 +2482,8 @@ fn wait(sh: &mut Shell, argv: Args<'_>) -> Exec {
             }
         }
     } else if args.is_empty() {
-        // Every background job.
-        while !sh.jobs.iter().all(|j| j.finished()) {
+        // Every background job that runs (a stopped one would never end).
+        while sh.jobs.iter().any(|j| !j.finished() && j.stopped.is_none()) {
             match wait_one(sh) {
                 Ok(Some(_)) => {}
                 Ok(None) => break,
@@ -2499,10 +2531,30 @@ fn wait(sh: &mut Shell, argv: Args<'_>) -> Exec {
                     status = sys::status_of(raw);
                     continue;
                 }
-                match sys::wait_pid(pid, true) {
+                // A stopped job would never end: bash warns and gives
+                // 128 + the signal that stopped it.
+                if let Some(sig) = job.stopped {
+                    sh.error(&format!("warning: wait_for_job: job {} is stopped", job.id));
+                    status = 128 + sig;
+                    break;
+                }
+                let waited = if sh.opts.monitor {
+                    sys::wait_pid_or_stop(pid, true)
+                } else {
+                    sys::wait_pid(pid, true)
+                };
+                match waited {
                     Ok(sys::Waited::Done(raw)) => {
                         status = sys::status_of(raw);
                         job_done(sh, pid, raw);
+                    }
+                    Ok(sys::Waited::Stopped(sig)) => {
+                        if let Some(j) = sh.jobs.iter_mut().find(|j| j.pids.contains(&pid)) {
+                            j.stopped = Some(sig);
+                            j.notified = false;
+                        }
+                        status = 128 + sig;
+                        break;
                     }
                     Ok(sys::Waited::Interrupted) => {
                         let sig = pending_signal();
