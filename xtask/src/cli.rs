@@ -130,6 +130,10 @@ the 53 POSIX-core files, then the bash-feature files (arrays, [[, extglob,\n\
 brace expansion, ${…} operators, declare, shopt, traps, process\n\
 substitution, namerefs) with rush, bash, zsh, mksh and dash side by side,\n\
 each under the same neutral name.\n\
+With --bash PATH (a checkout or clone of bminor/bash), GNU bash's own\n\
+tests/: each run-X with THIS_SH set to this machine's bash and to rush, each\n\
+as a link named bash, pass or fail and differing lines per file, side by side\n\
+(from a clone, at the commit of the installed bash's release).\n\
 Then real bash programs, from Debian's bash-completion and git packages\n\
 (installed with apt when missing): every completion file parsed by rush and\n\
 bash with -O extglob -n, and completions of git and common commands driven\n\
@@ -155,6 +159,9 @@ The suites run from fetched copies; nothing of them is committed."
         /// The Oils checkout (rush)
         #[arg(long, value_name = "PATH")]
         oils: Option<PathBuf>,
+        /// A checkout or clone of GNU bash (bminor/bash): its own tests/ (rush)
+        #[arg(long, value_name = "PATH")]
+        bash: Option<PathBuf>,
         /// The Python to run it with (2.7 for rush, CPython 3.11.7 for pyloop; found with pyenv by default). For pyloop also a minor version, `3.14`: that CPython's own test_asyncio then runs (Debian's build where pyenv lacks it)
         #[arg(long, value_name = "PATH")]
         python: Option<PathBuf>,
@@ -189,6 +196,7 @@ pub fn main() -> Result<()> {
         Command::Conformance {
             system,
             oils,
+            bash,
             python,
             uvloop,
             projects,
@@ -197,6 +205,7 @@ pub fn main() -> Result<()> {
         } => crate::conformance::run(
             &system,
             oils.as_deref(),
+            bash.as_deref(),
             python.as_deref(),
             crate::pyloop_conformance::Suites {
                 uvloop: uvloop.as_deref(),
@@ -255,6 +264,7 @@ mod tests {
             Command::Conformance {
                 system: "rush".into(),
                 oils: Some("/o".into()),
+                bash: None,
                 python: None,
                 uvloop: None,
                 projects: false,
@@ -267,6 +277,7 @@ mod tests {
             Command::Conformance {
                 system: "pyloop".into(),
                 oils: None,
+                bash: None,
                 python: None,
                 uvloop: None,
                 projects: true,

@@ -45,3 +45,43 @@ pub fn show(cmd: &Command) -> String {
         .collect::<Vec<_>>()
         .join(" ")
 }
+
+/// Runs `cmd` (a `timeout …` command, which leads a process group of its
+/// own) and returns its status and its standard output (with its standard
+/// error too when `with_stderr`).
+///
+/// The output goes to a file, not a pipe: what `cmd` runs can leave
+/// children behind, and they would hold a pipe open, so reading it to its
+/// end would wait for them. Once `cmd` is done, what is left of its process
+/// group is killed: before `cmd` is reaped, so that its process id, the
+/// group's, cannot have been given to another process meanwhile.
+pub fn contained(
+    cmd: &mut Command,
+    with_stderr: bool,
+    what: &str,
+) -> Result<(std::process::ExitStatus, Vec<u8>)> {
+    use nix::sys::signal::{Signal, killpg};
+    use nix::sys::wait::{Id, WaitPidFlag, waitid};
+    use nix::unistd::Pid;
+    use std::io::{Read, Seek};
+
+    let mut out = tempfile::tempfile().context("a temporary file for a command's output")?;
+    cmd.stdout(out.try_clone()?);
+    if with_stderr {
+        cmd.stderr(out.try_clone()?);
+    }
+    let mut child = cmd
+        .spawn()
+        .with_context(|| format!("cannot run {}", show(cmd)))?;
+    let pid = Pid::from_raw(i32::try_from(child.id())?);
+    // Waits for the exit and leaves the child unreaped (WNOWAIT).
+    waitid(Id::Pid(pid), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT)
+        .with_context(|| format!("waiting for {what}"))?;
+    // ESRCH when it led no group of its own: nothing to kill.
+    let _ = killpg(pid, Signal::SIGKILL);
+    let status = child.wait()?;
+    let mut bytes = Vec::new();
+    out.rewind()?;
+    out.read_to_end(&mut bytes)?;
+    Ok((status, bytes))
+}

@@ -189,13 +189,14 @@ fn python2(given: Option<&Path>) -> Result<PathBuf> {
 pub fn run(
     system: &str,
     oils: Option<&Path>,
+    bash: Option<&Path>,
     python: Option<&Path>,
     pyloop: crate::pyloop_conformance::Suites<'_>,
     only: &[String],
 ) -> Result<()> {
     if system == "pyloop" {
-        if oils.is_some() {
-            bail!("--oils belongs to `conformance rush`");
+        if oils.is_some() || bash.is_some() {
+            bail!("--oils and --bash belong to `conformance rush`");
         }
         return crate::pyloop_conformance::run(python, pyloop, only);
     }
@@ -212,6 +213,15 @@ pub fn run(
             "Oils spec tests skipped: pass --oils <path>, a checkout of oils-for-unix/oils at \
              commit {}\n",
             &OILS_COMMIT[..12]
+        ),
+    }
+    match bash {
+        Some(bash) => {
+            let rush = crate::target_dir().join("release/rush");
+            crate::bash_suite::run(bash, &rush, only)?;
+        }
+        None => println!(
+            "bash's own tests skipped: pass --bash <path>, a checkout or clone of bminor/bash\n"
         ),
     }
     println!("\n== real bash programs: Debian's bash-completion and git's completion\n");

@@ -2,6 +2,7 @@
 //! repository: `cargo xtask test` runs every test and `cargo xtask bench`
 //! every benchmark, installing what they need on the way.
 
+pub mod bash_suite;
 pub mod bench;
 pub mod cli;
 pub mod cmd;

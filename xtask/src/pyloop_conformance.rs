@@ -516,35 +516,11 @@ fn run_module(py: &Path, runner: &[std::path::PathBuf], lp: &str, module: &str) 
     last_json(&mut c, &format!("{module} with {lp}"))
 }
 
-/// Runs a runner (under `timeout`) and parses the JSON line it prints last.
-///
-/// Its output goes to a file, not a pipe: a suite's test can leave children
-/// behind (uvloop's test_subprocess left `sleep(3600)` processes), and they
-/// would hold a pipe open, so reading it to its end would wait for them.
-/// Once the runner is done, what is left of its process group (`timeout`
-/// leads one) is killed: before the runner is reaped, so that its process
-/// id, the group's, cannot have been given to another process meanwhile.
+/// Runs a runner (under `timeout`, see [`cmd::contained`]) and parses the
+/// JSON line it prints last. (uvloop's test_subprocess left `sleep(3600)`
+/// processes behind.)
 fn last_json(c: &mut Command, what: &str) -> Result<Value> {
-    use nix::sys::signal::{Signal, killpg};
-    use nix::sys::wait::{Id, WaitPidFlag, waitid};
-    use nix::unistd::Pid;
-    use std::io::{Read, Seek};
-
-    let mut out = tempfile::tempfile().context("a temporary file for a runner's output")?;
-    let mut child = c
-        .stdout(out.try_clone()?)
-        .spawn()
-        .with_context(|| format!("cannot run {}", cmd::show(c)))?;
-    let pid = Pid::from_raw(i32::try_from(child.id())?);
-    // Waits for the exit and leaves the child unreaped (WNOWAIT).
-    waitid(Id::Pid(pid), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT)
-        .with_context(|| format!("waiting for {what}"))?;
-    // ESRCH when the runner led no group of its own: nothing to kill.
-    let _ = killpg(pid, Signal::SIGKILL);
-    let status = child.wait()?;
-    let mut bytes = Vec::new();
-    out.rewind()?;
-    out.read_to_end(&mut bytes)?;
+    let (status, bytes) = cmd::contained(c, false, what)?;
     let stdout = String::from_utf8_lossy(&bytes);
     let line = stdout
         .lines()
@@ -645,6 +621,7 @@ mod tests {
     fn rush_refuses_the_pyloop_flags() {
         let e = crate::conformance::run(
             "rush",
+            None,
             None,
             None,
             Suites {
