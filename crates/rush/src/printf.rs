@@ -139,7 +139,7 @@ pub fn printf(sh: &mut Shell, argv: &[Vec<u8>]) -> Exec {
         i += 1;
     }
     let Some(format) = argv.get(i) else {
-        sh.error("printf: usage: printf [-v var] format [arguments]");
+        sh.usage("printf: usage: printf [-v var] format [arguments]");
         return Ok(2);
     };
     let args = &argv[i + 1..];

@@ -293,6 +293,8 @@ pub struct Shell {
     random_last: std::cell::Cell<u32>,
     /// `BASH_SUBSHELL`: how many subshells deep this process is.
     pub subshell_level: u32,
+    /// Builtins that `enable -n` turned off.
+    pub disabled_builtins: std::collections::HashSet<Vec<u8>>,
     /// Running a trap action (no nested EXIT traps).
     pub in_trap: bool,
     /// `getopts`: (OPTIND it last saw, position inside that argument).
@@ -455,6 +457,7 @@ impl Shell {
             random_state: std::cell::Cell::new((pid as u32 ^ 0x9e37_79b9).max(1)),
             random_last: std::cell::Cell::new(0),
             subshell_level: 0,
+            disabled_builtins: Default::default(),
             in_trap: false,
             getopts_state: (1, 1),
             pipestatus: Vec::new(),
@@ -776,6 +779,12 @@ impl Shell {
         let _ = sys::write_all(2, text.as_bytes());
     }
 
+    /// A builtin's usage line, as bash writes it: bare, with no name or
+    /// line before it.
+    pub fn usage(&self, text: &str) {
+        let _ = sys::write_all(2, format!("{text}\n").as_bytes());
+    }
+
     /// Reports an error that ends a non-interactive shell: returns the flow
     /// that does so.
     pub fn fatal(&mut self, msg: &str, status: i32) -> Flow {
@@ -834,6 +843,12 @@ impl Shell {
             match cmd {
                 Ok(None) => return self.status,
                 Ok(Some(list)) => {
+                    // `set -o history` in a script: each command line
+                    // read is recorded, as bash does (the interactive
+                    // shell records what was typed itself).
+                    if self.opts.history && !self.opts.interactive {
+                        self.record_history(&list);
+                    }
                     if self.opts.noexec {
                         continue;
                     }
@@ -896,6 +911,23 @@ impl Shell {
             return saved;
         }
         status
+    }
+
+    /// Adds a command line read from a script to the history (`set -o
+    /// history`), as the shell prints it.
+    fn record_history(&mut self, list: &List) {
+        let mut line = Vec::new();
+        for (i, item) in list.items.iter().enumerate() {
+            if i > 0 {
+                line.extend_from_slice(b"; ");
+            }
+            line.extend(crate::unparse::and_or(&item.and_or));
+            if item.background {
+                line.extend_from_slice(b" &");
+            }
+        }
+        let (size, _, control) = crate::builtins::history::settings(self);
+        self.history.add(&line, control, size);
     }
 
     /// Parses and runs `text` (eval, traps, source'd files), command by
@@ -1974,6 +2006,7 @@ impl Shell {
             name,
             b"pwd" | b"echo" | b"printf" | b"true" | b"false" | b":"
         ) || self.functions.contains_key(name)
+            || !crate::builtins::is_builtin(self, name)
             || self.opts.xtrace
         {
             return Ok(None);
@@ -2099,7 +2132,7 @@ impl Shell {
         if let Some(f) = self.functions.get(&name).cloned() {
             return self.call_function(&f, &argv, &assigns, &cmd.redirects);
         }
-        if crate::builtins::is_builtin(&name) {
+        if crate::builtins::is_builtin(self, &name) {
             let saved = match self.redirect(&cmd.redirects) {
                 Ok(s) => s,
                 Err(s) => return Ok(s),

@@ -1742,3 +1742,61 @@ fn wait_returns_for_a_stopped_job() {
         0,
     );
 }
+
+/// The builtins rush lacked that bash 5.2's `enable -a` lists: `enable`
+/// (turning a builtin off and on), `help`, `logout`, `suspend` and `fc`
+/// (over the history of a script under `set -o history`). A builtin's
+/// usage line is written bare, as bash writes it (bash-completion parses
+/// `declare --usage`).
+#[test]
+fn enable_help_logout_suspend_and_fc() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "enable -n echo; type -t echo; enable echo; type -t echo",
+            "file\nbuiltin\n",
+        ),
+        ("enable nosuch 2>/dev/null; echo $?", "1\n"),
+        (
+            "enable -n test; enable -n; enable test; enable -n",
+            "enable -n test\n",
+        ),
+        (
+            "help -s cd declare",
+            "cd: cd [-L|[-P [-e]] [-@]] [dir]\ndeclare: declare [-aAfFgiIlnrtux] [name[=value] ...] or declare -p [-aAfFilnrtux] [name ...]\n",
+        ),
+        ("help nosuch 2>/dev/null; echo $?", "1\n"),
+        (
+            "logout 2>&1 | sed 's/.*logout:/logout:/'; logout 2>/dev/null; echo $?",
+            "logout: not login shell: use `exit'\n1\n",
+        ),
+        ("suspend 2>/dev/null; echo $?", "1\n"),
+        (
+            "declare --usage 2>&1 | tail -n 1",
+            "declare: usage: declare [-aAfFgiIlnrtux] [name[=value] ...] or declare -p [-aAfFilnrtux] [name ...]\n",
+        ),
+    ];
+    for (script, out) in cases {
+        like_bash(script, &[], out, 0);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("fc.sh"),
+        "set -o history; echo a\necho c\nfc -l\nfc -ln -2\nfc -s c=z 2>/dev/null\nfc -s ech\nfc -l -3 -1\nfc -lr 1 2\nfc -l 99\n",
+    )
+    .unwrap();
+    let want = "a\nc\n1\t echo c\n\t echo c\n\t fc -l\nc\n3\t fc -ln -2\n4\t fz -ln -2\n5\t echo c\n2\t fc -l\n1\t echo c\n1\t echo c\n2\t fc -l\n3\t fc -ln -2\n4\t fz -ln -2\n5\t echo c\n6\t fc -l -3 -1\n7\t fc -lr 1 2\n";
+    for mut shell in [rush(), bash()] {
+        let o = shell
+            .arg("fc.sh")
+            .current_dir(dir.path())
+            .env("HISTFILE", "/dev/null")
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout),
+            want,
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}

@@ -313,7 +313,7 @@ pub fn complete(sh: &mut Shell, argv: Args<'_>) -> Exec {
         return Ok(status.max(s));
     }
     if names.is_empty() {
-        sh.error("complete: usage: complete [-abcdefgjksuv] [-pr] [-DEI] [-o option] [-A action] [-G globpat] [-W wordlist] [-F function] [-C command] [-X filterpat] [-P prefix] [-S suffix] [name ...]");
+        sh.usage("complete: usage: complete [-abcdefgjksuv] [-pr] [-DEI] [-o option] [-A action] [-G globpat] [-W wordlist] [-F function] [-C command] [-X filterpat] [-P prefix] [-S suffix] [name ...]");
         return Ok(2);
     }
     for n in names {

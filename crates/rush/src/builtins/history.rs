@@ -123,7 +123,7 @@ pub fn history(sh: &mut Shell, argv: Args<'_>) -> Exec {
             }
             a if a.starts_with(b"-") && a.len() > 1 && !a[1].is_ascii_digit() => {
                 sh.error(&format!("history: {}: invalid option", lossy(a)));
-                sh.error("history: usage: history [-c] [-d offset] [n] or history -anrw [filename] or history -ps arg [arg...]");
+                sh.usage("history: usage: history [-c] [-d offset] [n] or history -anrw [filename] or history -ps arg [arg...]");
                 return Ok(2);
             }
             _ => break,
@@ -151,4 +151,226 @@ pub fn history(sh: &mut Shell, argv: Args<'_>) -> Exec {
         out.push(b'\n');
     }
     Ok(emit(sh, "history", &out))
+}
+
+/// `fc`: lists commands of the history (`-l`, with `-n` and `-r`), runs
+/// one again with a substitution (`-s [pat=rep] [command]`, or `-e -`),
+/// or edits a range in an editor (`-e ename`, else FCEDIT, EDITOR, vi) and
+/// runs what the editor leaves. The `fc` line itself is not in the range:
+/// by default listing shows the 16 commands before it, and the others
+/// take the one before it.
+pub fn fc(sh: &mut Shell, argv: Args<'_>) -> Exec {
+    let (mut list, mut numbers, mut reverse, mut again) = (false, true, false, false);
+    let mut editor: Option<Vec<u8>> = None;
+    let mut i = 1;
+    while let Some(a) = argv.get(i) {
+        if a == b"--" {
+            i += 1;
+            break;
+        }
+        if !a.starts_with(b"-") || a.len() < 2 || a[1].is_ascii_digit() {
+            break;
+        }
+        for (k, &c) in a[1..].iter().enumerate() {
+            match c {
+                b'l' => list = true,
+                b'n' => numbers = false,
+                b'r' => reverse = true,
+                b's' => again = true,
+                b'e' => {
+                    // The editor is the rest of this word, or the next.
+                    let rest = &a[k + 2..];
+                    editor = if rest.is_empty() {
+                        i += 1;
+                        argv.get(i).cloned()
+                    } else {
+                        Some(rest.to_vec())
+                    };
+                    if editor.is_none() {
+                        sh.error("fc: -e: option requires an argument");
+                        sh.usage(FC_USAGE);
+                        return Ok(2);
+                    }
+                    break;
+                }
+                c => {
+                    sh.error(&format!("fc: -{}: invalid option", c as char));
+                    sh.usage(FC_USAGE);
+                    return Ok(2);
+                }
+            }
+        }
+        i += 1;
+    }
+    let args = &argv[i..];
+    // The numbers of the commands before this `fc` line.
+    let h = &sh.history;
+    let last_number = (h.first + h.entries.len()).saturating_sub(1);
+    let before = last_number.saturating_sub(1);
+    if again || editor.as_deref() == Some(b"-") {
+        return fc_again(sh, args, before);
+    }
+    if h.entries.len() < 2 && !list {
+        sh.error("fc: no command found");
+        return Ok(1);
+    }
+    let default_first = if list {
+        before.saturating_sub(15)
+    } else {
+        before
+    };
+    let first = match args.first() {
+        // A first number past the newest lists from the oldest (bash).
+        Some(a)
+            if list
+                && std::str::from_utf8(a)
+                    .ok()
+                    .and_then(|s| s.parse::<usize>().ok())
+                    .is_some_and(|n| n > before) =>
+        {
+            sh.history.first
+        }
+        Some(a) => match find_entry(sh, a, before) {
+            Some(n) => n,
+            None => {
+                sh.error("fc: history specification out of range");
+                return Ok(1);
+            }
+        },
+        None => default_first,
+    };
+    let last = match args.get(1) {
+        Some(a) => match find_entry(sh, a, before) {
+            Some(n) => n,
+            None => {
+                sh.error("fc: history specification out of range");
+                return Ok(1);
+            }
+        },
+        None if list => before,
+        None => first,
+    };
+    let h = &sh.history;
+    let lo = first.min(last).max(h.first);
+    let hi = first.max(last).min(before);
+    let mut range: Vec<(usize, Vec<u8>)> = (lo..=hi)
+        .filter_map(|n| h.get(n).map(|l| (n, l.to_vec())))
+        .collect();
+    if reverse != (first > last) {
+        range.reverse();
+    }
+    if list {
+        let mut out = Vec::new();
+        for (n, line) in range {
+            if numbers {
+                out.extend_from_slice(n.to_string().as_bytes());
+            }
+            out.extend_from_slice(b"\t ");
+            out.extend_from_slice(&line);
+            out.push(b'\n');
+        }
+        return Ok(emit(sh, "fc", &out));
+    }
+    fc_edit(sh, editor, &range)
+}
+
+const FC_USAGE: &str =
+    "fc: usage: fc [-e ename] [-lnr] [first] [last] or fc -s [pat=rep] [command]";
+
+/// The history number an `fc` operand names: a number (negative counts
+/// back from the `fc` line), or the latest command that starts with it.
+fn find_entry(sh: &Shell, spec: &[u8], before: usize) -> Option<usize> {
+    let h = &sh.history;
+    if let Some(n) = std::str::from_utf8(spec)
+        .ok()
+        .and_then(|s| s.parse::<i64>().ok())
+    {
+        let n = if n < 0 {
+            (before + 1).checked_sub(n.unsigned_abs() as usize)?
+        } else {
+            n as usize
+        };
+        return Some(n.clamp(h.first, before.max(h.first)));
+    }
+    (h.first..=before)
+        .rev()
+        .find(|&n| h.get(n).is_some_and(|l| l.starts_with(spec)))
+}
+
+/// `fc -s [pat=rep] [command]`: the command (the one before by default),
+/// its first `pat` replaced by `rep`, printed and run; it takes the place
+/// of the `fc` line in the history.
+fn fc_again(sh: &mut Shell, args: &[Vec<u8>], before: usize) -> Exec {
+    let (subst, rest) = match args.first() {
+        Some(a) if a.contains(&b'=') => (Some(a.clone()), &args[1..]),
+        _ => (None, args),
+    };
+    let n = match rest.first() {
+        Some(spec) => find_entry(sh, spec, before),
+        None => (sh.history.entries.len() >= 2).then_some(before),
+    };
+    let Some(mut line) = n.and_then(|n| sh.history.get(n)).map(<[u8]>::to_vec) else {
+        sh.error("fc: no command found");
+        return Ok(1);
+    };
+    if let Some(s) = subst {
+        let eq = s.iter().position(|&c| c == b'=').unwrap_or(s.len());
+        let (pat, rep) = (&s[..eq], &s[eq + 1..]);
+        if let Some(at) = line.windows(pat.len().max(1)).position(|w| w == pat)
+            && !pat.is_empty()
+        {
+            line.splice(at..at + pat.len(), rep.iter().copied());
+        }
+    }
+    replace_fc_line(sh, &line);
+    let mut shown = line.clone();
+    shown.push(b'\n');
+    crate::sys::write_all(2, &shown).ok();
+    sh.eval_text(&line)
+}
+
+/// The `fc` line's history entry becomes `line`, the command it runs.
+fn replace_fc_line(sh: &mut Shell, line: &[u8]) {
+    let (size, _, _) = settings(sh);
+    if !sh.history.entries.is_empty() {
+        sh.history.entries.pop();
+    }
+    sh.history.add(line, Control::default(), size);
+}
+
+/// Writes `range` to a file, runs the editor on it, then prints and runs
+/// what the file holds when the editor succeeds.
+fn fc_edit(sh: &mut Shell, editor: Option<Vec<u8>>, range: &[(usize, Vec<u8>)]) -> Exec {
+    let editor = editor
+        .or_else(|| sh.vars.get(b"FCEDIT").map(<[u8]>::to_vec))
+        .or_else(|| sh.vars.get(b"EDITOR").map(<[u8]>::to_vec))
+        .unwrap_or_else(|| b"vi".to_vec());
+    let mut text = Vec::new();
+    for (_, line) in range {
+        text.extend_from_slice(line);
+        text.push(b'\n');
+    }
+    // Removed when this returns, whatever happens.
+    let path = match tempfile::Builder::new()
+        .prefix("rush-fc-")
+        .tempfile()
+        .and_then(|f| std::fs::write(f.path(), &text).map(|()| f.into_temp_path()))
+    {
+        Ok(p) => p,
+        Err(e) => {
+            sh.error(&format!("fc: cannot open temporary file: {e}"));
+            return Ok(1);
+        }
+    };
+    let quoted = crate::builtins::quote_value(path.as_os_str().as_encoded_bytes());
+    let command = [editor.as_slice(), b" ", &quoted].concat();
+    let status = sh.eval_text(&command)?;
+    let edited = std::fs::read(&path).unwrap_or_default();
+    drop(path);
+    if status != 0 {
+        return Ok(status);
+    }
+    replace_fc_line(sh, edited.strip_suffix(b"\n").unwrap_or(&edited));
+    crate::sys::write_all(2, &edited).ok();
+    sh.eval_text(&edited)
 }

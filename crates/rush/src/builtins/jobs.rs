@@ -55,7 +55,7 @@ fn options(
         for &c in &a[1..] {
             if !known.contains(&c) {
                 sh.error(&format!("{name}: -{}: invalid option", c as char));
-                sh.error(usage);
+                sh.usage(usage);
                 return Err(());
             }
             flags.push(c);

@@ -12,6 +12,7 @@ mod complete;
 mod dirs;
 pub mod history;
 mod jobs;
+mod session;
 
 pub use complete::{CompSpec, generate as completions};
 pub use dirs::stack as dir_stack;
@@ -52,15 +53,19 @@ const REGULAR: &[&[u8]] = &[
     b"dirs",
     b"disown",
     b"echo",
+    b"enable",
     b"false",
+    b"fc",
     b"fg",
     b"getopts",
     b"hash",
+    b"help",
     b"history",
     b"jobs",
     b"kill",
     b"let",
     b"local",
+    b"logout",
     b"mapfile",
     b"popd",
     b"printf",
@@ -70,6 +75,7 @@ const REGULAR: &[&[u8]] = &[
     b"readarray",
     b"shopt",
     b"source",
+    b"suspend",
     b"test",
     b"[",
     b"true",
@@ -116,8 +122,10 @@ pub fn is_special(name: &[u8]) -> bool {
     SPECIAL.contains(&name)
 }
 
-pub fn is_builtin(name: &[u8]) -> bool {
-    SPECIAL.contains(&name) || REGULAR.contains(&name)
+/// Whether `name` is a builtin that `enable -n` has not turned off.
+pub fn is_builtin(sh: &Shell, name: &[u8]) -> bool {
+    (SPECIAL.contains(&name) || REGULAR.contains(&name))
+        && (sh.disabled_builtins.is_empty() || !sh.disabled_builtins.contains(name))
 }
 
 /// Runs builtin `argv[0]`, or returns `None` if there is no such builtin.
@@ -173,6 +181,11 @@ pub fn run_builtin(sh: &mut Shell, argv: Args<'_>) -> Option<Exec> {
         b"unset" => unset(sh, argv),
         b"wait" => wait(sh, argv),
         b"history" => history::history(sh, argv),
+        b"fc" => history::fc(sh, argv),
+        b"enable" => session::enable(sh, argv),
+        b"help" => session::help(sh, argv),
+        b"logout" => session::logout(sh, argv),
+        b"suspend" => session::suspend(sh, argv),
         _ => return None,
     })
 }
@@ -882,7 +895,7 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                     c => {
                         let name = lossy(&argv[0]);
                         sh.error(&format!("{name}: -{}: invalid option", c as char));
-                        sh.error(&format!(
+                        sh.usage(&format!(
                             "{name}: usage: {name} [-aAfFgiIlnrtux] [name[=value] ...] or {name} -p [-aAfFilnrtux] [name ...]"
                         ));
                         return Ok(2);
@@ -1620,7 +1633,7 @@ fn alias(sh: &mut Shell, argv: Args<'_>) -> Exec {
 
 fn unalias(sh: &mut Shell, argv: Args<'_>) -> Exec {
     if argv.len() < 2 {
-        sh.error("unalias: usage: unalias [-a] name [name ...]");
+        sh.usage("unalias: usage: unalias [-a] name [name ...]");
         return Ok(2);
     }
     let mut status = 0;
@@ -1654,7 +1667,7 @@ fn builtin(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let Some(name) = argv.get(1) else {
         return Ok(0);
     };
-    if !is_builtin(name) {
+    if !is_builtin(sh, name) {
         sh.error(&format!("builtin: {}: not a shell builtin", lossy(name)));
         return Ok(1);
     }
@@ -1681,7 +1694,7 @@ fn resolve(sh: &mut Shell, name: &[u8], all: bool) -> Vec<Kind> {
     if sh.functions.contains_key(name) {
         out.push(Kind::Function);
     }
-    if is_builtin(name) {
+    if is_builtin(sh, name) {
         out.push(Kind::Builtin);
     }
     if all && !name.contains(&b'/') {
@@ -1774,7 +1787,9 @@ fn command(sh: &mut Shell, argv: Args<'_>) -> Exec {
         emit(sh, "command", &out);
         return Ok(status);
     }
-    if let Some(r) = run_builtin(sh, args) {
+    if is_builtin(sh, &args[0])
+        && let Some(r) = run_builtin(sh, args)
+    {
         return r;
     }
     sh.run_external_argv(args, default_path)
@@ -1921,7 +1936,7 @@ fn hash(sh: &mut Shell, argv: Args<'_>) -> Exec {
             sh.hash.clear();
             continue;
         }
-        if is_builtin(a) || sh.functions.contains_key(a.as_slice()) {
+        if is_builtin(sh, a) || sh.functions.contains_key(a.as_slice()) {
             continue;
         }
         sh.hash.remove(a.as_slice());
@@ -2331,7 +2346,7 @@ fn kill(sh: &mut Shell, argv: Args<'_>) -> Exec {
         i += 1;
     }
     if i >= argv.len() {
-        sh.error("kill: usage: kill [-s sigspec | -n signum | -sigspec] pid | jobspec ... or kill -l [sigspec]");
+        sh.usage("kill: usage: kill [-s sigspec | -n signum | -sigspec] pid | jobspec ... or kill -l [sigspec]");
         return Ok(2);
     }
     let mut status = 0;
@@ -2858,7 +2873,7 @@ fn ulimit(sh: &mut Shell, argv: Args<'_>) -> Exec {
 
 fn getopts(sh: &mut Shell, argv: Args<'_>) -> Exec {
     if argv.len() < 3 {
-        sh.error("getopts: usage: getopts optstring name [arg ...]");
+        sh.usage("getopts: usage: getopts optstring name [arg ...]");
         return Ok(2);
     }
     let optstring = argv[1].clone();
