@@ -32,39 +32,6 @@ pub fn find(sh: &Shell, spec: &[u8]) -> Option<usize> {
     }
 }
 
-/// Reads a builtin's leading flag clusters (`-lp`, then `--` or the first
-/// operand ends them), refusing a letter not in `known` with bash's two
-/// lines; the flags seen, and the operands.
-fn options(
-    sh: &mut Shell,
-    argv: Args<'_>,
-    known: &[u8],
-    usage: &str,
-) -> Result<(Vec<u8>, Vec<Vec<u8>>), ()> {
-    let name = lossy(&argv[0]);
-    let mut flags = Vec::new();
-    let mut i = 1;
-    while let Some(a) = argv.get(i) {
-        if a == b"--" {
-            i += 1;
-            break;
-        }
-        if a.len() < 2 || a[0] != b'-' {
-            break;
-        }
-        for &c in &a[1..] {
-            if !known.contains(&c) {
-                sh.error(&format!("{name}: -{}: invalid option", c as char));
-                sh.usage(usage);
-                return Err(());
-            }
-            flags.push(c);
-        }
-        i += 1;
-    }
-    Ok((flags, argv[i..].to_vec()))
-}
-
 /// The job an operand names (`%spec`, or a pid of one of its processes),
 /// reporting a bad one.
 fn operand(sh: &mut Shell, builtin: &str, a: &[u8]) -> Option<usize> {
@@ -88,7 +55,7 @@ pub fn jobs(sh: &mut Shell, argv: Args<'_>) -> Exec {
     if !sh.opts.interactive && !sh.subshell {
         sh.jobs.retain(|j| !j.finished());
     }
-    let Ok((flags, ops)) = options(
+    let Ok((flags, ops)) = super::options(
         sh,
         argv,
         b"lnprs",
@@ -197,7 +164,7 @@ pub fn disown(sh: &mut Shell, argv: Args<'_>) -> Exec {
     // `-h` keeps the job but spares it the SIGHUP a hang-up sends: rush
     // forgets it instead, which spares it too (`jobs` then no longer
     // lists it).
-    let Ok((flags, ops)) = options(
+    let Ok((flags, ops)) = super::options(
         sh,
         argv,
         b"ahr",

@@ -194,6 +194,39 @@ pub fn lossy(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// Reads a builtin's leading flag clusters (`-lp`, then `--` or the first
+/// operand ends them), refusing a letter not in `known` with bash's two
+/// lines; the flags seen, and the operands.
+pub(super) fn options(
+    sh: &mut Shell,
+    argv: Args<'_>,
+    known: &[u8],
+    usage: &str,
+) -> Result<(Vec<u8>, Vec<Vec<u8>>), ()> {
+    let name = lossy(&argv[0]);
+    let mut flags = Vec::new();
+    let mut i = 1;
+    while let Some(a) = argv.get(i) {
+        if a == b"--" {
+            i += 1;
+            break;
+        }
+        if a.len() < 2 || a[0] != b'-' {
+            break;
+        }
+        for &c in &a[1..] {
+            if !known.contains(&c) {
+                sh.error(&format!("{name}: -{}: invalid option", c as char));
+                sh.usage(usage);
+                return Err(());
+            }
+            flags.push(c);
+        }
+        i += 1;
+    }
+    Ok((flags, argv[i..].to_vec()))
+}
+
 /// Writes builtin output; a failed write is reported as bash does.
 fn emit(sh: &mut Shell, name: &str, bytes: &[u8]) -> i32 {
     match sh.out(bytes) {

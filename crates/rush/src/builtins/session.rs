@@ -257,31 +257,20 @@ pub const TOPICS: &[(&str, &str, &str)] = &[
     ),
 ];
 
+const HELP_USAGE: &str = "help: usage: help [-dms] [pattern ...]";
+const ENABLE_USAGE: &str = "enable: usage: enable [-a] [-dnps] [-f filename] [name ...]";
+
 /// `help [-dms] [pattern ...]`: each builtin whose name matches a pattern
 /// (a glob), with its synopsis and what it does.
 pub fn help(sh: &mut Shell, argv: Args<'_>) -> Exec {
-    let (mut short, mut synopsis, mut manual) = (false, false, false);
-    let mut i = 1;
-    while let Some(a) = argv.get(i).filter(|a| a.starts_with(b"-") && a.len() > 1) {
-        if a == b"--" {
-            i += 1;
-            break;
-        }
-        for &c in &a[1..] {
-            match c {
-                b'd' => short = true,
-                b's' => synopsis = true,
-                b'm' => manual = true,
-                c => {
-                    sh.error(&format!("help: -{}: invalid option", c as char));
-                    sh.usage("help: usage: help [-dms] [pattern ...]");
-                    return Ok(2);
-                }
-            }
-        }
-        i += 1;
-    }
-    let patterns = &argv[i..];
+    let Ok((flags, patterns)) = super::options(sh, argv, b"dms", HELP_USAGE) else {
+        return Ok(2);
+    };
+    let (short, synopsis, manual) = (
+        flags.contains(&b'd'),
+        flags.contains(&b's'),
+        flags.contains(&b'm'),
+    );
     let mut out = String::new();
     if patterns.is_empty() {
         out.push_str(
@@ -294,7 +283,7 @@ pub fn help(sh: &mut Shell, argv: Args<'_>) -> Exec {
         return Ok(emit(sh, "help", out.as_bytes()));
     }
     let mut status = 0;
-    for p in patterns {
+    for p in &patterns {
         let pattern = crate::pattern::Pattern::new(p);
         let hits: Vec<_> = TOPICS
             .iter()
@@ -329,40 +318,25 @@ pub fn help(sh: &mut Shell, argv: Args<'_>) -> Exec {
 /// (`-n`: the name then finds a function or a program) and on again, or
 /// lists them. Loadable builtins (`-f`, `-d`) are not supported.
 pub fn enable(sh: &mut Shell, argv: Args<'_>) -> Exec {
-    let (mut all, mut disable, mut special) = (false, false, false);
-    let mut i = 1;
-    while let Some(a) = argv.get(i).filter(|a| a.starts_with(b"-") && a.len() > 1) {
-        if a == b"--" {
-            i += 1;
-            break;
-        }
-        for &c in &a[1..] {
-            match c {
-                b'a' => all = true,
-                b'n' => disable = true,
-                b's' => special = true,
-                b'p' => {}
-                b'f' => {
-                    let file = argv.get(i + 1).map(|f| lossy(f)).unwrap_or_default();
-                    sh.error(&format!(
-                        "enable: cannot open shared object {file}: loadable builtins are not supported"
-                    ));
-                    return Ok(1);
-                }
-                b'd' => {
-                    sh.error("enable: -d: loadable builtins are not supported");
-                    return Ok(1);
-                }
-                c => {
-                    sh.error(&format!("enable: -{}: invalid option", c as char));
-                    sh.usage("enable: usage: enable [-a] [-dnps] [-f filename] [name ...]");
-                    return Ok(2);
-                }
-            }
-        }
-        i += 1;
+    let Ok((flags, names)) = super::options(sh, argv, b"adfnps", ENABLE_USAGE) else {
+        return Ok(2);
+    };
+    if flags.contains(&b'f') {
+        let file = names.first().map(|f| lossy(f)).unwrap_or_default();
+        sh.error(&format!(
+            "enable: cannot open shared object {file}: loadable builtins are not supported"
+        ));
+        return Ok(1);
     }
-    let names = &argv[i..];
+    if flags.contains(&b'd') {
+        sh.error("enable: -d: loadable builtins are not supported");
+        return Ok(1);
+    }
+    let (all, disable, special) = (
+        flags.contains(&b'a'),
+        flags.contains(&b'n'),
+        flags.contains(&b's'),
+    );
     if names.is_empty() {
         let mut list: Vec<&[u8]> = super::names()
             .filter(|n| !special || super::is_special(n))
@@ -380,7 +354,7 @@ pub fn enable(sh: &mut Shell, argv: Args<'_>) -> Exec {
         return Ok(emit(sh, "enable", &out));
     }
     let mut status = 0;
-    for n in names {
+    for n in &names {
         if !super::names().any(|b| b == n.as_slice()) {
             sh.error(&format!("enable: {}: not a shell builtin", lossy(n)));
             status = 1;
