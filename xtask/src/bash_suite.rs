@@ -219,6 +219,37 @@ fn run_one(tests: &Path, bin: &Path, this_sh: &Path, script: &str, tmp: &Path) -
     judge(&String::from_utf8_lossy(&out), status.code())
 }
 
+/// An outcome in a word: `pass`, `TIMEOUT`, or `fail (N)` with the
+/// differing lines.
+fn show(o: &Outcome) -> String {
+    match (o.pass, o.timed_out) {
+        (true, _) => "pass".to_string(),
+        (false, true) => "TIMEOUT".to_string(),
+        (false, false) => format!("fail ({})", o.differing),
+    }
+}
+
+/// The rows as a Markdown table, for the README.
+pub fn markdown(rows: &[Row]) -> String {
+    let mut out = String::from("| file | bash | rush |\n|---|---|---|\n");
+    for r in rows {
+        out.push_str(&format!(
+            "| {} | {} | {} |\n",
+            r.file,
+            show(&r.bash),
+            show(&r.rush)
+        ));
+    }
+    let pass = |f: fn(&Row) -> bool| rows.iter().filter(|r| f(r)).count();
+    out.push_str(&format!(
+        "| **passed (of {})** | **{}** | **{}** |\n",
+        rows.len(),
+        pass(|r| r.bash.pass),
+        pass(|r| r.rush.pass)
+    ));
+    out
+}
+
 /// One file's outcomes, bash's and rush's.
 #[derive(Debug, Clone, Serialize)]
 pub struct Row {
@@ -260,11 +291,6 @@ pub fn run(checkout: &Path, rush: &Path, only: &[String]) -> Result<()> {
             std::fs::create_dir_all(&tmp)?;
             outcomes.push(run_one(&tests, &bin, this_sh, &script, &tmp));
         }
-        let show = |o: &Outcome| match (o.pass, o.timed_out) {
-            (true, _) => "pass".to_string(),
-            (false, true) => "TIMEOUT".to_string(),
-            (false, false) => format!("fail {:>4}", o.differing),
-        };
         println!(
             "{file:<22} {:>12} {:>12}",
             show(&outcomes[0]),
@@ -297,6 +323,7 @@ pub fn run(checkout: &Path, rush: &Path, only: &[String]) -> Result<()> {
         .collect();
     println!("bash passes and rush fails: {}", only_bash.join(" "));
     println!("rush passes and bash fails: {}", only_rush.join(" "));
+    println!("\n{}", markdown(&rows));
     let version = cmd::output(Command::new(&bash).args(["-c", "echo $BASH_VERSION"]));
     let json = serde_json::json!({ "bash": version, "rows": rows });
     let out = crate::target_dir().join("conformance/bash-suite.json");
