@@ -154,20 +154,25 @@ impl Options {
             .map(|(n, _)| *n)
     }
 
-    /// `$-`
+    /// `$-`, as bash writes it: the single-letter options that are on, in
+    /// bash's order (`himBHs` for an interactive shell, `hBc` for `-c`),
+    /// with `c` for a command string and `s` for commands from stdin.
     pub fn flags_string(&self) -> String {
         let mut s = String::new();
-        // Options set by the user; B and h, on by default, are left out, as
-        // in dash (and so are c and s).
-        for (name, letter) in OPTION_NAMES {
-            if let Some(l) = letter.filter(|l| !matches!(l, 'B' | 'h'))
-                && self.get(name) == Some(true)
-            {
+        for l in "abefhikmnprtuvxBCEHPT".chars() {
+            let on = match l {
+                'i' => self.interactive,
+                l => Options::letter(l).is_some_and(|name| self.get(name) == Some(true)),
+            };
+            if on {
                 s.push(l);
             }
         }
-        if self.interactive {
-            s.push('i');
+        if self.command_mode {
+            s.push('c');
+        }
+        if self.stdin_mode {
+            s.push('s');
         }
         s
     }

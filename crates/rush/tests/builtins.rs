@@ -241,7 +241,7 @@ fn bash_forms_agents_use() {
             "f() { local -i x=1+1; local -r r=1; echo $x $r; }; f\n",
             "2 1\n",
         ),
-        ("set -euo pipefail; echo $-\n", "eu\n"),
+        ("set -euo pipefail; echo $-\n", "ehuBs\n"),
         (
             "f() { echo \"$FUNCNAME\"; g; }; g() { echo \"${FUNCNAME[@]}\"; }; f\n",
             "f\ng f\n",

@@ -137,7 +137,7 @@ fn options_e_u_x_v_f_n_c_a() {
         .output()
         .unwrap()
         .into();
-    assert_eq!(r.stdout, "eu\n");
+    assert_eq!(r.stdout, "ehuBc\n");
 }
 
 #[test]

@@ -87,7 +87,7 @@ fn bash_flags_are_accepted() {
         (&["-T", "-c", "shopt -oq functrace && echo T"], "T\n"),
         (
             &["-o", "errtrace", "-o", "functrace", "-c", "echo $-"],
-            "ET\n",
+            "hBETc\n",
         ),
     ] {
         let r = run(args, None);
