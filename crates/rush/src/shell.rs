@@ -568,13 +568,18 @@ impl Shell {
         );
         self.vars
             .define(b"BASH_VERSION", plain(BASH_VERSION.into()));
-        self.vars.define(b"HOSTTYPE", plain(arch.into()));
-        self.vars
-            .define(b"MACHTYPE", plain(format!("{arch}-pc-linux-gnu")));
-        self.vars.define(b"OSTYPE", plain("linux-gnu".into()));
-        // Readline's word breaks, which completion scripts read (git's).
-        self.vars
-            .define(b"COMP_WORDBREAKS", plain(" \t\n\"'@><=;|&(:".into()));
+        // These the environment may set (bash sets them only if not).
+        for (name, value) in [
+            (&b"HOSTTYPE"[..], arch.to_string()),
+            (b"MACHTYPE", format!("{arch}-pc-linux-gnu")),
+            (b"OSTYPE", "linux-gnu".into()),
+            // Readline's word breaks, which completion scripts read (git's).
+            (b"COMP_WORDBREAKS", " \t\n\"'@><=;|&(:".into()),
+        ] {
+            if self.vars.get(name).is_none() {
+                self.vars.define(name, plain(value));
+            }
+        }
         for name in [&b"BASH_ARGV"[..], b"BASH_ARGC"] {
             self.vars.define(
                 name,
@@ -600,6 +605,10 @@ impl Shell {
             },
         );
         for (name, kind) in DYNAMIC {
+            // A HOSTNAME from the environment stays as it is (bash).
+            if *name == b"HOSTNAME" && self.vars.get(name).is_some() {
+                continue;
+            }
             let value = match kind {
                 Dynamic::Indexed => Some(Value::Indexed(Default::default())),
                 Dynamic::Assoc => Some(Value::Assoc(Default::default())),

@@ -1800,3 +1800,28 @@ fn enable_help_logout_suspend_and_fc() {
         );
     }
 }
+
+/// `wait PID` for one job leaves the other jobs that already ended in the
+/// table, with their statuses, for their own `wait` (the Oils case "wait
+/// for N parallel jobs and check failure"; a `wait` that took every ended
+/// job away said "pid N is not a child of this shell" and 127). And the
+/// environment may set HOSTNAME, OSTYPE, HOSTTYPE and MACHTYPE.
+#[test]
+fn wait_keeps_other_ended_jobs_and_the_environment_sets_hostname() {
+    like_bash(
+        "for i in 3 2 1; do { sleep 0.0$i; exit $i; } & pids=\"$pids $!\"; done; \
+         for pid in $pids; do wait $pid; echo status=$?; done",
+        &[],
+        "status=3\nstatus=2\nstatus=1\n",
+        0,
+    );
+    let o = rush()
+        .args(["-c", "echo $HOSTNAME $OSTYPE $HOSTTYPE $MACHTYPE"])
+        .env("HOSTNAME", "h")
+        .env("OSTYPE", "o")
+        .env("HOSTTYPE", "t")
+        .env("MACHTYPE", "m")
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "h o t m\n");
+}

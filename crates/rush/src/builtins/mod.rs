@@ -2508,6 +2508,8 @@ fn wait(sh: &mut Shell, argv: Args<'_>) -> Exec {
         i += 1;
     }
     let args = &argv[i..];
+    // The jobs named by the operands, for the table below.
+    let mut named: Vec<usize> = Vec::new();
     // Jobs that stopped since the last look are known as stopped.
     sh.reap_jobs();
     let status = if args.is_empty() && next {
@@ -2575,6 +2577,7 @@ fn wait(sh: &mut Shell, argv: Args<'_>) -> Exec {
                     status = 127;
                     continue;
                 };
+                named.push(job.id);
                 if let Some(&raw) = job.done.get(&pid) {
                     status = sys::status_of(raw);
                     continue;
@@ -2615,14 +2618,18 @@ fn wait(sh: &mut Shell, argv: Args<'_>) -> Exec {
         }
         status
     };
-    // Waited-for jobs leave the table; an interactive shell still reports
-    // them (`jobs`, the notice before the next prompt), as bash does.
+    // Waited-for jobs leave the table (those named, or every finished one
+    // for a bare `wait`: a job that ended unnamed keeps its status for
+    // its own `wait`); an interactive shell still reports them (`jobs`,
+    // the notice before the next prompt), as bash does.
+    let waited_for =
+        |j: &crate::shell::Job| j.finished() && (args.is_empty() || named.contains(&j.id));
     if sh.opts.interactive && !sh.subshell {
         for j in &mut sh.jobs {
-            j.waited |= j.finished();
+            j.waited |= waited_for(j);
         }
     } else {
-        sh.jobs.retain(|j| !j.finished());
+        sh.jobs.retain(|j| !waited_for(j));
     }
     sh.set_pipestatus(&[status]);
     Ok(status)
