@@ -877,7 +877,6 @@ fn time_reports_in_timeformat() {
 /// (status 1, a newline). Before, `select` was a syntax error.
 #[test]
 fn select_menus_as_bash_does() {
-    use std::io::Write;
     let cases: &[(&str, &str)] = &[
         (
             "select x in a b c; do echo \"x=[$x] R=[$REPLY]\"; done; echo \"rc=$?\"",
@@ -908,20 +907,12 @@ fn select_menus_as_bash_does() {
         ),
     ];
     let run = |mut c: std::process::Command, script: &str, input: &str| {
-        let mut child = c
-            .args(["-c", script])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
+        let out = output_with_input(
+            c.args(["-c", script])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped()),
+            input,
+        );
         (
             String::from_utf8_lossy(&out.stdout).into_owned(),
             String::from_utf8_lossy(&out.stderr).into_owned(),

@@ -271,18 +271,9 @@ fn interactive_start_up_files_and_history_s() {
             .env("HOME", h)
             .env("HISTFILE", h.join("history"))
             .env("ENV", h.join("env.sh"))
-            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null());
-        let mut child = c.spawn().unwrap();
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        String::from_utf8_lossy(&child.wait_with_output().unwrap().stdout).into_owned()
+        String::from_utf8_lossy(&output_with_input(&mut c, input).stdout).into_owned()
     };
     assert_eq!(run(&[], "echo [$RC][$ALT][$EV]\n"), "[rc][][env]\n");
     let alt = h.join("alt.sh");
@@ -357,24 +348,15 @@ fn error_messages_name_what_bash_names() {
         let system = std::env::var("PATH").unwrap();
         let ours = format!("{}:{system}", d.display());
         for (program, path) in [("bash", &system), ("rush as bash", &ours)] {
-            let mut c = std::process::Command::new("bash");
-            let mut child = c
-                .args(*args)
-                .current_dir(d)
-                .env("PATH", path)
-                .stdin(std::process::Stdio::piped())
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap();
-            use std::io::Write;
-            child
-                .stdin
-                .take()
-                .unwrap()
-                .write_all(input.as_bytes())
-                .unwrap();
-            let out = child.wait_with_output().unwrap();
+            let out = output_with_input(
+                std::process::Command::new("bash")
+                    .args(*args)
+                    .current_dir(d)
+                    .env("PATH", path)
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::piped()),
+                input,
+            );
             assert_eq!(
                 String::from_utf8_lossy(&out.stderr),
                 *want,

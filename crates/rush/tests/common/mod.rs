@@ -11,6 +11,19 @@ pub fn on_path(program: &str) -> bool {
         .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
 }
 
+/// Runs `c` with `input` on its standard input (written from a thread, so
+/// that a large output cannot block the write) and returns its output.
+pub fn output_with_input(c: &mut Command, input: &str) -> Output {
+    let mut child = c.stdin(Stdio::piped()).spawn().expect("spawn the shell");
+    let mut stdin = child.stdin.take().expect("a stdin pipe");
+    let input = input.as_bytes().to_vec();
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let out = child.wait_with_output().expect("wait for the shell");
+    // The shell may leave without reading all of it: a broken pipe is fine.
+    let _ = writer.join();
+    out
+}
+
 /// The binary under test.
 pub fn rush() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_rush"));
