@@ -208,12 +208,16 @@ fn run_one(tests: &Path, bin: &Path, this_sh: &Path, script: &str, tmp: &Path) -
         .env("HOME", tmp)
         .env("LANG", "C.UTF-8")
         .stdin(Stdio::null());
-    let Ok((status, out)) = cmd::contained(&mut c, true, script) else {
-        return Outcome {
-            pass: false,
-            differing: 0,
-            timed_out: false,
-        };
+    let (status, out) = match cmd::contained(&mut c, true, script) {
+        Ok(r) => r,
+        Err(e) => {
+            println!("{script}: {e:#}");
+            return Outcome {
+                pass: false,
+                differing: 0,
+                timed_out: false,
+            };
+        }
     };
     let _ = std::fs::remove_file(&out_file);
     judge(&String::from_utf8_lossy(&out), status.code())

@@ -727,7 +727,9 @@ impl Shell {
     /// What an assignment to a dynamic variable does besides storing:
     /// `RANDOM=n` seeds the generator, `SECONDS=n` counts from n.
     pub fn assigned_dynamic(&mut self, name: &[u8], value: &[u8]) {
-        if !self.is_dynamic(name) {
+        // Every assignment passes here: the names come first, the lookup
+        // only for them.
+        if !matches!(name, b"RANDOM" | b"SECONDS") || !self.is_dynamic(name) {
             return;
         }
         let n = std::str::from_utf8(value)
