@@ -558,3 +558,34 @@ pub fn run(check: bool, bench: bool, systems: &[String]) -> Result<()> {
     println!("installed: {}", pkgs.join(" "));
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_install_command_is_one_line_with_sudo_when_not_root() {
+        assert_eq!(
+            install_command(&["zsh", "ripgrep"], false),
+            "sudo apt-get install -y zsh ripgrep"
+        );
+        assert_eq!(install_command(&["zsh"], true), "apt-get install -y zsh");
+    }
+
+    #[test]
+    fn a_package_with_two_probes_is_installed_once() {
+        // git: its program, and its completion script.
+        let needs = needed(Task::Test, &["rush".into()]);
+        let git: Vec<&Need> = needs.iter().filter(|n| n.package == "git").collect();
+        assert_eq!(git.len(), 2, "{needs:?}");
+        assert_eq!(packages(git).len(), 1);
+    }
+
+    #[test]
+    fn probes_see_what_is_here_and_what_is_not() {
+        assert!(Probe::Program("sh").met("dash"));
+        assert!(!Probe::Program("no-such-program-xyz").met("x"));
+        assert!(Probe::File("/bin/sh").met("dash"));
+        assert!(!Probe::Installed.met("no-such-package-xyz"));
+    }
+}

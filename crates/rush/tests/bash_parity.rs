@@ -1747,6 +1747,9 @@ fn enable_help_logout_suspend_and_fc() {
             "file\nbuiltin\n",
         ),
         ("enable nosuch 2>/dev/null; echo $?", "1\n"),
+        // Loadable builtins: refused with a message, as bash refuses a
+        // file it cannot load.
+        ("enable -f ./nosuch.so x 2>/dev/null; echo $?", "1\n"),
         (
             "enable -n test; enable -n; enable test; enable -n",
             "enable -n test\n",
@@ -1775,6 +1778,39 @@ fn enable_help_logout_suspend_and_fc() {
         "set -o history; echo a\necho c\nfc -l\nfc -ln -2\nfc -s c=z 2>/dev/null\nfc -s ech\nfc -l -3 -1\nfc -lr 1 2\nfc -l 99\n",
     )
     .unwrap();
+    // `help -d` and `-m`: rush's own one-line descriptions (bash's text
+    // differs), with the synopsis.
+    let o = rush()
+        .args(["-c", "help -d cd; help -m cd"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "cd - Change the working directory.\nNAME\n    cd - Change the working directory.\n\n\
+         SYNOPSIS\n    cd [-L|[-P [-e]] [-@]] [dir]\n\n"
+    );
+    // `fc -e EDITOR`: the editor runs on the previous command, which is
+    // then written to stderr and run, and takes the `fc` line's place.
+    std::fs::write(
+        dir.path().join("fce.sh"),
+        "set -o history; echo a\necho b\nfc -e true\nfc -l -2\n",
+    )
+    .unwrap();
+    for mut shell in [rush(), bash()] {
+        let o = shell
+            .arg("fce.sh")
+            .current_dir(dir.path())
+            .env("HISTFILE", "/dev/null")
+            .output()
+            .unwrap();
+        assert_eq!(
+            (
+                String::from_utf8_lossy(&o.stdout).as_ref(),
+                String::from_utf8_lossy(&o.stderr).as_ref()
+            ),
+            ("a\nb\nb\n1\t echo b\n2\t echo b\n", "echo b\n")
+        );
+    }
     let want = "a\nc\n1\t echo c\n\t echo c\n\t fc -l\nc\n3\t fc -ln -2\n4\t fz -ln -2\n5\t echo c\n2\t fc -l\n1\t echo c\n1\t echo c\n2\t fc -l\n3\t fc -ln -2\n4\t fz -ln -2\n5\t echo c\n6\t fc -l -3 -1\n7\t fc -lr 1 2\n";
     for mut shell in [rush(), bash()] {
         let o = shell
