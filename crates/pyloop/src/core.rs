@@ -261,8 +261,8 @@ const UNTRACK_BEHIND: usize = 8;
 /// passed since its last poll, not on every iteration: a chain of short
 /// callbacks then costs no system call each. So I/O that becomes ready
 /// while the loop is busy waits at most this long, plus the iteration in
-/// progress, before its callback is queued (the ready-I/O bound, measured
-/// by `test_ready_io_waits_at_most_50us_under_a_busy_loop`). One exception:
+/// progress, before its callback is queued (tested by
+/// `test_ready_io_is_seen_by_the_next_iteration_once_20us_have_passed`). One exception:
 /// after an fd's interest grows (`State::new_interest`), the next iteration
 /// polls, as asyncio's does.
 const POLL_GAP_NS: i128 = 20_000;
