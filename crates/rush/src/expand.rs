@@ -207,7 +207,10 @@ impl Shell {
             }
             let ifs = self.ifs();
             let mut f = Fields::new(true, ifs);
-            self.expand_parts(&w.parts, Ctx::Unquoted, &mut f, true)?;
+            match self.assignment_like_argument(w) {
+                Some(parts) => self.expand_parts(&parts, Ctx::Unquoted, &mut f, true)?,
+                None => self.expand_parts(&w.parts, Ctx::Unquoted, &mut f, true)?,
+            }
             for field in f.done() {
                 self.glob_into(field, &mut out)?;
             }
@@ -246,8 +249,17 @@ impl Shell {
     /// Expands the value of an assignment: like [`Shell::expand_string`],
     /// with tildes also after each unquoted `:`.
     pub fn expand_assignment(&mut self, w: &Word) -> Result<Vec<u8>> {
-        let mut parts = Vec::with_capacity(w.parts.len());
-        for (i, p) in w.parts.iter().enumerate() {
+        let parts = self.assignment_tildes(&w.parts);
+        let mut f = Fields::string();
+        self.expand_parts(&parts, Ctx::Unquoted, &mut f, false)?;
+        Ok(f.concat())
+    }
+
+    /// An assignment value's parts with each unquoted tilde prefix at the
+    /// start or after a `:` replaced by its directory (quoted).
+    fn assignment_tildes(&self, word: &[Part]) -> Vec<Part> {
+        let mut parts = Vec::with_capacity(word.len());
+        for (i, p) in word.iter().enumerate() {
             match p {
                 Part::Lit(b) if b.contains(&b'~') => {
                     let mut segs = b.split(|&c| c == b':').peekable();
@@ -258,7 +270,7 @@ impl Shell {
                             text.push(b':');
                         }
                         let at_start = i == 0 || !first;
-                        let ends_here = segs.peek().is_some() || i + 1 == w.parts.len();
+                        let ends_here = segs.peek().is_some() || i + 1 == word.len();
                         let slash = seg.iter().position(|&c| c == b'/');
                         let prefix = &seg[..slash.unwrap_or(seg.len())];
                         let whole = ends_here || slash.is_some();
@@ -281,9 +293,31 @@ impl Shell {
                 p => parts.push(p.clone()),
             }
         }
-        let mut f = Fields::string();
-        self.expand_parts(&parts, Ctx::Unquoted, &mut f, false)?;
-        Ok(f.concat())
+        parts
+    }
+
+    /// bash (not in POSIX mode) expands tildes after the `=` and each `:`
+    /// of an argument that looks like an assignment (`echo PATH=~/bin`):
+    /// the word's parts so rewritten, if it is one.
+    fn assignment_like_argument(&self, w: &Word) -> Option<Vec<Part>> {
+        if self.opts.posix {
+            return None;
+        }
+        let Some(Part::Lit(first)) = w.parts.first() else {
+            return None;
+        };
+        let eq = first.iter().position(|&c| c == b'=')?;
+        let name = &first[..eq];
+        let valid = name.first().is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+            && name.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_');
+        if !valid || !w.parts.iter().any(|p| matches!(p, Part::Lit(b) if b.contains(&b'~'))) {
+            return None;
+        }
+        let mut value = vec![Part::Lit(first[eq + 1..].to_vec())];
+        value.extend(w.parts[1..].iter().cloned());
+        let mut parts = vec![Part::Lit(first[..=eq].to_vec())];
+        parts.extend(self.assignment_tildes(&value));
+        Some(parts)
     }
 
     /// Expands a pattern word (`case`, `${x#p}`): quoted bytes are marked so

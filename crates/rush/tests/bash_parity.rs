@@ -1852,3 +1852,19 @@ fn wait_keeps_other_ended_jobs_and_the_environment_sets_hostname() {
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&o.stdout), "h o t m\n");
 }
+
+/// bash (outside POSIX mode) expands the tildes of an argument that looks
+/// like an assignment, after its `=` and each `:` (bash's tests/tilde).
+#[test]
+fn tildes_in_assignment_like_arguments() {
+    let cases = [
+        (
+            "HOME=/h; echo a=~ a=~/x:~:b x=a:~ 1a=~ \"a\"=~ a=~\"x\"",
+            "a=/h a=/h/x:/h:b x=a:/h 1a=~ a=~ a=~x\n",
+        ),
+        ("HOME=/h; set -o posix; echo a=~ b=x:~", "a=~ b=x:~\n"),
+    ];
+    for (script, out) in cases {
+        like_bash(script, &[], out, 0);
+    }
+}
