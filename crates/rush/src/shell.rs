@@ -1161,7 +1161,7 @@ impl Shell {
         for (sig, action) in traps {
             let inherited = match sig {
                 sys::ERR_TRAP => self.opts.errtrace,
-                sys::DEBUG_TRAP | sys::RETURN_TRAP => self.opts.functrace,
+                sys::DEBUG_TRAP | sys::RETURN_TRAP => self.functrace(),
                 _ => false,
             };
             if action.is_empty() || inherited {
@@ -2061,7 +2061,9 @@ impl Shell {
     fn run_simple(&mut self, cmd: &Simple) -> Exec {
         let tail = std::mem::take(&mut self.tail_ok);
         self.line = cmd.line;
-        self.run_debug_trap(|| crate::unparse::simple(cmd))?;
+        if self.run_debug_trap(|| crate::unparse::simple(cmd))? {
+            return Ok(self.status);
+        }
         self.cmdsub_status = None;
         let t0 = self.perf.as_ref().map(|_| std::time::Instant::now());
         let argv = self.expand_command_words(&cmd.words)?;
@@ -2509,7 +2511,7 @@ impl Shell {
             call_line,
             saved_opts: None,
         });
-        if self.opts.functrace {
+        if !self.traps.is_empty() && self.functrace() {
             self.run_debug_trap(|| f.name.clone())?;
         }
         let r = self.run_compound(&f.body);
@@ -2539,6 +2541,12 @@ impl Shell {
         }
     }
 
+    /// Whether functions, command substitutions and subshells inherit the
+    /// DEBUG and RETURN traps: `set -T`, or `shopt -s extdebug` (bash).
+    fn functrace(&self) -> bool {
+        self.opts.functrace || crate::builtins::shopt_on(self, "extdebug")
+    }
+
     /// Takes away the traps a function does not inherit (see
     /// [`Shell::call_function`]).
     fn hide_traps(&mut self) -> Vec<(i32, Vec<u8>)> {
@@ -2554,7 +2562,7 @@ impl Shell {
         if !self.opts.errtrace {
             take(self, sys::ERR_TRAP);
         }
-        if !self.opts.functrace {
+        if !self.functrace() {
             take(self, sys::DEBUG_TRAP);
             take(self, sys::RETURN_TRAP);
         }
@@ -2586,29 +2594,42 @@ impl Shell {
     }
 
     /// Runs the DEBUG trap, if set, before a command whose text `text`
-    /// gives (`$BASH_COMMAND`). `$?` is kept for the command.
-    pub fn run_debug_trap(&mut self, text: impl FnOnce() -> Vec<u8>) -> Result<(), Flow> {
+    /// gives (`$BASH_COMMAND`). `$?` is kept for the command. With `shopt
+    /// -s extdebug`, a trap that returns non-zero skips the command (the
+    /// answer is true), and one that returns 2 in a function or a sourced
+    /// file returns from it (bash).
+    pub fn run_debug_trap(&mut self, text: impl FnOnce() -> Vec<u8>) -> Result<bool, Flow> {
         if self.in_trap || self.traps.is_empty() || std::mem::take(&mut self.debug_done) {
-            return Ok(());
+            return Ok(false);
         }
         let Some(action) = self.traps.get(&sys::DEBUG_TRAP).cloned() else {
-            return Ok(());
+            return Ok(false);
         };
         let _ = self.vars.set(b"BASH_COMMAND", text());
-        self.run_trap_action(&action)
+        let status = self.run_trap_action(&action)?;
+        if status == 0 || !crate::builtins::shopt_on(self, "extdebug") {
+            return Ok(false);
+        }
+        if status == 2 && (self.func_depth > 0 || self.source_depth > 0) {
+            return Err(Flow::Return(self.status));
+        }
+        Ok(true)
     }
 
     /// Runs a trap's action: `$?` in it is the status as it stands, and is
-    /// that again afterwards; only an `exit` in it leaves.
-    fn run_trap_action(&mut self, action: &[u8]) -> Result<(), Flow> {
+    /// that again afterwards; only an `exit` in it leaves. The answer is
+    /// the action's own status.
+    fn run_trap_action(&mut self, action: &[u8]) -> Result<i32, Flow> {
         let status = self.status;
         self.in_trap = true;
         let r = self.eval_text(action);
         self.in_trap = false;
+        let own = self.status;
         self.status = status;
         match r {
             Err(Flow::Exit(s)) => Err(Flow::Exit(s)),
-            _ => Ok(()),
+            Err(Flow::Return(s)) => Ok(s),
+            _ => Ok(own),
         }
     }
 

@@ -1868,3 +1868,30 @@ fn tildes_in_assignment_like_arguments() {
         like_bash(script, &[], out, 0);
     }
 }
+
+/// Under `shopt -s extdebug`, a DEBUG trap that returns non-zero skips the
+/// command, and one that returns 2 in a function returns from it (bash's
+/// tests/dbg-support2).
+#[test]
+fn extdebug_lets_the_debug_trap_skip_a_command() {
+    like_bash(
+        "shopt -s extdebug; skip() { [[ $BASH_COMMAND == *2* ]] && return 1; return 0; }; \
+         trap skip DEBUG; x=1; x=2; echo x=$x",
+        &[],
+        "x=1\n",
+        0,
+    );
+    like_bash(
+        "shopt -s extdebug; f() { echo in; echo not; }; \
+         trap '[[ $BASH_COMMAND == \"echo not\" ]] && return 2; true' DEBUG; f; echo after",
+        &[],
+        "in\nafter\n",
+        0,
+    );
+    like_bash(
+        "skip() { return 1; }; trap skip DEBUG; x=1; echo x=$x",
+        &[],
+        "x=1\n",
+        0,
+    );
+}
