@@ -1333,10 +1333,9 @@ impl Shell {
             let last = i + 1 == n;
             if last && lastpipe {
                 let saved = sys::save_fd(0).ok().flatten();
-                if let Some(r) = &prev_read {
+                if let Some(r) = prev_read.take() {
                     let _ = sys::dup2(r.as_raw_fd(), 0);
                 }
-                drop(prev_read.take());
                 let r = self.run_command(cmd);
                 match saved {
                     Some(c) => {

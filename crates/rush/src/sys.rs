@@ -45,7 +45,17 @@ pub fn read_to_end(fd: &OwnedFd, out: &mut Vec<u8>) -> io::Result<()> {
 
 /// A pipe whose ends are close-on-exec.
 pub fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
-    Ok(rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?)
+    let (mut r, mut w) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
+    // With stdin, stdout or stderr closed (`exec 0<&-`), a pipe end would
+    // take that number, and be closed when the child moves its pipe there:
+    // it leaves the three standard numbers free.
+    if r.as_raw_fd() < 3 {
+        r = move_cloexec(r, 3)?;
+    }
+    if w.as_raw_fd() < 3 {
+        w = move_cloexec(w, 3)?;
+    }
+    Ok((r, w))
 }
 
 /// `dup2(from, to)`, leaving `to` inheritable.

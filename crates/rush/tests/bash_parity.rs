@@ -1895,3 +1895,17 @@ fn extdebug_lets_the_debug_trap_skip_a_command() {
         0,
     );
 }
+
+/// With stdin or stdout closed, a pipe's ends must not take their numbers:
+/// the child that moves its pipe end to 0 or 1 would close it (bash's
+/// tests/lastpipe, `exec 0<&-; echo x | read x`).
+#[test]
+fn pipelines_work_with_the_standard_fds_closed() {
+    like_bash(
+        "exec 0<&-; echo x | cat; echo y | cat | cat; echo $(echo w); \
+         shopt -s lastpipe; echo v | read v; echo v=$v; exec 1>&-; echo z | cat >&2",
+        &[],
+        "x\ny\nw\nv=v\n",
+        0,
+    );
+}
