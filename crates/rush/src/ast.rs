@@ -328,6 +328,9 @@ pub struct Param {
     /// `${!name}` (bash): indirection.
     pub indirect: bool,
     pub op: ParamOp,
+    /// `$name` without braces: brace expansion may lengthen the name
+    /// (`$v{x,y}` is `$vx $vy` in bash).
+    pub bare: bool,
 }
 
 #[derive(Debug, Clone)]

@@ -27,6 +27,17 @@ fn rebuild(toks: &[Tok]) -> Word {
     let mut lit = Vec::new();
     for t in toks {
         match t {
+            // bash expands braces in the text before it finds names: after
+            // `$v{x,y}`, `$vx` names the variable vx.
+            Tok::Char(c)
+                if lit.is_empty()
+                    && (c.is_ascii_alphanumeric() || *c == b'_')
+                    && matches!(parts.last(), Some(Part::Param(p)) if p.bare) =>
+            {
+                if let Some(Part::Param(p)) = parts.last_mut() {
+                    p.name.push(*c);
+                }
+            }
             Tok::Char(c) => lit.push(*c),
             Tok::Part(p) => {
                 if !lit.is_empty() {
@@ -170,7 +181,13 @@ fn sequence(inner: &[Tok]) -> Option<Vec<Vec<Tok>>> {
         } else {
             (y..=x).rev().step_by(step).collect()
         };
-        return Some(range.into_iter().map(|c| vec![Tok::Char(c)]).collect());
+        // A backslash in the range (`{Z..a}`) quotes nothing and is
+        // removed: an empty word, as in bash.
+        let tok = |c| match c {
+            b'\\' => Tok::Part(Part::Single(Vec::new())),
+            c => Tok::Char(c),
+        };
+        return Some(range.into_iter().map(|c| vec![tok(c)]).collect());
     }
     None
 }

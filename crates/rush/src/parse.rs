@@ -1742,7 +1742,11 @@ impl<'s> Parser<'s> {
                     self.bump();
                     name.push(c);
                 }
-                Ok(param(name, ParamOp::Plain))
+                let mut p = param(name, ParamOp::Plain);
+                if let Part::Param(p) = &mut p {
+                    p.bare = true;
+                }
+                Ok(p)
             }
             c if c.is_ascii_digit()
                 || matches!(c, b'@' | b'*' | b'#' | b'?' | b'-' | b'$' | b'!') =>
@@ -1965,6 +1969,7 @@ impl<'s> Parser<'s> {
             index: index.clone(),
             indirect,
             op,
+            bare: false,
         };
         if length {
             if self.bump() != Some(b'}') {
@@ -2151,6 +2156,7 @@ fn param(name: Vec<u8>, op: ParamOp) -> Part {
         index: None,
         indirect: false,
         op,
+        bare: false,
     }))
 }
 

@@ -1909,3 +1909,16 @@ fn pipelines_work_with_the_standard_fds_closed() {
         0,
     );
 }
+
+/// Brace expansion works on the text before names are found: `$v{x,y}` is
+/// `$vx $vy`, while `${v}{x,y}` is `${v}x ${v}y`; a backslash in a letter
+/// range is an empty word (bash's tests/braces).
+#[test]
+fn brace_expansion_before_names() {
+    like_bash(
+        "v=V vx=X vy=Y; echo $v{x,y} ${v}{x,y} \"$v\"{x,y} $v{-,+}; echo {Z..a}",
+        &[],
+        "X Y Vx Vy Vx Vy V- V+\nZ [  ] ^ _ ` a\n",
+        0,
+    );
+}
