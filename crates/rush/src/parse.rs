@@ -1651,6 +1651,13 @@ impl<'s> Parser<'s> {
 
     /// After `"`: the parts up to the closing `"`.
     fn double_quoted(&mut self) -> Result<Vec<Part>> {
+        self.double_quoted_in(false)
+    }
+
+    /// [`Parser::double_quoted`]; with `any_escape`, a backslash quotes any
+    /// character, as in double quotes nested in a `${x:+word}` that is
+    /// itself in double quotes (`"${x:+"\p"}"` is `p` in bash).
+    fn double_quoted_in(&mut self, any_escape: bool) -> Result<Vec<Part>> {
         let mut parts = Vec::new();
         let mut lit = Vec::new();
         loop {
@@ -1664,6 +1671,10 @@ impl<'s> Parser<'s> {
                         self.bump();
                     }
                     Some(c @ (b'$' | b'`' | b'"' | b'\\')) => {
+                        self.bump();
+                        lit.push(c);
+                    }
+                    Some(c) if any_escape => {
                         self.bump();
                         lit.push(c);
                     }
@@ -2129,7 +2140,7 @@ impl<'s> Parser<'s> {
                 }
                 b'"' => {
                     flush_word_lit(&mut parts, &mut lit, lit_quoted);
-                    parts.push(Part::Double(self.double_quoted()?));
+                    parts.push(Part::Double(self.double_quoted_in(lit_quoted)?));
                 }
                 b'$' => match self.dollar(lit_quoted)? {
                     Part::Lit(b) => lit.extend_from_slice(&b),
