@@ -578,6 +578,8 @@ impl Shell {
     pub(crate) fn dynamic_scalar(&self, name: &[u8]) -> Option<Vec<u8>> {
         let s = match name {
             b"LINENO" => self.line.to_string(),
+            b"BASH_COMMAND" => return Some(self.bash_command()),
+            b"BASH_ARGV0" => return Some(self.arg0.clone()),
             b"RANDOM" => self.random().to_string(),
             b"SRANDOM" => {
                 let mut b = [0u8; 4];

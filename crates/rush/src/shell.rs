@@ -302,6 +302,14 @@ pub struct Shell {
     pub disabled_builtins: std::collections::HashSet<Vec<u8>>,
     /// Running a trap action (no nested EXIT traps).
     pub in_trap: bool,
+    /// The simple command running now, innermost (`$BASH_COMMAND`). Set
+    /// and restored by [`Shell::run_simple`], so it points only into a
+    /// command whose borrow is live.
+    current_simple: Option<std::ptr::NonNull<Simple>>,
+    /// `$BASH_COMMAND` in a trap's action, and between commands: the
+    /// command the DEBUG trap ran for, or (while any trap is set) the last
+    /// simple command begun.
+    bash_command: Vec<u8>,
     /// `getopts`: (OPTIND it last saw, position inside that argument).
     pub getopts_state: (usize, usize),
     /// The statuses of the last pipeline (`PIPESTATUS`).
@@ -392,6 +400,8 @@ pub const DYNAMIC: &[(&[u8], Dynamic)] = &[
     (b"SECONDS", Dynamic::Integer),
     (b"BASHPID", Dynamic::Integer),
     (b"LINENO", Dynamic::Plain),
+    (b"BASH_COMMAND", Dynamic::Plain),
+    (b"BASH_ARGV0", Dynamic::Plain),
     (b"BASH_SUBSHELL", Dynamic::Plain),
     (b"EPOCHSECONDS", Dynamic::Plain),
     (b"EPOCHREALTIME", Dynamic::Plain),
@@ -436,6 +446,8 @@ impl Shell {
             loop_depth: 0,
             func_depth: 0,
             source_depth: 0,
+            current_simple: None,
+            bash_command: Vec::new(),
             line: 0,
             name,
             capture: None,
@@ -729,7 +741,11 @@ impl Shell {
     pub fn assigned_dynamic(&mut self, name: &[u8], value: &[u8]) {
         // Every assignment passes here: the names come first, the lookup
         // only for them.
-        if !matches!(name, b"RANDOM" | b"SECONDS") || !self.is_dynamic(name) {
+        if !matches!(name, b"RANDOM" | b"SECONDS" | b"BASH_ARGV0") || !self.is_dynamic(name) {
+            return;
+        }
+        if name == b"BASH_ARGV0" {
+            self.arg0 = value.to_vec();
             return;
         }
         let n = std::str::from_utf8(value)
@@ -2058,8 +2074,30 @@ impl Shell {
     // ---- simple commands -----------------------------------------------
 
     fn run_simple(&mut self, cmd: &Simple) -> Exec {
+        let outer = self.current_simple.replace(std::ptr::NonNull::from(cmd));
+        let r = self.run_simple_now(cmd);
+        self.current_simple = outer;
+        r
+    }
+
+    /// `$BASH_COMMAND` as read now.
+    pub fn bash_command(&self) -> Vec<u8> {
+        match self.current_simple {
+            // SAFETY: `current_simple` points to the command of a
+            // `run_simple` call still on the stack (it is restored before
+            // that call returns), whose `&Simple` borrow keeps it alive.
+            Some(p) if !self.in_trap => crate::unparse::simple(unsafe { p.as_ref() }),
+            _ => self.bash_command.clone(),
+        }
+    }
+
+    fn run_simple_now(&mut self, cmd: &Simple) -> Exec {
         let tail = std::mem::take(&mut self.tail_ok);
         self.line = cmd.line;
+        if !self.traps.is_empty() && !self.in_trap {
+            // For the ERR and EXIT traps, which run after the command.
+            self.bash_command = crate::unparse::simple(cmd);
+        }
         if self.run_debug_trap(|| crate::unparse::simple(cmd))? {
             return Ok(self.status);
         }
@@ -2604,7 +2642,7 @@ impl Shell {
         let Some(action) = self.traps.get(&sys::DEBUG_TRAP).cloned() else {
             return Ok(false);
         };
-        let _ = self.vars.set(b"BASH_COMMAND", text());
+        self.bash_command = text();
         let status = self.run_trap_action(&action)?;
         if status == 0 || !crate::builtins::shopt_on(self, "extdebug") {
             return Ok(false);

@@ -1922,3 +1922,18 @@ fn brace_expansion_before_names() {
         0,
     );
 }
+
+/// `$BASH_COMMAND` is the command running now (in a function, the
+/// function's command), in an ERR or EXIT trap the last one begun; and an
+/// assignment to BASH_ARGV0 sets `$0` (bash's tests/dynvar).
+#[test]
+fn bash_command_and_bash_argv0() {
+    like_bash(
+        "trap 'echo err: $BASH_COMMAND' ERR; false x; trap 'echo exit: $BASH_COMMAND' EXIT; \
+         f() { echo \"in f: $BASH_COMMAND\"; }; f 1; echo $BASH_COMMAND; \
+         BASH_ARGV0=zz; echo $0 $BASH_ARGV0; echo last",
+        &[],
+        "err: false x\nin f: echo \"in f: $BASH_COMMAND\"\necho $BASH_COMMAND\nzz zz\nlast\nexit: echo last\n",
+        0,
+    );
+}
