@@ -39,6 +39,9 @@ pub struct ParseError {
     /// The input ended inside a construct (an interactive shell would read
     /// on).
     pub at_eof: bool,
+    /// The line with the unexpected token, which bash shows after the
+    /// message.
+    pub offending: Option<Vec<u8>>,
 }
 
 type Result<T> = std::result::Result<T, ParseError>;
@@ -260,6 +263,7 @@ impl<'s> Parser<'s> {
             line: self.line,
             message: message.into(),
             at_eof: false,
+            offending: None,
         })
     }
 
@@ -268,6 +272,7 @@ impl<'s> Parser<'s> {
             line: self.line,
             message: message.into(),
             at_eof: true,
+            offending: None,
         })
     }
 
@@ -288,7 +293,26 @@ impl<'s> Parser<'s> {
                 }
             },
         };
-        self.error(format!("syntax error near unexpected token `{tok}'"))
+        let mut e = self.error(format!("syntax error near unexpected token `{tok}'"));
+        if let Err(e) = &mut e {
+            e.offending = Some(self.current_line_text());
+        }
+        e
+    }
+
+    /// The text of the line the parser is in (without its newline; for an
+    /// unexpected newline, the line it ends).
+    fn current_line_text(&self) -> Vec<u8> {
+        let pos = self.pos.min(self.buf.len());
+        let start = self.buf[..pos]
+            .iter()
+            .rposition(|&c| c == b'\n')
+            .map_or(0, |i| i + 1);
+        let end = self.buf[pos..]
+            .iter()
+            .position(|&c| c == b'\n')
+            .map_or(self.buf.len(), |i| pos + i);
+        self.buf[start..end].to_vec()
     }
 
     fn enter(&mut self) -> Result<()> {
@@ -1333,16 +1357,16 @@ impl<'s> Parser<'s> {
                 if cmd.assigns.is_empty() && cmd.redirects.is_empty() {
                     self.skip_blanks();
                     if self.peek() == Some(b'(') {
-                        let save = (self.pos, self.line);
                         self.bump();
                         self.skip_blanks();
-                        if self.eat_operator(")") {
-                            let Some(name) = word.as_plain().map(<[u8]>::to_vec) else {
-                                return self.unexpected();
-                            };
-                            return self.function_body(name);
+                        // Not `name ()`: bash names the token after the `(`.
+                        if !self.eat_operator(")") {
+                            return self.unexpected();
                         }
-                        (self.pos, self.line) = save;
+                        let Some(name) = word.as_plain().map(<[u8]>::to_vec) else {
+                            return self.unexpected();
+                        };
+                        return self.function_body(name);
                     }
                 }
             } else if self.alias_next.is_some_and(|end| start >= end) {

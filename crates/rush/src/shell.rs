@@ -302,6 +302,8 @@ pub struct Shell {
     pub disabled_builtins: std::collections::HashSet<Vec<u8>>,
     /// Running a trap action (no nested EXIT traps).
     pub in_trap: bool,
+    /// How many `eval`s are running (syntax errors name `eval`).
+    pub eval_depth: u32,
     /// The simple command running now, innermost (`$BASH_COMMAND`). Set
     /// and restored by [`Shell::run_simple`], so it points only into a
     /// command whose borrow is live.
@@ -447,6 +449,7 @@ impl Shell {
             func_depth: 0,
             source_depth: 0,
             current_simple: None,
+            eval_depth: 0,
             bash_command: Vec::new(),
             line: 0,
             name,
@@ -920,9 +923,35 @@ impl Shell {
         }
     }
 
+    /// Reports a syntax error as bash does: where the text came from (a
+    /// file's name or the shell's, `-c` or `eval` before the line), then
+    /// the line with the unexpected token.
     pub fn syntax_error(&mut self, e: &ParseError) {
         self.line = e.line;
-        self.error(&e.message);
+        let who = match self.frames.last() {
+            Some(f) => String::from_utf8_lossy(&f.file).into_owned(),
+            None => String::from_utf8_lossy(&self.arg0).into_owned(),
+        };
+        let prefix = if self.opts.interactive {
+            format!("{}: ", self.name)
+        } else {
+            let within = if self.eval_depth > 0 {
+                "eval: "
+            } else if self.opts.command_mode && self.source_depth == 0 {
+                "-c: "
+            } else {
+                ""
+            };
+            format!("{who}: {within}line {}: ", e.line)
+        };
+        let mut text = format!("{prefix}{}\n", e.message).into_bytes();
+        if let Some(line) = &e.offending {
+            text.extend_from_slice(prefix.as_bytes());
+            text.push(b'`');
+            text.extend_from_slice(line);
+            text.extend_from_slice(b"'\n");
+        }
+        let _ = sys::write_all(2, &text);
     }
 
     /// Runs the EXIT trap (once) and returns the status to exit with.

@@ -300,6 +300,7 @@ fn error_messages_name_what_bash_names() {
     let link = d.join("bash");
     std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_rush"), &link).unwrap();
     std::fs::write(d.join("s.sh"), "true\nnosuch\n").unwrap();
+    std::fs::write(d.join("e.sh"), "eval 'echo (x'\n  if then fi\n").unwrap();
     let cases: &[(&[&str], &str, &str)] = &[
         (
             &["-c", "nosuch"],
@@ -340,6 +341,27 @@ fn error_messages_name_what_bash_names() {
             &["./nonexistent.sh"],
             "",
             "bash: ./nonexistent.sh: No such file or directory\n",
+        ),
+        // Syntax errors: where the text came from, then its line.
+        (
+            &["./e.sh"],
+            "",
+            "./e.sh: eval: line 1: syntax error near unexpected token `x'\n\
+             ./e.sh: eval: line 1: `echo (x'\n\
+             ./e.sh: line 2: syntax error near unexpected token `then'\n\
+             ./e.sh: line 2: `  if then fi'\n",
+        ),
+        (
+            &["-c", "true\nfoo )"],
+            "",
+            "bash: -c: line 2: syntax error near unexpected token `)'\n\
+             bash: -c: line 2: `foo )'\n",
+        ),
+        (
+            &[],
+            "eval 'a )'\n",
+            "bash: eval: line 1: syntax error near unexpected token `)'\n\
+             bash: eval: line 1: `a )'\n",
         ),
     ];
     for (args, input, want) in cases {

@@ -503,7 +503,9 @@ fn eval(sh: &mut Shell, argv: Args<'_>) -> Exec {
     }
     let saved_tail = sh.tail_ok;
     sh.tail_ok = false;
+    sh.eval_depth += 1;
     let r = sh.eval_text(&text);
+    sh.eval_depth -= 1;
     sh.tail_ok = saved_tail;
     r
 }
