@@ -1937,3 +1937,28 @@ fn bash_command_and_bash_argv0() {
         0,
     );
 }
+
+/// `set` and `set -x` quote a value only when it holds a character
+/// special to the shell (`#` only first, `~` only where it expands), and a
+/// lone `'` as `\'`; `alias` and `trap -p` always single-quote (bash's
+/// tests/posix2).
+#[test]
+fn set_quotes_values_as_bash_does() {
+    like_bash(
+        "a=\"'\" b='ab#cd' c='#ab' d='~' e='a~' f='x=~' g='a b' i= n=a=b o=a:b q='a^b'; \
+         set | grep '^[a-q]='; alias l=ls; alias; trap ls USR1; trap -p USR1; \
+         set -x; : \"'\" a#b '' a~ 'a b' '#'",
+        &[],
+        "a=\\'\nb=ab#cd\nc='#ab'\nd='~'\ne=a~\nf='x=~'\ng='a b'\ni=\nn=a=b\no=a:b\nq='a^b'\n\
+         alias l='ls'\ntrap -- 'ls' SIGUSR1\n",
+        0,
+    );
+    let o = rush()
+        .args(["-c", "set -x; : \"'\" a#b '' a~ 'a b' '#'"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "+ : \\' a#b '' a~ 'a b' '#'\n"
+    );
+}

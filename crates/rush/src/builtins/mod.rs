@@ -364,21 +364,25 @@ fn array_literal(v: &Value) -> Vec<u8> {
     out
 }
 
-/// Single-quotes a value for `set`, `alias` and `export -p` output, when it
-/// needs quoting.
+/// Quotes a value for `set` output as bash does: `$'…'` for control
+/// characters, single quotes when it holds a character special to the
+/// shell (`~` only where it would expand, `#` only first), `\'` for a
+/// lone single quote, else bare.
 pub fn quote_value(v: &[u8]) -> Vec<u8> {
-    let plain = !v.is_empty()
-        && v.iter().all(|&c| {
-            c.is_ascii_alphanumeric()
-                || matches!(
-                    c,
-                    b'_' | b'-' | b'.' | b'/' | b':' | b',' | b'+' | b'@' | b'%'
-                )
-        });
-    if plain {
-        return v.to_vec();
+    let special = v.iter().enumerate().any(|(i, &c)| match c {
+        b' ' | b'\t' | b'\n' | b'\'' | b'"' | b'\\' | b'|' | b'&' | b';' | b'(' | b')' | b'<'
+        | b'>' | b'!' | b'{' | b'}' | b'*' | b'[' | b'?' | b']' | b'^' | b'$' | b'`' => true,
+        b'~' => i == 0 || matches!(v[i - 1], b'=' | b':'),
+        b'#' => i == 0,
+        _ => false,
+    });
+    if v == b"'" {
+        return b"\\'".to_vec();
     }
-    quote_always(v)
+    if special || crate::escape::needs_ansi_c(v) {
+        return quote_always(v);
+    }
+    v.to_vec()
 }
 
 /// Single quotes around any value (`${x@Q}`), or `$'…'` when it holds a
@@ -399,18 +403,11 @@ pub fn quote_always(v: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Quoting for `set -x` lines (bash style: only when needed).
+/// Quoting for `set -x` lines: as `set` quotes, and `''` for an empty
+/// word (bash).
 pub fn quote_for_trace(v: &[u8]) -> Vec<u8> {
-    let needs = v.is_empty()
-        || v.iter().any(|&c| {
-            !(c.is_ascii_alphanumeric()
-                || matches!(
-                    c,
-                    b'_' | b'-' | b'.' | b'/' | b':' | b',' | b'+' | b'@' | b'%' | b'=' | b'^'
-                ))
-        });
-    if !needs {
-        return v.to_vec();
+    if v.is_empty() {
+        return b"''".to_vec();
     }
     quote_value(v)
 }
@@ -1809,7 +1806,7 @@ fn command(sh: &mut Shell, argv: Args<'_>) -> Exec {
                                 out.extend_from_slice(b"alias ");
                                 out.extend_from_slice(name);
                                 out.push(b'=');
-                                out.extend_from_slice(&quote_value(v));
+                                out.extend_from_slice(&quote_always(v));
                             }
                             Kind::File(p) => out.extend_from_slice(p),
                             _ => out.extend_from_slice(name),
@@ -2249,7 +2246,7 @@ fn trap(sh: &mut Shell, argv: Args<'_>) -> Exec {
         all.sort();
         for (sig, action) in all {
             out.extend_from_slice(b"trap -- ");
-            out.extend_from_slice(&quote_value(action));
+            out.extend_from_slice(&quote_always(action));
             out.push(b' ');
             let name = sys::signal_name(sig).unwrap_or("?");
             if sig <= 0 {
