@@ -219,6 +219,8 @@ pub struct HereDoc {
     /// `<<-`: leading tabs are stripped.
     pub strip_tabs: bool,
     pub body: OnceCell<Word>,
+    /// The delimiter, quotes removed (`declare -f` prints it back).
+    pub delim: Vec<u8>,
 }
 
 /// A word: parts that expand and then join.

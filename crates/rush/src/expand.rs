@@ -308,9 +308,16 @@ impl Shell {
         };
         let eq = first.iter().position(|&c| c == b'=')?;
         let name = &first[..eq];
-        let valid = name.first().is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+        let valid = name
+            .first()
+            .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
             && name.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_');
-        if !valid || !w.parts.iter().any(|p| matches!(p, Part::Lit(b) if b.contains(&b'~'))) {
+        if !valid
+            || !w
+                .parts
+                .iter()
+                .any(|p| matches!(p, Part::Lit(b) if b.contains(&b'~')))
+        {
             return None;
         }
         let mut value = vec![Part::Lit(first[eq + 1..].to_vec())];

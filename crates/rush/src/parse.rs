@@ -1204,12 +1204,14 @@ impl<'s> Parser<'s> {
             return self.unexpected();
         };
         let target = if op == RedirOp::HereDoc {
+            let delim = word.unquoted_text();
             let doc = Rc::new(HereDoc {
                 quoted: word.has_quotes(),
                 strip_tabs,
                 body: Default::default(),
+                delim: delim.clone(),
             });
-            self.pending.push((doc.clone(), word.unquoted_text()));
+            self.pending.push((doc.clone(), delim));
             RedirTarget::HereDoc(doc)
         } else {
             RedirTarget::Word(word)

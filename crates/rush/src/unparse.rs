@@ -19,31 +19,29 @@ pub fn function(f: &Function) -> Vec<u8> {
 /// One simple command on one line, as `$BASH_COMMAND` shows it (here-doc
 /// bodies left out).
 pub fn simple(s: &Simple) -> Vec<u8> {
-    let mut p = Printer::default();
+    let mut p = Printer::one_line();
     p.simple(s);
     p.out
 }
 
 /// A compound command, as `$BASH_COMMAND` shows `[[ … ]]` and `(( … ))`.
 pub fn compound(c: &Compound) -> Vec<u8> {
-    let mut p = Printer::default();
+    let mut p = Printer::one_line();
     p.compound(c);
     p.out
 }
 
 /// A pipeline on one line, as `jobs` shows it.
 pub fn pipeline(pl: &Pipeline) -> Vec<u8> {
-    let mut p = Printer::default();
+    let mut p = Printer::one_line();
     p.pipeline(pl);
-    p.heredocs.clear();
     p.out
 }
 
 /// An and-or list on one line (a background job's text).
 pub fn and_or(ao: &AndOr) -> Vec<u8> {
-    let mut p = Printer::default();
+    let mut p = Printer::one_line();
     p.and_or(ao);
-    p.heredocs.clear();
     p.out
 }
 
@@ -54,98 +52,228 @@ pub fn word(w: &Word) -> Vec<u8> {
     p.out
 }
 
+/// The printer follows bash's `print_cmd.c` state for state, so that
+/// `declare -f` and `type` print what bash prints: a newline and `;`
+/// between commands inside a function, `;` after the last command of a
+/// loop or `if` body, `elif` as a nested `if`, and here-document bodies
+/// after the connector that follows their command.
 #[derive(Default)]
 struct Printer {
     out: Vec<u8>,
+    /// Spaces before a command that starts a line.
     indent: usize,
-    /// Here-documents named on the current line, written after it ends.
-    heredocs: Vec<Rc<HereDoc>>,
+    /// Commands to print without their indent (bash's `skip_this_indent`).
+    skip: u32,
+    /// Inside a function's body: commands a line each.
+    in_function: u32,
+    /// Inside a connection (`;`, `&&`, `|`): here-document bodies wait for
+    /// its connector.
+    connection: u32,
+    /// Here-documents whose bodies wait for the next connector.
+    deferred: Vec<Rc<HereDoc>>,
+    /// The command just printed ended with here-document bodies (no `;`).
+    was_heredoc: bool,
+    /// Leave here-document bodies out (one-line forms).
+    no_bodies: bool,
 }
 
+const INDENT: usize = 4;
+
 impl Printer {
+    fn one_line() -> Self {
+        Printer {
+            no_bodies: true,
+            ..Printer::default()
+        }
+    }
+
     fn put(&mut self, b: &[u8]) {
         self.out.extend_from_slice(b);
     }
 
-    /// Ends the line: pending here-document bodies, then the next line's
-    /// indent.
-    fn newline(&mut self) {
+    fn spaces(&mut self, n: usize) {
+        self.out.resize(self.out.len() + n, b' ');
+    }
+
+    /// A newline, the indent, then `text`.
+    fn newline(&mut self, text: &[u8]) {
         self.out.push(b'\n');
-        for h in std::mem::take(&mut self.heredocs) {
+        self.spaces(self.indent);
+        self.put(text);
+    }
+
+    /// `;` unless the text ends with `&` or a newline.
+    fn semicolon(&mut self) {
+        if !matches!(self.out.last(), Some(b'&' | b'\n')) {
+            self.out.push(b';');
+        }
+    }
+
+    fn heredoc_bodies(&mut self, docs: Vec<Rc<HereDoc>>) {
+        self.out.push(b'\n');
+        for h in docs {
             let body = h.body.get().map(|w| self.heredoc_body(w, h.quoted));
             let body = body.unwrap_or_default();
             self.put(&body);
-            if !body.is_empty() && !body.ends_with(b"\n") {
-                self.out.push(b'\n');
-            }
-            self.put(&delimiter(&body));
+            self.put(&h.delim);
             self.out.push(b'\n');
         }
-        for _ in 0..self.indent {
-            self.put(b"    ");
+        self.was_heredoc = true;
+    }
+
+    /// The connector `c` (a lone `;` is not printed), then the bodies of
+    /// the here-documents waiting for it.
+    fn deferred_heredocs(&mut self, c: &[u8]) {
+        let shown = !c.is_empty() && c != b";";
+        if shown {
+            self.put(c);
+        }
+        if !self.deferred.is_empty() {
+            let docs = std::mem::take(&mut self.deferred);
+            self.heredoc_bodies(docs);
+            if shown {
+                self.out.push(b' ');
+            }
         }
     }
 
+    fn flush_deferred(&mut self) {
+        if !self.deferred.is_empty() {
+            self.deferred_heredocs(b"");
+        }
+    }
+
+    /// The top-level definition, as `declare -f` prints it.
     fn function(&mut self, f: &Function) {
+        if is_reserved(&f.name) {
+            self.put(b"function ");
+        }
         self.put(&f.name);
-        self.put(b" () ");
-        self.newline();
+        self.put(b" () \n");
+        self.indent += INDENT;
+        self.put(b"{ \n");
+        self.function_body(f);
+        self.indent -= INDENT;
+        self.function_end(f);
+    }
+
+    /// A definition inside another function's body.
+    fn nested_function(&mut self, f: &Function) {
+        self.put(b"function ");
+        self.put(&f.name);
+        self.put(b" () \n");
+        self.spaces(self.indent);
+        self.put(b"{ \n");
+        self.indent += INDENT;
+        self.function_body(f);
+        self.indent -= INDENT;
+        self.function_end(f);
+    }
+
+    fn function_body(&mut self, f: &Function) {
+        self.in_function += 1;
         match &f.body {
-            Compound::Brace(list) => self.brace(list),
-            other => self.compound(other),
+            Compound::Brace(list) => self.list(list),
+            other => {
+                self.start();
+                self.compound(other);
+            }
         }
-        for r in &f.redirects {
-            self.out.push(b' ');
-            self.redirect(r);
+        self.flush_deferred();
+        self.in_function -= 1;
+    }
+
+    fn function_end(&mut self, f: &Function) {
+        if f.redirects.is_empty() {
+            self.newline(b"}");
+            self.was_heredoc = false;
+        } else {
+            self.newline(b"} ");
+            self.redirects(&f.redirects);
         }
     }
 
-    fn brace(&mut self, list: &List) {
-        self.put(b"{ ");
-        self.block(list);
-        self.put(b"}");
-    }
-
-    /// A list as a block: one item a line, indented, then the closing
-    /// line's indent.
-    fn block(&mut self, list: &List) {
-        self.indent += 1;
-        for item in &list.items {
-            self.newline();
-            self.item(item);
+    /// Where a command starts: its indent, unless told to skip it.
+    fn start(&mut self) {
+        if self.skip > 0 {
+            self.skip -= 1;
+        } else {
+            self.spaces(self.indent);
         }
-        self.indent -= 1;
-        self.newline();
     }
 
-    /// A list on one line (conditions, subshells): items joined by `;`.
-    fn inline(&mut self, list: &List) {
+    /// A list: its first command takes the indent (or skips it), the
+    /// others follow their connectors.
+    fn list(&mut self, list: &List) {
+        let n = list.items.len();
+        if n == 0 {
+            return;
+        }
+        if n > 1 {
+            self.connection += 1;
+        }
         for (i, item) in list.items.iter().enumerate() {
-            if i > 0 && !list.items[i - 1].background {
-                self.put(b";");
+            // After a connector on the same line, `skip` is set.
+            self.start();
+            self.and_or(&item.and_or);
+            let last = i + 1 == n;
+            if item.background {
+                self.deferred_heredocs(b" &");
+                if !last {
+                    self.out.push(b' ');
+                    self.skip += 1;
+                }
+            } else if !last {
+                if self.deferred.is_empty() {
+                    if !self.was_heredoc {
+                        self.out.push(b';');
+                    } else {
+                        self.was_heredoc = false;
+                    }
+                } else {
+                    let c: &[u8] = if self.in_function > 0 { b"" } else { b";" };
+                    self.deferred_heredocs(c);
+                }
+                if self.in_function > 0 {
+                    self.out.push(b'\n');
+                } else {
+                    self.out.push(b' ');
+                    self.skip += 1;
+                }
             }
-            if i > 0 {
-                self.put(b" ");
-            }
-            self.item(item);
+        }
+        if n > 1 {
+            self.flush_deferred();
+            self.connection -= 1;
         }
     }
 
-    fn item(&mut self, item: &Item) {
-        self.and_or(&item.and_or);
-        if item.background {
-            self.put(b" &");
-        }
+    /// A list on one line whatever the context (command substitutions).
+    fn inline(&mut self, list: &List) {
+        let saved = (
+            std::mem::take(&mut self.in_function),
+            std::mem::take(&mut self.indent),
+        );
+        self.skip += 1;
+        self.list(list);
+        (self.in_function, self.indent) = saved;
     }
 
     fn and_or(&mut self, ao: &AndOr) {
+        if !ao.rest.is_empty() {
+            self.connection += 1;
+        }
         self.pipeline(&ao.first);
         for (c, p) in &ao.rest {
-            self.put(match c {
+            self.deferred_heredocs(match c {
                 Connector::And => b" && ",
                 Connector::Or => b" || ",
             });
             self.pipeline(p);
+        }
+        if !ao.rest.is_empty() {
+            self.flush_deferred();
+            self.connection -= 1;
         }
     }
 
@@ -156,12 +284,21 @@ impl Printer {
         if p.bang {
             self.put(b"! ");
         }
+        let many = p.commands.len() > 1;
+        if many {
+            self.connection += 1;
+        }
         for (i, c) in p.commands.iter().enumerate() {
             if i > 0 {
                 let both = p.stderr_too.get(i - 1).copied().unwrap_or(false);
-                self.put(if both { b" |& " } else { b" | " });
+                self.deferred_heredocs(if both { b" |&" } else { b" |" });
+                self.out.push(b' ');
             }
             self.command(c);
+        }
+        if many {
+            self.flush_deferred();
+            self.connection -= 1;
         }
     }
 
@@ -170,12 +307,208 @@ impl Printer {
             Command::Simple(s) => self.simple(s),
             Command::Compound(c, redirects) => {
                 self.compound(c);
-                for r in redirects {
+                if !redirects.is_empty() {
                     self.out.push(b' ');
-                    self.redirect(r);
+                    self.redirects(redirects);
                 }
             }
-            Command::Function(f) => self.function(f),
+            Command::Function(f) => self.nested_function(f),
+        }
+    }
+
+    /// A body one level in (loops, `if`, `case` arms).
+    fn body(&mut self, list: &List) {
+        self.indent += INDENT;
+        self.list(list);
+        self.flush_deferred();
+        self.indent -= INDENT;
+    }
+
+    fn compound(&mut self, c: &Compound) {
+        match c {
+            Compound::Brace(list) => {
+                self.put(b"{ ");
+                if self.in_function > 0 {
+                    self.out.push(b'\n');
+                    self.indent += INDENT;
+                } else {
+                    self.skip += 1;
+                }
+                self.list(list);
+                self.flush_deferred();
+                if self.in_function > 0 {
+                    self.out.push(b'\n');
+                    self.indent -= INDENT;
+                    self.spaces(self.indent);
+                } else {
+                    self.semicolon();
+                    self.out.push(b' ');
+                }
+                self.put(b"}");
+            }
+            Compound::Subshell(list) => {
+                self.put(b"( ");
+                self.skip += 1;
+                self.list(list);
+                self.flush_deferred();
+                self.put(b" )");
+            }
+            Compound::If { arms, otherwise } => self.if_arms(arms, otherwise.as_ref()),
+            Compound::Loop { until, cond, body } => {
+                self.put(if *until { b"until " } else { b"while " });
+                self.skip += 1;
+                self.list(cond);
+                self.flush_deferred();
+                self.semicolon();
+                self.put(b" do\n");
+                self.body(body);
+                self.semicolon();
+                self.newline(b"done");
+            }
+            Compound::For {
+                var,
+                words,
+                body,
+                select,
+                ..
+            } => {
+                self.put(if *select { b"select " } else { b"for " });
+                self.put(var);
+                self.put(b" in ");
+                match words {
+                    Some(ws) => {
+                        for (i, w) in ws.iter().enumerate() {
+                            if i > 0 {
+                                self.put(b" ");
+                            }
+                            self.word(w, false);
+                        }
+                    }
+                    None => self.put(b"\"$@\""),
+                }
+                self.put(b";");
+                self.newline(b"do\n");
+                self.body(body);
+                self.semicolon();
+                self.newline(b"done");
+            }
+            Compound::Case { word, arms, .. } => {
+                self.put(b"case ");
+                self.word(word, false);
+                self.put(b" in ");
+                self.indent += INDENT;
+                for arm in arms {
+                    self.newline(b"");
+                    for (i, p) in arm.patterns.iter().enumerate() {
+                        if i > 0 {
+                            self.put(b" | ");
+                        }
+                        self.word(p, false);
+                    }
+                    self.put(b")\n");
+                    self.body(&arm.body);
+                    self.newline(match arm.end {
+                        CaseEnd::Break => b";;",
+                        CaseEnd::FallThrough => b";&",
+                        CaseEnd::Continue => b";;&",
+                    });
+                }
+                self.indent -= INDENT;
+                self.newline(b"esac");
+            }
+            Compound::Arith { expr, .. } => {
+                self.put(b"((");
+                self.raw(&expr.parts, false);
+                self.put(b"))");
+            }
+            Compound::ArithFor {
+                init,
+                cond,
+                step,
+                body,
+                ..
+            } => {
+                self.put(b"for ((");
+                for (i, w) in [init, cond, step].into_iter().enumerate() {
+                    let mut p = Printer::default();
+                    p.raw(&w.parts, false);
+                    if i > 0 {
+                        self.put(b"; ");
+                    }
+                    self.put(p.out.trim_ascii());
+                }
+                self.put(b"))");
+                self.newline(b"do\n");
+                self.body(body);
+                self.semicolon();
+                self.newline(b"done");
+            }
+            Compound::Coproc { name, cmd } => {
+                self.put(b"coproc ");
+                self.put(name);
+                self.put(b" ");
+                self.command(cmd);
+            }
+            Compound::DoubleBracket { words, .. } => {
+                self.put(b"[[");
+                for w in words {
+                    self.put(b" ");
+                    self.word(w, false);
+                }
+                self.put(b" ]]");
+            }
+        }
+    }
+
+    /// `if`; an `elif` is printed as the `if` of an `else`, as bash does.
+    fn if_arms(&mut self, arms: &[(List, List)], otherwise: Option<&List>) {
+        let Some(((cond, then), rest)) = arms.split_first() else {
+            return;
+        };
+        self.put(b"if ");
+        self.skip += 1;
+        self.list(cond);
+        self.flush_deferred();
+        self.semicolon();
+        self.put(b" then\n");
+        self.body(then);
+        if !rest.is_empty() || otherwise.is_some() {
+            self.semicolon();
+            self.newline(b"else\n");
+            if rest.is_empty() {
+                if let Some(e) = otherwise {
+                    self.body(e);
+                }
+            } else {
+                self.indent += INDENT;
+                self.spaces(self.indent);
+                self.if_arms(rest, otherwise);
+                self.indent -= INDENT;
+            }
+        }
+        self.semicolon();
+        self.newline(b"fi");
+    }
+
+    fn redirects(&mut self, rs: &[Redirect]) {
+        self.was_heredoc = false;
+        let mut docs = Vec::new();
+        for (i, r) in rs.iter().enumerate() {
+            if i > 0 {
+                self.out.push(b' ');
+            }
+            if let RedirTarget::HereDoc(h) = &r.target {
+                docs.push(h.clone());
+            }
+            self.redirect(r);
+        }
+        if docs.is_empty() || self.no_bodies {
+            return;
+        }
+        if self.connection > 0 {
+            self.deferred.extend(docs);
+        } else {
+            self.heredoc_bodies(docs);
         }
     }
 
@@ -194,9 +527,9 @@ impl Printer {
             sep(self);
             self.word(w, false);
         }
-        for r in &s.redirects {
+        if !s.redirects.is_empty() {
             sep(self);
-            self.redirect(r);
+            self.redirects(&s.redirects);
         }
     }
 
@@ -254,20 +587,14 @@ impl Printer {
                 self.word(w, false);
             }
             RedirTarget::HereDoc(h) => {
-                let body = h
-                    .body
-                    .get()
-                    .map(|w| self.heredoc_body(w, h.quoted))
-                    .unwrap_or_default();
-                let delim = delimiter(&body);
-                if h.quoted {
-                    self.put(b"'");
-                    self.put(&delim);
-                    self.put(b"'");
-                } else {
-                    self.put(&delim);
+                if h.strip_tabs {
+                    self.put(b"-");
                 }
-                self.heredocs.push(h.clone());
+                if h.quoted {
+                    single(&mut self.out, &h.delim);
+                } else {
+                    self.put(&h.delim);
+                }
             }
         }
     }
@@ -296,123 +623,6 @@ impl Printer {
                 Part::Quoted(b) => self.put(b),
                 Part::Double(inner) => self.raw(inner, escape),
                 other => self.part(other, true),
-            }
-        }
-    }
-
-    fn compound(&mut self, c: &Compound) {
-        match c {
-            Compound::Brace(list) => self.brace(list),
-            Compound::Subshell(list) => {
-                self.put(b"( ");
-                self.inline(list);
-                self.put(b" )");
-            }
-            Compound::If { arms, otherwise } => {
-                for (i, (cond, body)) in arms.iter().enumerate() {
-                    self.put(if i == 0 { b"if " } else { b"elif " });
-                    self.inline(cond);
-                    self.put(b"; then");
-                    self.block(body);
-                }
-                if let Some(e) = otherwise {
-                    self.put(b"else");
-                    self.block(e);
-                }
-                self.put(b"fi");
-            }
-            Compound::Loop { until, cond, body } => {
-                self.put(if *until { b"until " } else { b"while " });
-                self.inline(cond);
-                self.put(b"; do");
-                self.block(body);
-                self.put(b"done");
-            }
-            Compound::For {
-                var,
-                words,
-                body,
-                select,
-                ..
-            } => {
-                self.put(if *select { b"select " } else { b"for " });
-                self.put(var);
-                if let Some(ws) = words {
-                    self.put(b" in");
-                    for w in ws {
-                        self.put(b" ");
-                        self.word(w, false);
-                    }
-                }
-                self.put(b"; do");
-                self.block(body);
-                self.put(b"done");
-            }
-            Compound::Case { word, arms, .. } => {
-                self.put(b"case ");
-                self.word(word, false);
-                self.put(b" in");
-                self.indent += 1;
-                for arm in arms {
-                    self.newline();
-                    for (i, p) in arm.patterns.iter().enumerate() {
-                        if i > 0 {
-                            self.put(b" | ");
-                        }
-                        self.word(p, false);
-                    }
-                    self.put(b")");
-                    self.block(&arm.body);
-                    self.put(match arm.end {
-                        CaseEnd::Break => b";;",
-                        CaseEnd::FallThrough => b";&",
-                        CaseEnd::Continue => b";;&",
-                    });
-                }
-                self.indent -= 1;
-                self.newline();
-                self.put(b"esac");
-            }
-            Compound::Arith { expr, .. } => {
-                self.put(b"((");
-                self.raw(&expr.parts, false);
-                self.put(b"))");
-            }
-            Compound::ArithFor {
-                init,
-                cond,
-                step,
-                body,
-                ..
-            } => {
-                self.put(b"for ((");
-                for (i, w) in [init, cond, step].into_iter().enumerate() {
-                    let mut p = Printer::default();
-                    p.raw(&w.parts, false);
-                    if i > 0 {
-                        self.put(b"; ");
-                    }
-                    self.put(p.out.trim_ascii());
-                }
-                self.put(b")); do");
-                self.block(body);
-                self.put(b"done");
-            }
-            Compound::Coproc { name, cmd } => {
-                self.put(b"coproc ");
-                if name.as_slice() != b"COPROC" {
-                    self.put(name);
-                    self.put(b" ");
-                }
-                self.command(cmd);
-            }
-            Compound::DoubleBracket { words, .. } => {
-                self.put(b"[[");
-                for w in words {
-                    self.put(b" ");
-                    self.word(w, false);
-                }
-                self.put(b" ]]");
             }
         }
     }
@@ -600,11 +810,31 @@ fn single(out: &mut Vec<u8>, b: &[u8]) {
     out.push(b'\'');
 }
 
-/// A here-document delimiter that no line of the body equals.
-fn delimiter(body: &[u8]) -> Vec<u8> {
-    let mut d = b"EOF".to_vec();
-    while body.split(|&c| c == b'\n').any(|l| l == d.as_slice()) {
-        d.push(b'_');
-    }
-    d
+/// bash's reserved words: a function so named is printed with `function`.
+fn is_reserved(name: &[u8]) -> bool {
+    const WORDS: &[&[u8]] = &[
+        b"if",
+        b"then",
+        b"else",
+        b"elif",
+        b"fi",
+        b"case",
+        b"esac",
+        b"for",
+        b"select",
+        b"while",
+        b"until",
+        b"do",
+        b"done",
+        b"in",
+        b"function",
+        b"time",
+        b"{",
+        b"}",
+        b"!",
+        b"[[",
+        b"]]",
+        b"coproc",
+    ];
+    WORDS.contains(&name)
 }

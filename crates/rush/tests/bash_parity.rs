@@ -199,7 +199,9 @@ fn declare_f_prints_bodies_that_read_back() {
     assert!(
         printed
             .stdout
-            .contains("g () \n( echo sub )\nh () \n{ \n    x=1\n} > /dev/null\n")
+            .contains("g () \n{ \n    ( echo sub )\n}\nh () \n{ \n    x=1\n} > /dev/null\n"),
+        "{}",
+        printed.stdout
     );
     // Printing what was printed gives the same text.
     let again = dir.path().join("again.sh");
@@ -224,7 +226,7 @@ fn declare_f_prints_bodies_that_read_back() {
     );
     assert_eq!(
         r.stdout,
-        "g is a function\ng () \n( echo sub )\ndeclare -f g\ng\n1\n"
+        "g is a function\ng () \n{ \n    ( echo sub )\n}\ndeclare -f g\ng\n1\n"
     );
 }
 
@@ -1960,5 +1962,42 @@ fn set_quotes_values_as_bash_does() {
     assert_eq!(
         String::from_utf8_lossy(&o.stderr),
         "+ : \\' a#b '' a~ 'a b' '#'\n"
+    );
+}
+
+/// `declare -f` prints what bash prints (its `print_cmd.c` layout): `;`
+/// after each command but the last of a function, after the last of a
+/// loop or `if` body, `elif` as a nested `if`, `for x` as `for x in "$@"`,
+/// and here-documents with their own delimiters, their bodies after the
+/// connector (bash's tests/herestr, cprint, func).
+#[test]
+fn declare_f_prints_what_bash_prints() {
+    let script = r#"f() { echo a & echo b
+if true; then echo c; elif x; then :; else echo d; fi
+while false; do :; done; x=1
+case a in a) echo 1; echo 2;; b) ;; esac
+{ echo in; }; ( echo sub; echo s2 )
+cat <<END
+body
+END
+echo after; }
+g() { cat <<< x; for y; do :; done; cat <<-A | cat <<'B'
+	a
+	A
+b
+B
+}
+declare -f f g"#;
+    like_bash(
+        script,
+        &[],
+        "f () \n{ \n    echo a & echo b;\n    if true; then\n        echo c;\n    else\n        \
+         if x; then\n            :;\n        else\n            echo d;\n        fi;\n    fi;\n    \
+         while false; do\n        :;\n    done;\n    x=1;\n    case a in \n        a)\n            \
+         echo 1;\n            echo 2\n        ;;\n        b)\n\n        ;;\n    esac;\n    {\x20\n        \
+         echo in\n    };\n    ( echo sub;\n    echo s2 );\n    cat <<END\nbody\nEND\n\n    echo after\n}\n\
+         g () \n{ \n    cat <<< x;\n    for y in \"$@\";\n    do\n        :;\n    done;\n    \
+         cat <<-A |\na\nA\n  cat <<'B'\nb\nB\n\n}\n",
+        0,
     );
 }
