@@ -2182,21 +2182,29 @@ impl Shell {
             self.trace(&cmd.assigns, &assigns, &argv);
         }
         let name = argv[0].clone();
-        // Special builtins: assignments stay, errors are fatal. (Prefix
-        // assignments before `local`, `declare` and `typeset` stay too, as
-        // in every shell.)
-        if crate::builtins::is_special(&name)
-            || matches!(name.as_slice(), b"local" | b"declare" | b"typeset")
-        {
-            for (k, v) in &assigns {
-                if let Err(e) = self.vars.set(k, v.clone()) {
-                    self.error(&e.to_string());
-                    return Err(Flow::Exit(1));
+        // Special builtins: errors are fatal, and in POSIX mode their
+        // prefix assignments stay (in bash's own mode they last for the
+        // command, as for any builtin). Prefix assignments before `local`,
+        // `declare` and `typeset` stay, as in every shell.
+        let declaration = matches!(name.as_slice(), b"local" | b"declare" | b"typeset");
+        if crate::builtins::is_special(&name) || declaration {
+            let mut temp = None;
+            if self.opts.posix || declaration {
+                for (k, v) in &assigns {
+                    if let Err(e) = self.vars.set(k, v.clone()) {
+                        self.error(&e.to_string());
+                        return Err(Flow::Exit(1));
+                    }
                 }
+            } else if !assigns.is_empty() {
+                temp = Some(self.push_temp_vars(&assigns));
             }
             let saved = match self.redirect(&cmd.redirects) {
                 Ok(s) => s,
                 Err(s) => {
+                    if let Some(undo) = temp.take() {
+                        self.pop_temp_vars(undo);
+                    }
                     return if self.opts.interactive {
                         Ok(s)
                     } else {
@@ -2207,9 +2215,15 @@ impl Shell {
             if name == b"exec" && (argv.len() == 1 || argv.len() == 2 && argv[1] == b"--") {
                 // `exec` alone: its redirections stay.
                 self.forget(saved);
+                if let Some(undo) = temp {
+                    self.pop_temp_vars(undo);
+                }
                 return Ok(0);
             }
             let r = crate::builtins::run_builtin(self, &argv).unwrap_or(Ok(127));
+            if let Some(undo) = temp {
+                self.pop_temp_vars(undo);
+            }
             self.restore(saved);
             return r;
         }
@@ -2532,6 +2546,21 @@ impl Shell {
         redirects: &[Redirect],
     ) -> Exec {
         const MAX_FUNC_DEPTH: u32 = 1000;
+        // FUNCNEST (bash): a positive limit on the nesting, past which the
+        // command being run is abandoned with status 1.
+        if let Some(limit) = self
+            .vars
+            .get(b"FUNCNEST")
+            .and_then(|v| std::str::from_utf8(v).ok()?.trim().parse::<u32>().ok())
+            .filter(|&n| n > 0)
+            && self.func_depth >= limit
+        {
+            self.error(&format!(
+                "{}: maximum function nesting level exceeded ({limit})",
+                String::from_utf8_lossy(&f.name)
+            ));
+            return Err(Flow::Abort(1));
+        }
         if self.func_depth >= MAX_FUNC_DEPTH {
             self.error(&format!(
                 "{}: maximum function nesting level exceeded ({MAX_FUNC_DEPTH})",

@@ -174,9 +174,15 @@ impl Printer {
         self.in_function += 1;
         match &f.body {
             Compound::Brace(list) => self.list(list),
+            // A body that is not a group is printed in one, with the
+            // redirections of the definition as its own (bash).
             other => {
                 self.start();
                 self.compound(other);
+                if !f.redirects.is_empty() {
+                    self.out.push(b' ');
+                    self.redirects(&f.redirects);
+                }
             }
         }
         self.flush_deferred();
@@ -184,7 +190,7 @@ impl Printer {
     }
 
     fn function_end(&mut self, f: &Function) {
-        if f.redirects.is_empty() {
+        if f.redirects.is_empty() || !matches!(f.body, Compound::Brace(_)) {
             self.newline(b"}");
             self.was_heredoc = false;
         } else {
@@ -562,8 +568,17 @@ impl Printer {
     }
 
     fn redirect(&mut self, r: &Redirect) {
-        if let Some(fd) = r.fd {
-            self.put(fd.to_string().as_bytes());
+        // bash writes the fd of a duplication to a number, a move or a
+        // close even when it is the default (`>&2` is `1>&2`).
+        let numeric_dup = matches!(r.op, RedirOp::DupIn | RedirOp::DupOut)
+            && matches!(&r.target, RedirTarget::Word(w) if w.as_plain().is_some_and(|t| {
+                let t = t.strip_suffix(b"-").unwrap_or(t);
+                t.iter().all(u8::is_ascii_digit)
+            }));
+        match r.fd {
+            Some(fd) => self.put(fd.to_string().as_bytes()),
+            None if numeric_dup => self.put(if r.op == RedirOp::DupIn { b"0" } else { b"1" }),
+            None => {}
         }
         let (op, spaced): (&[u8], bool) = match r.op {
             RedirOp::In => (b"<", true),
@@ -571,6 +586,10 @@ impl Printer {
             RedirOp::Clobber => (b">|", true),
             RedirOp::Append => (b">>", true),
             RedirOp::ReadWrite => (b"<>", true),
+            // A close is `N>&-` whichever way it was written.
+            RedirOp::DupIn if matches!(&r.target, RedirTarget::Word(w) if w.as_plain() == Some(b"-")) => {
+                (b">&", false)
+            }
             RedirOp::DupIn => (b"<&", false),
             RedirOp::DupOut => (b">&", false),
             RedirOp::HereDoc => (b"<<", false),

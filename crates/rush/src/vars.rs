@@ -430,15 +430,22 @@ impl Vars {
     pub fn unset(&mut self, name: &[u8]) -> Result<(), ReadOnly> {
         let target = self.resolve(name);
         let name = target.as_deref().unwrap_or(name);
-        for s in self.scopes.iter_mut().rev() {
+        let innermost = self.scopes.len();
+        for (depth, s) in self.scopes.iter_mut().enumerate().rev() {
             if let Some(v) = s.get(name) {
                 if v.readonly {
                     return Err(ReadOnly(name.to_vec()));
                 }
-                // Unsetting a local removes it, revealing the variable of an
-                // outer scope (bash does so when the unset comes from another
-                // function; the Oils suite asks for it always).
-                s.remove(name);
+                if depth + 1 == innermost {
+                    // The running function's own local stays local, unset
+                    // and without attributes: an assignment after the unset
+                    // is still local (bash).
+                    s.insert(name.to_vec(), Var::default());
+                } else {
+                    // A caller's local is removed, revealing the variable
+                    // of an outer scope (bash).
+                    s.remove(name);
+                }
                 self.env = None;
                 return Ok(());
             }
@@ -598,6 +605,11 @@ impl Vars {
 
     /// Exports a function (`export -f`) with the text of its definition
     /// after the name, or stops exporting it (`None`).
+    /// Whether the function `name` is exported.
+    pub fn function_exported(&self, name: &[u8]) -> bool {
+        self.functions.contains_key(name)
+    }
+
     pub fn export_function(&mut self, name: &[u8], text: Option<Vec<u8>>) {
         match text {
             Some(t) => self.functions.insert(name.to_vec(), t),

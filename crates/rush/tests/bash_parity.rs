@@ -2001,3 +2001,39 @@ declare -f f g"#;
         0,
     );
 }
+
+/// From bash's tests/func: a function's own local stays local when unset
+/// (a caller's is removed); `declare -xF` lists only exported functions;
+/// `>&2` prints as `1>&2` and a subshell body keeps its redirections;
+/// outside POSIX mode a special builtin's prefix assignment lasts for the
+/// command only; FUNCNEST limits the nesting.
+#[test]
+fn functions_as_bash_tests_them() {
+    let cases = [
+        (
+            "f() { local -i x=1; unset x; x=1+1; echo $x; }; f; \
+             g() { local y=1; h; echo \"g: ${y-unset}\"; }; h() { unset y; }; y=G; g",
+            "1+1\ng: G\n",
+        ),
+        (
+            "a() { :; }; b() { :; }; export -f b; declare -xF; declare -F",
+            "declare -fx b\ndeclare -f a\ndeclare -fx b\n",
+        ),
+        (
+            "f() { echo >&2; echo <&-; echo >&$x; } >&2; g() ( echo ) 2>&1; declare -f f g",
+            "f () \n{ \n    echo 1>&2;\n    echo 0>&-;\n    echo >&$x\n} 1>&2\n\
+             g () \n{ \n    ( echo ) 2>&1\n}\n",
+        ),
+        (
+            "x=1; x=2 :; echo $x; FOO=bar eval 'echo $FOO'; echo \"[$FOO]\"; set -o posix; x=3 :; echo $x",
+            "1\nbar\n[]\n3\n",
+        ),
+        (
+            "FUNCNEST=5; n=0; f() { ((n++)); f; }; f 2>/dev/null; echo not reached\necho $? $n",
+            "1 5\n",
+        ),
+    ];
+    for (script, out) in cases {
+        like_bash(script, &[], out, 0);
+    }
+}

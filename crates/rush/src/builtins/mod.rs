@@ -956,7 +956,12 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
         let targets: Vec<Vec<u8>> = if i < argv.len() {
             argv[i..].to_vec()
         } else {
-            names.into_iter().cloned().collect()
+            // `declare -xf`, `-xF`: only the exported ones.
+            names
+                .into_iter()
+                .filter(|n| !export_ || sh.vars.function_exported(n))
+                .cloned()
+                .collect()
         };
         let named = i < argv.len();
         let mut status = 0;
@@ -972,7 +977,11 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 // line and file too); `declare -F`, each as a command.
                 Some(f) => {
                     if !named {
-                        out.extend_from_slice(b"declare -f ");
+                        out.extend_from_slice(if sh.vars.function_exported(&n) {
+                            b"declare -fx "
+                        } else {
+                            b"declare -f "
+                        });
                     }
                     out.extend_from_slice(&n);
                     if named && shopt_on(sh, "extdebug") {
