@@ -1187,6 +1187,17 @@ fn getopts_starts_again_after_set() {
         "h\nc\n4\n1\nagain h\n2\n",
         0,
     );
+    // OPTIND past fewer new arguments is the end, not a restart; so a
+    // function that sets OPTIND ends the loop (bash's getopts9.sub looped
+    // for ever).
+    like_bash(
+        "set -- -a -b -c; while getopts abc o; do echo $o; done; \
+         set -- -x; while getopts x o; do echo again $o; done; echo end $OPTIND; \
+         f() { OPTIND=4; }; main() { while getopts abc o; do echo $o; f; done; }; OPTIND=1; main -abc",
+        &[],
+        "a\nb\nc\nend 2\na\n",
+        0,
+    );
 }
 
 /// A word that is only text and an extglob group (`+(a)c`, `@(x y|z)`)

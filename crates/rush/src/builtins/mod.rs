@@ -2945,10 +2945,10 @@ fn getopts(sh: &mut Shell, argv: Args<'_>) -> Exec {
         .and_then(|v| lossy(v).parse().ok())
         .unwrap_or(1)
         .max(1);
-    // OPTIND past the end of new arguments (`set --` between two loops):
-    // start again from the first (bash).
+    // OPTIND past the arguments (`set --` between two loops, or set by
+    // hand): the end, just after the last (bash; with no arguments, 1).
     let optind_seen = optind;
-    let optind = if optind > args.len() + 1 { 1 } else { optind };
+    let optind = optind.min(args.len() + 1);
     // Reset the position inside a cluster when OPTIND was changed.
     if sh.getopts_state.0 != optind {
         sh.getopts_state = (optind, 1);
