@@ -928,6 +928,12 @@ impl Shell {
     /// the line with the unexpected token.
     pub fn syntax_error(&mut self, e: &ParseError) {
         self.line = e.line;
+        // What the parser refuses that is not a syntax error (`for
+        // bad-name`) is reported as any other error (bash).
+        if !e.message.starts_with("syntax error") {
+            self.error(&e.message);
+            return;
+        }
         let who = match self.frames.last() {
             Some(f) => String::from_utf8_lossy(&f.file).into_owned(),
             None => String::from_utf8_lossy(&self.arg0).into_owned(),

@@ -358,6 +358,11 @@ fn error_messages_name_what_bash_names() {
              bash: -c: line 2: `foo )'\n",
         ),
         (
+            &["-c", "for bad-name in a; do :; done"],
+            "",
+            "bash: line 1: `bad-name': not a valid identifier\n",
+        ),
+        (
             &[],
             "eval 'a )'\n",
             "bash: eval: line 1: syntax error near unexpected token `)'\n\
