@@ -929,7 +929,11 @@ impl Shell {
                         );
                         return Err(self.fatal(&msg, 1));
                     }
-                    let v = self.expand_string_in(word, ctx)?;
+                    // The word as `${x:-word}` reads it (a leading tilde
+                    // expands), made one string.
+                    let mut sf = Fields::string();
+                    self.expand_sub_word(word, ctx, &mut sf)?;
+                    let v = sf.concat();
                     let r = match &p.index {
                         Some(w) => {
                             let i = self.expand_index_text(w)?;

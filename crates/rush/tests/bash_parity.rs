@@ -2048,3 +2048,15 @@ fn functions_as_bash_tests_them() {
         like_bash(script, &[], out, 0);
     }
 }
+
+/// `${x:=word}` expands a leading tilde in the word as `${x:-word}` does
+/// (bash's tests/tilde2).
+#[test]
+fn assign_default_expands_a_leading_tilde() {
+    like_bash(
+        "HOME=/h; X=/x; : ${A:=~/bin:~/b2:$X}; echo $A; : ${B:=~}; echo $B; : \"${C:=~/b}\"; echo $C",
+        &[],
+        "/h/bin:~/b2:/x\n/h\n~/b\n",
+        0,
+    );
+}
