@@ -165,6 +165,9 @@ pub struct Redirect {
     pub fd: Option<i32>,
     pub op: RedirOp,
     pub target: RedirTarget,
+    /// `{name}>file` (bash): the shell picks the fd (10 or above) and
+    /// assigns its number to `name`; `{name}>&-` closes the fd it names.
+    pub var: Option<Vec<u8>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1155,6 +1155,29 @@ impl<'s> Parser<'s> {
     fn redirect(&mut self) -> Result<Option<Redirect>> {
         let save = (self.pos, self.line);
         let mut fd = None;
+        // `{name}` right before the operator (bash).
+        let mut var = None;
+        if self.peek() == Some(b'{') {
+            let mut k = 1;
+            while self.peek_at(k).is_some_and(|c| {
+                if k == 1 {
+                    is_name_start(c)
+                } else {
+                    is_name_char(c)
+                }
+            }) {
+                k += 1;
+            }
+            if k > 1
+                && self.peek_at(k) == Some(b'}')
+                && matches!(self.peek_at(k + 1), Some(b'<' | b'>'))
+            {
+                var = Some(self.buf[self.pos + 1..self.pos + k].to_vec());
+                for _ in 0..=k {
+                    self.bump();
+                }
+            }
+        }
         let mut digits = 0;
         while let Some(c) = self.peek_at(digits) {
             if c.is_ascii_digit() {
@@ -1163,7 +1186,7 @@ impl<'s> Parser<'s> {
                 break;
             }
         }
-        if digits > 0 && matches!(self.peek_at(digits), Some(b'<' | b'>')) {
+        if var.is_none() && digits > 0 && matches!(self.peek_at(digits), Some(b'<' | b'>')) {
             let text = &self.buf[self.pos..self.pos + digits];
             let n: i64 = std::str::from_utf8(text)
                 .ok()
@@ -1216,7 +1239,12 @@ impl<'s> Parser<'s> {
         } else {
             RedirTarget::Word(word)
         };
-        Ok(Some(Redirect { fd, op, target }))
+        Ok(Some(Redirect {
+            fd,
+            op,
+            target,
+            var,
+        }))
     }
 
     /// Reads a here-doc body up to its delimiter line.

@@ -2211,7 +2211,9 @@ impl Shell {
                     if let Some(undo) = temp.take() {
                         self.pop_temp_vars(undo);
                     }
-                    return if self.opts.interactive {
+                    // A failed redirection ends the shell in POSIX mode
+                    // only (bash).
+                    return if self.opts.interactive || !self.opts.posix {
                         Ok(s)
                     } else {
                         Err(Flow::Exit(s))
@@ -3088,6 +3090,9 @@ impl Shell {
     }
 
     fn redirect_one(&mut self, r: &Redirect, saved: &mut Saved) -> Result<(), Option<String>> {
+        if let Some(name) = &r.var {
+            return self.redirect_to_var(r, name, saved);
+        }
         let fd = r.fd.unwrap_or_else(|| r.op.default_fd());
         if !(0..sys::FIRST_PRIVATE_FD * 100).contains(&fd) {
             return Err(Some(format!("{fd}: Bad file descriptor")));
@@ -3183,7 +3188,15 @@ impl Shell {
                     return Ok(());
                 }
                 if !sys::is_open(src) || src >= sys::FIRST_PRIVATE_FD && saved_copy(saved, src) {
-                    return Err(Some(format!("{src}: Bad file descriptor")));
+                    // bash names the word as written (`$fd: Bad file
+                    // descriptor`).
+                    let written = match &r.target {
+                        RedirTarget::Word(w) => {
+                            String::from_utf8_lossy(&crate::unparse::word(w)).into_owned()
+                        }
+                        RedirTarget::HereDoc(_) => src.to_string(),
+                    };
+                    return Err(Some(format!("{written}: Bad file descriptor")));
                 }
                 self.save(fd, saved);
                 if let Err(e) = sys::dup2(src, fd) {
@@ -3207,6 +3220,58 @@ impl Shell {
             let _ = sys::dup2(raw, raw);
         } else if let Err(e) = sys::dup2(file.as_raw_fd(), fd) {
             return Err(Some(format!("{fd}: {e}")));
+        }
+        Ok(())
+    }
+
+    /// `{name}>file` (bash): the redirection made on the lowest free fd
+    /// from 10, which stays open after the command, its number assigned to
+    /// `name`; `{name}>&-` closes the fd `name` holds.
+    fn redirect_to_var(
+        &mut self,
+        r: &Redirect,
+        name: &[u8],
+        saved: &mut Saved,
+    ) -> Result<(), Option<String>> {
+        let shown = String::from_utf8_lossy(name).into_owned();
+        let closing = matches!(r.op, RedirOp::DupIn | RedirOp::DupOut)
+            && matches!(&r.target, RedirTarget::Word(w) if w.as_plain() == Some(b"-"));
+        let plain = Redirect {
+            fd: None,
+            op: r.op,
+            target: r.target.clone(),
+            var: None,
+        };
+        if closing {
+            let fd = self
+                .vars
+                .get(name)
+                .and_then(|v| std::str::from_utf8(v).ok()?.trim().parse::<RawFd>().ok())
+                .ok_or_else(|| Some(format!("{shown}: ambiguous redirect")))?;
+            sys::close(fd);
+            return Ok(());
+        }
+        let mut fd = sys::FIRST_PRIVATE_FD;
+        while sys::is_open(fd) || saved.fds.iter().any(|(_, c)| *c == Some(fd)) {
+            fd += 1;
+        }
+        let mut here = Saved::default();
+        let r = self.redirect_one(
+            &Redirect {
+                fd: Some(fd),
+                ..plain
+            },
+            &mut here,
+        );
+        // The new fd outlives the command: nothing of it is restored.
+        saved
+            .fds
+            .extend(here.fds.into_iter().filter(|(f, _)| *f != fd));
+        r?;
+        if let Err(e) = self.vars.set(name, fd.to_string().into_bytes()) {
+            sys::close(fd);
+            self.error(&e.to_string());
+            return Err(Some(format!("{shown}: cannot assign fd to variable")));
         }
         Ok(())
     }

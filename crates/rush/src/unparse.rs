@@ -575,7 +575,13 @@ impl Printer {
                 let t = t.strip_suffix(b"-").unwrap_or(t);
                 t.iter().all(u8::is_ascii_digit)
             }));
+        if let Some(name) = &r.var {
+            self.put(b"{");
+            self.put(name);
+            self.put(b"}");
+        }
         match r.fd {
+            _ if r.var.is_some() => {}
             Some(fd) => self.put(fd.to_string().as_bytes()),
             None if numeric_dup => self.put(if r.op == RedirOp::DupIn { b"0" } else { b"1" }),
             None => {}

@@ -2060,3 +2060,38 @@ fn assign_default_expands_a_leading_tilde() {
         0,
     );
 }
+
+/// `{name}>file` (bash): the shell opens the lowest free fd from 10,
+/// assigns its number to name and leaves it open; `{name}>&-` closes it.
+/// A failed redirection on a special builtin ends the shell in POSIX mode
+/// only, and a bad fd is named as written (bash's tests/vredir,
+/// comsub-posix).
+#[test]
+fn redirections_that_assign_the_fd() {
+    let dir = tempfile::tempdir().unwrap();
+    like_bash_in(
+        dir.path(),
+        &[],
+        "exec {fd}>out; [ $fd -ge 10 ] && echo ok; echo hello >&$fd; exec {fd}>&-; cat out; \
+         echo x {g}>/dev/null; [ -e /dev/fd/$g ] && echo open; exec {h}<<<here; read l <&$h; echo $l; \
+         f() { echo a {q}>/dev/null; }; declare -f f; \
+         readonly v; exec {v}>/dev/null; echo status $?; x=99; echo >&$x; echo after",
+        "ok\nhello\nx\nopen\nhere\nf () \n{ \n    echo a {q}> /dev/null\n}\nstatus 1\nafter\n",
+        0,
+    );
+    let o = rush()
+        .args(["-c", "readonly v; exec {v}>/dev/null; x=99; echo >&$x"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr)
+            .lines()
+            .map(|l| l.split_once(": ").map_or(l, |(_, m)| m))
+            .collect::<Vec<_>>(),
+        [
+            "line 1: v: readonly variable",
+            "line 1: v: cannot assign fd to variable",
+            "line 1: $x: Bad file descriptor"
+        ]
+    );
+}
