@@ -682,6 +682,10 @@ impl<'s> Parser<'s> {
             let redirects = self.redirects()?;
             return Ok(Command::Compound(Box::new(c), redirects));
         }
+        // `in` is reserved where a command starts (bash).
+        if self.starts_with(b"in") && self.peek_at(2).is_none_or(is_meta) {
+            return self.unexpected();
+        }
         self.simple()
     }
 

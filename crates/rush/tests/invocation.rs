@@ -358,6 +358,12 @@ fn error_messages_name_what_bash_names() {
              bash: -c: line 2: `foo )'\n",
         ),
         (
+            &["-c", "echo a | in"],
+            "",
+            "bash: -c: line 1: syntax error near unexpected token `in'\n\
+             bash: -c: line 1: `echo a | in'\n",
+        ),
+        (
             &["-c", "for bad-name in a; do :; done"],
             "",
             "bash: line 1: `bad-name': not a valid identifier\n",
