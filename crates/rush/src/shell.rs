@@ -1866,7 +1866,7 @@ impl Shell {
 
     /// `coproc NAME cmd`: `cmd` in the background, its input from a pipe
     /// whose write end is `NAME[1]`, its output to one whose read end is
-    /// `NAME[0]` (close-on-exec, at 60 and above, as bash puts them);
+    /// `NAME[0]` (close-on-exec, at 63 and 60, as bash puts them);
     /// `NAME_PID` and `$!` are its pid. When it is reaped, NAME and
     /// NAME_PID are unset and the ends closed ([`Shell::coproc_done`]).
     fn run_coproc(&mut self, name: &[u8], cmd: &Command) -> Exec {
@@ -1893,8 +1893,13 @@ impl Shell {
             }
             Ok(sys::Forked::Parent(pid)) => {
                 drop((to_read, from_write));
-                let high = |fd: OwnedFd| sys::move_cloexec(fd, 60);
-                let (read_end, write_end) = match (high(from_read), high(to_write)) {
+                // Where bash puts them: the read end at 63, the write end
+                // at 60 (or the highest free below).
+                let ends = (
+                    sys::move_high_cloexec(from_read, 63),
+                    sys::move_high_cloexec(to_write, 60),
+                );
+                let (read_end, write_end) = match ends {
                     (Ok(r), Ok(w)) => (r, w),
                     (Err(e), _) | (_, Err(e)) => {
                         self.error(&format!("coproc: {e}"));
@@ -1955,6 +1960,25 @@ impl Shell {
         // An interactive shell says which job and process it started.
         if self.opts.interactive && !self.subshell {
             self.err_out(format!("[{id}] {pid}\n").as_bytes());
+        }
+    }
+
+    /// A redirection closed or moved `fd`: if it was a coprocess's end,
+    /// its element of NAME becomes -1 (bash).
+    fn coproc_end_closed(&mut self, fd: RawFd) {
+        if self.coprocs.is_empty() {
+            return;
+        }
+        let mut hit = None;
+        for c in &self.coprocs {
+            if let Some(i) = c.fds.iter().position(|(f, _)| *f == fd) {
+                hit = Some((c.name.clone(), i));
+            }
+        }
+        if let Some((name, i)) = hit {
+            let _ = self
+                .vars
+                .set_elem(&name, crate::vars::Key::Index(i as i64), b"-1".to_vec());
         }
     }
 
@@ -3163,6 +3187,7 @@ impl Shell {
                 if target == b"-" {
                     self.save(fd, saved);
                     sys::close(fd);
+                    self.coproc_end_closed(fd);
                     return Ok(());
                 }
                 let (num, close_src) = match target.strip_suffix(b"-") {
@@ -3205,6 +3230,7 @@ impl Shell {
                 if close_src {
                     self.save(src, saved);
                     sys::close(src);
+                    self.coproc_end_closed(src);
                 }
                 return Ok(());
             }

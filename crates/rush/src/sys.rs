@@ -194,6 +194,22 @@ pub fn try_reap(pid: i32) -> Option<Option<i32>> {
     }
 }
 
+/// Moves `fd` to the highest free descriptor from 10 to `max`, closed on
+/// exec (bash's place for a coprocess's ends), or else above `max`.
+pub fn move_high_cloexec(fd: OwnedFd, max: RawFd) -> io::Result<OwnedFd> {
+    let Some(free) = (FIRST_PRIVATE_FD..=max).rev().find(|&n| !is_open(n)) else {
+        return move_cloexec(fd, max);
+    };
+    // SAFETY: F_DUPFD_CLOEXEC on a descriptor we own; `free` is the lowest
+    // free one at or above itself, so the new descriptor is `free`.
+    let r = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, free) };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: r is a fresh descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(r) })
+}
+
 /// Moves `fd` to the lowest free descriptor at or above `min`, closed on
 /// exec, and closes the original.
 pub fn move_cloexec(fd: OwnedFd, min: RawFd) -> io::Result<OwnedFd> {

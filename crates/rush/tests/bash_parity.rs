@@ -964,6 +964,13 @@ fn coproc_talks_both_ways() {
             "f() { coproc X { cat; }; }; declare -f f",
             "f () \n{ \n    coproc X { \n        cat\n    }\n}\n",
         ),
+        // The ends at 63 and 60 as in bash, and -1 once moved away (bash's
+        // tests/coproc).
+        (
+            "coproc cat; echo ${COPROC[@]}; exec 4<&${COPROC[0]}-; echo ${COPROC[@]}; \
+             exec {w}>&${COPROC[1]}-; echo ${COPROC[@]}; exec {w}>&-; wait",
+            "63 60\n-1 60\n-1 -1\n",
+        ),
     ]);
 }
 
