@@ -1231,6 +1231,10 @@ impl<'s> Parser<'s> {
             return self.unexpected();
         };
         let target = if op == RedirOp::HereDoc {
+            // bash's limit on the here-documents one line may start.
+            if self.pending.len() >= 16 {
+                return self.error("maximum here-document count exceeded");
+            }
             let delim = word.unquoted_text();
             let doc = Rc::new(HereDoc {
                 quoted: word.has_quotes(),

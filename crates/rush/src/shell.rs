@@ -1000,6 +1000,15 @@ impl Shell {
     /// Parses and runs `text` (eval, traps, source'd files), command by
     /// command.
     pub fn eval_text(&mut self, text: &[u8]) -> Exec {
+        // Read as bash reads a string: with a newline at its end (a syntax
+        // error at the end is on the line after).
+        let with_newline;
+        let text = if text.last().is_some_and(|&c| c != b'\n') {
+            with_newline = [text, b"\n"].concat();
+            &with_newline[..]
+        } else {
+            text
+        };
         let mut src = crate::parse::Text;
         let aliases = self.aliases.clone();
         let mut parser = Parser::new(text, &mut src, aliases).with_line(self.line.max(1));
@@ -2829,15 +2838,17 @@ impl Shell {
             .find(|(k, _)| k == b"PATH")
             .map(|(_, v)| v.clone());
         let Some(path) = self.find_command_in(name, prefix_path.as_deref()) else {
-            // Redirections are still performed (and may fail first).
-            match self.redirect(redirects) {
-                Ok(saved) => self.restore(saved),
+            // Redirections are still performed (and may fail first), and
+            // the message goes where they send stderr (`cmd 2>/dev/null`).
+            let saved = match self.redirect(redirects) {
+                Ok(saved) => saved,
                 Err(s) => return Ok(s),
-            }
+            };
             self.error(&format!(
                 "{}: command not found",
                 String::from_utf8_lossy(name)
             ));
+            self.restore(saved);
             return Ok(127);
         };
         let cargv: Vec<CString> = argv
@@ -2877,6 +2888,12 @@ impl Shell {
         if let (Some(p), Some(t0)) = (self.perf.as_mut(), t0) {
             p.record(crate::perf::Phase::Spawn, t0.elapsed());
         }
+        let spawned = match spawned {
+            Ok(pid) => Ok(pid),
+            // Reported, or run as a script, with the redirections still
+            // in place.
+            Err(e) => Err(self.exec_failed(name, &path, e, &cargv, &env)),
+        };
         self.restore(saved);
         match spawned {
             Ok(pid) => {
@@ -2888,7 +2905,7 @@ impl Shell {
                 }
                 Ok(status)
             }
-            Err(e) => Ok(self.exec_failed(name, &path, e, &cargv, &env)),
+            Err(status) => Ok(status),
         }
     }
 

@@ -2102,3 +2102,42 @@ fn redirections_that_assign_the_fd() {
         ]
     );
 }
+
+/// From bash's tests/exportfunc: a function named with `=` or `/` cannot
+/// be exported; "command not found" goes where the command's redirections
+/// send stderr; more than 16 here-documents on a line are refused; a
+/// syntax error at the end of an eval'd string is on the line after.
+#[test]
+fn exportfunc_details() {
+    let dir = tempfile::tempdir().unwrap();
+    like_bash_in(
+        dir.path(),
+        &[],
+        "function foo=bar { :; }; export -f 'foo=bar'; echo status $?; \
+         nosuch 2>/dev/null; echo $?; printf 'echo from-script\\n' > s; chmod +x s; ./s > o; cat o",
+        "status 1\n127\nfrom-script\n",
+        0,
+    );
+    let heredocs = format!(
+        "cat {}\n{}echo after\n",
+        "<<E ".repeat(17),
+        "E\n".repeat(17)
+    );
+    let o = output_with_input(rush().stderr(std::process::Stdio::piped()), &heredocs);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("maximum here-document count exceeded"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = output_with_input(
+        rush().stderr(std::process::Stdio::piped()),
+        "true\neval 'if true'\n",
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .ends_with("eval: line 3: syntax error: unexpected end of file\n"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

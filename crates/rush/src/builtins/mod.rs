@@ -364,6 +364,12 @@ fn array_literal(v: &Value) -> Vec<u8> {
     out
 }
 
+/// Whether a function of this name may go to the environment: not a
+/// path, no `=` (bash).
+fn exportable_function_name(name: &[u8]) -> bool {
+    !name.contains(&b'/') && !name.contains(&b'=')
+}
+
 /// Quotes a value for `set` output as bash does: `$'…'` for control
 /// characters, single quotes when it holds a character special to the
 /// shell (`~` only where it would expand, `#` only first), `\'` for a
@@ -688,9 +694,14 @@ fn export(sh: &mut Shell, argv: Args<'_>) -> Exec {
         // `BASH_FUNC_name%%` variables.
         let mut status = 0;
         for name in &argv[i..] {
-            if !sh.export_function(name, !unexport) {
+            if !sh.functions.contains_key(name.as_slice()) {
                 sh.error(&format!("export: {}: not a function", lossy(name)));
                 status = 1;
+            } else if !unexport && !exportable_function_name(name) {
+                sh.error(&format!("export: {}: cannot export", lossy(name)));
+                status = 1;
+            } else {
+                sh.export_function(name, !unexport);
             }
         }
         return Ok(status);
@@ -944,7 +955,10 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
     if funcs && export_ && i < argv.len() {
         let mut status = 0;
         for name in &argv[i..] {
-            if !sh.export_function(name, true) {
+            if sh.functions.contains_key(name.as_slice()) && !exportable_function_name(name) {
+                sh.error(&format!("declare: {}: cannot export", lossy(name)));
+                status = 1;
+            } else if !sh.export_function(name, true) {
                 status = 1;
             }
         }
