@@ -1900,6 +1900,11 @@ impl<'s> Parser<'s> {
                         self.bump();
                         text.push(b'"');
                     }
+                    // A line continuation goes before the text is parsed,
+                    // even inside its single quotes (bash).
+                    Some(b'\n') => {
+                        self.bump();
+                    }
                     _ => text.push(b'\\'),
                 },
                 c => text.push(c),
@@ -2123,7 +2128,7 @@ impl<'s> Parser<'s> {
                 };
                 let with = if self.peek() == Some(b'/') {
                     self.bump();
-                    self.param_word(dq, b"}", false)?
+                    self.param_word_in(dq, b"}", false, true)?
                 } else {
                     Word::default()
                 };
@@ -2167,6 +2172,19 @@ impl<'s> Parser<'s> {
     /// quotes; `pattern` words keep quoting apart from literal text (for
     /// matching).
     fn param_word(&mut self, dq: bool, stops: &[u8], pattern: bool) -> Result<Word> {
+        self.param_word_in(dq, stops, pattern, false)
+    }
+
+    /// [`Parser::param_word`]; with `any_escape` (the replacement of
+    /// `${x/p/r}`), a backslash quotes any character also inside double
+    /// quotes, as bash 5.2 removes it there.
+    fn param_word_in(
+        &mut self,
+        dq: bool,
+        stops: &[u8],
+        pattern: bool,
+        any_escape: bool,
+    ) -> Result<Word> {
         let mut parts = Vec::new();
         let mut lit = Vec::new();
         // Inside double quotes the text of a value is quoted, but the text
@@ -2186,7 +2204,11 @@ impl<'s> Parser<'s> {
                 b'\\' => match self.bump() {
                     Some(b'\n') => {}
                     Some(e) => {
-                        if dq && !pattern && !matches!(e, b'$' | b'`' | b'"' | b'\\' | b'}') {
+                        if dq
+                            && !pattern
+                            && !any_escape
+                            && !matches!(e, b'$' | b'`' | b'"' | b'\\' | b'}')
+                        {
                             lit.push(b'\\');
                             lit.push(e);
                         } else {

@@ -2141,3 +2141,19 @@ fn exportfunc_details() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// Quoting details from bash's tests/quote: a line continuation inside
+/// backquotes goes before the command is read, even inside its single
+/// quotes; in a double-quoted `${x//p/r}` a backslash in the replacement
+/// quotes any character and is removed.
+#[test]
+fn backquote_continuations_and_replacement_escapes() {
+    like_bash(
+        "echo `echo 'foo\\\nbar'`; echo \"`echo 'a\\\nb'`\"; x=ab; \
+         echo \"${x//a/\\z}\" \"${x//a/\\\\}\" \"${x//a/\\$}\" \"${x:-\\z}\"; \
+         q=\"a'b'c\"; echo \"${q//\\'/\\'}\"; y='a&b'; echo \"${y//a/\\&}\"",
+        &[],
+        "foobar\nab\nzb \\b $b ab\na'b'c\n&&b\n",
+        0,
+    );
+}
