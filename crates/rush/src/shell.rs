@@ -300,8 +300,10 @@ pub struct Shell {
     pub subshell_level: u32,
     /// Builtins that `enable -n` turned off.
     pub disabled_builtins: std::collections::HashSet<Vec<u8>>,
-    /// Running a trap action (no nested EXIT traps).
-    pub in_trap: bool,
+    /// The traps whose actions are running, innermost last (a trap does
+    /// not run inside its own action; DEBUG and ERR do run inside the
+    /// others', as in bash).
+    running_traps: Vec<i32>,
     /// How many `eval`s are running (syntax errors name `eval`).
     pub eval_depth: u32,
     /// The simple command running now, innermost (`$BASH_COMMAND`). Set
@@ -478,7 +480,7 @@ impl Shell {
             random_last: std::cell::Cell::new(0),
             subshell_level: 0,
             disabled_builtins: Default::default(),
-            in_trap: false,
+            running_traps: Vec::new(),
             getopts_state: (1, 1),
             pipestatus: Vec::new(),
             last_arg: Vec::new(),
@@ -969,9 +971,9 @@ impl Shell {
         if let Some(action) = self.traps.get(&0).cloned() {
             self.status = status;
             let saved = self.status;
-            self.in_trap = true;
+            self.running_traps.push(0);
             let r = self.eval_text(&action);
-            self.in_trap = false;
+            self.running_traps.pop();
             if let Err(Flow::Exit(s)) = r {
                 return s;
             }
@@ -1038,13 +1040,17 @@ impl Shell {
 
     /// Runs trap actions for signals that arrived.
     pub fn run_traps(&mut self) -> Result<(), Flow> {
-        if !sys::trap_pending() || self.in_trap {
+        if !sys::trap_pending() || self.running_traps.iter().any(|&t| t > 0) {
             return Ok(());
         }
         let mut interrupted = false;
         for sig in sys::take_pending() {
             if let Some(action) = self.traps.get(&sig).cloned() {
-                self.run_trap_action(&action)?;
+                // A signal's action counts its own lines (bash).
+                let line = std::mem::replace(&mut self.line, 1);
+                let r = self.run_trap_action(sig, &action);
+                self.line = line;
+                r?;
             } else if sig == libc::SIGINT && self.opts.interactive && !self.subshell {
                 interrupted = true;
             } else if sig == libc::SIGHUP && self.opts.interactive && !self.subshell {
@@ -1142,12 +1148,12 @@ impl Shell {
             return Ok(());
         }
         // bash's ERR trap runs where errexit would act.
-        if !self.in_trap
+        if !self.running_traps.contains(&sys::ERR_TRAP)
             && let Some(action) = self.traps.get(&sys::ERR_TRAP).cloned()
             && !action.is_empty()
         {
             self.status = status;
-            self.run_trap_action(&action)?;
+            self.run_trap_action(sys::ERR_TRAP, &action)?;
         }
         if self.opts.errexit {
             return Err(Flow::Exit(status));
@@ -2154,7 +2160,7 @@ impl Shell {
             // SAFETY: `current_simple` points to the command of a
             // `run_simple` call still on the stack (it is restored before
             // that call returns), whose `&Simple` borrow keeps it alive.
-            Some(p) if !self.in_trap => crate::unparse::simple(unsafe { p.as_ref() }),
+            Some(p) if !self.in_trap() => crate::unparse::simple(unsafe { p.as_ref() }),
             _ => self.bash_command.clone(),
         }
     }
@@ -2162,7 +2168,7 @@ impl Shell {
     fn run_simple_now(&mut self, cmd: &Simple) -> Exec {
         let tail = std::mem::take(&mut self.tail_ok);
         self.line = cmd.line;
-        if !self.traps.is_empty() && !self.in_trap {
+        if !self.traps.is_empty() && !self.in_trap() {
             // For the ERR and EXIT traps, which run after the command.
             self.bash_command = crate::unparse::simple(cmd);
         }
@@ -2711,10 +2717,15 @@ impl Shell {
         }
     }
 
+    /// Whether a trap's action is running.
+    pub fn in_trap(&self) -> bool {
+        !self.running_traps.is_empty()
+    }
+
     /// Runs the RETURN trap, if set, as a function or sourced file ends with
     /// `r`; `$?` in it is the status being returned.
     pub fn run_return_trap(&mut self, r: Exec) -> Exec {
-        if self.in_trap || self.traps.is_empty() {
+        if self.in_trap() || self.traps.is_empty() {
             return r;
         }
         let Some(action) = self.traps.get(&sys::RETURN_TRAP).cloned() else {
@@ -2725,7 +2736,7 @@ impl Shell {
         }
         // `$?` in the trap is the last command's, not the returned status
         // (bash).
-        self.run_trap_action(&action)?;
+        self.run_trap_action(sys::RETURN_TRAP, &action)?;
         r
     }
 
@@ -2735,14 +2746,17 @@ impl Shell {
     /// answer is true), and one that returns 2 in a function or a sourced
     /// file returns from it (bash).
     pub fn run_debug_trap(&mut self, text: impl FnOnce() -> Vec<u8>) -> Result<bool, Flow> {
-        if self.in_trap || self.traps.is_empty() || std::mem::take(&mut self.debug_done) {
+        if self.traps.is_empty()
+            || std::mem::take(&mut self.debug_done)
+            || self.running_traps.contains(&sys::DEBUG_TRAP)
+        {
             return Ok(false);
         }
         let Some(action) = self.traps.get(&sys::DEBUG_TRAP).cloned() else {
             return Ok(false);
         };
         self.bash_command = text();
-        let status = self.run_trap_action(&action)?;
+        let status = self.run_trap_action(sys::DEBUG_TRAP, &action)?;
         if status == 0 || !crate::builtins::shopt_on(self, "extdebug") {
             return Ok(false);
         }
@@ -2755,11 +2769,11 @@ impl Shell {
     /// Runs a trap's action: `$?` in it is the status as it stands, and is
     /// that again afterwards; only an `exit` in it leaves. The answer is
     /// the action's own status.
-    fn run_trap_action(&mut self, action: &[u8]) -> Result<i32, Flow> {
+    fn run_trap_action(&mut self, trap: i32, action: &[u8]) -> Result<i32, Flow> {
         let status = self.status;
-        self.in_trap = true;
+        self.running_traps.push(trap);
         let r = self.eval_text(action);
-        self.in_trap = false;
+        self.running_traps.pop();
         let own = self.status;
         self.status = status;
         match r {
@@ -2876,7 +2890,7 @@ impl Shell {
             Ok(s) => s,
             Err(s) => return Ok(s),
         };
-        if tail && !self.in_trap && self.traps.is_empty() {
+        if tail && !self.in_trap() && self.traps.is_empty() {
             // Nothing follows: become the command (no fork).
             self.perf_report();
             let e = sys::exec(&path, &cargv, &env);

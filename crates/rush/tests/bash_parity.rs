@@ -2157,3 +2157,25 @@ fn backquote_continuations_and_replacement_escapes() {
         0,
     );
 }
+
+/// DEBUG and ERR traps run inside the other traps' actions (each never
+/// inside its own), and a signal's action counts its lines from 1, as in
+/// bash (the Oils cases "Combine DEBUG trap and ERR trap" and "Combine
+/// DEBUG trap and USR1 trap").
+#[test]
+fn debug_and_err_traps_run_inside_other_traps() {
+    like_bash(
+        "trap 'false; echo $LINENO err' ERR\ntrap 'false; echo $LINENO debug' DEBUG\n\
+         false\necho after=$?",
+        &[],
+        "3 err\n3 debug\n3 debug\n3 debug\n3 err\n4 err\n4 debug\nafter=1\n",
+        0,
+    );
+    like_bash(
+        "trap 'false; echo $LINENO usr1' USR1\ntrap 'false; echo $LINENO dbg' DEBUG\n\
+         kill -USR1 $$\necho after=$?",
+        &[],
+        "3 dbg\n1 dbg\n1 dbg\n1 usr1\n4 dbg\nafter=0\n",
+        0,
+    );
+}
