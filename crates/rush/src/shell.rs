@@ -2294,6 +2294,17 @@ impl Shell {
     /// Performs an assignment (`x=v`, `a[i]=v`, `a=(…)`, with `+=`), in
     /// the innermost function scope if `local`.
     pub fn assign(&mut self, a: &Assign, local: bool) -> Result<(), Flow> {
+        // `r=(…)` or `r[0]=x` where r names an element (`declare -n
+        // r='a[@]'`): not a variable to assign an array to (bash).
+        if (a.array.is_some() && !local || a.index.is_some())
+            && let Some(t) = self.vars.resolve(&a.name).filter(|t| t.contains(&b'['))
+        {
+            self.error(&format!(
+                "`{}': not a valid identifier",
+                String::from_utf8_lossy(&t)
+            ));
+            return Err(Flow::Abort(1));
+        }
         let r = if let Some(items) = &a.array {
             let value = self.array_value(&a.name, items, a.append)?;
             let value = if self.vars.is_integer(&a.name) {
@@ -2323,14 +2334,6 @@ impl Shell {
                 self.vars.set_value(&a.name, value)
             }
         } else if let Some(idx) = &a.index {
-            // `r[0]=x` where r names an element: not a variable to index.
-            if let Some(t) = self.vars.resolve(&a.name).filter(|t| t.contains(&b'[')) {
-                self.error(&format!(
-                    "`{}': not a valid identifier",
-                    String::from_utf8_lossy(&t)
-                ));
-                return Err(Flow::Abort(1));
-            }
             let sub = self.expand_arith_text(idx)?;
             let key = self.array_key(&a.name, &sub)?;
             let mut v = self.expand_assignment(&a.value)?;

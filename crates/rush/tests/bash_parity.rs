@@ -2179,3 +2179,17 @@ fn debug_and_err_traps_run_inside_other_traps() {
         0,
     );
 }
+
+/// An array assigned through a nameref to an element (`declare -n
+/// r='a[@]'; r=(x)`) is refused, as bash refuses it (the Oils case "a[@]
+/// in nameref").
+#[test]
+fn array_through_a_nameref_to_an_element_is_refused() {
+    like_bash(
+        "typeset -n ref='a[@]'; a=('A B' C); echo \"$ref\"\nref=(X Y Z)\necho status=$?; \
+         echo \"${#ref[@]}\" \"${a[@]}\"",
+        &[],
+        "A B C\nstatus=1\n0 A B C\n",
+        0,
+    );
+}
