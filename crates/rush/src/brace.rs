@@ -32,7 +32,8 @@ fn rebuild(toks: &[Tok]) -> Word {
             Tok::Char(c)
                 if lit.is_empty()
                     && (c.is_ascii_alphanumeric() || *c == b'_')
-                    && matches!(parts.last(), Some(Part::Param(p)) if p.bare) =>
+                    && matches!(parts.last(), Some(Part::Param(p))
+                        if p.bare && p.name.first().is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')) =>
             {
                 if let Some(Part::Param(p)) = parts.last_mut() {
                     p.name.push(*c);

@@ -1825,7 +1825,11 @@ impl<'s> Parser<'s> {
                 || matches!(c, b'@' | b'*' | b'#' | b'?' | b'-' | b'$' | b'!') =>
             {
                 self.bump();
-                Ok(param(vec![c], ParamOp::Plain))
+                let mut p = param(vec![c], ParamOp::Plain);
+                if let Part::Param(p) = &mut p {
+                    p.bare = true;
+                }
+                Ok(p)
             }
             _ => Ok(Part::Lit(b"$".to_vec())),
         }

@@ -806,10 +806,12 @@ impl Printer {
     }
 }
 
-/// A parameter written as `$name`: no operator, index or indirection, and a
-/// name that needs no braces (`$10` does).
+/// A parameter written as `$name`: written so (bash prints `${x}` as
+/// written), with no operator, index or indirection, and a name that needs
+/// no braces (`$10` does).
 fn plain_param(p: &Param) -> bool {
-    matches!(p.op, ParamOp::Plain)
+    p.bare
+        && matches!(p.op, ParamOp::Plain)
         && p.index.is_none()
         && !p.indirect
         && (p.name.len() == 1 || !p.name[0].is_ascii_digit())

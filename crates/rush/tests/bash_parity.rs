@@ -1999,7 +1999,7 @@ cat <<END
 body
 END
 echo after; }
-g() { cat <<< x; for y; do :; done; cat <<-A | cat <<'B'
+g() { cat <<< x ${x} $1 ${1}; for y; do :; done; cat <<-A | cat <<'B'
 	a
 	A
 b
@@ -2014,7 +2014,7 @@ declare -f f g"#;
          while false; do\n        :;\n    done;\n    x=1;\n    case a in \n        a)\n            \
          echo 1;\n            echo 2\n        ;;\n        b)\n\n        ;;\n    esac;\n    {\x20\n        \
          echo in\n    };\n    ( echo sub;\n    echo s2 );\n    cat <<END\nbody\nEND\n\n    echo after\n}\n\
-         g () \n{ \n    cat <<< x;\n    for y in \"$@\";\n    do\n        :;\n    done;\n    \
+         g () \n{ \n    cat ${x} $1 ${1} <<< x;\n    for y in \"$@\";\n    do\n        :;\n    done;\n    \
          cat <<-A |\na\nA\n  cat <<'B'\nb\nB\n\n}\n",
         0,
     );
