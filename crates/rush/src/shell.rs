@@ -2634,6 +2634,7 @@ impl Shell {
             }
         };
         let old_pos = std::mem::replace(&mut self.positional, argv[1..].to_vec());
+        let getopts_state = self.getopts_state;
         self.vars.push_scope();
         for (k, v) in assigns {
             let _ = self.vars.local(k, Some(v.clone()));
@@ -2674,6 +2675,11 @@ impl Shell {
         // the call's line again.
         self.line = call_line;
         self.unhide_traps(hidden);
+        // A function with its own OPTIND has its own place in the
+        // arguments too: the caller's getopts goes on where it was (bash).
+        if self.vars.local_here(b"OPTIND") {
+            self.getopts_state = getopts_state;
+        }
         self.vars.pop_scope();
         self.positional = old_pos;
         if let Some(s) = saved_f {

@@ -131,6 +131,9 @@ impl std::fmt::Display for ReadOnly {
 
 #[derive(Debug, Default)]
 pub struct Vars {
+    /// OPTIND was assigned since getopts last looked: getopts starts
+    /// afresh at the argument it names (bash).
+    pub optind_assigned: bool,
     globals: HashMap<Vec<u8>, Var>,
     /// One map per running function that declared locals.
     scopes: Vec<HashMap<Vec<u8>, Var>>,
@@ -310,6 +313,9 @@ impl Vars {
     /// Sets a variable where it lives (the innermost scope that has it, else
     /// the globals).
     pub fn set(&mut self, name: &[u8], value: Vec<u8>) -> Result<(), ReadOnly> {
+        if name == b"OPTIND" {
+            self.optind_assigned = true;
+        }
         // Setting an array by its bare name sets element 0.
         if let Some(Var {
             value: Some(Value::Indexed(_) | Value::Assoc(_)),
@@ -523,6 +529,11 @@ impl Vars {
     }
 
     /// Enters a function: a new scope for `local`.
+    /// Whether `name` is a local of the innermost function scope.
+    pub fn local_here(&self, name: &[u8]) -> bool {
+        self.scopes.last().is_some_and(|s| s.contains_key(name))
+    }
+
     pub fn push_scope(&mut self) {
         self.scopes.push(HashMap::default());
     }
@@ -552,6 +563,9 @@ impl Vars {
 
     /// `local` with any kind of value.
     pub fn local_value(&mut self, name: &[u8], value: Option<Value>) -> Result<(), ReadOnly> {
+        if name == b"OPTIND" {
+            self.optind_assigned = true;
+        }
         if self.find(name).is_some_and(|v| v.readonly) {
             return Err(ReadOnly(name.to_vec()));
         }

@@ -2193,3 +2193,32 @@ fn array_through_a_nameref_to_an_element_is_refused() {
         0,
     );
 }
+
+/// getopts as bash's tests/getopts checks it: a function with its own
+/// OPTIND has its own place in the arguments (assigning OPTIND starts
+/// afresh), messages are `$0: …` with no line, an invalid option to
+/// getopts itself is refused, and a bad variable name still takes the
+/// option.
+#[test]
+fn getopts_in_functions_and_its_messages() {
+    like_bash(
+        "f() { typeset OPTIND=1; typeset opt; while getopts :abcxyz opt; do echo \"opt: $opt\"; \
+         if [[ $opt = y ]]; then f -abc; fi; done; }; f -xyz; \
+         set -- -a x; getopts b-c o-v; echo $? $OPTIND; getopts -a; echo $?",
+        &[],
+        "opt: x\nopt: y\nopt: a\nopt: b\nopt: c\nopt: z\n1 2\n2\n",
+        0,
+    );
+    let o = rush()
+        .args([
+            "-c",
+            "getopts a o -z; OPTIND=1; getopts b: o -b; OPTIND=1; OPTERR=0 getopts a o -q",
+            "NAME",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "NAME: illegal option -- z\nNAME: option requires an argument -- b\n"
+    );
+}

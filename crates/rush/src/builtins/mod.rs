@@ -2933,20 +2933,51 @@ fn ulimit(sh: &mut Shell, argv: Args<'_>) -> Exec {
 
 // ---- getopts -------------------------------------------------------------
 
+/// A getopts diagnostic as bash writes it: `$0: message`, with no line
+/// (and none with OPTERR=0).
+fn getopts_error(sh: &Shell, msg: &str) {
+    if sh.vars.get(b"OPTERR") == Some(b"0") {
+        return;
+    }
+    sh.err_out(format!("{}: {msg}\n", String::from_utf8_lossy(&sh.arg0)).as_bytes());
+}
+
 fn getopts(sh: &mut Shell, argv: Args<'_>) -> Exec {
+    if argv.len() >= 2 && argv[1].len() > 1 && argv[1][0] == b'-' && argv[1] != b"--" {
+        sh.error(&format!("getopts: {}: invalid option", lossy(&argv[1])));
+        sh.usage("getopts: usage: getopts optstring name [arg ...]");
+        return Ok(2);
+    }
+    let argv = if argv.get(1).is_some_and(|a| a == b"--") {
+        &argv[1..]
+    } else {
+        argv
+    };
     if argv.len() < 3 {
         sh.usage("getopts: usage: getopts optstring name [arg ...]");
         return Ok(2);
     }
-    let optstring = argv[1].clone();
     let name = argv[2].clone();
     if !crate::parse::is_name(&name) {
         sh.error(&format!(
             "getopts: `{}': not a valid identifier",
             lossy(&name)
         ));
-        return Ok(2);
+        // The option is still taken (OPTIND moves on), as in bash; only
+        // the variable is not set.
+        let mut scratch = argv.to_vec();
+        scratch[2] = b"_rush_getopts_scratch".to_vec();
+        let _ = getopts_parse(sh, &scratch)?;
+        let _ = sh.vars.unset(b"_rush_getopts_scratch");
+        return Ok(1);
     }
+    getopts_parse(sh, argv)
+}
+
+/// getopts, its arguments checked: the next option into `argv[2]`.
+fn getopts_parse(sh: &mut Shell, argv: &[Vec<u8>]) -> Exec {
+    let optstring = argv[1].clone();
+    let name = argv[2].clone();
     let args: Vec<Vec<u8>> = if argv.len() > 3 {
         argv[3..].to_vec()
     } else {
@@ -2963,13 +2994,16 @@ fn getopts(sh: &mut Shell, argv: Args<'_>) -> Exec {
     // hand): the end, just after the last (bash; with no arguments, 1).
     let optind_seen = optind;
     let optind = optind.min(args.len() + 1);
-    // Reset the position inside a cluster when OPTIND was changed.
-    if sh.getopts_state.0 != optind {
+    // Reset the position inside a cluster when OPTIND was changed or
+    // assigned.
+    if sh.getopts_state.0 != optind || std::mem::take(&mut sh.vars.optind_assigned) {
         sh.getopts_state = (optind, 1);
     }
     let (mut ind, mut pos) = sh.getopts_state;
     let set = |sh: &mut Shell, k: &[u8], v: Vec<u8>| {
         let _ = sh.vars.set(k, v);
+        // getopts' own OPTIND is no reset.
+        sh.vars.optind_assigned = false;
     };
     let Some(arg) = args.get(ind - 1) else {
         set(sh, &name, b"?".to_vec());
@@ -3002,7 +3036,7 @@ fn getopts(sh: &mut Shell, argv: Args<'_>) -> Exec {
         if silent {
             set(sh, b"OPTARG", vec![c]);
         } else {
-            sh.error(&format!("illegal option -- {}", c as char));
+            getopts_error(sh, &format!("illegal option -- {}", c as char));
             let _ = sh.vars.unset(b"OPTARG");
         }
         set(sh, &name, b"?".to_vec());
@@ -3018,7 +3052,7 @@ fn getopts(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 set(sh, &name, b":".to_vec());
                 set(sh, b"OPTARG", vec![c]);
             } else {
-                sh.error(&format!("option requires an argument -- {}", c as char));
+                getopts_error(sh, &format!("option requires an argument -- {}", c as char));
                 set(sh, &name, b"?".to_vec());
                 let _ = sh.vars.unset(b"OPTARG");
             }
