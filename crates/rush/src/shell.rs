@@ -299,7 +299,7 @@ pub struct Shell {
     /// `BASH_SUBSHELL`: how many subshells deep this process is.
     pub subshell_level: u32,
     /// Builtins that `enable -n` turned off.
-    pub disabled_builtins: std::collections::HashSet<Vec<u8>>,
+    pub disabled_builtins: rustc_hash::FxHashSet<Vec<u8>>,
     /// The traps whose actions are running, innermost last (a trap does
     /// not run inside its own action; DEBUG and ERR do run inside the
     /// others', as in bash).
