@@ -839,29 +839,5 @@ fn single(out: &mut Vec<u8>, b: &[u8]) {
 
 /// bash's reserved words: a function so named is printed with `function`.
 fn is_reserved(name: &[u8]) -> bool {
-    const WORDS: &[&[u8]] = &[
-        b"if",
-        b"then",
-        b"else",
-        b"elif",
-        b"fi",
-        b"case",
-        b"esac",
-        b"for",
-        b"select",
-        b"while",
-        b"until",
-        b"do",
-        b"done",
-        b"in",
-        b"function",
-        b"time",
-        b"{",
-        b"}",
-        b"!",
-        b"[[",
-        b"]]",
-        b"coproc",
-    ];
-    WORDS.contains(&name)
+    crate::builtins::KEYWORDS.contains(&name)
 }
