@@ -1162,16 +1162,7 @@ impl<'s> Parser<'s> {
         // `{name}` right before the operator (bash).
         let mut var = None;
         if self.peek() == Some(b'{') {
-            let mut k = 1;
-            while self.peek_at(k).is_some_and(|c| {
-                if k == 1 {
-                    is_name_start(c)
-                } else {
-                    is_name_char(c)
-                }
-            }) {
-                k += 1;
-            }
+            let k = 1 + self.name_ahead_at(1);
             if k > 1
                 && self.peek_at(k) == Some(b'}')
                 && matches!(self.peek_at(k + 1), Some(b'<' | b'>'))
@@ -1428,8 +1419,13 @@ impl<'s> Parser<'s> {
     /// The length of the name at the read position (0 if none), without
     /// reading past it.
     fn name_ahead(&mut self) -> usize {
+        self.name_ahead_at(0)
+    }
+
+    /// [`Parser::name_ahead`], `offset` bytes past the read position.
+    fn name_ahead_at(&mut self, offset: usize) -> usize {
         let mut k = 0;
-        while self.peek_at(k).is_some_and(|c| {
+        while self.peek_at(offset + k).is_some_and(|c| {
             if k == 0 {
                 is_name_start(c)
             } else {

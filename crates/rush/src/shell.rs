@@ -1002,15 +1002,6 @@ impl Shell {
     /// Parses and runs `text` (eval, traps, source'd files), command by
     /// command.
     pub fn eval_text(&mut self, text: &[u8]) -> Exec {
-        // Read as bash reads a string: with a newline at its end (a syntax
-        // error at the end is on the line after).
-        let with_newline;
-        let text = if text.last().is_some_and(|&c| c != b'\n') {
-            with_newline = [text, b"\n"].concat();
-            &with_newline[..]
-        } else {
-            text
-        };
         let mut src = crate::parse::Text;
         let aliases = self.aliases.clone();
         let mut parser = Parser::new(text, &mut src, aliases).with_line(self.line.max(1));
@@ -1028,7 +1019,12 @@ impl Shell {
                     status = self.run_list(&list)?;
                     self.status = status;
                 }
-                Err(e) => {
+                Err(mut e) => {
+                    // bash reads a string with a newline at its end: an
+                    // error at the end is on the line after.
+                    if e.at_eof && text.last().is_some_and(|&c| c != b'\n') {
+                        e.line += 1;
+                    }
                     // In eval, source and traps a syntax error is the
                     // command's failure (status 2), not the shell's end.
                     self.syntax_error(&e);

@@ -2965,17 +2965,15 @@ fn getopts(sh: &mut Shell, argv: Args<'_>) -> Exec {
         ));
         // The option is still taken (OPTIND moves on), as in bash; only
         // the variable is not set.
-        let mut scratch = argv.to_vec();
-        scratch[2] = b"_rush_getopts_scratch".to_vec();
-        let _ = getopts_parse(sh, &scratch)?;
-        let _ = sh.vars.unset(b"_rush_getopts_scratch");
+        getopts_parse(sh, argv, false)?;
         return Ok(1);
     }
-    getopts_parse(sh, argv)
+    getopts_parse(sh, argv, true)
 }
 
-/// getopts, its arguments checked: the next option into `argv[2]`.
-fn getopts_parse(sh: &mut Shell, argv: &[Vec<u8>]) -> Exec {
+/// getopts, its arguments checked: the next option into `argv[2]`
+/// (unless not `bind`: a name bash refuses still takes the option).
+fn getopts_parse(sh: &mut Shell, argv: &[Vec<u8>], bind: bool) -> Exec {
     let optstring = argv[1].clone();
     let name = argv[2].clone();
     let args: Vec<Vec<u8>> = if argv.len() > 3 {
@@ -3001,6 +2999,9 @@ fn getopts_parse(sh: &mut Shell, argv: &[Vec<u8>]) -> Exec {
     }
     let (mut ind, mut pos) = sh.getopts_state;
     let set = |sh: &mut Shell, k: &[u8], v: Vec<u8>| {
+        if !bind && k == name.as_slice() {
+            return;
+        }
         let _ = sh.vars.set(k, v);
         // getopts' own OPTIND is no reset.
         sh.vars.optind_assigned = false;
