@@ -107,6 +107,8 @@ pub struct Parser<'s> {
     /// Reading `name[ … ]=` before a command: blanks and operator
     /// characters before this position are part of the word (bash).
     literal_until: usize,
+    /// The line of the innermost `${` being read, for its EOF error.
+    brace_start: u32,
 }
 
 impl std::fmt::Debug for Parser<'_> {
@@ -158,6 +160,7 @@ impl<'s> Parser<'s> {
             depth: 0,
             in_dbracket: 0,
             literal_until: 0,
+            brace_start: 1,
         }
     }
 
@@ -276,9 +279,28 @@ impl<'s> Parser<'s> {
         })
     }
 
+    /// The input ended inside a quoted or bracketed pair that opened on
+    /// line `start`: bash names that line, not the last one.
+    fn unclosed<T>(&self, start: u32, close: &str) -> Result<T> {
+        Err(ParseError {
+            line: start,
+            message: format!("unexpected EOF while looking for matching `{close}'"),
+            at_eof: true,
+            offending: None,
+        })
+    }
+
     /// "syntax error near unexpected token `x'", naming what is next.
     fn unexpected<T>(&mut self) -> Result<T> {
+        self.unexpected_at_end(false)
+    }
+
+    /// [`Parser::unexpected`]; with `newline_at_end`, the end of the input
+    /// is the newline that bash reads there (`echo >` at the end of a
+    /// script or string lacks its target before the newline).
+    fn unexpected_at_end<T>(&mut self, newline_at_end: bool) -> Result<T> {
         let tok = match self.peek() {
+            None if newline_at_end => "newline".to_string(),
             None => return self.eof_error("syntax error: unexpected end of file"),
             Some(b'\n') => "newline".to_string(),
             Some(_) => match self.peek_operator() {
@@ -1219,7 +1241,7 @@ impl<'s> Parser<'s> {
         self.eat_operator(text);
         self.skip_blanks();
         let Some(word) = self.read_word()? else {
-            return self.unexpected();
+            return self.unexpected_at_end(true);
         };
         let target = if op == RedirOp::HereDoc {
             // bash's limit on the here-documents one line may start.
@@ -1698,9 +1720,10 @@ impl<'s> Parser<'s> {
 
     fn single_quoted(&mut self) -> Result<Vec<u8>> {
         let mut out = Vec::new();
+        let start = self.line;
         loop {
             match self.bump() {
-                None => return self.eof_error("unexpected EOF while looking for matching `''"),
+                None => return self.unclosed(start, "'"),
                 Some(b'\'') => return Ok(out),
                 Some(c) => out.push(c),
             }
@@ -1718,9 +1741,10 @@ impl<'s> Parser<'s> {
     fn double_quoted_in(&mut self, any_escape: bool) -> Result<Vec<Part>> {
         let mut parts = Vec::new();
         let mut lit = Vec::new();
+        let start = self.line;
         loop {
             let Some(c) = self.bump() else {
-                return self.eof_error("unexpected EOF while looking for matching `\"'");
+                return self.unclosed(start, "\"");
             };
             match c {
                 b'"' => break,
@@ -1775,6 +1799,7 @@ impl<'s> Parser<'s> {
                 self.bump();
                 self.enter()?;
                 let start = (self.pos, self.line);
+                let outer = std::mem::replace(&mut self.brace_start, self.line);
                 let r = match self.brace_param(dq) {
                     Err(e) if e.message == BAD_SUBSTITUTION => {
                         (self.pos, self.line) = start;
@@ -1782,6 +1807,7 @@ impl<'s> Parser<'s> {
                     }
                     r => r,
                 };
+                self.brace_start = outer;
                 self.depth -= 1;
                 r
             }
@@ -1835,12 +1861,13 @@ impl<'s> Parser<'s> {
     /// `None` if the parentheses close apart (`$( (a) )`), leaving the
     /// position for the caller to restore.
     fn arith_text(&mut self) -> Result<Option<Word>> {
+        let start = self.line;
         let mut parts = Vec::new();
         let mut lit = Vec::new();
         let mut depth = 0u32;
         loop {
             let Some(c) = self.bump() else {
-                return self.eof_error("unexpected EOF while looking for matching `))'");
+                return self.unclosed(start, ")");
             };
             match c {
                 b'(' => {
@@ -1887,7 +1914,7 @@ impl<'s> Parser<'s> {
         let line = self.line;
         loop {
             let Some(c) = self.bump() else {
-                return self.eof_error("unexpected EOF while looking for matching ``'");
+                return self.unclosed(line, "`");
             };
             match c {
                 b'`' => break,
@@ -1922,9 +1949,10 @@ impl<'s> Parser<'s> {
     /// After `$'`: the ANSI-C quoted string, decoded.
     fn ansi_c(&mut self) -> Result<Vec<u8>> {
         let mut raw = Vec::new();
+        let start = self.line;
         loop {
             match self.bump() {
-                None => return self.eof_error("unexpected EOF while looking for matching `''"),
+                None => return self.unclosed(start, "'"),
                 Some(b'\'') => break,
                 Some(b'\\') => {
                     raw.push(b'\\');
@@ -1950,7 +1978,7 @@ impl<'s> Parser<'s> {
         let mut quote = None;
         loop {
             let Some(c) = self.bump() else {
-                return self.eof_error("unexpected EOF while looking for matching `}'");
+                return self.unclosed(self.brace_start, "}");
             };
             text.push(c);
             match (quote, c) {
@@ -2029,7 +2057,7 @@ impl<'s> Parser<'s> {
                 self.bump();
                 name.push(c);
             }
-            None => return self.eof_error("unexpected EOF while looking for matching `}'"),
+            None => return self.unclosed(self.brace_start, "}"),
             _ => return bad(self),
         }
         let mut index = None;
@@ -2056,7 +2084,7 @@ impl<'s> Parser<'s> {
             return Ok(Part::Param(Box::new(p(ParamOp::Length))));
         }
         let Some(c) = self.bump() else {
-            return self.eof_error("unexpected EOF while looking for matching `}'");
+            return self.unclosed(self.brace_start, "}");
         };
         let op = match c {
             b'}' => return Ok(Part::Param(Box::new(p(ParamOp::Plain)))),
@@ -2162,7 +2190,7 @@ impl<'s> Parser<'s> {
         };
         match self.bump() {
             Some(b'}') => Ok(Part::Param(Box::new(p(op)))),
-            None => self.eof_error("unexpected EOF while looking for matching `}'"),
+            None => self.unclosed(self.brace_start, "}"),
             Some(_) => bad(self),
         }
     }
@@ -2176,8 +2204,8 @@ impl<'s> Parser<'s> {
     }
 
     /// [`Parser::param_word`]; with `any_escape` (the replacement of
-    /// `${x/p/r}`), a backslash quotes any character also inside double
-    /// quotes, as bash 5.2 removes it there.
+    /// `${x/p/r}`), a backslash quotes any character and single quotes
+    /// quote also inside double quotes, as bash 5.2 removes them there.
     fn param_word_in(
         &mut self,
         dq: bool,
@@ -2192,7 +2220,7 @@ impl<'s> Parser<'s> {
         let lit_quoted = dq && !pattern;
         loop {
             let Some(c) = self.peek() else {
-                return self.eof_error("unexpected EOF while looking for matching `}'");
+                return self.unclosed(self.brace_start, "}");
             };
             // The first unquoted stop ends the word: bash counts no braces
             // here (`${x%%[{(]*}`, `${x:-a{b}c}` is `a{b` then `c}`).
@@ -2218,7 +2246,7 @@ impl<'s> Parser<'s> {
                     }
                     None => lit.push(b'\\'),
                 },
-                b'\'' if !dq || pattern => {
+                b'\'' if !dq || pattern || any_escape => {
                     flush_word_lit(&mut parts, &mut lit, lit_quoted);
                     parts.push(Part::Single(self.single_quoted()?));
                 }

@@ -270,6 +270,10 @@ pub struct Shell {
     pub jobs: Vec<Job>,
     pub loop_depth: u32,
     pub func_depth: u32,
+    /// Names a function call's prefix assignments bound (`v=1 f`), with the
+    /// depth of that call: in POSIX mode a special builtin's assignment to
+    /// one of them reaches the caller too (bash).
+    prefix_bound: Vec<(u32, Vec<u8>)>,
     pub source_depth: u32,
     /// The line being run, for messages and `$LINENO`.
     pub line: u32,
@@ -449,6 +453,7 @@ impl Shell {
             jobs: Vec::new(),
             loop_depth: 0,
             func_depth: 0,
+            prefix_bound: Vec::new(),
             source_depth: 0,
             current_simple: None,
             eval_depth: 0,
@@ -932,7 +937,7 @@ impl Shell {
         self.line = e.line;
         // What the parser refuses that is not a syntax error (`for
         // bad-name`) is reported as any other error (bash).
-        if !e.message.starts_with("syntax error") {
+        if !e.message.starts_with("syntax error") && !e.message.starts_with("unexpected EOF") {
             self.error(&e.message);
             return;
         }
@@ -1022,8 +1027,8 @@ impl Shell {
                 Err(mut e) => {
                     // bash reads a string with a newline at its end: an
                     // error at the end is on the line after.
-                    if e.at_eof && text.last().is_some_and(|&c| c != b'\n') {
-                        e.line += 1;
+                    if e.at_eof && e.message.starts_with("syntax error") {
+                        e.line += eof_lines(text);
                     }
                     // In eval, source and traps a syntax error is the
                     // command's failure (status 2), not the shell's end.
@@ -2236,6 +2241,10 @@ impl Shell {
                         self.error(&e.to_string());
                         return Err(Flow::Exit(1));
                     }
+                    // `v=1 f` then `v=2 return` in f: v is 2 after f.
+                    if !declaration && self.prefix_bound.contains(&(self.func_depth, k.clone())) {
+                        let _ = self.vars.set_in_caller(k, v.clone());
+                    }
                 }
             } else if !assigns.is_empty() {
                 temp = Some(self.push_temp_vars(&assigns));
@@ -2635,6 +2644,7 @@ impl Shell {
         for (k, v) in assigns {
             let _ = self.vars.local(k, Some(v.clone()));
             let _ = self.vars.export(k, None);
+            self.prefix_bound.push((self.func_depth + 1, k.clone()));
         }
         // A function inherits the ERR trap only with `set -E`, and the
         // DEBUG and RETURN traps only with `set -T`; the ones it does not
@@ -2665,6 +2675,10 @@ impl Shell {
                     crate::builtins::set_option(self, name, on);
                 }
             }
+        }
+        if !assigns.is_empty() {
+            let depth = self.func_depth;
+            self.prefix_bound.retain(|(d, _)| *d < depth);
         }
         self.func_depth -= 1;
         // Back at the call: LINENO (and an ERR trap for a failed call) is
@@ -3637,5 +3651,23 @@ mod tests {
         assert_eq!(r("%lP"), Err(b'P'));
         assert_eq!(r("%3"), Err(0));
         assert_eq!(time_report(b"%P", 0, 0, 0).unwrap(), b"100.00");
+    }
+}
+
+/// How many lines bash counts past the end of an eval'd text that ends
+/// inside a construct: it reads the text with a newline added (one line
+/// on), and a backslash before that newline continues the line (one more);
+/// a text that ends with its own newline adds none, unless that newline
+/// is a continuation.
+fn eof_lines(text: &[u8]) -> u32 {
+    let (body, newline) = match text.strip_suffix(b"\n") {
+        Some(b) => (b, true),
+        None => (text, false),
+    };
+    let backslashes = body.iter().rev().take_while(|&&c| c == b'\\').count();
+    match (newline, backslashes % 2 == 1) {
+        (true, false) => 0,
+        (true, true) | (false, false) => 1,
+        (false, true) => 2,
     }
 }

@@ -276,6 +276,16 @@ impl Vars {
         r
     }
 
+    /// What the shell unsets for itself (getopts' OPTARG): the variable
+    /// itself, readonly or not, as bash's `unbind_variable_noref`.
+    pub fn unset_internal(&mut self, name: &[u8]) {
+        if let Some(v) = self.find_raw_mut(name) {
+            v.readonly = false;
+            v.nameref = false;
+        }
+        let _ = self.unset_itself(name);
+    }
+
     fn find_raw(&self, name: &[u8]) -> Option<&Var> {
         for s in self.scopes.iter().rev() {
             if let Some(v) = s.get(name) {
@@ -548,6 +558,17 @@ impl Vars {
 
     fn is_exported(&self, name: &[u8]) -> bool {
         self.find(name).is_some_and(|v| v.exported)
+    }
+
+    /// Sets `name` as the caller of the innermost function would see it
+    /// (under that function's scope).
+    pub fn set_in_caller(&mut self, name: &[u8], value: Vec<u8>) -> Result<(), ReadOnly> {
+        let Some(top) = self.scopes.pop() else {
+            return self.set(name, value);
+        };
+        let r = self.set(name, value);
+        self.scopes.push(top);
+        r
     }
 
     pub fn in_function(&self) -> bool {

@@ -2222,3 +2222,52 @@ fn getopts_in_functions_and_its_messages() {
         "NAME: illegal option -- z\nNAME: option requires an argument -- b\n"
     );
 }
+
+/// In the replacement of `"${x//p/r}"`, single quotes quote as they do
+/// outside double quotes (bash 5.2; tests/quote).
+#[test]
+fn single_quotes_in_a_double_quoted_replacement() {
+    like_bash(
+        r#"t="a'b"; printf '%s\n' "${t//"'"/'x'}" "${t//"'"/'\'}" "${t//"'"/\'\\'\'}" "${t:-'x'}""#,
+        &[],
+        "axb\na\\b\na'\\\\b\na'b\n",
+        0,
+    );
+}
+
+/// In POSIX mode a special builtin's prefix assignment to a variable that
+/// the function's own call bound (`v=30 f`) reaches the caller; a plain
+/// assignment to it does not (bash's tests/func, func3.sub).
+#[test]
+fn posix_special_builtin_assignment_through_a_function_prefix() {
+    like_bash(
+        "set -o posix; v=0; f() { v=20 return 5; }; v=30 f; echo $? $v; \
+         g() { v=7; }; v=1 g; echo ${v-unset}; \
+         h() { local v=1; v=2 :; }; h; echo $v",
+        &[],
+        "5 20\n20\n20\n",
+        0,
+    );
+}
+
+/// getopts and a readonly OPTARG: setting it is an error that getopts
+/// reports and survives; at the end of the options OPTARG goes even when
+/// readonly (bash's tests/getopts, getopts10.sub).
+#[test]
+fn getopts_with_a_readonly_optarg() {
+    like_bash(
+        "readonly OPTARG=5; set -- -a b; getopts :x x 2>/dev/null; echo $? $x $OPTARG; \
+         getopts x x; echo $? $x ${OPTARG-unset}",
+        &[],
+        "0 ? 5\n1 ? unset\n",
+        0,
+    );
+    let o = rush()
+        .args(["-c", "readonly OPTARG; getopts :x x -a", "NAME"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "NAME: line 1: OPTARG: readonly variable\n"
+    );
+}

@@ -301,6 +301,7 @@ fn error_messages_name_what_bash_names() {
     std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_rush"), &link).unwrap();
     std::fs::write(d.join("s.sh"), "true\nnosuch\n").unwrap();
     std::fs::write(d.join("e.sh"), "eval 'echo (x'\n  if then fi\n").unwrap();
+    std::fs::write(d.join("q.sh"), "true\necho ${a\nb $(c)\n").unwrap();
     let cases: &[(&[&str], &str, &str)] = &[
         (
             &["-c", "nosuch"],
@@ -373,6 +374,30 @@ fn error_messages_name_what_bash_names() {
             "eval 'a )'\n",
             "bash: eval: line 1: syntax error near unexpected token `)'\n\
              bash: eval: line 1: `a )'\n",
+        ),
+        // An unclosed quote or bracket: the line where it opened.
+        (
+            &["-c", "echo x\necho \"a\nb\nc"],
+            "",
+            "bash: -c: line 2: unexpected EOF while looking for matching `\"'\n",
+        ),
+        (
+            &["./q.sh"],
+            "",
+            "./q.sh: line 2: unexpected EOF while looking for matching `}'\n",
+        ),
+        // The end of the text is the newline bash reads there.
+        (
+            &["-c", "echo >"],
+            "",
+            "bash: -c: line 1: syntax error near unexpected token `newline'\n\
+             bash: -c: line 1: `echo >'\n",
+        ),
+        // A backslash at the end of an eval'd text continues the line.
+        (
+            &[],
+            "true\neval 'X() { (a)>\\'\n",
+            "bash: eval: line 4: syntax error: unexpected end of file\n",
         ),
     ];
     for (args, input, want) in cases {

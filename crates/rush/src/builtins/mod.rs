@@ -3002,13 +3002,15 @@ fn getopts_parse(sh: &mut Shell, argv: &[Vec<u8>], bind: bool) -> Exec {
         if !bind && k == name.as_slice() {
             return;
         }
-        let _ = sh.vars.set(k, v);
+        if let Err(e) = sh.vars.set(k, v) {
+            sh.error(&e.to_string());
+        }
         // getopts' own OPTIND is no reset.
         sh.vars.optind_assigned = false;
     };
     let Some(arg) = args.get(ind - 1) else {
         set(sh, &name, b"?".to_vec());
-        let _ = sh.vars.unset(b"OPTARG");
+        sh.vars.unset_internal(b"OPTARG");
         if ind != optind_seen {
             set(sh, b"OPTIND", ind.to_string().into_bytes());
         }
@@ -3024,7 +3026,7 @@ fn getopts_parse(sh: &mut Shell, argv: &[Vec<u8>], bind: bool) -> Exec {
         }
         if arg.len() < 2 || arg[0] != b'-' {
             set(sh, &name, b"?".to_vec());
-            let _ = sh.vars.unset(b"OPTARG");
+            sh.vars.unset_internal(b"OPTARG");
             return Ok(1);
         }
     }
@@ -3038,7 +3040,7 @@ fn getopts_parse(sh: &mut Shell, argv: &[Vec<u8>], bind: bool) -> Exec {
             set(sh, b"OPTARG", vec![c]);
         } else {
             getopts_error(sh, &format!("illegal option -- {}", c as char));
-            let _ = sh.vars.unset(b"OPTARG");
+            sh.vars.unset_internal(b"OPTARG");
         }
         set(sh, &name, b"?".to_vec());
     } else if takes_arg {
@@ -3055,7 +3057,7 @@ fn getopts_parse(sh: &mut Shell, argv: &[Vec<u8>], bind: bool) -> Exec {
             } else {
                 getopts_error(sh, &format!("option requires an argument -- {}", c as char));
                 set(sh, &name, b"?".to_vec());
-                let _ = sh.vars.unset(b"OPTARG");
+                sh.vars.unset_internal(b"OPTARG");
             }
             ind += 1;
             sh.getopts_state = (ind, 1);
