@@ -109,6 +109,9 @@ pub struct Parser<'s> {
     literal_until: usize,
     /// The line of the innermost `${` being read, for its EOF error.
     brace_start: u32,
+    /// A line as written before aliases were expanded in it, for error
+    /// messages (bash shows the line as written).
+    unaliased_line: Option<(u32, Vec<u8>)>,
 }
 
 impl std::fmt::Debug for Parser<'_> {
@@ -161,6 +164,7 @@ impl<'s> Parser<'s> {
             in_dbracket: 0,
             literal_until: 0,
             brace_start: 1,
+            unaliased_line: None,
         }
     }
 
@@ -242,8 +246,10 @@ impl<'s> Parser<'s> {
         if c == b'\n' {
             self.line += 1;
         }
+        // An alias stays in use until a byte after its text is read: the
+        // word that ends its text (`alias a=a`) must not expand it again.
         while let Some((_, end)) = self.expanding.last() {
-            if self.pos >= *end {
+            if self.pos > *end {
                 self.expanding.pop();
             } else {
                 break;
@@ -317,7 +323,10 @@ impl<'s> Parser<'s> {
         };
         let mut e = self.error(format!("syntax error near unexpected token `{tok}'"));
         if let Err(e) = &mut e {
-            e.offending = Some(self.current_line_text());
+            e.offending = Some(match &self.unaliased_line {
+                Some((line, text)) if *line == self.line => text.clone(),
+                _ => self.current_line_text(),
+            });
         }
         e
     }
@@ -567,9 +576,41 @@ impl<'s> Parser<'s> {
             _ => match self.peek_keyword() {
                 Some(b"esac") => end == End::CaseArm || end == End::Keyword,
                 Some(k) => CLOSERS.contains(&k) && end != End::Eof && end != End::Paren,
-                None => false,
+                None => self.closer_alias_ahead() && self.at_list_end(end),
             },
         }
+    }
+
+    /// If the word ahead is an alias whose text begins with a word that
+    /// closes a compound command (`alias DONE='}'`), puts the text in its
+    /// place, so that the list ends there as bash's does.
+    fn closer_alias_ahead(&mut self) -> bool {
+        if self.aliases.is_empty() {
+            return false;
+        }
+        let start = self.pos;
+        let mut k = 0;
+        while let Some(c) = self.peek_at(k) {
+            if is_meta(c) || matches!(c, b'\'' | b'"' | b'\\' | b'$' | b'`') {
+                break;
+            }
+            k += 1;
+        }
+        let name = &self.buf[start..start + k];
+        if k == 0 || self.expanding.iter().any(|(n, _)| n == name) {
+            return false;
+        }
+        let closes = self.aliases.get(name).is_some_and(|v| {
+            let v = v.trim_ascii_start();
+            let w = v.split(|&c| is_meta(c)).next().unwrap_or_default();
+            CLOSERS.contains(&w)
+        });
+        if !closes {
+            return false;
+        }
+        let word = Word::literal(name);
+        self.pos = start + k;
+        self.expand_alias(&word, start)
     }
 
     fn list(&mut self, end: End) -> Result<List> {
@@ -1203,7 +1244,14 @@ impl<'s> Parser<'s> {
                 break;
             }
         }
-        if var.is_none() && digits > 0 && matches!(self.peek_at(digits), Some(b'<' | b'>')) {
+        // Digits that end an alias's text are a word of their own
+        // (`alias foo='echo 0'; foo>&2` prints 0).
+        let alias_ends_here = |p: &Self| p.expanding.iter().any(|(_, e)| *e == p.pos + digits);
+        if var.is_none()
+            && digits > 0
+            && matches!(self.peek_at(digits), Some(b'<' | b'>'))
+            && !alias_ends_here(self)
+        {
             let text = &self.buf[self.pos..self.pos + digits];
             let n: i64 = std::str::from_utf8(text)
                 .ok()
@@ -1357,8 +1405,17 @@ impl<'s> Parser<'s> {
             line: self.line,
             ..Simple::default()
         };
+        // bash's line for a simple command is where the token after its
+        // first element ends (its parser's lookahead): `cmd \` then `arg`
+        // on the next line runs on that line.
+        let mut elements = 0u32;
         loop {
             self.skip_blanks();
+            let fix_line = elements == 1;
+            if fix_line {
+                cmd.line = self.line;
+            }
+            elements += 1;
             if let Some(r) = self.redirect()? {
                 cmd.redirects.push(r);
                 continue;
@@ -1381,6 +1438,9 @@ impl<'s> Parser<'s> {
                         parts: vec![Part::ArrayAssign(Box::new(a))],
                     });
                 }
+                if fix_line {
+                    cmd.line = self.line;
+                }
                 continue;
             }
             let start = self.pos;
@@ -1392,6 +1452,9 @@ impl<'s> Parser<'s> {
             let Some(word) = word? else {
                 break;
             };
+            if fix_line {
+                cmd.line = self.line;
+            }
             if cmd.words.is_empty() {
                 if let Some(a) = split_assignment(&word) {
                     cmd.assigns.push(a);
@@ -1400,6 +1463,12 @@ impl<'s> Parser<'s> {
                 if self.expand_alias(&word, start) {
                     // The alias text is now in the input: read it afresh.
                     if cmd.assigns.is_empty() && cmd.redirects.is_empty() {
+                        // An alias to nothing or to a comment leaves no
+                        // command (bash; run, it changes nothing).
+                        self.skip_blanks();
+                        if matches!(self.peek(), None | Some(b'\n')) {
+                            return Ok(Command::Simple(cmd));
+                        }
                         return self.command_inner();
                     }
                     continue;
@@ -1423,6 +1492,9 @@ impl<'s> Parser<'s> {
             } else if self.alias_next.is_some_and(|end| start >= end) {
                 self.alias_next = None;
                 if self.expand_alias(&word, start) {
+                    // The first word of its text may be an alias too
+                    // (`alias foo='echo ' bar=baz baz=quux; foo bar`).
+                    self.alias_next.get_or_insert(start);
                     continue;
                 }
             }
@@ -1564,6 +1636,13 @@ impl<'s> Parser<'s> {
             return false;
         };
         let name = name.to_vec();
+        if self
+            .unaliased_line
+            .as_ref()
+            .is_none_or(|(l, _)| *l != self.line)
+        {
+            self.unaliased_line = Some((self.line, self.current_line_text()));
+        }
         let old_len = self.pos - start;
         self.buf.splice(start..self.pos, value.iter().copied());
         let grow = value.len() as isize - old_len as isize;

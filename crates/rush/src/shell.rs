@@ -258,6 +258,8 @@ pub struct Shell {
     pub arg0: Vec<u8>,
     pub functions: HashMap<Vec<u8>, Rc<Function>>,
     pub aliases: Aliases,
+    /// The empty table the parser gets while aliases are not expanded.
+    no_aliases: Aliases,
     pub opts: Options,
     /// `$?`
     pub status: i32,
@@ -270,6 +272,10 @@ pub struct Shell {
     pub jobs: Vec<Job>,
     pub loop_depth: u32,
     pub func_depth: u32,
+    /// Added to the lines of the commands run: in a command substitution,
+    /// bash counts its lines from the line of the command it is in (see
+    /// [`Shell::command_sub`]).
+    line_shift: i32,
     /// Names a function call's prefix assignments bound (`v=1 f`), with the
     /// depth of that call: in POSIX mode a special builtin's assignment to
     /// one of them reaches the caller too (bash).
@@ -440,6 +446,7 @@ impl Shell {
             arg0,
             functions: HashMap::default(),
             aliases: Rc::new(HashMap::default()),
+            no_aliases: Rc::new(HashMap::default()),
             opts: Options {
                 hashall: true,
                 braceexpand: true,
@@ -453,6 +460,7 @@ impl Shell {
             jobs: Vec::new(),
             loop_depth: 0,
             func_depth: 0,
+            line_shift: 0,
             prefix_bound: Vec::new(),
             source_depth: 0,
             current_simple: None,
@@ -868,15 +876,31 @@ impl Shell {
 
     // ---- the top level -------------------------------------------------
 
+    /// The aliases the parser expands: none unless `shopt -s
+    /// expand_aliases` (on in interactive shells) or POSIX mode, as in
+    /// bash, where a script's aliases are only text until it asks.
+    pub fn parser_aliases(&self) -> Aliases {
+        if self.opts.posix || crate::builtins::shopt_on(self, "expand_aliases") {
+            self.aliases.clone()
+        } else {
+            self.no_aliases.clone()
+        }
+    }
+
+    /// Gives `parser` the aliases defined or enabled since its last command.
+    fn update_aliases(&self, parser: &mut Parser<'_>) {
+        let want = self.parser_aliases();
+        if !Rc::ptr_eq(&want, parser.aliases_ref()) {
+            parser.set_aliases(want);
+        }
+    }
+
     /// Reads and runs commands from `src` one at a time until the end, an
     /// `exit`, or a fatal error. Returns the status to exit with.
     pub fn run_source(&mut self, first: &[u8], src: &mut dyn Source, tail_exec: bool) -> i32 {
-        let aliases = self.aliases.clone();
-        let mut parser = Parser::new(first, src, aliases);
+        let mut parser = Parser::new(first, src, self.parser_aliases());
         loop {
-            if !Rc::ptr_eq(&self.aliases, parser.aliases_ref()) {
-                parser.set_aliases(self.aliases.clone());
-            }
+            self.update_aliases(&mut parser);
             let t0 = self.perf.as_ref().map(|_| std::time::Instant::now());
             let cmd = parser.next_command();
             if let (Some(p), Some(t0)) = (self.perf.as_mut(), t0) {
@@ -1008,13 +1032,11 @@ impl Shell {
     /// command.
     pub fn eval_text(&mut self, text: &[u8]) -> Exec {
         let mut src = crate::parse::Text;
-        let aliases = self.aliases.clone();
-        let mut parser = Parser::new(text, &mut src, aliases).with_line(self.line.max(1));
+        let mut parser =
+            Parser::new(text, &mut src, self.parser_aliases()).with_line(self.line.max(1));
         let mut status = 0;
         loop {
-            if !Rc::ptr_eq(&self.aliases, parser.aliases_ref()) {
-                parser.set_aliases(self.aliases.clone());
-            }
+            self.update_aliases(&mut parser);
             match parser.next_command() {
                 Ok(None) => return Ok(status),
                 Ok(Some(list)) => {
@@ -1437,7 +1459,7 @@ impl Shell {
             // bash runs the DEBUG trap for each element before it forks;
             // the child does not run it again for the same command.
             if let Command::Simple(s) = cmd {
-                self.line = s.line;
+                self.at_line(s.line);
                 self.run_debug_trap(|| crate::unparse::simple(s))?;
             }
             let group = self.job_pgrp();
@@ -1740,7 +1762,7 @@ impl Shell {
                 line,
                 select,
             } => {
-                self.line = *line;
+                self.at_line(*line);
                 let items = match words {
                     Some(ws) => self.expand_words(ws)?,
                     None => self.positional.clone(),
@@ -1754,7 +1776,7 @@ impl Shell {
                     for item in items {
                         // bash runs the DEBUG trap for the `for` line before
                         // each round.
-                        self.line = *line;
+                        self.at_line(*line);
                         self.run_debug_trap(|| crate::unparse::compound(c))?;
                         if let Err(e) = self.vars.set(var, item) {
                             self.error(&e.to_string());
@@ -1773,7 +1795,7 @@ impl Shell {
                 r
             }
             Compound::Case { word, arms, line } => {
-                self.line = *line;
+                self.at_line(*line);
                 self.run_debug_trap(|| crate::unparse::compound(c))?;
                 let subject = self.expand_string(word)?;
                 let mut status = 0;
@@ -1812,7 +1834,7 @@ impl Shell {
             } => {
                 // bash runs the DEBUG trap before each of the three parts.
                 let debug = |sh: &mut Self| {
-                    sh.line = *line;
+                    sh.at_line(*line);
                     sh.run_debug_trap(|| crate::unparse::compound(c))
                 };
                 debug(self)?;
@@ -1840,7 +1862,7 @@ impl Shell {
                 r
             }
             Compound::Arith { expr, line } => {
-                self.line = *line;
+                self.at_line(*line);
                 self.run_debug_trap(|| crate::unparse::compound(c))?;
                 let text = self.expand_arith_text(expr)?;
                 let v = self.arith(&text)?;
@@ -1848,7 +1870,7 @@ impl Shell {
             }
             Compound::Coproc { name, cmd } => self.run_coproc(name, cmd),
             Compound::DoubleBracket { words, line } => {
-                self.line = *line;
+                self.at_line(*line);
                 self.run_debug_trap(|| crate::unparse::compound(c))?;
                 crate::builtins::double_bracket(self, words)
             }
@@ -2058,6 +2080,13 @@ impl Shell {
                     let _ = sys::dup2(w.as_raw_fd(), 1);
                     drop(w);
                     self.tail_ok = true;
+                    // bash reads the text again when it runs it, from the
+                    // line of the command it is in (its line as bash
+                    // counts it: where the token after the first word ends).
+                    if let Some(first) = first_line(list) {
+                        let shift = i64::from(self.line) - i64::from(first);
+                        self.line_shift = i32::try_from(shift).unwrap_or(0);
+                    }
                     let res = self.run_list(list);
                     self.exit_subshell(res)
                 }
@@ -2146,9 +2175,18 @@ impl Shell {
         }
     }
 
+    /// Enters the command at `line` of its text (for messages and LINENO).
+    fn at_line(&mut self, line: u32) {
+        self.line = line.saturating_add_signed(self.line_shift);
+    }
+
     // ---- simple commands -----------------------------------------------
 
     fn run_simple(&mut self, cmd: &Simple) -> Exec {
+        // What an alias to nothing left: no command, the status stays.
+        if cmd.words.is_empty() && cmd.assigns.is_empty() && cmd.redirects.is_empty() {
+            return Ok(self.status);
+        }
         let outer = self.current_simple.replace(std::ptr::NonNull::from(cmd));
         let r = self.run_simple_now(cmd);
         self.current_simple = outer;
@@ -2168,7 +2206,7 @@ impl Shell {
 
     fn run_simple_now(&mut self, cmd: &Simple) -> Exec {
         let tail = std::mem::take(&mut self.tail_ok);
-        self.line = cmd.line;
+        self.at_line(cmd.line);
         if !self.traps.is_empty() && !self.in_trap() {
             // For the ERR and EXIT traps, which run after the command.
             self.bash_command = crate::unparse::simple(cmd);
@@ -2639,6 +2677,8 @@ impl Shell {
             }
         };
         let old_pos = std::mem::replace(&mut self.positional, argv[1..].to_vec());
+        // A function's lines are its own, wherever it is called from.
+        let line_shift = std::mem::take(&mut self.line_shift);
         let getopts_state = self.getopts_state;
         self.vars.push_scope();
         for (k, v) in assigns {
@@ -2681,6 +2721,7 @@ impl Shell {
             self.prefix_bound.retain(|(d, _)| *d < depth);
         }
         self.func_depth -= 1;
+        self.line_shift = line_shift;
         // Back at the call: LINENO (and an ERR trap for a failed call) is
         // the call's line again.
         self.line = call_line;
@@ -3108,7 +3149,7 @@ impl Shell {
             quoted.push(c);
         }
         quoted.push(b'"');
-        let mut p = Parser::new(&quoted, &mut src, self.aliases.clone());
+        let mut p = Parser::new(&quoted, &mut src, self.no_aliases.clone());
         match p.read_word() {
             Ok(Some(w)) => self.expand_string(&w).ok(),
             _ => None,
@@ -3636,24 +3677,6 @@ fn one_function(list: List, name: &[u8]) -> Option<Rc<Function>> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::time_report;
-
-    #[test]
-    fn time_reports_minutes_percentages_and_truncates() {
-        // 75.4567 s real, 1.5 s user, 0.25 s system.
-        let r = |f: &str| time_report(f.as_bytes(), 75_456_789, 1_500_000, 250_000);
-        assert_eq!(r("%lR %1lR %0lR").unwrap(), b"1m15.456s 1m15.4s 1m15s");
-        assert_eq!(r("%R %U %2S").unwrap(), b"75.456 1.500 0.25");
-        assert_eq!(r("%P").unwrap(), b"2.32");
-        assert_eq!(r("%9R").unwrap(), b"75.456");
-        assert_eq!(r("%lP"), Err(b'P'));
-        assert_eq!(r("%3"), Err(0));
-        assert_eq!(time_report(b"%P", 0, 0, 0).unwrap(), b"100.00");
-    }
-}
-
 /// How many lines bash counts past the end of an eval'd text that ends
 /// inside a construct: it reads the text with a newline added (one line
 /// on), and a backslash before that newline continues the line (one more);
@@ -3669,5 +3692,39 @@ fn eof_lines(text: &[u8]) -> u32 {
         (true, false) => 0,
         (true, true) | (false, false) => 1,
         (false, true) => 2,
+    }
+}
+
+/// The line of the first command of `list`, if it records one.
+fn first_line(list: &List) -> Option<u32> {
+    match list.items.first()?.and_or.first.commands.first()? {
+        Command::Simple(s) => Some(s.line),
+        Command::Compound(c, _) => match &**c {
+            Compound::For { line, .. }
+            | Compound::Case { line, .. }
+            | Compound::Arith { line, .. }
+            | Compound::ArithFor { line, .. }
+            | Compound::DoubleBracket { line, .. } => Some(*line),
+            _ => None,
+        },
+        Command::Function(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::time_report;
+
+    #[test]
+    fn time_reports_minutes_percentages_and_truncates() {
+        // 75.4567 s real, 1.5 s user, 0.25 s system.
+        let r = |f: &str| time_report(f.as_bytes(), 75_456_789, 1_500_000, 250_000);
+        assert_eq!(r("%lR %1lR %0lR").unwrap(), b"1m15.456s 1m15.4s 1m15s");
+        assert_eq!(r("%R %U %2S").unwrap(), b"75.456 1.500 0.25");
+        assert_eq!(r("%P").unwrap(), b"2.32");
+        assert_eq!(r("%9R").unwrap(), b"75.456");
+        assert_eq!(r("%lP"), Err(b'P'));
+        assert_eq!(r("%3"), Err(0));
+        assert_eq!(time_report(b"%P", 0, 0, 0).unwrap(), b"100.00");
     }
 }

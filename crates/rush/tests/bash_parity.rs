@@ -2271,3 +2271,56 @@ fn getopts_with_a_readonly_optarg() {
         "NAME: line 1: OPTARG: readonly variable\n"
     );
 }
+
+/// Aliases as bash's tests/alias and tests/comsub use them: not expanded
+/// in a script until `shopt -s expand_aliases`; an alias that names
+/// itself through others stops (it crashed rush's parser); an alias to a
+/// comment or to nothing leaves no command; the word after an alias ending
+/// in a blank is expanded through a chain; digits ending an alias are a
+/// word, not a redirection's fd; an alias may close a group in `$( )`.
+#[test]
+fn aliases_in_scripts_as_bash_expands_them() {
+    like_bash(
+        "alias e=echo\ne hi 2>/dev/null || echo off\n",
+        &[],
+        "off\n",
+        0,
+    );
+    like_bash(
+        "shopt -s expand_aliases\nalias a=b b=c c=a\na 2>/dev/null; echo $?\n\
+         alias self=self\nself 2>/dev/null; echo $?\n\
+         alias c=# n=\nfalse; c\necho $?\nfalse; n\necho $?\n\
+         alias foo='echo ' bar=baz baz=quux\nfoo bar\n\
+         alias z='echo 0'\nz>&2\n\
+         alias DO='{ ' DONE='}'\ngot=$(DO\necho ok 9; DONE)\necho \"$got\"\n",
+        &[],
+        "127\n127\n1\n1\nquux\nok 9\n",
+        0,
+    );
+}
+
+/// The line of a simple command is where the token after its first word
+/// ends, as bash counts it (`cmd \` then its arguments on the next line
+/// run on that line), and a command substitution counts its lines from
+/// there.
+#[test]
+fn lines_of_commands_that_span_lines() {
+    like_bash(
+        "echo \"a\nb\" $LINENO\necho \\\n$LINENO\nx=$LINENO\\\n$LINENO; echo $x\n\
+         echo $(echo $LINENO\necho $LINENO)\necho $LINENO $(echo $LINENO\necho $LINENO)\n",
+        &[],
+        "a\nb 2\n4\n66\n8 9\n9 9 10\n",
+        0,
+    );
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(
+        d.path().join("s.sh"),
+        "nosuch \\\n  --flag\necho `echo\nnosuch2`\n",
+    )
+    .unwrap();
+    let o = rush().arg("s.sh").current_dir(d.path()).output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "s.sh: line 2: nosuch: command not found\ns.sh: line 5: nosuch2: command not found\n"
+    );
+}

@@ -114,8 +114,21 @@ fn comments_and_line_continuation() {
 #[test]
 fn aliases_expand_in_command_position_from_the_next_line() {
     table(&[
-        ("alias say='echo said'\nsay hi\n", "said hi\n"),
-        ("alias a='echo x' b='a '\nb a\n", "x echo x\n"),
+        (
+            "shopt -s expand_aliases\nalias say='echo said'\nsay hi\n",
+            "said hi\n",
+        ),
+        (
+            "shopt -s expand_aliases\nalias a='echo x' b='a '\nb a\n",
+            "x echo x\n",
+        ),
+        // A script's aliases are not expanded until it asks (bash), but
+        // they are in POSIX mode.
+        (
+            "alias say='echo said'\nsay hi 2>/dev/null || echo none\n",
+            "none\n",
+        ),
+        ("set -o posix\nalias say='echo said'\nsay hi\n", "said hi\n"),
         ("alias ls=ls\nalias ls\n", "alias ls='ls'\n"),
         ("alias -- a=b\nalias a\n", "alias a='b'\n"),
         (

@@ -221,7 +221,7 @@ pub fn run(sh: Shell, rc: RcFile, login: bool, monitor: bool) -> i32 {
 fn turn(shell: &Rc<RefCell<Shell>>, editor: &mut Ed, line: String) -> Option<i32> {
     let mut first = line.into_bytes();
     first.push(b'\n');
-    let aliases = shell.borrow().aliases.clone();
+    let aliases = shell.borrow().parser_aliases();
     let mut more = More {
         editor,
         shell,
@@ -247,7 +247,8 @@ fn turn(shell: &Rc<RefCell<Shell>>, editor: &mut Ed, line: String) -> Option<i32
                 let _ = sys::write_all(1, &expanded);
                 text = expanded;
                 let mut src = crate::parse::Text;
-                (lists, error) = parse_all(Parser::new(&text, &mut src, sh.aliases.clone()), false);
+                (lists, error) =
+                    parse_all(Parser::new(&text, &mut src, sh.parser_aliases()), false);
             }
             Ok(None) => {}
             Err(msg) => {
@@ -404,6 +405,7 @@ fn before_prompt(sh: &mut Shell, editor: &mut Ed, synced: &mut (u64, usize)) {
 /// HISTFILESIZE set (bash's defaults, with rush's own file).
 pub fn defaults(sh: &mut Shell) {
     sh.opts.interactive = true;
+    sh.shopts.insert("expand_aliases".to_string());
     sh.opts.history = true;
     sh.opts.histexpand = true;
     if !sh.opts.emacs && !sh.opts.vi {
