@@ -2486,6 +2486,47 @@ impl Shell {
         Ok(Value::Indexed(m))
     }
 
+    /// `declare [flags] name=(…)` (and `local`, `readonly`, `export`): the
+    /// array attributes the flags give come first, then the elements.
+    pub fn declare_array(&mut self, a: &Assign, flags: &[u8], local: bool) -> Result<(), Flow> {
+        if flags.contains(&b'A') && !matches!(self.vars.value(&a.name), Some(Value::Assoc(_))) {
+            let empty = Value::Assoc(Default::default());
+            let r = if local {
+                self.vars.local_value(&a.name, Some(empty))
+            } else {
+                self.vars.set_value(&a.name, empty)
+            };
+            if let Err(e) = r {
+                self.error(&e.to_string());
+                return Err(Flow::Exit(1));
+            }
+        }
+        // `declare -ai a=(1+1)`: the elements are arithmetic, so
+        // the attribute comes first, as in bash (on the local, for
+        // `local -ai`).
+        let attributes = flags.iter().any(|c| matches!(c, b'i' | b'l' | b'u'));
+        if local
+            && attributes
+            && let Err(e) = self.vars.local_value(&a.name, None)
+        {
+            self.error(&e.to_string());
+            return Err(Flow::Exit(1));
+        }
+        if flags.contains(&b'i') {
+            self.vars.set_integer(&a.name);
+        }
+        // `declare -la a=(A)`, `-ua`: the case attribute first too.
+        if let Some(&c) = flags.iter().rev().find(|&&c| c == b'l' || c == b'u') {
+            let case = if c == b'l' {
+                crate::vars::Case::Lower
+            } else {
+                crate::vars::Case::Upper
+            };
+            self.vars.set_case(&a.name, Some(case));
+        }
+        self.assign(a, local)
+    }
+
     /// Expands a command's words. For declaration builtins (`declare`,
     /// `local`, `export`, `readonly`, `typeset`), arguments that look like
     /// assignments expand as assignments: no field splitting, no globbing,
@@ -2524,44 +2565,7 @@ impl Shell {
                     out.push(a.name.clone());
                     continue;
                 }
-                if flags.contains(&b'A')
-                    && !matches!(self.vars.value(&a.name), Some(Value::Assoc(_)))
-                {
-                    let empty = Value::Assoc(Default::default());
-                    let r = if local {
-                        self.vars.local_value(&a.name, Some(empty))
-                    } else {
-                        self.vars.set_value(&a.name, empty)
-                    };
-                    if let Err(e) = r {
-                        self.error(&e.to_string());
-                        return Err(Flow::Exit(1));
-                    }
-                }
-                // `declare -ai a=(1+1)`: the elements are arithmetic, so
-                // the attribute comes first, as in bash (on the local, for
-                // `local -ai`).
-                let attributes = flags.iter().any(|c| matches!(c, b'i' | b'l' | b'u'));
-                if local
-                    && attributes
-                    && let Err(e) = self.vars.local_value(&a.name, None)
-                {
-                    self.error(&e.to_string());
-                    return Err(Flow::Exit(1));
-                }
-                if flags.contains(&b'i') {
-                    self.vars.set_integer(&a.name);
-                }
-                // `declare -la a=(A)`, `-ua`: the case attribute first too.
-                if let Some(&c) = flags.iter().rev().find(|&&c| c == b'l' || c == b'u') {
-                    let case = if c == b'l' {
-                        crate::vars::Case::Lower
-                    } else {
-                        crate::vars::Case::Upper
-                    };
-                    self.vars.set_case(&a.name, Some(case));
-                }
-                self.assign(a, local)?;
+                self.declare_array(a, &flags, local)?;
                 out.push(a.name.clone());
                 continue;
             }

@@ -2324,3 +2324,40 @@ fn lines_of_commands_that_span_lines() {
         "s.sh: line 2: nosuch: command not found\ns.sh: line 5: nosuch2: command not found\n"
     );
 }
+
+/// `name='(…)'` as one argument of `declare -a`/`-A`, `local -a`,
+/// `readonly -a` or `export -a` (or of `declare` to an array) is a
+/// compound assignment, read and expanded again; a plain value with `-a`
+/// is element 0; a readonly name is refused with the builtin's name, and
+/// the shell goes on (bash's tests/attr).
+#[test]
+fn quoted_compound_assignments_in_declarations() {
+    // An empty folder, so that `*.nomatch` stays a word.
+    let d = tempfile::tempdir().unwrap();
+    like_bash_in(
+        d.path(),
+        &[],
+        "declare -a t='(8 \"9 0\")'; declare -p t; readonly -a x='([2]=4)'; declare -p x; \
+         export -a s='(7)'; declare -p s; declare -A m='([k]=v)'; declare -p m; \
+         declare u='(1)'; declare -p u; a=(1); declare a='(5 6)'; declare -p a; \
+         b=(1); readonly b='(5 6)'; declare -p b; \
+         f() { local -a l='($1 \"a b\")'; declare -p l; local -a q=z; declare -p q; }; f one; \
+         declare -a g=\"(\\$(echo x y) *.nomatch)\"; declare -p g; declare -a k='(a'; declare -p k; \
+         readonly w=1; readonly -a 'w=(4)' 2>/dev/null; echo $?; export -a 'w=(4)' 2>/dev/null; echo $?",
+        "declare -a t=([0]=\"8\" [1]=\"9 0\")\ndeclare -ar x=([2]=\"4\")\ndeclare -ax s=([0]=\"7\")\n\
+         declare -A m=([k]=\"v\" )\ndeclare -- u=\"(1)\"\ndeclare -a a=([0]=\"5\" [1]=\"6\")\n\
+         declare -ar b=([0]=\"(5 6)\")\ndeclare -a l=([0]=\"one\" [1]=\"a b\")\n\
+         declare -a q=([0]=\"z\")\ndeclare -a g=([0]=\"x\" [1]=\"y\" [2]=\"*.nomatch\")\n\
+         declare -a k=([0]=\"(a\")\n1\n1\n",
+        0,
+    );
+    let o = rush()
+        .args(["-c", "readonly w=1; readonly -a 'w=(4)'; echo on", "NAME"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "NAME: line 1: readonly: w: readonly variable\n"
+    );
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "on\n");
+}

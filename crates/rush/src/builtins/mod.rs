@@ -671,21 +671,30 @@ fn export(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let mut unexport = false;
     let mut print = false;
     let mut functions = false;
+    // `-a`/`-A` (bash takes them though its usage does not say): a
+    // `name='(…)'` argument is an array's elements.
+    let mut array = Vec::new();
     let mut i = 1;
     while let Some(a) = argv.get(i) {
-        match a.as_slice() {
-            b"-n" => unexport = true,
-            b"-p" => print = true,
-            b"-f" => functions = true,
-            b"-fn" | b"-nf" => {
-                functions = true;
-                unexport = true;
+        if a == b"--" {
+            i += 1;
+            break;
+        }
+        if a.len() < 2 || a[0] != b'-' {
+            break;
+        }
+        for &c in &a[1..] {
+            match c {
+                b'n' => unexport = true,
+                b'p' => print = true,
+                b'f' => functions = true,
+                b'a' | b'A' => array.push(c),
+                c => {
+                    sh.error(&format!("export: -{}: invalid option", c as char));
+                    sh.usage("export: usage: export [-fn] [name[=value] ...] or export -p");
+                    return Ok(2);
+                }
             }
-            b"--" => {
-                i += 1;
-                break;
-            }
-            _ => break,
         }
         i += 1;
     }
@@ -716,19 +725,72 @@ fn export(sh: &mut Shell, argv: Args<'_>) -> Exec {
         }
         return Ok(emit(sh, "export", &out));
     }
-    Ok(each_name_value(
-        sh,
-        "export",
-        &argv[i..],
-        |vars, name, value| {
-            if unexport {
-                vars.unexport(name);
-                Ok(())
-            } else {
-                vars.export(name, value)
-            }
-        },
-    ))
+    let (rest, status) = quoted_arrays(sh, "export", &argv[i..], &array, unexport)?;
+    let status = status.max(each_name_value(sh, "export", &rest, |vars, name, value| {
+        if unexport {
+            vars.unexport(name);
+            Ok(())
+        } else {
+            vars.export(name, value)
+        }
+    }));
+    Ok(status)
+}
+
+/// A `name='(…)'` argument of `declare`, `local`, `readonly` or `export`
+/// with `-a` or `-A` (or, for `declare`, to an array) is a compound
+/// assignment: bash reads its value again as `name=(…)` and expands it.
+fn quoted_compound(name: &[u8], value: &[u8]) -> Option<crate::ast::Assign> {
+    if value.len() < 2 || value[0] != b'(' || value.last() != Some(&b')') {
+        return None;
+    }
+    let text = [name, b"=", value].concat();
+    let list = crate::parse::parse(&text, Default::default()).ok()?;
+    let [item] = list.items.as_slice() else {
+        return None;
+    };
+    let [crate::ast::Command::Simple(s)] = item.and_or.first.commands.as_slice() else {
+        return None;
+    };
+    match s.assigns.as_slice() {
+        [a] if a.array.is_some() && s.words.is_empty() => Some(a.clone()),
+        _ => None,
+    }
+}
+
+/// For `readonly -a` and `export -a`: assigns each `name='(…)'` argument
+/// as an array (`flags` holds the `a`/`A` given, none: no such
+/// arguments) and gives it the builtin's attribute unless `plain`. The
+/// other arguments, for the usual path, and the status so far.
+fn quoted_arrays(
+    sh: &mut Shell,
+    builtin: &str,
+    args: &[Vec<u8>],
+    flags: &[u8],
+    plain: bool,
+) -> Result<(Vec<Vec<u8>>, i32), Flow> {
+    let mut rest = Vec::new();
+    let mut status = 0;
+    for a in args {
+        let (name, value) = split_name_value(a);
+        let compound = (!flags.is_empty() && crate::parse::is_name(name))
+            .then(|| value.and_then(|v| quoted_compound(name, v)))
+            .flatten();
+        let Some(assign) = compound else {
+            rest.push(a.clone());
+            continue;
+        };
+        if sh.vars.is_readonly(name) {
+            sh.error(&format!("{builtin}: {}: readonly variable", lossy(name)));
+            status = 1;
+            continue;
+        }
+        sh.declare_array(&assign, flags, false)?;
+        if !plain {
+            rest.push(name.to_vec());
+        }
+    }
+    Ok((rest, status))
 }
 
 /// For `export` and `readonly`: applies `f` to each `name[=value]`
@@ -763,10 +825,13 @@ fn each_name_value(
 }
 
 fn readonly(sh: &mut Shell, argv: Args<'_>) -> Exec {
+    let mut array = Vec::new();
     let mut i = 1;
     while let Some(a) = argv.get(i) {
         match a.as_slice() {
-            b"-p" | b"-a" | b"-A" | b"-f" => {}
+            b"-p" | b"-f" => {}
+            b"-a" => array.push(b'a'),
+            b"-A" => array.push(b'A'),
             b"--" => {
                 i += 1;
                 break;
@@ -784,12 +849,14 @@ fn readonly(sh: &mut Shell, argv: Args<'_>) -> Exec {
         }
         return Ok(emit(sh, "readonly", &out));
     }
-    Ok(each_name_value(
+    let (rest, status) = quoted_arrays(sh, "readonly", &argv[i..], &array, false)?;
+    let status = status.max(each_name_value(
         sh,
         "readonly",
-        &argv[i..],
+        &rest,
         |vars, name, value| vars.readonly(name, value),
-    ))
+    ));
+    Ok(status)
 }
 
 fn unset(sh: &mut Shell, argv: Args<'_>) -> Exec {
@@ -1096,6 +1163,33 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
             }
             continue;
         }
+        // `declare -a a='(1 2)'`: the elements, read and expanded again.
+        if let Some(v) = value
+            && (kind.is_some()
+                || matches!(
+                    sh.vars.value(name),
+                    Some(Value::Indexed(_) | Value::Assoc(_))
+                ))
+            && let Some(assign) = quoted_compound(name, v)
+        {
+            if sh.vars.is_readonly(name) {
+                sh.error(&format!(
+                    "{}: {}: readonly variable",
+                    lossy(&argv[0]),
+                    lossy(name)
+                ));
+                status = 1;
+                continue;
+            }
+            let flags: Vec<u8> = argv[1..i]
+                .iter()
+                .filter(|a| a.starts_with(b"-"))
+                .flat_map(|a| a[1..].to_vec())
+                .collect();
+            sh.declare_array(&assign, &flags, local)?;
+            apply_attributes(sh, name, export_, unexport, integer, case, readonly_);
+            continue;
+        }
         let value_owned;
         let value = match value {
             Some(v) if integer => {
@@ -1143,7 +1237,8 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 (Some(Value::Indexed(_)), Value::Indexed(_))
                     | (Some(Value::Assoc(_)), Value::Assoc(_))
             );
-            if !same && value.is_none() {
+            // With a value (`declare -a h=x`), the new array holds it at 0.
+            if !same {
                 let r = if local {
                     sh.vars.local_value(name, Some(k.clone()))
                 } else {
@@ -1154,12 +1249,17 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                     status = 1;
                     continue;
                 }
-                // The other attributes (`declare -Ar`) still apply.
-                apply_attributes(sh, name, export_, unexport, integer, case, readonly_);
-                continue;
+                if value.is_none() {
+                    // The other attributes (`declare -Ar`) still apply.
+                    apply_attributes(sh, name, export_, unexport, integer, case, readonly_);
+                    continue;
+                }
             }
         }
-        let r = if local {
+        let r = if local && kind.is_some() && value.is_some() && sh.vars.local_here(name) {
+            // The local array made above takes the value at 0.
+            sh.vars.set(name, value.unwrap_or_default().to_vec())
+        } else if local {
             // `shopt -s localvar_inherit`: a new local starts with the value
             // the name had where the function was called.
             let value = match value {
