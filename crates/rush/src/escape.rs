@@ -39,8 +39,12 @@ pub fn unescape(s: &[u8], out: &mut Vec<u8>, dialect: Dialect) -> bool {
             b'v' => out.push(11),
             b'\\' => out.push(b'\\'),
             b'c' if echo_mode => return true,
+            // `\c?` is DEL, and `\c\\` takes both backslashes (bash).
             b'c' if dialect == Dialect::AnsiC && i < s.len() => {
-                out.push(s[i] & 0x1f);
+                out.push(if s[i] == b'?' { 0x7f } else { s[i] & 0x1f });
+                if s[i] == b'\\' && s.get(i + 1) == Some(&b'\\') {
+                    i += 1;
+                }
                 i += 1;
             }
             // echo -e knows only \0NNN; \1 to \7 stay as they are.
@@ -63,6 +67,20 @@ pub fn unescape(s: &[u8], out: &mut Vec<u8>, dialect: Dialect) -> bool {
                 }
                 out.push(v as u8);
                 i = j;
+            }
+            // `\x{HHH…}` (bash, in `$'…'` only): any number of digits, the
+            // low byte of their value; the closing brace is optional.
+            b'x' if dialect == Dialect::AnsiC && s.get(i) == Some(&b'{') => {
+                let mut v = 0u32;
+                i += 1;
+                while let Some(d) = s.get(i).and_then(|&c| (c as char).to_digit(16)) {
+                    v = v.wrapping_mul(16).wrapping_add(d);
+                    i += 1;
+                }
+                if s.get(i) == Some(&b'}') {
+                    i += 1;
+                }
+                out.push(v as u8);
             }
             b'x' => {
                 let mut v = 0u32;

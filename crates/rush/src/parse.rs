@@ -109,6 +109,8 @@ pub struct Parser<'s> {
     literal_until: usize,
     /// The line of the innermost `${` being read, for its EOF error.
     brace_start: u32,
+    /// Reading a here-document's body.
+    in_heredoc: bool,
     /// A line as written before aliases were expanded in it, for error
     /// messages (bash shows the line as written).
     unaliased_line: Option<(u32, Vec<u8>)>,
@@ -165,6 +167,7 @@ impl<'s> Parser<'s> {
             literal_until: 0,
             brace_start: 1,
             unaliased_line: None,
+            in_heredoc: false,
         }
     }
 
@@ -243,7 +246,8 @@ impl<'s> Parser<'s> {
     fn bump(&mut self) -> Option<u8> {
         let c = self.peek()?;
         self.pos += 1;
-        if c == b'\n' {
+        // An alias's newlines are not lines of the input (bash).
+        if c == b'\n' && self.expanding.is_empty() {
             self.line += 1;
         }
         // An alias stays in use until a byte after its text is read: the
@@ -1358,6 +1362,7 @@ impl<'s> Parser<'s> {
             let mut src = Text;
             let mut p = Parser::new(&body, &mut src, self.aliases.clone()).with_line(self.line);
             p.depth = self.depth;
+            p.in_heredoc = true;
             p.heredoc_word()?
         };
         let _ = doc.body.set(word);
@@ -2044,6 +2049,10 @@ impl<'s> Parser<'s> {
         }
         let mut out = Vec::with_capacity(raw.len());
         crate::escape::unescape(&raw, &mut out, crate::escape::Dialect::AnsiC);
+        // A NUL ends the string (bash: `$'ab\0cd'` is `ab`).
+        if let Some(end) = out.iter().position(|&c| c == 0) {
+            out.truncate(end);
+        }
         Ok(out)
     }
 
@@ -2332,6 +2341,17 @@ impl<'s> Parser<'s> {
                 b'"' => {
                     flush_word_lit(&mut parts, &mut lit, lit_quoted);
                     parts.push(Part::Double(self.double_quoted_in(lit_quoted)?));
+                }
+                // `$'…'` is ANSI-C quoting inside `${…}` also within
+                // double quotes (bash's extquote, on by default); in a
+                // here-document only in patterns and replacements.
+                b'$' if dq
+                    && self.peek() == Some(b'\'')
+                    && (!self.in_heredoc || pattern || any_escape) =>
+                {
+                    self.bump();
+                    flush_word_lit(&mut parts, &mut lit, lit_quoted);
+                    parts.push(Part::Single(self.ansi_c()?));
                 }
                 b'$' => match self.dollar(lit_quoted)? {
                     Part::Lit(b) => lit.extend_from_slice(&b),

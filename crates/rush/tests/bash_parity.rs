@@ -2361,3 +2361,27 @@ fn quoted_compound_assignments_in_declarations() {
     );
     assert_eq!(String::from_utf8_lossy(&o.stdout), "on\n");
 }
+
+/// `$'…'` as bash's tests/nquote* check it: `\c?` is DEL and `\c\\`
+/// takes both backslashes, `\x{…}` takes any number of digits, a NUL ends
+/// the string; inside `${…}` within double quotes `$'…'` is ANSI-C
+/// quoting (extquote), in a here-document only in patterns and
+/// replacements; an alias's newlines are not lines of the script.
+#[test]
+fn ansi_c_quoting_as_bash_reads_it() {
+    like_bash(
+        "printf '%s\\n' $'\\c?' $'\\c\\\\\\\\x' $'a\\x{41}b' $'\\x{01234567}' $'\\x{cde' $'ab\\0cd' \
+         $'ab\\x{}cd' | od -An -c; \
+         v=\"'\"; x=; printf '%s\\n' \"${v/$'\\''/$'\\x41'}\" \"${x:-$'\\t'}\" | od -An -c; \
+         V=ab; cat <<EOF\n${V/a/$'\\x41'}\n${V/$'\\x61'/X}\n${V:+$'\\x41'}\nEOF\n",
+        &[],
+        " 177  \\n 034   \\   x  \\n   a   A   b  \\n   g  \\n 336  \\n   a   b\n  \\n   a   b  \\n\n   A  \\n  \\t  \\n\nAb\nXb\n$'\\x41'\n",
+        0,
+    );
+    like_bash(
+        "shopt -s expand_aliases\nalias foo=$'echo foo\\n\\necho $LINENO\\n'\nfoo\necho $LINENO\n",
+        &[],
+        "foo\n3\n4\n",
+        0,
+    );
+}
