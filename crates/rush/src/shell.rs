@@ -289,7 +289,10 @@ pub struct Shell {
     /// command substitution).
     pub capture: Option<Vec<u8>>,
     /// `hash`: command name to path.
-    pub hash: HashMap<Vec<u8>, CString>,
+    pub hash: HashMap<Vec<u8>, Hashed>,
+    /// How many commands were ever hashed: the order of entries (bash
+    /// lists a bucket's newest first).
+    pub hash_seq: u64,
     pub shopts: BTreeSet<String>,
     pub perf: Option<Perf>,
     /// This process is a forked subshell: leaving means exiting.
@@ -470,6 +473,7 @@ impl Shell {
             name,
             capture: None,
             hash: HashMap::default(),
+            hash_seq: 0,
             shopts: BTreeSet::new(),
             perf: Perf::from_env(),
             subshell: false,
@@ -1619,7 +1623,7 @@ impl Shell {
                 return Some(Value::Assoc(
                     self.hash
                         .iter()
-                        .map(|(k, v)| (k.clone(), v.as_bytes().to_vec()))
+                        .map(|(k, v)| (k.clone(), v.path.as_bytes().to_vec()))
                         .collect(),
                 ));
             }
@@ -2847,23 +2851,42 @@ impl Shell {
         }
     }
 
-    /// Finds a command in PATH (through the hash table).
+    /// Finds a command in PATH, through the hash table (a hit for an
+    /// entry there), without adding to it (`type`, `command -v`, `exec`).
     pub fn find_command(&mut self, name: &[u8]) -> Option<CString> {
-        self.find_command_in(name, None)
+        self.find_command_as(name, None, false)
     }
 
-    /// Finds a command in `path` (a `PATH=` prefix, `command -p`) or, if
-    /// `None`, in `$PATH` through the hash table.
+    /// Finds a command to run, in `path` (a `PATH=` prefix, `command -p`)
+    /// or, if `None`, in `$PATH` through the hash table, which remembers
+    /// it (with `set -h`, the default).
     pub fn find_command_in(&mut self, name: &[u8], path: Option<&[u8]>) -> Option<CString> {
+        self.find_command_as(name, path, true)
+    }
+
+    /// Remembers `path` for `name`, with `hits` uses so far.
+    pub fn hash_insert(&mut self, name: &[u8], path: CString, hits: u32) {
+        self.hash_seq += 1;
+        let seq = self.hash_seq;
+        self.hash.insert(name.to_vec(), Hashed { path, hits, seq });
+    }
+
+    fn find_command_as(
+        &mut self,
+        name: &[u8],
+        path: Option<&[u8]>,
+        remember: bool,
+    ) -> Option<CString> {
         if name.contains(&b'/') {
             return CString::new(name).ok();
         }
         if path.is_none()
-            && let Some(p) = self.hash.get(name)
+            && let Some(h) = self.hash.get_mut(name)
         {
-            return Some(p.clone());
+            h.hits += 1;
+            return Some(h.path.clone());
         }
-        let cache = path.is_none() && self.opts.hashall;
+        let cache = remember && path.is_none() && self.opts.hashall;
         let path = match path {
             Some(p) => p.to_vec(),
             None => self
@@ -2883,7 +2906,7 @@ impl Shell {
             let Ok(c) = CString::new(full) else { continue };
             if is_executable_file(&c) {
                 if cache {
-                    self.hash.insert(name.to_vec(), c.clone());
+                    self.hash_insert(name, c.clone(), 1);
                 }
                 return Some(c);
             }
@@ -3697,6 +3720,25 @@ fn eof_lines(text: &[u8]) -> u32 {
         (true, true) | (false, false) => 1,
         (false, true) => 2,
     }
+}
+
+/// A command's path in the hash table (`hash`).
+#[derive(Debug, Clone)]
+pub struct Hashed {
+    pub path: CString,
+    /// Times it was looked up since it was remembered (bash's hits).
+    pub hits: u32,
+    /// When it was remembered, for bash's order.
+    pub seq: u64,
+}
+
+/// The order bash lists its hash table in: by bucket of its 256 (FNV-1
+/// of the name, C's signed chars), newest first within one.
+pub fn hash_order(name: &[u8], seq: u64) -> (u32, std::cmp::Reverse<u64>) {
+    let h = name.iter().fold(2_166_136_261u32, |h, &c| {
+        h.wrapping_mul(16_777_619) ^ (c as i8 as i32 as u32)
+    });
+    (h & 255, std::cmp::Reverse(seq))
 }
 
 /// The line of the first command of `list`, if it records one.

@@ -1835,12 +1835,24 @@ enum Kind {
     Keyword,
     Function,
     Builtin,
-    File(Vec<u8>),
+    /// A file, and whether it came from the hash table.
+    File(Vec<u8>, bool),
 }
 
-fn resolve(sh: &mut Shell, name: &[u8], all: bool) -> Vec<Kind> {
+/// What `name` is, as `type` and `command -v` see it: aliases only while
+/// they are expanded (bash), a remembered path before a PATH search
+/// (unless `all`). With `files_only` (`type -P`), only the file.
+fn resolve(sh: &mut Shell, name: &[u8], all: bool, files_only: bool) -> Vec<Kind> {
     let mut out = Vec::new();
-    if let Some(v) = sh.aliases.get(name) {
+    if files_only {
+        if let Some(p) = sh.find_command(name)
+            && std::path::Path::new(OsStr::from_bytes(p.as_bytes())).is_file()
+        {
+            out.push(Kind::File(p.into_bytes(), false));
+        }
+        return out;
+    }
+    if let Some(v) = sh.parser_aliases().get(name) {
         out.push(Kind::Alias(v.clone()));
     }
     if KEYWORDS.contains(&name) {
@@ -1866,15 +1878,18 @@ fn resolve(sh: &mut Shell, name: &[u8], all: bool) -> Vec<Kind> {
                 && rustix::fs::access(c.as_c_str(), rustix::fs::Access::EXEC_OK).is_ok()
                 && std::path::Path::new(OsStr::from_bytes(&p)).is_file()
             {
-                out.push(Kind::File(p));
+                out.push(Kind::File(p, false));
             }
         }
-    } else if (out.is_empty() || all)
-        && let Some(p) = sh.find_command(name)
-        && std::path::Path::new(OsStr::from_bytes(p.as_bytes())).is_file()
-        && rustix::fs::access(p.as_c_str(), rustix::fs::Access::EXEC_OK).is_ok()
-    {
-        out.push(Kind::File(p.into_bytes()));
+    } else if out.is_empty() || all {
+        let hashed = !name.contains(&b'/') && sh.hash.contains_key(name);
+        if let Some(p) = sh.find_command(name)
+            && (hashed
+                || std::path::Path::new(OsStr::from_bytes(p.as_bytes())).is_file()
+                    && rustix::fs::access(p.as_c_str(), rustix::fs::Access::EXEC_OK).is_ok())
+        {
+            out.push(Kind::File(p.into_bytes(), hashed));
+        }
     }
     out
 }
@@ -1912,7 +1927,7 @@ fn command(sh: &mut Shell, argv: Args<'_>) -> Exec {
         let mut status = 0;
         let mut out = Vec::new();
         for name in args {
-            let kinds = resolve(sh, name, false);
+            let kinds = resolve(sh, name, false, false);
             match kinds.first() {
                 None => {
                     if long {
@@ -1931,7 +1946,7 @@ fn command(sh: &mut Shell, argv: Args<'_>) -> Exec {
                                 out.push(b'=');
                                 out.extend_from_slice(&quote_always(v));
                             }
-                            Kind::File(p) => out.extend_from_slice(p),
+                            Kind::File(p, _) => out.extend_from_slice(p),
                             _ => out.extend_from_slice(name),
                         }
                         out.push(b'\n');
@@ -1972,7 +1987,12 @@ fn describe(sh: &Shell, name: &[u8], k: &Kind, out: &mut Vec<u8>) {
                 out.extend_from_slice(b" is a shell builtin");
             }
         }
-        Kind::File(p) => {
+        Kind::File(p, true) => {
+            out.extend_from_slice(b" is hashed (");
+            out.extend_from_slice(p);
+            out.push(b')');
+        }
+        Kind::File(p, false) => {
             out.extend_from_slice(b" is ");
             out.extend_from_slice(p);
         }
@@ -1980,11 +2000,15 @@ fn describe(sh: &Shell, name: &[u8], k: &Kind, out: &mut Vec<u8>) {
     out.push(b'\n');
 }
 
+const TYPE_USAGE: &str = "type: usage: type [-afptP] name [name ...]";
+
 fn type_(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let mut i = 1;
     let mut terse = false;
     let mut all = false;
     let mut path_only = false;
+    let mut force_path = false;
+    let mut no_functions = false;
     while let Some(a) = argv.get(i) {
         if a.len() < 2 || a[0] != b'-' {
             break;
@@ -1993,14 +2017,26 @@ fn type_(sh: &mut Shell, argv: Args<'_>) -> Exec {
             i += 1;
             break;
         }
-        for &c in &a[1..] {
+        // The obsolescent long forms bash still takes.
+        let letters: &[u8] = match a.as_slice() {
+            b"-type" | b"--type" => b"t",
+            b"-path" | b"--path" => b"p",
+            b"-all" | b"--all" => b"a",
+            a => &a[1..],
+        };
+        for &c in letters {
             match c {
                 b't' => terse = true,
                 b'a' => all = true,
-                b'p' | b'P' => path_only = true,
-                b'f' => {}
+                b'p' => path_only = true,
+                b'P' => {
+                    path_only = true;
+                    force_path = true;
+                }
+                b'f' => no_functions = true,
                 _ => {
                     sh.error(&format!("type: -{}: invalid option", c as char));
+                    sh.usage(TYPE_USAGE);
                     return Ok(2);
                 }
             }
@@ -2010,11 +2046,18 @@ fn type_(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let mut status = 0;
     let mut out = Vec::new();
     for name in &argv[i..] {
-        let kinds = resolve(sh, name, all);
+        let mut kinds = resolve(sh, name, all, force_path);
+        if no_functions {
+            kinds.retain(|k| !matches!(k, Kind::Function));
+        }
+        // `type -p`: the file, only if that is what would run.
+        if path_only && !force_path && !all {
+            kinds.truncate(1);
+        }
         let kinds: Vec<&Kind> = if path_only {
             kinds
                 .iter()
-                .filter(|k| matches!(k, Kind::File(_)))
+                .filter(|k| matches!(k, Kind::File(..)))
                 .collect()
         } else {
             kinds.iter().collect()
@@ -2029,7 +2072,7 @@ fn type_(sh: &mut Shell, argv: Args<'_>) -> Exec {
         let shown = if all { &kinds[..] } else { &kinds[..1] };
         for k in shown {
             if path_only {
-                if let Kind::File(p) = k {
+                if let Kind::File(p, _) = k {
                     out.extend_from_slice(p);
                     out.push(b'\n');
                 }
@@ -2039,7 +2082,7 @@ fn type_(sh: &mut Shell, argv: Args<'_>) -> Exec {
                     Kind::Keyword => b"keyword",
                     Kind::Function => b"function",
                     Kind::Builtin => b"builtin",
-                    Kind::File(_) => b"file",
+                    Kind::File(..) => b"file",
                 });
                 out.push(b'\n');
             } else {
@@ -2052,56 +2095,145 @@ fn type_(sh: &mut Shell, argv: Args<'_>) -> Exec {
 }
 
 fn hash(sh: &mut Shell, argv: Args<'_>) -> Exec {
-    let mut status = 0;
-    if argv.len() == 1 {
-        let mut out = Vec::new();
-        let mut all: Vec<_> = sh.hash.iter().collect();
-        all.sort();
-        if all.is_empty() {
-            return Ok(0);
+    let (mut delete, mut portable, mut expunge, mut targets) = (false, false, false, false);
+    let mut pathname: Option<Vec<u8>> = None;
+    let mut i = 1;
+    while let Some(a) = argv.get(i) {
+        if a == b"--" {
+            i += 1;
+            break;
         }
-        out.extend_from_slice(b"hits\tcommand\n");
-        for (_, p) in all {
-            out.extend_from_slice(b"   1\t");
-            out.extend_from_slice(p.as_bytes());
+        if a.len() < 2 || a[0] != b'-' {
+            break;
+        }
+        let mut k = 1;
+        while k < a.len() {
+            match a[k] {
+                b'd' => delete = true,
+                b'l' => portable = true,
+                b'r' => expunge = true,
+                b't' => targets = true,
+                b'p' => {
+                    // The path is the rest of this word or the next one.
+                    let rest = &a[k + 1..];
+                    pathname = Some(if rest.is_empty() {
+                        i += 1;
+                        match argv.get(i) {
+                            Some(p) => p.clone(),
+                            None => {
+                                sh.error("hash: -p: option requires an argument");
+                                sh.usage(HASH_USAGE);
+                                return Ok(2);
+                            }
+                        }
+                    } else {
+                        rest.to_vec()
+                    });
+                    break;
+                }
+                c => {
+                    sh.error(&format!("hash: -{}: invalid option", c as char));
+                    sh.usage(HASH_USAGE);
+                    return Ok(2);
+                }
+            }
+            k += 1;
+        }
+        i += 1;
+    }
+    let names = &argv[i..];
+    if names.is_empty() && (delete || targets) {
+        let flag = if delete { "-d" } else { "-t" };
+        sh.error(&format!("hash: {flag}: option requires an argument"));
+        return Ok(1);
+    }
+    if names.is_empty() && !expunge {
+        let mut all: Vec<_> = sh.hash.iter().collect();
+        all.sort_by_key(|(n, h)| crate::shell::hash_order(n, h.seq));
+        let mut out = Vec::new();
+        if all.is_empty() {
+            if !sh.opts.posix {
+                out.extend_from_slice(b"hash: hash table empty\n");
+            }
+        } else if !portable {
+            out.extend_from_slice(b"hits\tcommand\n");
+        }
+        for (n, h) in all {
+            if portable {
+                out.extend_from_slice(b"builtin hash -p ");
+                out.extend_from_slice(h.path.as_bytes());
+                out.push(b' ');
+                out.extend_from_slice(n);
+            } else {
+                out.extend_from_slice(format!("{:4}\t", h.hits).as_bytes());
+                out.extend_from_slice(h.path.as_bytes());
+            }
             out.push(b'\n');
         }
         return Ok(emit(sh, "hash", &out));
     }
-    if argv[1] == b"-t" {
-        // hash -t name…: print the remembered paths.
+    if expunge {
+        sh.hash.clear();
+    }
+    let mut status = 0;
+    if targets {
+        // The remembered paths (each after its name when there are more).
         let mut out = Vec::new();
-        for a in &argv[2..] {
-            match sh.hash.get(a.as_slice()) {
-                Some(p) => {
-                    out.extend_from_slice(p.as_bytes());
-                    out.push(b'\n');
+        for a in names {
+            let Some(h) = sh.hash.get_mut(a.as_slice()) else {
+                sh.error(&format!("hash: {}: not found", lossy(a)));
+                status = 1;
+                continue;
+            };
+            h.hits += 1;
+            if portable {
+                out.extend_from_slice(b"builtin hash -p ");
+                out.extend_from_slice(h.path.as_bytes());
+                out.push(b' ');
+                out.extend_from_slice(a);
+            } else {
+                if names.len() > 1 {
+                    out.extend_from_slice(a);
+                    out.push(b'\t');
                 }
+                out.extend_from_slice(h.path.as_bytes());
+            }
+            out.push(b'\n');
+        }
+        emit(sh, "hash", &out);
+        return Ok(status);
+    }
+    for a in names {
+        if a.contains(&b'/') {
+            continue;
+        }
+        if let Some(p) = &pathname {
+            if std::path::Path::new(OsStr::from_bytes(p)).is_dir() {
+                sh.error(&format!("hash: {}: Is a directory", lossy(p)));
+                status = 1;
+            } else if let Ok(c) = std::ffi::CString::new(p.clone()) {
+                sh.hash_insert(a, c, 0);
+            }
+        } else if delete {
+            if sh.hash.remove(a.as_slice()).is_none() {
+                sh.error(&format!("hash: {}: not found", lossy(a)));
+                status = 1;
+            }
+        } else if !is_builtin(sh, a) && !sh.functions.contains_key(a.as_slice()) {
+            sh.hash.remove(a.as_slice());
+            match sh.find_command(a) {
+                Some(c) => sh.hash_insert(a, c, 0),
                 None => {
                     sh.error(&format!("hash: {}: not found", lossy(a)));
                     status = 1;
                 }
             }
         }
-        emit(sh, "hash", &out);
-        return Ok(status);
-    }
-    for a in &argv[1..] {
-        if a == b"-r" {
-            sh.hash.clear();
-            continue;
-        }
-        if is_builtin(sh, a) || sh.functions.contains_key(a.as_slice()) {
-            continue;
-        }
-        sh.hash.remove(a.as_slice());
-        if sh.find_command(a).is_none() {
-            sh.error(&format!("hash: {}: not found", lossy(a)));
-            status = 1;
-        }
     }
     Ok(status)
 }
+
+const HASH_USAGE: &str = "hash: usage: hash [-lr] [-p pathname] [-dt] [name ...]";
 
 // ---- directories ---------------------------------------------------------
 
