@@ -73,7 +73,16 @@ pub struct Assign {
     pub value: Word,
     /// `name=(…)` (bash arrays): the elements, each with its `[key]=` if
     /// written.
-    pub array: Option<Vec<(Option<Word>, Word)>>,
+    pub array: Option<Vec<Element>>,
+}
+
+/// One element of `name=(…)`: `value`, `[key]=value` or `[key]+=value`.
+#[derive(Debug, Clone)]
+pub struct Element {
+    pub key: Option<Word>,
+    /// `[key]+=value`: appended to what the element holds.
+    pub append: bool,
+    pub value: Word,
 }
 
 #[derive(Debug, Clone)]

@@ -56,6 +56,10 @@ pub fn main_with(arg0: Vec<u8>, args: Vec<OsString>) -> i32 {
     let args: Vec<Vec<u8>> = args.into_iter().map(OsStringExt::into_vec).collect();
     let mut sh = Shell::new(arg0.clone());
     builtins::init_shopts(&mut sh);
+    // POSIXLY_CORRECT in the environment: POSIX mode (bash).
+    if sh.vars.get(b"POSIXLY_CORRECT").is_some() {
+        sh.opts.posix = true;
+    }
     let mut command = None;
     let mut force_stdin = false;
     // A login shell: `-l`, `--login`, or an argv[0] that starts with `-`

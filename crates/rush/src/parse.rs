@@ -1610,14 +1610,22 @@ impl<'s> Parser<'s> {
                     if let Some(Part::Lit(b)) = probe.parts.first_mut() {
                         b.splice(0..0, b"x".iter().copied());
                     }
-                    split_assignment(&probe).and_then(|a| a.index.map(|i| (i, a.value)))
+                    split_assignment(&probe).and_then(|a| a.index.map(|i| (i, a.value, a.append)))
                 }
                 _ => None,
             };
-            match keyed {
-                Some((key, value)) => items.push((Some(key), value)),
-                None => items.push((None, w)),
-            }
+            items.push(match keyed {
+                Some((key, value, append)) => Element {
+                    key: Some(key),
+                    append,
+                    value,
+                },
+                None => Element {
+                    key: None,
+                    append: false,
+                    value: w,
+                },
+            });
         }
         Ok(Some(Assign {
             name,

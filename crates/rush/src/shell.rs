@@ -761,6 +761,11 @@ impl Shell {
     /// What an assignment to a dynamic variable does besides storing:
     /// `RANDOM=n` seeds the generator, `SECONDS=n` counts from n.
     pub fn assigned_dynamic(&mut self, name: &[u8], value: &[u8]) {
+        // Assigning POSIXLY_CORRECT, even empty, is `set -o posix` (bash).
+        if name == b"POSIXLY_CORRECT" {
+            self.opts.posix = true;
+            return;
+        }
         // Every assignment passes here: the names come first, the lookup
         // only for them.
         if !matches!(name, b"RANDOM" | b"SECONDS" | b"BASH_ARGV0") || !self.is_dynamic(name) {
@@ -2424,19 +2429,20 @@ impl Shell {
     }
 
     /// The value of `name=(…)`.
-    fn array_value(
-        &mut self,
-        name: &[u8],
-        items: &[(Option<Word>, Word)],
-        append: bool,
-    ) -> Result<Value, Flow> {
+    fn array_value(&mut self, name: &[u8], items: &[Element], append: bool) -> Result<Value, Flow> {
+        let integer = self.vars.is_integer(name);
         if let Some(Value::Assoc(old)) = self.vars.value(name) {
             let mut m = if append {
                 old.clone()
             } else {
                 Default::default()
             };
-            for (key, w) in items {
+            for Element {
+                key,
+                value: w,
+                append,
+            } in items
+            {
                 let Some(key) = key else {
                     let shown = String::from_utf8_lossy(&w.unquoted_text()).into_owned();
                     self.error(&format!(
@@ -2446,7 +2452,10 @@ impl Shell {
                     continue;
                 };
                 let k = self.expand_string(key)?;
-                let v = self.expand_assignment(w)?;
+                let mut v = self.expand_assignment(w)?;
+                if *append {
+                    v = self.appended(m.get(&k).cloned().unwrap_or_default(), v, integer)?;
+                }
                 m.insert(k, v);
             }
             return Ok(Value::Assoc(m));
@@ -2461,14 +2470,14 @@ impl Shell {
         // each index, with the elements assigned before it in place
         // (`a=([0]=3 [a[0]]=x)`).
         let mut values = Vec::with_capacity(items.len());
-        for (key, w) in items {
-            values.push(match key {
-                Some(_) => vec![self.expand_assignment(w)?],
-                None => self.expand_words(std::slice::from_ref(w))?,
+        for e in items {
+            values.push(match e.key {
+                Some(_) => vec![self.expand_assignment(&e.value)?],
+                None => self.expand_words(std::slice::from_ref(&e.value))?,
             });
         }
-        for ((key, _), vals) in items.iter().zip(values) {
-            match key {
+        for (e, vals) in items.iter().zip(values) {
+            match &e.key {
                 Some(k) => {
                     let t = self.expand_arith_text(k)?;
                     // An index that reads the array sees it as assigned so far.
@@ -2476,7 +2485,11 @@ impl Shell {
                         let _ = self.vars.set_value(name, Value::Indexed(m.clone()));
                     }
                     let i = self.arith(&t)?;
-                    m.insert(i, vals.into_iter().next().unwrap_or_default());
+                    let mut v = vals.into_iter().next().unwrap_or_default();
+                    if e.append {
+                        v = self.appended(m.get(&i).cloned().unwrap_or_default(), v, integer)?;
+                    }
+                    m.insert(i, v);
                     next = i + 1;
                 }
                 None => {
@@ -2488,6 +2501,21 @@ impl Shell {
             }
         }
         Ok(Value::Indexed(m))
+    }
+
+    /// `old` with `v` appended (`[k]+=v`): added, for an integer array.
+    fn appended(
+        &mut self,
+        mut old: Vec<u8>,
+        mut v: Vec<u8>,
+        integer: bool,
+    ) -> Result<Vec<u8>, Flow> {
+        if integer {
+            let n = self.arith(&old)?.wrapping_add(self.arith(&v)?);
+            return Ok(n.to_string().into_bytes());
+        }
+        old.append(&mut v);
+        Ok(old)
     }
 
     /// `declare [flags] name=(…)` (and `local`, `readonly`, `export`): the
@@ -2575,7 +2603,8 @@ impl Shell {
             }
             match crate::parse::split_assignment(w) {
                 Some(a) if a.index.is_none() => {
-                    let v = self.assign_value(&a)?;
+                    // `typeset -i x+=5`: the attribute comes first.
+                    let v = self.assign_value_as(&a, flags.contains(&b'i'))?;
                     let mut arg = a.name;
                     arg.push(b'=');
                     arg.extend_from_slice(&v);
@@ -2588,8 +2617,14 @@ impl Shell {
     }
 
     fn assign_value(&mut self, a: &Assign) -> Result<Vec<u8>, Flow> {
+        self.assign_value_as(a, false)
+    }
+
+    /// [`Shell::assign_value`]; `integer` as if the variable had the
+    /// attribute (`typeset -i x+=5` adds).
+    fn assign_value_as(&mut self, a: &Assign, integer: bool) -> Result<Vec<u8>, Flow> {
         let mut v = self.expand_assignment(&a.value)?;
-        if self.vars.is_integer(&a.name) {
+        if integer || self.vars.is_integer(&a.name) {
             // `declare -i`: the value is arithmetic; += adds.
             let mut n = self.arith(&v)?;
             if a.append {
@@ -3087,16 +3122,16 @@ impl Shell {
             // `a=(…)` and `a+=(…)` are shown as written, as bash shows them.
             if let Some(items) = &a.array {
                 line.extend_from_slice(if a.append { b"+=(" } else { b"=(" });
-                for (k, (key, w)) in items.iter().enumerate() {
+                for (k, e) in items.iter().enumerate() {
                     if k > 0 {
                         line.push(b' ');
                     }
-                    if let Some(key) = key {
+                    if let Some(key) = &e.key {
                         line.push(b'[');
                         line.extend_from_slice(&crate::unparse::word(key));
-                        line.extend_from_slice(b"]=");
+                        line.extend_from_slice(if e.append { b"]+=" } else { b"]=" });
                     }
-                    line.extend_from_slice(&crate::unparse::word(w));
+                    line.extend_from_slice(&crate::unparse::word(&e.value));
                 }
                 line.push(b')');
                 continue;

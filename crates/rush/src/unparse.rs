@@ -550,16 +550,16 @@ impl Printer {
         match &a.array {
             Some(elems) => {
                 self.put(b"(");
-                for (i, (key, value)) in elems.iter().enumerate() {
+                for (i, e) in elems.iter().enumerate() {
                     if i > 0 {
                         self.put(b" ");
                     }
-                    if let Some(k) = key {
+                    if let Some(k) = &e.key {
                         self.put(b"[");
                         self.word(k, false);
-                        self.put(b"]=");
+                        self.put(if e.append { b"]+=" } else { b"]=" });
                     }
-                    self.word(value, false);
+                    self.word(&e.value, false);
                 }
                 self.put(b")");
             }

@@ -2405,3 +2405,29 @@ fn hash_table_and_type_as_bash_reports_them() {
         0,
     );
 }
+
+/// `[k]+=v` inside `name=(…)` appends to the element (adds, for an
+/// integer array); `typeset -i x+=5` adds; POSIXLY_CORRECT turns POSIX
+/// mode on when assigned (even empty) or inherited, off when unset, and
+/// `set -o posix` sets it (bash's tests/appendop).
+#[test]
+fn element_appends_and_posixly_correct() {
+    like_bash(
+        "x=(1 2 3 4 5); typeset -i x; x+=( [3]+=9 [5]=9 ); echo ${x[@]}; \
+         y=(a b); y+=([1]+=c [3]+=d); echo ${y[@]}; declare -A m=([k]=v); m+=([k]+=w); \
+         echo ${m[k]}; z=( 1 2 [2]+=7 4 5 ); echo ${z[@]}; \
+         unset x; typeset x+=4; typeset -i x+=5; echo $x; readonly x+=7; echo $x; \
+         set -o posix; echo ${POSIXLY_CORRECT-unset}; set +o posix; echo ${POSIXLY_CORRECT-unset}; \
+         POSIXLY_CORRECT=; shopt -oq posix && echo on; q=2; q+=5 eval :; echo $q; \
+         unset POSIXLY_CORRECT; shopt -oq posix || echo off",
+        &[],
+        "1 2 3 13 5 9\na bc d\nvw\n1 2 7 4 5\n9\n16\ny\nunset\non\n25\noff\n",
+        0,
+    );
+    let o = rush()
+        .args(["-c", "shopt -oq posix && echo on"])
+        .env("POSIXLY_CORRECT", "1")
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "on\n");
+}

@@ -918,6 +918,10 @@ fn unset(sh: &mut Shell, argv: Args<'_>) -> Exec {
         } else {
             sh.vars.unset(name)
         };
+        // Unsetting POSIXLY_CORRECT leaves POSIX mode (bash).
+        if r.is_ok() && name == b"POSIXLY_CORRECT" {
+            sh.opts.posix = false;
+        }
         if let Err(e) = r {
             sh.error(&format!(
                 "unset: {}: cannot unset: readonly variable",
@@ -1374,6 +1378,13 @@ pub fn set_option(sh: &mut Shell, name: &str, on: bool) -> bool {
                 // other off (bash).
                 "vi" if on => sh.opts.emacs = false,
                 "emacs" if on => sh.opts.vi = false,
+                // bash keeps POSIXLY_CORRECT with the mode.
+                "posix" if on => {
+                    let _ = sh.vars.set(b"POSIXLY_CORRECT", b"y".to_vec());
+                }
+                "posix" => {
+                    let _ = sh.vars.unset(b"POSIXLY_CORRECT");
+                }
                 _ => {}
             }
             true
