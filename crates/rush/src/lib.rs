@@ -15,6 +15,7 @@
 //!   `$BASH_COMMAND`).
 
 pub mod arith;
+pub mod assoc;
 pub mod ast;
 pub mod brace;
 pub mod builtins;

@@ -1540,8 +1540,17 @@ impl<'s> Parser<'s> {
     /// characters inside the brackets (`a[i + 1]=x`): bash reads it as one
     /// assignment word. The offset of the closing `]`.
     fn spaced_subscript(&mut self) -> Option<usize> {
-        let mut k = self.name_ahead();
-        if k == 0 || self.peek_at(k) != Some(b'[') {
+        let k = self.name_ahead();
+        if k == 0 {
+            return None;
+        }
+        self.spaced_bracket_at(k)
+    }
+
+    /// [`Parser::spaced_subscript`] for the `[…]` at `k` bytes ahead (at
+    /// 0 for `[key]=value` inside `name=(…)`).
+    fn spaced_bracket_at(&mut self, mut k: usize) -> Option<usize> {
+        if self.peek_at(k) != Some(b'[') {
             return None;
         }
         k += 1;
@@ -1600,7 +1609,11 @@ impl<'s> Parser<'s> {
             if self.eat_operator(")") {
                 break;
             }
-            let Some(w) = self.read_word()? else {
+            // `[foo bar]=v`: the blanks in the key are part of the word.
+            self.literal_until = self.spaced_bracket_at(0).map_or(0, |k| self.pos + k);
+            let w = self.read_word();
+            self.literal_until = 0;
+            let Some(w) = w? else {
                 return self.unexpected();
             };
             // `[key]=value`

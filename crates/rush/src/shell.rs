@@ -655,6 +655,7 @@ impl Shell {
                     integer: matches!(kind, Dynamic::Integer | Dynamic::ReadonlyInteger),
                     readonly: matches!(kind, Dynamic::ReadonlyInteger | Dynamic::Readonly),
                     dynamic: true,
+                    declared_only: false,
                     ..Var::default()
                 },
             );
@@ -1617,20 +1618,25 @@ impl Shell {
                 .map(|g| g.as_raw().to_string().into_bytes())
                 .collect(),
             b"BASH_ALIASES" => {
-                return Some(Value::Assoc(
-                    self.aliases
-                        .iter()
-                        .map(|(k, v)| (k.to_vec(), v.to_vec()))
-                        .collect(),
-                ));
+                // bash's alias table has 64 buckets (rush does not keep
+                // the order aliases were defined in: by name within one).
+                let mut all: Vec<_> = self.aliases.iter().collect();
+                all.sort();
+                let mut a = crate::assoc::Assoc::with_buckets(64);
+                for (k, v) in all {
+                    a.insert(k.to_vec(), v.to_vec());
+                }
+                return Some(Value::Assoc(a));
             }
             b"BASH_CMDS" => {
-                return Some(Value::Assoc(
-                    self.hash
-                        .iter()
-                        .map(|(k, v)| (k.clone(), v.path.as_bytes().to_vec()))
-                        .collect(),
-                ));
+                // The hash table's own order (256 buckets).
+                let mut all: Vec<_> = self.hash.iter().collect();
+                all.sort_by_key(|(_, h)| h.seq);
+                let mut a = crate::assoc::Assoc::with_buckets(256);
+                for (k, h) in all {
+                    a.insert(k.clone(), h.path.as_bytes().to_vec());
+                }
+                return Some(Value::Assoc(a));
             }
             _ => return None,
         };
@@ -2370,11 +2376,7 @@ impl Shell {
                             .map(|(k, v)| Ok((*k, each(v)?)))
                             .collect::<Result<_, Flow>>()?,
                     ),
-                    Value::Assoc(m) => Value::Assoc(
-                        m.iter()
-                            .map(|(k, v)| Ok((k.clone(), each(v)?)))
-                            .collect::<Result<_, Flow>>()?,
-                    ),
+                    Value::Assoc(m) => Value::Assoc(m.try_map_values(|v| each(&v.to_vec()))?),
                     other => other,
                 }
             } else {
@@ -2401,6 +2403,21 @@ impl Shell {
                 let mut old = self.element(&a.name, &key).unwrap_or_default();
                 old.append(&mut v);
                 v = old;
+            }
+            // `BASH_CMDS[n]=path` and `BASH_ALIASES[n]=text` change the
+            // tables they show (bash).
+            if let crate::vars::Key::Name(k) = &key
+                && matches!(a.name.as_slice(), b"BASH_CMDS" | b"BASH_ALIASES")
+                && self.is_dynamic(&a.name)
+            {
+                if a.name == b"BASH_CMDS" {
+                    if let Ok(c) = CString::new(v) {
+                        self.hash_insert(k, c, 0);
+                    }
+                } else {
+                    Rc::make_mut(&mut self.aliases).insert(k.clone(), v);
+                }
+                return Ok(());
             }
             self.vars.set_elem(&a.name, key, v)
         } else if let Some((base, sub)) = self
@@ -2608,6 +2625,21 @@ impl Shell {
                     let mut arg = a.name;
                     arg.push(b'=');
                     arg.extend_from_slice(&v);
+                    out.push(arg);
+                }
+                // `declare m[k]=v`: an assignment word too, passed on as
+                // `m[k]=v` with its subscript and value expanded.
+                Some(a) => {
+                    let idx = a
+                        .index
+                        .as_ref()
+                        .map(|i| self.expand_string(i))
+                        .transpose()?;
+                    let mut arg = a.name.clone();
+                    arg.push(b'[');
+                    arg.extend_from_slice(&idx.unwrap_or_default());
+                    arg.extend_from_slice(b"]=");
+                    arg.extend_from_slice(&self.expand_assignment(&a.value)?);
                     out.push(arg);
                 }
                 _ => out.extend(self.expand_words(std::slice::from_ref(w))?),
@@ -3770,10 +3802,7 @@ pub struct Hashed {
 /// The order bash lists its hash table in: by bucket of its 256 (FNV-1
 /// of the name, C's signed chars), newest first within one.
 pub fn hash_order(name: &[u8], seq: u64) -> (u32, std::cmp::Reverse<u64>) {
-    let h = name.iter().fold(2_166_136_261u32, |h, &c| {
-        h.wrapping_mul(16_777_619) ^ (c as i8 as i32 as u32)
-    });
-    (h & 255, std::cmp::Reverse(seq))
+    (crate::assoc::hash(name) & 255, std::cmp::Reverse(seq))
 }
 
 /// The line of the first command of `list`, if it records one.

@@ -11,8 +11,8 @@ pub enum Value {
     Str(Vec<u8>),
     /// `a=(x y)`: sparse, by index.
     Indexed(BTreeMap<i64, Vec<u8>>),
-    /// `declare -A a`: by string key.
-    Assoc(BTreeMap<Vec<u8>, Vec<u8>>),
+    /// `declare -A a`: by string key, in bash's order.
+    Assoc(crate::assoc::Assoc),
 }
 
 impl Value {
@@ -72,6 +72,9 @@ pub struct Var {
     /// ...): the shell computes its value when it is read. Unsetting it
     /// removes the variable, and with it what is special about it.
     pub dynamic: bool,
+    /// `declare -a x` / `-A x` and no value yet: bash shows it as
+    /// `declare -a x`, not `declare -a x=()`, until something is assigned.
+    pub declared_only: bool,
 }
 
 /// A case attribute (`declare -l`, `declare -u`).
@@ -98,9 +101,10 @@ impl Case {
             Value::Indexed(m) => {
                 Value::Indexed(m.into_iter().map(|(k, v)| (k, self.apply(&v))).collect())
             }
-            Value::Assoc(m) => {
-                Value::Assoc(m.into_iter().map(|(k, v)| (k, self.apply(&v))).collect())
-            }
+            Value::Assoc(m) => Value::Assoc(
+                m.try_map_values(|v| Ok::<_, std::convert::Infallible>(self.apply(v)))
+                    .unwrap_or_default(),
+            ),
         }
     }
 }
@@ -115,6 +119,7 @@ impl Var {
             case: None,
             nameref: false,
             dynamic: false,
+            declared_only: false,
         }
     }
 }
@@ -353,6 +358,7 @@ impl Vars {
                     Some(c) => c.apply_value(value),
                     None => value,
                 });
+                v.declared_only = false;
                 if allexport {
                     v.exported = true;
                 }
@@ -372,6 +378,7 @@ impl Vars {
                         case: None,
                         nameref: false,
                         dynamic: false,
+                        declared_only: false,
                     },
                 );
                 if allexport {
@@ -380,6 +387,13 @@ impl Vars {
             }
         }
         Ok(())
+    }
+
+    /// `declare -a name` with no value: bash's "declared, not assigned".
+    pub fn mark_declared_only(&mut self, name: &[u8]) {
+        if let Some(v) = self.find_mut(name) {
+            v.declared_only = true;
+        }
     }
 
     /// Sets one element; a string variable becomes an array with the string
@@ -512,6 +526,13 @@ impl Vars {
     }
 
     /// `declare -i name`: declares it if needed.
+    /// `declare +i`.
+    pub fn clear_integer(&mut self, name: &[u8]) {
+        if let Some(v) = self.find_mut(name) {
+            v.integer = false;
+        }
+    }
+
     pub fn set_integer(&mut self, name: &[u8]) {
         self.declare_with(name, |v| v.integer = true);
     }
@@ -603,6 +624,7 @@ impl Vars {
             case: None,
             nameref: false,
             dynamic: false,
+            declared_only: false,
         });
         if allexport && value.is_some() {
             entry.exported = true;
@@ -612,6 +634,7 @@ impl Vars {
                 Some(c) => c.apply_value(value),
                 None => value,
             });
+            entry.declared_only = false;
         }
         if entry.exported {
             self.env = None;

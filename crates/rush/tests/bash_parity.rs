@@ -2431,3 +2431,27 @@ fn element_appends_and_posixly_correct() {
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&o.stdout), "on\n");
 }
+
+/// Associative arrays as bash lists them (its hash table's order, not the
+/// keys sorted), `declare -A m` shown without `=()` until assigned,
+/// `declare m[k]=v`, keys with blanks in `m=([a b]=c)`, `declare +i`,
+/// `declare +A` refused, and `BASH_CMDS[n]=path` hashing `n` (bash's
+/// tests/assoc and appendop).
+#[test]
+fn associative_arrays_in_bashs_order() {
+    like_bash(
+        "declare -A foo=([one]=bar [two]=baz [three]=quux); declare -p foo; foo[0]=zero; \
+         foo+=([four]=four); echo ${!foo[@]}; echo ${foo[@]}; foo[two]=x; echo ${!foo[@]}; \
+         declare -A m; declare -p m; declare m[k]=v; declare -p m; unset m[k]; declare -p m; \
+         declare -a x; declare -p x; \
+         declare -A w2=([six]=6 [foo bar]=\"qux qix\"); \
+         declare -p w2; declare -i n=1+1; declare +i n; n=3+4; echo $n; \
+         declare +A w2 2>/dev/null || echo refused; BASH_CMDS[blat]=/sbin/blat; hash -t blat",
+        &[],
+        "declare -A foo=([two]=\"baz\" [three]=\"quux\" [one]=\"bar\" )\n\
+         four 0 two three one\nfour zero baz quux bar\nfour 0 two three one\n\
+         declare -A m\ndeclare -A m=([k]=\"v\" )\ndeclare -A m=()\ndeclare -a x\n\
+         declare -A w2=([six]=\"6\" [\"foo bar\"]=\"qux qix\" )\n3+4\nrefused\n/sbin/blat\n",
+        0,
+    );
+}

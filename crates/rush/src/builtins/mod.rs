@@ -278,6 +278,8 @@ pub fn declare_line(name: &[u8], v: &crate::vars::Var) -> Vec<u8> {
             out.push(b'=');
             out.extend_from_slice(&double_quote(s));
         }
+        // `declare -a x` and nothing assigned: no `=()` (bash).
+        Some(arr) if v.declared_only && arr.keys().is_empty() => {}
         Some(arr) => {
             out.push(b'=');
             out.extend_from_slice(&array_literal(arr));
@@ -962,6 +964,10 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let mut readonly_ = false;
     let mut global = false;
     let mut integer = false;
+    // `+a`/`+A`: refused for arrays (bash).
+    let mut destroy_array = false;
+    // `+i`: no longer integer.
+    let mut not_integer = false;
     // `-l`/`-u` set a case (`Some(Some(c))`); `+l`/`+u` clear it.
     let mut case: Option<Option<crate::vars::Case>> = None;
     let mut kind = None;
@@ -984,7 +990,10 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                         unexport = a[0] == b'+';
                     }
                     b'r' => readonly_ = true,
-                    b'i' => integer = a[0] == b'-',
+                    b'i' => {
+                        integer = a[0] == b'-';
+                        not_integer = a[0] == b'+';
+                    }
                     b'l' | b'u' => {
                         let c = if c == b'l' {
                             crate::vars::Case::Lower
@@ -993,6 +1002,7 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                         };
                         case = Some((a[0] == b'-').then_some(c));
                     }
+                    b'a' | b'A' if a[0] == b'+' => destroy_array = true,
                     b'a' => kind = Some(Value::Indexed(Default::default())),
                     b'A' => kind = Some(Value::Assoc(Default::default())),
                     b'g' => global = true,
@@ -1116,12 +1126,60 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let mut status = 0;
     for a in &argv[i..] {
         let (name, value) = split_name_value(a);
+        let local = sh.vars.in_function() && !global;
+        if not_integer {
+            let base = name.split(|&c| c == b'[').next().unwrap_or_default();
+            sh.vars.clear_integer(base);
+        }
+        if destroy_array {
+            let base = name.split(|&c| c == b'[').next().unwrap_or_default();
+            if sh.vars.value(base).is_some_and(Value::is_array) {
+                sh.error(&format!(
+                    "{}: {}: cannot destroy array variables in this way",
+                    lossy(&argv[0]),
+                    lossy(base)
+                ));
+                status = 1;
+                continue;
+            }
+        }
+        // `declare name[sub]=value`: one element (bash); `declare -A
+        // name[sub]` declares the array.
+        if let Some(open) = name.iter().position(|&c| c == b'[')
+            && name.ends_with(b"]")
+            && crate::parse::is_name(&name[..open])
+            && nameref.is_none()
+        {
+            let (base, sub) = (&name[..open], &name[open + 1..name.len() - 1]);
+            if local && !sh.vars.local_here(base) {
+                let r = sh.vars.local_value(base, kind.clone());
+                if let Err(e) = r {
+                    sh.error(&format!("{}: {e}", lossy(&argv[0])));
+                    status = 1;
+                    continue;
+                }
+            } else if let Some(k) = &kind
+                && sh.vars.value(base).is_none()
+            {
+                let _ = sh.vars.set_value(base, k.clone());
+            }
+            if let Some(v) = value {
+                let sub = sh.runtime_subscript(base, sub)?;
+                let key = sh.array_key(base, &sub)?;
+                if let Err(e) = sh.vars.set_elem(base, key, v.to_vec()) {
+                    sh.error(&format!("{}: {e}", lossy(&argv[0])));
+                    status = 1;
+                    continue;
+                }
+            }
+            apply_attributes(sh, base, export_, unexport, integer, case, readonly_);
+            continue;
+        }
         if !crate::parse::is_name(name) {
             sh.error(&format!("declare: `{}': not a valid identifier", lossy(a)));
             status = 1;
             continue;
         }
-        let local = sh.vars.in_function() && !global;
         if let Some(on) = nameref {
             // The target must be a variable's name (or an element's): the
             // one given, or the value the variable has already.
@@ -1254,6 +1312,7 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                     continue;
                 }
                 if value.is_none() {
+                    sh.vars.mark_declared_only(name);
                     // The other attributes (`declare -Ar`) still apply.
                     apply_attributes(sh, name, export_, unexport, integer, case, readonly_);
                     continue;
