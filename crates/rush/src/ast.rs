@@ -166,6 +166,8 @@ pub struct Function {
     pub redirects: Vec<Redirect>,
     /// The line its definition starts on (`declare -F` with `extdebug`).
     pub line: u32,
+    /// The line its body starts on (the DEBUG trap on entering it).
+    pub body_line: u32,
 }
 
 #[derive(Debug, Clone)]

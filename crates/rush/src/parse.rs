@@ -245,11 +245,16 @@ impl<'s> Parser<'s> {
 
     fn bump(&mut self) -> Option<u8> {
         let c = self.peek()?;
-        self.pos += 1;
         // An alias's newlines are not lines of the input (bash).
-        if c == b'\n' && self.expanding.is_empty() {
+        if c == b'\n'
+            && self
+                .expanding
+                .last()
+                .is_none_or(|(_, end)| self.pos >= *end)
+        {
             self.line += 1;
         }
+        self.pos += 1;
         // An alias stays in use until a byte after its text is read: the
         // word that ends its text (`alias a=a`) must not expand it again.
         while let Some((_, end)) = self.expanding.last() {
@@ -1201,6 +1206,7 @@ impl<'s> Parser<'s> {
         if !starts_compound {
             return self.unexpected();
         }
+        let body_line = self.line;
         let body = self.compound()?;
         let redirects = self.redirects()?;
         Ok(Command::Function(Rc::new(Function {
@@ -1208,6 +1214,7 @@ impl<'s> Parser<'s> {
             body,
             redirects,
             line,
+            body_line,
         })))
     }
 

@@ -46,6 +46,8 @@ enum ClassItem {
     Char(u32),
     Range(u32, u32),
     Named(Named),
+    /// An unknown `[:class:]` or `[.symbol.]`: matches nothing.
+    Nothing,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,6 +64,9 @@ enum Named {
     Space,
     Upper,
     Xdigit,
+    /// bash's own: `[:ascii:]` (0-127) and `[:word:]` (alnum and `_`).
+    Ascii,
+    Word,
 }
 
 impl Named {
@@ -79,6 +84,8 @@ impl Named {
             b"space" => Named::Space,
             b"upper" => Named::Upper,
             b"xdigit" => Named::Xdigit,
+            b"ascii" => Named::Ascii,
+            b"word" => Named::Word,
             _ => return None,
         })
     }
@@ -97,6 +104,8 @@ impl Named {
             Named::Space => c.is_ascii_whitespace() || c == 11,
             Named::Upper => c.is_ascii_uppercase(),
             Named::Xdigit => c.is_ascii_hexdigit(),
+            Named::Ascii => c.is_ascii(),
+            Named::Word => c.is_ascii_alphanumeric() || c == b'_',
         }
     }
 }
@@ -389,46 +398,139 @@ fn class(text: &[u8], quoted: &[bool], mut i: usize) -> Option<(Tok, usize)> {
             return Some((Tok::Class { negated, items }, i + 1));
         }
         first = false;
-        // [:class:]
+        // [:class:]; an unknown name matches nothing (bash).
         if c == b'['
             && !quoted[i]
             && text.get(i + 1) == Some(&b':')
             && let Some(end) = text[i + 2..].windows(2).position(|w| w == b":]")
         {
             let name = &text[i + 2..i + 2 + end];
-            if let Some(n) = Named::parse(name) {
-                items.push(ClassItem::Named(n));
-                i += end + 4;
-                continue;
-            }
+            items.push(Named::parse(name).map_or(ClassItem::Nothing, ClassItem::Named));
+            i += end + 4;
+            continue;
         }
-        let (lo, next) = if c == b'\\' && !quoted[i] && i + 1 < text.len() {
-            let (ch, n) = decode(text, i + 1);
-            (ch, i + 1 + n)
-        } else {
-            let (ch, n) = decode(text, i);
-            (ch, i + n)
-        };
+        let (lo, next) = element(text, quoted, i);
         // a range lo-hi (a `-` before `]` is literal)
         if next + 1 < text.len()
             && text[next] == b'-'
             && (text[next + 1] != b']' || quoted[next + 1])
         {
-            let (hi, after) =
-                if text[next + 1] == b'\\' && !quoted[next + 1] && next + 2 < text.len() {
-                    let (ch, n) = decode(text, next + 2);
-                    (ch, next + 2 + n)
-                } else {
-                    let (ch, n) = decode(text, next + 1);
-                    (ch, next + 1 + n)
-                };
-            items.push(ClassItem::Range(lo, hi));
+            let (hi, after) = element(text, quoted, next + 1);
+            items.push(match (lo, hi) {
+                (Some(lo), Some(hi)) => ClassItem::Range(lo, hi),
+                _ => ClassItem::Nothing,
+            });
             i = after;
         } else {
-            items.push(ClassItem::Char(lo));
+            items.push(lo.map_or(ClassItem::Nothing, ClassItem::Char));
             i = next;
         }
     }
+}
+
+/// One character of a bracket expression at `i`: plain, escaped, a
+/// collating symbol `[.x.]` (a character or one of POSIX's names for
+/// one) or an equivalence class `[=x=]`. `None` for a symbol that names no
+/// single character (`[.yyz.]`), which matches nothing. The index after.
+fn element(text: &[u8], quoted: &[bool], i: usize) -> (Option<u32>, usize) {
+    let c = text[i];
+    if c == b'\\' && !quoted[i] && i + 1 < text.len() {
+        let (ch, n) = decode(text, i + 1);
+        return (Some(ch), i + 1 + n);
+    }
+    if c == b'['
+        && !quoted[i]
+        && let Some(&d @ (b'.' | b'=')) = text.get(i + 1)
+        && let Some(end) = text[i + 2..].windows(2).position(|w| w == [d, b']'])
+    {
+        let name = &text[i + 2..i + 2 + end];
+        let after = i + end + 4;
+        let (ch, n) = if name.is_empty() {
+            (0, 0)
+        } else {
+            decode(name, 0)
+        };
+        if n == name.len() && n > 0 {
+            return (Some(ch), after);
+        }
+        let named = (d == b'.').then(|| collating_symbol(name)).flatten();
+        return (named.map(u32::from), after);
+    }
+    let (ch, n) = decode(text, i);
+    (Some(ch), i + n)
+}
+
+/// The character POSIX's portable character set names `name` (`space`,
+/// `hyphen`, `tab`, `NUL`…), for `[.name.]`.
+fn collating_symbol(name: &[u8]) -> Option<u8> {
+    // The control characters by their ASCII names, 0 to 31.
+    const CONTROL: [&str; 32] = [
+        "NUL", "SOH", "STX", "ETX", "EOT", "ENQ", "ACK", "BEL", "BS", "HT", "LF", "VT", "FF", "CR",
+        "SO", "SI", "DLE", "DC1", "DC2", "DC3", "DC4", "NAK", "SYN", "ETB", "CAN", "EM", "SUB",
+        "ESC", "FS", "GS", "RS", "US",
+    ];
+    let name = std::str::from_utf8(name).ok()?;
+    if let Some(i) = CONTROL.iter().position(|&n| n == name) {
+        return u8::try_from(i).ok();
+    }
+    Some(match name {
+        "alert" => 7,
+        "backspace" => 8,
+        "tab" => b'\t',
+        "newline" => b'\n',
+        "vertical-tab" => 11,
+        "form-feed" => 12,
+        "carriage-return" => b'\r',
+        "IS4" => 28,
+        "IS3" => 29,
+        "IS2" => 30,
+        "IS1" => 31,
+        "space" => b' ',
+        "exclamation-mark" => b'!',
+        "quotation-mark" => b'"',
+        "number-sign" => b'#',
+        "dollar-sign" => b'$',
+        "percent-sign" => b'%',
+        "ampersand" => b'&',
+        "apostrophe" => b'\'',
+        "left-parenthesis" => b'(',
+        "right-parenthesis" => b')',
+        "asterisk" => b'*',
+        "plus-sign" => b'+',
+        "comma" => b',',
+        "hyphen" | "hyphen-minus" | "minus" | "dash" => b'-',
+        "period" | "full-stop" => b'.',
+        "slash" | "solidus" => b'/',
+        "zero" => b'0',
+        "one" => b'1',
+        "two" => b'2',
+        "three" => b'3',
+        "four" => b'4',
+        "five" => b'5',
+        "six" => b'6',
+        "seven" => b'7',
+        "eight" => b'8',
+        "nine" => b'9',
+        "colon" => b':',
+        "semicolon" => b';',
+        "less-than-sign" => b'<',
+        "equals-sign" => b'=',
+        "greater-than-sign" => b'>',
+        "question-mark" => b'?',
+        "commercial-at" => b'@',
+        "left-square-bracket" => b'[',
+        "backslash" | "reverse-solidus" => b'\\',
+        "right-square-bracket" => b']',
+        "circumflex" | "circumflex-accent" => b'^',
+        "underscore" | "low-line" => b'_',
+        "grave-accent" => b'`',
+        "left-brace" | "left-curly-bracket" => b'{',
+        "vertical-line" => b'|',
+        "right-brace" | "right-curly-bracket" => b'}',
+        "tilde" => b'~',
+        "DEL" => 127,
+        _ => return None,
+    })
 }
 
 /// The length of the UTF-8 character at `s[i]`, or 1 if there is none
@@ -467,6 +569,7 @@ fn class_matches(negated: bool, items: &[ClassItem], c: u32) -> bool {
         ClassItem::Char(b) => b == c,
         ClassItem::Range(lo, hi) => lo <= c && c <= hi,
         ClassItem::Named(n) => u8::try_from(c).is_ok_and(|b| n.matches(b)),
+        ClassItem::Nothing => false,
     });
     hit != negated
 }

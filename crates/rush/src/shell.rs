@@ -345,6 +345,8 @@ pub struct Shell {
     pub completions: HashMap<Vec<u8>, crate::builtins::CompSpec>,
     /// The file each function was defined in (`BASH_SOURCE`).
     pub function_files: HashMap<Vec<u8>, Rc<[u8]>>,
+    /// Functions with the trace attribute (`declare -ft`).
+    pub traced: std::collections::HashSet<Vec<u8>>,
     /// Where top-level code comes from when no frame says: `environment`
     /// for `-c`, `main` for standard input (bash's names).
     pub top_file: Rc<[u8]>,
@@ -505,6 +507,7 @@ impl Shell {
             dir_stack: Vec::new(),
             completions: HashMap::default(),
             function_files: HashMap::default(),
+            traced: Default::default(),
             top_file: Rc::from(&b"environment"[..]),
             started: std::time::Instant::now(),
         };
@@ -2565,12 +2568,11 @@ impl Shell {
             self.vars.set_integer(&a.name);
         }
         // `declare -la a=(A)`, `-ua`: the case attribute first too.
-        if let Some(&c) = flags.iter().rev().find(|&&c| c == b'l' || c == b'u') {
-            let case = if c == b'l' {
-                crate::vars::Case::Lower
-            } else {
-                crate::vars::Case::Upper
-            };
+        if let Some(case) = flags
+            .iter()
+            .rev()
+            .find_map(|&c| crate::vars::Case::of_flag(c))
+        {
             self.vars.set_case(&a.name, Some(case));
         }
         self.assign(a, local)
@@ -2764,7 +2766,8 @@ impl Shell {
         // A function inherits the ERR trap only with `set -E`, and the
         // DEBUG and RETURN traps only with `set -T`; the ones it does not
         // inherit are back when it returns, unless it set its own.
-        let hidden = self.hide_traps();
+        let traced = !self.traced.is_empty() && self.traced.contains(&f.name);
+        let hidden = self.hide_traps(traced);
         self.func_depth += 1;
         let file = self
             .function_files
@@ -2778,7 +2781,10 @@ impl Shell {
             call_line,
             saved_opts: None,
         });
-        if !self.traps.is_empty() && self.functrace() {
+        // Traced (`set -T`, `declare -ft`): a DEBUG trap as the function
+        // starts, on the line its body starts (bash).
+        if !self.traps.is_empty() && (traced || self.functrace()) {
+            self.at_line(f.body_line);
             self.run_debug_trap(|| f.name.clone())?;
         }
         let r = self.run_compound(&f.body);
@@ -2826,7 +2832,7 @@ impl Shell {
 
     /// Takes away the traps a function does not inherit (see
     /// [`Shell::call_function`]).
-    fn hide_traps(&mut self) -> Vec<(i32, Vec<u8>)> {
+    fn hide_traps(&mut self, traced: bool) -> Vec<(i32, Vec<u8>)> {
         if self.traps.is_empty() {
             return Vec::new();
         }
@@ -2839,7 +2845,7 @@ impl Shell {
         if !self.opts.errtrace {
             take(self, sys::ERR_TRAP);
         }
-        if !self.functrace() {
+        if !self.functrace() && !traced {
             take(self, sys::DEBUG_TRAP);
             take(self, sys::RETURN_TRAP);
         }

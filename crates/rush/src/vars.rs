@@ -82,6 +82,8 @@ pub struct Var {
 pub enum Case {
     Lower,
     Upper,
+    /// `declare -c`: the first character upper case, the rest lower.
+    Capitalize,
 }
 
 impl Case {
@@ -90,8 +92,34 @@ impl Case {
         match (std::str::from_utf8(s), self) {
             (Ok(t), Case::Lower) => t.to_lowercase().into_bytes(),
             (Ok(t), Case::Upper) => t.to_uppercase().into_bytes(),
+            (Ok(t), Case::Capitalize) => {
+                let mut cs = t.chars();
+                let mut out: String = cs
+                    .next()
+                    .map(|c| c.to_uppercase().collect())
+                    .unwrap_or_default();
+                out.push_str(&cs.as_str().to_lowercase());
+                out.into_bytes()
+            }
             (Err(_), Case::Lower) => s.to_ascii_lowercase(),
             (Err(_), Case::Upper) => s.to_ascii_uppercase(),
+            (Err(_), Case::Capitalize) => {
+                let mut out = s.to_ascii_lowercase();
+                if let Some(c) = out.first_mut() {
+                    c.make_ascii_uppercase();
+                }
+                out
+            }
+        }
+    }
+
+    /// The attribute for `declare`'s letter `l`, `u` or `c`.
+    pub fn of_flag(c: u8) -> Option<Case> {
+        match c {
+            b'l' => Some(Case::Lower),
+            b'u' => Some(Case::Upper),
+            b'c' => Some(Case::Capitalize),
+            _ => None,
         }
     }
 

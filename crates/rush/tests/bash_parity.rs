@@ -2455,3 +2455,45 @@ fn associative_arrays_in_bashs_order() {
         0,
     );
 }
+
+/// Bracket expressions as bash's tests/posixpat checks them: collating
+/// symbols (`[.a.]`, POSIX names like `[.hyphen.]`, `[.space.]`) also as
+/// range ends, equivalence classes, `[:ascii:]` and `[:word:]`, and an
+/// unknown class or symbol that matches nothing.
+#[test]
+fn collating_symbols_and_classes_in_brackets() {
+    like_bash(
+        "for t in 'a [[.a.]]' '- [[.hyphen.]-9]' 'p [[.a.]-[.z.]]' '\\  [[.space.]]' \
+         '4 [[.-.]-9]' 'c [[.yyz.][.a.]-z]' 'p [[.a.]-[.zz.]p]' 'a [[:al:]' 'a [[=a=]]' \
+         'é [[:ascii:]]' '_ [[:word:]]' 'c [[.yyz.]-[.z.]]' 'b [[:nope:]b]'; do \
+         set -- $t; case \"$1\" in $2) echo \"$2 yes\";; *) echo \"$2 no\";; esac; done",
+        &[],
+        "[[.a.]] yes\n[[.hyphen.]-9] yes\n[[.a.]-[.z.]] yes\n[[.space.]] no\n[[.-.]-9] yes\n\
+         [[.yyz.][.a.]-z] yes\n[[.a.]-[.zz.]p] yes\n[[:al:] no\n[[=a=]] yes\n[[:ascii:]] no\n\
+         [[:word:]] yes\n[[.yyz.]-[.z.]] no\n[[:nope:]b] yes\n",
+        0,
+    );
+}
+
+/// `declare -c` capitalizes; `trap -p` lists DEBUG, ERR and RETURN after
+/// the signals; `declare -ft f` lets f see the DEBUG trap without
+/// printing it; lines after an alias whose text ends a command
+/// substitution are still counted (bash's casemod, trap and comsub).
+#[test]
+fn capitalize_trap_order_traced_functions_and_alias_lines() {
+    like_bash(
+        "declare -c q; q='hELLO wORLD'; echo $q; declare -p q; \
+         trap 'echo d' DEBUG; trap 'echo e' ERR; trap : INT; trap -p; trap - DEBUG ERR INT; \
+         f() { :; }; declare -ft f; trap 'echo \"[$FUNCNAME]\"' DEBUG; f; trap - DEBUG",
+        &[],
+        "Hello world\ndeclare -c q=\"Hello world\"\nd\nd\nd\ntrap -- ':' SIGINT\n\
+         trap -- 'echo d' DEBUG\ntrap -- 'echo e' ERR\nd\n[]\n[f]\n[f]\n[]\n",
+        0,
+    );
+    like_bash(
+        "shopt -s expand_aliases\nalias foo='echo $(echo x)'\nfoo\necho $LINENO\n",
+        &[],
+        "x\n4\n",
+        0,
+    );
+}

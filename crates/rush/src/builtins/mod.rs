@@ -263,6 +263,7 @@ pub fn declare_line(name: &[u8], v: &crate::vars::Var) -> Vec<u8> {
     match v.case {
         Some(crate::vars::Case::Lower) => flags.push('l'),
         Some(crate::vars::Case::Upper) => flags.push('u'),
+        Some(crate::vars::Case::Capitalize) => flags.push('c'),
         None => {}
     }
     if v.nameref {
@@ -976,6 +977,9 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let mut print = false;
     let mut funcs = false;
     let mut bodies = false;
+    // `-t` / `+t`: a function's trace attribute (it sees DEBUG and RETURN
+    // traps as with `set -T`).
+    let mut trace: Option<bool> = None;
     let mut i = 1;
     while let Some(a) = argv.get(i) {
         if a == b"--" {
@@ -994,13 +998,8 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                         integer = a[0] == b'-';
                         not_integer = a[0] == b'+';
                     }
-                    b'l' | b'u' => {
-                        let c = if c == b'l' {
-                            crate::vars::Case::Lower
-                        } else {
-                            crate::vars::Case::Upper
-                        };
-                        case = Some((a[0] == b'-').then_some(c));
+                    b'l' | b'u' | b'c' => {
+                        case = Some(crate::vars::Case::of_flag(c).filter(|_| a[0] == b'-'));
                     }
                     b'a' | b'A' if a[0] == b'+' => destroy_array = true,
                     b'a' => kind = Some(Value::Indexed(Default::default())),
@@ -1013,9 +1012,10 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                         bodies = true;
                     }
                     b'F' => funcs = true,
-                    // Known to bash and without effect here: trace, and
-                    // -I (inherit attributes of a name in an outer scope).
-                    b't' | b'I' => {}
+                    b't' => trace = Some(a[0] == b'-'),
+                    // Known to bash and without effect here: -I (inherit
+                    // attributes of a name in an outer scope).
+                    b'I' => {}
                     c => {
                         let name = lossy(&argv[0]);
                         sh.error(&format!("{name}: -{}: invalid option", c as char));
@@ -1041,6 +1041,23 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 status = 1;
             } else if !sh.export_function(name, true) {
                 status = 1;
+            }
+        }
+        return Ok(status);
+    }
+    // `declare -ft name…`: the attribute, nothing printed.
+    if funcs
+        && let Some(on) = trace
+        && i < argv.len()
+    {
+        let mut status = 0;
+        for name in &argv[i..] {
+            if !sh.functions.contains_key(name.as_slice()) {
+                status = 1;
+            } else if on {
+                sh.traced.insert(name.clone());
+            } else {
+                sh.traced.remove(name.as_slice());
             }
         }
         return Ok(status);
@@ -2568,7 +2585,13 @@ fn trap(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 all.push((sig, b""));
             }
         }
-        all.sort();
+        // bash's order: EXIT, the signals, then DEBUG, ERR and RETURN.
+        all.sort_by_key(|&(sig, _)| match sig {
+            sys::DEBUG_TRAP => 1000,
+            sys::ERR_TRAP => 1001,
+            sys::RETURN_TRAP => 1002,
+            s => s,
+        });
         for (sig, action) in all {
             out.extend_from_slice(b"trap -- ");
             out.extend_from_slice(&quote_always(action));
