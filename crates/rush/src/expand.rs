@@ -1059,8 +1059,47 @@ impl Shell {
                 };
                 self.emit_subject(&out, ctx, f);
             }
-            // `${x@Q}` of an unset x is nothing, not `''`.
-            ParamOp::Transform(b'Q') if matches!(subject, Subject::One(None)) => {
+            // `${a[@]@K}`: keys and values, as `declare -p` writes them, in
+            // one word; `@k`: each key and value a word of its own.
+            ParamOp::Transform(op @ (b'K' | b'k'))
+                if matches!(subject, Subject::Many(..))
+                    && self.vars.value(&name).is_some_and(Value::is_array) =>
+            {
+                let v = self
+                    .vars
+                    .value(&name)
+                    .cloned()
+                    .unwrap_or(Value::Str(Vec::new()));
+                let assoc = matches!(v, Value::Assoc(_));
+                let pairs: Vec<(Vec<u8>, Vec<u8>)> =
+                    v.keys().into_iter().zip(v.elements()).collect();
+                let out = if *op == b'k' {
+                    let star = matches!(subject, Subject::Many(_, true));
+                    Subject::Many(pairs.into_iter().flat_map(|(k, v)| [k, v]).collect(), star)
+                } else {
+                    let mut text = Vec::new();
+                    for (i, (k, v)) in pairs.iter().enumerate() {
+                        if i > 0 {
+                            text.push(b' ');
+                        }
+                        if assoc && crate::builtins::key_needs_quotes(k) {
+                            text.extend_from_slice(&crate::builtins::double_quote(k));
+                        } else {
+                            text.extend_from_slice(k);
+                        }
+                        text.push(b' ');
+                        text.extend_from_slice(&crate::builtins::double_quote(v));
+                    }
+                    if assoc && !pairs.is_empty() {
+                        text.push(b' ');
+                    }
+                    Subject::One(Some(text))
+                };
+                self.emit_subject(&out, ctx, f);
+            }
+            // `${x@Q}` (and `@K`, `@k` of a string) of an unset x is
+            // nothing, not `''`.
+            ParamOp::Transform(b'Q' | b'K' | b'k') if matches!(subject, Subject::One(None)) => {
                 check_unset(self, &subject)?;
                 self.emit_subject(&subject, ctx, f);
             }
@@ -1090,7 +1129,7 @@ impl Shell {
                 let op = *op;
                 let shown = name.clone();
                 let out = map(&subject, &|v| match op {
-                    b'Q' => crate::builtins::quote_always(v),
+                    b'Q' | b'K' | b'k' => crate::builtins::quote_always(v),
                     b'E' => {
                         let mut o = Vec::new();
                         crate::escape::unescape(v, &mut o, crate::escape::Dialect::AnsiC);

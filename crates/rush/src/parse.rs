@@ -2285,7 +2285,7 @@ impl<'s> Parser<'s> {
             }
             b'@' if matches!(
                 self.peek(),
-                Some(b'Q' | b'E' | b'P' | b'U' | b'u' | b'L' | b'A' | b'a')
+                Some(b'Q' | b'E' | b'P' | b'U' | b'u' | b'L' | b'A' | b'a' | b'K' | b'k')
             ) && self.peek_at(1) == Some(b'}') =>
             {
                 let op = self.bump().unwrap_or_default();

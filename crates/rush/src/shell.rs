@@ -902,6 +902,10 @@ impl Shell {
 
     /// Gives `parser` the aliases defined or enabled since its last command.
     fn update_aliases(&self, parser: &mut Parser<'_>) {
+        // The usual case, no aliases at all, without looking at shopt.
+        if self.aliases.is_empty() && parser.aliases_ref().is_empty() {
+            return;
+        }
         let want = self.parser_aliases();
         if !Rc::ptr_eq(&want, parser.aliases_ref()) {
             parser.set_aliases(want);

@@ -2497,3 +2497,20 @@ fn capitalize_trap_order_traced_functions_and_alias_lines() {
         0,
     );
 }
+
+/// `${x@K}` and `${x@k}`: a string quoted as `@Q` does; an array's keys
+/// and values, as `declare -p` writes them in one word (`@K`) or each a
+/// word (`@k`); nothing for an unset name (Oils' var-op-bash).
+#[test]
+fn key_value_transformations() {
+    like_bash(
+        "declare -A A=([a]=1 [b]='x y'); a=(p 'q r'); x=v; e=; \
+         printf '<%s>' ${x@K} \"${x@k}\" ${e@K} ${u@K}; echo; printf '<%s>' \"${A[@]@K}\"; echo; \
+         printf '<%s>' \"${A[@]@k}\"; echo; printf '<%s>' \"${a[@]@K}\" \"${a[*]@K}\"; echo; \
+         printf '<%s>' \"${a[@]@k}\" \"${a@K}\"; echo",
+        &[],
+        "<'v'><'v'><''>\n<b \"x y\" a \"1\" >\n<b><x y><a><1>\n<0 \"p\" 1 \"q r\"><0 \"p\" 1 \"q r\">\n\
+         <0><p><1><q r><'p'>\n",
+        0,
+    );
+}

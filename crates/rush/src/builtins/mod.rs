@@ -203,6 +203,17 @@ pub(super) fn options(
     known: &[u8],
     usage: &str,
 ) -> Result<(Vec<u8>, Vec<Vec<u8>>), ()> {
+    let (flags, i) = option_flags(sh, argv, known, usage)?;
+    Ok((flags, argv[i..].to_vec()))
+}
+
+/// [`options`], with the index of the first operand instead of a copy.
+fn option_flags(
+    sh: &mut Shell,
+    argv: Args<'_>,
+    known: &[u8],
+    usage: &str,
+) -> Result<(Vec<u8>, usize), ()> {
     let name = lossy(&argv[0]);
     let mut flags = Vec::new();
     let mut i = 1;
@@ -224,7 +235,7 @@ pub(super) fn options(
         }
         i += 1;
     }
-    Ok((flags, argv[i..].to_vec()))
+    Ok((flags, i))
 }
 
 /// Writes builtin output; a failed write is reported as bash does.
@@ -292,7 +303,7 @@ pub fn declare_line(name: &[u8], v: &crate::vars::Var) -> Vec<u8> {
 }
 
 /// `"value"` with `"`, `\`, `$` and `` ` `` escaped.
-fn double_quote(s: &[u8]) -> Vec<u8> {
+pub fn double_quote(s: &[u8]) -> Vec<u8> {
     if crate::escape::needs_ansi_c(s) {
         return crate::escape::ansi_c_quote(s);
     }
@@ -310,7 +321,7 @@ fn double_quote(s: &[u8]) -> Vec<u8> {
 /// Whether an associative array's key must be quoted to be read back, as
 /// bash decides: empty, or with a blank or a character special to the
 /// shell.
-fn key_needs_quotes(k: &[u8]) -> bool {
+pub fn key_needs_quotes(k: &[u8]) -> bool {
     k.is_empty()
         || k.iter().any(|c| {
             matches!(
@@ -671,36 +682,20 @@ fn split_name_value(a: &[u8]) -> (&[u8], Option<&[u8]>) {
 }
 
 fn export(sh: &mut Shell, argv: Args<'_>) -> Exec {
-    let mut unexport = false;
-    let mut print = false;
-    let mut functions = false;
+    let usage = "export: usage: export [-fn] [name[=value] ...] or export -p";
     // `-a`/`-A` (bash takes them though its usage does not say): a
     // `name='(…)'` argument is an array's elements.
-    let mut array = Vec::new();
-    let mut i = 1;
-    while let Some(a) = argv.get(i) {
-        if a == b"--" {
-            i += 1;
-            break;
-        }
-        if a.len() < 2 || a[0] != b'-' {
-            break;
-        }
-        for &c in &a[1..] {
-            match c {
-                b'n' => unexport = true,
-                b'p' => print = true,
-                b'f' => functions = true,
-                b'a' | b'A' => array.push(c),
-                c => {
-                    sh.error(&format!("export: -{}: invalid option", c as char));
-                    sh.usage("export: usage: export [-fn] [name[=value] ...] or export -p");
-                    return Ok(2);
-                }
-            }
-        }
-        i += 1;
-    }
+    let Ok((flags, i)) = option_flags(sh, argv, b"fnpaA", usage) else {
+        return Ok(2);
+    };
+    let unexport = flags.contains(&b'n');
+    let print = flags.contains(&b'p');
+    let functions = flags.contains(&b'f');
+    let array: Vec<u8> = flags
+        .iter()
+        .copied()
+        .filter(|c| matches!(c, b'a' | b'A'))
+        .collect();
     if functions {
         // `export -f name…`: the functions go to children as bash's
         // `BASH_FUNC_name%%` variables.
@@ -728,7 +723,12 @@ fn export(sh: &mut Shell, argv: Args<'_>) -> Exec {
         }
         return Ok(emit(sh, "export", &out));
     }
-    let (rest, status) = quoted_arrays(sh, "export", &argv[i..], &array, unexport)?;
+    let (rest, status) = if array.is_empty() {
+        (std::borrow::Cow::Borrowed(&argv[i..]), 0)
+    } else {
+        let (rest, status) = quoted_arrays(sh, "export", &argv[i..], &array, unexport)?;
+        (std::borrow::Cow::Owned(rest), status)
+    };
     let status = status.max(each_name_value(sh, "export", &rest, |vars, name, value| {
         if unexport {
             vars.unexport(name);
@@ -852,7 +852,12 @@ fn readonly(sh: &mut Shell, argv: Args<'_>) -> Exec {
         }
         return Ok(emit(sh, "readonly", &out));
     }
-    let (rest, status) = quoted_arrays(sh, "readonly", &argv[i..], &array, false)?;
+    let (rest, status) = if array.is_empty() {
+        (std::borrow::Cow::Borrowed(&argv[i..]), 0)
+    } else {
+        let (rest, status) = quoted_arrays(sh, "readonly", &argv[i..], &array, false)?;
+        (std::borrow::Cow::Owned(rest), status)
+    };
     let status = status.max(each_name_value(
         sh,
         "readonly",
