@@ -160,48 +160,12 @@ pub fn history(sh: &mut Shell, argv: Args<'_>) -> Exec {
 /// by default listing shows the 16 commands before it, and the others
 /// take the one before it.
 pub fn fc(sh: &mut Shell, argv: Args<'_>) -> Exec {
-    let (mut list, mut numbers, mut reverse, mut again) = (false, true, false, false);
-    let mut editor: Option<Vec<u8>> = None;
-    let mut i = 1;
-    while let Some(a) = argv.get(i) {
-        if a == b"--" {
-            i += 1;
-            break;
-        }
-        if !a.starts_with(b"-") || a.len() < 2 || a[1].is_ascii_digit() {
-            break;
-        }
-        for (k, &c) in a[1..].iter().enumerate() {
-            match c {
-                b'l' => list = true,
-                b'n' => numbers = false,
-                b'r' => reverse = true,
-                b's' => again = true,
-                b'e' => {
-                    // The editor is the rest of this word, or the next.
-                    let rest = &a[k + 2..];
-                    editor = if rest.is_empty() {
-                        i += 1;
-                        argv.get(i).cloned()
-                    } else {
-                        Some(rest.to_vec())
-                    };
-                    if editor.is_none() {
-                        sh.error("fc: -e: option requires an argument");
-                        sh.usage(FC_USAGE);
-                        return Ok(2);
-                    }
-                    break;
-                }
-                c => {
-                    sh.error(&format!("fc: -{}: invalid option", c as char));
-                    sh.usage(FC_USAGE);
-                    return Ok(2);
-                }
-            }
-        }
-        i += 1;
-    }
+    let Ok((opts, i)) = super::getopt(sh, argv, b"#e:lnrs", FC_USAGE) else {
+        return Ok(2);
+    };
+    let has = |c: u8| opts.iter().any(|o| o.letter == c);
+    let (list, numbers, reverse, again) = (has(b'l'), !has(b'n'), has(b'r'), has(b's'));
+    let editor: Option<Vec<u8>> = opts.iter().rev().find_map(|o| o.arg.clone());
     let args = &argv[i..];
     // The numbers of the commands before this `fc` line.
     let h = &sh.history;

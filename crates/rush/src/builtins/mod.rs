@@ -214,28 +214,80 @@ fn option_flags(
     known: &[u8],
     usage: &str,
 ) -> Result<(Vec<u8>, usize), ()> {
+    let (opts, i) = getopt(sh, argv, known, usage)?;
+    Ok((opts.into_iter().map(|o| o.letter).collect(), i))
+}
+
+/// One option a builtin was given, with its argument if it takes one.
+pub(super) struct Opt {
+    pub letter: u8,
+    pub arg: Option<Vec<u8>>,
+}
+
+/// A builtin's leading options, read as bash's `internal_getopt` reads
+/// them: `spec` lists the letters, and one followed by `:` takes an
+/// argument (the rest of its word, or the next word). With `#` first in
+/// `spec`, a word `-` then a digit is an operand (`fc -2`). `--` or the
+/// first operand ends them; a letter not in `spec`, or a missing
+/// argument, gets bash's two lines. The options, and the index of the
+/// first operand.
+pub(super) fn getopt(
+    sh: &mut Shell,
+    argv: Args<'_>,
+    spec: &[u8],
+    usage: &str,
+) -> Result<(Vec<Opt>, usize), ()> {
     let name = lossy(&argv[0]);
-    let mut flags = Vec::new();
+    let numbers_are_operands = spec.first() == Some(&b'#');
+    let mut opts = Vec::new();
     let mut i = 1;
     while let Some(a) = argv.get(i) {
         if a == b"--" {
             i += 1;
             break;
         }
-        if a.len() < 2 || a[0] != b'-' {
+        if a.len() < 2 || a[0] != b'-' || numbers_are_operands && a[1].is_ascii_digit() {
             break;
         }
-        for &c in &a[1..] {
-            if !known.contains(&c) {
+        let mut k = 1;
+        while k < a.len() {
+            let c = a[k];
+            let Some(at) = spec.iter().position(|&s| s == c && s != b':' && s != b'#') else {
                 sh.error(&format!("{name}: -{}: invalid option", c as char));
                 sh.usage(usage);
                 return Err(());
+            };
+            if spec.get(at + 1) != Some(&b':') {
+                opts.push(Opt {
+                    letter: c,
+                    arg: None,
+                });
+                k += 1;
+                continue;
             }
-            flags.push(c);
+            let arg = if k + 1 < a.len() {
+                a[k + 1..].to_vec()
+            } else {
+                i += 1;
+                let Some(next) = argv.get(i) else {
+                    sh.error(&format!(
+                        "{name}: -{}: option requires an argument",
+                        c as char
+                    ));
+                    sh.usage(usage);
+                    return Err(());
+                };
+                next.clone()
+            };
+            opts.push(Opt {
+                letter: c,
+                arg: Some(arg),
+            });
+            break;
         }
         i += 1;
     }
-    Ok((flags, i))
+    Ok((opts, i))
 }
 
 /// Writes builtin output; a failed write is reported as bash does.
@@ -2187,52 +2239,12 @@ fn type_(sh: &mut Shell, argv: Args<'_>) -> Exec {
 }
 
 fn hash(sh: &mut Shell, argv: Args<'_>) -> Exec {
-    let (mut delete, mut portable, mut expunge, mut targets) = (false, false, false, false);
-    let mut pathname: Option<Vec<u8>> = None;
-    let mut i = 1;
-    while let Some(a) = argv.get(i) {
-        if a == b"--" {
-            i += 1;
-            break;
-        }
-        if a.len() < 2 || a[0] != b'-' {
-            break;
-        }
-        let mut k = 1;
-        while k < a.len() {
-            match a[k] {
-                b'd' => delete = true,
-                b'l' => portable = true,
-                b'r' => expunge = true,
-                b't' => targets = true,
-                b'p' => {
-                    // The path is the rest of this word or the next one.
-                    let rest = &a[k + 1..];
-                    pathname = Some(if rest.is_empty() {
-                        i += 1;
-                        match argv.get(i) {
-                            Some(p) => p.clone(),
-                            None => {
-                                sh.error("hash: -p: option requires an argument");
-                                sh.usage(HASH_USAGE);
-                                return Ok(2);
-                            }
-                        }
-                    } else {
-                        rest.to_vec()
-                    });
-                    break;
-                }
-                c => {
-                    sh.error(&format!("hash: -{}: invalid option", c as char));
-                    sh.usage(HASH_USAGE);
-                    return Ok(2);
-                }
-            }
-            k += 1;
-        }
-        i += 1;
-    }
+    let Ok((opts, i)) = getopt(sh, argv, b"dlp:rt", HASH_USAGE) else {
+        return Ok(2);
+    };
+    let has = |c: u8| opts.iter().any(|o| o.letter == c);
+    let (delete, portable, expunge, targets) = (has(b'd'), has(b'l'), has(b'r'), has(b't'));
+    let pathname = opts.iter().rev().find_map(|o| o.arg.clone());
     let names = &argv[i..];
     if names.is_empty() && (delete || targets) {
         let flag = if delete { "-d" } else { "-t" };
