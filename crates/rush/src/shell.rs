@@ -2397,20 +2397,12 @@ impl Shell {
         } else if let Some(idx) = &a.index {
             let sub = self.expand_arith_text(idx)?;
             let key = self.array_key(&a.name, &sub)?;
-            let mut v = self.expand_assignment(&a.value)?;
-            if self.vars.is_integer(&a.name) {
-                // `declare -i`: arithmetic; += adds.
-                let mut n = self.arith(&v)?;
-                if a.append {
-                    let old = self.element(&a.name, &key).unwrap_or_default();
-                    n = n.wrapping_add(self.arith(&old)?);
-                }
-                v = n.to_string().into_bytes();
-            } else if a.append {
-                let mut old = self.element(&a.name, &key).unwrap_or_default();
-                old.append(&mut v);
-                v = old;
-            }
+            let v = self.expand_assignment(&a.value)?;
+            let old = a
+                .append
+                .then(|| self.element(&a.name, &key).unwrap_or_default());
+            let integer = self.vars.is_integer(&a.name);
+            let v = self.assigned(old, v, integer)?;
             // `BASH_CMDS[n]=path` and `BASH_ALIASES[n]=text` change the
             // tables they show (bash).
             if let crate::vars::Key::Name(k) = &key
@@ -2478,7 +2470,7 @@ impl Shell {
                 let k = self.expand_string(key)?;
                 let mut v = self.expand_assignment(w)?;
                 if *append {
-                    v = self.appended(m.get(&k).cloned().unwrap_or_default(), v, integer)?;
+                    v = self.assigned(Some(m.get(&k).cloned().unwrap_or_default()), v, integer)?;
                 }
                 m.insert(k, v);
             }
@@ -2511,7 +2503,11 @@ impl Shell {
                     let i = self.arith(&t)?;
                     let mut v = vals.into_iter().next().unwrap_or_default();
                     if e.append {
-                        v = self.appended(m.get(&i).cloned().unwrap_or_default(), v, integer)?;
+                        v = self.assigned(
+                            Some(m.get(&i).cloned().unwrap_or_default()),
+                            v,
+                            integer,
+                        )?;
                     }
                     m.insert(i, v);
                     next = i + 1;
@@ -2527,19 +2523,29 @@ impl Shell {
         Ok(Value::Indexed(m))
     }
 
-    /// `old` with `v` appended (`[k]+=v`): added, for an integer array.
-    fn appended(
+    /// What an assignment of `v` stores: with `+=` (`old` given), `v`
+    /// appended to `old`; for an integer variable the arithmetic value,
+    /// `+=` adding.
+    fn assigned(
         &mut self,
-        mut old: Vec<u8>,
-        mut v: Vec<u8>,
+        old: Option<Vec<u8>>,
+        v: Vec<u8>,
         integer: bool,
     ) -> Result<Vec<u8>, Flow> {
         if integer {
-            let n = self.arith(&old)?.wrapping_add(self.arith(&v)?);
+            let mut n = self.arith(&v)?;
+            if let Some(old) = old {
+                n = n.wrapping_add(self.arith(&old)?);
+            }
             return Ok(n.to_string().into_bytes());
         }
-        old.append(&mut v);
-        Ok(old)
+        Ok(match old {
+            Some(mut old) => {
+                old.extend_from_slice(&v);
+                old
+            }
+            None => v,
+        })
     }
 
     /// `declare [flags] name=(…)` (and `local`, `readonly`, `export`): the
@@ -2661,30 +2667,15 @@ impl Shell {
     /// [`Shell::assign_value`]; `integer` as if the variable had the
     /// attribute (`typeset -i x+=5` adds).
     fn assign_value_as(&mut self, a: &Assign, integer: bool) -> Result<Vec<u8>, Flow> {
-        let mut v = self.expand_assignment(&a.value)?;
-        if integer || self.vars.is_integer(&a.name) {
-            // `declare -i`: the value is arithmetic; += adds.
-            let mut n = self.arith(&v)?;
-            if a.append {
-                let old = self
-                    .vars
-                    .get(&a.name)
-                    .map(<[u8]>::to_vec)
-                    .unwrap_or_default();
-                n = n.wrapping_add(self.arith(&old)?);
-            }
-            return Ok(n.to_string().into_bytes());
-        }
-        if a.append {
-            let mut old = self
-                .vars
+        let v = self.expand_assignment(&a.value)?;
+        let old = a.append.then(|| {
+            self.vars
                 .get(&a.name)
                 .map(<[u8]>::to_vec)
-                .unwrap_or_default();
-            old.append(&mut v);
-            v = old;
-        }
-        Ok(v)
+                .unwrap_or_default()
+        });
+        let integer = integer || self.vars.is_integer(&a.name);
+        self.assigned(old, v, integer)
     }
 
     /// Sets assignments for the length of one builtin; returns what to put
