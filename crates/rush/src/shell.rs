@@ -2566,7 +2566,9 @@ impl Shell {
         // `declare -ai a=(1+1)`: the elements are arithmetic, so
         // the attribute comes first, as in bash (on the local, for
         // `local -ai`).
-        let attributes = flags.iter().any(|c| matches!(c, b'i' | b'l' | b'u'));
+        let attributes = flags
+            .iter()
+            .any(|&c| c == b'i' || crate::vars::Case::of_flag(c).is_some());
         if local
             && attributes
             && let Err(e) = self.vars.local_value(&a.name, None)

@@ -2514,3 +2514,19 @@ fn key_value_transformations() {
         0,
     );
 }
+
+/// Bugs found reviewing issue 52's changes: `local -ca a=(…)` made its
+/// case attribute on the global `a` instead of the local; a function
+/// unset and defined again kept its `declare -ft` trace attribute; `unset
+/// f` (without `-f`) left an exported function in the environment.
+#[test]
+fn attributes_go_with_what_they_belong_to() {
+    like_bash(
+        "f() { local -ca a=(hELLO wORLD); declare -p a; }; f; declare -p a 2>/dev/null || echo none; \
+         g() { :; }; declare -ft g; unset -f g; g() { :; }; trap 'echo d' DEBUG; g; trap - DEBUG; \
+         h() { :; }; export -f h; unset h; env | grep -c BASH_FUNC_h",
+        &[],
+        "declare -ac a=([0]=\"Hello\" [1]=\"World\")\nnone\nd\nd\n0\n",
+        1,
+    );
+}

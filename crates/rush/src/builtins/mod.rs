@@ -941,8 +941,7 @@ fn unset(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let mut status = 0;
     for name in &argv[i..] {
         if functions {
-            sh.functions.remove(name.as_slice());
-            sh.vars.export_function(name, None);
+            remove_function(sh, name);
             continue;
         }
         // `unset 'a[i]'`
@@ -967,10 +966,7 @@ fn unset(sh: &mut Shell, argv: Args<'_>) -> Exec {
             status = 1;
             continue;
         }
-        if sh.vars.var(name).is_none()
-            && !vars_only
-            && sh.functions.remove(name.as_slice()).is_some()
-        {
+        if sh.vars.var(name).is_none() && !vars_only && remove_function(sh, name) {
             continue;
         }
         let r = if refs {
@@ -991,6 +987,15 @@ fn unset(sh: &mut Shell, argv: Args<'_>) -> Exec {
         }
     }
     Ok(status)
+}
+
+/// Removes the function `name` with its attributes (exported, traced), so
+/// that children no longer see it and a new definition starts plain.
+/// Whether there was one.
+fn remove_function(sh: &mut Shell, name: &[u8]) -> bool {
+    sh.vars.export_function(name, None);
+    sh.traced.remove(name);
+    sh.functions.remove(name).is_some()
 }
 
 fn local(sh: &mut Shell, argv: Args<'_>) -> Exec {
