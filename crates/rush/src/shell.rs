@@ -346,7 +346,7 @@ pub struct Shell {
     /// The file each function was defined in (`BASH_SOURCE`).
     pub function_files: HashMap<Vec<u8>, Rc<[u8]>>,
     /// Functions with the trace attribute (`declare -ft`).
-    pub traced: std::collections::HashSet<Vec<u8>>,
+    pub traced: rustc_hash::FxHashSet<Vec<u8>>,
     /// Where top-level code comes from when no frame says: `environment`
     /// for `-c`, `main` for standard input (bash's names).
     pub top_file: Rc<[u8]>,
@@ -658,7 +658,6 @@ impl Shell {
                     integer: matches!(kind, Dynamic::Integer | Dynamic::ReadonlyInteger),
                     readonly: matches!(kind, Dynamic::ReadonlyInteger | Dynamic::Readonly),
                     dynamic: true,
-                    declared_only: false,
                     ..Var::default()
                 },
             );
@@ -1636,10 +1635,10 @@ impl Shell {
                 return Some(Value::Assoc(a));
             }
             b"BASH_CMDS" => {
-                // The hash table's own order (256 buckets).
+                // The hash table's own order.
                 let mut all: Vec<_> = self.hash.iter().collect();
                 all.sort_by_key(|(_, h)| h.seq);
-                let mut a = crate::assoc::Assoc::with_buckets(256);
+                let mut a = crate::assoc::Assoc::with_buckets(HASH_BUCKETS);
                 for (k, h) in all {
                     a.insert(k.clone(), h.path.as_bytes().to_vec());
                 }
@@ -3802,10 +3801,16 @@ pub struct Hashed {
     pub seq: u64,
 }
 
-/// The order bash lists its hash table in: by bucket of its 256 (FNV-1
-/// of the name, C's signed chars), newest first within one.
+/// The buckets of bash's command hash table.
+const HASH_BUCKETS: u32 = 256;
+
+/// The order bash lists its hash table in: by bucket (FNV-1 of the name,
+/// C's signed chars), newest first within one.
 pub fn hash_order(name: &[u8], seq: u64) -> (u32, std::cmp::Reverse<u64>) {
-    (crate::assoc::hash(name) & 255, std::cmp::Reverse(seq))
+    (
+        crate::assoc::hash(name) & (HASH_BUCKETS - 1),
+        std::cmp::Reverse(seq),
+    )
 }
 
 /// The line of the first command of `list`, if it records one.
