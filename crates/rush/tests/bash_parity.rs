@@ -2530,3 +2530,24 @@ fn attributes_go_with_what_they_belong_to() {
         1,
     );
 }
+
+/// What the shared option reader and the table variables give, beside
+/// bash: `hash -p` glued to its path or missing it, `export` refusing an
+/// unknown option with its usage, `BASH_ALIASES[n]=text` defining an
+/// alias.
+#[test]
+fn builtin_options_and_table_variables() {
+    like_bash(
+        "hash -p/bin/ls ls; hash -t ls; hash -p 2>/dev/null; echo $?; export -q x 2>/dev/null; echo $?; \
+         BASH_ALIASES[hi]='echo hi'; alias hi",
+        &[],
+        "/bin/ls\n2\n2\nalias hi='echo hi'\n",
+        0,
+    );
+    let o = rush().args(["-c", "export -q x", "NAME"]).output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "NAME: line 1: export: -q: invalid option\n\
+         export: usage: export [-fn] [name[=value] ...] or export -p\n"
+    );
+}
