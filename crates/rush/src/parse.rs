@@ -927,9 +927,11 @@ impl<'s> Parser<'s> {
     fn arith_for(&mut self, line: u32) -> Result<Compound> {
         self.bump();
         self.bump();
+        let start = self.pos;
         let Some(all) = self.arith_text()? else {
             return self.unexpected();
         };
+        let text = self.buf[start..self.pos.saturating_sub(2).max(start)].to_vec();
         // Split the word's literal text at `;` (expansions stay whole).
         let mut exprs = vec![Word::default()];
         for part in all.parts {
@@ -955,7 +957,30 @@ impl<'s> Parser<'s> {
             }
         }
         if exprs.len() != 3 {
-            return self.error("syntax error: arithmetic expression required");
+            let what = if exprs.len() < 3 {
+                "arithmetic expression required"
+            } else {
+                "`;' unexpected"
+            };
+            return self.error(format!(
+                "syntax error: {what}\nsyntax error: `(({}))'",
+                String::from_utf8_lossy(&text)
+            ));
+        }
+        // As bash keeps them: blanks before each part dropped, those after
+        // kept, and an empty part is `1`.
+        for w in &mut exprs {
+            while let Some(Part::Quoted(b)) = w.parts.first_mut() {
+                let n = b.len() - b.trim_ascii_start().len();
+                b.drain(..n);
+                if !b.is_empty() {
+                    break;
+                }
+                w.parts.remove(0);
+            }
+            if w.parts.is_empty() {
+                w.parts.push(Part::Quoted(b"1".to_vec()));
+            }
         }
         let step = exprs.pop().unwrap_or_default();
         let cond = exprs.pop().unwrap_or_default();

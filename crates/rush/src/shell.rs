@@ -311,6 +311,10 @@ pub struct Shell {
     random_last: std::cell::Cell<u32>,
     /// `BASH_SUBSHELL`: how many subshells deep this process is.
     pub subshell_level: u32,
+    /// How many texts deep `set -x` is tracing: each eval, source, trap
+    /// action and command substitution repeats PS4's first character once
+    /// more, as bash's indirection level does.
+    pub xtrace_level: u32,
     /// Builtins that `enable -n` turned off.
     pub disabled_builtins: rustc_hash::FxHashSet<Vec<u8>>,
     /// The traps whose actions are running, innermost last (a trap does
@@ -498,6 +502,7 @@ impl Shell {
             random_state: std::cell::Cell::new((pid as u32 ^ 0x9e37_79b9).max(1)),
             random_last: std::cell::Cell::new(0),
             subshell_level: 0,
+            xtrace_level: 0,
             disabled_builtins: Default::default(),
             running_traps: Vec::new(),
             getopts_state: (1, 1),
@@ -886,6 +891,18 @@ impl Shell {
         let _ = sys::write_all(2, bytes);
     }
 
+    /// Writes `set -x` output: to the descriptor in `BASH_XTRACEFD` if it
+    /// holds one, else to standard error (bash).
+    pub fn trace_out(&self, bytes: &[u8]) {
+        let fd = self
+            .vars
+            .get(b"BASH_XTRACEFD")
+            .and_then(|v| std::str::from_utf8(v).ok()?.parse::<i32>().ok())
+            .filter(|&fd| fd >= 0)
+            .unwrap_or(2);
+        let _ = sys::write_all(fd, bytes);
+    }
+
     // ---- the top level -------------------------------------------------
 
     /// The aliases the parser expands: none unless `shopt -s
@@ -997,7 +1014,11 @@ impl Shell {
             };
             format!("{who}: {within}line {}: ", e.line)
         };
-        let mut text = format!("{prefix}{}\n", e.message).into_bytes();
+        // A message of two lines (`for ((…))`) has the prefix on each.
+        let mut text = Vec::new();
+        for m in e.message.split('\n') {
+            text.extend_from_slice(format!("{prefix}{m}\n").as_bytes());
+        }
         if let Some(line) = &e.offending {
             text.extend_from_slice(prefix.as_bytes());
             text.push(b'`');
@@ -1050,9 +1071,16 @@ impl Shell {
         let mut src = crate::parse::Text;
         let mut parser =
             Parser::new(text, &mut src, self.parser_aliases()).with_line(self.line.max(1));
+        self.xtrace_level += 1;
+        let r = self.eval_parsed(text, &mut parser);
+        self.xtrace_level -= 1;
+        r
+    }
+
+    fn eval_parsed(&mut self, text: &[u8], parser: &mut Parser<'_>) -> Exec {
         let mut status = 0;
         loop {
-            self.update_aliases(&mut parser);
+            self.update_aliases(parser);
             match parser.next_command() {
                 Ok(None) => return Ok(status),
                 Ok(Some(list)) => {
@@ -1698,6 +1726,7 @@ impl Shell {
                 drop(r);
                 drop(w);
                 self.tail_ok = true;
+                self.xtrace_level += 1;
                 let res = self.run_list(list);
                 self.exit_subshell(res)
             }
@@ -1789,6 +1818,11 @@ impl Shell {
                     None => self.positional.clone(),
                 };
                 if *select {
+                    if self.opts.xtrace
+                        && let Some(ws) = words
+                    {
+                        self.trace_head(b"select", var, ws);
+                    }
                     return self.run_select(var, &items, body);
                 }
                 let mut status = 0;
@@ -1799,6 +1833,11 @@ impl Shell {
                         // each round.
                         self.at_line(*line);
                         self.run_debug_trap(|| crate::unparse::compound(c))?;
+                        if self.opts.xtrace
+                            && let Some(ws) = words
+                        {
+                            self.trace_head(b"for", var, ws);
+                        }
                         if let Err(e) = self.vars.set(var, item) {
                             self.error(&e.to_string());
                             return Ok(1);
@@ -1818,6 +1857,13 @@ impl Shell {
             Compound::Case { word, arms, line } => {
                 self.at_line(*line);
                 self.run_debug_trap(|| crate::unparse::compound(c))?;
+                if self.opts.xtrace {
+                    // bash shows the word as written.
+                    let mut text = b"case ".to_vec();
+                    text.extend_from_slice(&crate::unparse::word(word));
+                    text.extend_from_slice(b" in");
+                    self.trace_line(&text);
+                }
                 let subject = self.expand_string(word)?;
                 let mut status = 0;
                 let mut i = 0;
@@ -1860,13 +1906,15 @@ impl Shell {
                 };
                 debug(self)?;
                 let t = self.expand_arith_text(init)?;
+                self.trace_arith(&t);
                 self.arith(&t)?;
                 let mut status = 0;
                 self.loop_depth += 1;
                 let r = (|| loop {
                     debug(self)?;
                     let c = self.expand_arith_text(cond)?;
-                    if !c.iter().all(u8::is_ascii_whitespace) && self.arith(&c)? == 0 {
+                    self.trace_arith(&c);
+                    if self.arith(&c)? == 0 {
                         return Ok(status);
                     }
                     match step(self.run_list(body)) {
@@ -1877,6 +1925,7 @@ impl Shell {
                     }
                     debug(self)?;
                     let t = self.expand_arith_text(step_word)?;
+                    self.trace_arith(&t);
                     self.arith(&t)?;
                 })();
                 self.loop_depth -= 1;
@@ -1886,6 +1935,9 @@ impl Shell {
                 self.at_line(*line);
                 self.run_debug_trap(|| crate::unparse::compound(c))?;
                 let text = self.expand_arith_text(expr)?;
+                if self.opts.xtrace {
+                    self.trace_arith(&text);
+                }
                 let v = self.arith(&text)?;
                 Ok(i32::from(v == 0))
             }
@@ -2101,6 +2153,7 @@ impl Shell {
                     let _ = sys::dup2(w.as_raw_fd(), 1);
                     drop(w);
                     self.tail_ok = true;
+                    self.xtrace_level += 1;
                     // bash reads the text again when it runs it, from the
                     // line of the command it is in (its line as bash
                     // counts it: where the token after the first word ends).
@@ -2255,7 +2308,7 @@ impl Shell {
             };
             let mut failed = None;
             for a in &cmd.assigns {
-                if let Err(f) = self.assign(a, false) {
+                if let Err(f) = self.assign_as(a, false, self.opts.xtrace) {
                     failed = Some(f);
                     break;
                 }
@@ -2265,9 +2318,6 @@ impl Shell {
             }
             if let Some(f) = failed {
                 return if self.opts.interactive { Ok(1) } else { Err(f) };
-            }
-            if self.opts.xtrace && !cmd.assigns.is_empty() {
-                self.trace_assigns(&cmd.assigns);
             }
             return Ok(self.cmdsub_status.unwrap_or(0));
         }
@@ -2358,6 +2408,13 @@ impl Shell {
     /// Performs an assignment (`x=v`, `a[i]=v`, `a=(…)`, with `+=`), in
     /// the innermost function scope if `local`.
     pub fn assign(&mut self, a: &Assign, local: bool) -> Result<(), Flow> {
+        self.assign_as(a, local, false)
+    }
+
+    /// [`Shell::assign`]; with `trace`, a line of `set -x` for it, as bash
+    /// writes one for each assignment statement: the name, `=` or `+=`,
+    /// and the value as expanded (before appending).
+    fn assign_as(&mut self, a: &Assign, local: bool, trace: bool) -> Result<(), Flow> {
         // `r=(…)` or `r[0]=x` where r names an element (`declare -n
         // r='a[@]'`): not a variable to assign an array to (bash).
         if (a.array.is_some() && !local || a.index.is_some())
@@ -2370,6 +2427,9 @@ impl Shell {
             return Err(Flow::Abort(1));
         }
         let r = if let Some(items) = &a.array {
+            if trace {
+                self.trace_assign(a, None);
+            }
             let value = self.array_value(&a.name, items, a.append)?;
             let value = if self.vars.is_integer(&a.name) {
                 // `declare -i`: each element is arithmetic.
@@ -2397,6 +2457,9 @@ impl Shell {
             let sub = self.expand_arith_text(idx)?;
             let key = self.array_key(&a.name, &sub)?;
             let v = self.expand_assignment(&a.value)?;
+            if trace {
+                self.trace_assign(a, Some(&v));
+            }
             let old = a
                 .append
                 .then(|| self.element(&a.name, &key).unwrap_or_default());
@@ -2425,12 +2488,12 @@ impl Shell {
             .filter(|_| !local)
         {
             // Through a nameref to an element (`declare -n r='m[k]'; r=v`).
-            let v = self.assign_value(a)?;
+            let v = self.assign_value_as(a, false, trace)?;
             let sub = self.runtime_subscript(&base, &sub)?;
             let key = self.array_key(&base, &sub)?;
             self.vars.set_elem(&base, key, v)
         } else {
-            let v = self.assign_value(a)?;
+            let v = self.assign_value_as(a, false, trace)?;
             if local {
                 self.vars.local(&a.name, Some(v))
             } else {
@@ -2634,7 +2697,7 @@ impl Shell {
             match crate::parse::split_assignment(w) {
                 Some(a) if a.index.is_none() => {
                     // `typeset -i x+=5`: the attribute comes first.
-                    let v = self.assign_value_as(&a, flags.contains(&b'i'))?;
+                    let v = self.assign_value_as(&a, flags.contains(&b'i'), false)?;
                     let mut arg = a.name;
                     arg.push(b'=');
                     arg.extend_from_slice(&v);
@@ -2662,13 +2725,16 @@ impl Shell {
     }
 
     fn assign_value(&mut self, a: &Assign) -> Result<Vec<u8>, Flow> {
-        self.assign_value_as(a, false)
+        self.assign_value_as(a, false, false)
     }
 
     /// [`Shell::assign_value`]; `integer` as if the variable had the
     /// attribute (`typeset -i x+=5` adds).
-    fn assign_value_as(&mut self, a: &Assign, integer: bool) -> Result<Vec<u8>, Flow> {
+    fn assign_value_as(&mut self, a: &Assign, integer: bool, trace: bool) -> Result<Vec<u8>, Flow> {
         let v = self.expand_assignment(&a.value)?;
+        if trace {
+            self.trace_assign(a, Some(&v));
+        }
         let old = a.append.then(|| {
             self.vars
                 .get(&a.name)
@@ -3146,16 +3212,26 @@ impl Shell {
         }
     }
 
-    fn trace_assigns(&mut self, assigns: &[Assign]) {
+    /// One assignment's `set -x` line: `name=value`, `name[sub]+=value`,
+    /// or `name=(…)` as written.
+    fn trace_assign(&mut self, a: &Assign, value: Option<&[u8]>) {
         let mut line = self.ps4();
-        for (i, a) in assigns.iter().enumerate() {
-            if i > 0 {
-                line.push(b' ');
+        line.extend_from_slice(&a.name);
+        if let Some(idx) = &a.index {
+            line.push(b'[');
+            line.extend_from_slice(&crate::unparse::word(idx));
+            line.push(b']');
+        }
+        line.extend_from_slice(if a.append { b"+=" } else { b"=" });
+        match (value, &a.array) {
+            // An empty value is shown as nothing (`x=`), as bash shows it.
+            (Some(v), _) => {
+                if !v.is_empty() {
+                    line.extend_from_slice(&crate::builtins::quote_for_trace(v));
+                }
             }
-            line.extend_from_slice(&a.name);
-            // `a=(…)` and `a+=(…)` are shown as written, as bash shows them.
-            if let Some(items) = &a.array {
-                line.extend_from_slice(if a.append { b"+=(" } else { b"=(" });
+            (None, Some(items)) => {
+                line.push(b'(');
                 for (k, e) in items.iter().enumerate() {
                     if k > 0 {
                         line.push(b' ');
@@ -3168,32 +3244,25 @@ impl Shell {
                     line.extend_from_slice(&crate::unparse::word(&e.value));
                 }
                 line.push(b')');
-                continue;
             }
-            line.push(b'=');
-            let v = self
-                .vars
-                .get(&a.name)
-                .map(<[u8]>::to_vec)
-                .unwrap_or_default();
-            line.extend_from_slice(&crate::builtins::quote_for_trace(&v));
+            (None, None) => {}
         }
         line.push(b'\n');
-        self.err_out(&line);
+        self.trace_out(&line);
     }
 
+    /// A simple command's `set -x` lines: one for each prefix assignment,
+    /// then the words, as bash writes them.
     fn trace(&mut self, assigns: &[Assign], values: &[(Vec<u8>, Vec<u8>)], argv: &[Vec<u8>]) {
+        for (a, (_, v)) in assigns.iter().zip(values) {
+            let plain = Assign {
+                append: false,
+                ..a.clone()
+            };
+            self.trace_assign(&plain, Some(v));
+        }
         let mut line = self.ps4();
         let mut first = true;
-        for (a, (_, v)) in assigns.iter().zip(values) {
-            if !first {
-                line.push(b' ');
-            }
-            first = false;
-            line.extend_from_slice(&a.name);
-            line.push(b'=');
-            line.extend_from_slice(&crate::builtins::quote_for_trace(v));
-        }
         for a in argv {
             if !first {
                 line.push(b' ');
@@ -3202,19 +3271,66 @@ impl Shell {
             line.extend_from_slice(&crate::builtins::quote_for_trace(a));
         }
         line.push(b'\n');
-        self.err_out(&line);
+        self.trace_out(&line);
     }
 
+    /// A `set -x` line: PS4 and `text`.
+    pub fn trace_line(&mut self, text: &[u8]) {
+        let mut line = self.ps4();
+        line.extend_from_slice(text);
+        line.push(b'\n');
+        self.trace_out(&line);
+    }
+
+    /// `for NAME in WORDS` or `select …`, the words as written (bash).
+    fn trace_head(&mut self, what: &[u8], var: &[u8], words: &[Word]) {
+        let mut text = what.to_vec();
+        text.push(b' ');
+        text.extend_from_slice(var);
+        text.extend_from_slice(b" in");
+        for w in words {
+            text.push(b' ');
+            text.extend_from_slice(&crate::unparse::word(w));
+        }
+        self.trace_line(&text);
+    }
+
+    /// `(( expr ))` under `set -x`.
+    fn trace_arith(&mut self, expr: &[u8]) {
+        if !self.opts.xtrace {
+            return;
+        }
+        let mut text = b"(( ".to_vec();
+        text.extend_from_slice(expr);
+        text.extend_from_slice(b" ))");
+        self.trace_line(&text);
+    }
+
+    /// The prefix of a `set -x` line: PS4 expanded, its first character
+    /// repeated once for each level of eval, source, trap or command
+    /// substitution; nothing if PS4 is unset or empty, as in bash.
     fn ps4(&mut self) -> Vec<u8> {
-        let ps4 = self
-            .vars
-            .get(b"PS4")
-            .map(<[u8]>::to_vec)
-            .unwrap_or_else(|| b"+ ".to_vec());
+        let Some(ps4) = self.vars.get(b"PS4").map(<[u8]>::to_vec) else {
+            return Vec::new();
+        };
         let saved = self.opts.xtrace;
         self.opts.xtrace = false;
-        let out = self.expand_as_double_quoted(&ps4).unwrap_or(ps4);
+        let mut out = self.expand_as_double_quoted(&ps4).unwrap_or(ps4);
         self.opts.xtrace = saved;
+        if self.xtrace_level > 0 && !out.is_empty() {
+            // The first character, whole if it is UTF-8.
+            let first = match out[0] {
+                0xc0..=0xdf => 2,
+                0xe0..=0xef => 3,
+                0xf0..=0xf7 => 4,
+                _ => 1,
+            }
+            .min(out.len());
+            let c = out[..first].to_vec();
+            for _ in 0..self.xtrace_level {
+                out.splice(0..0, c.iter().copied());
+            }
+        }
         out
     }
 

@@ -315,11 +315,61 @@ pub struct Cond<'s, 'w> {
     pub sh: &'s mut Shell,
     pub words: &'w [Word],
     pub i: usize,
+    /// An odd number of `!` stands right before the term being read
+    /// (shown in its `set -x` line, as bash shows it).
+    negated: bool,
+}
+
+/// `set -x`'s form of an operand: `''` if empty.
+fn shown(v: &[u8]) -> &[u8] {
+    if v.is_empty() { b"''" } else { v }
+}
+
+/// `set -x`'s form of a pattern operand: quoted characters with a
+/// backslash before each, as bash prepares them for matching.
+fn shown_pattern(m: &crate::pattern::Marked) -> Vec<u8> {
+    let mut out = Vec::with_capacity(m.bytes.len());
+    for (&b, &q) in m.bytes.iter().zip(&m.quoted) {
+        if q {
+            out.push(b'\\');
+        }
+        out.push(b);
+    }
+    if out.is_empty() {
+        out.extend_from_slice(b"''");
+    }
+    out
 }
 
 type CondResult = Result<bool, Result<i32, Flow>>;
 
-impl Cond<'_, '_> {
+impl<'s, 'w> Cond<'s, 'w> {
+    pub fn new(sh: &'s mut Shell, words: &'w [Word]) -> Self {
+        Cond {
+            sh,
+            words,
+            i: 0,
+            negated: false,
+        }
+    }
+
+    /// A term's `set -x` line: `[[ [!] parts… ]]`.
+    fn trace(&mut self, parts: &[&[u8]]) {
+        if !self.sh.opts.xtrace {
+            return;
+        }
+        let mut text = b"[[ ".to_vec();
+        if self.negated {
+            text.extend_from_slice(b"! ");
+        }
+        for p in parts {
+            text.extend_from_slice(p);
+            text.push(b' ');
+        }
+        text.extend_from_slice(b"]]");
+        self.sh.trace_line(&text);
+    }
+
     fn peek_op(&self) -> Option<Vec<u8>> {
         let w = self.words.get(self.i)?;
         w.as_plain().map(<[u8]>::to_vec)
@@ -375,11 +425,15 @@ impl Cond<'_, '_> {
     }
 
     fn not(&mut self) -> CondResult {
-        if self.peek_op().as_deref() == Some(b"!") {
+        let mut negated = false;
+        while self.peek_op().as_deref() == Some(b"!") {
             self.i += 1;
-            return self.not().map(|v| !v);
+            negated = !negated;
         }
-        self.primary()
+        self.negated = negated && self.peek_op().as_deref() != Some(b"(");
+        let v = self.primary();
+        self.negated = false;
+        v.map(|v| v != negated)
     }
 
     fn expand(&mut self, i: usize) -> Result<Vec<u8>, Result<i32, Flow>> {
@@ -416,6 +470,7 @@ impl Cond<'_, '_> {
                     // The right side is a pattern with extglob groups,
                     // whatever `shopt` says (bash).
                     let m = self.sh.expand_marked(&self.words[ri]).map_err(Err)?;
+                    self.trace(&[shown(&l), &op, &shown_pattern(&m)]);
                     let nocase = crate::builtins::shopt_on(self.sh, "nocasematch");
                     let pat =
                         crate::pattern::Pattern::compile_with(&m.bytes, &m.quoted, true, nocase);
@@ -424,6 +479,7 @@ impl Cond<'_, '_> {
                 }
                 b"=~" => {
                     let re = self.sh.expand_marked(&self.words[ri]).map_err(Err)?;
+                    self.trace(&[shown(&l), &op, &shown_pattern(&re)]);
                     let re = crate::regex::quote_marked(&re);
                     let nocase = crate::builtins::shopt_on(self.sh, "nocasematch");
                     match crate::regex::matches(&re, &l, nocase) {
@@ -451,6 +507,7 @@ impl Cond<'_, '_> {
                 }
                 b"-eq" | b"-ne" | b"-lt" | b"-le" | b"-gt" | b"-ge" => {
                     let r = self.expand(ri)?;
+                    self.trace(&[shown(&l), &op, shown(&r)]);
                     let a = self.sh.arith(&l).map_err(Err)?;
                     let b = self.sh.arith(&r).map_err(Err)?;
                     Ok(match op.as_slice() {
@@ -464,6 +521,7 @@ impl Cond<'_, '_> {
                 }
                 _ => {
                     let r = self.expand(ri)?;
+                    self.trace(&[shown(&l), &op, shown(&r)]);
                     match binary(&l, &op, &r) {
                         Ok(v) => Ok(v),
                         Err(m) => self.syntax(&m),
@@ -477,6 +535,7 @@ impl Cond<'_, '_> {
         {
             let x = self.expand(self.i + 1)?;
             self.i += 2;
+            self.trace(&[&op, shown(&x)]);
             let sh = &mut *self.sh;
             return match unary(&op, &x, &mut |q| ask(sh, q)) {
                 Ok(v) => Ok(v),
@@ -485,6 +544,7 @@ impl Cond<'_, '_> {
         }
         let v = self.expand(self.i)?;
         self.i += 1;
+        self.trace(&[b"-n", shown(&v)]);
         Ok(!v.is_empty())
     }
 }

@@ -441,7 +441,7 @@ impl Printer {
                     if i > 0 {
                         self.put(b"; ");
                     }
-                    self.put(p.out.trim_ascii());
+                    self.put(&p.out);
                 }
                 self.put(b"))");
                 self.newline(b"do\n");

@@ -2551,3 +2551,60 @@ fn builtin_options_and_table_variables() {
          export: usage: export [-fn] [name[=value] ...] or export -p\n"
     );
 }
+
+/// `set -x` as bash writes it: PS4's first character once more for each
+/// eval, source, trap action and command substitution; no prefix with
+/// PS4 unset; one line for each assignment (`+=` and subscripts as
+/// written, an empty value as nothing); `for`, `select` and `case` heads
+/// with their words as written; `(( ))` and each part of `for ((…))`
+/// (an empty part is `1`); each `[[ ]]` term with its operands expanded;
+/// all of it to `BASH_XTRACEFD` when set. And `trap -p SIG…` lists only
+/// those signals, in the order named.
+#[test]
+fn xtrace_lines_and_levels() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("x.sh"), "echo sourced\n").unwrap();
+    like_bash_in(
+        dir.path(),
+        &[],
+        "{ set -x; eval 'eval \"echo e\"'; . ./x.sh; x=$(y=$(echo n)); \
+         trap 'echo t' USR1; kill -USR1 $BASHPID; a=1 b='x y' : ; i=1; c[$i]+=v; d=(1 $i); e=''; \
+         for ((; i < 3 ; i++ )); do :; done; for w in a \"b c\" $i; do :; done; \
+         case \"$i\" in 3) ;; esac; (( i + 1 )); \
+         [[ $i == \"a b\" || ! -z '' && $i ]]; [[ ! ( $i = 3 ) ]]; \
+         PS4='é> '; eval : ; unset PS4; echo quiet; PS4='+ '; \
+         exec 4>trace; BASH_XTRACEFD=4; echo fd; unset BASH_XTRACEFD; set +x; cat trace; \
+         trap 'echo q' QUIT; trap -p USR1 HUP QUIT; } 2>&1 | sed 's/[0-9][0-9][0-9]*/N/'",
+        "+ eval 'eval \"echo e\"'\n++ eval 'echo e'\n+++ echo e\ne\n+ . ./x.sh\n++ echo sourced\nsourced\n+++ echo n\n++ y=n\n+ x=\n+ trap 'echo t' USR1\n+ kill -USR1 N\n++ echo t\nt\n+ a=1\n+ b='x y'\n+ :\n+ i=1\n+ c[$i]+=v\n+ d=(1 $i)\n+ e=\n+ (( 1 ))\n+ (( i < 3  ))\n+ :\n+ (( i++  ))\n+ (( i < 3  ))\n+ :\n+ (( i++  ))\n+ (( i < 3  ))\n+ for w in a \"b c\" $i\n+ :\n+ for w in a \"b c\" $i\n+ :\n+ for w in a \"b c\" $i\n+ :\n+ case \"$i\" in\n+ ((  i + 1  ))\n+ [[ 3 == \\a\\ \\b ]]\n+ [[ ! -z '' ]]\n+ [[ 3 = 3 ]]\n+ PS4='é> '\né> eval :\néé> :\né> unset PS4\necho quiet\nquiet\nPS4='+ '\n+ exec\n+ BASH_XTRACEFD=4\nfd\n+ set +x\n+ echo fd\n+ unset BASH_XTRACEFD\ntrap -- 'echo t' SIGUSR1\ntrap -- 'echo q' SIGQUIT\n",
+        0,
+    );
+}
+
+/// `for ((…))` printed back as bash prints it (an empty part is `1`,
+/// the blanks after a part kept), and its two-line syntax errors.
+#[test]
+fn arith_for_prints_and_refuses_as_bash_does() {
+    like_bash(
+        "f() { for (( ; i < 3; i++ )); do :; done; for ((;;)); do break; done; }; declare -f f; \
+         for (( i=0; \"i < 3\" ; i++ )); do echo $i; done",
+        &[],
+        "f () \n{ \n    for ((1; i < 3; i++ ))\n    do\n        :;\n    done;\n    for ((1; 1; 1))\n    do\n        break;\n    done\n}\n0\n1\n2\n",
+        0,
+    );
+    for bad in [
+        "for (( i=0; \"i < 3\" ))\ndo :; done",
+        "for (( i=0; i < 3; i++; 7 ))\ndo :; done",
+    ] {
+        let o = rush().args(["-c", bad, "NAME"]).output().unwrap();
+        let b = std::process::Command::new("bash")
+            .args(["-c", bad, "NAME"])
+            .output();
+        if let Ok(b) = b {
+            assert_eq!(
+                String::from_utf8_lossy(&o.stderr),
+                String::from_utf8_lossy(&b.stderr)
+            );
+            assert_eq!(o.status.code(), b.status.code());
+        }
+    }
+}

@@ -2599,21 +2599,47 @@ fn trap(sh: &mut Shell, argv: Args<'_>) -> Exec {
     }
     if args.is_empty() || args[0] == b"-p" {
         let mut out = Vec::new();
-        let mut all: Vec<(i32, &[u8])> = sh.traps.iter().map(|(s, a)| (*s, a.as_slice())).collect();
-        // Signals ignored when the shell started are listed as ignored,
-        // as bash lists them (`nohup sh -c 'trap -p'`).
-        for &(sig, _) in sys::SIGNALS {
-            if sig > 0 && !sh.traps.contains_key(&sig) && sys::ignored_at_start(sig) {
-                all.push((sig, b""));
+        let shown = |sig: i32| {
+            sh.traps.get(&sig).map(Vec::as_slice).or_else(|| {
+                // Signals ignored when the shell started are listed as
+                // ignored, as bash lists them (`nohup sh -c 'trap -p'`).
+                (sig > 0 && sys::ignored_at_start(sig)).then_some(&b""[..])
+            })
+        };
+        let mut all: Vec<(i32, &[u8])> = Vec::new();
+        let mut status = 0;
+        let named = args.get(1..).unwrap_or_default();
+        let named = if named.first().map(Vec::as_slice) == Some(b"--") {
+            &named[1..]
+        } else {
+            named
+        };
+        if named.is_empty() {
+            all.extend(sh.traps.iter().map(|(s, a)| (*s, a.as_slice())));
+            for &(sig, _) in sys::SIGNALS {
+                if sig > 0 && !sh.traps.contains_key(&sig) && sys::ignored_at_start(sig) {
+                    all.push((sig, b""));
+                }
+            }
+            // bash's order: EXIT, the signals, then DEBUG, ERR and RETURN.
+            all.sort_by_key(|&(sig, _)| match sig {
+                sys::DEBUG_TRAP => 1000,
+                sys::ERR_TRAP => 1001,
+                sys::RETURN_TRAP => 1002,
+                s => s,
+            });
+        } else {
+            // `trap -p SIG…`: those signals only, in the order named.
+            for s in named {
+                match sys::signal_number(s) {
+                    Some(num) => all.extend(shown(num).map(|a| (num, a))),
+                    None => {
+                        sh.error(&format!("trap: {}: invalid signal specification", lossy(s)));
+                        status = 1;
+                    }
+                }
             }
         }
-        // bash's order: EXIT, the signals, then DEBUG, ERR and RETURN.
-        all.sort_by_key(|&(sig, _)| match sig {
-            sys::DEBUG_TRAP => 1000,
-            sys::ERR_TRAP => 1001,
-            sys::RETURN_TRAP => 1002,
-            s => s,
-        });
         for (sig, action) in all {
             out.extend_from_slice(b"trap -- ");
             out.extend_from_slice(&quote_always(action));
@@ -2627,7 +2653,8 @@ fn trap(sh: &mut Shell, argv: Args<'_>) -> Exec {
             }
             out.push(b'\n');
         }
-        return Ok(emit(sh, "trap", &out));
+        let st = emit(sh, "trap", &out);
+        return Ok(if status != 0 { status } else { st });
     }
     if args[0] == b"-l" {
         let mut out = String::new();
@@ -3434,7 +3461,7 @@ fn getopts_parse(sh: &mut Shell, argv: &[Vec<u8>], bind: bool) -> Exec {
 /// `[[ … ]]`: operands expand without splitting or globbing; the right side
 /// of `==` and `!=` is a pattern, of `=~` a regular expression.
 pub fn double_bracket(sh: &mut Shell, words: &[crate::ast::Word]) -> Exec {
-    let mut p = crate::test::Cond { sh, words, i: 0 };
+    let mut p = crate::test::Cond::new(sh, words);
     match p.or() {
         Ok(v) => {
             if p.i < words.len() {
