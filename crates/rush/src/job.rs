@@ -388,6 +388,9 @@ impl Shell {
                 }
                 match ev {
                     sys::Event::Done(raw) => {
+                        if self.traps.contains_key(&libc::SIGCHLD) {
+                            self.chld_reaped += 1;
+                        }
                         j.done.insert(pid, raw);
                         if j.finished() {
                             j.stopped = None;

@@ -315,6 +315,9 @@ pub struct Shell {
     /// action and command substitution repeats PS4's first character once
     /// more, as bash's indirection level does.
     pub xtrace_level: u32,
+    /// Children reaped since the SIGCHLD trap last ran: bash runs it once
+    /// for each.
+    pub chld_reaped: u32,
     /// Builtins that `enable -n` turned off.
     pub disabled_builtins: rustc_hash::FxHashSet<Vec<u8>>,
     /// The traps whose actions are running, innermost last (a trap does
@@ -503,6 +506,7 @@ impl Shell {
             random_last: std::cell::Cell::new(0),
             subshell_level: 0,
             xtrace_level: 0,
+            chld_reaped: 0,
             disabled_builtins: Default::default(),
             running_traps: Vec::new(),
             getopts_state: (1, 1),
@@ -1113,11 +1117,21 @@ impl Shell {
         let mut interrupted = false;
         for sig in sys::take_pending() {
             if let Some(action) = self.traps.get(&sig).cloned() {
-                // A signal's action counts its own lines (bash).
-                let line = std::mem::replace(&mut self.line, 1);
-                let r = self.run_trap_action(sig, &action);
-                self.line = line;
-                r?;
+                // SIGCHLD's action runs once for each child that ended,
+                // however many signals the kernel merged (bash).
+                let times = if sig == libc::SIGCHLD {
+                    self.reap_jobs();
+                    std::mem::take(&mut self.chld_reaped).max(1)
+                } else {
+                    1
+                };
+                for _ in 0..times {
+                    // A signal's action counts its own lines (bash).
+                    let line = std::mem::replace(&mut self.line, 1);
+                    let r = self.run_trap_action(sig, &action);
+                    self.line = line;
+                    r?;
+                }
             } else if sig == libc::SIGINT && self.opts.interactive && !self.subshell {
                 interrupted = true;
             } else if sig == libc::SIGHUP && self.opts.interactive && !self.subshell {

@@ -2608,3 +2608,16 @@ fn arith_for_prints_and_refuses_as_bash_does() {
         }
     }
 }
+
+/// A SIGCHLD trap runs once for each child that ends, and a child's end
+/// does not end `wait` (with or without job control).
+#[test]
+fn sigchld_trap_runs_per_child_and_wait_goes_on() {
+    like_bash(
+        "trap 'echo caught' CHLD; sleep 0.3 & sleep 0.2 & sleep 0.1 & wait; echo w=$?; \
+         sleep 0.1 & sleep 0.3 & wait $!; echo w=$?; set -m; sleep 0.1 & sleep 0.2 & wait; echo w=$?",
+        &[],
+        "caught\ncaught\ncaught\nw=0\ncaught\ncaught\nw=0\ncaught\ncaught\nw=0\n",
+        0,
+    );
+}

@@ -2846,6 +2846,9 @@ pub fn reap(sh: &mut Shell) {
 
 /// Records that `pid` ended with `raw`.
 fn job_done(sh: &mut Shell, pid: i32, raw: i32) {
+    if sh.traps.contains_key(&libc::SIGCHLD) {
+        sh.chld_reaped += 1;
+    }
     for j in &mut sh.jobs {
         if j.pids.contains(&pid) {
             j.done.insert(pid, raw);
@@ -2875,9 +2878,15 @@ fn wait_one(sh: &mut Shell) -> Result<Option<i32>, Result<i32, Flow>> {
             Ok(Some(pid))
         }
         Some(sys::Waited2::Interrupted) => {
+            // A child's end runs the SIGCHLD trap and the wait goes on
+            // (bash); any other trapped signal ends it.
+            let child = sys::only_child_pending();
             let sig = pending_signal();
             if let Err(f) = sh.run_traps() {
                 return Err(Err(f));
+            }
+            if child {
+                return Ok(Some(0));
             }
             Err(Ok(128 + sig))
         }
@@ -2985,10 +2994,19 @@ fn wait(sh: &mut Shell, argv: Args<'_>) -> Exec {
                     status = 128 + sig;
                     break;
                 }
-                let waited = if sh.opts.monitor {
-                    sys::wait_pid_or_stop(pid, true)
-                } else {
-                    sys::wait_pid(pid, true)
+                let waited = loop {
+                    let w = if sh.opts.monitor {
+                        sys::wait_pid_or_stop(pid, true)
+                    } else {
+                        sys::wait_pid(pid, true)
+                    };
+                    // Another child's end runs the SIGCHLD trap; the wait
+                    // goes on (bash).
+                    if matches!(w, Ok(sys::Waited::Interrupted)) && sys::only_child_pending() {
+                        sh.run_traps()?;
+                        continue;
+                    }
+                    break w;
                 };
                 match waited {
                     Ok(sys::Waited::Done(raw)) => {
