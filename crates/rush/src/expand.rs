@@ -38,6 +38,10 @@ struct Fields {
     /// A quoted `@`-form list (`"$@"`, `"${a[@]}"`) was expanded inside the
     /// current double quotes: if they produce nothing, no field is made.
     saw_at: bool,
+    /// Expanding the word of an unquoted `${x-word}` or `${x+word}`: an
+    /// unquoted `$@` there is joined with spaces and then split, as bash
+    /// does (unless IFS is null).
+    rhs: bool,
 }
 
 impl Fields {
@@ -51,6 +55,7 @@ impl Fields {
             ifs,
             marks: true,
             saw_at: false,
+            rhs: false,
         }
     }
 
@@ -435,7 +440,7 @@ impl Shell {
                 }
                 Part::BadSubst(text) => {
                     let msg = format!("{}: bad substitution", String::from_utf8_lossy(text));
-                    return Err(self.fatal(&msg, 1));
+                    return Err(self.expansion_error(&msg));
                 }
             }
         }
@@ -506,7 +511,7 @@ impl Shell {
                     let name = &text[s..i];
                     if self.param_value(name).is_none() {
                         let msg = format!("{}: unbound variable", String::from_utf8_lossy(name));
-                        return Err(self.fatal(&msg, 1));
+                        return Err(self.fatal(&msg));
                     }
                 } else {
                     i += 1;
@@ -515,7 +520,7 @@ impl Shell {
         }
         match arith::eval(text, &mut Env(self)) {
             Ok(v) => Ok(v),
-            Err(e) => Err(self.fatal(&e.message, 1)),
+            Err(e) => Err(self.expansion_error(&e.message)),
         }
     }
 
@@ -710,7 +715,7 @@ impl Shell {
                     "{}: invalid indirect expansion",
                     String::from_utf8_lossy(&name)
                 );
-                return Err(self.fatal(&msg, 1));
+                return Err(self.expansion_error(&msg));
             };
             match target.iter().position(|&c| c == b'[') {
                 Some(i) if target.ends_with(b"]") => {
@@ -734,7 +739,7 @@ impl Shell {
                             "{}: invalid variable name",
                             String::from_utf8_lossy(&target)
                         );
-                        return Err(self.fatal(&msg, 1));
+                        return Err(self.expansion_error(&msg));
                     }
                     name = target;
                 }
@@ -815,13 +820,26 @@ impl Shell {
                 }
             }
             (Ctx::Unquoted, _) => {
+                // Where the list is not split into fields (assignments,
+                // `${x=word}`), `$*` is joined with IFS's first character
+                // and `$@` with a space; in the word of an unquoted
+                // `${x-word}` both are joined so and then split (bash).
+                let joined = !f.split || f.rhs && !f.ifs.is_empty();
+                let sep: Option<u8> = if star && joined {
+                    match self.vars.get(b"IFS") {
+                        Some(i) => i.first().copied(),
+                        None => Some(b' '),
+                    }
+                } else {
+                    Some(b' ')
+                };
                 for (i, a) in list.iter().enumerate() {
                     if i > 0 {
-                        if f.split {
+                        if !joined {
                             f.finish();
                             f.last = Delim::White;
-                        } else {
-                            f.expansion(b" ");
+                        } else if let Some(sep) = sep {
+                            f.expansion(&[sep]);
                         }
                     }
                     f.expansion(a);
@@ -874,7 +892,7 @@ impl Shell {
                     shown.push(b']');
                 }
                 let msg = format!("{}: unbound variable", String::from_utf8_lossy(&shown));
-                return Err(sh.fatal(&msg, 1));
+                return Err(sh.fatal(&msg));
             }
             Ok(())
         };
@@ -910,7 +928,10 @@ impl Shell {
                     set && !(*colon && null)
                 };
                 if use_word {
-                    self.expand_sub_word(word, ctx, f)?;
+                    let rhs = std::mem::replace(&mut f.rhs, ctx == Ctx::Unquoted);
+                    let r = self.expand_sub_word(word, ctx, f);
+                    f.rhs = rhs;
+                    r?;
                     if ctx == Ctx::Quoted && is_default {
                         // `"${@:-}"`: the word stands in for the list, and
                         // makes a field even when empty.
@@ -927,7 +948,7 @@ impl Shell {
                             "${}: cannot assign in this way",
                             String::from_utf8_lossy(&name)
                         );
-                        return Err(self.fatal(&msg, 1));
+                        return Err(self.expansion_error(&msg));
                     }
                     // The word as `${x:-word}` reads it (a leading tilde
                     // expands), made one string.
@@ -943,7 +964,7 @@ impl Shell {
                         None => self.vars.set(&name, v.clone()),
                     };
                     if let Err(e) = r {
-                        return Err(self.fatal(&e.to_string(), 1));
+                        return Err(self.expansion_error(&e.to_string()));
                     }
                     self.push_value(&v, ctx, f);
                 } else {
@@ -961,7 +982,7 @@ impl Shell {
                         "parameter not set".to_string()
                     };
                     let full = format!("{}: {msg}", String::from_utf8_lossy(&name));
-                    return Err(self.fatal(&full, 127));
+                    return Err(self.fatal(&full));
                 }
                 self.emit_subject(&subject, ctx, f);
             }
@@ -1011,7 +1032,7 @@ impl Shell {
                                 "{}: substring expression < 0",
                                 String::from_utf8_lossy(&length_text(length))
                             );
-                            return Err(self.fatal(&msg, 1));
+                            return Err(self.expansion_error(&msg));
                         }
                         let Some(Value::Indexed(m)) = self.vars.value(&name) else {
                             unreachable!("matched above")

@@ -58,7 +58,10 @@ pub fn main_with(arg0: Vec<u8>, args: Vec<OsString>) -> i32 {
     let mut sh = Shell::new(arg0.clone());
     builtins::init_shopts(&mut sh);
     // POSIXLY_CORRECT in the environment: POSIX mode (bash).
-    if sh.vars.get(b"POSIXLY_CORRECT").is_some() {
+    // So is being invoked as `sh` (bash's "act like sh").
+    let base = arg0.rsplit(|&c| c == b'/').next().unwrap_or_default();
+    if sh.vars.get(b"POSIXLY_CORRECT").is_some() || base.strip_prefix(b"-").unwrap_or(base) == b"sh"
+    {
         sh.opts.posix = true;
     }
     let mut command = None;

@@ -114,6 +114,9 @@ pub struct Parser<'s> {
     /// A line as written before aliases were expanded in it, for error
     /// messages (bash shows the line as written).
     unaliased_line: Option<(u32, Vec<u8>)>,
+    /// Reading a `${…}` inside the word of one in double quotes, where
+    /// `$'…'` is still turned into text as in double quotes.
+    dq_param: bool,
 }
 
 impl std::fmt::Debug for Parser<'_> {
@@ -167,6 +170,7 @@ impl<'s> Parser<'s> {
             literal_until: 0,
             brace_start: 1,
             unaliased_line: None,
+            dq_param: false,
             in_heredoc: false,
         }
     }
@@ -2121,6 +2125,21 @@ impl<'s> Parser<'s> {
             let Some(c) = self.bump() else {
                 return self.unclosed(self.brace_start, "}");
             };
+            // In double quotes bash has already turned `$'t'` into `'t'`.
+            if (dq || self.dq_param) && quote.is_none() && c == b'$' && self.peek() == Some(b'\'') {
+                self.bump();
+                let s = self.ansi_c()?;
+                text.push(b'\'');
+                for &b in &s {
+                    if b == b'\'' {
+                        text.extend_from_slice(b"'\\''");
+                    } else {
+                        text.push(b);
+                    }
+                }
+                text.push(b'\'');
+                continue;
+            }
             text.push(c);
             match (quote, c) {
                 (Some(q), c) if c == q => quote = None,
@@ -2141,9 +2160,26 @@ impl<'s> Parser<'s> {
         }
     }
 
+    /// `"${$'x1'%t}"`: inside double quotes bash turns a `$'…'` where a
+    /// name goes into its text as it reads (extquote), so the name is `x1`.
+    fn extquote_name(&mut self) -> Result<()> {
+        if self.peek() == Some(b'$') && self.peek_at(1) == Some(b'\'') {
+            let start = self.pos;
+            self.bump();
+            self.bump();
+            let text = self.ansi_c()?;
+            self.buf.splice(start..self.pos, text);
+            self.pos = start;
+        }
+        Ok(())
+    }
+
     /// After `${`.
     fn brace_param(&mut self, dq: bool) -> Result<Part> {
         let bad = |p: &mut Self| p.error(BAD_SUBSTITUTION);
+        if dq {
+            self.extquote_name()?;
+        }
         let mut length = false;
         let mut indirect = false;
         // `${#}` is `$#`; `${#x}` is a length.
@@ -2406,7 +2442,18 @@ impl<'s> Parser<'s> {
                     flush_word_lit(&mut parts, &mut lit, lit_quoted);
                     parts.push(Part::Single(self.ansi_c()?));
                 }
-                b'$' => match self.dollar(lit_quoted)? {
+                b'$' => match {
+                    let outer = self.dq_param;
+                    if dq && self.peek() == Some(b'{') {
+                        self.bump();
+                        self.extquote_name()?;
+                        self.pos -= 1;
+                        self.dq_param = true;
+                    }
+                    let r = self.dollar(lit_quoted);
+                    self.dq_param = outer;
+                    r?
+                } {
                     Part::Lit(b) => lit.extend_from_slice(&b),
                     p => {
                         flush_word_lit(&mut parts, &mut lit, lit_quoted);

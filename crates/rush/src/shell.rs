@@ -858,12 +858,17 @@ impl Shell {
 
     /// Reports an error that ends a non-interactive shell: returns the flow
     /// that does so.
-    pub fn fatal(&mut self, msg: &str, status: i32) -> Flow {
+    /// An expansion error that ends a non-interactive shell (`set -u`,
+    /// `${x?}`): status 1, but 127 at the top of `-c` (bash's FORCE_EOF
+    /// there).
+    pub fn fatal(&mut self, msg: &str) -> Flow {
         self.error(msg);
         if self.opts.interactive && !self.subshell {
-            Flow::Abort(status)
+            Flow::Abort(1)
+        } else if self.opts.command_mode && !self.subshell {
+            Flow::Exit(127)
         } else {
-            Flow::Exit(status)
+            Flow::Exit(1)
         }
     }
 
@@ -878,6 +883,18 @@ impl Shell {
         } else {
             Flow::Abort(status)
         }
+    }
+
+    /// An expansion error (a bad substitution, an arithmetic error, a
+    /// read-only variable): [`Shell::abandon`] with status 1, except that
+    /// in POSIX mode at the top of `-c` the shell leaves with 127 (bash's
+    /// FORCE_EOF there).
+    pub fn expansion_error(&mut self, msg: &str) -> Flow {
+        if self.opts.posix && self.opts.command_mode && !self.subshell && !self.opts.interactive {
+            self.error(msg);
+            return Flow::Exit(127);
+        }
+        self.abandon(msg, 1)
     }
 
     /// Standard output of builtins: the capture buffer, or fd 1.
@@ -1091,7 +1108,13 @@ impl Shell {
                     if self.opts.noexec {
                         continue;
                     }
-                    status = self.run_list(&list)?;
+                    status = match self.run_list(&list) {
+                        // An expansion error abandons the command; the
+                        // text goes on with the next one (bash's DISCARD
+                        // in eval, source and traps).
+                        Err(Flow::Abort(s)) => s,
+                        r => r?,
+                    };
                     self.status = status;
                 }
                 Err(mut e) => {
@@ -2517,7 +2540,7 @@ impl Shell {
         };
         // Assigning to a read-only variable abandons the rest of the line
         // (bash; with `set -e` or in POSIX mode the shell leaves).
-        r.map_err(|e| self.abandon(&e.to_string(), 1))
+        r.map_err(|e| self.expansion_error(&e.to_string()))
     }
 
     /// The value of `name=(…)`.

@@ -719,8 +719,7 @@ pub fn trap_pending() -> bool {
 /// Whether SIGCHLD is the only signal that arrived since the last
 /// [`take_pending`] (a child's end, which does not end `wait`).
 pub fn only_child_pending() -> bool {
-    (1..PENDING.len())
-        .all(|s| (s == libc::SIGCHLD as usize) == PENDING[s].load(Ordering::SeqCst))
+    (1..PENDING.len()).all(|s| (s == libc::SIGCHLD as usize) == PENDING[s].load(Ordering::SeqCst))
 }
 
 /// Takes the signals that arrived since the last call, lowest first.

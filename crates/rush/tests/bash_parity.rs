@@ -2621,3 +2621,59 @@ fn sigchld_trap_runs_per_child_and_wait_goes_on() {
         0,
     );
 }
+
+/// Where a list is joined rather than split (assignments, `${x=word}`),
+/// `$*` is joined with IFS's first character; in the word of an unquoted
+/// `${x-word}` an unquoted `$@` is joined with spaces and then split by
+/// IFS (bash's "inconsistent" case); in double quotes `$'…'` where a
+/// name goes is its text (extquote).
+#[test]
+fn lists_joined_in_assignments_and_operator_words() {
+    like_bash(
+        "set -- 1 2; IFS=; c=$*; echo \"$c\"; unset d; : ${d=$*}; echo \"$d\"; a=$@; echo \"$a\"; \
+         set -- ' abc' 'def ghi' 'jkl '; IFS=:; printf '<%s>' ${v-$@}; echo; printf '<%s>' ${v-x$@y}; echo; \
+         printf '<%s>' $@; echo; IFS=; printf '<%s>' ${v-$@}; echo; \
+         x=notOK x1=not; echo \"${x#${$'x1'%$'t'}}\"",
+        &[],
+        "12\n12\n1 2\n< abc def ghi jkl >\n<x abc def ghi jkl y>\n< abc><def ghi><jkl >\n< abc><def ghi><jkl >\ntOK\n",
+        0,
+    );
+}
+
+/// An expansion error (a bad substitution, an arithmetic error, an
+/// invalid indirection, assigning in a way that cannot be) abandons the
+/// command line and the script goes on with the next (bash's DISCARD); in
+/// eval and source the text goes on with its next command; `set -u`,
+/// `${x?}`, `set -e` and POSIX mode (also when invoked as `sh`) end the
+/// shell.
+#[test]
+fn expansion_errors_abandon_the_line() {
+    like_bash(
+        "echo \"${x y}\"; echo same\necho next $?\necho $((1/0)); echo same\necho next\n\
+         eval 'echo ${!q y}; echo in'$'\\n''echo eval-next'; echo after-eval $?\n\
+         f() { echo ${1=x}; echo in-f; }; f; echo same\necho next-f\n\
+         (echo \"${x y}\"; echo in-sub); echo out $?",
+        &[],
+        "next 1\nnext\neval-next\nafter-eval 0\nnext-f\nout 1\n",
+        0,
+    );
+    // 127 at the top of -c (bash's FORCE_EOF), 1 in a subshell.
+    like_bash("set -u; echo $zz; echo same\necho next", &[], "", 127);
+    like_bash("(echo ${zz?gone}); echo sub $?", &[], "sub 1\n", 0);
+    like_bash("set -e; echo ${x y}\necho next", &[], "", 1);
+    like_bash("set -o posix; echo $((1/0))\necho next", &[], "", 127);
+    let dir = tempfile::tempdir().unwrap();
+    let sh = dir.path().join("sh");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_rush"), &sh).unwrap();
+    let o = std::process::Command::new(&sh)
+        .args([
+            "-c",
+            "echo $SHELLOPTS | grep -c posix; echo $((1/0))\necho next",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        (String::from_utf8_lossy(&o.stdout).as_ref(), o.status.code()),
+        ("1\n", Some(127))
+    );
+}
