@@ -2174,6 +2174,21 @@ impl<'s> Parser<'s> {
         Ok(())
     }
 
+    /// After a `$` in the word of a `${…}`: a `${` there is read with
+    /// double quotes' extquote if the outer one is in double quotes.
+    fn dollar_in_param_word(&mut self, dq: bool, lit_quoted: bool) -> Result<Part> {
+        let outer = self.dq_param;
+        if dq && self.peek() == Some(b'{') {
+            self.bump();
+            self.extquote_name()?;
+            self.pos -= 1;
+            self.dq_param = true;
+        }
+        let r = self.dollar(lit_quoted);
+        self.dq_param = outer;
+        r
+    }
+
     /// After `${`.
     fn brace_param(&mut self, dq: bool) -> Result<Part> {
         let bad = |p: &mut Self| p.error(BAD_SUBSTITUTION);
@@ -2442,18 +2457,7 @@ impl<'s> Parser<'s> {
                     flush_word_lit(&mut parts, &mut lit, lit_quoted);
                     parts.push(Part::Single(self.ansi_c()?));
                 }
-                b'$' => match {
-                    let outer = self.dq_param;
-                    if dq && self.peek() == Some(b'{') {
-                        self.bump();
-                        self.extquote_name()?;
-                        self.pos -= 1;
-                        self.dq_param = true;
-                    }
-                    let r = self.dollar(lit_quoted);
-                    self.dq_param = outer;
-                    r?
-                } {
+                b'$' => match self.dollar_in_param_word(dq, lit_quoted)? {
                     Part::Lit(b) => lit.extend_from_slice(&b),
                     p => {
                         flush_word_lit(&mut parts, &mut lit, lit_quoted);
