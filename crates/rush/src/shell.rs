@@ -318,6 +318,9 @@ pub struct Shell {
     /// Children reaped since the SIGCHLD trap last ran: bash runs it once
     /// for each.
     pub chld_reaped: u32,
+    /// Inside a compound command whose standard input is redirected: a
+    /// background command there reads that, not /dev/null (bash).
+    stdin_redirected: u32,
     /// Builtins that `enable -n` turned off.
     pub disabled_builtins: rustc_hash::FxHashSet<Vec<u8>>,
     /// The traps whose actions are running, innermost last (a trap does
@@ -507,6 +510,7 @@ impl Shell {
             subshell_level: 0,
             xtrace_level: 0,
             chld_reaped: 0,
+            stdin_redirected: 0,
             disabled_builtins: Default::default(),
             running_traps: Vec::new(),
             getopts_state: (1, 1),
@@ -1278,11 +1282,14 @@ impl Shell {
                 }
                 self.become_subshell();
                 // Without job control, a background command ignores SIGINT
-                // and SIGQUIT, and reads /dev/null.
+                // and SIGQUIT, and reads /dev/null unless a command around
+                // it redirected standard input.
                 if !self.opts.monitor {
                     let _ = sys::set_disposition(libc::SIGINT, sys::Disposition::Ignore);
                     let _ = sys::set_disposition(libc::SIGQUIT, sys::Disposition::Ignore);
-                    if let Ok(null) = std::fs::File::open("/dev/null") {
+                    if self.stdin_redirected == 0
+                        && let Ok(null) = std::fs::File::open("/dev/null")
+                    {
                         let _ = sys::dup2(null.as_raw_fd(), 0);
                     }
                 }
@@ -1806,7 +1813,12 @@ impl Shell {
                         return Ok(status);
                     }
                 };
+                let stdin = redirects
+                    .iter()
+                    .any(|r| r.fd.unwrap_or_else(|| r.op.default_fd()) == 0);
+                self.stdin_redirected += u32::from(stdin);
                 let r = self.run_compound(c);
+                self.stdin_redirected -= u32::from(stdin);
                 self.restore(saved);
                 r
             }
@@ -2376,31 +2388,14 @@ impl Shell {
         let name = argv[0].clone();
         // Special builtins: errors are fatal, and in POSIX mode their
         // prefix assignments stay (in bash's own mode they last for the
-        // command, as for any builtin). Prefix assignments before `local`,
-        // `declare` and `typeset` stay, as in every shell.
-        let declaration = matches!(name.as_slice(), b"local" | b"declare" | b"typeset");
-        if crate::builtins::is_special(&name) || declaration {
-            let mut temp = None;
-            if self.opts.posix || declaration {
-                for (k, v) in &assigns {
-                    if let Err(e) = self.vars.set(k, v.clone()) {
-                        self.error(&e.to_string());
-                        return Err(Flow::Exit(1));
-                    }
-                    // `v=1 f` then `v=2 return` in f: v is 2 after f.
-                    if !declaration && self.prefix_bound.contains(&(self.func_depth, k.clone())) {
-                        let _ = self.vars.set_in_caller(k, v.clone());
-                    }
-                }
-            } else if !assigns.is_empty() {
-                temp = Some(self.push_temp_vars(&assigns));
-            }
+        // command, as for any builtin, and so do those before `declare`,
+        // `local` and `typeset`). The redirections come first, as bash
+        // performs them before the assignments (`a=9 eval cmd >&$a` uses
+        // the a from before).
+        if crate::builtins::is_special(&name) {
             let saved = match self.redirect(&cmd.redirects) {
                 Ok(s) => s,
                 Err(s) => {
-                    if let Some(undo) = temp.take() {
-                        self.pop_temp_vars(undo);
-                    }
                     // A failed redirection ends the shell in POSIX mode
                     // only (bash).
                     return if self.opts.interactive || !self.opts.posix {
@@ -2410,6 +2405,22 @@ impl Shell {
                     };
                 }
             };
+            let mut temp = None;
+            if self.opts.posix {
+                for (k, v) in &assigns {
+                    if let Err(e) = self.vars.set(k, v.clone()) {
+                        self.error(&e.to_string());
+                        self.restore(saved);
+                        return Err(Flow::Exit(1));
+                    }
+                    // `v=1 f` then `v=2 return` in f: v is 2 after f.
+                    if self.prefix_bound.contains(&(self.func_depth, k.clone())) {
+                        let _ = self.vars.set_in_caller(k, v.clone());
+                    }
+                }
+            } else if !assigns.is_empty() {
+                temp = Some(self.push_temp_vars(&assigns));
+            }
             if name == b"exec" && (argv.len() == 1 || argv.len() == 2 && argv[1] == b"--") {
                 // `exec` alone: its redirections stay.
                 self.forget(saved);
@@ -2433,6 +2444,11 @@ impl Shell {
                 Ok(s) => s,
                 Err(s) => return Ok(s),
             };
+            // `command exec >file`: exec alone, its redirections stay.
+            if name == b"command" && argv.len() == 2 && argv[1] == b"exec" {
+                self.forget(saved);
+                return Ok(0);
+            }
             let old = self.push_temp_vars(&assigns);
             let r = crate::builtins::run_builtin(self, &argv).unwrap_or(Ok(127));
             self.pop_temp_vars(old);
@@ -3547,7 +3563,14 @@ impl Shell {
                         let _ = sys::dup2(f.as_raw_fd(), 2);
                         return Ok(());
                     }
-                    return Err(Some(format!("{}: ambiguous redirect", shown())));
+                    let written = match &r.target {
+                        RedirTarget::Word(w) => crate::unparse::word(w),
+                        RedirTarget::HereDoc(_) => target.clone(),
+                    };
+                    return Err(Some(format!(
+                        "{}: ambiguous redirect",
+                        String::from_utf8_lossy(&written)
+                    )));
                 };
                 if src == fd {
                     return Ok(());
@@ -3643,14 +3666,18 @@ impl Shell {
     }
 
     fn expand_redirect_target(&mut self, w: &Word) -> Result<Vec<u8>, Option<String>> {
-        let fields = self
-            .expand_words(std::slice::from_ref(w))
-            .map_err(|_| None)?;
+        // A non-interactive shell in POSIX mode does not glob the word.
+        let noglob = self.opts.noglob;
+        self.opts.noglob |= self.opts.posix && !self.opts.interactive;
+        let fields = self.expand_words(std::slice::from_ref(w));
+        self.opts.noglob = noglob;
+        let fields = fields.map_err(|_| None)?;
         match fields.as_slice() {
             [one] => Ok(one.clone()),
+            // bash names the word as written (`$x: ambiguous redirect`).
             _ => Err(Some(format!(
                 "{}: ambiguous redirect",
-                String::from_utf8_lossy(&w.unquoted_text())
+                String::from_utf8_lossy(&crate::unparse::word(w))
             ))),
         }
     }

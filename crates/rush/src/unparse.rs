@@ -296,8 +296,11 @@ impl Printer {
         }
         for (i, c) in p.commands.iter().enumerate() {
             if i > 0 {
-                let both = p.stderr_too.get(i - 1).copied().unwrap_or(false);
-                self.deferred_heredocs(if both { b" |&" } else { b" |" });
+                // bash keeps `|&` as a `2>&1` on the command before `|`.
+                if p.stderr_too.get(i - 1).copied().unwrap_or(false) {
+                    self.put(b" 2>&1");
+                }
+                self.deferred_heredocs(b" |");
                 self.out.push(b' ');
             }
             self.command(c);

@@ -2677,3 +2677,30 @@ fn expansion_errors_abandon_the_line() {
         ("1\n", Some(127))
     );
 }
+
+/// Redirections as bash does them: a background command inside a loop
+/// whose input is redirected reads that input, not /dev/null; a special
+/// builtin's redirections come before its prefix assignments, and those
+/// before `declare`/`local`/`typeset` last only for the command;
+/// `command exec` keeps its redirections; messages name the word as
+/// written; `|&` prints as `2>&1 |`; POSIX mode does not glob a
+/// redirection's word; `help`, `complete` and `jobs` do not report a
+/// closed output.
+#[test]
+fn redirections_as_bash_does_them() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("in.1"), "x\n").unwrap();
+    like_bash_in(
+        dir.path(),
+        &[],
+        "for x in 1 2; do { read line; echo $line; } & wait; done <<EOF\nab\ncd\nEOF\n\
+         a=1; a=9 eval echo foo >&$a; b=1; b=4 c=7 declare -i ss; echo \"$b ${c-unset}\"; \
+         exec 9>&2; command exec 2>err; echo kept >&2; exec 2>&9 9>&-; cat err; \
+         x=; (echo >&$x) 2>&1 | sed 's/^.*: line [0-9]*: //'; \
+         f() { echo a |& cat; }; declare -f f; \
+         (set -o posix; cat < in.*) 2>&1 | sed 's/^.*: line [0-9]*: //'; \
+         help >&- ; echo $?; complete -W x g; complete >&-; echo $?",
+        "ab\ncd\nfoo\n1 unset\nkept\n$x: ambiguous redirect\nf () \n{ \n    echo a 2>&1 | cat\n}\nin.*: No such file or directory\n0\n0\n",
+        0,
+    );
+}
