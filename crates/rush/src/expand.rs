@@ -537,6 +537,28 @@ impl Shell {
             },
             b"+" => self.vars.get(b"PWD").map(<[u8]>::to_vec),
             b"-" => self.vars.get(b"OLDPWD").map(<[u8]>::to_vec),
+            // `~N`, `~+N`, `~-N`: an entry of the directory stack, as
+            // `dirs +N` or `dirs -N` names it (bash).
+            [b'0'..=b'9' | b'+' | b'-', rest @ ..]
+                if !rest.is_empty() || user[0].is_ascii_digit() =>
+            {
+                let (from_right, digits) = match user[0] {
+                    b'+' => (false, rest),
+                    b'-' => (true, rest),
+                    _ => (false, user),
+                };
+                if !digits.iter().all(u8::is_ascii_digit) {
+                    return None;
+                }
+                let n: usize = std::str::from_utf8(digits).ok()?.parse().ok()?;
+                let all = crate::builtins::dirs::stack(self);
+                let i = if from_right {
+                    all.len().checked_sub(n + 1)?
+                } else {
+                    n
+                };
+                all.get(i).cloned()
+            }
             name => {
                 let name = std::str::from_utf8(name).ok()?;
                 nix::unistd::User::from_name(name)

@@ -2518,6 +2518,21 @@ impl Shell {
                 .then(|| self.element(&a.name, &key).unwrap_or_default());
             let integer = self.vars.is_integer(&a.name);
             let v = self.assigned(old, v, integer)?;
+            // `DIRSTACK[n]=dir` changes entry n of the directory stack
+            // (bash; entry 0, the current directory, stays).
+            if a.name == b"DIRSTACK"
+                && self.is_dynamic(&a.name)
+                && let crate::vars::Key::Index(n) = key
+            {
+                if let Some(slot) = usize::try_from(n)
+                    .ok()
+                    .and_then(|n| n.checked_sub(1))
+                    .and_then(|n| self.dir_stack.get_mut(n))
+                {
+                    *slot = v;
+                }
+                return Ok(());
+            }
             // `BASH_CMDS[n]=path` and `BASH_ALIASES[n]=text` change the
             // tables they show (bash).
             if let crate::vars::Key::Name(k) = &key

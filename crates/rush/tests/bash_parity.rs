@@ -2704,3 +2704,27 @@ fn redirections_as_bash_does_them() {
         0,
     );
 }
+
+/// The directory stack's errors (bash's messages, each with its usage
+/// line), its quiet `pushd -n +0`, `DIRSTACK[n]=dir`, and `~N`, `~+N`,
+/// `~-N` naming its entries.
+#[test]
+fn directory_stack_errors_and_tildes() {
+    like_bash(
+        "exec 2>&1; cd /; pushd -m; popd -m; dirs -m; dirs 7; popd; pushd /usr >/dev/null; pushd /tmp >/dev/null; \
+         dirs +9; dirs -9; pushd +9; popd -9; pushd -n +0; dirs; echo ~0 ~1 ~2 ~+1 ~-0 ~-2 ~9; \
+         DIRSTACK[1]=/bin; dirs; popd -n +1 >/dev/null; dirs; dirs -c; dirs",
+        &[],
+        "sh: line 1: pushd: -m: invalid number\npushd: usage: pushd [-n] [+N | -N | dir]\n\
+         sh: line 1: popd: -m: invalid number\npopd: usage: popd [-n] [+N | -N]\n\
+         sh: line 1: dirs: -m: invalid number\ndirs: usage: dirs [-clpv] [+N] [-N]\n\
+         sh: line 1: dirs: 7: invalid option\ndirs: usage: dirs [-clpv] [+N] [-N]\n\
+         sh: line 1: popd: directory stack empty\n\
+         sh: line 1: dirs: 9: directory stack index out of range\n\
+         sh: line 1: dirs: 9: directory stack index out of range\n\
+         sh: line 1: pushd: +9: directory stack index out of range\n\
+         sh: line 1: popd: -9: directory stack index out of range\n\
+         /tmp /usr /\n/tmp /usr / /usr / /tmp ~9\n/tmp /bin /\n/tmp /\n/tmp\n",
+        0,
+    );
+}

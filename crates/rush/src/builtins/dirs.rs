@@ -19,23 +19,41 @@ pub fn stack(sh: &Shell) -> Vec<Vec<u8>> {
         .collect()
 }
 
-/// `+N` / `-N`: an index into a stack of `len` entries, from the left or
-/// from the right. `None` for anything else; `Some(Err)` if out of range.
-fn index(arg: &[u8], len: usize) -> Option<Result<usize, ()>> {
-    let (from_left, digits) = match arg.split_first()? {
-        (b'+', d) => (true, d),
-        (b'-', d) => (false, d),
-        _ => return None,
-    };
-    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+/// The number after `+` or `-` (`legal_number`: digits, with blanks
+/// around); `None` if it is not one.
+fn number(arg: &[u8]) -> Option<usize> {
+    let t = arg.get(1..)?.trim_ascii();
+    if t.is_empty() || !t.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    let n: usize = lossy(digits).parse().ok()?;
-    Some(match (from_left, n < len) {
-        (_, false) => Err(()),
-        (true, true) => Ok(n),
-        (false, true) => Ok(len - 1 - n),
-    })
+    lossy(t).parse().ok()
+}
+
+const PUSHD_USAGE: &str = "pushd: usage: pushd [-n] [+N | -N | dir]";
+const POPD_USAGE: &str = "popd: usage: popd [-n] [+N | -N]";
+const DIRS_USAGE: &str = "dirs: usage: dirs [-clpv] [+N] [-N]";
+
+/// A `+N`/`-N` that is not a number, or an unknown option: bash's two
+/// messages, each with the usage line.
+fn bad_arg(sh: &mut Shell, who: &str, arg: &[u8], number: bool, usage: &str) -> Exec {
+    let what = if number {
+        "invalid number"
+    } else {
+        "invalid option"
+    };
+    sh.error(&format!("{who}: {}: {what}", lossy(arg)));
+    sh.err_out(format!("{usage}\n").as_bytes());
+    Ok(2)
+}
+
+/// bash's `pushd_error`: an empty stack, or an index out of its range.
+fn stack_error(sh: &mut Shell, who: &str, arg: &[u8]) -> Exec {
+    if sh.dir_stack.is_empty() {
+        sh.error(&format!("{who}: directory stack empty"));
+    } else {
+        out_of_range(sh, who, arg)?;
+    }
+    Ok(1)
 }
 
 /// `~` for `$HOME` at the start of a path, as `dirs` shows it without `-l`.
@@ -66,11 +84,6 @@ fn show(sh: &mut Shell, who: &str) -> i32 {
     emit(sh, who, &out)
 }
 
-fn usage(sh: &mut Shell, who: &str, arg: &[u8]) -> Exec {
-    sh.error(&format!("{who}: {}: invalid argument", lossy(arg)));
-    Ok(2)
-}
-
 fn out_of_range(sh: &mut Shell, who: &str, arg: &[u8]) -> Exec {
     sh.error(&format!(
         "{who}: {}: directory stack index out of range",
@@ -82,135 +95,174 @@ fn out_of_range(sh: &mut Shell, who: &str, arg: &[u8]) -> Exec {
 pub fn pushd(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let mut args = &argv[1..];
     let mut no_cd = false;
-    while let Some(a) = args.first() {
+    let mut rotate = None;
+    let skip = args.first().map(Vec::as_slice) == Some(b"--");
+    if skip {
+        args = &args[1..];
+    }
+    let all = stack(sh);
+    if args.is_empty() && !skip || skip && args.is_empty() {
+        // Swap the top two.
+        let Some(next) = sh.dir_stack.first().cloned() else {
+            sh.error("pushd: no other directory");
+            return Ok(1);
+        };
+        if !go(sh, "pushd", &next) {
+            return Ok(1);
+        }
+        sh.dir_stack[0] = all[0].clone();
+        return Ok(show(sh, "pushd"));
+    }
+    while !skip && let Some(a) = args.first() {
         match a.as_slice() {
             b"-n" => no_cd = true,
             b"--" => {
                 args = &args[1..];
                 break;
             }
+            // `pushd -` is `cd -`.
+            b"-" => break,
+            [b'+' | b'-', ..] => {
+                let Some(n) = number(a) else {
+                    return bad_arg(sh, "pushd", a, true, PUSHD_USAGE);
+                };
+                let offset = sh.dir_stack.len();
+                let n = if a[0] == b'-' {
+                    offset.checked_sub(n)
+                } else {
+                    Some(n)
+                };
+                match n.filter(|&n| n <= offset) {
+                    Some(n) => rotate = Some(n),
+                    None => return stack_error(sh, "pushd", a),
+                }
+            }
             _ => break,
         }
         args = &args[1..];
     }
-    let all = stack(sh);
-    match args {
-        [] => {
-            // Swap the top two.
-            let Some(next) = sh.dir_stack.first().cloned() else {
-                sh.error("pushd: no other directory");
-                return Ok(1);
-            };
-            if !no_cd && !go(sh, "pushd", &next) {
-                return Ok(1);
-            }
-            sh.dir_stack[0] = all[0].clone();
-        }
-        [a] if index(a, all.len()).is_some() => {
-            let Some(Ok(n)) = index(a, all.len()) else {
-                return out_of_range(sh, "pushd", a);
-            };
-            // Rotate so that entry n is on top.
-            let mut rotated = all[n..].to_vec();
-            rotated.extend_from_slice(&all[..n]);
-            if !no_cd && n != 0 && !go(sh, "pushd", &rotated[0]) {
-                return Ok(1);
-            }
-            sh.dir_stack = rotated[1..].to_vec();
-        }
-        [dir] => {
-            if dir.len() > 1 && dir[0] == b'-' {
-                return usage(sh, "pushd", dir);
-            }
-            if no_cd {
-                sh.dir_stack.insert(0, dir.clone());
+    if let Some(n) = rotate {
+        // Rotate so that entry n is on top.
+        if n == 0 {
+            return Ok(if no_cd || go(sh, "pushd", &all[0]) {
+                if no_cd { 0 } else { show(sh, "pushd") }
             } else {
-                if !go(sh, "pushd", dir) {
-                    return Ok(1);
-                }
-                sh.dir_stack.insert(0, all[0].clone());
-            }
+                1
+            });
         }
-        _ => {
-            sh.error("pushd: too many arguments");
-            return Ok(2);
+        let mut rotated = all[n..].to_vec();
+        rotated.extend_from_slice(&all[..n]);
+        if !no_cd && !go(sh, "pushd", &rotated[0]) {
+            return Ok(1);
         }
+        sh.dir_stack = rotated[1..].to_vec();
+        return Ok(if no_cd { 0 } else { show(sh, "pushd") });
+    }
+    let Some(dir) = args.first() else {
+        return Ok(0);
+    };
+    if no_cd {
+        sh.dir_stack.insert(0, dir.clone());
+    } else {
+        if !go(sh, "pushd", dir) {
+            return Ok(1);
+        }
+        sh.dir_stack.insert(0, all[0].clone());
     }
     Ok(show(sh, "pushd"))
 }
 
 pub fn popd(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let mut no_cd = false;
-    let mut which = None;
+    // bash's `which`, signed, and the word that gave it.
+    let mut which: i64 = 0;
+    let mut from_left = true;
+    let mut word: Vec<u8> = Vec::new();
     for a in &argv[1..] {
         match a.as_slice() {
             b"-n" => no_cd = true,
-            b"--" => {}
-            a if which.is_none() && (a.starts_with(b"+") || a.starts_with(b"-")) => {
-                which = Some(a.to_vec());
+            b"--" => break,
+            [c @ (b'+' | b'-'), ..] => {
+                let Some(n) = number(a) else {
+                    return bad_arg(sh, "popd", a, true, POPD_USAGE);
+                };
+                from_left = *c == b'+';
+                which = i64::try_from(n).unwrap_or(i64::MAX);
+                word = a.clone();
             }
-            a => return usage(sh, "popd", a),
+            [] => break,
+            a => {
+                sh.error(&format!("popd: {}: invalid argument", lossy(a)));
+                sh.err_out(format!("{POPD_USAGE}\n").as_bytes());
+                return Ok(2);
+            }
         }
     }
-    if sh.dir_stack.is_empty() {
-        sh.error("popd: directory stack empty");
-        return Ok(1);
+    let offset = sh.dir_stack.len() as i64;
+    if which > offset || offset == 0 && which == 0 {
+        return stack_error(sh, "popd", &word);
     }
-    let all = stack(sh);
-    let n = match &which {
-        None => 0,
-        Some(a) => match index(a, all.len()) {
-            Some(Ok(n)) => n,
-            Some(Err(())) => return out_of_range(sh, "popd", a),
-            None => return usage(sh, "popd", a),
-        },
-    };
-    if n == 0 {
-        if no_cd {
-            // -n: the entry below the current directory goes instead.
-            sh.dir_stack.remove(0);
-        } else {
+    // bash's list is bottom first: entry `offset` is the top.
+    if from_left && which == 0 || !from_left && which == offset {
+        if !no_cd {
             let next = sh.dir_stack[0].clone();
             if !go(sh, "popd", &next) {
                 return Ok(1);
             }
-            sh.dir_stack.remove(0);
         }
+        sh.dir_stack.remove(0);
     } else {
-        sh.dir_stack.remove(n - 1);
+        let i = if from_left { offset - which } else { which };
+        if i < 0 || i > offset {
+            return stack_error(sh, "popd", &word);
+        }
+        // bash's index i (from the bottom) is our offset - 1 - i.
+        let k = usize::try_from(offset - 1 - i).unwrap_or(0);
+        sh.dir_stack.remove(k);
     }
     Ok(show(sh, "popd"))
 }
 
 pub fn dirs(sh: &mut Shell, argv: Args<'_>) -> Exec {
-    let (mut long, mut lines, mut verbose) = (false, false, false);
-    let mut which = None;
+    let (mut long, mut lines, mut verbose, mut clear) = (false, false, false, false);
+    // The entry asked for, top first, and the digits that asked.
+    let mut which: Option<Option<usize>> = None;
+    let mut digits: Vec<u8> = Vec::new();
     for a in &argv[1..] {
         match a.as_slice() {
-            b"-c" => {
-                sh.dir_stack.clear();
-                return Ok(0);
-            }
+            b"-c" => clear = true,
             b"-l" => long = true,
             b"-p" => lines = true,
             b"-v" => {
                 lines = true;
                 verbose = true;
             }
-            a if index(a, usize::MAX).is_some() => which = Some(a.to_vec()),
-            a => return usage(sh, "dirs", a),
+            b"--" => break,
+            [c @ (b'+' | b'-'), ..] => {
+                let Some(n) = number(a) else {
+                    return bad_arg(sh, "dirs", a, true, DIRS_USAGE);
+                };
+                digits = a[1..].to_vec();
+                let len = sh.dir_stack.len() + 1;
+                which = Some(if *c == b'+' {
+                    (n < len).then_some(n)
+                } else {
+                    len.checked_sub(n + 1)
+                });
+            }
+            a => return bad_arg(sh, "dirs", a, false, DIRS_USAGE),
         }
+    }
+    if clear {
+        sh.dir_stack.clear();
+        return Ok(0);
     }
     let all = stack(sh);
     let shown = |sh: &Shell, d: &[u8]| if long { d.to_vec() } else { tilde(sh, d) };
     let mut out = Vec::new();
-    if let Some(a) = which {
-        let Some(Ok(n)) = index(&a, all.len()) else {
-            if sh.dir_stack.is_empty() {
-                sh.error("dirs: directory stack empty");
-                return Ok(1);
-            }
-            return out_of_range(sh, "dirs", &a);
+    if let Some(which) = which {
+        let Some(n) = which else {
+            return stack_error(sh, "dirs", &digits);
         };
         if verbose {
             out.extend_from_slice(format!("{n:2}  ").as_bytes());
