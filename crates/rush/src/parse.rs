@@ -2197,12 +2197,22 @@ impl<'s> Parser<'s> {
         }
         let mut length = false;
         let mut indirect = false;
-        // `${#}` is `$#`; `${#x}` is a length.
+        // `${#}` is `$#`; `${#x}` is a length. `${#-}`, `${#?}`, `${##}`
+        // and `${#@}` are lengths only when `}` follows: `${#?word}` is `$#`
+        // with an operator. `${#%}`, `${#:}`, `${#=}`, `${#+}` and `${#/}`
+        // are errors (bash).
+        if self.peek() == Some(b'#')
+            && matches!(self.peek_at(1), Some(b'%' | b':' | b'=' | b'+' | b'/'))
+            && self.peek_at(2) == Some(b'}')
+        {
+            return bad(self);
+        }
         if self.peek() == Some(b'#') && !matches!(self.peek_at(1), Some(b'}')) {
             let next = self.peek_at(1);
             if next.is_some_and(|c| {
                 is_name_char(c) || matches!(c, b'@' | b'*' | b'#' | b'?' | b'-' | b'$' | b'!')
-            }) && !(next == Some(b'-') && self.peek_at(2) != Some(b'}'))
+            }) && !(matches!(next, Some(b'-' | b'?' | b'#' | b'@'))
+                && self.peek_at(2) != Some(b'}'))
             {
                 self.bump();
                 length = true;

@@ -2728,3 +2728,16 @@ fn directory_stack_errors_and_tildes() {
         0,
     );
 }
+
+/// `${#-}`, `${#?}`, `${##}` and `${#@}` are lengths only when `}`
+/// follows; `${#?word}` is `$#` with an operator; `${#%}` and its
+/// neighbours are bad substitutions.
+#[test]
+fn length_or_operator_after_hash() {
+    like_bash(
+        "set -- a b; echo ${#?:-xyz} ${##} ${#@} ${#*} ${#-x} ${##a}; (echo ${#/}) 2>/dev/null || echo bad",
+        &[],
+        "2 1 2 2 2 2\nbad\n",
+        0,
+    );
+}
