@@ -689,22 +689,43 @@ impl<'s> Parser<'s> {
         self.skip_blanks();
         let mut timed = false;
         let mut posix_time = false;
-        if self.eat_keyword(b"time") {
-            timed = true;
-            self.skip_blanks();
-            if self.starts_with(b"-p") && self.peek_at(2).is_none_or(is_meta) {
-                self.bump();
-                self.bump();
-                posix_time = true;
+        let mut bang = false;
+        let mut prefixed = false;
+        // `time [-p] [--]` and `!`, in any order and any number (bash).
+        loop {
+            prefixed |= self.peek_keyword().is_some_and(|k| k == b"time" || k == b"!");
+            if self.eat_keyword(b"time") {
+                timed = true;
                 self.skip_blanks();
+                if self.starts_with(b"-p") && self.peek_at(2).is_none_or(is_meta) {
+                    self.bump();
+                    self.bump();
+                    posix_time = true;
+                    self.skip_blanks();
+                }
+                if self.starts_with(b"--") && self.peek_at(2).is_none_or(is_meta) {
+                    self.bump();
+                    self.bump();
+                    self.skip_blanks();
+                }
+            } else if self.eat_keyword(b"!") {
+                bang = !bang;
+                self.skip_blanks();
+            } else {
+                break;
             }
         }
-        let mut bang = false;
-        while self.eat_keyword(b"!") {
-            bang = !bang;
-            self.skip_blanks();
-        }
-        let mut commands = vec![self.command()?];
+        // `time` or `!` alone times or inverts a null command.
+        let alone = prefixed && matches!(self.peek(), None | Some(b'\n' | b';'));
+        let first = if alone {
+            Command::Simple(Simple {
+                line: self.line,
+                ..Simple::default()
+            })
+        } else {
+            self.command()?
+        };
+        let mut commands = vec![first];
         let mut stderr_too = Vec::new();
         loop {
             self.skip_blanks();

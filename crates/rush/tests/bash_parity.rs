@@ -2741,3 +2741,16 @@ fn length_or_operator_after_hash() {
         0,
     );
 }
+
+/// `time` and `!` in any order and number, and alone (a null command
+/// timed or inverted), as bash's grammar has them.
+#[test]
+fn time_and_bang_prefixes() {
+    like_bash(
+        "TIMEFORMAT=t; !\necho $?\n! !\necho $?\n! ! ! true; echo $?; time ! true 2>/dev/null; echo $?; \
+         ! time true; echo $?; time time -p -- echo a; f() { time; }; declare -f f",
+        &[],
+        "1\n0\n1\n1\n1\na\nf () \n{ \n    time \n}\n",
+        0,
+    );
+}
