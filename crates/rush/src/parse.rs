@@ -693,7 +693,9 @@ impl<'s> Parser<'s> {
         let mut prefixed = false;
         // `time [-p] [--]` and `!`, in any order and any number (bash).
         loop {
-            prefixed |= self.peek_keyword().is_some_and(|k| k == b"time" || k == b"!");
+            prefixed |= self
+                .peek_keyword()
+                .is_some_and(|k| k == b"time" || k == b"!");
             if self.eat_keyword(b"time") {
                 timed = true;
                 self.skip_blanks();

@@ -3231,7 +3231,14 @@ impl Shell {
                 if let Some(exe) =
                     self_exe.and_then(|p| CString::new(p.as_os_str().as_bytes()).ok())
                 {
-                    let mut args = vec![CString::new("rush").unwrap_or_default(), path.to_owned()];
+                    let mut args = vec![CString::new("rush").unwrap_or_default()];
+                    // bash's child resets the shell options, all but
+                    // globskipdots (on by default).
+                    if !crate::builtins::shopt_on(self, "globskipdots") {
+                        args.push(CString::new("+O").unwrap_or_default());
+                        args.push(CString::new("globskipdots").unwrap_or_default());
+                    }
+                    args.push(path.to_owned());
                     args.extend(argv[1..].iter().cloned());
                     match sys::spawn(&exe, &args, env, self.job_pgrp()) {
                         Ok(pid) => {

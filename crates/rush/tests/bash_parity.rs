@@ -2754,3 +2754,25 @@ fn time_and_bang_prefixes() {
         0,
     );
 }
+
+/// `shopt -s -o` and `shopt -u -o` alone list the set options that are
+/// on or off (they change nothing); a bad option gets the usage line; a
+/// script without `#!` keeps the caller's globskipdots, as bash's child
+/// does.
+#[test]
+fn shopt_listing_and_script_children() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("noshebang");
+    std::fs::write(&script, "shopt globskipdots extglob\n").unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    like_bash_in(
+        dir.path(),
+        &[],
+        "shopt -s -p -o; echo --; shopt -u -o | grep -c off; shopt -z 2>&1; \
+         shopt -u globskipdots; shopt -s extglob; ./noshebang; true",
+        "set -o braceexpand\nset -o hashall\nset -o interactive-comments\n--\n24\n\
+         sh: line 1: shopt: -z: invalid option\nshopt: usage: shopt [-pqsu] [-o] [optname ...]\n\
+         globskipdots   \toff\nextglob        \toff\n",
+        0,
+    );
+}

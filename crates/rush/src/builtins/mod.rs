@@ -1768,6 +1768,7 @@ fn shopt(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 b'o' => set_o = true,
                 _ => {
                     sh.error(&format!("shopt: -{}: invalid option", c as char));
+                    sh.err_out(b"shopt: usage: shopt [-pqsu] [-o] [optname ...]\n");
                     return Ok(2);
                 }
             }
@@ -1785,6 +1786,17 @@ fn shopt(sh: &mut Shell, argv: Args<'_>) -> Exec {
         let mut out = String::new();
         for n in &listed {
             match mode {
+                // `shopt -s -o` alone lists the options that are on, `-u`
+                // those that are off.
+                Some(on) if names.is_empty() => {
+                    if sh.opts.get(n) == Some(on) {
+                        if print {
+                            out.push_str(&format!("set {}o {n}\n", if on { '-' } else { '+' }));
+                        } else if !quiet {
+                            out.push_str(&format!("{n:<15}\t{}\n", if on { "on" } else { "off" }));
+                        }
+                    }
+                }
                 Some(on) => {
                     if !set_option(sh, n, on) {
                         sh.error(&format!("shopt: {n}: invalid option name"));
@@ -1850,10 +1862,13 @@ fn shopt(sh: &mut Shell, argv: Args<'_>) -> Exec {
 
 fn list_shopts(sh: &Shell, names: &[String], only: Option<bool>, as_commands: bool) -> Vec<u8> {
     let mut out = String::new();
-    for (n, _) in SHOPTS {
-        if !names.is_empty() && !names.iter().any(|x| x == n) {
-            continue;
-        }
+    // Named options in the order named; all of them in the table's.
+    let named: Vec<&str> = names
+        .iter()
+        .filter_map(|x| SHOPTS.iter().find(|(n, _)| n == x).map(|(n, _)| *n))
+        .collect();
+    let all: Vec<&str> = SHOPTS.iter().map(|(n, _)| *n).collect();
+    for n in if names.is_empty() { &all } else { &named } {
         let on = sh.shopts.contains(*n);
         if only.is_some_and(|o| o != on) {
             continue;
