@@ -1297,12 +1297,32 @@ impl Shell {
             return Ok(());
         }
         let on = |sh: &Shell, name| crate::builtins::shopt_on(sh, name);
+        // GLOBIGNORE: names that match one of its patterns are dropped
+        // (assigning it turned dotglob on, as in bash), and so are `.`
+        // and `..`.
+        let ignore: Vec<crate::pattern::Pattern> = self
+            .vars
+            .get(b"GLOBIGNORE")
+            .filter(|v| !v.is_empty())
+            .map(|v| {
+                split_ignorespec(v)
+                    .into_iter()
+                    .map(crate::pattern::Pattern::new)
+                    .collect()
+            })
+            .unwrap_or_default();
         let how = crate::glob::How {
             dotglob: on(self, "dotglob"),
             nocase: on(self, "nocaseglob"),
             globstar: on(self, "globstar"),
         };
-        let matches = crate::glob::expand(&field, how);
+        let mut matches = crate::glob::expand(&field, how);
+        if !ignore.is_empty() {
+            matches.retain(|m| {
+                let base = m.rsplit(|&c| c == b'/').next().unwrap_or(m);
+                base != b"." && base != b".." && !ignore.iter().any(|p| p.matches(m))
+            });
+        }
         if matches.is_empty() {
             // failglob: an error; nullglob: the pattern disappears.
             if on(self, "failglob") {
@@ -1317,6 +1337,53 @@ impl Shell {
         }
         Ok(())
     }
+}
+
+/// GLOBIGNORE's patterns: split at `:`, but not inside a bracket
+/// expression or an extglob group (bash's `split_ignorespec`).
+fn split_ignorespec(v: &[u8]) -> Vec<&[u8]> {
+    let mut out = Vec::new();
+    let (mut start, mut i, mut parens) = (0, 0, 0u32);
+    while i < v.len() {
+        match v[i] {
+            b'\\' => i += 1,
+            b'[' => {
+                // To the `]` that closes it, if one does.
+                let mut j = i + 1;
+                if matches!(v.get(j), Some(b'!' | b'^')) {
+                    j += 1;
+                }
+                if v.get(j) == Some(&b']') {
+                    j += 1;
+                }
+                while j < v.len() && v[j] != b']' {
+                    if v[j] == b'[' && matches!(v.get(j + 1), Some(b':' | b'.' | b'=')) {
+                        let close = v[j + 1];
+                        j += 2;
+                        while j + 1 < v.len() && !(v[j] == close && v[j + 1] == b']') {
+                            j += 1;
+                        }
+                        j += 1;
+                    }
+                    j += 1;
+                }
+                if j < v.len() {
+                    i = j;
+                }
+            }
+            b'(' => parens += 1,
+            b')' => parens = parens.saturating_sub(1),
+            b':' if parens == 0 => {
+                out.push(&v[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out.push(&v[start..]);
+    out.retain(|p| !p.is_empty());
+    out
 }
 
 /// The time since the Unix epoch (`EPOCHSECONDS`, `EPOCHREALTIME`).

@@ -223,10 +223,41 @@ impl Pattern {
     /// `dotglob` lifts that rule (`.` and `..` are never listed anyway).
     pub fn matches_name(&self, name: &[u8], dotglob: bool) -> bool {
         if !dotglob && name.first() == Some(&b'.') && self.toks.first() != Some(&Tok::Byte(b'.')) {
-            return false;
+            // An extglob group first may match the dot with an
+            // alternative that starts with one (`@(.x|y)`, `*(.*)`), as
+            // in bash; `!(…)` never does.
+            let Some(toks) = dot_led(&self.toks) else {
+                return false;
+            };
+            FAILED.with(|f| f.borrow_mut().clear());
+            return walk(&toks, name);
         }
         self.matches(name)
     }
+}
+
+/// `toks` with its leading extglob group cut down to the alternatives
+/// that start with a literal dot; `None` if it has none.
+fn dot_led(toks: &[Tok]) -> Option<Vec<Tok>> {
+    let Some((Tok::Ext { kind, alts }, rest)) = toks.split_first() else {
+        return None;
+    };
+    if *kind == b'!' {
+        return None;
+    }
+    let alts: Vec<Vec<Tok>> = alts
+        .iter()
+        .filter_map(|a| match a.first() {
+            Some(Tok::Byte(b'.')) => Some(a.clone()),
+            _ => dot_led(a),
+        })
+        .collect();
+    if alts.is_empty() {
+        return None;
+    }
+    let mut out = vec![Tok::Ext { kind: *kind, alts }];
+    out.extend_from_slice(rest);
+    Some(out)
 }
 
 fn compile_toks(text: &[u8], quoted: &[bool], ext: bool) -> Vec<Tok> {
@@ -294,10 +325,41 @@ fn group(text: &[u8], quoted: &[bool], mut i: usize) -> Option<(Vec<(usize, usiz
     let mut alts = Vec::new();
     let mut start = i;
     let mut depth = 0u32;
+    // Inside a bracket expression `)` and `|` are not special, and one
+    // that never closes keeps the group open: bash's PATSCAN, where
+    // `!([*)*` is no group at all.
+    let mut bracket: Option<usize> = None;
+    let mut class_char = None;
     while i < text.len() {
+        if !quoted[i]
+            && let Some(first) = bracket
+        {
+            match text[i] {
+                b'[' if matches!(text.get(i + 1), Some(b':' | b'.' | b'=')) => {
+                    class_char = text.get(i + 1).copied();
+                }
+                b']' if i == first => {}
+                b']' if class_char.is_some()
+                    && text.get(i.wrapping_sub(1)).copied() == class_char =>
+                {
+                    class_char = None;
+                }
+                b']' => bracket = None,
+                _ => {}
+            }
+            i += 1;
+            continue;
+        }
         if !quoted[i] {
             match text[i] {
                 b'\\' => i += 1,
+                b'[' => {
+                    let mut first = i + 1;
+                    if matches!(text.get(first), Some(b'!' | b'^')) {
+                        first += 1;
+                    }
+                    bracket = Some(first);
+                }
                 b'(' => depth += 1,
                 b')' if depth == 0 => {
                     alts.push((start, i));

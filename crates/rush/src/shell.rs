@@ -782,6 +782,13 @@ impl Shell {
             self.opts.posix = true;
             return;
         }
+        // Assigning GLOBIGNORE patterns turns dotglob on (bash).
+        if name == b"GLOBIGNORE" {
+            if !value.is_empty() {
+                crate::builtins::set_shopt(self, "dotglob", true);
+            }
+            return;
+        }
         // Every assignment passes here: the names come first, the lookup
         // only for them.
         if !matches!(name, b"RANDOM" | b"SECONDS" | b"BASH_ARGV0") || !self.is_dynamic(name) {

@@ -2776,3 +2776,25 @@ fn shopt_listing_and_script_children() {
         0,
     );
 }
+
+/// Extended globs as bash matches them: a bracket expression that never
+/// closes keeps a group open (so `!([*)*` is no group), a dot file is
+/// matched by a leading group's alternative that starts with a dot, and
+/// GLOBIGNORE drops names (its patterns split at colons outside brackets
+/// and groups) and finds dot files.
+#[test]
+fn extglob_brackets_dots_and_globignore() {
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["abcx", "abcz", "bbc", ".x", ".y", ";", "++"] {
+        std::fs::write(dir.path().join(f), "").unwrap();
+    }
+    like_bash_in(
+        dir.path(),
+        &[],
+        "shopt -s extglob\necho !([*)* +(a|b[)*; case '*(a|b[)' in *(a|b[)) echo yes;; *) echo no;; esac; \
+         echo @(.x|a*) ?(.y) !(.*); GLOBIGNORE='+([^[:alnum:]]):a*'; echo *; GLOBIGNORE=; echo *; shopt dotglob; unset GLOBIGNORE; echo *",
+        "!([*)* +(a|b[)*\nyes\n.x abcx abcz .y ++ ; abcx abcz bbc\n.x .y bbc\n++ .x .y ; abcx abcz bbc\n\
+         dotglob        \ton\n++ ; abcx abcz bbc\n",
+        0,
+    );
+}

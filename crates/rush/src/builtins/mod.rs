@@ -980,6 +980,10 @@ fn unset(sh: &mut Shell, argv: Args<'_>) -> Exec {
         if r.is_ok() && name == b"POSIXLY_CORRECT" {
             sh.opts.posix = false;
         }
+        // Unsetting GLOBIGNORE turns dotglob off (bash).
+        if r.is_ok() && name == b"GLOBIGNORE" {
+            set_shopt(sh, "dotglob", false);
+        }
         if let Err(e) = r {
             sh.error(&format!(
                 "unset: {}: cannot unset: readonly variable",
