@@ -1315,6 +1315,7 @@ impl Shell {
             dotglob: on(self, "dotglob"),
             nocase: on(self, "nocaseglob"),
             globstar: on(self, "globstar"),
+            skipdots: on(self, "globskipdots"),
         };
         let mut matches = crate::glob::expand(&field, how);
         if !ignore.is_empty() {

@@ -17,6 +17,9 @@ pub struct How {
     pub nocase: bool,
     /// `**` alone matches any depth of directories.
     pub globstar: bool,
+    /// `shopt -s globskipdots` (the default): `.` and `..` are never
+    /// matched; without it a pattern with a leading dot matches them.
+    pub skipdots: bool,
 }
 
 /// Every path below `base` (`.` when empty), depth first and sorted, not
@@ -129,8 +132,16 @@ pub fn expand(field: &Marked, how: How) -> Vec<Vec<u8>> {
                     .map(|e| e.file_name().as_bytes().to_vec())
                     .filter(|name| pat.matches_name(name, dotglob))
                     .collect();
-                // `.` and `..` are not listed by read_dir; `.*` matches them
-                // in other shells only sometimes, and bash leaves them out.
+                // `.` and `..` are not listed by read_dir; without
+                // globskipdots bash matches them, by a leading dot only.
+                if !how.skipdots {
+                    names.extend(
+                        [&b"."[..], b".."]
+                            .into_iter()
+                            .filter(|n| pat.matches_name(n, false))
+                            .map(<[u8]>::to_vec),
+                    );
+                }
                 names.sort();
                 for name in names {
                     let mut p = base.clone();

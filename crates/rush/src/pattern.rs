@@ -226,6 +226,21 @@ impl Pattern {
             // An extglob group first may match the dot with an
             // alternative that starts with one (`@(.x|y)`, `*(.*)`), as
             // in bash; `!(…)` never does.
+            // So may a leading `*(…)` or `?(…)` matching nothing before a
+            // dot (`*(bar).foo`).
+            if let Some((
+                Tok::Ext {
+                    kind: b'*' | b'?', ..
+                },
+                rest,
+            )) = self.toks.split_first()
+                && rest.first() == Some(&Tok::Byte(b'.'))
+            {
+                FAILED.with(|f| f.borrow_mut().clear());
+                if walk(rest, name) {
+                    return true;
+                }
+            }
             let Some(toks) = dot_led(&self.toks) else {
                 return false;
             };

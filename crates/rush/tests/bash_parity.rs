@@ -2798,3 +2798,20 @@ fn extglob_brackets_dots_and_globignore() {
         0,
     );
 }
+
+/// Without globskipdots a leading dot matches `.` and `..` (never
+/// `*`, even with dotglob); `*(bar).foo` matches `.foo`.
+#[test]
+fn dots_without_globskipdots() {
+    let dir = tempfile::tempdir().unwrap();
+    for f in [".foo", "bar", ".a"] {
+        std::fs::write(dir.path().join(f), "").unwrap();
+    }
+    like_bash_in(
+        dir.path(),
+        &[],
+        "shopt -s extglob; shopt -u globskipdots\necho .* @(.*) *(bar).foo ?(bar).foo; shopt -s dotglob; echo * .?",
+        ". .. .a .foo . .. .a .foo .foo .foo\n.a .foo bar .. .a\n",
+        0,
+    );
+}
