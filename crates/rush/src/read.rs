@@ -228,58 +228,77 @@ fn split(line: &[u8], escaped: &[bool], ifs: &[u8], n: usize) -> Vec<Vec<u8>> {
 }
 
 /// `mapfile` / `readarray`: lines of stdin (or `-u fd`) into an indexed
-/// array (`MAPFILE` by default). `-t` drops the delimiter, `-d` sets it,
-/// `-n` caps the count, `-s` skips lines first.
+/// array (`MAPFILE` by default), as bash's: `-t` drops the delimiter, `-d`
+/// sets it, `-n` caps the count (0: all), `-s` skips lines first, `-O`
+/// starts at an index and keeps the array's other elements, `-C cmd` is
+/// evaluated every `-c` lines (5000) with the index and the line.
 pub fn mapfile(sh: &mut Shell, argv: &[Vec<u8>]) -> Exec {
+    let name0 = lossy(&argv[0]);
+    let usage = format!(
+        "{name0}: usage: {name0} [-d delim] [-n count] [-O origin] [-s count] [-t] [-u fd] \
+         [-C callback] [-c quantum] [array]"
+    );
+    let Ok((opts, i)) = crate::builtins::getopt(sh, argv, b"d:u:n:O:tC:c:s:", &usage) else {
+        return Ok(2);
+    };
     let mut strip = false;
     let mut delim = b'\n';
-    let mut count = usize::MAX;
-    let mut skip = 0usize;
+    let (mut count, mut skip, mut origin, mut quantum) = (0usize, 0usize, None, 5000usize);
+    let mut callback = None;
     let mut fd = 0;
-    let mut i = 1;
-    while let Some(a) = argv.get(i) {
-        if a.len() < 2 || a[0] != b'-' {
-            break;
-        }
-        let value = |i: &mut usize| -> Option<Vec<u8>> {
-            *i += 1;
-            argv.get(*i).cloned()
+    for o in opts {
+        let arg = o.arg.unwrap_or_default();
+        let num = || lossy(&arg).trim().parse::<usize>().ok();
+        let bad = |sh: &mut Shell, what: &str| {
+            sh.error(&format!("{name0}: {}: {what}", lossy(&arg)));
+            Ok(1)
         };
-        match a.as_slice() {
-            b"-t" => strip = true,
-            b"-d" => delim = value(&mut i).and_then(|v| v.first().copied()).unwrap_or(0),
-            b"-n" => {
-                count = value(&mut i)
-                    .and_then(|v| lossy(&v).parse().ok())
-                    .unwrap_or(0);
-            }
-            b"-s" => {
-                skip = value(&mut i)
-                    .and_then(|v| lossy(&v).parse().ok())
-                    .unwrap_or(0);
-            }
-            b"-u" => {
-                fd = value(&mut i)
-                    .and_then(|v| lossy(&v).parse().ok())
-                    .unwrap_or(0);
-            }
-            b"--" => {
-                i += 1;
-                break;
-            }
-            other => {
-                sh.error(&format!("mapfile: {}: invalid option", lossy(other)));
-                return Ok(2);
-            }
+        match o.letter {
+            b't' => strip = true,
+            b'd' => delim = arg.first().copied().unwrap_or(0),
+            b'n' => match num() {
+                Some(n) => count = n,
+                None => return bad(sh, "invalid line count"),
+            },
+            b's' => match num() {
+                Some(n) => skip = n,
+                None => return bad(sh, "invalid line count"),
+            },
+            b'O' => match num() {
+                Some(n) => origin = Some(n),
+                None => return bad(sh, "invalid array origin"),
+            },
+            b'c' => match num().filter(|&n| n > 0) {
+                Some(n) => quantum = n,
+                None => return bad(sh, "invalid callback quantum"),
+            },
+            b'C' => callback = Some(arg),
+            _ => match lossy(&arg).trim().parse::<i32>().ok().filter(|&n| n >= 0) {
+                Some(n) if crate::sys::is_open(n) => fd = n,
+                Some(n) => {
+                    sh.error(&format!(
+                        "{name0}: {n}: invalid file descriptor: Bad file descriptor"
+                    ));
+                    return Ok(1);
+                }
+                None => return bad(sh, "invalid file descriptor specification"),
+            },
         }
-        i += 1;
     }
     let name = argv.get(i).cloned().unwrap_or_else(|| b"MAPFILE".to_vec());
+    if name.is_empty() {
+        sh.error(&format!("{name0}: empty array variable name"));
+        return Ok(2);
+    }
     if !crate::parse::is_name(&name) {
         sh.error(&format!(
-            "mapfile: `{}': not a valid identifier",
+            "{name0}: `{}': not a valid identifier",
             lossy(&name)
         ));
+        return Ok(1);
+    }
+    if matches!(sh.vars.value(&name), Some(crate::vars::Value::Assoc(_))) {
+        sh.error(&format!("{name0}: {}: not an indexed array", lossy(&name)));
         return Ok(1);
     }
     // Read all of it (a byte at a time would be needlessly slow here: the
@@ -288,11 +307,11 @@ pub fn mapfile(sh: &mut Shell, argv: &[Vec<u8>]) -> Exec {
     let mut buf = [0u8; 8192];
     let mut lines = 0usize;
     loop {
-        if count != usize::MAX && lines >= count + skip {
+        if count != 0 && lines >= count + skip {
             break;
         }
         // With a count, read a byte at a time so as to leave the rest.
-        let want = if count == usize::MAX { buf.len() } else { 1 };
+        let want = if count == 0 { buf.len() } else { 1 };
         // SAFETY: reading into a valid buffer of the given length.
         let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), want) };
         if n < 0 {
@@ -301,7 +320,7 @@ pub fn mapfile(sh: &mut Shell, argv: &[Vec<u8>]) -> Exec {
             }
             let e = std::io::Error::last_os_error();
             sh.error(&format!(
-                "mapfile: read error: {}",
+                "{name0}: read error: {}",
                 e.to_string().split(" (os error").next().unwrap_or_default()
             ));
             return Ok(1);
@@ -313,25 +332,42 @@ pub fn mapfile(sh: &mut Shell, argv: &[Vec<u8>]) -> Exec {
         lines += got.iter().filter(|&&c| c == delim).count();
         data.extend_from_slice(got);
     }
-    let mut m = std::collections::BTreeMap::new();
-    let mut k = 0i64;
-    for (idx, piece) in data.split_inclusive(|&c| c == delim).enumerate() {
-        if idx < skip {
-            continue;
-        }
-        if m.len() >= count {
-            break;
-        }
-        let mut v = piece.to_vec();
-        if strip && v.last() == Some(&delim) {
-            v.pop();
-        }
-        m.insert(k, v);
-        k += 1;
-    }
-    if let Err(e) = sh.vars.set_value(&name, crate::vars::Value::Indexed(m)) {
+    // Without -O the array starts empty; with it, its other elements stay.
+    let keep = match (origin, sh.vars.value(&name)) {
+        (Some(_), Some(crate::vars::Value::Indexed(m))) => m.clone(),
+        (Some(_), Some(crate::vars::Value::Str(v))) => [(0, v.clone())].into_iter().collect(),
+        _ => Default::default(),
+    };
+    if let Err(e) = sh.vars.set_value(&name, crate::vars::Value::Indexed(keep)) {
         sh.error(&e.to_string());
         return Ok(1);
+    }
+    let mut index = origin.unwrap_or(0);
+    for (n, piece) in data
+        .split_inclusive(|&c| c == delim)
+        .skip(skip)
+        .take(if count == 0 { usize::MAX } else { count })
+        .enumerate()
+    {
+        let mut v = piece.to_vec();
+        // A NUL cannot be in a bash value: `-d ''` drops it as `-t` would.
+        if (strip || delim == 0) && v.last() == Some(&delim) {
+            v.pop();
+        }
+        if let Some(cb) = &callback
+            && (n + 1) % quantum == 0
+        {
+            let mut text = cb.clone();
+            text.extend_from_slice(format!(" {index} ").as_bytes());
+            text.extend_from_slice(&crate::builtins::quote_always(&v));
+            sh.eval_text(&text)?;
+        }
+        let key = crate::vars::Key::Index(i64::try_from(index).unwrap_or(i64::MAX));
+        if let Err(e) = sh.vars.set_elem(&name, key, v) {
+            sh.error(&e.to_string());
+            return Ok(1);
+        }
+        index += 1;
     }
     Ok(0)
 }

@@ -2815,3 +2815,22 @@ fn dots_without_globskipdots() {
         0,
     );
 }
+
+/// mapfile as bash's: `-C cmd -c n` runs cmd with the index and the line
+/// every n lines, `-O` keeps the array's other elements, `-d ''` drops
+/// the NUL, clustered options, and bash's messages for bad numbers.
+#[test]
+fn mapfile_callbacks_origin_and_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f.txt"), "a\nb\nc\nd\ne\n").unwrap();
+    like_bash_in(
+        dir.path(),
+        &[],
+        "mapfile -C 'echo cb' -c 2 A < f.txt; D=(x x x x x x x); mapfile -tO 2 -n 2 D < f.txt; echo \"${D[*]}\"; \
+         printf 'p\\0q\\0' | { mapfile -d '' B; echo \"${#B[0]} ${B[1]}\"; }; \
+         mapfile -c 0 C < f.txt 2>&1 | sed 's/^.*line 1: //'; mapfile -q 2>&1 | sed 's/^.*line 1: //'",
+        "cb 1 b\n\ncb 3 d\n\nx x a b x x x\n1 q\nmapfile: 0: invalid callback quantum\n\
+         mapfile: -q: invalid option\nmapfile: usage: mapfile [-d delim] [-n count] [-O origin] [-s count] [-t] [-u fd] [-C callback] [-c quantum] [array]\n",
+        0,
+    );
+}

@@ -219,7 +219,7 @@ fn option_flags(
 }
 
 /// One option a builtin was given, with its argument if it takes one.
-pub(super) struct Opt {
+pub(crate) struct Opt {
     pub letter: u8,
     pub arg: Option<Vec<u8>>,
 }
@@ -231,7 +231,7 @@ pub(super) struct Opt {
 /// first operand ends them; a letter not in `spec`, or a missing
 /// argument, gets bash's two lines. The options, and the index of the
 /// first operand.
-pub(super) fn getopt(
+pub(crate) fn getopt(
     sh: &mut Shell,
     argv: Args<'_>,
     spec: &[u8],
