@@ -342,13 +342,14 @@ pub fn mapfile(sh: &mut Shell, argv: &[Vec<u8>]) -> Exec {
         sh.error(&e.to_string());
         return Ok(1);
     }
-    let mut index = origin.unwrap_or(0);
+    let start = origin.unwrap_or(0);
     for (n, piece) in data
         .split_inclusive(|&c| c == delim)
         .skip(skip)
         .take(if count == 0 { usize::MAX } else { count })
         .enumerate()
     {
+        let index = start + n;
         let mut v = piece.to_vec();
         // A NUL cannot be in a bash value: `-d ''` drops it as `-t` would.
         if (strip || delim == 0) && v.last() == Some(&delim) {
@@ -367,7 +368,6 @@ pub fn mapfile(sh: &mut Shell, argv: &[Vec<u8>]) -> Exec {
             sh.error(&e.to_string());
             return Ok(1);
         }
-        index += 1;
     }
     Ok(0)
 }
