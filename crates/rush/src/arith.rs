@@ -63,8 +63,11 @@ fn err<T>(message: impl Into<String>) -> Result<T> {
     })
 }
 
-fn lex(s: &[u8]) -> Result<Vec<Tok>> {
+/// The tokens of `s`, and where each starts (for bash's "error token",
+/// the text from the last token read).
+fn lex(s: &[u8]) -> Result<(Vec<Tok>, Vec<usize>)> {
     let mut out = Vec::new();
+    let mut starts = Vec::new();
     let mut i = 0;
     while i < s.len() {
         let c = s[i];
@@ -72,6 +75,7 @@ fn lex(s: &[u8]) -> Result<Vec<Tok>> {
             i += 1;
             continue;
         }
+        starts.push(i);
         if c.is_ascii_digit() {
             let start = i;
             while i < s.len()
@@ -130,7 +134,7 @@ fn lex(s: &[u8]) -> Result<Vec<Tok>> {
             }
         }
     }
-    Ok(out)
+    Ok((out, starts))
 }
 
 /// A numeric constant: decimal, `0x` hex, `0` octal, or `base#digits`.
@@ -188,6 +192,7 @@ pub fn number(t: &[u8]) -> Result<i64> {
 
 struct Parser<'a> {
     toks: &'a [Tok],
+    starts: &'a [usize],
     i: usize,
     text: &'a [u8],
 }
@@ -206,11 +211,15 @@ impl Parser<'_> {
 
     fn syntax<T>(&self) -> Result<T> {
         let rest = match self.peek() {
+            // The input ended where an operand was wanted: bash names
+            // the expression (blanks before it dropped) and the text from
+            // the last token read.
             None => {
+                let last = self.starts.last().copied().unwrap_or(0);
                 return err(format!(
                     "{}: syntax error: operand expected (error token is \"{}\")",
-                    String::from_utf8_lossy(self.text).trim(),
-                    ""
+                    String::from_utf8_lossy(self.text.trim_ascii_start()),
+                    String::from_utf8_lossy(&self.text[last..])
                 ));
             }
             Some(Tok::Op(o)) => o.to_string(),
@@ -509,12 +518,13 @@ fn apply(op: &str, a: i64, b: i64) -> Result<i64> {
 }
 
 fn eval_nested(text: &[u8], ev: &mut Eval<'_>) -> Result<i64> {
-    let toks = lex(text)?;
+    let (toks, starts) = lex(text)?;
     if toks.is_empty() {
         return Ok(0);
     }
     let mut p = Parser {
         toks: &toks,
+        starts: &starts,
         i: 0,
         text,
     };
@@ -522,7 +532,17 @@ fn eval_nested(text: &[u8], ev: &mut Eval<'_>) -> Result<i64> {
     if p.i < toks.len() {
         return p.syntax();
     }
-    ev.eval(&e)
+    // bash names the expression before a fault found while evaluating.
+    ev.eval(&e).map_err(|mut e| {
+        if e.message.starts_with("division by 0") || e.message.starts_with("exponent less than 0") {
+            e.message = format!(
+                "{}: {}",
+                String::from_utf8_lossy(text.trim_ascii_start()),
+                e.message
+            );
+        }
+        e
+    })
 }
 
 /// Evaluates an (already expanded) arithmetic expression. An empty one is 0.

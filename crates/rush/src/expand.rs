@@ -520,7 +520,13 @@ impl Shell {
         }
         match arith::eval(text, &mut Env(self)) {
             Ok(v) => Ok(v),
-            Err(e) => Err(self.expansion_error(&e.message)),
+            Err(e) => match self.arith_cmd.take() {
+                Some(cmd) => {
+                    self.error(&format!("{cmd}: {}", e.message));
+                    Err(Flow::Abort(1))
+                }
+                None => Err(self.expansion_error(&e.message)),
+            },
         }
     }
 

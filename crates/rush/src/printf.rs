@@ -107,6 +107,10 @@ fn shell_quote(v: &[u8]) -> Vec<u8> {
     if v.is_empty() {
         return b"''".to_vec();
     }
+    // A control character: `$'…'`, as bash's `%q` writes it.
+    if crate::escape::needs_ansi_c(v) {
+        return crate::escape::ansi_c_quote(v);
+    }
     let mut out = Vec::with_capacity(v.len());
     for &c in v {
         if !(c.is_ascii_alphanumeric()

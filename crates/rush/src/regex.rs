@@ -6,12 +6,50 @@ use std::ffi::CString;
 /// The regular expression of a `=~` operand: quoted characters match
 /// themselves (`[[ $x =~ "a.b" ]]` matches only `a.b`), as in bash.
 pub fn quote_marked(re: &crate::pattern::Marked) -> Vec<u8> {
-    let mut out = Vec::with_capacity(re.bytes.len());
-    for (&c, &quoted) in re.bytes.iter().zip(&re.quoted) {
-        if quoted && b"\\.[]()*+?{}|^$".contains(&c) {
+    let (b, q) = (&re.bytes, &re.quoted);
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        // A bracket expression opened by an unquoted `[` is copied as it
+        // is: a backslash there would be one more character to match
+        // (bash's quote_string_for_globbing for regexps).
+        if c == b'[' && !q[i] {
+            out.push(c);
+            i += 1;
+            if i < b.len() && b[i] == b'^' && !q[i] {
+                out.push(b'^');
+                i += 1;
+            }
+            if i < b.len() && b[i] == b']' && !q[i] {
+                out.push(b']');
+                i += 1;
+            }
+            while i < b.len() {
+                let d = b[i];
+                if d == b'[' && !q[i] && b.get(i + 1) == Some(&b':') {
+                    // `[:class:]` whole.
+                    let end = b[i + 2..]
+                        .windows(2)
+                        .position(|w| w == b":]")
+                        .map_or(b.len(), |p| i + 2 + p + 2);
+                    out.extend_from_slice(&b[i..end]);
+                    i = end;
+                    continue;
+                }
+                out.push(d);
+                i += 1;
+                if d == b']' && !q[i - 1] {
+                    break;
+                }
+            }
+            continue;
+        }
+        if q[i] && b"\\.[]()*+?{}|^$".contains(&c) {
             out.push(b'\\');
         }
         out.push(c);
+        i += 1;
     }
     out
 }

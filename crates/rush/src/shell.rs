@@ -318,6 +318,9 @@ pub struct Shell {
     /// Children reaped since the SIGCHLD trap last ran: bash runs it once
     /// for each.
     pub chld_reaped: u32,
+    /// The command whose arithmetic is being evaluated (`((`, `[[`,
+    /// `let`): bash names it in an error, which fails only that command.
+    pub arith_cmd: Option<&'static str>,
     /// Inside a compound command whose standard input is redirected: a
     /// background command there reads that, not /dev/null (bash).
     stdin_redirected: u32,
@@ -510,6 +513,7 @@ impl Shell {
             subshell_level: 0,
             xtrace_level: 0,
             chld_reaped: 0,
+            arith_cmd: None,
             stdin_redirected: 0,
             disabled_builtins: Default::default(),
             running_traps: Vec::new(),
@@ -1963,15 +1967,19 @@ impl Shell {
                 debug(self)?;
                 let t = self.expand_arith_text(init)?;
                 self.trace_arith(&t);
-                self.arith(&t)?;
+                if self.arith_command("((", &t)?.is_none() {
+                    return Ok(1);
+                }
                 let mut status = 0;
                 self.loop_depth += 1;
                 let r = (|| loop {
                     debug(self)?;
                     let c = self.expand_arith_text(cond)?;
                     self.trace_arith(&c);
-                    if self.arith(&c)? == 0 {
-                        return Ok(status);
+                    match self.arith_command("((", &c)? {
+                        None => return Ok(1),
+                        Some(0) => return Ok(status),
+                        Some(_) => {}
                     }
                     match step(self.run_list(body)) {
                         Step::Done(s) => status = s,
@@ -1982,7 +1990,9 @@ impl Shell {
                     debug(self)?;
                     let t = self.expand_arith_text(step_word)?;
                     self.trace_arith(&t);
-                    self.arith(&t)?;
+                    if self.arith_command("((", &t)?.is_none() {
+                        return Ok(1);
+                    }
                 })();
                 self.loop_depth -= 1;
                 r
@@ -1994,8 +2004,10 @@ impl Shell {
                 if self.opts.xtrace {
                     self.trace_arith(&text);
                 }
-                let v = self.arith(&text)?;
-                Ok(i32::from(v == 0))
+                Ok(match self.arith_command("((", &text)? {
+                    Some(v) => i32::from(v == 0),
+                    None => 1,
+                })
             }
             Compound::Coproc { name, cmd } => self.run_coproc(name, cmd),
             Compound::DoubleBracket { words, line } => {
@@ -3375,6 +3387,20 @@ impl Shell {
             text.extend_from_slice(&crate::unparse::word(w));
         }
         self.trace_line(&text);
+    }
+
+    /// Arithmetic for a command (`((`, `for ((`, `[[`, `let`): an error
+    /// names the command and is that command's failure (`None`), not the
+    /// end of the line (bash).
+    pub fn arith_command(&mut self, cmd: &'static str, text: &[u8]) -> Result<Option<i64>, Flow> {
+        let outer = self.arith_cmd.replace(cmd);
+        let r = self.arith(text);
+        self.arith_cmd = outer;
+        match r {
+            Ok(v) => Ok(Some(v)),
+            Err(Flow::Abort(_)) => Ok(None),
+            Err(f) => Err(f),
+        }
     }
 
     /// `(( expr ))` under `set -x`.

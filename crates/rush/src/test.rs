@@ -508,8 +508,12 @@ impl<'s, 'w> Cond<'s, 'w> {
                 b"-eq" | b"-ne" | b"-lt" | b"-le" | b"-gt" | b"-ge" => {
                     let r = self.expand(ri)?;
                     self.trace(&[shown(&l), &op, shown(&r)]);
-                    let a = self.sh.arith(&l).map_err(Err)?;
-                    let b = self.sh.arith(&r).map_err(Err)?;
+                    let (Some(a), Some(b)) = (
+                        self.sh.arith_command("[[", &l).map_err(Err)?,
+                        self.sh.arith_command("[[", &r).map_err(Err)?,
+                    ) else {
+                        return Err(Ok(1));
+                    };
                     Ok(match op.as_slice() {
                         b"-eq" => a == b,
                         b"-ne" => a != b,

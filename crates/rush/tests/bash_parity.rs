@@ -2834,3 +2834,26 @@ fn mapfile_callbacks_origin_and_errors() {
         0,
     );
 }
+
+/// In `=~`, a bracket expression is passed as written, quoted characters
+/// too (`["."]` is `[.]`); `printf %q` writes control characters as
+/// `$'…'`; an arithmetic error names its command (`((`, `[[`, `let`),
+/// the expression with the blanks before it dropped, and the text from
+/// the last token, and fails only that command.
+#[test]
+fn regex_brackets_printf_q_and_arith_errors() {
+    like_bash(
+        "exec 2>&1; [[ '\\' =~ [\".\"] ]] || echo no1; [[ '\\' =~ [\\.] ]] || echo no2; [[ ']' =~ [']'] ]] && echo yes3; \
+         [[ dog =~ ['[=d=]'].. ]] && echo yes4; printf '%q %q\\n' $'a\\tb' $'x\\001'; \
+         ((4+)); echo s=$?; [[ 1 -eq 4+ ]]; echo s=$?; let '4 +'; echo s=$?; ((1/0)); echo s=$?\n\
+         echo $(( 4 + ))\necho after",
+        &[],
+        "no1\nno2\nyes3\nyes4\n$'a\\tb' $'x\\001'\n\
+         sh: line 1: ((: 4+: syntax error: operand expected (error token is \"+\")\ns=1\n\
+         sh: line 1: [[: 4+: syntax error: operand expected (error token is \"+\")\ns=1\n\
+         sh: line 1: let: 4 +: syntax error: operand expected (error token is \"+\")\ns=1\n\
+         sh: line 1: ((: 1/0: division by 0 (error token is \"0\")\ns=1\n\
+         sh: line 2: 4 + : syntax error: operand expected (error token is \"+ \")\nafter\n",
+        0,
+    );
+}

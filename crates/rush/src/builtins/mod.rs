@@ -1466,9 +1466,9 @@ fn let_(sh: &mut Shell, argv: Args<'_>) -> Exec {
     }
     let mut last = 0;
     for a in &argv[1..] {
-        last = match sh.arith(a) {
-            Ok(v) => v,
-            Err(Flow::Exit(_)) => return Ok(1),
+        last = match sh.arith_command("let", a) {
+            Ok(Some(v)) => v,
+            Ok(None) | Err(Flow::Exit(_)) => return Ok(1),
             Err(f) => return Err(f),
         };
     }
