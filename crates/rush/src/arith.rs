@@ -354,6 +354,15 @@ impl Parser<'_> {
                 self.i += 1;
                 Ok(e)
             }
+            // An operator where an operand goes (`%`, `4 + * 3`).
+            Some(Tok::Op(_)) => {
+                let at = self.starts.get(self.i).copied().unwrap_or(0);
+                err(format!(
+                    "{}: syntax error: operand expected (error token is \"{}\")",
+                    String::from_utf8_lossy(self.text.trim_ascii_start()),
+                    String::from_utf8_lossy(&self.text[at..])
+                ))
+            }
             _ => self.syntax(),
         }
     }

@@ -525,7 +525,13 @@ impl Shell {
                     self.error(&format!("{cmd}: {}", e.message));
                     Err(Flow::Abort(1))
                 }
-                None => Err(self.expansion_error(&e.message)),
+                None => {
+                    let msg = match &self.arith_name {
+                        Some(n) => format!("{}: {}", String::from_utf8_lossy(n), e.message),
+                        None => e.message,
+                    };
+                    Err(self.expansion_error(&msg))
+                }
             },
         }
     }
@@ -1036,14 +1042,19 @@ impl Shell {
             ParamOp::Slice { offset, length } => {
                 check_unset(self, &subject)?;
                 let off_text = self.expand_arith_text(offset)?;
-                let off = self.arith(&off_text)?;
-                let len = match length {
-                    Some(l) => {
-                        let t = self.expand_arith_text(l)?;
-                        Some(self.arith(&t)?)
-                    }
-                    None => None,
+                // bash names the parameter in an error in either number.
+                let outer = self.arith_name.replace(name.clone());
+                let off = self.arith(&off_text);
+                let len = match (&off, length) {
+                    (Ok(_), Some(l)) => match self.expand_arith_text(l) {
+                        Ok(t) => Some(self.arith(&t)),
+                        Err(e) => Some(Err(e)),
+                    },
+                    _ => None,
                 };
+                self.arith_name = outer;
+                let off = off?;
+                let len = len.transpose()?;
                 match &subject {
                     Subject::One(v) => {
                         let r = slice_chars(v.as_deref().unwrap_or_default(), off, len);

@@ -321,6 +321,9 @@ pub struct Shell {
     /// The command whose arithmetic is being evaluated (`((`, `[[`,
     /// `let`): bash names it in an error, which fails only that command.
     pub arith_cmd: Option<&'static str>,
+    /// The parameter whose `${x:off:len}` is being evaluated: bash names
+    /// it in an arithmetic error.
+    pub arith_name: Option<Vec<u8>>,
     /// Inside a compound command whose standard input is redirected: a
     /// background command there reads that, not /dev/null (bash).
     stdin_redirected: u32,
@@ -514,6 +517,7 @@ impl Shell {
             xtrace_level: 0,
             chld_reaped: 0,
             arith_cmd: None,
+            arith_name: None,
             stdin_redirected: 0,
             disabled_builtins: Default::default(),
             running_traps: Vec::new(),

@@ -2857,3 +2857,18 @@ fn regex_brackets_printf_q_and_arith_errors() {
         0,
     );
 }
+
+/// An arithmetic error in `${x:off:len}` names the parameter; an operator
+/// where an operand goes is "operand expected" with the text from it.
+#[test]
+fn arith_errors_in_substrings_and_operands() {
+    like_bash(
+        "exec 2>&1; x=abcdef; echo ${x:1+}\necho ${x:1:2*}\necho ${#:%}\necho $(( 4 + * 3 ))\necho after",
+        &[],
+        "sh: line 1: x: 1+: syntax error: operand expected (error token is \"+\")\n\
+         sh: line 2: x: 2*: syntax error: operand expected (error token is \"*\")\n\
+         sh: line 3: #: %: syntax error: operand expected (error token is \"%\")\n\
+         sh: line 4: 4 + * 3 : syntax error: operand expected (error token is \"* 3 \")\nafter\n",
+        0,
+    );
+}
