@@ -125,10 +125,19 @@ fn lex(s: &[u8]) -> Result<(Vec<Tok>, Vec<usize>)> {
                 out.push(Tok::Op(op));
                 i += op.len();
             }
+            // Where an operand goes bash says an operand is expected;
+            // after one, that the operator is not one.
             None => {
+                let operand = matches!(out.last(), None | Some(Tok::Op(_)))
+                    && !matches!(out.last(), Some(Tok::Op(")" | "++" | "--")));
                 return err(format!(
-                    "{}: syntax error: invalid arithmetic operator (error token is \"{}\")",
-                    String::from_utf8_lossy(s).trim(),
+                    "{}: syntax error: {} (error token is \"{}\")",
+                    String::from_utf8_lossy(s.trim_ascii_start()),
+                    if operand {
+                        "operand expected"
+                    } else {
+                        "invalid arithmetic operator"
+                    },
                     String::from_utf8_lossy(&s[i..])
                 ));
             }
@@ -139,27 +148,32 @@ fn lex(s: &[u8]) -> Result<(Vec<Tok>, Vec<usize>)> {
 
 /// A numeric constant: decimal, `0x` hex, `0` octal, or `base#digits`.
 pub fn number(t: &[u8]) -> Result<i64> {
-    let bad = || {
+    // bash's words: no digits after `base#` is an invalid constant, a
+    // digit the base lacks is too great for it, a second `#` an invalid
+    // number.
+    let said = |what: &str| {
         err(format!(
-            "{}: value too great for base (error token is \"{}\")",
+            "{}: {what} (error token is \"{}\")",
             String::from_utf8_lossy(t),
             String::from_utf8_lossy(t)
         ))
     };
+    let bad = || said("value too great for base");
+    if t.iter().filter(|&&c| c == b'#').count() > 1 {
+        return said("invalid number");
+    }
     let (base, digits): (u32, &[u8]) = if let Some(h) = t.iter().position(|&c| c == b'#') {
         let b: u32 = match std::str::from_utf8(&t[..h])
             .ok()
             .and_then(|b| b.parse().ok())
         {
             Some(b) if (2..=64).contains(&b) => b,
-            _ => {
-                return err(format!(
-                    "{}: invalid arithmetic base (error token is \"{}\")",
-                    String::from_utf8_lossy(t),
-                    String::from_utf8_lossy(t)
-                ));
-            }
+            Some(0 | 1) => return said("invalid number"),
+            _ => return said("invalid arithmetic base"),
         };
+        if h + 1 == t.len() {
+            return said("invalid integer constant");
+        }
         (b, &t[h + 1..])
     } else if t.len() > 2 && (t.starts_with(b"0x") || t.starts_with(b"0X")) {
         (16, &t[2..])
@@ -222,6 +236,20 @@ impl Parser<'_> {
                     String::from_utf8_lossy(&self.text[last..])
                 ));
             }
+            // An assignment operator after what is not a variable.
+            Some(Tok::Op(o))
+                if matches!(
+                    *o,
+                    "=" | "*=" | "/=" | "%=" | "+=" | "-=" | "<<=" | ">>=" | "&=" | "^=" | "|="
+                ) =>
+            {
+                let at = self.starts.get(self.i).copied().unwrap_or(0);
+                return err(format!(
+                    "{}: attempted assignment to non-variable (error token is \"{}\")",
+                    String::from_utf8_lossy(self.text.trim_ascii_start()),
+                    String::from_utf8_lossy(&self.text[at..])
+                ));
+            }
             Some(Tok::Op(o)) => o.to_string(),
             Some(Tok::Num(n)) => n.to_string(),
             Some(Tok::Name(n)) => String::from_utf8_lossy(n).into_owned(),
@@ -229,6 +257,22 @@ impl Parser<'_> {
         err(format!(
             "{}: syntax error in expression (error token is \"{rest}\")",
             String::from_utf8_lossy(self.text).trim()
+        ))
+    }
+
+    /// `what` with the text from the current token (or, at the end, the
+    /// last one), as bash's evalerror words it.
+    fn said<T>(&self, what: &str) -> Result<T> {
+        let at = self
+            .starts
+            .get(self.i)
+            .or(self.starts.last())
+            .copied()
+            .unwrap_or(0);
+        err(format!(
+            "{}: {what} (error token is \"{}\")",
+            String::from_utf8_lossy(self.text.trim_ascii_start()),
+            String::from_utf8_lossy(&self.text[at..])
         ))
     }
 
@@ -262,11 +306,27 @@ impl Parser<'_> {
         let c = self.binary(0)?;
         if self.peek_op() == Some("?") {
             self.i += 1;
+            if matches!(self.peek_op(), Some(":")) || self.peek().is_none() {
+                return self.said("expression expected");
+            }
             let a = self.comma()?;
             if self.peek_op() != Some(":") {
-                return self.syntax();
+                // bash's token: the text from the last one read.
+                let at = self
+                    .starts
+                    .get(self.i.saturating_sub(1))
+                    .copied()
+                    .unwrap_or(0);
+                return err(format!(
+                    "{}: `:' expected for conditional expression (error token is \"{}\")",
+                    String::from_utf8_lossy(self.text.trim_ascii_start()),
+                    String::from_utf8_lossy(&self.text[at..])
+                ));
             }
             self.i += 1;
+            if self.peek().is_none() {
+                return self.said("expression expected");
+            }
             let b = self.assign()?;
             return Ok(Expr::Cond(Box::new(c), Box::new(a), Box::new(b)));
         }
@@ -348,6 +408,14 @@ impl Parser<'_> {
             Some(Tok::Op("(")) => {
                 self.i += 1;
                 let e = self.comma()?;
+                if self.peek().is_none() {
+                    let at = self.starts.last().copied().unwrap_or(0);
+                    return err(format!(
+                        "{}: missing `)' (error token is \"{}\")",
+                        String::from_utf8_lossy(self.text.trim_ascii_start()),
+                        String::from_utf8_lossy(&self.text[at..])
+                    ));
+                }
                 if self.peek_op() != Some(")") {
                     return self.syntax();
                 }

@@ -2872,3 +2872,22 @@ fn arith_errors_in_substrings_and_operands() {
         0,
     );
 }
+
+/// bash's words for arithmetic faults: a base without digits, a second
+/// `#`, an assignment to what is not a variable, a `?` without its
+/// expression or `:`, an unclosed `(`, a character that is no operand.
+#[test]
+fn arith_fault_words() {
+    like_bash(
+        "exec 2>&1; echo $((2#))\necho $((2#1#1))\necho $((7 = 43 ))\necho $((4 ? : 3))\necho $((1 ? 20 ))\n\
+         let '(4 * 6 '\necho after",
+        &[],
+        "sh: line 1: 2#: invalid integer constant (error token is \"2#\")\n\
+         sh: line 2: 2#1#1: invalid number (error token is \"2#1#1\")\n\
+         sh: line 3: 7 = 43 : attempted assignment to non-variable (error token is \"= 43 \")\n\
+         sh: line 4: 4 ? : 3: expression expected (error token is \": 3\")\n\
+         sh: line 5: 1 ? 20 : `:' expected for conditional expression (error token is \"20 \")\n\
+         sh: line 6: let: (4 * 6 : missing `)' (error token is \"6 \")\nafter\n",
+        0,
+    );
+}
