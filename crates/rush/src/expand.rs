@@ -1365,30 +1365,8 @@ fn split_ignorespec(v: &[u8]) -> Vec<&[u8]> {
     while i < v.len() {
         match v[i] {
             b'\\' => i += 1,
-            b'[' => {
-                // To the `]` that closes it, if one does.
-                let mut j = i + 1;
-                if matches!(v.get(j), Some(b'!' | b'^')) {
-                    j += 1;
-                }
-                if v.get(j) == Some(&b']') {
-                    j += 1;
-                }
-                while j < v.len() && v[j] != b']' {
-                    if v[j] == b'[' && matches!(v.get(j + 1), Some(b':' | b'.' | b'=')) {
-                        let close = v[j + 1];
-                        j += 2;
-                        while j + 1 < v.len() && !(v[j] == close && v[j + 1] == b']') {
-                            j += 1;
-                        }
-                        j += 1;
-                    }
-                    j += 1;
-                }
-                if j < v.len() {
-                    i = j;
-                }
-            }
+            // To the `]` that closes it, if one does.
+            b'[' => i = crate::pattern::bracket_end(v, &[], i).unwrap_or(i),
             b'(' => parens += 1,
             b')' => parens = parens.saturating_sub(1),
             b':' if parens == 0 => {

@@ -340,41 +340,14 @@ fn group(text: &[u8], quoted: &[bool], mut i: usize) -> Option<(Vec<(usize, usiz
     let mut alts = Vec::new();
     let mut start = i;
     let mut depth = 0u32;
-    // Inside a bracket expression `)` and `|` are not special, and one
-    // that never closes keeps the group open: bash's PATSCAN, where
-    // `!([*)*` is no group at all.
-    let mut bracket: Option<usize> = None;
-    let mut class_char = None;
     while i < text.len() {
-        if !quoted[i]
-            && let Some(first) = bracket
-        {
-            match text[i] {
-                b'[' if matches!(text.get(i + 1), Some(b':' | b'.' | b'=')) => {
-                    class_char = text.get(i + 1).copied();
-                }
-                b']' if i == first => {}
-                b']' if class_char.is_some()
-                    && text.get(i.wrapping_sub(1)).copied() == class_char =>
-                {
-                    class_char = None;
-                }
-                b']' => bracket = None,
-                _ => {}
-            }
-            i += 1;
-            continue;
-        }
         if !quoted[i] {
             match text[i] {
                 b'\\' => i += 1,
-                b'[' => {
-                    let mut first = i + 1;
-                    if matches!(text.get(first), Some(b'!' | b'^')) {
-                        first += 1;
-                    }
-                    bracket = Some(first);
-                }
+                // Inside a bracket expression `)` and `|` are not special,
+                // and one that never closes keeps the group open: bash's
+                // PATSCAN, where `!([*)*` is no group at all.
+                b'[' => i = bracket_end(text, quoted, i)?,
                 b'(' => depth += 1,
                 b')' if depth == 0 => {
                     alts.push((start, i));
@@ -389,6 +362,37 @@ fn group(text: &[u8], quoted: &[bool], mut i: usize) -> Option<(Vec<(usize, usiz
             }
         }
         i += 1;
+    }
+    None
+}
+
+/// Where the bracket expression opened at `open` closes (the index of its
+/// `]`), as bash's PATSCAN reads it: a `]` first (after `!` or `^`) is a
+/// member, and one that ends `[:…:]`, `[.….]` or `[=…=]` closes only
+/// that; `None` if it never closes. Quoted bytes (`quoted`, unquoted past
+/// its end) are never special.
+pub(crate) fn bracket_end(text: &[u8], quoted: &[bool], open: usize) -> Option<usize> {
+    let plain = |i: usize| !quoted.get(i).copied().unwrap_or(false);
+    let mut first = open + 1;
+    if matches!(text.get(first), Some(b'!' | b'^')) && plain(first) {
+        first += 1;
+    }
+    let mut class = None;
+    for i in first..text.len() {
+        if !plain(i) {
+            continue;
+        }
+        match text[i] {
+            b'[' if matches!(text.get(i + 1), Some(b':' | b'.' | b'=')) => {
+                class = text.get(i + 1).copied();
+            }
+            b']' if i == first => {}
+            b']' if class.is_some() && text.get(i.wrapping_sub(1)).copied() == class => {
+                class = None;
+            }
+            b']' => return Some(i),
+            _ => {}
+        }
     }
     None
 }
