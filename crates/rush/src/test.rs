@@ -508,10 +508,11 @@ impl<'s, 'w> Cond<'s, 'w> {
                 b"-eq" | b"-ne" | b"-lt" | b"-le" | b"-gt" | b"-ge" => {
                     let r = self.expand(ri)?;
                     self.trace(&[shown(&l), &op, shown(&r)]);
-                    let (Some(a), Some(b)) = (
-                        self.sh.arith_command("[[", &l).map_err(Err)?,
-                        self.sh.arith_command("[[", &r).map_err(Err)?,
-                    ) else {
+                    // Left first; a fault there leaves the right unread.
+                    let Some(a) = self.sh.arith_command("[[", &l).map_err(Err)? else {
+                        return Err(Ok(1));
+                    };
+                    let Some(b) = self.sh.arith_command("[[", &r).map_err(Err)? else {
                         return Err(Ok(1));
                     };
                     Ok(match op.as_slice() {

@@ -2845,7 +2845,7 @@ fn regex_brackets_printf_q_and_arith_errors() {
     like_bash(
         "exec 2>&1; [[ '\\' =~ [\".\"] ]] || echo no1; [[ '\\' =~ [\\.] ]] || echo no2; [[ ']' =~ [']'] ]] && echo yes3; \
          [[ dog =~ ['[=d=]'].. ]] && echo yes4; printf '%q %q\\n' $'a\\tb' $'x\\001'; \
-         ((4+)); echo s=$?; [[ 1 -eq 4+ ]]; echo s=$?; let '4 +'; echo s=$?; ((1/0)); echo s=$?\n\
+         ((4+)); echo s=$?; [[ 4+ -eq 2* ]]; echo s=$?; let '4 +'; echo s=$?; ((1/0)); echo s=$?\n\
          echo $(( 4 + ))\necho after",
         &[],
         "no1\nno2\nyes3\nyes4\n$'a\\tb' $'x\\001'\n\
