@@ -2504,7 +2504,7 @@ impl Shell {
         }
         let r = if let Some(items) = &a.array {
             if trace {
-                self.trace_assign(a, None);
+                self.trace_assign(a, a.append, None);
             }
             let value = self.array_value(&a.name, items, a.append)?;
             let value = if self.vars.is_integer(&a.name) {
@@ -2534,7 +2534,7 @@ impl Shell {
             let key = self.array_key(&a.name, &sub)?;
             let v = self.expand_assignment(&a.value)?;
             if trace {
-                self.trace_assign(a, Some(&v));
+                self.trace_assign(a, a.append, Some(&v));
             }
             let old = a
                 .append
@@ -2824,7 +2824,7 @@ impl Shell {
     fn assign_value_as(&mut self, a: &Assign, integer: bool, trace: bool) -> Result<Vec<u8>, Flow> {
         let v = self.expand_assignment(&a.value)?;
         if trace {
-            self.trace_assign(a, Some(&v));
+            self.trace_assign(a, a.append, Some(&v));
         }
         let old = a.append.then(|| {
             self.vars
@@ -3311,8 +3311,8 @@ impl Shell {
     }
 
     /// One assignment's `set -x` line: `name=value`, `name[sub]+=value`,
-    /// or `name=(…)` as written.
-    fn trace_assign(&mut self, a: &Assign, value: Option<&[u8]>) {
+    /// or `name=(…)` as written; `append` writes `+=`.
+    fn trace_assign(&mut self, a: &Assign, append: bool, value: Option<&[u8]>) {
         let mut line = self.ps4();
         line.extend_from_slice(&a.name);
         if let Some(idx) = &a.index {
@@ -3320,7 +3320,7 @@ impl Shell {
             line.extend_from_slice(&crate::unparse::word(idx));
             line.push(b']');
         }
-        line.extend_from_slice(if a.append { b"+=" } else { b"=" });
+        line.extend_from_slice(if append { b"+=" } else { b"=" });
         match (value, &a.array) {
             // An empty value is shown as nothing (`x=`), as bash shows it.
             (Some(v), _) => {
@@ -3352,12 +3352,9 @@ impl Shell {
     /// A simple command's `set -x` lines: one for each prefix assignment,
     /// then the words, as bash writes them.
     fn trace(&mut self, assigns: &[Assign], values: &[(Vec<u8>, Vec<u8>)], argv: &[Vec<u8>]) {
+        // A prefix assignment shows the value it gives, `+=` done (bash).
         for (a, (_, v)) in assigns.iter().zip(values) {
-            let plain = Assign {
-                append: false,
-                ..a.clone()
-            };
-            self.trace_assign(&plain, Some(v));
+            self.trace_assign(a, false, Some(v));
         }
         let mut line = self.ps4();
         let mut first = true;

@@ -2891,3 +2891,15 @@ fn arith_fault_words() {
         0,
     );
 }
+
+/// A prefix assignment's `set -x` line shows the value it gives, with
+/// `+=` already done (`a=13`), on a line of its own.
+#[test]
+fn xtrace_of_prefix_appends() {
+    like_bash(
+        "a=1; exec 2>&1; set -x; a+=3 true",
+        &[],
+        "+ a=13\n+ true\n",
+        0,
+    );
+}
