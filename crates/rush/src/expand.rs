@@ -563,7 +563,7 @@ impl Shell {
                     return None;
                 }
                 let n: usize = std::str::from_utf8(digits).ok()?.parse().ok()?;
-                let all = crate::builtins::dirs::stack(self);
+                let all = crate::builtins::dir_stack(self);
                 let i = if from_right {
                     all.len().checked_sub(n + 1)?
                 } else {

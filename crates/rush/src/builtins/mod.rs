@@ -9,7 +9,7 @@ use std::os::unix::ffi::OsStrExt;
 
 mod calls;
 mod complete;
-pub mod dirs;
+mod dirs;
 pub mod history;
 mod jobs;
 mod session;
