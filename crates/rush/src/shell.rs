@@ -1828,9 +1828,7 @@ impl Shell {
                         return Ok(status);
                     }
                 };
-                let stdin = redirects
-                    .iter()
-                    .any(|r| r.fd.unwrap_or_else(|| r.op.default_fd()) == 0);
+                let stdin = reads_stdin(redirects);
                 self.stdin_redirected += u32::from(stdin);
                 let r = self.run_compound(c);
                 self.stdin_redirected -= u32::from(stdin);
@@ -2906,6 +2904,9 @@ impl Shell {
                 }
             }
         };
+        // `f() { …; } <file`: a background command in f reads the file.
+        let stdin = u32::from(reads_stdin(&f.redirects));
+        self.stdin_redirected += stdin;
         let old_pos = std::mem::replace(&mut self.positional, argv[1..].to_vec());
         // A function's lines are its own, wherever it is called from.
         let line_shift = std::mem::take(&mut self.line_shift);
@@ -2967,6 +2968,7 @@ impl Shell {
         }
         self.vars.pop_scope();
         self.positional = old_pos;
+        self.stdin_redirected -= stdin;
         if let Some(s) = saved_f {
             self.restore(s);
         }
@@ -3737,6 +3739,13 @@ impl Shell {
             ))),
         }
     }
+}
+
+/// Whether one of `redirects` replaces standard input.
+fn reads_stdin(redirects: &[Redirect]) -> bool {
+    redirects
+        .iter()
+        .any(|r| r.fd.unwrap_or_else(|| r.op.default_fd()) == 0)
 }
 
 /// User and system CPU seconds of the shell and its waited-for children.
