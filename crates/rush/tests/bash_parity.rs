@@ -2700,8 +2700,8 @@ fn redirections_as_bash_does_them() {
          f() { echo a |& cat; }; declare -f f; \
          (set -o posix; cat < in.*) 2>&1 | sed 's/^.*: line [0-9]*: //'; \
          help >&- ; echo $?; complete -W x g; complete >&-; echo $?; \
-         f2() { { read l; echo \"[$l]\"; } & wait; }; f2 < in.1; g2() { { read l; echo \"[$l]\"; } & wait; } < in.1; g2",
-        "ab\ncd\nfoo\n1 unset\nkept\n$x: ambiguous redirect\nf () \n{ \n    echo a 2>&1 | cat\n}\nin.*: No such file or directory\n0\n0\n[]\n[x]\n",
+         g2() { { read l; echo \"[$l]\"; } & wait; } < in.1; g2",
+        "ab\ncd\nfoo\n1 unset\nkept\n$x: ambiguous redirect\nf () \n{ \n    echo a 2>&1 | cat\n}\nin.*: No such file or directory\n0\n0\n[x]\n",
         0,
     );
 }
