@@ -131,26 +131,44 @@ pub fn unescape(s: &[u8], out: &mut Vec<u8>, dialect: Dialect) -> bool {
 /// `declare -p`.
 pub fn needs_ansi_c(v: &[u8]) -> bool {
     v.iter().any(|&c| c < 0x20 || c == 0x7f)
+        || (!v.is_ascii()
+            && v.utf8_chunks()
+                .any(|ch| !ch.invalid().is_empty() || ch.valid().chars().any(char::is_control)))
 }
 
 /// `$'…'` quoting, in bash's spelling: `\a \b \E \f \n \r \t \v \\ \'`,
-/// and octal for the other control characters; other bytes as they are.
+/// and octal for the other control characters and for bytes that are not
+/// part of a printable UTF-8 character; other characters as they are.
 pub fn ansi_c_quote(v: &[u8]) -> Vec<u8> {
     let mut out = b"$'".to_vec();
-    for &c in v {
-        match c {
-            b'\x07' => out.extend_from_slice(b"\\a"),
-            b'\x08' => out.extend_from_slice(b"\\b"),
-            b'\x1b' => out.extend_from_slice(b"\\E"),
-            b'\x0c' => out.extend_from_slice(b"\\f"),
-            b'\n' => out.extend_from_slice(b"\\n"),
-            b'\r' => out.extend_from_slice(b"\\r"),
-            b'\t' => out.extend_from_slice(b"\\t"),
-            b'\x0b' => out.extend_from_slice(b"\\v"),
-            b'\\' => out.extend_from_slice(b"\\\\"),
-            b'\'' => out.extend_from_slice(b"\\'"),
-            c if c < 0x20 || c == 0x7f => out.extend_from_slice(format!("\\{c:03o}").as_bytes()),
-            c => out.push(c),
+    let octal = |out: &mut Vec<u8>, c: u8| out.extend_from_slice(format!("\\{c:03o}").as_bytes());
+    for chunk in v.utf8_chunks() {
+        for ch in chunk.valid().chars() {
+            match ch {
+                '\x07' => out.extend_from_slice(b"\\a"),
+                '\x08' => out.extend_from_slice(b"\\b"),
+                '\x1b' => out.extend_from_slice(b"\\E"),
+                '\x0c' => out.extend_from_slice(b"\\f"),
+                '\n' => out.extend_from_slice(b"\\n"),
+                '\r' => out.extend_from_slice(b"\\r"),
+                '\t' => out.extend_from_slice(b"\\t"),
+                '\x0b' => out.extend_from_slice(b"\\v"),
+                '\\' => out.extend_from_slice(b"\\\\"),
+                '\'' => out.extend_from_slice(b"\\'"),
+                c if c.is_control() => {
+                    let mut buf = [0; 4];
+                    for &b in c.encode_utf8(&mut buf).as_bytes() {
+                        octal(&mut out, b);
+                    }
+                }
+                c => {
+                    let mut buf = [0; 4];
+                    out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+                }
+            }
+        }
+        for &b in chunk.invalid() {
+            octal(&mut out, b);
         }
     }
     out.push(b'\'');

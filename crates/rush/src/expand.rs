@@ -988,17 +988,29 @@ impl Shell {
                     // expands), made one string.
                     let mut sf = Fields::string();
                     self.expand_sub_word(word, ctx, &mut sf)?;
-                    let v = sf.concat();
+                    let mut v = sf.concat();
+                    // The value as stored, after the variable's attributes
+                    // (`declare -i`, `-u`, `-l`) are applied, is what
+                    // expands (bash).
+                    if self.vars.is_integer(&name) {
+                        v = self.arith(&v)?.to_string().into_bytes();
+                    }
                     let r = match &p.index {
                         Some(w) => {
                             let i = self.expand_index_text(w)?;
                             let key = self.array_key(&name, &i)?;
-                            self.vars.set_elem(&name, key, v.clone())
+                            self.vars
+                                .set_elem(&name, key.clone(), v.clone())
+                                .map(|()| self.element(&name, &key))
                         }
-                        None => self.vars.set(&name, v.clone()),
+                        None => self
+                            .vars
+                            .set(&name, v.clone())
+                            .map(|()| self.vars.get(&name).map(<[u8]>::to_vec)),
                     };
-                    if let Err(e) = r {
-                        return Err(self.expansion_error(&e.to_string()));
+                    match r {
+                        Err(e) => return Err(self.expansion_error(&e.to_string())),
+                        Ok(stored) => v = stored.unwrap_or(v),
                     }
                     self.push_value(&v, ctx, f);
                 } else {
@@ -1157,6 +1169,47 @@ impl Shell {
                 };
                 self.emit_subject(&out, ctx, f);
             }
+            // `${x@A}`: an assignment that recreates x: `set -- …` for the
+            // positional parameters, `declare -a a=(…)` for a whole array,
+            // `declare -FLAGS x` for an unset x with attributes (bash).
+            ParamOp::Transform(b'A')
+                if matches!(name.as_slice(), b"@" | b"*")
+                    || matches!(subject, Subject::One(None))
+                    || matches!(subject, Subject::Many(..))
+                        && self.vars.value(&name).is_some_and(Value::is_array) =>
+            {
+                let out = if matches!(name.as_slice(), b"@" | b"*") {
+                    let args = &self.positional;
+                    (!args.is_empty()).then(|| {
+                        let mut o = b"set --".to_vec();
+                        for a in args {
+                            o.push(b' ');
+                            o.extend_from_slice(&crate::builtins::quote_always(a));
+                        }
+                        o
+                    })
+                } else {
+                    match self.vars.var(&name) {
+                        Some(v) if matches!(subject, Subject::Many(..)) => {
+                            let mut line = crate::builtins::declare_line(&name, v);
+                            line.pop();
+                            Some(line)
+                        }
+                        Some(v) => {
+                            let flags = crate::builtins::attr_flags(v);
+                            (!flags.is_empty()).then(|| {
+                                let mut o = format!("declare -{flags} ").into_bytes();
+                                o.extend_from_slice(
+                                    &self.vars.resolve(&name).unwrap_or_else(|| name.clone()),
+                                );
+                                o
+                            })
+                        }
+                        None => None,
+                    }
+                };
+                self.emit_subject(&Subject::One(out), ctx, f);
+            }
             // `${x@Q}` (and `@K`, `@k` of a string) of an unset x is
             // nothing, not `''`.
             ParamOp::Transform(b'Q' | b'K' | b'k') if matches!(subject, Subject::One(None)) => {
@@ -1165,29 +1218,13 @@ impl Shell {
             }
             ParamOp::Transform(op) => {
                 check_unset(self, &subject)?;
-                let attrs = match self.vars.var(&name) {
-                    Some(v) => {
-                        let mut a = String::new();
-                        match v.value {
-                            Some(Value::Indexed(_)) => a.push('a'),
-                            Some(Value::Assoc(_)) => a.push('A'),
-                            _ => {}
-                        }
-                        if v.integer {
-                            a.push('i');
-                        }
-                        if v.readonly {
-                            a.push('r');
-                        }
-                        if v.exported {
-                            a.push('x');
-                        }
-                        a
-                    }
-                    None => String::new(),
-                };
+                let attrs = self
+                    .vars
+                    .var(&name)
+                    .map(crate::builtins::attr_flags)
+                    .unwrap_or_default();
                 let op = *op;
-                let shown = name.clone();
+                let shown = self.vars.resolve(&name).unwrap_or_else(|| name.clone());
                 let out = map(&subject, &|v| match op {
                     b'Q' | b'K' | b'k' => crate::builtins::quote_always(v),
                     b'E' => {
@@ -1199,7 +1236,12 @@ impl Shell {
                     b'L' => change_case(v, false, true),
                     b'u' => change_case(v, true, false),
                     b'A' => {
-                        let mut o = shown.clone();
+                        let mut o = if attrs.is_empty() {
+                            Vec::new()
+                        } else {
+                            format!("declare -{attrs} ").into_bytes()
+                        };
+                        o.extend_from_slice(&shown);
                         o.push(b'=');
                         o.extend_from_slice(&crate::builtins::quote_always(v));
                         o

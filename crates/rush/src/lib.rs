@@ -56,6 +56,7 @@ pub fn main_with(arg0: Vec<u8>, args: Vec<OsString>) -> i32 {
     // is as the parent left it, which is what children must inherit.
     let args: Vec<Vec<u8>> = args.into_iter().map(OsStringExt::into_vec).collect();
     let mut sh = Shell::new(arg0.clone());
+    sh.set_bash_path(&arg0);
     builtins::init_shopts(&mut sh);
     // POSIXLY_CORRECT in the environment: POSIX mode (bash).
     // So is being invoked as `sh` (bash's "act like sh").

@@ -1987,6 +1987,12 @@ impl<'s> Parser<'s> {
                 }
                 Ok(Part::CommandSub(Rc::new(self.paren_list()?)))
             }
+            // `$[expr]`: bash's old spelling of `$((expr))`.
+            b'[' => {
+                self.bump();
+                let w = self.arith_until(b'[', b']')?.unwrap_or_default();
+                Ok(Part::Arith(w))
+            }
             b'\'' if !dq => {
                 self.bump();
                 Ok(Part::Single(self.ansi_c()?))
@@ -2025,21 +2031,30 @@ impl<'s> Parser<'s> {
     /// `None` if the parentheses close apart (`$( (a) )`), leaving the
     /// position for the caller to restore.
     fn arith_text(&mut self) -> Result<Option<Word>> {
+        self.arith_until(b'(', b')')
+    }
+
+    /// The body of `$((…))` (closed by `))`) or of `$[…]` (closed by `]`),
+    /// nesting on `open`.
+    fn arith_until(&mut self, open: u8, close: u8) -> Result<Option<Word>> {
         let start = self.line;
         let mut parts = Vec::new();
         let mut lit = Vec::new();
         let mut depth = 0u32;
         loop {
             let Some(c) = self.bump() else {
-                return self.unclosed(start, ")");
+                return self.unclosed(start, if close == b']' { "]" } else { ")" });
             };
             match c {
-                b'(' => {
+                c if c == open => {
                     depth += 1;
                     lit.push(c);
                 }
-                b')' => {
+                c if c == close => {
                     if depth == 0 {
+                        if close == b']' {
+                            break;
+                        }
                         if self.peek() == Some(b')') {
                             self.bump();
                             break;

@@ -685,6 +685,43 @@ impl Shell {
         }
     }
 
+    /// `$BASH`: the full file name of this shell, from the name it was
+    /// started as: as it is when absolute, else found in `PATH` or made
+    /// absolute from `PWD` (bash's `get_bash_name`); the running binary
+    /// when neither finds it.
+    pub fn set_bash_path(&mut self, arg0: &[u8]) {
+        let name = arg0.strip_prefix(b"-").unwrap_or(arg0);
+        let pwd = self
+            .vars
+            .get(b"PWD")
+            .map(<[u8]>::to_vec)
+            .unwrap_or_default();
+        let absolute = |rel: &[u8]| {
+            let mut p = pwd.clone();
+            p.push(b'/');
+            p.extend_from_slice(rel.strip_prefix(b"./").unwrap_or(rel));
+            p
+        };
+        let path = if name.starts_with(b"/") {
+            Some(name.to_vec())
+        } else if name.contains(&b'/') {
+            Some(absolute(name))
+        } else {
+            self.find_command(name).map(|p| {
+                let p = p.into_bytes();
+                if p.starts_with(b"/") { p } else { absolute(&p) }
+            })
+        };
+        let path = path.or_else(|| {
+            std::env::current_exe()
+                .ok()
+                .map(|p| p.into_os_string().into_encoded_bytes())
+        });
+        if let Some(p) = path {
+            let _ = self.vars.set(b"BASH", p);
+        }
+    }
+
     /// `export -f name` (`on`) or `export -fn name`: whether there is such
     /// a function. An exported function goes to each child as
     /// `BASH_FUNC_name%%=() { …; }`, which bash and rush import.
@@ -2646,12 +2683,20 @@ impl Shell {
         for (e, vals) in items.iter().zip(values) {
             match &e.key {
                 Some(k) => {
-                    let t = self.expand_arith_text(k)?;
-                    // An index that reads the array sees it as assigned so far.
-                    if t.windows(name.len()).any(|w| w == name) {
-                        let _ = self.vars.set_value(name, Value::Indexed(m.clone()));
-                    }
-                    let i = self.arith(&t)?;
+                    // An index that reads the array sees it as assigned so
+                    // far, and a bad index leaves it so (bash).
+                    let i = match self.expand_arith_text(k).and_then(|t| {
+                        if t.windows(name.len()).any(|w| w == name) {
+                            let _ = self.vars.set_value(name, Value::Indexed(m.clone()));
+                        }
+                        self.arith(&t)
+                    }) {
+                        Ok(i) => i,
+                        Err(e) => {
+                            let _ = self.vars.set_value(name, Value::Indexed(m));
+                            return Err(e);
+                        }
+                    };
                     let mut v = vals.into_iter().next().unwrap_or_default();
                     if e.append {
                         v = self.assigned(

@@ -2904,3 +2904,86 @@ fn xtrace_of_prefix_appends() {
         0,
     );
 }
+
+/// `$[expr]` is bash's old spelling of `$((expr))`, nesting on brackets.
+#[test]
+fn dollar_bracket_arithmetic() {
+    like_bash(
+        "echo $[ 13 * 2 ] \"$[1+$[2]]\" $[a[0]=3] $a",
+        &[],
+        "26 3 3 3\n",
+        0,
+    );
+}
+
+/// `${x:=word}` expands to the value as stored, after `declare -i`
+/// evaluates it or `declare -u` changes its case.
+#[test]
+fn assign_default_keeps_attributes() {
+    like_bash(
+        "declare -i a; echo ${a:=4+3}; declare -p a; declare -u A=; echo ${A:=foo}; \
+         declare -l b; echo ${b[2]:=XY}; declare -p b",
+        &[],
+        "7\ndeclare -i a=\"7\"\nFOO\nxy\ndeclare -al b=([2]=\"xy\")\n",
+        0,
+    );
+}
+
+/// `${x@A}` recreates x: `declare -FLAGS` with its attributes, a whole
+/// array as `declare -p` writes it, `set --` for the positional
+/// parameters, the flags alone for a declared but unset x.
+#[test]
+fn at_a_transform_as_bash() {
+    like_bash(
+        "a=(x y); echo ${a[@]@A}; echo ${a[1]@A}; declare -A m=([k]=v); echo ${m[@]@A}; \
+         echo ${m@A}; b=(); echo \"${b[@]@A}\"; declare -a e; echo \"${e[@]@A}\"; \
+         declare -i n=3; echo ${n[@]@A}; set -- a 'b c'; echo \"${@@A}\"; \
+         declare -u U=q; echo ${U@A} ${U@a} ${zz@A}x; declare -ir ri=1; declare -n nr=ri; \
+         echo ${nr@A}",
+        &[],
+        "declare -a a=([0]=\"x\" [1]=\"y\")\ndeclare -a a='y'\ndeclare -A m=([k]=\"v\" )\n\
+         declare -A m\ndeclare -a b=()\ndeclare -a e\ndeclare -i n='3'\nset -- 'a' 'b c'\n\
+         declare -u U='Q' u x\ndeclare -ir ri='1'\n",
+        0,
+    );
+}
+
+/// `$'…'` quoting writes bytes that are not part of a printable UTF-8
+/// character in octal, and an associative array's key with a control
+/// character is quoted that way too.
+#[test]
+fn ansi_c_quoting_of_invalid_utf8() {
+    like_bash(
+        "declare -A m=([$'x\\001y']=$'a\\242b'); declare -p m; x=$'\\242é\\u0085'; echo ${x@Q}",
+        &[],
+        "declare -A m=([$'x\\001y']=$'a\\242b' )\n$'\\242é\\302\\205'\n",
+        0,
+    );
+}
+
+/// A bad index in `a=(…)` leaves the elements assigned before it, and the
+/// variable an array (bash).
+#[test]
+fn bad_index_in_array_assignment_keeps_earlier_elements() {
+    let dir = tempfile::tempdir().unwrap();
+    like_bash_in(
+        dir.path(),
+        &[],
+        "printf '%s\\n' 'a=(9 9 9); a=(1 2 [1+]=3)' 'declare -p a; b=x; b=([1+]=3)' 'declare -p b' >s; \
+         \"$BASH\" s 2>/dev/null",
+        "declare -a a=([0]=\"1\" [1]=\"2\")\ndeclare -a b=()\n",
+        0,
+    );
+}
+
+/// `$BASH` is the full file name of the running shell, so a script can
+/// start another of the same shell.
+#[test]
+fn bash_names_the_running_shell() {
+    like_bash(
+        "test -x \"$BASH\" && case $BASH in /*) \"$BASH\" -c 'echo ok';; esac",
+        &[],
+        "ok\n",
+        0,
+    );
+}

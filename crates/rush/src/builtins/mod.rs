@@ -307,33 +307,35 @@ fn emit(sh: &mut Shell, name: &str, bytes: &[u8]) -> i32 {
     }
 }
 
-/// `declare -x name="value"`, as bash prints variables for `declare -p`,
-/// `export -p` and `readonly -p`.
-pub fn declare_line(name: &[u8], v: &crate::vars::Var) -> Vec<u8> {
+/// A variable's attribute letters, in bash's order (`declare -p`,
+/// `${x@a}`, `${x@A}`).
+pub fn attr_flags(v: &crate::vars::Var) -> String {
     let mut flags = String::new();
     match v.value {
         Some(Value::Indexed(_)) => flags.push('a'),
         Some(Value::Assoc(_)) => flags.push('A'),
         _ => {}
     }
-    if v.integer {
-        flags.push('i');
+    for (on, c) in [
+        (v.integer, 'i'),
+        (v.nameref, 'n'),
+        (v.readonly, 'r'),
+        (v.exported, 'x'),
+        (v.case == Some(crate::vars::Case::Capitalize), 'c'),
+        (v.case == Some(crate::vars::Case::Lower), 'l'),
+        (v.case == Some(crate::vars::Case::Upper), 'u'),
+    ] {
+        if on {
+            flags.push(c);
+        }
     }
-    if v.readonly {
-        flags.push('r');
-    }
-    if v.exported {
-        flags.push('x');
-    }
-    match v.case {
-        Some(crate::vars::Case::Lower) => flags.push('l'),
-        Some(crate::vars::Case::Upper) => flags.push('u'),
-        Some(crate::vars::Case::Capitalize) => flags.push('c'),
-        None => {}
-    }
-    if v.nameref {
-        flags.insert(0, 'n');
-    }
+    flags
+}
+
+/// `declare -x name="value"`, as bash prints variables for `declare -p`,
+/// `export -p` and `readonly -p`.
+pub fn declare_line(name: &[u8], v: &crate::vars::Var) -> Vec<u8> {
+    let mut flags = attr_flags(v);
     if flags.is_empty() {
         flags.push('-');
     }
@@ -377,6 +379,7 @@ pub fn double_quote(s: &[u8]) -> Vec<u8> {
 /// shell.
 pub fn key_needs_quotes(k: &[u8]) -> bool {
     k.is_empty()
+        || crate::escape::needs_ansi_c(k)
         || k.iter().any(|c| {
             matches!(
                 c,
