@@ -305,6 +305,11 @@ pub enum Part {
     /// A `${…}` that is not valid: an error when expanded, as in bash. The
     /// text as written.
     BadSubst(Vec<u8>),
+    /// A here-document's body that does not parse (an unclosed `$(`): bash
+    /// parses a body only when it expands it, so the error comes then.
+    /// The body as written, and the error's lines (`line N: message`),
+    /// each to be prefixed with the file's name and `command substitution: `.
+    Unparsed { text: Vec<u8>, error: Vec<Vec<u8>> },
     /// `<(list)` (`read`: the command reads what the list writes) or
     /// `>(list)` (bash): expands to a `/dev/fd/N` path.
     ProcSubst { read: bool, list: Rc<List> },
@@ -313,7 +318,11 @@ pub enum Part {
 impl Part {
     fn push_text(&self, out: &mut Vec<u8>) {
         match self {
-            Part::Lit(b) | Part::Single(b) | Part::Quoted(b) | Part::BadSubst(b) => {
+            Part::Lit(b)
+            | Part::Single(b)
+            | Part::Quoted(b)
+            | Part::BadSubst(b)
+            | Part::Unparsed { text: b, .. } => {
                 out.extend_from_slice(b);
             }
             Part::Escaped(c) => out.push(*c),

@@ -442,6 +442,18 @@ impl Shell {
                     let msg = format!("{}: bad substitution", String::from_utf8_lossy(text));
                     return Err(self.expansion_error(&msg));
                 }
+                Part::Unparsed { error: lines, .. } => {
+                    let who = self.script_name();
+                    let mut text = Vec::new();
+                    for l in lines {
+                        text.extend_from_slice(&who);
+                        text.extend_from_slice(b": command substitution: ");
+                        text.extend_from_slice(l);
+                        text.push(b'\n');
+                    }
+                    self.err_out(&text);
+                    return Err(Flow::Abort(1));
+                }
             }
         }
         Ok(())

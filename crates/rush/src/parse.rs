@@ -99,7 +99,7 @@ pub struct Parser<'s> {
     /// that follows it is checked for an alias too.
     alias_next: Option<usize>,
     /// Here-docs named on the current line, waiting for their bodies.
-    pending: Vec<(Rc<HereDoc>, Vec<u8>)>,
+    pending: Vec<(Rc<HereDoc>, Vec<u8>, u32)>,
     /// Nesting of `$(…)`, backticks and the like, to bound recursion.
     depth: u32,
     /// Inside `[[ … ]]`, where extglob groups are read whatever `shopt` says.
@@ -111,6 +111,13 @@ pub struct Parser<'s> {
     brace_start: u32,
     /// Reading a here-document's body.
     in_heredoc: bool,
+    /// Inside `$(…)`, `<(…)` or `>(…)`, where a here-document's line that
+    /// starts with its delimiter and has a `)` after it ends the document
+    /// (bash's compatibility rule: `x=$(cat <<EOF … EOF)`).
+    in_comsub: bool,
+    /// Warnings found while reading (a here-document ended by the end of
+    /// the input), with their lines, for the shell to print.
+    warnings: Vec<(u32, String)>,
     /// A line as written before aliases were expanded in it, for error
     /// messages (bash shows the line as written).
     unaliased_line: Option<(u32, Vec<u8>)>,
@@ -172,6 +179,8 @@ impl<'s> Parser<'s> {
             unaliased_line: None,
             dq_param: false,
             in_heredoc: false,
+            in_comsub: false,
+            warnings: Vec::new(),
         }
     }
 
@@ -442,8 +451,8 @@ impl<'s> Parser<'s> {
     fn newline(&mut self) -> Result<()> {
         self.bump();
         let pending = std::mem::take(&mut self.pending);
-        for (doc, delim) in pending {
-            self.read_heredoc(&doc, &delim)?;
+        for (doc, delim, line) in pending {
+            self.read_heredoc(&doc, &delim, line)?;
         }
         Ok(())
     }
@@ -572,8 +581,8 @@ impl<'s> Parser<'s> {
         if !self.pending.is_empty() {
             // A here-doc named on the last line, with no body.
             let pending = std::mem::take(&mut self.pending);
-            for (doc, delim) in pending {
-                self.read_heredoc(&doc, &delim)?;
+            for (doc, delim, line) in pending {
+                self.read_heredoc(&doc, &delim, line)?;
             }
         }
         Ok(Some(list))
@@ -1366,7 +1375,7 @@ impl<'s> Parser<'s> {
                 body: Default::default(),
                 delim: delim.clone(),
             });
-            self.pending.push((doc.clone(), delim));
+            self.pending.push((doc.clone(), delim, self.line));
             RedirTarget::HereDoc(doc)
         } else {
             RedirTarget::Word(word)
@@ -1379,11 +1388,21 @@ impl<'s> Parser<'s> {
         }))
     }
 
-    /// Reads a here-doc body up to its delimiter line.
-    fn read_heredoc(&mut self, doc: &HereDoc, delim: &[u8]) -> Result<()> {
+    /// Reads a here-doc body up to its delimiter line. The end of the input
+    /// ends it too, with a warning (bash), and so does, inside `$(…)`, a
+    /// line that starts with the delimiter and has a `)` after it: the
+    /// rest of that line is read again as the shell's.
+    fn read_heredoc(&mut self, doc: &HereDoc, delim: &[u8], started: u32) -> Result<()> {
         let mut body = Vec::new();
+        let body_line = self.line;
+        let mut last_line = self.line;
         loop {
-            let start = self.pos;
+            if self.peek().is_none() {
+                self.warn_unended_heredoc(last_line, started, delim);
+                break;
+            }
+            let at = (self.pos, self.line);
+            last_line = self.line;
             let mut line = Vec::new();
             let mut ended = false;
             loop {
@@ -1396,7 +1415,6 @@ impl<'s> Parser<'s> {
                     Some(c) => line.push(c),
                 }
             }
-            let _ = start;
             let mut content: &[u8] = &line;
             if doc.strip_tabs {
                 while let [b'\t', rest @ ..] = content {
@@ -1406,12 +1424,22 @@ impl<'s> Parser<'s> {
             if content == delim {
                 break;
             }
-            body.extend_from_slice(content);
-            if ended {
-                // bash warns and takes what there is.
+            if self.in_comsub
+                && let Some(rest) = content.strip_prefix(delim)
+                && rest.contains(&b')')
+            {
+                let skipped = line.len() - content.len() + delim.len();
+                (self.pos, self.line) = (at.0 + skipped, at.1);
+                self.warn_unended_heredoc(last_line, started, delim);
                 break;
             }
+            body.extend_from_slice(content);
+            // A last line without its newline gets one (bash).
             body.push(b'\n');
+            if ended {
+                self.warn_unended_heredoc(last_line, started, delim);
+                break;
+            }
         }
         let word = if doc.quoted {
             Word {
@@ -1419,13 +1447,50 @@ impl<'s> Parser<'s> {
             }
         } else {
             let mut src = Text;
-            let mut p = Parser::new(&body, &mut src, self.aliases.clone()).with_line(self.line);
+            let mut p = Parser::new(&body, &mut src, self.aliases.clone()).with_line(body_line);
             p.depth = self.depth;
             p.in_heredoc = true;
-            p.heredoc_word()?
+            let word = p.heredoc_word();
+            self.warnings.append(&mut p.warnings);
+            match word {
+                Ok(w) => w,
+                Err(e) => {
+                    let mut lines = Vec::new();
+                    for m in e.message.split('\n') {
+                        lines.push(format!("line {}: {m}", e.line).into_bytes());
+                    }
+                    if let Some(o) = &e.offending {
+                        let mut l = format!("line {}: `", e.line).into_bytes();
+                        l.extend_from_slice(o);
+                        l.push(b'\'');
+                        lines.push(l);
+                    }
+                    Word {
+                        parts: vec![Part::Unparsed {
+                            text: body,
+                            error: lines,
+                        }],
+                    }
+                }
+            }
         };
         let _ = doc.body.set(word);
         Ok(())
+    }
+
+    fn warn_unended_heredoc(&mut self, line: u32, started: u32, delim: &[u8]) {
+        self.warnings.push((
+            line,
+            format!(
+                "warning: here-document at line {started} delimited by end-of-file (wanted `{}')",
+                String::from_utf8_lossy(delim)
+            ),
+        ));
+    }
+
+    /// The warnings found so far, to print; they are gone from the parser.
+    pub fn take_warnings(&mut self) -> Vec<(u32, String)> {
+        std::mem::take(&mut self.warnings)
     }
 
     /// An unquoted here-doc body: `$`, backticks and `\` before `$`, `` ` ``,
@@ -1869,7 +1934,9 @@ impl<'s> Parser<'s> {
     /// eaten.
     fn paren_list(&mut self) -> Result<List> {
         self.enter()?;
+        let outer = std::mem::replace(&mut self.in_comsub, true);
         let list = self.list(End::Paren);
+        self.in_comsub = outer;
         self.depth -= 1;
         let list = list?;
         self.linebreak()?;
@@ -2121,6 +2188,7 @@ impl<'s> Parser<'s> {
         let mut p = Parser::new(&text, &mut src, self.aliases.clone()).with_line(line);
         p.depth = self.depth;
         let list = p.program();
+        self.warnings.append(&mut p.warnings);
         self.depth -= 1;
         Ok(Part::CommandSub(Rc::new(list?)))
     }

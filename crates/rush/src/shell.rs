@@ -1016,6 +1016,10 @@ impl Shell {
             if let (Some(p), Some(t0)) = (self.perf.as_mut(), t0) {
                 p.record(crate::perf::Phase::Parse, t0.elapsed());
             }
+            let warnings = parser.take_warnings();
+            if !warnings.is_empty() {
+                self.parse_warnings(warnings);
+            }
             match cmd {
                 Ok(None) => return self.status,
                 Ok(Some(list)) => {
@@ -1067,6 +1071,32 @@ impl Shell {
     /// Reports a syntax error as bash does: where the text came from (a
     /// file's name or the shell's, `-c` or `eval` before the line), then
     /// the line with the unexpected token.
+    /// The name errors start with outside an interactive shell: the file
+    /// being run (the innermost function's or sourced file's, the
+    /// script's), or else `$0`.
+    pub fn script_name(&self) -> Vec<u8> {
+        match self.frames.last() {
+            Some(f) => f.file.to_vec(),
+            None => self.arg0.clone(),
+        }
+    }
+
+    /// Prints the parser's warnings (`here-document … delimited by
+    /// end-of-file`) as bash does, each with its line.
+    pub fn parse_warnings(&mut self, warnings: Vec<(u32, String)>) {
+        for (line, msg) in warnings {
+            let text = if self.opts.interactive {
+                format!("{}: {msg}\n", self.name)
+            } else {
+                format!(
+                    "{}: line {line}: {msg}\n",
+                    String::from_utf8_lossy(&self.script_name())
+                )
+            };
+            self.err_out(text.as_bytes());
+        }
+    }
+
     pub fn syntax_error(&mut self, e: &ParseError) {
         self.line = e.line;
         // What the parser refuses that is not a syntax error (`for
@@ -1158,7 +1188,12 @@ impl Shell {
         let mut status = 0;
         loop {
             self.update_aliases(parser);
-            match parser.next_command() {
+            let cmd = parser.next_command();
+            let warnings = parser.take_warnings();
+            if !warnings.is_empty() {
+                self.parse_warnings(warnings);
+            }
+            match cmd {
                 Ok(None) => return Ok(status),
                 Ok(Some(list)) => {
                     if self.opts.noexec {

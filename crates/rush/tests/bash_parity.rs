@@ -2987,3 +2987,34 @@ fn bash_names_the_running_shell() {
         0,
     );
 }
+
+/// A here-document that the end of the input ends is used, with a
+/// newline after its last line, and bash's warning; inside `$(…)`, a line
+/// that starts with the delimiter and has a `)` after it ends the
+/// document (`x=$(cat <<EOF … EOF)`), with the same warning.
+#[test]
+fn heredoc_ended_by_eof_or_paren() {
+    like_bash(
+        "exec 2>&1\ne=$(cat <<EOF\ncontents\nEOF)\necho \"[$e]\"\nx=$(cat <<\\)\nhi\n))\necho \"[$x]\"\ncat <<EOF\nlast",
+        &[],
+        "sh: line 4: warning: here-document at line 2 delimited by end-of-file (wanted `EOF')\n\
+         [contents]\n\
+         sh: line 8: warning: here-document at line 6 delimited by end-of-file (wanted `)')\n\
+         [hi]\n\
+         sh: line 11: warning: here-document at line 10 delimited by end-of-file (wanted `EOF')\n\
+         last\n",
+        0,
+    );
+}
+
+/// A here-document's body is parsed when it is expanded, as bash does: an
+/// unclosed `$(` in it fails that command (status 1), not the script.
+#[test]
+fn heredoc_body_parse_error_fails_the_command() {
+    like_bash(
+        "exec 2>&1; read foo <<EOF\n$(seq 10\nEOF\necho \"[$foo] $?\"",
+        &[],
+        "sh: command substitution: line 3: unexpected EOF while looking for matching `)'\n[] 1\n",
+        0,
+    );
+}
