@@ -879,11 +879,22 @@ impl Shell {
                 } else {
                     Some(b' ')
                 };
+                // Split, the elements are joined with IFS's first
+                // character and then split (bash), which differs from
+                // splitting each where an element starts or ends with a
+                // separator: ("a'" b) with IFS="'" is a, "", b. With IFS
+                // empty each stays a field.
+                let ifs0 = f.ifs.first().copied();
                 for (i, a) in list.iter().enumerate() {
                     if i > 0 {
                         if !joined {
-                            f.finish();
-                            f.last = Delim::White;
+                            match ifs0 {
+                                Some(c) => f.expansion(&[c]),
+                                None => {
+                                    f.finish();
+                                    f.last = Delim::White;
+                                }
+                            }
                         } else if let Some(sep) = sep {
                             f.expansion(&[sep]);
                         }
@@ -1082,6 +1093,16 @@ impl Shell {
                 match &subject {
                     Subject::One(v) => {
                         let r = slice_chars(v.as_deref().unwrap_or_default(), off, len);
+                        self.push_value(&r, ctx, f);
+                    }
+                    // `${s[@]:off:len}` of a string: its characters, as
+                    // `${s:off:len}` (bash).
+                    Subject::Many(list, _)
+                        if p.index.is_some()
+                            && matches!(self.vars.value(&name), Some(Value::Str(_))) =>
+                    {
+                        let v = list.first().map(Vec::as_slice).unwrap_or_default();
+                        let r = slice_chars(v, off, len);
                         self.push_value(&r, ctx, f);
                     }
                     // `${a[@]:off:len}` of an indexed array: the offset is an

@@ -2325,10 +2325,12 @@ impl<'s> Parser<'s> {
             }
         } else if self.peek() == Some(b'!')
             && (self.peek_at(1).is_some_and(|c| c.is_ascii_digit())
-                || self.peek_at(1) == Some(b'#') && self.peek_at(2) == Some(b'}'))
+                || matches!(self.peek_at(1), Some(b'#' | b'*' | b'@'))
+                    && self.peek_at(2) == Some(b'}'))
         {
-            // `${!#}`, `${!1}`, `${!1#a}`, `${!1:-d}`: indirection through a
-            // positional or special parameter, with any operator after it.
+            // `${!#}`, `${!1}`, `${!1#a}`, `${!1:-d}`, `${!*}`: indirection
+            // through a positional or special parameter, with any operator
+            // after it.
             self.bump();
             indirect = true;
         } else if self.peek() == Some(b'!') && self.peek_at(1).is_some_and(is_name_start) {

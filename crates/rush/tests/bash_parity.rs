@@ -3018,3 +3018,32 @@ fn heredoc_body_parse_error_fails_the_command() {
         0,
     );
 }
+
+/// Unquoted `$@` and `${a[@]}` are joined with IFS's first character and
+/// then split, so an element that starts or ends with a separator makes
+/// an empty field, as in bash; with IFS empty each element stays a field.
+#[test]
+fn unquoted_list_joined_then_split() {
+    like_bash(
+        "recho() { printf '<%s>' \"$@\"; echo; }; IFS=\"'\"; arr=(\"'a'\" \"'b'\" c); recho ${arr[@]}; \
+         arr=('' b); recho ${arr[@]}; arr=('' ''); recho ${arr[@]}; arr=(\"a'\" b); recho x${arr[@]}y; \
+         IFS=' :'; arr=(a: :b); recho ${arr[@]}; set -- \"x'y\" \"'z'\"; IFS=\"'\"; recho $@ $*; \
+         IFS=; arr=(a: :b); recho ${arr[@]}",
+        &[],
+        "<><a><><><b><><c>\n<><b>\n<>\n<xa><><by>\n<a><><b>\n<x><y><><z><x><y><><z>\n<a:><:b>\n",
+        0,
+    );
+}
+
+/// `${!*}` and `${!@}` are indirections through `$*`/`$@`, and
+/// `${s[@]:off:len}` of a string is its substring.
+#[test]
+fn indirect_star_and_string_slice_with_at() {
+    like_bash(
+        "exec 2>&1; set -- a; a=X; echo ${!*} ${!@}; set --; echo \"[${!*}]\"; f=abcd; x=${f[@]:0:1}; \
+         echo $x \"${f[@]:1:2}\"; g=(abcd ef); echo ${g[@]:1:1}; set -- 'a b'; echo ${!@}; echo next",
+        &[],
+        "X X\n[]\na bc\nef\nsh: line 1: a b: invalid variable name\n",
+        1,
+    );
+}
