@@ -74,6 +74,9 @@ pub fn main_with(arg0: Vec<u8>, args: Vec<OsString>) -> i32 {
     let mut rc = interactive::RcFile::Default;
     // `+m` turns job control off in an interactive shell.
     let mut monitor = true;
+    // `-r`, `--restricted`, or started as `rbash`: restricted once the
+    // start-up files have run (bash).
+    let mut restricted = base.strip_prefix(b"-").unwrap_or(base) == b"rbash";
     let mut i = 0;
     // Options, then operands.
     while i < args.len() {
@@ -118,9 +121,7 @@ pub fn main_with(arg0: Vec<u8>, args: Vec<OsString>) -> i32 {
                 b"--verbose" => {
                     builtins::set_option(&mut sh, "verbose", true);
                 }
-                b"--restricted" => {
-                    return usage_error("--restricted: restricted mode is not supported");
-                }
+                b"--restricted" => restricted = true,
                 _ => {
                     return usage_error(&format!("{}: invalid option", String::from_utf8_lossy(a)));
                 }
@@ -142,9 +143,7 @@ pub fn main_with(arg0: Vec<u8>, args: Vec<OsString>) -> i32 {
                     monitor = on;
                     sh.opts.monitor = on;
                 }
-                b'r' if on => {
-                    return usage_error("-r: restricted mode is not supported");
-                }
+                b'r' if on => restricted = true,
                 b'o' | b'O' => {
                     let Some(name) = args.get(next) else {
                         return usage_error(&format!(
@@ -178,6 +177,10 @@ pub fn main_with(arg0: Vec<u8>, args: Vec<OsString>) -> i32 {
     }
     if login {
         builtins::set_shopt_forced(&mut sh, "login_shell", true);
+    }
+    if restricted {
+        builtins::set_shopt_forced(&mut sh, "restricted_shell", true);
+        sh.drop_imported_functions();
     }
     let operands = &args[i..];
     let input = if command.is_some() {
@@ -222,6 +225,10 @@ pub fn main_with(arg0: Vec<u8>, args: Vec<OsString>) -> i32 {
     sh.last_arg = sh.arg0.clone();
     if login && profiles {
         read_profiles(&mut sh);
+    }
+    // An interactive shell reads its rc file first (interactive::start).
+    if restricted && !(matches!(input, Input::Stdin) && sh.opts.interactive) {
+        sh.make_restricted(true);
     }
     let status = match input {
         Input::Command(text) => {
@@ -321,6 +328,9 @@ standard input. Options:
   -abCeEfhnTuvx    set's single-letter options (+ turns them off)
   -o NAME, +o NAME set's long options (set -o lists them)
   -O NAME, +O NAME shopt options (shopt lists them)
+  -r, --restricted a restricted shell (as rbash) once the start-up files
+                   have run: no cd, no / in command names, no output
+                   redirections, no exec; set +r cannot undo it
   --noprofile      do not read the login files
   --norc           an interactive shell reads no ~/.rushrc
   --rcfile FILE, --init-file FILE

@@ -69,6 +69,10 @@ pub struct Options {
     pub onecmd: bool,
     pub physical: bool,
     pub privileged: bool,
+    /// `set -r`, `-r`, or started as `rbash`: the restricted shell (no
+    /// `cd`, no `/` in command names, no output redirections, ...), which
+    /// `set +r` cannot turn off.
+    pub restricted: bool,
     pub interactive: bool,
     /// Commands came from `-c`.
     pub command_mode: bool,
@@ -162,6 +166,7 @@ impl Options {
         for l in "abefhikmnprtuvxBCEHPT".chars() {
             let on = match l {
                 'i' => self.interactive,
+                'r' => self.restricted,
                 l => Options::letter(l).is_some_and(|name| self.get(name) == Some(true)),
             };
             if on {
@@ -720,6 +725,49 @@ impl Shell {
         if let Some(p) = path {
             let _ = self.vars.set(b"BASH", p);
         }
+    }
+
+    /// Makes the shell restricted (`set -r`, `-r`, `rbash`). PATH, SHELL,
+    /// ENV, BASH_ENV and HISTFILE become read-only, at start and by
+    /// `set -r` outside `-c` (bash, which does not do it for `set -r`
+    /// before the shell is initialized).
+    pub fn make_restricted(&mut self, at_start: bool) {
+        self.opts.restricted = true;
+        if at_start || !self.opts.command_mode {
+            for name in [&b"PATH"[..], b"SHELL", b"ENV", b"BASH_ENV", b"HISTFILE"] {
+                let _ = self.vars.readonly(name, None);
+            }
+        }
+    }
+
+    /// A shell started restricted (`-r`, `rbash`) takes no functions from
+    /// its environment (bash): those imported at start are dropped.
+    pub fn drop_imported_functions(&mut self) {
+        let imported: Vec<Vec<u8>> = self
+            .function_files
+            .iter()
+            .filter(|(_, f)| &***f == b"environment")
+            .map(|(n, _)| n.clone())
+            .collect();
+        for name in imported {
+            self.export_function(&name, false);
+            self.functions.remove(&name);
+            self.function_files.remove(&name);
+        }
+    }
+
+    /// In a restricted shell, an error naming what was refused (bash's
+    /// `sh_restricted`): `what: restricted`, or `restricted` alone.
+    /// Returns whether the shell is restricted.
+    pub fn refuse_restricted(&self, what: Option<&[u8]>) -> bool {
+        if !self.opts.restricted {
+            return false;
+        }
+        match what {
+            Some(w) => self.error(&format!("{}: restricted", String::from_utf8_lossy(w))),
+            None => self.error("restricted"),
+        }
+        true
     }
 
     /// `export -f name` (`on`) or `export -fn name`: whether there is such
@@ -2633,6 +2681,9 @@ impl Shell {
                 && self.is_dynamic(&a.name)
             {
                 if a.name == b"BASH_CMDS" {
+                    if !crate::builtins::restricted_hash_target(self, "", &v) {
+                        return Err(Flow::Abort(1));
+                    }
                     if let Ok(c) = CString::new(v) {
                         self.hash_insert(k, c, 0);
                     }
@@ -3240,6 +3291,13 @@ impl Shell {
         tail: bool,
     ) -> Exec {
         let name = &argv[0];
+        if self.opts.restricted && name.contains(&b'/') {
+            self.error(&format!(
+                "{}: restricted: cannot specify `/' in command names",
+                String::from_utf8_lossy(name)
+            ));
+            return Ok(1);
+        }
         // `PATH=dir cmd` looks cmd up in that PATH.
         let prefix_path = assigns
             .iter()
@@ -3634,6 +3692,23 @@ impl Shell {
             }
         };
         let shown = || String::from_utf8_lossy(&target).into_owned();
+        // A restricted shell writes no files (bash).
+        if self.opts.restricted
+            && matches!(
+                r.op,
+                RedirOp::Out
+                    | RedirOp::Clobber
+                    | RedirOp::Append
+                    | RedirOp::ReadWrite
+                    | RedirOp::OutErr
+                    | RedirOp::AppendOutErr
+            )
+        {
+            return Err(Some(format!(
+                "{}: restricted: cannot redirect output",
+                shown()
+            )));
+        }
         let open = |flags: rustix::fs::OFlags| -> Result<OwnedFd, Option<String>> {
             let path = std::ffi::OsStr::from_bytes(&target);
             rustix::fs::open(
@@ -3694,6 +3769,12 @@ impl Shell {
                 else {
                     if r.op == RedirOp::DupOut && r.fd.is_none() {
                         // `>& file` (bash): stdout and stderr to a file.
+                        if self.opts.restricted {
+                            return Err(Some(format!(
+                                "{}: restricted: cannot redirect output",
+                                shown()
+                            )));
+                        }
                         let f = open(O::WRONLY | O::CREATE | O::TRUNC)?;
                         self.save(1, saved);
                         self.save(2, saved);

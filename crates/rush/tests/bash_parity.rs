@@ -3047,3 +3047,56 @@ fn indirect_star_and_string_slice_with_at() {
         1,
     );
 }
+
+/// `set -r` makes a restricted shell, as bash's: no `cd`, no `/` in
+/// command names or `.` files, no output redirections, no `exec` of a
+/// command, no `command -p`, no `hash -p` outside PATH, and no way back.
+#[test]
+fn restricted_shell_refuses_what_bash_refuses() {
+    let dir = tempfile::tempdir().unwrap();
+    like_bash_in(
+        dir.path(),
+        &[],
+        "exec 2>&1; printf 'echo sourced\\n' > s; set -r; echo $-; cd /; echo cd $?; /bin/echo x; echo slash $?\n\
+         . ./s; echo dot $?\necho hi > f\necho redir $?; echo hi >> f\necho hi &> f\ntest -e f; echo ls $?\n\
+         command -p echo x; echo p $?; hash -p /bin/sh sh; echo hash $?; hash -p nosuchcmd a; echo hash2 $?\n\
+         exec echo gone; echo exec $?; set +r; echo plus $?; echo $-",
+        "hrBc\nsh: line 1: cd: restricted\ncd 1\n\
+         sh: line 1: /bin/echo: restricted: cannot specify `/' in command names\nslash 1\n\
+         sh: line 2: .: ./s: restricted\ndot 1\nsh: line 3: f: restricted: cannot redirect output\n\
+         redir 1\nsh: line 4: f: restricted: cannot redirect output\n\
+         sh: line 5: f: restricted: cannot redirect output\nls 1\n\
+         sh: line 7: command: -p: restricted\np 1\nsh: line 7: hash: /bin/sh: restricted\nhash 1\n\
+         sh: line 7: hash: nosuchcmd: not found\nhash2 1\nsh: line 8: exec: restricted\nexec 1\n\
+         sh: line 8: set: +r: invalid option\n\
+         set: usage: set [-abefhkmnptuvxBCEHPT] [-o option-name] [--] [-] [arg ...]\nplus 1\nhrBc\n",
+        0,
+    );
+}
+
+/// Started with `-r`, the shell is restricted from the start: PATH and
+/// SHELL are read-only, `shopt restricted_shell` is on, and functions in
+/// the environment are not imported.
+#[test]
+fn restricted_from_the_start() {
+    like_bash_in(
+        std::path::Path::new("/"),
+        &["-r"],
+        "exec 2>&1; shopt restricted_shell; readonly -p | grep -c ' PATH='; PATH=/x; echo $?",
+        "restricted_shell\ton\n1\nsh: line 1: PATH: readonly variable\n",
+        1,
+    );
+}
+
+/// An unknown `set` letter is an error with bash's usage line, status 2;
+/// the script goes on.
+#[test]
+fn set_invalid_option_goes_on() {
+    like_bash(
+        "exec 2>&1; set -Q\necho after $?",
+        &[],
+        "sh: line 1: set: -Q: invalid option\n\
+         set: usage: set [-abefhkmnptuvxBCEHPT] [-o option-name] [--] [-] [arg ...]\nafter 2\n",
+        0,
+    );
+}

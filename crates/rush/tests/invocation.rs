@@ -125,10 +125,6 @@ fn bad_options_are_named() {
             "rush: --rcfile: option requires an argument\n",
         ),
         (&["-O"], "rush: -O: option requires an argument\n"),
-        (
-            &["--restricted", "-c", "true"],
-            "rush: --restricted: restricted mode is not supported\n",
-        ),
     ] {
         let r = run(args, None);
         assert_eq!(r.status, 2, "{args:?}");

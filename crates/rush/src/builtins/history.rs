@@ -103,6 +103,13 @@ pub fn history(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 return Ok(emit(sh, "history", &out));
             }
             f @ (b"-a" | b"-w" | b"-r" | b"-n") => {
+                if let Some(named) = args.get(1)
+                    && named.contains(&b'/')
+                    && sh.opts.restricted
+                {
+                    sh.error(&format!("history: {}: restricted", lossy(named)));
+                    return Ok(1);
+                }
                 let Some(path) = args.get(1).cloned().or_else(|| file(sh)) else {
                     return Ok(0);
                 };

@@ -598,6 +598,10 @@ fn source(sh: &mut Shell, argv: Args<'_>) -> Exec {
         sh.error(&format!("{name}: filename argument required"));
         return Ok(2);
     };
+    if file.contains(&b'/') && sh.opts.restricted {
+        sh.error(&format!("{name}: {}: restricted", lossy(file)));
+        return Ok(1);
+    }
     let path = if file.contains(&b'/') {
         file.clone()
     } else {
@@ -683,6 +687,9 @@ fn exec(sh: &mut Shell, argv: Args<'_>) -> Exec {
     if args.is_empty() {
         // Redirections on `exec` alone stay: handled by the caller.
         return Ok(0);
+    }
+    if sh.refuse_restricted(Some(b"exec")) {
+        return Ok(1);
     }
     let name = &args[0];
     let Some(path) = sh.find_command(name) else {
@@ -1506,6 +1513,15 @@ pub fn set_flags(sh: &mut Shell, cluster: &[u8]) -> Result<(), char> {
     let on = cluster[0] == b'-';
     for &c in &cluster[1..] {
         let c = c as char;
+        // `set -r` makes the shell restricted, and nothing turns it off.
+        if c == 'r' {
+            if on {
+                sh.make_restricted(false);
+            } else if sh.opts.restricted {
+                return Err(c);
+            }
+            continue;
+        }
         let Some(name) = Options::letter(c) else {
             return Err(c);
         };
@@ -1604,7 +1620,12 @@ fn set(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 }
             } else if let Err(c) = set_flags(sh, &[a[0], c]) {
                 sh.error(&format!("set: {}{c}: invalid option", a[0] as char));
-                return Err(Flow::Exit(2));
+                sh.err_out(
+                    b"set: usage: set [-abefhkmnptuvxBCEHPT] [-o option-name] [--] [-] [arg ...]\n",
+                );
+                // `set +r` in a restricted shell is refused after the
+                // options are read, with status 1 (bash).
+                return Ok(if c == 'r' { 1 } else { 2 });
             }
         }
         i = next;
@@ -2092,6 +2113,9 @@ fn command(sh: &mut Shell, argv: Args<'_>) -> Exec {
         }
         i += 1;
     }
+    if default_path && sh.refuse_restricted(Some(b"command: -p")) {
+        return Ok(1);
+    }
     let args = &argv[i..];
     if args.is_empty() {
         return Ok(0);
@@ -2267,6 +2291,24 @@ fn type_(sh: &mut Shell, argv: Args<'_>) -> Exec {
     Ok(status)
 }
 
+/// Whether `path` may go into the command hash table (`hash -p`,
+/// `BASH_CMDS[name]=`): anything, unless the shell is restricted, where it
+/// must be a name without `/` that `PATH` finds (bash).
+pub fn restricted_hash_target(sh: &mut Shell, who: &str, path: &[u8]) -> bool {
+    if !sh.opts.restricted {
+        return true;
+    }
+    let problem = if path.contains(&b'/') {
+        "restricted"
+    } else if sh.find_command(path).is_none() {
+        "not found"
+    } else {
+        return true;
+    };
+    sh.error(&format!("{who}{}: {problem}", lossy(path)));
+    false
+}
+
 fn hash(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let Ok((opts, i)) = getopt(sh, argv, b"dlp:rt", HASH_USAGE) else {
         return Ok(2);
@@ -2274,6 +2316,11 @@ fn hash(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let has = |c: u8| opts.iter().any(|o| o.letter == c);
     let (delete, portable, expunge, targets) = (has(b'd'), has(b'l'), has(b'r'), has(b't'));
     let pathname = opts.iter().rev().find_map(|o| o.arg.clone());
+    if let Some(p) = &pathname
+        && !restricted_hash_target(sh, "hash: ", p)
+    {
+        return Ok(1);
+    }
     let names = &argv[i..];
     if names.is_empty() && (delete || targets) {
         let flag = if delete { "-d" } else { "-t" };
@@ -2410,6 +2457,9 @@ fn cd(sh: &mut Shell, argv: Args<'_>) -> Exec {
 /// `cd`, with errors in the name of `who` (`pushd` and `popd` change
 /// directory through it).
 pub(crate) fn cd_as(sh: &mut Shell, who: &str, argv: Args<'_>) -> Exec {
+    if sh.refuse_restricted(Some(who.as_bytes())) {
+        return Ok(1);
+    }
     let mut i = 1;
     let mut physical = false;
     while let Some(a) = argv.get(i) {

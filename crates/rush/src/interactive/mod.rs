@@ -467,6 +467,9 @@ fn start(sh: &mut Shell, rc: &RcFile, login: bool, monitor: bool) {
     {
         source_file(sh, &path);
     }
+    if crate::builtins::shopt_on(sh, "restricted_shell") {
+        sh.make_restricted(true);
+    }
     let (size, _, _) = hist::settings(sh);
     if let Some(f) = hist::file(sh) {
         sh.history.load(&f, size);
