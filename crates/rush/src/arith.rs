@@ -12,11 +12,29 @@ pub trait Env {
     fn get(&mut self, name: &[u8]) -> Option<Vec<u8>>;
     /// Assigns a variable (fails on a readonly one).
     fn set(&mut self, name: &[u8], value: i64) -> std::result::Result<(), String>;
+    /// `a[expr]` with its subscript evaluated, once, for a step or an
+    /// assignment that reads and then writes it (`a[RANDOM%6]++`).
+    fn pin(&mut self, name: &[u8]) -> Vec<u8> {
+        name.to_vec()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Error {
     pub message: String,
+}
+
+impl Error {
+    /// The message with bash's error token: `text` from `at` on.
+    fn at(mut self, text: &[u8], at: usize) -> Self {
+        let token = text.get(at..).unwrap_or_default();
+        self.message = format!(
+            "{} (error token is \"{}\")",
+            self.message,
+            String::from_utf8_lossy(token)
+        );
+        self
+    }
 }
 
 impl fmt::Display for Error {
@@ -38,8 +56,10 @@ enum Expr {
         delta: i64,
         prefix: bool,
     },
-    Binary(&'static str, Box<Expr>, Box<Expr>),
-    Assign(&'static str, Vec<u8>, Box<Expr>),
+    /// The operator, its operands, and where bash's error token starts
+    /// for a fault in it (division by 0): the right operand's first token.
+    Binary(&'static str, Box<Expr>, Box<Expr>, usize),
+    Assign(&'static str, Vec<u8>, Box<Expr>, usize),
     Cond(Box<Expr>, Box<Expr>, Box<Expr>),
     Comma(Box<Expr>, Box<Expr>),
 }
@@ -120,7 +140,28 @@ fn lex(s: &[u8]) -> Result<(Vec<Tok>, Vec<usize>)> {
             out.push(Tok::Name(s[start..i].to_vec()));
             continue;
         }
-        match OPS.iter().find(|op| s[i..].starts_with(op.as_bytes())) {
+        match OPS
+            .iter()
+            .copied()
+            .find(|op| s[i..].starts_with(op.as_bytes()))
+        {
+            // `++`/`--` as bash reads them: after a variable, its postfix
+            // step; before one (blanks between allowed), its prefix step;
+            // otherwise two signs (`4++` is 4 + +...).
+            Some(op @ ("++" | "--")) => {
+                let after_var = matches!(out.last(), Some(Tok::Name(_)));
+                let before_var = s[i + 2..]
+                    .iter()
+                    .find(|c| !c.is_ascii_whitespace())
+                    .is_some_and(|&c| c.is_ascii_alphabetic() || c == b'_');
+                if after_var || before_var {
+                    out.push(Tok::Op(op));
+                    i += 2;
+                } else {
+                    out.push(Tok::Op(&op[..1]));
+                    i += 1;
+                }
+            }
             Some(op) => {
                 out.push(Tok::Op(op));
                 i += op.len();
@@ -250,14 +291,24 @@ impl Parser<'_> {
                     String::from_utf8_lossy(&self.text[at..])
                 ));
             }
-            Some(Tok::Op(o)) => o.to_string(),
-            Some(Tok::Num(n)) => n.to_string(),
-            Some(Tok::Name(n)) => String::from_utf8_lossy(n).into_owned(),
+            Some(_) => {
+                let at = self.starts.get(self.i).copied().unwrap_or(0);
+                String::from_utf8_lossy(&self.text[at..]).into_owned()
+            }
         };
         err(format!(
             "{}: syntax error in expression (error token is \"{rest}\")",
-            String::from_utf8_lossy(self.text).trim()
+            String::from_utf8_lossy(self.text.trim_ascii_start())
         ))
+    }
+
+    /// Where the current token starts, or at the end the last one.
+    fn token_at(&self) -> usize {
+        self.starts
+            .get(self.i)
+            .or(self.starts.last())
+            .copied()
+            .unwrap_or(0)
     }
 
     /// `what` with the text from the current token (or, at the end, the
@@ -297,7 +348,8 @@ impl Parser<'_> {
             let name = n.clone();
             self.i += 2;
             let rhs = self.assign()?;
-            return Ok(Expr::Assign(op, name, Box::new(rhs)));
+            // A fault in `x /= 0` names the last token read (bash).
+            return Ok(Expr::Assign(op, name, Box::new(rhs), self.token_at()));
         }
         self.cond()
     }
@@ -327,7 +379,9 @@ impl Parser<'_> {
             if self.peek().is_none() {
                 return self.said("expression expected");
             }
-            let b = self.assign()?;
+            // The branch after `:` is a conditional, not an assignment
+            // (bash: `1 ? 2 : x+=2` assigns to no variable).
+            let b = self.cond()?;
             return Ok(Expr::Cond(Box::new(c), Box::new(a), Box::new(b)));
         }
         Ok(c)
@@ -341,10 +395,11 @@ impl Parser<'_> {
                 break;
             }
             self.i += 1;
+            let at = self.token_at();
             // `**` is right-associative.
             let next = if op == "**" { prec } else { prec + 1 };
             let rhs = self.binary(next)?;
-            lhs = Expr::Binary(op, Box::new(lhs), Box::new(rhs));
+            lhs = Expr::Binary(op, Box::new(lhs), Box::new(rhs), at);
         }
         Ok(lhs)
     }
@@ -467,13 +522,15 @@ impl Eval<'_> {
             return Ok(0);
         };
         let t = String::from_utf8_lossy(&v);
-        let t = t.trim();
-        if t.is_empty() {
+        let trimmed = t.trim();
+        if trimmed.is_empty() {
             return Ok(0);
         }
-        if let Ok(n) = t.parse::<i64>() {
+        if let Ok(n) = trimmed.parse::<i64>() {
             return Ok(n);
         }
+        // Evaluated as it is: an error shows its trailing blanks (bash).
+        let t = t.trim_start();
         if self.depth >= MAX_RECURSION {
             return err(format!(
                 "{}: expression recursion level exceeded",
@@ -486,17 +543,25 @@ impl Eval<'_> {
         r
     }
 
+    fn pinned(&mut self, name: &[u8]) -> Vec<u8> {
+        if name.contains(&b'[') {
+            self.env.pin(name)
+        } else {
+            name.to_vec()
+        }
+    }
+
     fn set(&mut self, name: &[u8], v: i64) -> Result<i64> {
         self.env.set(name, v).map_err(|message| Error { message })?;
         Ok(v)
     }
 
-    fn eval(&mut self, e: &Expr) -> Result<i64> {
+    fn eval(&mut self, e: &Expr, text: &[u8]) -> Result<i64> {
         Ok(match e {
             Expr::Num(n) => *n,
             Expr::Var(n) => self.var(n)?,
             Expr::Unary(op, a) => {
-                let a = self.eval(a)?;
+                let a = self.eval(a, text)?;
                 match *op {
                     "-" => a.wrapping_neg(),
                     "+" => a,
@@ -509,40 +574,46 @@ impl Eval<'_> {
                 delta,
                 prefix,
             } => {
+                let name = &self.pinned(name);
                 let old = self.var(name)?;
                 let new = old.wrapping_add(*delta);
                 self.set(name, new)?;
                 if *prefix { new } else { old }
             }
-            Expr::Binary(op, a, b) => match *op {
-                "&&" => i64::from(self.eval(a)? != 0 && self.eval(b)? != 0),
-                "||" => i64::from(self.eval(a)? != 0 || self.eval(b)? != 0),
+            Expr::Binary(op, a, b, at) => match *op {
+                "&&" => i64::from(self.eval(a, text)? != 0 && self.eval(b, text)? != 0),
+                "||" => i64::from(self.eval(a, text)? != 0 || self.eval(b, text)? != 0),
                 op => {
-                    let a = self.eval(a)?;
-                    let b = self.eval(b)?;
-                    apply(op, a, b)?
+                    let a = self.eval(a, text)?;
+                    let b = self.eval(b, text)?;
+                    apply(op, a, b).map_err(|e| e.at(text, *at))?
                 }
             },
-            Expr::Assign(op, name, rhs) => {
-                let r = self.eval(rhs)?;
+            Expr::Assign(op, name, rhs, at) => {
+                let r = self.eval(rhs, text)?;
+                let name = &if *op == "=" {
+                    name.clone()
+                } else {
+                    self.pinned(name)
+                };
                 let v = if *op == "=" {
                     r
                 } else {
                     let old = self.var(name)?;
-                    apply(&op[..op.len() - 1], old, r)?
+                    apply(&op[..op.len() - 1], old, r).map_err(|e| e.at(text, *at))?
                 };
                 self.set(name, v)?
             }
             Expr::Cond(c, a, b) => {
-                if self.eval(c)? != 0 {
-                    self.eval(a)?
+                if self.eval(c, text)? != 0 {
+                    self.eval(a, text)?
                 } else {
-                    self.eval(b)?
+                    self.eval(b, text)?
                 }
             }
             Expr::Comma(a, b) => {
-                self.eval(a)?;
-                self.eval(b)?
+                self.eval(a, text)?;
+                self.eval(b, text)?
             }
         })
     }
@@ -555,7 +626,7 @@ fn apply(op: &str, a: i64, b: i64) -> Result<i64> {
         "*" => a.wrapping_mul(b),
         "/" | "%" => {
             if b == 0 {
-                return err("division by 0 (error token is \"0\")");
+                return err("division by 0");
             }
             if op == "/" {
                 a.wrapping_div(b)
@@ -565,7 +636,7 @@ fn apply(op: &str, a: i64, b: i64) -> Result<i64> {
         }
         "**" => {
             if b < 0 {
-                return err("exponent less than 0 (error token is \"0\")");
+                return err("exponent less than 0");
             }
             let mut r: i64 = 1;
             let mut base = a;
@@ -610,7 +681,7 @@ fn eval_nested(text: &[u8], ev: &mut Eval<'_>) -> Result<i64> {
         return p.syntax();
     }
     // bash names the expression before a fault found while evaluating.
-    ev.eval(&e).map_err(|mut e| {
+    ev.eval(&e, text).map_err(|mut e| {
         if e.message.starts_with("division by 0") || e.message.starts_with("exponent less than 0") {
             e.message = format!(
                 "{}: {}",

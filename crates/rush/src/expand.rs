@@ -507,6 +507,14 @@ impl Shell {
                 };
                 r.map_err(|e| e.to_string())
             }
+            fn pin(&mut self, name: &[u8]) -> Vec<u8> {
+                if let Some((n, sub)) = split_sub(name)
+                    && let Ok(crate::vars::Key::Index(i)) = self.0.array_key(n, sub)
+                {
+                    return [n, format!("[{i}]").as_bytes()].concat();
+                }
+                name.to_vec()
+            }
         }
         let nounset = self.opts.nounset;
         if nounset {

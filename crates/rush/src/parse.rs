@@ -111,6 +111,8 @@ pub struct Parser<'s> {
     brace_start: u32,
     /// Reading a here-document's body.
     in_heredoc: bool,
+    /// Reading the offset of `${x:off:len}`, where `?`…`:` nest.
+    slice_offset: bool,
     /// Inside `$(…)`, `<(…)` or `>(…)`, where a here-document's line that
     /// starts with its delimiter and has a `)` after it ends the document
     /// (bash's compatibility rule: `x=$(cat <<EOF … EOF)`).
@@ -179,6 +181,7 @@ impl<'s> Parser<'s> {
             unaliased_line: None,
             dq_param: false,
             in_heredoc: false,
+            slice_offset: false,
             in_comsub: false,
             warnings: Vec::new(),
         }
@@ -2131,9 +2134,15 @@ impl<'s> Parser<'s> {
                     depth -= 1;
                     lit.push(c);
                 }
+                // As in double quotes: `\$`, `` \` `` and `\\` are the
+                // characters themselves.
                 b'\\' => match self.peek() {
                     Some(b'\n') => {
                         self.bump();
+                    }
+                    Some(e @ (b'$' | b'`' | b'\\')) => {
+                        self.bump();
+                        lit.push(e);
                     }
                     _ => lit.push(c),
                 },
@@ -2142,9 +2151,13 @@ impl<'s> Parser<'s> {
                     flush_quoted(&mut parts, &mut lit);
                     parts.extend(self.double_quoted()?);
                 }
+                // Single quotes are not quoting here: bash 5.2 hands them
+                // to the evaluator, which refuses them.
                 b'\'' => {
                     let q = self.single_quoted()?;
+                    lit.push(b'\'');
                     lit.extend_from_slice(&q);
+                    lit.push(b'\'');
                 }
                 c => lit.push(c),
             }
@@ -2405,7 +2418,10 @@ impl<'s> Parser<'s> {
                     value_op(c, true, word)
                 }
                 _ => {
-                    let offset = self.param_word(dq, b":}", false)?;
+                    self.slice_offset = true;
+                    let offset = self.param_word(dq, b":}", false);
+                    self.slice_offset = false;
+                    let offset = offset?;
                     // `${x:}`: no offset at all is a bad substitution (bash;
                     // `${x: }` and `${x::2}` have offset 0).
                     if offset.parts.is_empty() && self.peek() == Some(b'}') {
@@ -2528,10 +2544,21 @@ impl<'s> Parser<'s> {
         // Inside double quotes the text of a value is quoted, but the text
         // of a pattern keeps its special characters ("${x#?}").
         let lit_quoted = dq && !pattern;
+        let mut questions = 0u32;
         loop {
             let Some(c) = self.peek() else {
                 return self.unclosed(self.brace_start, "}");
             };
+            // The offset of `${x:off:len}` is arithmetic: a `:` that
+            // closes a `?` is part of it (`${x:1 ? 4 : 2}`).
+            if self.slice_offset && c == b'?' {
+                questions += 1;
+            } else if self.slice_offset && c == b':' && questions > 0 {
+                questions -= 1;
+                self.bump();
+                lit.push(c);
+                continue;
+            }
             // The first unquoted stop ends the word: bash counts no braces
             // here (`${x%%[{(]*}`, `${x:-a{b}c}` is `a{b` then `c}`).
             if stops.contains(&c) {

@@ -3100,3 +3100,39 @@ fn set_invalid_option_goes_on() {
         0,
     );
 }
+
+/// `++`/`--` as bash reads them: a step only next to a variable, else two
+/// signs (`4++` lacks an operand, `4+++a` is 4 + ++a); the branch after
+/// `:` takes no assignment; error tokens run to the end of the text.
+#[test]
+fn arith_steps_and_error_tokens_as_bash() {
+    like_bash(
+        "exec 2>&1; a=1; echo $(( 4+++a )) $a $(( 4---a )) $a; echo $(( 4++ ))\necho $(( 7-- ))\n\
+         echo $(( 1 ? 20 : x+=2 ))\necho $(( 44 / 0 ))\necho $(( 1/0+3 ))\nA='4 + '; echo $(( (4 + A) + 4 ))\n\
+         (( x=9 y=41 ))\niv=3; echo $(( jv += \\$iv ))\nfoo=1; echo $(( 'foo' ))\nP=abcdefg; echo ${P:1 ? 4 : 2} ${P: 5>4 ? 4 : 2:1}",
+        &[],
+        "6 2 3 1\nsh: line 1: 4++ : syntax error: operand expected (error token is \"+ \")\n\
+         sh: line 2: 7-- : syntax error: operand expected (error token is \"- \")\n\
+         sh: line 3: 1 ? 20 : x+=2 : attempted assignment to non-variable (error token is \"+=2 \")\n\
+         sh: line 4: 44 / 0 : division by 0 (error token is \"0 \")\n\
+         sh: line 5: 1/0+3 : division by 0 (error token is \"0+3 \")\n\
+         sh: line 6: 4 + : syntax error: operand expected (error token is \"+ \")\n\
+         sh: line 7: ((: x=9 y=41 : syntax error in expression (error token is \"y=41 \")\n\
+         sh: line 8: jv += $iv : syntax error: operand expected (error token is \"$iv \")\n\
+         sh: line 9: 'foo' : syntax error: operand expected (error token is \"'foo' \")\nefg e\n",
+        0,
+    );
+}
+
+/// An element stepped or updated in place (`a[RANDOM%6]++`) has its
+/// subscript evaluated once, as in bash.
+#[test]
+fn arith_subscript_evaluated_once() {
+    like_bash(
+        "RANDOM=42; (( d[RANDOM%6+1 + RANDOM%6+1]++ )); RANDOM=42; (( e[RANDOM%6+1 + RANDOM%6+1] += 5 )); \
+         i=0; (( f[i++] += 2 )); echo ${!d[@]} ${d[@]} ${!e[@]} ${e[@]} ${!f[@]} ${f[@]} $i",
+        &[],
+        "6 1 6 5 0 2 1\n",
+        0,
+    );
+}
