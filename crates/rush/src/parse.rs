@@ -923,11 +923,10 @@ impl<'s> Parser<'s> {
         let Some(var) = self.read_word()? else {
             return self.unexpected();
         };
-        let Some(var) = var.as_plain().filter(|v| is_name(v)).map(<[u8]>::to_vec) else {
-            return self.error(format!(
-                "`{}': not a valid identifier",
-                String::from_utf8_lossy(&var.unquoted_text())
-            ));
+        // Not a name: an error when the loop runs (bash).
+        let var = match var.as_plain() {
+            Some(v) => v.to_vec(),
+            None => var.unquoted_text(),
         };
         self.linebreak_if_then_in()?;
         let mut words = None;
@@ -1363,6 +1362,7 @@ impl<'s> Parser<'s> {
         let text = self.peek_operator().unwrap_or_default();
         self.eat_operator(text);
         self.skip_blanks();
+        let word_start = self.pos;
         let Some(word) = self.read_word()? else {
             return self.unexpected_at_end(true);
         };
@@ -1371,7 +1371,12 @@ impl<'s> Parser<'s> {
             if self.pending.len() >= 16 {
                 return self.error("maximum here-document count exceeded");
             }
-            let delim = word.unquoted_text();
+            // The delimiter is the word as written, quotes removed, with
+            // nothing expanded (`<<EO`x`F` ends at a line EO`x`F).
+            let delim = match self.buf.get(word_start..self.pos) {
+                Some(raw) if self.expanding.is_empty() => remove_quotes(raw),
+                _ => word.unquoted_text(),
+            };
             let doc = Rc::new(HereDoc {
                 quoted: word.has_quotes(),
                 strip_tabs,
@@ -1414,9 +1419,22 @@ impl<'s> Parser<'s> {
                         ended = true;
                         break;
                     }
+                    // With an unquoted delimiter, a backslash-newline joins
+                    // lines before the delimiter is looked for (bash).
+                    Some(b'\n')
+                        if !doc.quoted
+                            && line.iter().rev().take_while(|&&c| c == b'\\').count() % 2 == 1 =>
+                    {
+                        line.pop();
+                    }
                     Some(b'\n') => break,
                     Some(c) => line.push(c),
                 }
+            }
+            // With `<<-`, the line is compared before its tabs go too, for
+            // a delimiter that starts with a tab (bash).
+            if doc.strip_tabs && line == delim {
+                break;
             }
             let mut content: &[u8] = &line;
             if doc.strip_tabs {
@@ -1938,7 +1956,23 @@ impl<'s> Parser<'s> {
     fn paren_list(&mut self) -> Result<List> {
         self.enter()?;
         let outer = std::mem::replace(&mut self.in_comsub, true);
+        // The here-documents of the line outside are read after that line,
+        // not at a newline inside (bash parses the substitution first).
+        let outer_docs = std::mem::take(&mut self.pending);
         let list = self.list(End::Paren);
+        // Those the substitution left open are read after the line too,
+        // with a warning.
+        let inner_docs = std::mem::replace(&mut self.pending, outer_docs);
+        if !inner_docs.is_empty() {
+            self.warnings.push((
+                self.line,
+                format!(
+                    "warning: command substitution: {} unterminated here-document",
+                    inner_docs.len()
+                ),
+            ));
+            self.pending.extend(inner_docs);
+        }
         self.in_comsub = outer;
         self.depth -= 1;
         let list = list?;
@@ -2658,6 +2692,49 @@ fn flush_word_lit(parts: &mut Vec<Part>, lit: &mut Vec<u8>, dq: bool) {
     } else {
         flush_lit(parts, lit);
     }
+}
+
+/// Quote removal on a word's text as written, nothing expanded: a
+/// here-document's delimiter. `\c` is c; single quotes keep what they
+/// hold; in double quotes `\` goes only before `$`, `` ` ``, `"` and `\`.
+fn remove_quotes(raw: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(raw.len());
+    let mut i = 0;
+    while i < raw.len() {
+        match raw[i] {
+            // A line continuation is no part of the word.
+            b'\\' if raw.get(i + 1) == Some(&b'\n') => i += 2,
+            b'\\' if i + 1 < raw.len() => {
+                out.push(raw[i + 1]);
+                i += 2;
+            }
+            b'\'' => {
+                let end = raw[i + 1..]
+                    .iter()
+                    .position(|&c| c == b'\'')
+                    .map_or(raw.len(), |p| i + 1 + p);
+                out.extend_from_slice(&raw[i + 1..end]);
+                i = end + 1;
+            }
+            b'"' => {
+                i += 1;
+                while i < raw.len() && raw[i] != b'"' {
+                    if raw[i] == b'\\' && matches!(raw.get(i + 1), Some(b'$' | b'`' | b'"' | b'\\'))
+                    {
+                        i += 1;
+                    }
+                    out.push(raw[i]);
+                    i += 1;
+                }
+                i += 1;
+            }
+            c => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    out
 }
 
 /// `NAME=value`, `NAME+=value` or `NAME[sub]=value` at the start of a

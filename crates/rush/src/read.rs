@@ -188,7 +188,8 @@ fn ready(fd: i32, ms: i32) -> bool {
 }
 
 /// Splits a line for `read` into at most `n` fields: the last takes the
-/// rest, with trailing IFS whitespace removed.
+/// rest, with trailing IFS whitespace removed, or the one field left
+/// without its delimiter.
 fn split(line: &[u8], escaped: &[bool], ifs: &[u8], n: usize) -> Vec<Vec<u8>> {
     let is_ws = |c: u8, e: bool| !e && ifs.contains(&c) && matches!(c, b' ' | b'\t' | b'\n');
     let is_other = |c: u8, e: bool| !e && ifs.contains(&c) && !matches!(c, b' ' | b'\t' | b'\n');
@@ -200,7 +201,27 @@ fn split(line: &[u8], escaped: &[bool], ifs: &[u8], n: usize) -> Vec<Vec<u8>> {
     }
     while i < line.len() {
         if out.len() + 1 == n {
-            // The rest, minus trailing IFS whitespace.
+            // One field left, with at most its delimiter after it: the
+            // field (bash: "a:" with IFS=: is a).
+            let mut j = i;
+            while j < line.len() && !is_ws(line[j], escaped[j]) && !is_other(line[j], escaped[j]) {
+                j += 1;
+            }
+            let mut k = j;
+            while k < line.len() && is_ws(line[k], escaped[k]) {
+                k += 1;
+            }
+            if k < line.len() && is_other(line[k], escaped[k]) {
+                k += 1;
+                while k < line.len() && is_ws(line[k], escaped[k]) {
+                    k += 1;
+                }
+            }
+            if k == line.len() {
+                out.push(line[i..j].to_vec());
+                return out;
+            }
+            // Otherwise the rest, minus trailing IFS whitespace.
             let mut end = line.len();
             while end > i && is_ws(line[end - 1], escaped[end - 1]) {
                 end -= 1;
@@ -389,5 +410,16 @@ mod tests {
         assert_eq!(s("  a  b  c  ", 2), ["a", "b  c"]);
         assert_eq!(s("a b", 3), ["a", "b"]);
         assert_eq!(s("   ", 1), Vec::<String>::new());
+        let c = |line: &str, n: usize| -> Vec<String> {
+            let e = vec![false; line.len()];
+            split(line.as_bytes(), &e, b": ", n)
+                .into_iter()
+                .map(|f| String::from_utf8(f).unwrap())
+                .collect()
+        };
+        assert_eq!(c("::", 2), ["", ""]);
+        assert_eq!(c(" : : ", 2), ["", ""]);
+        assert_eq!(c("a:", 1), ["a"]);
+        assert_eq!(c("a::", 1), ["a::"]);
     }
 }

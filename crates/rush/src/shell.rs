@@ -1995,6 +1995,18 @@ impl Shell {
                 select,
             } => {
                 self.at_line(*line);
+                // A name that is no identifier fails the loop when it runs
+                // (bash), and ends a POSIX-mode script.
+                if !crate::parse::is_name(var) {
+                    self.error(&format!(
+                        "`{}': not a valid identifier",
+                        String::from_utf8_lossy(var)
+                    ));
+                    if self.opts.posix && !self.opts.interactive {
+                        return Err(Flow::Exit(2));
+                    }
+                    return Ok(1);
+                }
                 let items = match words {
                     Some(ws) => self.expand_words(ws)?,
                     None => self.positional.clone(),
@@ -2450,6 +2462,24 @@ impl Shell {
         // What an alias to nothing left: no command, the status stays.
         if cmd.words.is_empty() && cmd.assigns.is_empty() && cmd.redirects.is_empty() {
             return Ok(self.status);
+        }
+        // `set -k`: assignment words after the command name are
+        // assignments too, for its environment (bash).
+        if self.opts.keyword
+            && cmd
+                .words
+                .iter()
+                .any(|w| crate::parse::split_assignment(w).is_some())
+        {
+            let mut c = cmd.clone();
+            c.words.clear();
+            for w in &cmd.words {
+                match crate::parse::split_assignment(w) {
+                    Some(a) => c.assigns.push(a),
+                    None => c.words.push(w.clone()),
+                }
+            }
+            return self.run_simple(&c);
         }
         let outer = self.current_simple.replace(std::ptr::NonNull::from(cmd));
         let r = self.run_simple_now(cmd);

@@ -593,6 +593,17 @@ impl Vars {
         self.scopes.last().is_some_and(|s| s.contains_key(name))
     }
 
+    /// The innermost function's locals, sorted by name (`local` alone).
+    pub fn locals_sorted(&self) -> Vec<(&[u8], &Var)> {
+        let mut v: Vec<(&[u8], &Var)> = self
+            .scopes
+            .last()
+            .map(|s| s.iter().map(|(k, v)| (k.as_slice(), v)).collect())
+            .unwrap_or_default();
+        v.sort_by(|a, b| a.0.cmp(b.0));
+        v
+    }
+
     pub fn push_scope(&mut self) {
         self.scopes.push(HashMap::default());
     }

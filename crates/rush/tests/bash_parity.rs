@@ -3136,3 +3136,56 @@ fn arith_subscript_evaluated_once() {
         0,
     );
 }
+
+/// A here-document's delimiter is the word as written, quotes removed and
+/// nothing expanded; with an unquoted delimiter a backslash-newline joins
+/// lines first; `<<-` compares a line before stripping its tabs; the
+/// documents of a line are read after the line, not inside its `$(`.
+#[test]
+fn heredoc_delimiters_as_bash() {
+    like_bash(
+        "exec 2>&1\ncat <<EO`true`F\nbody\nEO`true`F\ncat << EOF\nhi\nEO\\\nF\ncat <<-'\tEND'\n\tx\n\tEND\n\
+         cat <<END\nhello\\\nEND\nEND\necho $(cat << EOF)\nfoo\nEOF\necho after",
+        &[],
+        "body\nhi\nx\nhelloEND\n\
+         sh: line 16: warning: command substitution: 1 unterminated here-document\nfoo\nafter\n",
+        0,
+    );
+}
+
+/// `set -k`: assignments anywhere in a command go to its environment or,
+/// with no command left, to the shell.
+#[test]
+fn keyword_option_takes_assignments_anywhere() {
+    like_bash(
+        "set -k; E=; a=5 $E c=7 $E d=8; echo $a $c $d; env x=1 | grep -c '^x=1'; sh -c 'echo $y' y=2",
+        &[],
+        "5 7 8\n1\n2\n",
+        0,
+    );
+}
+
+/// `local` alone lists the function's locals, sorted, as `declare -p`
+/// does; a `for` name that is no identifier fails that loop only.
+#[test]
+fn local_listing_and_bad_for_name() {
+    like_bash(
+        "exec 2>&1; f() { local z=yy b; local -a avar=(x); local; }; f\nfor 1 in a b; do echo $1; done\necho after $?",
+        &[],
+        "declare -a avar=([0]=\"x\")\ndeclare -- b\ndeclare -- z=\"yy\"\n\
+         sh: line 2: `1': not a valid identifier\nafter 1\n",
+        0,
+    );
+}
+
+/// `read`'s last variable takes the one field left without its
+/// delimiter (`::` with IFS=': ' is two empty fields).
+#[test]
+fn read_last_field_drops_its_delimiter() {
+    like_bash(
+        "for l in '::' ' : : ' 'a:' 'a::' 'a:b:'; do IFS=': ' read x y <<< \"$l\"; echo \"($x)($y)\"; IFS=: read z <<< \"$l\"; echo \"[$z]\"; done",
+        &[],
+        "()()\n[::]\n()()\n[ : : ]\n(a)()\n[a]\n(a)()\n[a::]\n(a)(b)\n[a:b:]\n",
+        0,
+    );
+}

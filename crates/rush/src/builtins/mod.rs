@@ -1019,6 +1019,15 @@ fn local(sh: &mut Shell, argv: Args<'_>) -> Exec {
         sh.error("local: can only be used in a function");
         return Ok(1);
     }
+    // `local` or `local -p` alone: the function's locals, as `declare -p`
+    // writes them (bash).
+    if argv[1..].iter().all(|a| a == b"-p") {
+        let mut out = Vec::new();
+        for (name, v) in sh.vars.locals_sorted() {
+            out.extend_from_slice(&declare_line(name, v));
+        }
+        return Ok(emit(sh, "local", &out));
+    }
     // `local -` (bash 4.4): the `set` options come back as they are now
     // when the function returns.
     if argv[1..].iter().any(|a| a == b"-") {
