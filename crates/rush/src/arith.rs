@@ -83,6 +83,18 @@ fn err<T>(message: impl Into<String>) -> Result<T> {
     })
 }
 
+/// Blanks between tokens, as bash's arithmetic counts them: space, tab
+/// and newline (a carriage return is an error).
+fn is_blank(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n')
+}
+
+/// `s` from its first character that is not a blank.
+fn skip_blanks(s: &[u8]) -> &[u8] {
+    let n = s.iter().take_while(|&&c| is_blank(c)).count();
+    &s[n..]
+}
+
 /// The tokens of `s`, and where each starts (for bash's "error token",
 /// the text from the last token read).
 fn lex(s: &[u8]) -> Result<(Vec<Tok>, Vec<usize>)> {
@@ -91,7 +103,7 @@ fn lex(s: &[u8]) -> Result<(Vec<Tok>, Vec<usize>)> {
     let mut i = 0;
     while i < s.len() {
         let c = s[i];
-        if c.is_ascii_whitespace() {
+        if is_blank(c) {
             i += 1;
             continue;
         }
@@ -152,7 +164,7 @@ fn lex(s: &[u8]) -> Result<(Vec<Tok>, Vec<usize>)> {
                 let after_var = matches!(out.last(), Some(Tok::Name(_)));
                 let before_var = s[i + 2..]
                     .iter()
-                    .find(|c| !c.is_ascii_whitespace())
+                    .find(|&&c| !is_blank(c))
                     .is_some_and(|&c| c.is_ascii_alphabetic() || c == b'_');
                 if after_var || before_var {
                     out.push(Tok::Op(op));
@@ -173,7 +185,7 @@ fn lex(s: &[u8]) -> Result<(Vec<Tok>, Vec<usize>)> {
                     && !matches!(out.last(), Some(Tok::Op(")" | "++" | "--")));
                 return err(format!(
                     "{}: syntax error: {} (error token is \"{}\")",
-                    String::from_utf8_lossy(s.trim_ascii_start()),
+                    String::from_utf8_lossy(skip_blanks(s)),
                     if operand {
                         "operand expected"
                     } else {
@@ -200,7 +212,11 @@ pub fn number(t: &[u8]) -> Result<i64> {
         ))
     };
     let bad = || said("value too great for base");
-    if t.iter().filter(|&&c| c == b'#').count() > 1 {
+    // A second `#`, or one after a number that has a base already (a
+    // leading 0 or 0x), is an invalid number (bash).
+    if t.iter().filter(|&&c| c == b'#').count() > 1
+        || t.len() > 1 && t[0] == b'0' && t.contains(&b'#')
+    {
         return said("invalid number");
     }
     let (base, digits): (u32, &[u8]) = if let Some(h) = t.iter().position(|&c| c == b'#') {
@@ -273,7 +289,7 @@ impl Parser<'_> {
                 let last = self.starts.last().copied().unwrap_or(0);
                 return err(format!(
                     "{}: syntax error: operand expected (error token is \"{}\")",
-                    String::from_utf8_lossy(self.text.trim_ascii_start()),
+                    String::from_utf8_lossy(skip_blanks(self.text)),
                     String::from_utf8_lossy(&self.text[last..])
                 ));
             }
@@ -287,7 +303,7 @@ impl Parser<'_> {
                 let at = self.starts.get(self.i).copied().unwrap_or(0);
                 return err(format!(
                     "{}: attempted assignment to non-variable (error token is \"{}\")",
-                    String::from_utf8_lossy(self.text.trim_ascii_start()),
+                    String::from_utf8_lossy(skip_blanks(self.text)),
                     String::from_utf8_lossy(&self.text[at..])
                 ));
             }
@@ -298,7 +314,7 @@ impl Parser<'_> {
         };
         err(format!(
             "{}: syntax error in expression (error token is \"{rest}\")",
-            String::from_utf8_lossy(self.text.trim_ascii_start())
+            String::from_utf8_lossy(skip_blanks(self.text))
         ))
     }
 
@@ -322,7 +338,7 @@ impl Parser<'_> {
             .unwrap_or(0);
         err(format!(
             "{}: {what} (error token is \"{}\")",
-            String::from_utf8_lossy(self.text.trim_ascii_start()),
+            String::from_utf8_lossy(skip_blanks(self.text)),
             String::from_utf8_lossy(&self.text[at..])
         ))
     }
@@ -371,7 +387,7 @@ impl Parser<'_> {
                     .unwrap_or(0);
                 return err(format!(
                     "{}: `:' expected for conditional expression (error token is \"{}\")",
-                    String::from_utf8_lossy(self.text.trim_ascii_start()),
+                    String::from_utf8_lossy(skip_blanks(self.text)),
                     String::from_utf8_lossy(&self.text[at..])
                 ));
             }
@@ -467,7 +483,7 @@ impl Parser<'_> {
                     let at = self.starts.last().copied().unwrap_or(0);
                     return err(format!(
                         "{}: missing `)' (error token is \"{}\")",
-                        String::from_utf8_lossy(self.text.trim_ascii_start()),
+                        String::from_utf8_lossy(skip_blanks(self.text)),
                         String::from_utf8_lossy(&self.text[at..])
                     ));
                 }
@@ -482,7 +498,7 @@ impl Parser<'_> {
                 let at = self.starts.get(self.i).copied().unwrap_or(0);
                 err(format!(
                     "{}: syntax error: operand expected (error token is \"{}\")",
-                    String::from_utf8_lossy(self.text.trim_ascii_start()),
+                    String::from_utf8_lossy(skip_blanks(self.text)),
                     String::from_utf8_lossy(&self.text[at..])
                 ))
             }
@@ -522,7 +538,7 @@ impl Eval<'_> {
             return Ok(0);
         };
         let t = String::from_utf8_lossy(&v);
-        let trimmed = t.trim();
+        let trimmed = t.trim_matches([' ', '\t', '\n']);
         if trimmed.is_empty() {
             return Ok(0);
         }
@@ -530,7 +546,7 @@ impl Eval<'_> {
             return Ok(n);
         }
         // Evaluated as it is: an error shows its trailing blanks (bash).
-        let t = t.trim_start();
+        let t = t.trim_start_matches([' ', '\t', '\n']);
         if self.depth >= MAX_RECURSION {
             return err(format!(
                 "{}: expression recursion level exceeded",
@@ -685,7 +701,7 @@ fn eval_nested(text: &[u8], ev: &mut Eval<'_>) -> Result<i64> {
         if e.message.starts_with("division by 0") || e.message.starts_with("exponent less than 0") {
             e.message = format!(
                 "{}: {}",
-                String::from_utf8_lossy(text.trim_ascii_start()),
+                String::from_utf8_lossy(skip_blanks(text)),
                 e.message
             );
         }

@@ -42,6 +42,9 @@ struct Fields {
     /// unquoted `$@` there is joined with spaces and then split, as bash
     /// does (unless IFS is null).
     rhs: bool,
+    /// Expanding an assignment's value: in the word of a `${x-word}` in
+    /// it, tildes after each `:` expand too (bash).
+    assignment: bool,
 }
 
 impl Fields {
@@ -56,6 +59,7 @@ impl Fields {
             marks: true,
             saw_at: false,
             rhs: false,
+            assignment: false,
         }
     }
 
@@ -256,6 +260,7 @@ impl Shell {
     pub fn expand_assignment(&mut self, w: &Word) -> Result<Vec<u8>> {
         let parts = self.assignment_tildes(&w.parts);
         let mut f = Fields::string();
+        f.assignment = true;
         self.expand_parts(&parts, Ctx::Unquoted, &mut f, false)?;
         Ok(f.concat())
     }
@@ -1313,6 +1318,15 @@ impl Shell {
     /// The word of `${x:-word}`: unquoted text in it is split like an
     /// expansion result when the whole is unquoted.
     fn expand_sub_word(&mut self, w: &Word, ctx: Ctx, f: &mut Fields) -> Result<()> {
+        let tilded;
+        let w = if f.assignment && ctx == Ctx::Unquoted {
+            tilded = Word {
+                parts: self.assignment_tildes(&w.parts),
+            };
+            &tilded
+        } else {
+            w
+        };
         for (i, part) in w.parts.iter().enumerate() {
             match part {
                 // `${x:-~/dir}`: a tilde at the start of the word expands.
@@ -1351,6 +1365,29 @@ impl Shell {
     /// braces, its own or from an expansion there, stands for the match;
     /// `\&`, `"&"` and `'&'` are literal.
     fn replacement(&mut self, with: &Word) -> Result<Rep> {
+        // A leading tilde prefix expands, as in bash (`${x//~/~root}`).
+        let tilded;
+        let with = match with.parts.first() {
+            Some(Part::Lit(b)) if b.first() == Some(&b'~') => {
+                let end = b.iter().position(|&c| c == b'/').unwrap_or(b.len());
+                match (
+                    end < b.len() || with.parts.len() == 1,
+                    self.tilde(&b[..end]),
+                ) {
+                    (true, Some(home)) => {
+                        let mut parts = vec![Part::Quoted(home)];
+                        if end < b.len() {
+                            parts.push(Part::Lit(b[end..].to_vec()));
+                        }
+                        parts.extend(with.parts[1..].iter().cloned());
+                        tilded = Word { parts };
+                        &tilded
+                    }
+                    _ => with,
+                }
+            }
+            _ => with,
+        };
         if !crate::builtins::shopt_on(self, "patsub_replacement") {
             return Ok(Rep {
                 text: self.expand_string_in(with, Ctx::Quoted)?,

@@ -491,9 +491,10 @@ fn class(text: &[u8], quoted: &[bool], mut i: usize) -> Option<(Tok, usize)> {
             continue;
         }
         let (lo, next) = element(text, quoted, i);
-        // a range lo-hi (a `-` before `]` is literal)
+        // a range lo-hi (a `-` before `]`, or a quoted one, is literal)
         if next + 1 < text.len()
             && text[next] == b'-'
+            && !quoted[next]
             && (text[next + 1] != b']' || quoted[next + 1])
         {
             let (hi, after) = element(text, quoted, next + 1);

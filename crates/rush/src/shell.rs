@@ -2407,6 +2407,46 @@ impl Shell {
         let [Command::Simple(s)] = p.commands.as_slice() else {
             return Ok(None);
         };
+        // `$(< file)`: the file's contents, read by the shell (bash).
+        if let (false, true, true, [r]) = (
+            p.bang,
+            s.assigns.is_empty(),
+            s.words.is_empty(),
+            s.redirects.as_slice(),
+        ) && r.op == RedirOp::In
+            && r.fd.unwrap_or(0) == 0
+            && r.var.is_none()
+            && let RedirTarget::Word(w) = &r.target
+        {
+            self.subshell_level += 1;
+            let target = self.expand_redirect_target(w);
+            self.subshell_level -= 1;
+            let path = match target {
+                Ok(path) => path,
+                Err(msg) => {
+                    if let Some(m) = msg {
+                        self.error(&m);
+                    }
+                    return Ok(Some(1));
+                }
+            };
+            return Ok(Some(
+                match std::fs::read(std::ffi::OsStr::from_bytes(&path)) {
+                    Ok(bytes) => {
+                        out.extend_from_slice(&bytes);
+                        0
+                    }
+                    Err(e) => {
+                        self.error(&format!(
+                            "{}: {}",
+                            String::from_utf8_lossy(&path),
+                            io_text(&e)
+                        ));
+                        1
+                    }
+                },
+            ));
+        }
         if p.bang || !s.assigns.is_empty() || !s.redirects.is_empty() || s.words.is_empty() {
             return Ok(None);
         }

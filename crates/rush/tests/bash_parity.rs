@@ -3189,3 +3189,36 @@ fn read_last_field_drops_its_delimiter() {
         0,
     );
 }
+
+/// `$(< file)` is the file's contents, read by the shell; a missing file
+/// is an error and status 1.
+#[test]
+fn comsub_of_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    like_bash_in(
+        dir.path(),
+        &[],
+        "seq 2 3 > f; x=$(< f); echo \"[$x]\" $?; y=`< f`; echo \"[$y]\"; n=f; echo \"$(<$n)\"; \
+         z=$(< nofile 2>/dev/null); echo \"[$z] $?\"",
+        "[2\n3] 0\n[2\n3]\n2\n3\n[] 1\n",
+        0,
+    );
+}
+
+/// Arithmetic's blanks are space, tab and newline (a carriage return is
+/// an error); a number with a base already (leading 0) cannot take `#`;
+/// a quoted `-` in a bracket is no range; the replacement of `${x/p/r}`
+/// and the word of `${x-w}` in an assignment expand tildes as bash does.
+#[test]
+fn arith_blanks_brackets_and_tildes() {
+    like_bash(
+        "exec 2>&1; echo $(( $1 + 1 )); (echo $(( $2 + 1 ))); echo $(( 02#0110 ))\n\
+         case - in [C\\-D]) echo dash;; esac; case b in [a\\-c]) echo b;; esac\n\
+         HOME=/home/bar; x=~; echo ${x//~/~root}; y=~:${undef-~:~}; echo $y",
+        &["\t42\t", "\r42\r"],
+        "43\nsh: line 1: \r42\r + 1 : syntax error: operand expected (error token is \"\r42\r + 1 \")\n\
+         sh: line 1: 02#0110: invalid number (error token is \"02#0110\")\n\
+         dash\n/root\n/home/bar:/home/bar:/home/bar\n",
+        0,
+    );
+}
