@@ -946,9 +946,14 @@ impl Shell {
         }
         let (set, null) = match &subject {
             Subject::One(v) => (v.is_some(), v.as_ref().is_none_or(Vec::is_empty)),
-            Subject::Many(list, _) => (
+            // A list is null when it joins to nothing: `$*` with IFS
+            // empty joins ("" "") to "", `$@` with spaces to " ".
+            Subject::Many(list, star) => (
                 !list.is_empty(),
-                list.is_empty() || list.iter().all(Vec::is_empty) && list.len() <= 1,
+                list.is_empty()
+                    || list.iter().all(Vec::is_empty)
+                        && (list.len() <= 1
+                            || *star && self.vars.get(b"IFS").is_some_and(<[u8]>::is_empty)),
             ),
         };
         let check_unset = |sh: &mut Shell, subject: &Subject| -> Result<()> {

@@ -1530,7 +1530,24 @@ impl Shell {
                 self.tail_ok = false;
             }
             let r = self.run_command(&p.commands[0]);
-            if let Ok(s) = r {
+            // A compound command's own status does not go into
+            // PIPESTATUS, only that of the commands it ran (bash: a
+            // `case` that matched nothing leaves it as it was).
+            let compound = matches!(
+                &p.commands[0],
+                Command::Compound(c, _) if matches!(
+                    **c,
+                    Compound::Brace(_)
+                        | Compound::If { .. }
+                        | Compound::Loop { .. }
+                        | Compound::For { .. }
+                        | Compound::Case { .. }
+                        | Compound::ArithFor { .. }
+                )
+            );
+            if let Ok(s) = r
+                && !compound
+            {
                 self.set_pipestatus(&[s]);
             }
             r

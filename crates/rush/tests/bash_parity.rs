@@ -3222,3 +3222,21 @@ fn arith_blanks_brackets_and_tildes() {
         0,
     );
 }
+
+/// `"${*:-w}"` is null when `$*` joins to nothing (IFS empty); `trap`
+/// prints actions in single quotes even across lines; `trap -1` is an
+/// invalid option; a compound command's own status stays out of
+/// PIPESTATUS.
+#[test]
+fn star_null_trap_listing_and_pipestatus() {
+    like_bash(
+        "exec 2>&1; set -- '' ''; IFS=; echo \"[${*:-minus}] [${*:+plus}] [${@:-m}]\"; unset IFS\n\
+         trap 'echo 1\necho 2' INT; trap; trap -1 EXIT; echo $?\n\
+         case a in a) ;; esac; echo \"[${PIPESTATUS[@]}]\"; false; case a in a) ;; esac; echo \"[${PIPESTATUS[@]}]\"; \
+         false; for i in; do :; done; echo \"[${PIPESTATUS[@]}]\"; false; (exit 3); echo \"[${PIPESTATUS[@]}]\"",
+        &[],
+        "[minus] [] [ ]\ntrap -- 'echo 1\necho 2' SIGINT\nsh: line 3: trap: -1: invalid option\n\
+         trap: usage: trap [-lp] [[arg] signal_spec ...]\n2\n[0]\n[1]\n[1]\n[3]\n",
+        0,
+    );
+}

@@ -468,6 +468,12 @@ pub fn quote_always(v: &[u8]) -> Vec<u8> {
     if crate::escape::needs_ansi_c(v) {
         return crate::escape::ansi_c_quote(v);
     }
+    single_quote(v)
+}
+
+/// `'v'`, each `'` in it written `'\''`, whatever v holds (bash's
+/// `sh_single_quote`, as `trap` prints actions).
+pub fn single_quote(v: &[u8]) -> Vec<u8> {
     let mut out = vec![b'\''];
     for &c in v {
         if c == b'\'' {
@@ -2725,7 +2731,7 @@ fn trap(sh: &mut Shell, argv: Args<'_>) -> Exec {
         }
         for (sig, action) in all {
             out.extend_from_slice(b"trap -- ");
-            out.extend_from_slice(&quote_always(action));
+            out.extend_from_slice(&single_quote(action));
             out.push(b' ');
             let name = sys::signal_name(sig).unwrap_or("?");
             if sig <= 0 {
@@ -2738,6 +2744,12 @@ fn trap(sh: &mut Shell, argv: Args<'_>) -> Exec {
         }
         let st = emit(sh, "trap", &out);
         return Ok(if status != 0 { status } else { st });
+    }
+    // Another option (`trap -1 EXIT`) is an error with the usage (bash).
+    if args[0] != b"-l" && args[0].len() > 1 && args[0][0] == b'-' && argv[1] != b"--" {
+        sh.error(&format!("trap: {}: invalid option", lossy(&args[0][..2])));
+        sh.usage("trap: usage: trap [-lp] [[arg] signal_spec ...]");
+        return Ok(2);
     }
     if args[0] == b"-l" {
         let mut out = String::new();
