@@ -285,6 +285,9 @@ pub struct Shell {
     /// depth of that call: in POSIX mode a special builtin's assignment to
     /// one of them reaches the caller too (bash).
     prefix_bound: Vec<(u32, Vec<u8>)>,
+    /// The prefix assignments of the `exec` being run (`V=1 exec prog`),
+    /// which go into the new program's environment.
+    pub exec_env: Vec<(Vec<u8>, Vec<u8>)>,
     pub source_depth: u32,
     /// The line being run, for messages and `$LINENO`.
     pub line: u32,
@@ -488,6 +491,7 @@ impl Shell {
             func_depth: 0,
             line_shift: 0,
             prefix_bound: Vec::new(),
+            exec_env: Vec::new(),
             source_depth: 0,
             current_simple: None,
             eval_depth: 0,
@@ -2657,7 +2661,11 @@ impl Shell {
                 }
                 return Ok(0);
             }
+            if name == b"exec" {
+                self.exec_env.clone_from(&assigns);
+            }
             let r = crate::builtins::run_builtin(self, &argv).unwrap_or(Ok(127));
+            self.exec_env.clear();
             if let Some(undo) = temp {
                 self.pop_temp_vars(undo);
             }

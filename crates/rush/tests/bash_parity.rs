@@ -3240,3 +3240,19 @@ fn star_null_trap_listing_and_pipestatus() {
         0,
     );
 }
+
+/// `V=1 exec prog` hands V to prog; `cd nosuch/..` fails as bash's does
+/// (what `..` would leave must be a directory), and `cd link/..` stays
+/// logical.
+#[test]
+fn exec_prefix_and_cd_dotdot() {
+    let dir = tempfile::tempdir().unwrap();
+    like_bash_in(
+        dir.path(),
+        &[],
+        "exec 2>&1; mkdir -p d; ln -s d l; cd nonexistent_ZZ/..; echo status=$?; cd l/..; [ \"$PWD\" = \"$OLDPWD\" ] && echo same\n\
+         pre1=pre1 readonly x=x; pre2=pre2 exec sh -c 'echo pre1=$pre1 x=$x pre2=$pre2'",
+        "sh: line 1: cd: nonexistent_ZZ/..: No such file or directory\nstatus=1\nsame\npre1= x= pre2=pre2\n",
+        0,
+    );
+}

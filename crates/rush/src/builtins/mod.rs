@@ -709,7 +709,9 @@ fn exec(sh: &mut Shell, argv: Args<'_>) -> Exec {
     if let Some(a) = arg0 {
         cargv[0] = std::ffi::CString::new(a).unwrap_or_default();
     }
-    let env = sh.vars.environment(&[]);
+    // `V=1 exec prog`: the prefix assignments go to prog's environment.
+    let extra = std::mem::take(&mut sh.exec_env);
+    let env = sh.vars.environment(&extra);
     sh.perf_report();
     let mut e = sys::exec(&path, &cargv, &env);
     if e == nix::Error::ENOEXEC {
@@ -2433,8 +2435,9 @@ const HASH_USAGE: &str = "hash: usage: hash [-lr] [-p pathname] [-dt] [name ...]
 // ---- directories ---------------------------------------------------------
 
 /// Makes `path` absolute against `base` and removes `.`, `..` and doubled
-/// slashes textually (cd's logical mode).
-fn logical(base: &[u8], path: &[u8]) -> Vec<u8> {
+/// slashes textually (cd's logical mode). `None` when what a `..` would
+/// remove is not a directory (bash checks: `cd nosuch/..` fails).
+fn logical(base: &[u8], path: &[u8]) -> Option<Vec<u8>> {
     let mut full = if path.starts_with(b"/") {
         Vec::new()
     } else {
@@ -2449,6 +2452,13 @@ fn logical(base: &[u8], path: &[u8]) -> Vec<u8> {
         match c {
             b"" | b"." => {}
             b".." => {
+                if !parts.is_empty() {
+                    let so_far: Vec<u8> =
+                        parts.iter().flat_map(|p| [&b"/"[..], p].concat()).collect();
+                    if !std::path::Path::new(OsStr::from_bytes(&so_far)).is_dir() {
+                        return None;
+                    }
+                }
                 parts.pop();
             }
             c => parts.push(c),
@@ -2462,7 +2472,7 @@ fn logical(base: &[u8], path: &[u8]) -> Vec<u8> {
     if out.is_empty() {
         out.push(b'/');
     }
-    out
+    Some(out)
 }
 
 fn cd(sh: &mut Shell, argv: Args<'_>) -> Exec {
@@ -2546,12 +2556,14 @@ pub(crate) fn cd_as(sh: &mut Shell, who: &str, argv: Args<'_>) -> Exec {
     if old.is_empty() {
         old = b"/".to_vec();
     }
+    // Where the logical path cannot be made, the path as given is tried.
     let new_logical = logical(&old, &dest);
-    let go = if physical {
-        dest.clone()
-    } else {
-        new_logical.clone()
+    let go = match (&new_logical, physical) {
+        (Some(l), false) => l.clone(),
+        _ => dest.clone(),
     };
+    let physical = physical || new_logical.is_none();
+    let new_logical = new_logical.unwrap_or_else(|| dest.clone());
     if let Err(e) = std::env::set_current_dir(OsStr::from_bytes(&go)) {
         // The logical path may not exist where the physical one does.
         if physical || std::env::set_current_dir(OsStr::from_bytes(&dest)).is_err() {
