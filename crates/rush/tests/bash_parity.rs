@@ -3256,3 +3256,18 @@ fn exec_prefix_and_cd_dotdot() {
         0,
     );
 }
+
+/// alias, unalias and unset refuse unknown options with bash's usage
+/// lines (status 2), and `unset -fv` is refused.
+#[test]
+fn alias_unalias_unset_options() {
+    like_bash(
+        "exec 2>&1; alias -x foo=barz; echo $?; unalias -x fooaha; echo $?; unset -x a; echo $?; unset -fv q; echo $?",
+        &[],
+        "sh: line 1: alias: -x: invalid option\nalias: usage: alias [-p] [name[=value] ... ]\n2\n\
+         sh: line 1: unalias: -x: invalid option\nunalias: usage: unalias [-a] name [name ...]\n2\n\
+         sh: line 1: unset: -x: invalid option\nunset: usage: unset [-f] [-v] [-n] [name ...]\n2\n\
+         sh: line 1: unset: cannot simultaneously unset a function and a variable\n1\n",
+        0,
+    );
+}

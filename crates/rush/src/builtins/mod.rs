@@ -947,16 +947,31 @@ fn unset(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let mut i = 1;
     while let Some(a) = argv.get(i) {
         match a.as_slice() {
-            b"-f" => functions = true,
-            b"-v" => vars_only = true,
-            b"-n" => refs = true,
             b"--" => {
                 i += 1;
                 break;
             }
+            o if o.len() > 1 && o[0] == b'-' => {
+                for &c in &o[1..] {
+                    match c {
+                        b'f' => functions = true,
+                        b'v' => vars_only = true,
+                        b'n' => refs = true,
+                        c => {
+                            sh.error(&format!("unset: -{}: invalid option", c as char));
+                            sh.usage("unset: usage: unset [-f] [-v] [-n] [name ...]");
+                            return Ok(2);
+                        }
+                    }
+                }
+            }
             _ => break,
         }
         i += 1;
+    }
+    if functions && vars_only {
+        sh.error("unset: cannot simultaneously unset a function and a variable");
+        return Ok(1);
     }
     let mut status = 0;
     for name in &argv[i..] {
@@ -1931,8 +1946,21 @@ fn list_shopts(sh: &Shell, names: &[String], only: Option<bool>, as_commands: bo
 
 fn alias(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let mut args = &argv[1..];
-    while let Some(b"-p" | b"--") = args.first().map(Vec::as_slice) {
-        args = &args[1..];
+    while let Some(a) = args.first() {
+        match a.as_slice() {
+            b"-p" => args = &args[1..],
+            b"--" => {
+                args = &args[1..];
+                break;
+            }
+            o if o.len() > 1 && o[0] == b'-' => {
+                let c = o[1..].iter().find(|&&c| c != b'p').copied().unwrap_or(b'p');
+                sh.error(&format!("alias: -{}: invalid option", c as char));
+                sh.usage("alias: usage: alias [-p] [name[=value] ... ]");
+                return Ok(2);
+            }
+            _ => break,
+        }
     }
     let print = |k: &[u8], v: &[u8], out: &mut Vec<u8>| {
         out.extend_from_slice(b"alias ");
@@ -1999,6 +2027,16 @@ fn alias(sh: &mut Shell, argv: Args<'_>) -> Exec {
 
 fn unalias(sh: &mut Shell, argv: Args<'_>) -> Exec {
     if argv.len() < 2 {
+        sh.usage("unalias: usage: unalias [-a] name [name ...]");
+        return Ok(2);
+    }
+    if let Some(o) = argv[1..]
+        .iter()
+        .take_while(|a| *a != b"--")
+        .find(|a| a.len() > 1 && a[0] == b'-' && a[1..].iter().any(|&c| c != b'a'))
+    {
+        let c = o[1..].iter().find(|&&c| c != b'a').copied().unwrap_or(b'a');
+        sh.error(&format!("unalias: -{}: invalid option", c as char));
         sh.usage("unalias: usage: unalias [-a] name [name ...]");
         return Ok(2);
     }
