@@ -2666,7 +2666,8 @@ impl Shell {
             }
             let r = crate::builtins::run_builtin(self, &argv).unwrap_or(Ok(127));
             self.exec_env.clear();
-            if let Some(undo) = temp {
+            if let Some(mut undo) = temp {
+                self.keep_promoted(&argv, &mut undo);
                 self.pop_temp_vars(undo);
             }
             self.restore(saved);
@@ -2685,8 +2686,9 @@ impl Shell {
                 self.forget(saved);
                 return Ok(0);
             }
-            let old = self.push_temp_vars(&assigns);
+            let mut old = self.push_temp_vars(&assigns);
             let r = crate::builtins::run_builtin(self, &argv).unwrap_or(Ok(127));
+            self.keep_promoted(&argv, &mut old);
             self.pop_temp_vars(old);
             self.restore(saved);
             return r;
@@ -3074,6 +3076,35 @@ impl Shell {
             }
         }
         old
+    }
+
+    /// `V=1 export V`, `V=1 readonly V`, `V=1 declare -r V` (or `-x`) at
+    /// the top level: the prefix variable stays, exported, with what the
+    /// builtin gave it (bash promotes it from the temporary environment).
+    fn keep_promoted(&mut self, argv: &[Vec<u8>], undo: &mut Vec<(Vec<u8>, Option<Vec<u8>>)>) {
+        if undo.is_empty() || self.vars.in_function() {
+            return;
+        }
+        let promotes = match argv[0].as_slice() {
+            b"export" | b"readonly" => true,
+            b"declare" | b"typeset" => argv[1..].iter().any(|a| {
+                a.len() > 1 && a[0] == b'-' && a[1..].iter().any(|c| matches!(c, b'r' | b'x'))
+            }),
+            _ => false,
+        };
+        if !promotes {
+            return;
+        }
+        for a in &argv[1..] {
+            if a.starts_with(b"-") || a.starts_with(b"+") {
+                continue;
+            }
+            let name = a.split(|&c| c == b'=').next().unwrap_or_default();
+            if let Some(i) = undo.iter().position(|(k, _)| k == name) {
+                undo.remove(i);
+                let _ = self.vars.export(name, None);
+            }
+        }
     }
 
     fn pop_temp_vars(&mut self, old: Vec<(Vec<u8>, Option<Vec<u8>>)>) {

@@ -3271,3 +3271,19 @@ fn alias_unalias_unset_options() {
         0,
     );
 }
+
+/// A prefix assignment that `export`, `readonly` or `declare -r`/`-x`
+/// names stays, exported (bash promotes it); one that `declare` alone
+/// names goes. `set -o ignoreeof` keeps IGNOREEOF at 10.
+#[test]
+fn prefix_assignment_promoted_by_export() {
+    like_bash(
+        "exec 2>&1; a=1 declare b=2; declare -p a b; c=3 declare -r c; declare -p c; g=7 export g; \
+         declare -p g; h=8 readonly h=9; declare -p h; f=6 declare f; declare -p f\n\
+         set -o ignoreeof; echo $IGNOREEOF; set +o ignoreeof; echo ${IGNOREEOF-unset}",
+        &[],
+        "sh: line 1: declare: a: not found\ndeclare -- b=\"2\"\ndeclare -rx c=\"3\"\ndeclare -x g=\"7\"\n\
+         declare -rx h=\"9\"\nsh: line 1: declare: f: not found\n10\nunset\n",
+        0,
+    );
+}

@@ -1580,6 +1580,13 @@ pub fn set_option(sh: &mut Shell, name: &str, on: bool) -> bool {
                 "posix" => {
                     let _ = sh.vars.unset(b"POSIXLY_CORRECT");
                 }
+                // bash keeps IGNOREEOF with the option: 10 when set.
+                "ignoreeof" if on => {
+                    let _ = sh.vars.set(b"IGNOREEOF", b"10".to_vec());
+                }
+                "ignoreeof" => {
+                    let _ = sh.vars.unset(b"IGNOREEOF");
+                }
                 _ => {}
             }
             true
