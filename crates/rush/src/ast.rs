@@ -307,24 +307,29 @@ pub enum Part {
     BadSubst(Vec<u8>),
     /// A here-document's body that does not parse (an unclosed `$(`): bash
     /// parses a body only when it expands it, so the error comes then.
-    /// The body as written, and the error's lines (`line N: message`),
-    /// each to be prefixed with the file's name and `command substitution: `.
-    Unparsed { text: Vec<u8>, error: Vec<Vec<u8>> },
+    /// Boxed: a rare part that must not make every part bigger.
+    Unparsed(Box<Unparsed>),
     /// `<(list)` (`read`: the command reads what the list writes) or
     /// `>(list)` (bash): expands to a `/dev/fd/N` path.
     ProcSubst { read: bool, list: Rc<List> },
 }
 
+/// A here-document's body that did not parse: the body as written, and
+/// the error's lines (`line N: message`), each to be prefixed with the
+/// file's name and `command substitution: `.
+#[derive(Debug, Clone)]
+pub struct Unparsed {
+    pub text: Vec<u8>,
+    pub error: Vec<Vec<u8>>,
+}
+
 impl Part {
     fn push_text(&self, out: &mut Vec<u8>) {
         match self {
-            Part::Lit(b)
-            | Part::Single(b)
-            | Part::Quoted(b)
-            | Part::BadSubst(b)
-            | Part::Unparsed { text: b, .. } => {
+            Part::Lit(b) | Part::Single(b) | Part::Quoted(b) | Part::BadSubst(b) => {
                 out.extend_from_slice(b);
             }
+            Part::Unparsed(u) => out.extend_from_slice(&u.text),
             Part::Escaped(c) => out.push(*c),
             Part::Double(parts) => {
                 for p in parts {

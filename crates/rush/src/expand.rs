@@ -447,7 +447,8 @@ impl Shell {
                     let msg = format!("{}: bad substitution", String::from_utf8_lossy(text));
                     return Err(self.expansion_error(&msg));
                 }
-                Part::Unparsed { error: lines, .. } => {
+                Part::Unparsed(u) => {
+                    let lines = &u.error;
                     let who = self.script_name();
                     let mut text = Vec::new();
                     for l in lines {

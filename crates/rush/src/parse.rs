@@ -1487,10 +1487,10 @@ impl<'s> Parser<'s> {
                         lines.push(l);
                     }
                     Word {
-                        parts: vec![Part::Unparsed {
+                        parts: vec![Part::Unparsed(Box::new(crate::ast::Unparsed {
                             text: body,
                             error: lines,
-                        }],
+                        }))],
                     }
                 }
             }
@@ -1512,6 +1512,11 @@ impl<'s> Parser<'s> {
     /// The warnings found so far, to print; they are gone from the parser.
     pub fn take_warnings(&mut self) -> Vec<(u32, String)> {
         std::mem::take(&mut self.warnings)
+    }
+
+    /// Whether there are warnings to take.
+    pub fn has_warnings(&self) -> bool {
+        !self.warnings.is_empty()
     }
 
     /// An unquoted here-doc body: `$`, backticks and `\` before `$`, `` ` ``,

@@ -193,6 +193,26 @@ fn ready(fd: i32, ms: i32) -> bool {
 fn split(line: &[u8], escaped: &[bool], ifs: &[u8], n: usize) -> Vec<Vec<u8>> {
     let is_ws = |c: u8, e: bool| !e && ifs.contains(&c) && matches!(c, b' ' | b'\t' | b'\n');
     let is_other = |c: u8, e: bool| !e && ifs.contains(&c) && !matches!(c, b' ' | b'\t' | b'\n');
+    // Where the field at `i` ends, and where the delimiter after it
+    // (whitespace, at most one other IFS char, whitespace) ends.
+    let field_end = |mut i: usize| {
+        while i < line.len() && !is_ws(line[i], escaped[i]) && !is_other(line[i], escaped[i]) {
+            i += 1;
+        }
+        i
+    };
+    let delim_end = |mut i: usize| {
+        while i < line.len() && is_ws(line[i], escaped[i]) {
+            i += 1;
+        }
+        if i < line.len() && is_other(line[i], escaped[i]) {
+            i += 1;
+            while i < line.len() && is_ws(line[i], escaped[i]) {
+                i += 1;
+            }
+        }
+        i
+    };
     let mut out = Vec::new();
     let mut i = 0;
     // Leading IFS whitespace.
@@ -203,21 +223,8 @@ fn split(line: &[u8], escaped: &[bool], ifs: &[u8], n: usize) -> Vec<Vec<u8>> {
         if out.len() + 1 == n {
             // One field left, with at most its delimiter after it: the
             // field (bash: "a:" with IFS=: is a).
-            let mut j = i;
-            while j < line.len() && !is_ws(line[j], escaped[j]) && !is_other(line[j], escaped[j]) {
-                j += 1;
-            }
-            let mut k = j;
-            while k < line.len() && is_ws(line[k], escaped[k]) {
-                k += 1;
-            }
-            if k < line.len() && is_other(line[k], escaped[k]) {
-                k += 1;
-                while k < line.len() && is_ws(line[k], escaped[k]) {
-                    k += 1;
-                }
-            }
-            if k == line.len() {
+            let j = field_end(i);
+            if delim_end(j) == line.len() {
                 out.push(line[i..j].to_vec());
                 return out;
             }
@@ -229,21 +236,9 @@ fn split(line: &[u8], escaped: &[bool], ifs: &[u8], n: usize) -> Vec<Vec<u8>> {
             out.push(line[i..end].to_vec());
             return out;
         }
-        let start = i;
-        while i < line.len() && !is_ws(line[i], escaped[i]) && !is_other(line[i], escaped[i]) {
-            i += 1;
-        }
-        out.push(line[start..i].to_vec());
-        // The delimiter: whitespace, at most one other IFS char, whitespace.
-        while i < line.len() && is_ws(line[i], escaped[i]) {
-            i += 1;
-        }
-        if i < line.len() && is_other(line[i], escaped[i]) {
-            i += 1;
-            while i < line.len() && is_ws(line[i], escaped[i]) {
-                i += 1;
-            }
-        }
+        let end = field_end(i);
+        out.push(line[i..end].to_vec());
+        i = delim_end(end);
     }
     out
 }

@@ -1068,8 +1068,8 @@ impl Shell {
             if let (Some(p), Some(t0)) = (self.perf.as_mut(), t0) {
                 p.record(crate::perf::Phase::Parse, t0.elapsed());
             }
-            let warnings = parser.take_warnings();
-            if !warnings.is_empty() {
+            if parser.has_warnings() {
+                let warnings = parser.take_warnings();
                 self.parse_warnings(warnings);
             }
             match cmd {
@@ -1241,8 +1241,8 @@ impl Shell {
         loop {
             self.update_aliases(parser);
             let cmd = parser.next_command();
-            let warnings = parser.take_warnings();
-            if !warnings.is_empty() {
+            if parser.has_warnings() {
+                let warnings = parser.take_warnings();
                 self.parse_warnings(warnings);
             }
             match cmd {
@@ -1537,20 +1537,8 @@ impl Shell {
             // A compound command's own status does not go into
             // PIPESTATUS, only that of the commands it ran (bash: a
             // `case` that matched nothing leaves it as it was).
-            let compound = matches!(
-                &p.commands[0],
-                Command::Compound(c, _) if matches!(
-                    **c,
-                    Compound::Brace(_)
-                        | Compound::If { .. }
-                        | Compound::Loop { .. }
-                        | Compound::For { .. }
-                        | Compound::Case { .. }
-                        | Compound::ArithFor { .. }
-                )
-            );
             if let Ok(s) = r
-                && !compound
+                && !runs_in_shell(p)
             {
                 self.set_pipestatus(&[s]);
             }

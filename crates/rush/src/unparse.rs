@@ -716,7 +716,8 @@ impl Printer {
                 self.put(b"))");
             }
             Part::ArrayAssign(a) => self.assign(a),
-            Part::BadSubst(b) | Part::Unparsed { text: b, .. } => self.put(b),
+            Part::BadSubst(b) => self.put(b),
+            Part::Unparsed(u) => self.put(&u.text),
             Part::ProcSubst { read, list } => {
                 self.put(if *read { b"<(" } else { b">(" });
                 self.inline(list);
