@@ -3287,3 +3287,20 @@ fn prefix_assignment_promoted_by_export() {
         0,
     );
 }
+
+/// `exec -i` is an invalid option (usage, status 2) and the shell goes
+/// on; `shift label` fails (status 1) and `shift 1 2` abandons its line;
+/// a negative count is out of range.
+#[test]
+fn exec_and_shift_errors_go_on() {
+    like_bash(
+        "exec 2>&1; exec -i; echo $?\nset -- a b\nshift label; echo st $?\nshift -2; echo st $?\nshift 1 2; echo same",
+        &[],
+        "sh: line 1: exec: -i: invalid option\n\
+         exec: usage: exec [-cl] [-a name] [command [argument ...]] [redirection ...]\n2\n\
+         sh: line 3: shift: label: numeric argument required\nst 1\n\
+         sh: line 4: shift: -2: shift count out of range\nst 1\n\
+         sh: line 5: shift: too many arguments\n",
+        1,
+    );
+}

@@ -686,7 +686,28 @@ fn exec(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 arg0 = Some(args[1].clone());
                 args = &args[2..];
             }
-            Some(b"-c" | b"-l") => args = &args[1..],
+            Some(b"-c" | b"-l" | b"-cl" | b"-lc") => args = &args[1..],
+            // Another option is refused with the usage, and the shell goes
+            // on (bash).
+            Some(b"-a") => {
+                sh.error("exec: -a: option requires an argument");
+                sh.usage(
+                    "exec: usage: exec [-cl] [-a name] [command [argument ...]] [redirection ...]",
+                );
+                return Ok(2);
+            }
+            Some(o) if o.len() > 1 && o[0] == b'-' => {
+                let c = o[1..]
+                    .iter()
+                    .find(|&&c| !matches!(c, b'c' | b'l'))
+                    .copied()
+                    .unwrap_or(b'a');
+                sh.error(&format!("exec: -{}: invalid option", c as char));
+                sh.usage(
+                    "exec: usage: exec [-cl] [-a name] [command [argument ...]] [redirection ...]",
+                );
+                return Ok(2);
+            }
             _ => break,
         }
     }
@@ -1518,13 +1539,27 @@ fn let_(sh: &mut Shell, argv: Args<'_>) -> Exec {
 }
 
 fn shift(sh: &mut Shell, argv: Args<'_>) -> Exec {
+    let argv = if argv.get(1).is_some_and(|a| a == b"--") {
+        &argv[1..]
+    } else {
+        argv
+    };
+    // Too many arguments abandon the command line, a bad count fails the
+    // command; neither ends the shell (bash).
+    if argv.len() > 2 {
+        return Err(sh.abandon("shift: too many arguments", 1));
+    }
     let n = match argv.get(1) {
         None => 1,
-        Some(a) => match lossy(a).parse::<i64>() {
+        Some(a) => match lossy(a).trim().parse::<i64>() {
             Ok(n) if n >= 0 => n as usize,
+            Ok(_) => {
+                sh.error(&format!("shift: {}: shift count out of range", lossy(a)));
+                return Ok(1);
+            }
             _ => {
                 sh.error(&format!("shift: {}: numeric argument required", lossy(a)));
-                return Err(Flow::Exit(1));
+                return Ok(1);
             }
         },
     };
