@@ -371,6 +371,9 @@ pub struct Shell {
     pub function_files: HashMap<Vec<u8>, Rc<[u8]>>,
     /// Functions with the trace attribute (`declare -ft`).
     pub traced: rustc_hash::FxHashSet<Vec<u8>>,
+    /// Functions made read-only (`readonly -f`, `declare -fr`): they can
+    /// be neither redefined nor unset.
+    pub readonly_functions: rustc_hash::FxHashSet<Vec<u8>>,
     /// Where top-level code comes from when no frame says: `environment`
     /// for `-c`, `main` for standard input (bash's names).
     pub top_file: Rc<[u8]>,
@@ -538,6 +541,7 @@ impl Shell {
             completions: HashMap::default(),
             function_files: HashMap::default(),
             traced: Default::default(),
+            readonly_functions: Default::default(),
             top_file: Rc::from(&b"environment"[..]),
             started: std::time::Instant::now(),
         };
@@ -1966,6 +1970,13 @@ impl Shell {
             }
             Command::Function(f) => {
                 self.tail_ok = false;
+                if self.readonly_functions.contains(&f.name) {
+                    self.error(&format!(
+                        "{}: readonly function",
+                        String::from_utf8_lossy(&f.name)
+                    ));
+                    return Ok(1);
+                }
                 let file = self.current_file();
                 self.function_files.insert(f.name.clone(), file);
                 self.functions.insert(f.name.clone(), f.clone());

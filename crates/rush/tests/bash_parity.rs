@@ -3304,3 +3304,19 @@ fn exec_and_shift_errors_go_on() {
         1,
     );
 }
+
+/// `readonly -f` and `declare -fr` make a function read-only: it cannot
+/// be redefined, unset or made writable again, and `declare -F` shows it.
+#[test]
+fn readonly_functions() {
+    like_bash(
+        "exec 2>&1; func() { echo func; }; readonly -f func; declare -Fr; func() { echo bar; }; echo $?; func; \
+         unset -f func; echo $?; declare -f +r func; echo $?; declare -F; readonly -f nosuch; echo $?",
+        &[],
+        "declare -fr func\nsh: line 1: func: readonly function\n1\nfunc\n\
+         sh: line 1: unset: func: cannot unset: readonly function\n1\n\
+         sh: line 1: declare: func: readonly function\n1\ndeclare -fr func\n\
+         sh: line 1: readonly: nosuch: not a function\n1\n",
+        0,
+    );
+}

@@ -922,10 +922,12 @@ fn each_name_value(
 
 fn readonly(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let mut array = Vec::new();
+    let mut funcs = false;
     let mut i = 1;
     while let Some(a) = argv.get(i) {
         match a.as_slice() {
-            b"-p" | b"-f" => {}
+            b"-p" => {}
+            b"-f" => funcs = true,
             b"-a" => array.push(b'a'),
             b"-A" => array.push(b'A'),
             b"--" => {
@@ -935,6 +937,11 @@ fn readonly(sh: &mut Shell, argv: Args<'_>) -> Exec {
             _ => break,
         }
         i += 1;
+    }
+    // `readonly -f name…`: the functions become read-only; alone, the
+    // read-only functions are listed.
+    if funcs {
+        return Ok(readonly_functions(sh, &argv[i..], "readonly"));
     }
     if i >= argv.len() {
         let mut out = Vec::new();
@@ -996,6 +1003,15 @@ fn unset(sh: &mut Shell, argv: Args<'_>) -> Exec {
     }
     let mut status = 0;
     for name in &argv[i..] {
+        let is_function = functions || sh.vars.var(name).is_none() && !vars_only;
+        if is_function && sh.readonly_functions.contains(name.as_slice()) {
+            sh.error(&format!(
+                "unset: {}: cannot unset: readonly function",
+                lossy(name)
+            ));
+            status = 1;
+            continue;
+        }
         if functions {
             remove_function(sh, name);
             continue;
@@ -1052,6 +1068,33 @@ fn unset(sh: &mut Shell, argv: Args<'_>) -> Exec {
 /// Removes the function `name` with its attributes (exported, traced), so
 /// that children no longer see it and a new definition starts plain.
 /// Whether there was one.
+/// `readonly -f names` / `declare -fr names`: those functions become
+/// read-only (a name that is no function is an error); with no names, the
+/// read-only functions are listed as `declare -fr name`.
+fn readonly_functions(sh: &mut Shell, names: &[Vec<u8>], who: &str) -> i32 {
+    if names.is_empty() {
+        let mut all: Vec<&Vec<u8>> = sh.readonly_functions.iter().collect();
+        all.sort();
+        let mut out = Vec::new();
+        for n in all {
+            out.extend_from_slice(b"declare -fr ");
+            out.extend_from_slice(n);
+            out.push(b'\n');
+        }
+        return emit(sh, who, &out);
+    }
+    let mut status = 0;
+    for n in names {
+        if sh.functions.contains_key(n.as_slice()) {
+            sh.readonly_functions.insert(n.clone());
+        } else {
+            sh.error(&format!("{who}: {}: not a function", lossy(n)));
+            status = 1;
+        }
+    }
+    status
+}
+
 fn remove_function(sh: &mut Shell, name: &[u8]) -> bool {
     sh.vars.export_function(name, None);
     sh.traced.remove(name);
@@ -1106,6 +1149,8 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
     // `-n` / `+n`: make (or unmake) namerefs.
     let mut nameref: Option<bool> = None;
     let mut print = false;
+    // `+r`: refused for what is read-only.
+    let mut plus_r = false;
     let mut funcs = false;
     let mut bodies = false;
     // `-t` / `+t`: a function's trace attribute (it sees DEBUG and RETURN
@@ -1124,6 +1169,7 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                         export_ = a[0] == b'-';
                         unexport = a[0] == b'+';
                     }
+                    b'r' if a[0] == b'+' => plus_r = true,
                     b'r' => readonly_ = true,
                     b'i' => {
                         integer = a[0] == b'-';
@@ -1176,6 +1222,21 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
         }
         return Ok(status);
     }
+    // `declare -fr name…`: read-only functions; `declare -f +r` of one is
+    // refused.
+    if funcs && plus_r && i < argv.len() {
+        let mut status = 0;
+        for name in &argv[i..] {
+            if sh.readonly_functions.contains(name.as_slice()) {
+                sh.error(&format!("declare: {}: readonly function", lossy(name)));
+                status = 1;
+            }
+        }
+        return Ok(status);
+    }
+    if funcs && readonly_ && (i < argv.len() || !bodies) {
+        return Ok(readonly_functions(sh, &argv[i..], "declare"));
+    }
     // `declare -ft name…`: the attribute, nothing printed.
     if funcs
         && let Some(on) = trace
@@ -1220,11 +1281,14 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 // line and file too); `declare -F`, each as a command.
                 Some(f) => {
                     if !named {
-                        out.extend_from_slice(if sh.vars.function_exported(&n) {
-                            b"declare -fx "
-                        } else {
-                            b"declare -f "
-                        });
+                        out.extend_from_slice(b"declare -f");
+                        if sh.readonly_functions.contains(&n) {
+                            out.push(b'r');
+                        }
+                        if sh.vars.function_exported(&n) {
+                            out.push(b'x');
+                        }
+                        out.push(b' ');
                     }
                     out.extend_from_slice(&n);
                     if named && shopt_on(sh, "extdebug") {
