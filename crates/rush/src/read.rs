@@ -51,7 +51,19 @@ pub fn read(sh: &mut Shell, argv: &[Vec<u8>]) -> Exec {
                     nchars = value().and_then(|v| lossy(&v).parse().ok());
                 }
                 b'u' => fd = value().and_then(|v| lossy(&v).parse().ok()).unwrap_or(0),
-                b't' => timeout = value().and_then(|v| lossy(&v).parse().ok()),
+                b't' => {
+                    let v = value().unwrap_or_default();
+                    match lossy(&v).parse::<f64>() {
+                        Ok(t) if t >= 0.0 => timeout = Some(t),
+                        _ => {
+                            sh.error(&format!(
+                                "read: {}: invalid timeout specification",
+                                lossy(&v)
+                            ));
+                            return Ok(1);
+                        }
+                    }
+                }
                 b'a' => array = value(),
                 _ => {
                     sh.error(&format!("read: -{}: invalid option", c as char));

@@ -3320,3 +3320,27 @@ fn readonly_functions() {
         0,
     );
 }
+
+/// More of bash's usage errors: `.`/`source` with an option or no file,
+/// `readonly -x`, `eval -i`, `command -i`, `trap -p -s`, `shopt -s -u`,
+/// `read -t word`; `break 0`/`continue 0` leave the loops, not the shell.
+#[test]
+fn usage_errors_of_more_builtins() {
+    like_bash(
+        "exec 2>&1; . -i /dev/tty; echo $?; source; echo $?; readonly -x foo; echo $?; eval -i 'echo x'; echo $?\n\
+         command -i 'echo x'; echo $?; trap -p -s NOSIG; echo $?; shopt -s -u checkhash; echo $?; read -t var </dev/null; echo $?\n\
+         for z in 1 2; do continue 0; echo in; done; for z in 1 2; do break 0; done; echo after",
+        &[],
+        "sh: line 1: .: -i: invalid option\n.: usage: . filename [arguments]\n2\n\
+         sh: line 1: source: filename argument required\nsource: usage: source filename [arguments]\n2\n\
+         sh: line 1: readonly: -x: invalid option\n\
+         readonly: usage: readonly [-aAf] [name[=value] ...] or readonly -p\n2\n\
+         sh: line 1: eval: -i: invalid option\neval: usage: eval [arg ...]\n2\n\
+         sh: line 2: command: -i: invalid option\ncommand: usage: command [-pVv] command [arg ...]\n2\n\
+         sh: line 2: trap: -s: invalid option\ntrap: usage: trap [-lp] [[arg] signal_spec ...]\n2\n\
+         sh: line 2: shopt: cannot set and unset shell options simultaneously\n1\n\
+         sh: line 2: read: var: invalid timeout specification\n1\n\
+         sh: line 3: continue: 0: loop count out of range\nsh: line 3: break: 0: loop count out of range\nafter\n",
+        0,
+    );
+}

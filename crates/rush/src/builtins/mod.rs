@@ -503,9 +503,11 @@ fn break_continue(sh: &mut Shell, argv: Args<'_>) -> Exec {
         None => 1,
         Some(a) => match lossy(a).parse::<i64>() {
             Ok(n) if n >= 1 => n as u32,
+            // Out of range: reported, and every loop is left (bash), not
+            // the shell.
             Ok(_) => {
                 sh.error(&format!("{name}: {}: loop count out of range", lossy(a)));
-                return Err(Flow::Exit(1));
+                return Err(Flow::Break(sh.loop_depth.max(1)));
             }
             Err(_) => {
                 sh.error(&format!("{name}: {}: numeric argument required", lossy(a)));
@@ -573,6 +575,7 @@ fn eval(sh: &mut Shell, argv: Args<'_>) -> Exec {
         Some(b"--") => args = &args[1..],
         Some(a) if a.len() > 1 && a[0] == b'-' => {
             sh.error(&format!("eval: {}: invalid option", lossy(a)));
+            sh.usage("eval: usage: eval [arg ...]");
             return Ok(2);
         }
         _ => {}
@@ -600,10 +603,21 @@ fn source(sh: &mut Shell, argv: Args<'_>) -> Exec {
     } else {
         argv.to_vec()
     };
+    let usage = if name == "." {
+        ".: usage: . filename [arguments]"
+    } else {
+        "source: usage: source filename [arguments]"
+    };
     let Some(file) = argv.get(1) else {
         sh.error(&format!("{name}: filename argument required"));
+        sh.usage(usage);
         return Ok(2);
     };
+    if file.len() > 1 && file[0] == b'-' {
+        sh.error(&format!("{name}: {}: invalid option", lossy(&file[..2])));
+        sh.usage(usage);
+        return Ok(2);
+    }
     if file.contains(&b'/') && sh.opts.restricted {
         sh.error(&format!("{name}: {}: restricted", lossy(file)));
         return Ok(1);
@@ -928,6 +942,24 @@ fn readonly(sh: &mut Shell, argv: Args<'_>) -> Exec {
         match a.as_slice() {
             b"-p" => {}
             b"-f" => funcs = true,
+            o if o.len() > 1 && o[0] == b'-' && !matches!(o, b"-a" | b"-A") => {
+                let c = o[1..]
+                    .iter()
+                    .find(|&&c| !matches!(c, b'a' | b'A' | b'f' | b'p'))
+                    .copied();
+                if let Some(c) = c {
+                    sh.error(&format!("readonly: -{}: invalid option", c as char));
+                    sh.usage("readonly: usage: readonly [-aAf] [name[=value] ...] or readonly -p");
+                    return Ok(2);
+                }
+                for &c in &o[1..] {
+                    match c {
+                        b'f' => funcs = true,
+                        b'a' | b'A' => array.push(c),
+                        _ => {}
+                    }
+                }
+            }
             b"-a" => array.push(b'a'),
             b"-A" => array.push(b'A'),
             b"--" => {
@@ -1927,6 +1959,10 @@ fn shopt(sh: &mut Shell, argv: Args<'_>) -> Exec {
         }
         for &c in &a[1..] {
             match c {
+                b's' | b'u' if mode == Some(c == b'u') => {
+                    sh.error("shopt: cannot set and unset shell options simultaneously");
+                    return Ok(1);
+                }
                 b's' => mode = Some(true),
                 b'u' => mode = Some(false),
                 b'p' => print = true,
@@ -2269,6 +2305,16 @@ fn command(sh: &mut Shell, argv: Args<'_>) -> Exec {
             b"--" => {
                 i += 1;
                 break;
+            }
+            o if o.len() > 1 && o[0] == b'-' => {
+                let c = o[1..]
+                    .iter()
+                    .find(|&&c| !matches!(c, b'p' | b'v' | b'V'))
+                    .copied()
+                    .unwrap_or(b'p');
+                sh.error(&format!("command: -{}: invalid option", c as char));
+                sh.usage("command: usage: command [-pVv] command [arg ...]");
+                return Ok(2);
             }
             _ => break,
         }
@@ -2857,6 +2903,11 @@ fn trap(sh: &mut Shell, argv: Args<'_>) -> Exec {
         let named = if named.first().map(Vec::as_slice) == Some(b"--") {
             &named[1..]
         } else {
+            if let Some(o) = named.first().filter(|o| o.len() > 1 && o[0] == b'-') {
+                sh.error(&format!("trap: {}: invalid option", lossy(&o[..2])));
+                sh.usage("trap: usage: trap [-lp] [[arg] signal_spec ...]");
+                return Ok(2);
+            }
             named
         };
         if named.is_empty() {
