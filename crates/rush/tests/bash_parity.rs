@@ -3329,7 +3329,8 @@ fn usage_errors_of_more_builtins() {
     like_bash(
         "exec 2>&1; . -i /dev/tty; echo $?; source; echo $?; readonly -x foo; echo $?; eval -i 'echo x'; echo $?\n\
          command -i 'echo x'; echo $?; trap -p -s NOSIG; echo $?; shopt -s -u checkhash; echo $?; read -t var </dev/null; echo $?\n\
-         for z in 1 2; do continue 0; echo in; done; for z in 1 2; do break 0; done; echo after",
+         for z in 1 2; do continue 0; echo in; done; for z in 1 2; do break 0; done; echo after; \
+         a=1; readonly -n a; echo $?; declare -p a",
         &[],
         "sh: line 1: .: -i: invalid option\n.: usage: . filename [arguments]\n2\n\
          sh: line 1: source: filename argument required\nsource: usage: source filename [arguments]\n2\n\
@@ -3340,7 +3341,7 @@ fn usage_errors_of_more_builtins() {
          sh: line 2: trap: -s: invalid option\ntrap: usage: trap [-lp] [[arg] signal_spec ...]\n2\n\
          sh: line 2: shopt: cannot set and unset shell options simultaneously\n1\n\
          sh: line 2: read: var: invalid timeout specification\n1\n\
-         sh: line 3: continue: 0: loop count out of range\nsh: line 3: break: 0: loop count out of range\nafter\n",
+         sh: line 3: continue: 0: loop count out of range\nsh: line 3: break: 0: loop count out of range\nafter\n0\ndeclare -- a=\"1\"\n",
         0,
     );
 }

@@ -945,8 +945,13 @@ fn readonly(sh: &mut Shell, argv: Args<'_>) -> Exec {
             o if o.len() > 1 && o[0] == b'-' && !matches!(o, b"-a" | b"-A") => {
                 let c = o[1..]
                     .iter()
-                    .find(|&&c| !matches!(c, b'a' | b'A' | b'f' | b'p'))
+                    .find(|&&c| !matches!(c, b'a' | b'A' | b'f' | b'p' | b'n'))
                     .copied();
+                // `-n` is accepted and changes nothing (bash: it neither
+                // sets nor removes the attribute).
+                if o.contains(&b'n') && c.is_none() {
+                    return Ok(0);
+                }
                 if let Some(c) = c {
                     sh.error(&format!("readonly: -{}: invalid option", c as char));
                     sh.usage("readonly: usage: readonly [-aAf] [name[=value] ...] or readonly -p");
