@@ -3345,3 +3345,16 @@ fn usage_errors_of_more_builtins() {
         0,
     );
 }
+
+/// declare's messages name the builtin as called: `local`, `typeset`.
+#[test]
+fn declare_messages_name_the_builtin() {
+    like_bash(
+        "exec 2>&1; readonly var=outside; f() { local var=inside; echo \"in $var\"; }; f; typeset -r t=1; \
+         typeset t=2; typeset -p nosuch",
+        &[],
+        "environment: line 1: local: var: readonly variable\nin outside\nsh: line 1: typeset: t: readonly variable\n\
+         sh: line 1: typeset: nosuch: not found\n",
+        1,
+    );
+}

@@ -1170,6 +1170,8 @@ fn local(sh: &mut Shell, argv: Args<'_>) -> Exec {
 }
 
 fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
+    // Messages name the builtin as called: declare, typeset or local.
+    let who = lossy(&argv[0]);
     let mut export_ = false;
     // `+x`: no longer exported.
     let mut unexport = false;
@@ -1251,7 +1253,7 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
         let mut status = 0;
         for name in &argv[i..] {
             if sh.functions.contains_key(name.as_slice()) && !exportable_function_name(name) {
-                sh.error(&format!("declare: {}: cannot export", lossy(name)));
+                sh.error(&format!("{who}: {}: cannot export", lossy(name)));
                 status = 1;
             } else if !sh.export_function(name, true) {
                 status = 1;
@@ -1265,7 +1267,7 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
         let mut status = 0;
         for name in &argv[i..] {
             if sh.readonly_functions.contains(name.as_slice()) {
-                sh.error(&format!("declare: {}: readonly function", lossy(name)));
+                sh.error(&format!("{who}: {}: readonly function", lossy(name)));
                 status = 1;
             }
         }
@@ -1364,7 +1366,7 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
             match vars.iter().find(|(k, _)| k == a) {
                 Some((k, v)) => out.extend_from_slice(&declare_line(k, v)),
                 None => {
-                    sh.error(&format!("declare: {}: not found", lossy(a)));
+                    sh.error(&format!("{who}: {}: not found", lossy(a)));
                     status = 1;
                 }
             }
@@ -1425,7 +1427,7 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
             continue;
         }
         if !crate::parse::is_name(name) {
-            sh.error(&format!("declare: `{}': not a valid identifier", lossy(a)));
+            sh.error(&format!("{who}: `{}': not a valid identifier", lossy(a)));
             status = 1;
             continue;
         }
@@ -1444,7 +1446,7 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 let base = t.split(|&c| c == b'[').next().unwrap_or_default();
                 if !crate::parse::is_name(base) || t == name {
                     sh.error(&format!(
-                        "declare: `{}': invalid variable name for name reference",
+                        "{who}: `{}': invalid variable name for name reference",
                         lossy(t)
                     ));
                     status = 1;
@@ -1453,7 +1455,7 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
             }
             if on && kind.is_some() {
                 sh.error(&format!(
-                    "declare: {}: reference variable cannot be an array",
+                    "{who}: {}: reference variable cannot be an array",
                     lossy(name)
                 ));
                 status = 1;
@@ -1463,7 +1465,7 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 .vars
                 .set_nameref(name, value.map(<[u8]>::to_vec), on, local)
             {
-                sh.error(&format!("declare: {e}"));
+                sh.error(&format!("{who}: {e}"));
                 status = 1;
                 continue;
             }
@@ -1538,7 +1540,7 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 // An assignment error: the rest of the line is abandoned
                 // (bash).
                 let msg = format!(
-                    "declare: {}: cannot convert {from} to {to} array",
+                    "{who}: {}: cannot convert {from} to {to} array",
                     lossy(name)
                 );
                 return Err(sh.abandon(&msg, 1));
@@ -1556,7 +1558,7 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                     sh.vars.set_value(name, k.clone())
                 };
                 if let Err(e) = r {
-                    sh.error(&format!("declare: {e}"));
+                    sh.error(&format!("{who}: {e}"));
                     status = 1;
                     continue;
                 }
@@ -1587,7 +1589,7 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
             Ok(())
         };
         if let Err(e) = r {
-            sh.error(&format!("declare: {e}"));
+            sh.error(&format!("{who}: {e}"));
             status = 1;
             continue;
         }
