@@ -2685,9 +2685,29 @@ impl Shell {
                 self.forget(saved);
                 return Ok(0);
             }
+            // `z=y local z` in a function: names that were not local yet.
+            let declares = self.vars.in_function()
+                && !assigns.is_empty()
+                && matches!(name.as_slice(), b"local" | b"declare" | b"typeset");
+            // (A function call's own prefix binding, `z=42 f`, counts as
+            // not local: bash keeps it in a layer of its own.)
+            let fresh: Vec<bool> = if declares {
+                assigns
+                    .iter()
+                    .map(|(k, _)| {
+                        !self.vars.local_here(k)
+                            || self.prefix_bound.contains(&(self.func_depth, k.clone()))
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            };
             let mut old = self.push_temp_vars(&assigns);
             let r = crate::builtins::run_builtin(self, &argv).unwrap_or(Ok(127));
             self.keep_promoted(&argv, &mut old);
+            if declares {
+                self.settle_temp_locals(&assigns, &fresh, &mut old);
+            }
             self.pop_temp_vars(old);
             self.restore(saved);
             return r;
@@ -3102,6 +3122,38 @@ impl Shell {
             if let Some(i) = undo.iter().position(|(k, _)| k == name) {
                 undo.remove(i);
                 let _ = self.vars.export(name, None);
+            }
+        }
+    }
+
+    /// `z=y local z`: the new local starts with the prefix value (bash),
+    /// and the prefix assignment is undone in the caller's scope, not on
+    /// the local.
+    fn settle_temp_locals(
+        &mut self,
+        assigns: &[(Vec<u8>, Vec<u8>)],
+        fresh: &[bool],
+        undo: &mut Vec<(Vec<u8>, Option<Vec<u8>>)>,
+    ) {
+        for ((k, v), &was_fresh) in assigns.iter().zip(fresh) {
+            if !was_fresh || !self.vars.local_here(k) {
+                continue;
+            }
+            if self.vars.local_unset_here(k) {
+                let _ = self.vars.local(k, Some(v.clone()));
+            }
+            if let Some(i) = undo.iter().position(|(n, _)| n == k) {
+                let (_, prev) = undo.remove(i);
+                // The call's own binding of the name is simply replaced.
+                if self.prefix_bound.contains(&(self.func_depth, k.clone())) {
+                    continue;
+                }
+                match prev {
+                    Some(p) => {
+                        let _ = self.vars.set_in_caller(k, p);
+                    }
+                    None => self.vars.unset_in_caller(k),
+                }
             }
         }
     }

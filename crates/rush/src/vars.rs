@@ -631,6 +631,24 @@ impl Vars {
         r
     }
 
+    /// Unsets `name` as the caller of the innermost function sees it.
+    pub fn unset_in_caller(&mut self, name: &[u8]) {
+        let Some(top) = self.scopes.pop() else {
+            let _ = self.unset(name);
+            return;
+        };
+        let _ = self.unset(name);
+        self.scopes.push(top);
+    }
+
+    /// Whether `name` is declared in the innermost scope with no value.
+    pub fn local_unset_here(&self, name: &[u8]) -> bool {
+        self.scopes
+            .last()
+            .and_then(|s| s.get(name))
+            .is_some_and(|v| v.value.is_none())
+    }
+
     pub fn in_function(&self) -> bool {
         !self.scopes.is_empty()
     }

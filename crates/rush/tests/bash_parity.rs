@@ -3358,3 +3358,16 @@ fn declare_messages_name_the_builtin() {
         1,
     );
 }
+
+/// `z=y local z` in a function: the new local starts with the prefix
+/// value, and the caller's z is left as it was (bash).
+#[test]
+fn local_takes_its_prefix_value() {
+    like_bash(
+        "f() { z=y typeset z; echo \"|$z|\"; }; f; z=42 f; echo \"g=$z\"; z=5; f; echo \"z=$z\"; \
+         h() { q=7 local q=8; echo \"<$q>\"; }; q=0; h; echo \"$q\"",
+        &[],
+        "|y|\n|y|\ng=\n|y|\nz=5\n<8>\n0\n",
+        0,
+    );
+}
