@@ -449,7 +449,7 @@ impl Shell {
                 }
                 Part::Unparsed(u) => {
                     let lines = &u.error;
-                    let who = self.script_name();
+                    let who = self.script_name().to_vec();
                     let mut text = Vec::new();
                     for l in lines {
                         text.extend_from_slice(&who);

@@ -953,10 +953,7 @@ impl Shell {
         let text = if self.opts.interactive {
             format!("{}: {msg}\n", self.name)
         } else {
-            let who = match self.frames.last() {
-                Some(f) => String::from_utf8_lossy(&f.file),
-                None => String::from_utf8_lossy(&self.arg0),
-            };
+            let who = String::from_utf8_lossy(self.script_name());
             format!("{who}: line {}: {msg}\n", self.line)
         };
         let _ = sys::write_all(2, text.as_bytes());
@@ -1130,10 +1127,10 @@ impl Shell {
     /// The name errors start with outside an interactive shell: the file
     /// being run (the innermost function's or sourced file's, the
     /// script's), or else `$0`.
-    pub fn script_name(&self) -> Vec<u8> {
+    pub fn script_name(&self) -> &[u8] {
         match self.frames.last() {
-            Some(f) => f.file.to_vec(),
-            None => self.arg0.clone(),
+            Some(f) => &f.file,
+            None => &self.arg0,
         }
     }
 
@@ -1161,10 +1158,7 @@ impl Shell {
             self.error(&e.message);
             return;
         }
-        let who = match self.frames.last() {
-            Some(f) => String::from_utf8_lossy(&f.file).into_owned(),
-            None => String::from_utf8_lossy(&self.arg0).into_owned(),
-        };
+        let who = String::from_utf8_lossy(self.script_name()).into_owned();
         let prefix = if self.opts.interactive {
             format!("{}: ", self.name)
         } else {

@@ -3371,3 +3371,16 @@ fn local_takes_its_prefix_value() {
         0,
     );
 }
+
+/// After `--`, `.` and `source` take a file whose name starts with `-`.
+#[test]
+fn source_dashdash_file() {
+    let dir = tempfile::tempdir().unwrap();
+    like_bash_in(
+        dir.path(),
+        &[],
+        "printf 'echo dashfile\\n' > ./-f1; source -- -f1; . -- -f1; echo $?",
+        "dashfile\ndashfile\n0\n",
+        0,
+    );
+}

@@ -596,7 +596,8 @@ fn eval(sh: &mut Shell, argv: Args<'_>) -> Exec {
 fn source(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let name = lossy(&argv[0]);
     // `source -- file`
-    let argv: Vec<Vec<u8>> = if argv.get(1).map(Vec::as_slice) == Some(b"--") {
+    let dashdash = argv.get(1).map(Vec::as_slice) == Some(b"--");
+    let argv: Vec<Vec<u8>> = if dashdash {
         std::iter::once(argv[0].clone())
             .chain(argv[2..].iter().cloned())
             .collect()
@@ -613,7 +614,7 @@ fn source(sh: &mut Shell, argv: Args<'_>) -> Exec {
         sh.usage(usage);
         return Ok(2);
     };
-    if file.len() > 1 && file[0] == b'-' {
+    if !dashdash && file.len() > 1 && file[0] == b'-' {
         sh.error(&format!("{name}: {}: invalid option", lossy(&file[..2])));
         sh.usage(usage);
         return Ok(2);
