@@ -1143,7 +1143,7 @@ impl Shell {
             } else {
                 format!(
                     "{}: line {line}: {msg}\n",
-                    String::from_utf8_lossy(&self.script_name())
+                    String::from_utf8_lossy(self.script_name())
                 )
             };
             self.err_out(text.as_bytes());
