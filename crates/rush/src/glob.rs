@@ -24,8 +24,9 @@ pub struct How {
 
 /// Every path below `base` (`.` when empty), depth first and sorted, not
 /// following links to directories; hidden names only with `dotglob`.
-/// Directories only when `dirs_only`.
-fn below(base: &[u8], dotglob: bool, dirs_only: bool, out: &mut Vec<Vec<u8>>) {
+/// Directories only when `dirs_only`, and then links to directories too
+/// when `links_too` (they are listed, never entered).
+fn below(base: &[u8], dotglob: bool, dirs_only: bool, links_too: bool, out: &mut Vec<Vec<u8>>) {
     let dir = if base.is_empty() {
         b".".as_slice()
     } else {
@@ -34,26 +35,31 @@ fn below(base: &[u8], dotglob: bool, dirs_only: bool, out: &mut Vec<Vec<u8>>) {
     let Ok(rd) = std::fs::read_dir(OsStr::from_bytes(dir)) else {
         return;
     };
-    let mut entries: Vec<(Vec<u8>, bool)> = rd
+    let mut entries: Vec<(Vec<u8>, bool, bool)> = rd
         .filter_map(|e| e.ok())
         .filter_map(|e| {
             let name = e.file_name().as_bytes().to_vec();
-            let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
-            (dotglob || !name.starts_with(b".")).then_some((name, is_dir))
+            let t = e.file_type().ok();
+            let is_dir = t.is_some_and(|t| t.is_dir());
+            let is_link = t.is_some_and(|t| t.is_symlink());
+            (dotglob || !name.starts_with(b".")).then_some((name, is_dir, is_link))
         })
         .collect();
     entries.sort();
-    for (name, is_dir) in entries {
+    for (name, is_dir, is_link) in entries {
         let mut p = base.to_vec();
         if !p.is_empty() && !p.ends_with(b"/") {
             p.push(b'/');
         }
         p.extend_from_slice(&name);
-        if is_dir || !dirs_only {
+        if is_dir
+            || !dirs_only
+            || (links_too && is_link && Path::new(OsStr::from_bytes(&p)).is_dir())
+        {
             out.push(p.clone());
         }
         if is_dir {
-            below(&p, dotglob, dirs_only, out);
+            below(&p, dotglob, dirs_only, links_too, out);
         }
     }
 }
@@ -70,9 +76,19 @@ pub fn expand(field: &Marked, how: How) -> Vec<Vec<u8>> {
             last.push(&[c], q);
         }
     }
+    // `dir/**` lists `dir/` itself first; when the directory part has a
+    // pattern of its own (`*/**`, `a/**/**`), bash lists it as `dir`.
+    let dir_is_pattern = comps[..comps.len() - 1].iter().any(Marked::has_magic);
+    if how.globstar {
+        // bash collapses a run of `**` components into one: `**/**/x` is
+        // `**/x`, and `a/**/**` is `a/**`.
+        let starstar = |c: &Marked| c.bytes == b"**" && c.quoted.iter().all(|q| !q);
+        comps.dedup_by(|b, a| starstar(a) && starstar(b));
+    }
     let absolute = field.bytes.first() == Some(&b'/');
     let mut paths: Vec<Vec<u8>> = vec![if absolute { b"/".to_vec() } else { Vec::new() }];
     let n = comps.len();
+    let comps_empty_last = comps.last().is_some_and(|c| c.bytes.is_empty());
     for (i, comp) in comps.into_iter().enumerate() {
         let last = i + 1 == n;
         if comp.bytes.is_empty() {
@@ -100,15 +116,17 @@ pub fn expand(field: &Marked, how: How) -> Vec<Vec<u8>> {
                 if !last {
                     next.push(base.clone());
                 } else if !base.is_empty() {
-                    // `dir/**` lists `dir/` itself first, as bash does.
                     let mut b = base.clone();
-                    if !b.ends_with(b"/") {
+                    if !b.ends_with(b"/") && !dir_is_pattern {
                         b.push(b'/');
                     }
                     next.push(b);
                 }
+                // `**/` alone lists links to directories as directories; a
+                // further component never looks inside them.
+                let links_too = i + 2 == n && comps_empty_last;
                 let mut found = Vec::new();
-                below(base, dotglob, !last, &mut found);
+                below(base, dotglob, !last, links_too, &mut found);
                 next.extend(found);
             }
         } else if comp.has_magic() {

@@ -3384,3 +3384,32 @@ fn source_dashdash_file() {
         0,
     );
 }
+
+#[test]
+fn globstar_runs_links_and_directory_forms() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    for d in ["a/a/a", "a/b", "b"] {
+        std::fs::create_dir_all(p.join(d)).unwrap();
+    }
+    std::fs::write(p.join("a/ab"), "").unwrap();
+    std::fs::write(p.join("b/bb"), "").unwrap();
+    std::os::unix::fs::symlink("a", p.join("c")).unwrap();
+    for (script, out) in [
+        // A run of `**` is one `**`.
+        ("echo **/**", "a a/a a/a/a a/ab a/b b b/bb c\n"),
+        ("echo **/**/**/ab", "a/ab\n"),
+        // `dir/**` lists `dir/`; with a pattern in the directory, `dir`.
+        ("echo b/**", "b/ b/bb\n"),
+        ("echo b/**/**", "b b/bb\n"),
+        (
+            "echo */**",
+            "a a/a a/a/a a/ab a/b b b/bb c c/a c/a/a c/ab c/b\n",
+        ),
+        // A link to a directory is listed by `**/` but never entered.
+        ("echo **/", "a/ a/a/ a/a/a/ a/b/ b/ c/\n"),
+        ("echo **/*b", "a/ab a/b b b/bb\n"),
+    ] {
+        like_bash_in(p, &["-O", "globstar"], script, out, 0);
+    }
+}
