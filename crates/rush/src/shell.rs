@@ -2881,7 +2881,10 @@ impl Shell {
                 Some(k) => {
                     // An index that reads the array sees it as assigned so
                     // far, and a bad index leaves it so (bash).
-                    let i = match self.expand_arith_text(k).and_then(|t| {
+                    let i = match self.expand_arith_text(k).and_then(|mut t| {
+                        // bash's internal quoting drops \x01 from these
+                        // subscripts (`a=([$'1\0012']=x)` sets `a[12]`).
+                        t.retain(|&c| c != 1);
                         if t.windows(name.len()).any(|w| w == name) {
                             let _ = self.vars.set_value(name, Value::Indexed(m.clone()));
                         }

@@ -3413,3 +3413,19 @@ fn globstar_runs_links_and_directory_forms() {
         like_bash_in(p, &["-O", "globstar"], script, out, 0);
     }
 }
+
+#[test]
+fn compound_subscripts_drop_ctlesc_as_bash_does() {
+    like_bash(
+        "a=([$'1\\0012']=5); declare -p a",
+        &[],
+        "declare -a a=([12]=\"5\")\n",
+        0,
+    );
+    like_bash(
+        "i=$'3\\0014'; b=([$i]=5); declare -p b",
+        &[],
+        "declare -a b=([34]=\"5\")\n",
+        0,
+    );
+}
