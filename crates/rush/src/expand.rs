@@ -899,6 +899,23 @@ impl Shell {
                 // separator: ("a'" b) with IFS="'" is a, "", b. With IFS
                 // empty each stays a field.
                 let ifs0 = f.ifs.first().copied();
+                // IFS made null inside the word (`${IFS=}$*`): each element
+                // is a field of its own, not split (bash).
+                let null_now = !joined
+                    && ifs0.is_some()
+                    && self.vars.get(b"IFS").is_some_and(|v| v.is_empty());
+                if null_now {
+                    for (i, a) in list.iter().enumerate() {
+                        if i > 0 {
+                            f.finish();
+                            f.last = Delim::White;
+                        }
+                        if !a.is_empty() {
+                            f.quoted(a);
+                        }
+                    }
+                    return;
+                }
                 for (i, a) in list.iter().enumerate() {
                     if i > 0 {
                         if !joined {

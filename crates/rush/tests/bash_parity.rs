@@ -3429,3 +3429,16 @@ fn compound_subscripts_drop_ctlesc_as_bash_does() {
         0,
     );
 }
+
+#[test]
+fn unquoted_star_under_ifs_made_null_in_the_word() {
+    let script = "set -f -- a 'b c' d; unset -v IFS
+printf '<%s> ' ${*}${IFS=}${*}${IFS:=-}\"${*}\"; echo
+unset -v IFS; printf '<%s> ' ${IFS=}${*}; echo";
+    like_bash(
+        script,
+        &[],
+        "<a> <b> <c> <da> <b c> <d-a-b c-d> \n<a> <b c> <d> \n",
+        0,
+    );
+}
