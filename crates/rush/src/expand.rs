@@ -492,6 +492,12 @@ impl Shell {
                 match split_sub(name) {
                     Some((n, sub)) => {
                         let key = self.0.array_key(n, sub).ok()?;
+                        if key.before_start() {
+                            let msg =
+                                format!("{}: bad array subscript", String::from_utf8_lossy(n));
+                            self.0.error(&msg);
+                            return None;
+                        }
                         self.0.element(n, &key)
                     }
                     None => self.0.param_value(name),
@@ -501,6 +507,13 @@ impl Shell {
                 let v = value.to_string().into_bytes();
                 let r = match split_sub(name) {
                     Some((n, sub)) => match self.0.array_key(n, sub) {
+                        // bash reports it and goes on with the value.
+                        Ok(key) if key.before_start() => {
+                            let msg =
+                                format!("{}: bad array subscript", String::from_utf8_lossy(name));
+                            self.0.error(&msg);
+                            return Ok(());
+                        }
                         Ok(key) => self.0.vars.set_elem(n, key, v),
                         Err(_) => {
                             return Err(format!(
@@ -830,6 +843,20 @@ impl Shell {
             }
             Some(i) => {
                 let key = self.array_key(&name, &i)?;
+                if key.before_start() {
+                    // `${#a[-9]}` is an error that names the subscript as
+                    // written and a `]` (bash); otherwise it is reported
+                    // and expands as unset.
+                    if let (ParamOp::Length, Some(w)) = (&p.op, &p.index) {
+                        let mut shown = crate::unparse::word(w);
+                        shown.push(b']');
+                        let msg =
+                            format!("{}: bad array subscript", String::from_utf8_lossy(&shown));
+                        return Err(self.expansion_error(&msg));
+                    }
+                    let msg = format!("{}: bad array subscript", String::from_utf8_lossy(&name));
+                    self.error(&msg);
+                }
                 let v = self.element(&name, &key);
                 Ok((name, Subject::One(v)))
             }
@@ -1058,6 +1085,14 @@ impl Shell {
                         Some(w) => {
                             let i = self.expand_index_text(w)?;
                             let key = self.array_key(&name, &i)?;
+                            if key.before_start() {
+                                let msg = format!(
+                                    "{}[{}]: bad array subscript",
+                                    String::from_utf8_lossy(&name),
+                                    String::from_utf8_lossy(&i)
+                                );
+                                return Err(self.expansion_error(&msg));
+                            }
                             self.vars
                                 .set_elem(&name, key.clone(), v.clone())
                                 .map(|()| self.element(&name, &key))

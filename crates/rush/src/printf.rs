@@ -160,21 +160,11 @@ pub fn printf(sh: &mut Shell, argv: &[Vec<u8>]) -> Exec {
     match var {
         Some(v) => {
             // `printf -v a[i]` sets one element.
-            let r = match v.iter().position(|&c| c == b'[') {
-                Some(open) if v.ends_with(b"]") && crate::parse::is_name(&v[..open]) => {
-                    let (name, sub) = (&v[..open], &v[open + 1..v.len() - 1]);
-                    let sub = sh.runtime_subscript(name, sub)?;
-                    let key = sh.array_key(name, &sub)?;
-                    sh.vars.set_elem(name, key, out)
-                }
-                _ if crate::parse::is_name(&v) => sh.vars.set(&v, out),
-                _ => {
-                    sh.error(&format!("printf: `{}': not a valid identifier", lossy(&v)));
-                    return Ok(2);
-                }
-            };
-            if let Err(e) = r {
-                sh.error(&e.to_string());
+            if !crate::shell::is_ref(&v) {
+                sh.error(&format!("printf: `{}': not a valid identifier", lossy(&v)));
+                return Ok(2);
+            }
+            if !sh.set_ref(&v, out)? {
                 return Ok(1);
             }
             Ok(status)

@@ -78,7 +78,12 @@ pub fn read(sh: &mut Shell, argv: &[Vec<u8>]) -> Exec {
         None => argv[i..].to_vec(),
     };
     for n in &names {
-        if !crate::parse::is_name(n) {
+        let ok = if array.is_some() {
+            crate::parse::is_name(n)
+        } else {
+            crate::shell::is_ref(n)
+        };
+        if !ok {
             sh.error(&format!("read: `{}': not a valid identifier", lossy(n)));
             return Ok(1);
         }
@@ -158,9 +163,13 @@ pub fn read(sh: &mut Shell, argv: &[Vec<u8>]) -> Exec {
     }
     if exact {
         // -N: the characters as read, no splitting; other names are emptied.
-        let _ = sh.vars.set(&names[0], line);
+        if !sh.set_ref(&names[0], line)? {
+            return Ok(1);
+        }
         for n in &names[1..] {
-            let _ = sh.vars.set(n, Vec::new());
+            if !sh.set_ref(n, Vec::new())? {
+                return Ok(1);
+            }
         }
         return Ok(status);
     }
@@ -180,8 +189,7 @@ pub fn read(sh: &mut Shell, argv: &[Vec<u8>]) -> Exec {
     let fields = split(&line, &escaped, &ifs, names.len());
     for (k, name) in names.iter().enumerate() {
         let v = fields.get(k).cloned().unwrap_or_default();
-        if let Err(e) = sh.vars.set(name, v) {
-            sh.error(&e.to_string());
+        if !sh.set_ref(name, v)? {
             return Ok(1);
         }
     }

@@ -2760,6 +2760,14 @@ impl Shell {
         } else if let Some(idx) = &a.index {
             let sub = self.expand_arith_text(idx)?;
             let key = self.array_key(&a.name, &sub)?;
+            if key.before_start() {
+                let msg = format!(
+                    "{}[{}]: bad array subscript",
+                    String::from_utf8_lossy(&a.name),
+                    String::from_utf8_lossy(&crate::unparse::word(idx))
+                );
+                return Err(self.expansion_error(&msg));
+            }
             let v = self.expand_assignment(&a.value)?;
             if trace {
                 self.trace_assign(a, a.append, Some(&v));
@@ -4328,12 +4336,43 @@ pub fn converts_array_kind(flags: &[u8], cur: Option<&Value>) -> bool {
 }
 
 /// `name[sub]` split into the name and the subscript text.
-fn split_element(t: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
+pub(crate) fn split_element(t: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
     let open = t.iter().position(|&c| c == b'[')?;
     if !t.ends_with(b"]") || !crate::parse::is_name(&t[..open]) {
         return None;
     }
     Some((t[..open].to_vec(), t[open + 1..t.len() - 1].to_vec()))
+}
+
+/// A name a builtin may assign (`read`, `printf -v`): `name` or
+/// `name[subscript]`.
+pub fn is_ref(target: &[u8]) -> bool {
+    crate::parse::is_name(target) || split_element(target).is_some()
+}
+
+impl Shell {
+    /// Sets `name` or one element (`name[sub]`) as a builtin's result, as
+    /// `read` and `printf -v` do; an error is reported and gives `false`.
+    pub fn set_ref(&mut self, target: &[u8], value: Vec<u8>) -> Result<bool, Flow> {
+        let r = match split_element(target) {
+            Some((name, sub)) => {
+                let sub = self.runtime_subscript(&name, &sub)?;
+                let key = self.array_key(&name, &sub)?;
+                if key.before_start() {
+                    let msg = format!("{}: bad array subscript", String::from_utf8_lossy(target));
+                    self.error(&msg);
+                    return Ok(false);
+                }
+                self.vars.set_elem(&name, key, value)
+            }
+            None => self.vars.set(target, value),
+        };
+        if let Err(e) = r {
+            self.error(&e.to_string());
+            return Ok(false);
+        }
+        Ok(true)
+    }
 }
 
 /// The one function definition named `name` that `list` is, if it is

@@ -55,6 +55,14 @@ pub enum Key {
     Name(Vec<u8>),
 }
 
+impl Key {
+    /// A negative index that counts back past the first element (`a[-9]`
+    /// of a one-element array): bash's "bad array subscript".
+    pub fn before_start(&self) -> bool {
+        matches!(self, Key::Index(i) if *i < 0)
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct Var {
     /// `None`: declared (`export X`, `local X`) but unset.

@@ -3442,3 +3442,66 @@ unset -v IFS; printf '<%s> ' ${IFS=}${*}; echo";
         0,
     );
 }
+
+#[test]
+fn subscripts_before_the_first_element_are_reported() {
+    for (script, out, status) in [
+        ("a=(1); echo \"[${a[-7]}]\" $?", "[] 0\n", 0),
+        (
+            "a=(1); echo $((a[-7])) $((a[-7]=3)); echo $?",
+            "0 3\n0\n",
+            0,
+        ),
+        ("a=(1); i=-9; a[i]=1; echo not reached", "", 1),
+        ("a=(1); : ${a[-7]:=3}; echo not reached", "", 1),
+        ("a=(1); echo ${#a[ -3 ]}; echo not reached", "", 1),
+        (
+            "a=(1); unset 'a[2-11]'; echo $?; declare 'a[-5]=1'; echo $?; declare -p a",
+            "1\n1\ndeclare -a a=([0]=\"1\")\n",
+            0,
+        ),
+        (
+            "a=(1); printf -v 'a[-7]' %s x; echo $?; read 'a[-7]' <<< x; echo $?; declare -p a",
+            "1\n1\ndeclare -a a=([0]=\"1\")\n",
+            0,
+        ),
+    ] {
+        like_bash(script, &[], out, status);
+    }
+}
+
+#[test]
+fn read_assigns_array_elements() {
+    like_bash(
+        "read 'a[1]' 'b[x+1]' <<< 'x y z'; declare -A m; read -N 2 'm[k]' <<< vw; declare -p a b m",
+        &[],
+        "declare -a a=([1]=\"x\")\ndeclare -a b=([1]=\"y z\")\ndeclare -A m=([k]=\"vw\" )\n",
+        0,
+    );
+}
+
+#[test]
+fn builtin_refusals_as_bash_words_them() {
+    for (script, out) in [
+        // Without -v, unset may name a function by any name.
+        (
+            "/x() { echo f; }; /x; unset /bin/sh /x; echo $?; unset -v /y; echo $?",
+            "f\n0\n1\n",
+        ),
+        // Functions take no value attributes and are not assigned.
+        (
+            "a() { :; }; declare -f -a a; echo $?; declare -fn a; echo $?",
+            "1\n1\n",
+        ),
+        (
+            "declare -f f='() { :; }'; echo $?; declare -F f=1; echo $?",
+            "1\n1\n",
+        ),
+        (
+            "set +h; hash -p /bin/sh sh; echo $?; hash; echo $?",
+            "1\n1\n",
+        ),
+    ] {
+        like_bash(script, &[], out, 0);
+    }
+}

@@ -1060,8 +1060,17 @@ fn unset(sh: &mut Shell, argv: Args<'_>) -> Exec {
             && crate::parse::is_name(&name[..open])
         {
             let (n, sub) = (&name[..open], &name[open + 1..name.len() - 1]);
+            let sub_text = sub;
             let sub = sh.runtime_subscript(n, sub)?;
             let key = sh.array_key(n, &sub)?;
+            if key.before_start() {
+                sh.error(&format!(
+                    "unset: [{}]: bad array subscript",
+                    lossy(sub_text)
+                ));
+                status = 1;
+                continue;
+            }
             if let Err(e) = sh.vars.unset_elem(n, &key) {
                 sh.error(&format!(
                     "unset: {}: cannot unset: readonly variable",
@@ -1072,6 +1081,11 @@ fn unset(sh: &mut Shell, argv: Args<'_>) -> Exec {
             continue;
         }
         if !crate::parse::is_name(name) {
+            // Without `-v` it may name a function (`unset /bin/sh`, bash).
+            if !vars_only {
+                remove_function(sh, name);
+                continue;
+            }
             sh.error(&format!("unset: `{}': not a valid identifier", lossy(name)));
             status = 1;
             continue;
@@ -1248,6 +1262,29 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
             break;
         }
     }
+    // Functions take no value attributes (bash names the one it refuses).
+    if funcs {
+        let bad = if nameref == Some(true) {
+            Some("-n")
+        } else if integer {
+            Some("-i")
+        } else {
+            match kind {
+                Some(Value::Assoc(_)) => Some("-A"),
+                Some(Value::Indexed(_)) => Some("-a"),
+                _ => None,
+            }
+        };
+        if let Some(o) = bad {
+            sh.error(&format!("{who}: {o}: invalid option"));
+            return Ok(1);
+        }
+        // Nor are they made by an assignment.
+        if argv[i..].iter().any(|a| a.contains(&b'=')) {
+            sh.error(&format!("{who}: cannot use `-f' to make functions"));
+            return Ok(1);
+        }
+    }
     // `declare -fx name…`: export the functions (bash's `+fx` leaves
     // them exported).
     if funcs && export_ && i < argv.len() {
@@ -1416,8 +1453,18 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 let _ = sh.vars.set_value(base, k.clone());
             }
             if let Some(v) = value {
+                let sub_text = sub;
                 let sub = sh.runtime_subscript(base, sub)?;
                 let key = sh.array_key(base, &sub)?;
+                if key.before_start() {
+                    sh.error(&format!(
+                        "{}[{}]: bad array subscript",
+                        lossy(base),
+                        lossy(sub_text)
+                    ));
+                    status = 1;
+                    continue;
+                }
                 if let Err(e) = sh.vars.set_elem(base, key, v.to_vec()) {
                     sh.error(&format!("{}: {e}", lossy(&argv[0])));
                     status = 1;
@@ -2525,6 +2572,10 @@ pub fn restricted_hash_target(sh: &mut Shell, who: &str, path: &[u8]) -> bool {
 }
 
 fn hash(sh: &mut Shell, argv: Args<'_>) -> Exec {
+    if !sh.opts.hashall {
+        sh.error("hash: hashing disabled");
+        return Ok(1);
+    }
     let Ok((opts, i)) = getopt(sh, argv, b"dlp:rt", HASH_USAGE) else {
         return Ok(2);
     };
