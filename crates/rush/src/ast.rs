@@ -168,6 +168,9 @@ pub struct Function {
     pub line: u32,
     /// The line its body starts on (the DEBUG trap on entering it).
     pub body_line: u32,
+    /// The line its definition ends on (bash's line for errors in
+    /// defining it).
+    pub end_line: u32,
 }
 
 #[derive(Debug, Clone)]

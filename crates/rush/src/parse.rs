@@ -197,6 +197,16 @@ impl<'s> Parser<'s> {
         self.line
     }
 
+    /// After a command was abandoned by an error (bash's jump to the top
+    /// level), lines count on from the line of the command that failed:
+    /// bash's reader and executor share one line counter, and the jump
+    /// does not give the reader its own back. Messages and `$LINENO`
+    /// after such an error agree with bash's.
+    pub fn resume_lines_at(&mut self, failed: u32) {
+        let after_newline = self.pos > 0 && self.buf.get(self.pos - 1) == Some(&b'\n');
+        self.line = failed + u32::from(after_newline);
+    }
+
     pub fn aliases_ref(&self) -> &Aliases {
         &self.aliases
     }
@@ -1278,6 +1288,7 @@ impl<'s> Parser<'s> {
             redirects,
             line,
             body_line,
+            end_line: self.line,
         })))
     }
 

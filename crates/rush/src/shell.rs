@@ -289,6 +289,9 @@ pub struct Shell {
     /// which go into the new program's environment.
     pub exec_env: Vec<(Vec<u8>, Vec<u8>)>,
     pub source_depth: u32,
+    /// The builtin being run was called through `command`, which keeps a
+    /// special builtin's error from ending a POSIX-mode script.
+    pub via_command: bool,
     /// The line being run, for messages and `$LINENO`.
     pub line: u32,
     /// What to call the shell in messages.
@@ -496,6 +499,7 @@ impl Shell {
             prefix_bound: Vec::new(),
             exec_env: Vec::new(),
             source_depth: 0,
+            via_command: false,
             current_simple: None,
             eval_depth: 0,
             bash_command: Vec::new(),
@@ -1108,7 +1112,12 @@ impl Shell {
                             self.status = 130;
                             return 130;
                         }
-                        Err(Flow::Abort(s)) => self.status = s,
+                        Err(Flow::Abort(s)) => {
+                            self.status = s;
+                            if !self.opts.interactive {
+                                parser.resume_lines_at(self.line);
+                            }
+                        }
                         Err(Flow::Break(_) | Flow::Continue(_)) => {}
                     }
                 }
@@ -1964,7 +1973,28 @@ impl Shell {
             }
             Command::Function(f) => {
                 self.tail_ok = false;
+                // In POSIX mode a function's name must be a name, and not
+                // a special builtin's; a script ends on either (bash).
+                if self.opts.posix {
+                    let msg = if !crate::parse::is_name(&f.name) {
+                        Some("not a valid identifier")
+                    } else if crate::builtins::is_special(&f.name) {
+                        Some("is a special builtin")
+                    } else {
+                        None
+                    };
+                    if let Some(m) = msg {
+                        self.line = f.end_line;
+                        self.error(&format!("`{}': {m}", String::from_utf8_lossy(&f.name)));
+                        return if self.opts.interactive {
+                            Err(Flow::Abort(2))
+                        } else {
+                            Err(Flow::Exit(2))
+                        };
+                    }
+                }
                 if self.readonly_functions.contains(&f.name) {
+                    self.line = f.end_line;
                     self.error(&format!(
                         "{}: readonly function",
                         String::from_utf8_lossy(&f.name)
@@ -2601,12 +2631,30 @@ impl Shell {
         // Values of prefix assignments, each visible to the ones after it.
         let mut assigns = Vec::with_capacity(cmd.assigns.len());
         let mut undo = Vec::new();
+        let mut refused = false;
         for a in &cmd.assigns {
             let v = self.assign_value(a)?;
-            undo.extend(self.push_temp_vars(&[(a.name.clone(), v.clone())]));
+            refused |= self.vars.is_readonly(&a.name);
+            undo.extend(self.push_temp_vars(&[(a.name.clone(), v.clone())], true));
             assigns.push((a.name.clone(), v));
         }
         self.pop_temp_vars(undo);
+        // In POSIX mode a refused prefix assignment is an assignment error:
+        // the command does not run and the rest of the line is abandoned;
+        // before a special builtin the shell leaves (bash).
+        if refused && self.opts.posix {
+            self.status = 1;
+            if crate::builtins::is_special(&argv[0]) && !self.opts.interactive {
+                // bash's FORCE_EOF: 127 at the top of `-c`.
+                let s = if self.opts.command_mode && !self.subshell {
+                    127
+                } else {
+                    1
+                };
+                return Err(Flow::Exit(s));
+            }
+            return Err(Flow::Abort(1));
+        }
         if self.opts.xtrace {
             self.trace(&cmd.assigns, &assigns, &argv);
         }
@@ -2644,7 +2692,7 @@ impl Shell {
                     }
                 }
             } else if !assigns.is_empty() {
-                temp = Some(self.push_temp_vars(&assigns));
+                temp = Some(self.push_temp_vars(&assigns, false));
             }
             if name == b"exec" && (argv.len() == 1 || argv.len() == 2 && argv[1] == b"--") {
                 // `exec` alone: its redirections stay.
@@ -2657,7 +2705,9 @@ impl Shell {
             if name == b"exec" {
                 self.exec_env.clone_from(&assigns);
             }
+            let via = std::mem::replace(&mut self.via_command, false);
             let r = crate::builtins::run_builtin(self, &argv).unwrap_or(Ok(127));
+            self.via_command = via;
             self.exec_env.clear();
             if let Some(mut undo) = temp {
                 self.keep_promoted(&argv, &mut undo);
@@ -2696,7 +2746,7 @@ impl Shell {
             } else {
                 Vec::new()
             };
-            let mut old = self.push_temp_vars(&assigns);
+            let mut old = self.push_temp_vars(&assigns, false);
             let r = crate::builtins::run_builtin(self, &argv).unwrap_or(Ok(127));
             self.keep_promoted(&argv, &mut old);
             if declares {
@@ -3087,15 +3137,19 @@ impl Shell {
     }
 
     /// Sets assignments for the length of one builtin; returns what to put
-    /// back.
+    /// back. A read-only name is reported when `report` (the first pass
+    /// over a command's prefix; bash reports it once).
     fn push_temp_vars(
         &mut self,
         assigns: &[(Vec<u8>, Vec<u8>)],
+        report: bool,
     ) -> Vec<(Vec<u8>, Option<Vec<u8>>)> {
         let mut old = Vec::with_capacity(assigns.len());
         for (k, v) in assigns {
             old.push((k.clone(), self.vars.get(k).map(<[u8]>::to_vec)));
-            if let Err(e) = self.vars.set(k, v.clone()) {
+            if let Err(e) = self.vars.set(k, v.clone())
+                && report
+            {
                 self.error(&e.to_string());
             }
         }

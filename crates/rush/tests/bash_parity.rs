@@ -3505,3 +3505,113 @@ fn builtin_refusals_as_bash_words_them() {
         like_bash(script, &[], out, 0);
     }
 }
+
+#[test]
+fn umask_reads_and_refuses_as_bash() {
+    let script = "umask 022; { umask 09; umask -S u=rwx:g=rwx:o=rx; umask u:rwx; umask -i; umask g=u; umask u=rwx,; } 2>&1; umask; umask -p; umask -pS; umask -S u=rwx,g=rx,o=; umask a+w; umask; umask =r; umask";
+    like_bash(
+        script,
+        &[],
+        "sh: line 1: umask: 09: octal number out of range
+sh: line 1: umask: `:': invalid symbolic mode character
+sh: line 1: umask: `:': invalid symbolic mode operator
+sh: line 1: umask: -i: invalid option
+umask: usage: umask [-p] [-S] [mode]
+sh: line 1: umask: `u': invalid symbolic mode character
+sh: line 1: umask: `\0': invalid symbolic mode operator
+0022
+umask 0022
+umask -S u=rwx,g=rx,o=rx
+u=rwx,g=rx,o=
+0005
+0333
+",
+        0,
+    );
+}
+
+#[test]
+fn kill_refusals_as_bash_words_them() {
+    like_bash(
+        "{ kill abc; kill -s; echo $?; kill -sFOO 1; kill -n 99 1; kill -INT ''; kill -s 0 $$; echo $?; } 2>&1",
+        &[],
+        "sh: line 1: kill: abc: arguments must be process or job IDs
+sh: line 1: kill: -s: option requires an argument
+1
+sh: line 1: kill: FOO: invalid signal specification
+sh: line 1: kill: 99: invalid signal specification
+sh: line 1: kill: `': not a pid or valid job spec
+0
+",
+        0,
+    );
+}
+
+#[test]
+fn readonly_refusals_and_posix_assignment_errors() {
+    for (script, out, status) in [
+        // A refused prefix assignment is reported once, and the command runs.
+        (
+            "readonly V=1; { V=7 true; echo $?; } 2>&1",
+            "sh: line 1: V: readonly variable\n0\n",
+            0,
+        ),
+        (
+            "readonly V=1; declare +r V 2>&1; echo $?",
+            "sh: line 1: declare: V: readonly variable\n1\n",
+            0,
+        ),
+        // In POSIX mode it is an assignment error: the command does not
+        // run, and before a special builtin the script ends.
+        (
+            "set -o posix; readonly V=1; V=2 echo no 2>/dev/null; echo $?",
+            "",
+            1,
+        ),
+        (
+            "set -o posix; readonly V=1; V=2 : 2>/dev/null; echo no",
+            "",
+            127,
+        ),
+        // `return` outside a function: status 2; POSIX mode ends the
+        // script unless it came through `command`.
+        ("return 2>/dev/null; echo $?", "2\n", 0),
+        (
+            "set -o posix; command return 2>/dev/null; echo $?; return 2>/dev/null; echo no",
+            "2\n",
+            2,
+        ),
+        // POSIX mode: function names are names, and not special builtins'.
+        ("set -o posix; f-x() { :; } 2>/dev/null; echo no", "", 2),
+        ("set -o posix; eval() { :; } 2>/dev/null; echo no", "", 2),
+        (
+            "set -o posix; shift 3 2>&1; echo $?",
+            "sh: line 1: shift: 3: shift count out of range\n1\n",
+            0,
+        ),
+    ] {
+        like_bash(script, &[], out, status);
+    }
+}
+
+#[test]
+fn lines_after_an_abandoned_command_count_from_its_line() {
+    // In POSIX mode the line of a refused prefix assignment is abandoned,
+    // and the script goes on.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("p.sh"),
+        "set -o posix\nreadonly V=1\nV=2 echo no\necho $?\nV=3 echo no; echo no\necho end\n",
+    )
+    .unwrap();
+    like_bash_in(dir.path(), &[], "$BASH p.sh 2>/dev/null", "1\nend\n", 0);
+    // bash's reader takes its line from the command that failed.
+    let dir = tempfile::tempdir().unwrap();
+    like_bash_in(
+        dir.path(),
+        &[],
+        "readonly v=1\nfor i in 1; do\n  v=2\n  echo no\n\n\ndone\necho $LINENO\n{\n  v=3\n}\necho $LINENO\nf()\n{\n  :\n}\nreadonly -f f\nf()\n{\n  :\n}\necho $LINENO",
+        "4\n7\n17\n",
+        0,
+    );
+}

@@ -554,7 +554,12 @@ fn exit(sh: &mut Shell, argv: Args<'_>) -> Exec {
 fn return_(sh: &mut Shell, argv: Args<'_>) -> Exec {
     if sh.func_depth == 0 && sh.source_depth == 0 {
         sh.error("return: can only `return' from a function or sourced script");
-        return Ok(1);
+        // A usage error of a special builtin: status 2, and in POSIX mode
+        // a script ends (bash).
+        if sh.opts.posix && !sh.opts.interactive && !sh.via_command {
+            return Err(Flow::Exit(2));
+        }
+        return Ok(2);
     }
     let status = match argv.get(1) {
         None => sh.status,
@@ -1479,6 +1484,12 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
             status = 1;
             continue;
         }
+        // `+r` cannot take the attribute away.
+        if plus_r && sh.vars.is_readonly(name) {
+            sh.error(&format!("{who}: {}: readonly variable", lossy(name)));
+            status = 1;
+            continue;
+        }
         if let Some(on) = nameref {
             // The target must be a variable's name (or an element's): the
             // one given, or the value the variable has already.
@@ -1715,7 +1726,8 @@ fn shift(sh: &mut Shell, argv: Args<'_>) -> Exec {
         },
     };
     if n > sh.positional.len() {
-        if shopt_on(sh, "shift_verbose") {
+        // POSIX mode reports it as `shift_verbose` does (bash).
+        if sh.opts.posix || shopt_on(sh, "shift_verbose") {
             sh.error(&format!("shift: {n}: shift count out of range"));
         }
         return Ok(1);
@@ -2416,10 +2428,13 @@ fn command(sh: &mut Shell, argv: Args<'_>) -> Exec {
         emit(sh, "command", &out);
         return Ok(status);
     }
-    if is_builtin(sh, &args[0])
-        && let Some(r) = run_builtin(sh, args)
-    {
-        return r;
+    if is_builtin(sh, &args[0]) {
+        let via = std::mem::replace(&mut sh.via_command, true);
+        let r = run_builtin(sh, args);
+        sh.via_command = via;
+        if let Some(r) = r {
+            return r;
+        }
     }
     sh.run_external_argv(args, default_path)
 }
@@ -3111,25 +3126,37 @@ fn kill(sh: &mut Shell, argv: Args<'_>) -> Exec {
             }
             return Ok(emit(sh, "kill", out.as_bytes()));
         }
-        if a == b"-s" || a == b"-n" {
-            let Some(s) = argv.get(2).and_then(|s| sys::signal_number(s)) else {
-                sh.error("kill: invalid signal specification");
+        // One signal: `-s name`, `-n num`, `-sname`, `-nnum` or `-name`.
+        let spec: Option<&[u8]> = if a == b"-s" || a == b"-n" {
+            let Some(s) = argv.get(2) else {
+                sh.error(&format!("kill: {}: option requires an argument", lossy(a)));
                 return Ok(1);
             };
-            sig = s;
             i = 3;
+            Some(s)
+        } else if a.len() > 2
+            && (a.starts_with(b"-s") && a[2].is_ascii_alphabetic()
+                || a.starts_with(b"-n") && a[2].is_ascii_digit())
+        {
+            i = 2;
+            Some(&a[2..])
         } else if a.len() > 1 && a[0] == b'-' && a != b"--" {
-            match sys::signal_number(&a[1..]) {
+            i = 2;
+            Some(&a[1..])
+        } else {
+            None
+        };
+        if let Some(spec) = spec {
+            match sys::signal_number(spec) {
                 Some(s) => sig = s,
                 None => {
                     sh.error(&format!(
                         "kill: {}: invalid signal specification",
-                        lossy(&a[1..])
+                        lossy(spec)
                     ));
                     return Ok(1);
                 }
             }
-            i = 2;
         }
     }
     if argv.get(i).map(Vec::as_slice) == Some(b"--") {
@@ -3141,7 +3168,22 @@ fn kill(sh: &mut Shell, argv: Args<'_>) -> Exec {
     }
     let mut status = 0;
     for a in &argv[i..] {
-        let Some(pids) = job_pids(sh, "kill", a, "arguments must be process or job IDs") else {
+        // A word that is neither a number nor a job spec (bash words it
+        // so; an empty one is "not a pid").
+        if !a.is_empty()
+            && !a.starts_with(b"%")
+            && lossy(a.strip_prefix(b"-").unwrap_or(a))
+                .parse::<i32>()
+                .is_err()
+        {
+            sh.error(&format!(
+                "kill: {}: arguments must be process or job IDs",
+                lossy(a)
+            ));
+            status = 1;
+            continue;
+        }
+        let Some(pids) = job_pids(sh, "kill", a, "not a pid or valid job spec") else {
             status = 1;
             continue;
         };
@@ -3415,49 +3457,54 @@ fn pending_signal() -> i32 {
     sys::last_signal()
 }
 
+const UMASK_USAGE: &str = "umask: usage: umask [-p] [-S] [mode]";
+
 fn umask(sh: &mut Shell, argv: Args<'_>) -> Exec {
-    let mut symbolic = false;
-    let mut i = 1;
-    while let Some(a) = argv.get(i) {
-        match a.as_slice() {
-            b"-S" => symbolic = true,
-            b"-p" => {}
-            _ => break,
-        }
-        i += 1;
-    }
+    let Ok((opts, i)) = getopt(sh, argv, b"Sp", UMASK_USAGE) else {
+        return Ok(2);
+    };
+    let symbolic = opts.iter().any(|o| o.letter == b'S');
+    let portable = opts.iter().any(|o| o.letter == b'p');
     // SAFETY: umask is read by setting it and putting it back.
     let cur = unsafe {
         let m = libc::umask(0o022);
         libc::umask(m);
         m
+    } as u32;
+    let show = |m: u32| {
+        let perm = |shift: u32| {
+            let bits = (!m >> shift) & 7;
+            [(4, 'r'), (2, 'w'), (1, 'x')]
+                .iter()
+                .filter(|(b, _)| bits & b != 0)
+                .map(|(_, c)| *c)
+                .collect::<String>()
+        };
+        format!("u={},g={},o={}\n", perm(6), perm(3), perm(0))
     };
     let Some(spec) = argv.get(i) else {
-        let out = if symbolic {
-            let perm = |shift: u32| {
-                let bits = (!cur >> shift) & 7;
-                let mut s = String::new();
-                if bits & 4 != 0 {
-                    s.push('r');
-                }
-                if bits & 2 != 0 {
-                    s.push('w');
-                }
-                if bits & 1 != 0 {
-                    s.push('x');
-                }
-                s
-            };
-            format!("u={},g={},o={}\n", perm(6), perm(3), perm(0))
+        let mut out = String::new();
+        if portable {
+            out.push_str(if symbolic { "umask -S " } else { "umask " });
+        }
+        if symbolic {
+            out.push_str(&show(cur));
         } else {
-            format!("{cur:04o}\n")
-        };
+            out.push_str(&format!("{cur:04o}\n"));
+        }
         return Ok(emit(sh, "umask", out.as_bytes()));
     };
-    let new = if spec.iter().all(|c| (b'0'..=b'7').contains(c)) {
-        match u32::from_str_radix(&lossy(spec), 8) {
-            Ok(m) if m <= 0o777 => m,
-            _ => {
+    // A leading digit means octal (bash: `09` is out of range).
+    let new = if spec.first().is_some_and(u8::is_ascii_digit) {
+        let octal = spec.iter().try_fold(0u32, |n, &c| {
+            (b'0'..=b'7')
+                .contains(&c)
+                .then(|| n * 8 + u32::from(c - b'0'))
+                .filter(|&n| n <= 0o7777)
+        });
+        match octal {
+            Some(m) => m,
+            None => {
                 sh.error(&format!(
                     "umask: {}: octal number out of range",
                     lossy(spec)
@@ -3466,13 +3513,10 @@ fn umask(sh: &mut Shell, argv: Args<'_>) -> Exec {
             }
         }
     } else {
-        match symbolic_umask(cur, spec) {
-            Some(m) => m,
-            None => {
-                sh.error(&format!(
-                    "umask: `{}': invalid symbolic mode operator",
-                    lossy(spec)
-                ));
+        match symbolic_mode(spec, !cur & 0o777) {
+            Ok(bits) => !bits & 0o777,
+            Err(msg) => {
+                sh.error(&format!("umask: {msg}"));
                 return Ok(1);
             }
         }
@@ -3481,50 +3525,60 @@ fn umask(sh: &mut Shell, argv: Args<'_>) -> Exec {
     unsafe {
         libc::umask(new as libc::mode_t);
     }
+    if symbolic {
+        return Ok(emit(sh, "umask", show(new).as_bytes()));
+    }
     Ok(0)
 }
 
-/// Applies a symbolic mode (`u=rwx,g+w,o-r`) to the permissions a umask
-/// allows, and returns the new umask.
-fn symbolic_umask(cur: libc::mode_t, spec: &[u8]) -> Option<u32> {
-    let mut allowed = !cur & 0o777;
-    for clause in spec.split(|&c| c == b',') {
-        let mut j = 0;
+/// Applies a symbolic mode (`u=rwx,g+w,o-r`) to permission bits, as
+/// bash's `umask` reads one; the error names the character it stopped at.
+fn symbolic_mode(spec: &[u8], mut bits: u32) -> Result<u32, String> {
+    let mut s = spec.iter().copied().peekable();
+    loop {
         let mut who = 0u32;
-        while j < clause.len() && matches!(clause[j], b'u' | b'g' | b'o' | b'a') {
-            who |= match clause[j] {
+        while let Some(c @ (b'u' | b'g' | b'o' | b'a')) = s.peek().copied() {
+            s.next();
+            who |= match c {
                 b'u' => 0o700,
                 b'g' => 0o070,
                 b'o' => 0o007,
                 _ => 0o777,
             };
-            j += 1;
         }
-        if who == 0 {
-            who = 0o777;
-        }
-        let op = *clause.get(j)?;
+        let op = s.next().unwrap_or(0);
         if !matches!(op, b'=' | b'+' | b'-') {
-            return None;
+            return Err(format!("`{}': invalid symbolic mode operator", op as char));
         }
-        j += 1;
         let mut perm = 0u32;
-        for &c in &clause[j..] {
+        while let Some(c @ (b'r' | b'w' | b'x')) = s.peek().copied() {
+            s.next();
             perm |= match c {
                 b'r' => 0o444,
                 b'w' => 0o222,
-                b'x' => 0o111,
-                _ => return None,
+                _ => 0o111,
             };
         }
-        let bits = perm & who;
+        let end = match s.next() {
+            None => true,
+            Some(b',') => false,
+            Some(c) => return Err(format!("`{}': invalid symbolic mode character", c as char)),
+        };
+        if who != 0 {
+            perm &= who;
+        }
         match op {
-            b'=' => allowed = (allowed & !who) | bits,
-            b'+' => allowed |= bits,
-            _ => allowed &= !bits,
+            b'+' => bits |= perm,
+            b'-' => bits &= !perm,
+            _ => {
+                let who = if who == 0 { 0o777 } else { who };
+                bits = (bits & !who) | perm;
+            }
+        }
+        if end {
+            return Ok(bits);
         }
     }
-    Some(!allowed & 0o777)
 }
 
 fn ulimit(sh: &mut Shell, argv: Args<'_>) -> Exec {
