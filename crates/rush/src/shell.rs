@@ -370,6 +370,8 @@ pub struct Shell {
     /// `complete`'s specifications, by command name (and bash's keys for
     /// `-D`, `-E`, `-I`).
     pub completions: HashMap<Vec<u8>, crate::builtins::CompSpec>,
+    /// How many names have been given completion specifications.
+    pub comp_seq: u64,
     /// The file each function was defined in (`BASH_SOURCE`).
     pub function_files: HashMap<Vec<u8>, Rc<[u8]>>,
     /// Functions with the trace attribute (`declare -ft`).
@@ -543,6 +545,7 @@ impl Shell {
             frames: Vec::new(),
             dir_stack: Vec::new(),
             completions: HashMap::default(),
+            comp_seq: 0,
             function_files: HashMap::default(),
             traced: Default::default(),
             readonly_functions: Default::default(),

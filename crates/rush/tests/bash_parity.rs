@@ -3615,3 +3615,13 @@ fn lines_after_an_abandoned_command_count_from_its_line() {
         0,
     );
 }
+
+#[test]
+fn complete_lists_in_the_order_of_bash_table() {
+    like_bash(
+        "complete -f cat ln gzip; complete -c nohup type eval; complete -v unset; complete -W 'a b' cat; complete -r ln; complete -d ln; complete -p",
+        &[],
+        "complete -c nohup\ncomplete -c type\ncomplete -d ln\ncomplete -v unset\ncomplete -c eval\ncomplete -f gzip\ncomplete -W 'a b' cat\n",
+        0,
+    );
+}

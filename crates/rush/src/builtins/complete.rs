@@ -25,6 +25,21 @@ pub struct CompSpec {
     pub filter: Option<Vec<u8>>,
     pub function: Option<Vec<u8>>,
     pub command: Option<Vec<u8>>,
+    /// When the name was first given a specification, for listing in the
+    /// order of bash's table (0 until stored).
+    pub seq: u64,
+}
+
+/// The buckets of bash's table of completion specifications.
+const COMPLETE_BUCKETS: u32 = 512;
+
+/// The order `complete -p` lists in, as bash walks its table: by bucket
+/// (FNV-1 of the name), newest first within one.
+fn table_order(name: &[u8], seq: u64) -> (u32, std::cmp::Reverse<u64>) {
+    (
+        crate::assoc::hash(name) & (COMPLETE_BUCKETS - 1),
+        std::cmp::Reverse(seq),
+    )
 }
 
 /// The `-o` names bash knows.
@@ -291,9 +306,9 @@ pub fn complete(sh: &mut Shell, argv: Args<'_>) -> Exec {
         let mut status = 0;
         let mut out = Vec::new();
         let listed: Vec<Vec<u8>> = if names.is_empty() {
-            let mut all: Vec<Vec<u8>> = sh.completions.keys().cloned().collect();
-            all.sort();
-            all
+            let mut all: Vec<(&Vec<u8>, &CompSpec)> = sh.completions.iter().collect();
+            all.sort_by_key(|(n, s)| table_order(n, s.seq));
+            all.into_iter().map(|(n, _)| n.clone()).collect()
         } else {
             names
         };
@@ -317,7 +332,21 @@ pub fn complete(sh: &mut Shell, argv: Args<'_>) -> Exec {
         return Ok(2);
     }
     for n in names {
-        sh.completions.insert(n, p.spec.clone());
+        // A name keeps its place in the table when given a new one.
+        let seq = match sh.completions.get(&n) {
+            Some(old) => old.seq,
+            None => {
+                sh.comp_seq += 1;
+                sh.comp_seq
+            }
+        };
+        sh.completions.insert(
+            n,
+            CompSpec {
+                seq,
+                ..p.spec.clone()
+            },
+        );
     }
     Ok(0)
 }
