@@ -219,6 +219,9 @@ fn format_once(
                         while j < f.len() && j - s < 2 && f[j].is_ascii_hexdigit() {
                             j += 1;
                         }
+                        if j == s {
+                            sh.error("printf: missing hex digit for \\x");
+                        }
                     }
                     b'u' | b'U' => {
                         let max = if f[j] == b'u' { 4 } else { 8 };
@@ -240,6 +243,9 @@ fn format_once(
             i += 1;
             continue;
         }
+        // Where this conversion starts, for messages and for printing it
+        // as text when its time format is bad.
+        let start = i;
         i += 1;
         if f.get(i) == Some(&b'%') {
             out.push(b'%');
@@ -296,17 +302,36 @@ fn format_once(
             }
         }
         let Some(&conv) = f.get(i) else {
-            sh.error("printf: `%': missing format character");
+            sh.error(&format!(
+                "printf: `{}': missing format character",
+                lossy(&f[start..])
+            ));
             *status = 1;
             return true;
         };
         i += 1;
         // `%(fmt)T` (bash): a time, formatted by strftime.
         if conv == b'(' {
-            let Some(end) = f[i..].windows(2).position(|w| w == b")T") else {
-                sh.error("printf: `(': invalid time format specification");
-                *status = 1;
-                return true;
+            // The `)` that closes it: parentheses inside nest (bash).
+            let mut depth = 1;
+            let close = f[i..].iter().position(|&c| {
+                match c {
+                    b'(' => depth += 1,
+                    b')' => depth -= 1,
+                    _ => {}
+                }
+                depth == 0
+            });
+            let after = close.and_then(|e| f.get(i + e + 1)).copied();
+            let Some(end) = close.filter(|_| after == Some(b'T')) else {
+                // bash warns, prints the `%` and reads on from the `(`.
+                sh.error(&format!(
+                    "printf: warning: `{}': invalid time format specification",
+                    after.unwrap_or(0) as char
+                ));
+                out.push(b'%');
+                i = start + 1;
+                continue;
             };
             let fmt = &f[i..i + end];
             i += end + 2;
@@ -335,6 +360,9 @@ fn format_once(
                 let mut text = match conv {
                     b'b' => {
                         let mut t = Vec::new();
+                        if missing_hex_digit(&arg) {
+                            sh.error("printf: missing hex digit for \\x");
+                        }
                         let stop = unescape(&arg, &mut t, Dialect::PrintfB);
                         if stop {
                             pad(&spec, t, None, out);
@@ -375,6 +403,25 @@ fn format_once(
                     CArg::Float(v),
                 ));
             }
+            // `%n`: the number of bytes written so far goes into the
+            // variable named by the argument.
+            b'n' => {
+                if let Some(name) = take(next).cloned() {
+                    let count = out.len().to_string().into_bytes();
+                    let ok =
+                        crate::shell::is_ref(&name) && matches!(sh.set_ref(&name, count), Ok(true));
+                    if !ok {
+                        if !crate::shell::is_ref(&name) {
+                            sh.error(&format!(
+                                "printf: `{}': not a valid identifier",
+                                lossy(&name)
+                            ));
+                        }
+                        *status = 1;
+                        return true;
+                    }
+                }
+            }
             other => {
                 sh.error(&format!(
                     "printf: `{}': invalid format character",
@@ -383,6 +430,23 @@ fn format_once(
                 *status = 1;
                 return true;
             }
+        }
+    }
+    false
+}
+
+/// Whether `s` has a `\x` with no hex digit after it, which bash's
+/// printf reports (and prints as it is).
+fn missing_hex_digit(s: &[u8]) -> bool {
+    let mut i = 0;
+    while i + 1 < s.len() {
+        if s[i] == b'\\' {
+            if s[i + 1] == b'x' && !s.get(i + 2).is_some_and(u8::is_ascii_hexdigit) {
+                return true;
+            }
+            i += 2;
+        } else {
+            i += 1;
         }
     }
     false

@@ -3625,3 +3625,36 @@ fn complete_lists_in_the_order_of_bash_table() {
         0,
     );
 }
+
+#[test]
+fn printf_conversions_and_refusals_as_bash() {
+    for (script, out, status) in [
+        // `%n` stores the bytes written so far.
+        (
+            "printf '  %s %s  \\n%n' ab cd vv; echo \"$vv\"; printf 'ab%n%n' 'a[1]' 'a[2]'; echo; declare -p a",
+            "  ab cd  \n10\nab\ndeclare -a a=([1]=\"2\" [2]=\"2\")\n",
+            0,
+        ),
+        // `\x` with no digit is reported and printed as it is.
+        (
+            "printf '\\x|%b\\n' 'a\\x' 2>&1",
+            "sh: line 1: printf: missing hex digit for \\x\nsh: line 1: printf: missing hex digit for \\x\n\\x|a\\x\n",
+            0,
+        ),
+        // A missing conversion names the whole specification.
+        (
+            "printf '%-5.3' 2>&1; echo \" $?\"",
+            "sh: line 1: printf: `%-5.3': missing format character\n 1\n",
+            0,
+        ),
+        // A time format not closed by `)T` is text after a warning; its
+        // parentheses nest.
+        (
+            "printf '%(%s)x\\n' 5 2>&1; TZ=UTC printf '%(%Y (%m))T\\n' 0",
+            "sh: line 1: printf: warning: `x': invalid time format specification\n%(5)x\n1970 (01)\n",
+            0,
+        ),
+    ] {
+        like_bash(script, &[], out, status);
+    }
+}
