@@ -407,16 +407,17 @@ fn format_once(
             // variable named by the argument.
             b'n' => {
                 if let Some(name) = take(next).cloned() {
+                    // A plain name only (bash).
+                    if !crate::parse::is_name(&name) {
+                        sh.error(&format!(
+                            "printf: `{}': not a valid identifier",
+                            lossy(&name)
+                        ));
+                        *status = 1;
+                        return true;
+                    }
                     let count = out.len().to_string().into_bytes();
-                    let ok =
-                        crate::shell::is_ref(&name) && matches!(sh.set_ref(&name, count), Ok(true));
-                    if !ok {
-                        if !crate::shell::is_ref(&name) {
-                            sh.error(&format!(
-                                "printf: `{}': not a valid identifier",
-                                lossy(&name)
-                            ));
-                        }
+                    if !matches!(sh.set_ref(&name, count), Ok(true)) {
                         *status = 1;
                         return true;
                     }
