@@ -289,6 +289,9 @@ pub struct Shell {
     /// which go into the new program's environment.
     pub exec_env: Vec<(Vec<u8>, Vec<u8>)>,
     pub source_depth: u32,
+    /// `set` gave new positional parameters outside a function since the
+    /// innermost `source` began.
+    pub set_changed_args: bool,
     /// The builtin being run was called through `command`, which keeps a
     /// special builtin's error from ending a POSIX-mode script.
     pub via_command: bool,
@@ -502,6 +505,7 @@ impl Shell {
             exec_env: Vec::new(),
             source_depth: 0,
             via_command: false,
+            set_changed_args: false,
             current_simple: None,
             eval_depth: 0,
             bash_command: Vec::new(),
@@ -1778,6 +1782,11 @@ impl Shell {
             && name.ends_with(b"]")
         {
             let (base, sub) = (&name[..open], &name[open + 1..name.len() - 1]);
+            // Of an associative array, `@` and `*` are keys like any other
+            // (bash 5.2).
+            if let (b"@" | b"*", Some(Value::Assoc(m))) = (sub, self.vars.value(base)) {
+                return m.contains_key(sub);
+            }
             if matches!(sub, b"@" | b"*") {
                 return self
                     .vars
@@ -1981,7 +1990,7 @@ impl Shell {
                 if self.opts.posix {
                     let msg = if !crate::parse::is_name(&f.name) {
                         Some("not a valid identifier")
-                    } else if crate::builtins::is_special(&f.name) {
+                    } else if crate::builtins::is_special(&f.name, true) {
                         Some("is a special builtin")
                     } else {
                         None
@@ -2647,7 +2656,7 @@ impl Shell {
         // before a special builtin the shell leaves (bash).
         if refused && self.opts.posix {
             self.status = 1;
-            if crate::builtins::is_special(&argv[0]) && !self.opts.interactive {
+            if crate::builtins::is_special(&argv[0], true) && !self.opts.interactive {
                 // bash's FORCE_EOF: 127 at the top of `-c`.
                 let s = if self.opts.command_mode && !self.subshell {
                     127
@@ -2668,7 +2677,7 @@ impl Shell {
         // `local` and `typeset`). The redirections come first, as bash
         // performs them before the assignments (`a=9 eval cmd >&$a` uses
         // the a from before).
-        if crate::builtins::is_special(&name) {
+        if crate::builtins::is_special(&name, self.opts.posix) {
             let saved = match self.redirect(&cmd.redirects) {
                 Ok(s) => s,
                 Err(s) => {
@@ -2750,11 +2759,13 @@ impl Shell {
                 Vec::new()
             };
             let mut old = self.push_temp_vars(&assigns, false);
+            let exported = self.export_temps(&assigns);
             let r = crate::builtins::run_builtin(self, &argv).unwrap_or(Ok(127));
             self.keep_promoted(&argv, &mut old);
             if declares {
                 self.settle_temp_locals(&assigns, &fresh, &mut old);
             }
+            self.unexport_temps(exported, &old);
             self.pop_temp_vars(old);
             self.restore(saved);
             return r;
@@ -3157,6 +3168,29 @@ impl Shell {
             }
         }
         old
+    }
+
+    /// A builtin's prefix assignments are exported while it runs, as
+    /// bash's temporary environment is (`V=1 declare -p V` shows `-x`);
+    /// returns the names that were not exported before.
+    fn export_temps(&mut self, assigns: &[(Vec<u8>, Vec<u8>)]) -> Vec<Vec<u8>> {
+        let mut turned = Vec::new();
+        for (k, _) in assigns {
+            if self.vars.var(k).is_some_and(|v| !v.exported) && self.vars.export(k, None).is_ok() {
+                turned.push(k.clone());
+            }
+        }
+        turned
+    }
+
+    /// Takes the export back from those of `names` whose prefix value is
+    /// still to be undone (those the builtin did not keep).
+    fn unexport_temps(&mut self, names: Vec<Vec<u8>>, undo: &[(Vec<u8>, Option<Vec<u8>>)]) {
+        for n in names {
+            if undo.iter().any(|(k, _)| *k == n) {
+                self.vars.unexport(&n);
+            }
+        }
     }
 
     /// `V=1 export V`, `V=1 readonly V`, `V=1 declare -r V` (or `-x`) at

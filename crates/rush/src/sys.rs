@@ -885,7 +885,54 @@ pub const SIGNALS: &[(i32, &str)] = &[
     (libc::SIGIO, "IO"),
     (libc::SIGPWR, "PWR"),
     (libc::SIGSYS, "SYS"),
+    // The real-time signals, named as bash names them (glibc keeps 32
+    // and 33 for itself).
+    (34, "RTMIN"),
+    (35, "RTMIN+1"),
+    (36, "RTMIN+2"),
+    (37, "RTMIN+3"),
+    (38, "RTMIN+4"),
+    (39, "RTMIN+5"),
+    (40, "RTMIN+6"),
+    (41, "RTMIN+7"),
+    (42, "RTMIN+8"),
+    (43, "RTMIN+9"),
+    (44, "RTMIN+10"),
+    (45, "RTMIN+11"),
+    (46, "RTMIN+12"),
+    (47, "RTMIN+13"),
+    (48, "RTMIN+14"),
+    (49, "RTMIN+15"),
+    (50, "RTMAX-14"),
+    (51, "RTMAX-13"),
+    (52, "RTMAX-12"),
+    (53, "RTMAX-11"),
+    (54, "RTMAX-10"),
+    (55, "RTMAX-9"),
+    (56, "RTMAX-8"),
+    (57, "RTMAX-7"),
+    (58, "RTMAX-6"),
+    (59, "RTMAX-5"),
+    (60, "RTMAX-4"),
+    (61, "RTMAX-3"),
+    (62, "RTMAX-2"),
+    (63, "RTMAX-1"),
+    (64, "RTMAX"),
 ];
+
+/// The signal table as `kill -l` and `trap -l` print it (bash): five
+/// `N) SIGNAME` a line, separated by tabs.
+pub fn signal_table() -> String {
+    let mut out = String::new();
+    for (i, (n, name)) in SIGNALS.iter().enumerate() {
+        out.push_str(&format!("{n:2}) SIG{name}"));
+        out.push(if i % 5 == 4 { '\n' } else { '\t' });
+    }
+    if SIGNALS.len() % 5 != 0 {
+        out.push('\n');
+    }
+    out
+}
 
 /// Sends `sig` to `pid` (a negative pid names a process group).
 /// Whether `fd` is a terminal.

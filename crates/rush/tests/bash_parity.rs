@@ -3658,3 +3658,76 @@ fn printf_conversions_and_refusals_as_bash() {
         like_bash(script, &[], out, status);
     }
 }
+
+#[test]
+fn signal_lists_as_bash_prints_them() {
+    for script in [
+        "kill -l",
+        "trap -l",
+        "kill -l 1 129 34 64 50 0 EXIT RTMIN+3 sigrtmax-2",
+        "kill -l 4096 2>&1; echo $?",
+        "set -o posix; kill -l; trap '' RTMIN+2; trap -p | head -3; trap -p INT 32 RTMIN+2",
+    ] {
+        let bash = std::process::Command::new("bash")
+            .args(["-c", script])
+            .output();
+        let Ok(bash) = bash else { continue };
+        let out = String::from_utf8_lossy(&bash.stdout).replace("bash: ", "sh: ");
+        like_bash(script, &[], &out, 0);
+    }
+}
+
+#[test]
+fn builtins_details_bash_scripts_meet() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("s4.sub"), "set -- m n o p\n").unwrap();
+    std::fs::write(dir.path().join("s5.sub"), "shift\n").unwrap();
+    for (script, out, status) in [
+        // A sourced file's `set --` outlasts the arguments it was given;
+        // other changes do not.
+        (
+            "set -- a b c; . ./s4.sub x y; echo \"$@\"; set -- a b; . ./s5.sub x y; echo \"$@\"",
+            "m n o p\na b\n",
+            0,
+        ),
+        // POSIX mode: `.` does not look in the current directory, and a
+        // file it cannot find ends the script.
+        (
+            "set -o posix; . s4.sub 2>&1; echo no",
+            "sh: line 1: .: s4.sub: file not found\n",
+            1,
+        ),
+        (
+            "set -o posix; command . s4.sub 2>/dev/null; echo $?",
+            "1\n",
+            0,
+        ),
+        // `exec -l` puts a `-` before the name; `exec -c` empties the
+        // environment.
+        (
+            "(exec -l -a name $BASH -c 'echo $0'); (export FOO=1; exec -c env) | wc -l",
+            "-name\n0\n",
+            0,
+        ),
+        ("ulimit -c -S -- 0; ulimit -S -c", "0\n", 0),
+        // A builtin's prefix assignment is exported while it runs.
+        (
+            "X=1; X=2 declare -p X; declare -p X",
+            "declare -x X=\"2\"\ndeclare -- X=\"1\"\n",
+            0,
+        ),
+        // `@` is a key of an associative array for `-v`.
+        (
+            "declare -A A=([x]=1); [ -v 'A[@]' ] || echo unset; A[@]=2; [ -v 'A[@]' ] && echo set",
+            "unset\nset\n",
+            0,
+        ),
+        (
+            "declare -f -p nof 2>&1; echo $?",
+            "sh: line 1: declare: nof: not found\n1\n",
+            0,
+        ),
+    ] {
+        like_bash_in(dir.path(), &[], script, out, status);
+    }
+}

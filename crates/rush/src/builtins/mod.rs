@@ -118,8 +118,10 @@ pub const KEYWORDS: &[&[u8]] = &[
     b"time",
 ];
 
-pub fn is_special(name: &[u8]) -> bool {
-    SPECIAL.contains(&name)
+/// Whether `name` is a special builtin; `source` is one in POSIX mode
+/// (bash marks it so in its table).
+pub fn is_special(name: &[u8], posix: bool) -> bool {
+    SPECIAL.contains(&name) || posix && name == b"source"
 }
 
 /// Whether `name` is a builtin that `enable -n` has not turned off.
@@ -644,7 +646,18 @@ fn source(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 .is_file()
                 .then_some(p)
         });
-        found.unwrap_or_else(|| file.clone())
+        match found {
+            Some(p) => p,
+            // In POSIX mode the current directory is not searched (bash).
+            None if sh.opts.posix => {
+                sh.error(&format!("{name}: {}: file not found", lossy(file)));
+                if !sh.opts.interactive && !sh.via_command {
+                    return Err(Flow::Exit(1));
+                }
+                return Ok(1);
+            }
+            None => file.clone(),
+        }
     };
     let text = match std::fs::read(OsStr::from_bytes(&path)) {
         Ok(t) => t,
@@ -655,6 +668,10 @@ fn source(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 lossy(file),
                 msg.split(" (os error").next().unwrap_or_default()
             ));
+            // A special builtin's failure: POSIX mode ends a script.
+            if sh.opts.posix && !sh.opts.interactive && !sh.via_command {
+                return Err(Flow::Exit(1));
+            }
             return Ok(1);
         }
     };
@@ -674,6 +691,7 @@ fn source(sh: &mut Shell, argv: Args<'_>) -> Exec {
 /// `args`, if given, as the positional parameters meanwhile.
 pub fn source_text(sh: &mut Shell, text: &[u8], args: Option<Vec<Vec<u8>>>) -> Exec {
     let saved_pos = args.map(|a| std::mem::replace(&mut sh.positional, a));
+    let saved_changed = std::mem::replace(&mut sh.set_changed_args, false);
     sh.source_depth += 1;
     let saved_line = sh.line;
     sh.line = 1;
@@ -684,9 +702,14 @@ pub fn source_text(sh: &mut Shell, text: &[u8], args: Option<Vec<Vec<u8>>>) -> E
     sh.tail_ok = saved_tail;
     sh.line = saved_line;
     sh.source_depth -= 1;
-    if let Some(p) = saved_pos {
+    // The caller's parameters come back, unless the file set its own with
+    // `set` outside a function (bash).
+    if let Some(p) = saved_pos
+        && !(sh.set_changed_args && sh.func_depth == 0)
+    {
         sh.positional = p;
     }
+    sh.set_changed_args = saved_changed;
     match r {
         Err(Flow::Return(s)) => Ok(s),
         r => r,
@@ -696,6 +719,9 @@ pub fn source_text(sh: &mut Shell, text: &[u8], args: Option<Vec<Vec<u8>>>) -> E
 fn exec(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let mut args = &argv[1..];
     let mut arg0 = None;
+    // `-c`: an empty environment; `-l`: a login program (a `-` before its
+    // name, as `login` gives it).
+    let (mut clear, mut login) = (false, false);
     loop {
         match args.first().map(Vec::as_slice) {
             Some(b"--") => {
@@ -706,7 +732,15 @@ fn exec(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 arg0 = Some(args[1].clone());
                 args = &args[2..];
             }
-            Some(b"-c" | b"-l" | b"-cl" | b"-lc") => args = &args[1..],
+            Some(o)
+                if o.len() > 1
+                    && o[0] == b'-'
+                    && o[1..].iter().all(|c| matches!(c, b'c' | b'l')) =>
+            {
+                clear |= o.contains(&b'c');
+                login |= o.contains(&b'l');
+                args = &args[1..];
+            }
             // Another option is refused with the usage, and the shell goes
             // on (bash).
             Some(b"-a") => {
@@ -747,12 +781,18 @@ fn exec(sh: &mut Shell, argv: Args<'_>) -> Exec {
         .iter()
         .map(|a| std::ffi::CString::new(a.as_slice()).unwrap_or_default())
         .collect();
-    if let Some(a) = arg0 {
-        cargv[0] = std::ffi::CString::new(a).unwrap_or_default();
+    let mut name0 = arg0.unwrap_or_else(|| name.clone());
+    if login {
+        name0.insert(0, b'-');
     }
+    cargv[0] = std::ffi::CString::new(name0).unwrap_or_default();
     // `V=1 exec prog`: the prefix assignments go to prog's environment.
     let extra = std::mem::take(&mut sh.exec_env);
-    let env = sh.vars.environment(&extra);
+    let env = if clear {
+        Vec::new()
+    } else {
+        sh.vars.environment(&extra)
+    };
     sh.perf_report();
     let mut e = sys::exec(&path, &cargv, &env);
     if e == nix::Error::ENOEXEC {
@@ -1383,7 +1423,13 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                     }
                     out.push(b'\n');
                 }
-                None => status = 1,
+                None => {
+                    // With `-p` the missing one is named (bash).
+                    if print {
+                        sh.error(&format!("{who}: {}: not found", lossy(&n)));
+                    }
+                    status = 1;
+                }
             }
         }
         emit(sh, "declare", &out);
@@ -1819,7 +1865,7 @@ fn set(sh: &mut Shell, argv: Args<'_>) -> Exec {
     while i < argv.len() {
         let a = &argv[i];
         if a == b"--" {
-            sh.positional = argv[i + 1..].to_vec();
+            set_positional(sh, argv[i + 1..].to_vec());
             return Ok(0);
         }
         // `-`: the end of the options, and -x and -v off; with nothing
@@ -1828,7 +1874,7 @@ fn set(sh: &mut Shell, argv: Args<'_>) -> Exec {
             set_option(sh, "xtrace", false);
             set_option(sh, "verbose", false);
             if i + 1 < argv.len() {
-                sh.positional = argv[i + 1..].to_vec();
+                set_positional(sh, argv[i + 1..].to_vec());
             }
             return Ok(0);
         }
@@ -1868,9 +1914,18 @@ fn set(sh: &mut Shell, argv: Args<'_>) -> Exec {
         i = next;
     }
     if i < argv.len() {
-        sh.positional = argv[i..].to_vec();
+        set_positional(sh, argv[i..].to_vec());
     }
     Ok(0)
+}
+
+/// `set`'s new positional parameters; outside a function this is noted,
+/// so that a sourced file's `set --` outlasts the arguments it was given.
+fn set_positional(sh: &mut Shell, args: Vec<Vec<u8>>) {
+    sh.positional = args;
+    if sh.func_depth == 0 {
+        sh.set_changed_args = true;
+    }
 }
 
 fn print_options(sh: &mut Shell, long: bool) {
@@ -2455,7 +2510,7 @@ fn describe(sh: &Shell, name: &[u8], k: &Kind, out: &mut Vec<u8>) {
         Kind::Keyword => out.extend_from_slice(b" is a shell keyword"),
         Kind::Function => out.extend_from_slice(b" is a function"),
         Kind::Builtin => {
-            if is_special(name) {
+            if is_special(name, sh.opts.posix) {
                 out.extend_from_slice(b" is a special shell builtin");
             } else {
                 out.extend_from_slice(b" is a shell builtin");
@@ -2971,6 +3026,10 @@ fn trap(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 (sig > 0 && sys::ignored_at_start(sig)).then_some(&b""[..])
             })
         };
+        // In POSIX mode every signal is listed, `-` for those with no
+        // trap, by its name without `SIG` (bash).
+        let posix = sh.opts.posix;
+        let shown_or_default = |sig: i32| shown(sig).or(posix.then_some(&b"-"[..]));
         let mut all: Vec<(i32, &[u8])> = Vec::new();
         let mut status = 0;
         let named = args.get(1..).unwrap_or_default();
@@ -2984,7 +3043,12 @@ fn trap(sh: &mut Shell, argv: Args<'_>) -> Exec {
             }
             named
         };
-        if named.is_empty() {
+        if named.is_empty() && posix {
+            let shell_own = [sys::DEBUG_TRAP, sys::ERR_TRAP, sys::RETURN_TRAP];
+            for sig in (0..=64).chain(shell_own) {
+                all.extend(shown_or_default(sig).map(|a| (sig, a)));
+            }
+        } else if named.is_empty() {
             all.extend(sh.traps.iter().map(|(s, a)| (*s, a.as_slice())));
             for &(sig, _) in sys::SIGNALS {
                 if sig > 0 && !sh.traps.contains_key(&sig) && sys::ignored_at_start(sig) {
@@ -3002,7 +3066,7 @@ fn trap(sh: &mut Shell, argv: Args<'_>) -> Exec {
             // `trap -p SIG…`: those signals only, in the order named.
             for s in named {
                 match sys::signal_number(s) {
-                    Some(num) => all.extend(shown(num).map(|a| (num, a))),
+                    Some(num) => all.extend(shown_or_default(num).map(|a| (num, a))),
                     None => {
                         sh.error(&format!("trap: {}: invalid signal specification", lossy(s)));
                         status = 1;
@@ -3012,10 +3076,18 @@ fn trap(sh: &mut Shell, argv: Args<'_>) -> Exec {
         }
         for (sig, action) in all {
             out.extend_from_slice(b"trap -- ");
-            out.extend_from_slice(&single_quote(action));
+            if posix && action == b"-" && !sh.traps.contains_key(&sig) {
+                out.push(b'-');
+            } else {
+                out.extend_from_slice(&single_quote(action));
+            }
             out.push(b' ');
-            let name = sys::signal_name(sig).unwrap_or("?");
-            if sig <= 0 {
+            let Some(name) = sys::signal_name(sig) else {
+                out.extend_from_slice(sig.to_string().as_bytes());
+                out.push(b'\n');
+                continue;
+            };
+            if sig <= 0 || posix {
                 out.extend_from_slice(name.as_bytes());
             } else {
                 out.extend_from_slice(b"SIG");
@@ -3033,11 +3105,7 @@ fn trap(sh: &mut Shell, argv: Args<'_>) -> Exec {
         return Ok(2);
     }
     if args[0] == b"-l" {
-        let mut out = String::new();
-        for (n, name) in sys::SIGNALS {
-            out.push_str(&format!("{n:2}) SIG{name}\n"));
-        }
-        return Ok(emit(sh, "trap", out.as_bytes()));
+        return Ok(emit(sh, "trap", sys::signal_table().as_bytes()));
     }
     // `trap N…` with a number first: reset those signals.
     let (action, sigs): (Option<&[u8]>, &[Vec<u8>]) =
@@ -3105,26 +3173,52 @@ fn kill(sh: &mut Shell, argv: Args<'_>) -> Exec {
     if let Some(a) = argv.get(1) {
         if a == b"-l" || a == b"-L" {
             let mut out = String::new();
-            match argv.get(2) {
-                Some(n) => {
-                    let n: i32 = lossy(n).parse().unwrap_or(0);
-                    let n = if n > 128 { n - 128 } else { n };
-                    match sys::signal_name(n) {
-                        Some(name) => out.push_str(&format!("{name}\n")),
-                        None => {
-                            sh.error(&format!("kill: {n}: invalid signal specification"));
-                            return Ok(1);
-                        }
-                    }
+            let mut status = 0;
+            let names = &argv[2..];
+            if names.is_empty() {
+                if sh.opts.posix && a == b"-l" {
+                    // POSIX: the names alone, on one line.
+                    let all: Vec<&str> = sys::SIGNALS.iter().map(|(_, n)| *n).collect();
+                    out = all.join(" ");
+                    out.push('\n');
+                } else {
+                    out = sys::signal_table();
                 }
-                None => {
-                    for (_, name) in sys::SIGNALS {
-                        out.push_str(name);
+            }
+            // A number gives its name (an exit status above 128 counts as
+            // the signal that ended it), a name its number.
+            for w in names {
+                let text = lossy(w);
+                let found = match text.parse::<i64>() {
+                    Ok(n) => {
+                        let n = if n > 128 { n - 128 } else { n };
+                        i32::try_from(n)
+                            .ok()
+                            .filter(|n| (0..=64).contains(n))
+                            .and_then(sys::signal_name)
+                            .map(str::to_string)
+                    }
+                    Err(_) => sys::signal_number(w)
+                        .filter(|&n| (0..=64).contains(&n))
+                        .map(|n| n.to_string()),
+                };
+                match found {
+                    Some(f) => {
+                        out.push_str(&f);
                         out.push('\n');
+                    }
+                    None => {
+                        // What came before is written first, as bash's
+                        // flushed output is.
+                        emit(sh, "kill", out.as_bytes());
+                        out.clear();
+                        sh.error(&format!("kill: {text}: invalid signal specification"));
+                        status = 1;
                     }
                 }
             }
-            return Ok(emit(sh, "kill", out.as_bytes()));
+            let st = emit(sh, "kill", out.as_bytes());
+            return Ok(status.max(st));
         }
         // One signal: `-s name`, `-n num`, `-sname`, `-nnum` or `-name`.
         let spec: Option<&[u8]> = if a == b"-s" || a == b"-n" {
@@ -3588,8 +3682,11 @@ fn ulimit(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let mut soft = true;
     let mut all = false;
     let mut value = None;
+    let mut operands = false;
     for a in &argv[1..] {
-        if a.len() >= 2 && a[0] == b'-' {
+        if a == b"--" && !operands {
+            operands = true;
+        } else if !operands && a.len() >= 2 && a[0] == b'-' {
             for &c in &a[1..] {
                 match c {
                     b'H' => {

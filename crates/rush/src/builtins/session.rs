@@ -341,7 +341,9 @@ pub fn enable(sh: &mut Shell, argv: Args<'_>) -> Exec {
     );
     if names.is_empty() {
         let mut list: Vec<&[u8]> = super::names()
-            .filter(|n| !special || super::is_special(n))
+            // bash's table marks `source` special too (it acts as one in
+            // POSIX mode).
+            .filter(|n| !special || super::is_special(n, true))
             .collect();
         list.sort_unstable();
         let mut out = Vec::new();
