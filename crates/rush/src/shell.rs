@@ -3091,11 +3091,48 @@ impl Shell {
                 // `declare -A a=(…)` on an indexed `a` (or `-a` on an
                 // associative one) is refused by `declare` itself, below:
                 // nothing is assigned.
-                if !local && converts_array_kind(&flags, self.vars.value(&a.name)) {
+                let global = flags.contains(&b'g') && self.vars.in_function();
+                let cur = if global {
+                    let scopes = self.vars.take_scopes();
+                    let v = self.vars.value(&a.name).cloned();
+                    self.vars.restore_scopes(scopes);
+                    v
+                } else {
+                    self.vars.value(&a.name).cloned()
+                };
+                if !local && converts_array_kind(&flags, cur.as_ref()) {
+                    let (from, to) = if flags.contains(&b'A') {
+                        ("indexed", "associative")
+                    } else {
+                        ("associative", "indexed")
+                    };
+                    let msg = format!(
+                        "{}: cannot convert {from} to {to} array",
+                        String::from_utf8_lossy(&a.name)
+                    );
+                    // At the top level an assignment error abandons the
+                    // line; in a function bash names the function and
+                    // `declare` goes on to refuse it too.
+                    if self.func_depth == 0 {
+                        return Err(self.abandon(&msg, 1));
+                    }
+                    let f = self
+                        .frames
+                        .last()
+                        .map(|f| f.name.clone())
+                        .unwrap_or_default();
+                    self.error(&format!("{}: {msg}", String::from_utf8_lossy(&f)));
                     out.push(a.name.clone());
                     continue;
                 }
-                self.declare_array(a, &flags, local)?;
+                // `declare -g a=(…)` in a function: the global one.
+                let scopes = (flags.contains(&b'g') && decl != b"local" && self.vars.in_function())
+                    .then(|| self.vars.take_scopes());
+                let r = self.declare_array(a, &flags, local);
+                if let Some(s) = scopes {
+                    self.vars.restore_scopes(s);
+                }
+                r?;
                 out.push(a.name.clone());
                 continue;
             }

@@ -657,6 +657,19 @@ impl Vars {
             .is_some_and(|v| v.value.is_none())
     }
 
+    /// Takes the function scopes away, leaving only the globals visible
+    /// (`declare -g`); [`Vars::restore_scopes`] puts them back.
+    pub fn take_scopes(&mut self) -> Vec<HashMap<Vec<u8>, Var>> {
+        self.env = None;
+        std::mem::take(&mut self.scopes)
+    }
+
+    pub fn restore_scopes(&mut self, scopes: Vec<HashMap<Vec<u8>, Var>>) {
+        // Scopes made meanwhile (a function run by an expansion) are gone.
+        self.scopes = scopes;
+        self.env = None;
+    }
+
     pub fn in_function(&self) -> bool {
         !self.scopes.is_empty()
     }

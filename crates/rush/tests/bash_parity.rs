@@ -3731,3 +3731,33 @@ fn builtins_details_bash_scripts_meet() {
         like_bash_in(dir.path(), &[], script, out, status);
     }
 }
+
+#[test]
+fn declare_g_in_a_function_is_the_global() {
+    for (script, out, status) in [
+        (
+            "f() { local -a v; local w; g; echo \"f: ${v[@]} $w\"; }; g() { aux=v; declare -ga \"$aux=( a b )\"; declare -g w=one; echo \"g: ${v[@]} $w\"; }; f; echo \"top: ${v[@]} $w\"",
+            "g:  \nf:  \ntop: a b one\n",
+            0,
+        ),
+        (
+            "f() { local x=1; declare -g x=2 y; declare -gi z=1+1; echo $x; }; f; echo $x $z; declare -p y",
+            "1\n2 2\ndeclare -- y\n",
+            0,
+        ),
+        // Converting the global's kind is refused: in a function the
+        // function goes on; at the top level the line is abandoned.
+        (
+            "declare -a u=(); f() { declare -g -A u=() 2>/dev/null; echo \"in f $?\"; }; f; declare -A u=() 2>/dev/null; echo no",
+            "in f 1\n",
+            1,
+        ),
+        (
+            "declare -a u=(); declare -A u 2>/dev/null; echo $?",
+            "1\n",
+            0,
+        ),
+    ] {
+        like_bash(script, &[], out, status);
+    }
+}

@@ -1463,244 +1463,255 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
         emit(sh, "declare", &out);
         return Ok(status);
     }
-    let mut status = 0;
-    for a in &argv[i..] {
-        let (name, value) = split_name_value(a);
-        let local = sh.vars.in_function() && !global;
-        if not_integer {
-            let base = name.split(|&c| c == b'[').next().unwrap_or_default();
-            sh.vars.clear_integer(base);
-        }
-        if destroy_array {
-            let base = name.split(|&c| c == b'[').next().unwrap_or_default();
-            if sh.vars.value(base).is_some_and(Value::is_array) {
-                sh.error(&format!(
-                    "{}: {}: cannot destroy array variables in this way",
-                    lossy(&argv[0]),
-                    lossy(base)
-                ));
-                status = 1;
-                continue;
+    // `-g` in a function: the names are the global ones, whatever the
+    // function has made local (bash).
+    let scopes = (global && sh.vars.in_function()).then(|| sh.vars.take_scopes());
+    let mut names = || -> Exec {
+        let mut status = 0;
+        for a in &argv[i..] {
+            let (name, value) = split_name_value(a);
+            let local = sh.vars.in_function() && !global;
+            if not_integer {
+                let base = name.split(|&c| c == b'[').next().unwrap_or_default();
+                sh.vars.clear_integer(base);
             }
-        }
-        // `declare name[sub]=value`: one element (bash); `declare -A
-        // name[sub]` declares the array.
-        if let Some(open) = name.iter().position(|&c| c == b'[')
-            && name.ends_with(b"]")
-            && crate::parse::is_name(&name[..open])
-            && nameref.is_none()
-        {
-            let (base, sub) = (&name[..open], &name[open + 1..name.len() - 1]);
-            if local && !sh.vars.local_here(base) {
-                let r = sh.vars.local_value(base, kind.clone());
-                if let Err(e) = r {
-                    sh.error(&format!("{}: {e}", lossy(&argv[0])));
-                    status = 1;
-                    continue;
-                }
-            } else if let Some(k) = &kind
-                && sh.vars.value(base).is_none()
-            {
-                let _ = sh.vars.set_value(base, k.clone());
-            }
-            if let Some(v) = value {
-                let sub_text = sub;
-                let sub = sh.runtime_subscript(base, sub)?;
-                let key = sh.array_key(base, &sub)?;
-                if key.before_start() {
+            if destroy_array {
+                let base = name.split(|&c| c == b'[').next().unwrap_or_default();
+                if sh.vars.value(base).is_some_and(Value::is_array) {
                     sh.error(&format!(
-                        "{}[{}]: bad array subscript",
-                        lossy(base),
-                        lossy(sub_text)
-                    ));
-                    status = 1;
-                    continue;
-                }
-                if let Err(e) = sh.vars.set_elem(base, key, v.to_vec()) {
-                    sh.error(&format!("{}: {e}", lossy(&argv[0])));
-                    status = 1;
-                    continue;
-                }
-            }
-            apply_attributes(sh, base, export_, unexport, integer, case, readonly_);
-            continue;
-        }
-        if !crate::parse::is_name(name) {
-            sh.error(&format!("{who}: `{}': not a valid identifier", lossy(a)));
-            status = 1;
-            continue;
-        }
-        // `+r` cannot take the attribute away.
-        if plus_r && sh.vars.is_readonly(name) {
-            sh.error(&format!("{who}: {}: readonly variable", lossy(name)));
-            status = 1;
-            continue;
-        }
-        if let Some(on) = nameref {
-            // The target must be a variable's name (or an element's): the
-            // one given, or the value the variable has already.
-            let existing = sh
-                .vars
-                .var_itself(name)
-                .and_then(|v| v.value.as_ref())
-                .and_then(Value::scalar)
-                .filter(|v| !v.is_empty())
-                .map(<[u8]>::to_vec);
-            if let Some(t) = value.map(<[u8]>::to_vec).or(existing).filter(|_| on) {
-                let t = t.as_slice();
-                let base = t.split(|&c| c == b'[').next().unwrap_or_default();
-                if !crate::parse::is_name(base) || t == name {
-                    sh.error(&format!(
-                        "{who}: `{}': invalid variable name for name reference",
-                        lossy(t)
+                        "{}: {}: cannot destroy array variables in this way",
+                        lossy(&argv[0]),
+                        lossy(base)
                     ));
                     status = 1;
                     continue;
                 }
             }
-            if on && kind.is_some() {
-                sh.error(&format!(
-                    "{who}: {}: reference variable cannot be an array",
-                    lossy(name)
-                ));
-                status = 1;
-                continue;
-            }
-            if let Err(e) = sh
-                .vars
-                .set_nameref(name, value.map(<[u8]>::to_vec), on, local)
+            // `declare name[sub]=value`: one element (bash); `declare -A
+            // name[sub]` declares the array.
+            if let Some(open) = name.iter().position(|&c| c == b'[')
+                && name.ends_with(b"]")
+                && crate::parse::is_name(&name[..open])
+                && nameref.is_none()
             {
-                sh.error(&format!("{who}: {e}"));
-                status = 1;
-                continue;
-            }
-            // `-x` exports the reference itself; `-r` is ignored with
-            // `-n`, as bash does.
-            if export_ {
-                sh.vars.export_itself(name);
-            }
-            continue;
-        }
-        // `declare -a a='(1 2)'`: the elements, read and expanded again.
-        if let Some(v) = value
-            && (kind.is_some()
-                || matches!(
-                    sh.vars.value(name),
-                    Some(Value::Indexed(_) | Value::Assoc(_))
-                ))
-            && let Some(assign) = quoted_compound(name, v)
-        {
-            if sh.vars.is_readonly(name) {
-                sh.error(&format!(
-                    "{}: {}: readonly variable",
-                    lossy(&argv[0]),
-                    lossy(name)
-                ));
-                status = 1;
-                continue;
-            }
-            let flags: Vec<u8> = argv[1..i]
-                .iter()
-                .filter(|a| a.starts_with(b"-"))
-                .flat_map(|a| a[1..].to_vec())
-                .collect();
-            sh.declare_array(&assign, &flags, local)?;
-            apply_attributes(sh, name, export_, unexport, integer, case, readonly_);
-            continue;
-        }
-        let value_owned;
-        let value = match value {
-            Some(v) if integer => {
-                value_owned = match sh.arith(v) {
-                    Ok(n) => n.to_string().into_bytes(),
-                    Err(_) => {
+                let (base, sub) = (&name[..open], &name[open + 1..name.len() - 1]);
+                if local && !sh.vars.local_here(base) {
+                    let r = sh.vars.local_value(base, kind.clone());
+                    if let Err(e) = r {
+                        sh.error(&format!("{}: {e}", lossy(&argv[0])));
                         status = 1;
                         continue;
                     }
-                };
-                Some(value_owned.as_slice())
-            }
-            Some(v) => match case {
-                Some(Some(c)) => {
-                    value_owned = c.apply(v);
-                    Some(value_owned.as_slice())
+                } else if let Some(k) = &kind
+                    && sh.vars.value(base).is_none()
+                {
+                    let _ = sh.vars.set_value(base, k.clone());
                 }
-                _ => Some(v),
-            },
-            None => None,
-        };
-        // -a / -A on a name that is not yet that kind of array.
-        if let Some(k) = &kind {
-            let flag = if matches!(k, Value::Assoc(_)) {
-                b'A'
-            } else {
-                b'a'
-            };
-            if !local && crate::shell::converts_array_kind(&[flag], sh.vars.value(name)) {
-                let (from, to) = if flag == b'A' {
-                    ("indexed", "associative")
-                } else {
-                    ("associative", "indexed")
-                };
-                // An assignment error: the rest of the line is abandoned
-                // (bash).
-                let msg = format!(
-                    "{who}: {}: cannot convert {from} to {to} array",
-                    lossy(name)
-                );
-                return Err(sh.abandon(&msg, 1));
+                if let Some(v) = value {
+                    let sub_text = sub;
+                    let sub = sh.runtime_subscript(base, sub)?;
+                    let key = sh.array_key(base, &sub)?;
+                    if key.before_start() {
+                        sh.error(&format!(
+                            "{}[{}]: bad array subscript",
+                            lossy(base),
+                            lossy(sub_text)
+                        ));
+                        status = 1;
+                        continue;
+                    }
+                    if let Err(e) = sh.vars.set_elem(base, key, v.to_vec()) {
+                        sh.error(&format!("{}: {e}", lossy(&argv[0])));
+                        status = 1;
+                        continue;
+                    }
+                }
+                apply_attributes(sh, base, export_, unexport, integer, case, readonly_);
+                continue;
             }
-            let same = matches!(
-                (sh.vars.value(name), k),
-                (Some(Value::Indexed(_)), Value::Indexed(_))
-                    | (Some(Value::Assoc(_)), Value::Assoc(_))
-            );
-            // With a value (`declare -a h=x`), the new array holds it at 0.
-            if !same {
-                let r = if local {
-                    sh.vars.local_value(name, Some(k.clone()))
-                } else {
-                    sh.vars.set_value(name, k.clone())
-                };
-                if let Err(e) = r {
+            if !crate::parse::is_name(name) {
+                sh.error(&format!("{who}: `{}': not a valid identifier", lossy(a)));
+                status = 1;
+                continue;
+            }
+            // `+r` cannot take the attribute away.
+            if plus_r && sh.vars.is_readonly(name) {
+                sh.error(&format!("{who}: {}: readonly variable", lossy(name)));
+                status = 1;
+                continue;
+            }
+            if let Some(on) = nameref {
+                // The target must be a variable's name (or an element's): the
+                // one given, or the value the variable has already.
+                let existing = sh
+                    .vars
+                    .var_itself(name)
+                    .and_then(|v| v.value.as_ref())
+                    .and_then(Value::scalar)
+                    .filter(|v| !v.is_empty())
+                    .map(<[u8]>::to_vec);
+                if let Some(t) = value.map(<[u8]>::to_vec).or(existing).filter(|_| on) {
+                    let t = t.as_slice();
+                    let base = t.split(|&c| c == b'[').next().unwrap_or_default();
+                    if !crate::parse::is_name(base) || t == name {
+                        sh.error(&format!(
+                            "{who}: `{}': invalid variable name for name reference",
+                            lossy(t)
+                        ));
+                        status = 1;
+                        continue;
+                    }
+                }
+                if on && kind.is_some() {
+                    sh.error(&format!(
+                        "{who}: {}: reference variable cannot be an array",
+                        lossy(name)
+                    ));
+                    status = 1;
+                    continue;
+                }
+                if let Err(e) = sh
+                    .vars
+                    .set_nameref(name, value.map(<[u8]>::to_vec), on, local)
+                {
                     sh.error(&format!("{who}: {e}"));
                     status = 1;
                     continue;
                 }
-                if value.is_none() {
-                    sh.vars.mark_declared_only(name);
-                    // The other attributes (`declare -Ar`) still apply.
-                    apply_attributes(sh, name, export_, unexport, integer, case, readonly_);
+                // `-x` exports the reference itself; `-r` is ignored with
+                // `-n`, as bash does.
+                if export_ {
+                    sh.vars.export_itself(name);
+                }
+                continue;
+            }
+            // `declare -a a='(1 2)'`: the elements, read and expanded again.
+            if let Some(v) = value
+                && (kind.is_some()
+                    || matches!(
+                        sh.vars.value(name),
+                        Some(Value::Indexed(_) | Value::Assoc(_))
+                    ))
+                && let Some(assign) = quoted_compound(name, v)
+            {
+                if sh.vars.is_readonly(name) {
+                    sh.error(&format!(
+                        "{}: {}: readonly variable",
+                        lossy(&argv[0]),
+                        lossy(name)
+                    ));
+                    status = 1;
                     continue;
                 }
+                let flags: Vec<u8> = argv[1..i]
+                    .iter()
+                    .filter(|a| a.starts_with(b"-"))
+                    .flat_map(|a| a[1..].to_vec())
+                    .collect();
+                sh.declare_array(&assign, &flags, local)?;
+                apply_attributes(sh, name, export_, unexport, integer, case, readonly_);
+                continue;
             }
-        }
-        let r = if local && kind.is_some() && value.is_some() && sh.vars.local_here(name) {
-            // The local array made above takes the value at 0.
-            sh.vars.set(name, value.unwrap_or_default().to_vec())
-        } else if local {
-            // `shopt -s localvar_inherit`: a new local starts with the value
-            // the name had where the function was called.
+            let value_owned;
             let value = match value {
-                None if shopt_on(sh, "localvar_inherit") => sh.vars.get(name).map(<[u8]>::to_vec),
-                v => v.map(<[u8]>::to_vec),
+                Some(v) if integer => {
+                    value_owned = match sh.arith(v) {
+                        Ok(n) => n.to_string().into_bytes(),
+                        Err(_) => {
+                            status = 1;
+                            continue;
+                        }
+                    };
+                    Some(value_owned.as_slice())
+                }
+                Some(v) => match case {
+                    Some(Some(c)) => {
+                        value_owned = c.apply(v);
+                        Some(value_owned.as_slice())
+                    }
+                    _ => Some(v),
+                },
+                None => None,
             };
-            sh.vars.local(name, value)
-        } else if let Some(v) = value {
-            sh.vars.set(name, v.to_vec())
-        } else {
-            // `declare name`: declared, with no value (`declare -p` shows it).
-            sh.vars.declare(name);
-            Ok(())
-        };
-        if let Err(e) = r {
-            sh.error(&format!("{who}: {e}"));
-            status = 1;
-            continue;
+            // -a / -A on a name that is not yet that kind of array.
+            if let Some(k) = &kind {
+                let flag = if matches!(k, Value::Assoc(_)) {
+                    b'A'
+                } else {
+                    b'a'
+                };
+                if !local && crate::shell::converts_array_kind(&[flag], sh.vars.value(name)) {
+                    let (from, to) = if flag == b'A' {
+                        ("indexed", "associative")
+                    } else {
+                        ("associative", "indexed")
+                    };
+                    sh.error(&format!(
+                        "{who}: {}: cannot convert {from} to {to} array",
+                        lossy(name)
+                    ));
+                    status = 1;
+                    continue;
+                }
+                let same = matches!(
+                    (sh.vars.value(name), k),
+                    (Some(Value::Indexed(_)), Value::Indexed(_))
+                        | (Some(Value::Assoc(_)), Value::Assoc(_))
+                );
+                // With a value (`declare -a h=x`), the new array holds it at 0.
+                if !same {
+                    let r = if local {
+                        sh.vars.local_value(name, Some(k.clone()))
+                    } else {
+                        sh.vars.set_value(name, k.clone())
+                    };
+                    if let Err(e) = r {
+                        sh.error(&format!("{who}: {e}"));
+                        status = 1;
+                        continue;
+                    }
+                    if value.is_none() {
+                        sh.vars.mark_declared_only(name);
+                        // The other attributes (`declare -Ar`) still apply.
+                        apply_attributes(sh, name, export_, unexport, integer, case, readonly_);
+                        continue;
+                    }
+                }
+            }
+            let r = if local && kind.is_some() && value.is_some() && sh.vars.local_here(name) {
+                // The local array made above takes the value at 0.
+                sh.vars.set(name, value.unwrap_or_default().to_vec())
+            } else if local {
+                // `shopt -s localvar_inherit`: a new local starts with the value
+                // the name had where the function was called.
+                let value = match value {
+                    None if shopt_on(sh, "localvar_inherit") => {
+                        sh.vars.get(name).map(<[u8]>::to_vec)
+                    }
+                    v => v.map(<[u8]>::to_vec),
+                };
+                sh.vars.local(name, value)
+            } else if let Some(v) = value {
+                sh.vars.set(name, v.to_vec())
+            } else {
+                // `declare name`: declared, with no value (`declare -p` shows it).
+                sh.vars.declare(name);
+                Ok(())
+            };
+            if let Err(e) = r {
+                sh.error(&format!("{who}: {e}"));
+                status = 1;
+                continue;
+            }
+            apply_attributes(sh, name, export_, unexport, integer, case, readonly_);
         }
-        apply_attributes(sh, name, export_, unexport, integer, case, readonly_);
+        Ok(status)
+    };
+    let r = names();
+    if let Some(s) = scopes {
+        sh.vars.restore_scopes(s);
     }
-    Ok(status)
+    r
 }
 
 /// `declare`'s attribute flags, after the value is in place.
