@@ -51,6 +51,11 @@ impl Assoc {
         }
     }
 
+    /// How many buckets bash's table for this array has.
+    pub fn buckets(&self) -> u32 {
+        self.buckets
+    }
+
     pub fn get(&self, key: &[u8]) -> Option<&Vec<u8>> {
         self.map.get(key).map(|(_, v)| v)
     }

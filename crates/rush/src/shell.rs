@@ -292,6 +292,9 @@ pub struct Shell {
     /// `set` gave new positional parameters outside a function since the
     /// innermost `source` began.
     pub set_changed_args: bool,
+    /// The function just called, while its first command is expanded:
+    /// bash's assignment errors then start with its name.
+    pub fn_prefix: Option<Vec<u8>>,
     /// The builtin being run was called through `command`, which keeps a
     /// special builtin's error from ending a POSIX-mode script.
     pub via_command: bool,
@@ -506,6 +509,7 @@ impl Shell {
             source_depth: 0,
             via_command: false,
             set_changed_args: false,
+            fn_prefix: None,
             current_simple: None,
             eval_depth: 0,
             bash_command: Vec::new(),
@@ -2607,6 +2611,11 @@ impl Shell {
         self.cmdsub_status = None;
         let t0 = self.perf.as_ref().map(|_| std::time::Instant::now());
         let argv = self.expand_command_words(&cmd.words)?;
+        // The function just entered no longer names messages (bash's
+        // `this_command_name` moves on).
+        if self.fn_prefix.is_some() {
+            self.fn_prefix = None;
+        }
         // `$_` is the previous command's last argument while this one
         // expands, and this one's afterwards.
         self.last_arg = argv.last().cloned().unwrap_or_default();
@@ -2904,10 +2913,11 @@ impl Shell {
     fn array_value(&mut self, name: &[u8], items: &[Element], append: bool) -> Result<Value, Flow> {
         let integer = self.vars.is_integer(name);
         if let Some(Value::Assoc(old)) = self.vars.value(name) {
+            // Replaced, the table keeps its size (bash), and so its order.
             let mut m = if append {
                 old.clone()
             } else {
-                Default::default()
+                crate::assoc::Assoc::with_buckets(old.buckets())
             };
             for Element {
                 key,
@@ -3019,7 +3029,11 @@ impl Shell {
     /// array attributes the flags give come first, then the elements.
     pub fn declare_array(&mut self, a: &Assign, flags: &[u8], local: bool) -> Result<(), Flow> {
         if flags.contains(&b'A') && !matches!(self.vars.value(&a.name), Some(Value::Assoc(_))) {
-            let empty = Value::Assoc(Default::default());
+            let empty = if local {
+                Value::Assoc(Default::default())
+            } else {
+                self.vars.new_assoc(&a.name)
+            };
             let r = if local {
                 self.vars.local_value(&a.name, Some(empty))
             } else {
@@ -3116,12 +3130,15 @@ impl Shell {
                     if self.func_depth == 0 {
                         return Err(self.abandon(&msg, 1));
                     }
-                    let f = self
-                        .frames
-                        .last()
-                        .map(|f| f.name.clone())
-                        .unwrap_or_default();
-                    self.error(&format!("{}: {msg}", String::from_utf8_lossy(&f)));
+                    self.fn_prefixed_error(&msg);
+                    out.push(a.name.clone());
+                    continue;
+                }
+                // A local over a read-only name: bash names the function,
+                // and `local` goes on to refuse it too.
+                if local && self.func_depth > 0 && self.vars.is_readonly(&a.name) {
+                    let msg = format!("{}: readonly variable", String::from_utf8_lossy(&a.name));
+                    self.fn_prefixed_error(&msg);
                     out.push(a.name.clone());
                     continue;
                 }
@@ -3205,6 +3222,15 @@ impl Shell {
             }
         }
         old
+    }
+
+    /// An assignment error met while a declaration's words expand: bash
+    /// names the function first when it is the function's first command.
+    fn fn_prefixed_error(&mut self, msg: &str) {
+        match self.fn_prefix.clone() {
+            Some(f) => self.error(&format!("{}: {msg}", String::from_utf8_lossy(&f))),
+            None => self.error(msg),
+        }
     }
 
     /// A builtin's prefix assignments are exported while it runs, as
@@ -3382,7 +3408,9 @@ impl Shell {
             self.at_line(f.body_line);
             self.run_debug_trap(|| f.name.clone())?;
         }
+        self.fn_prefix = Some(f.name.clone());
         let r = self.run_compound(&f.body);
+        self.fn_prefix = None;
         let r = self.run_return_trap(r);
         if let Some(opts) = self.frames.pop().and_then(|f| f.saved_opts) {
             for (name, _) in OPTION_NAMES {

@@ -670,6 +670,23 @@ impl Vars {
         self.env = None;
     }
 
+    /// `declare -A name`: a new associative array, or, for a variable
+    /// that exists, that variable converted as bash converts one (its
+    /// string at key `0`, in a table of 128 buckets, which orders keys
+    /// differently from a new one's 1024).
+    pub fn new_assoc(&self, name: &[u8]) -> Value {
+        match self.var(name) {
+            Some(v) => {
+                let mut a = crate::assoc::Assoc::with_buckets(128);
+                if let Some(s) = v.value.as_ref().and_then(Value::scalar) {
+                    a.insert(b"0".to_vec(), s.to_vec());
+                }
+                Value::Assoc(a)
+            }
+            None => Value::Assoc(Default::default()),
+        }
+    }
+
     pub fn in_function(&self) -> bool {
         !self.scopes.is_empty()
     }
@@ -708,10 +725,21 @@ impl Vars {
             entry.exported = true;
         }
         if let Some(value) = value {
-            entry.value = Some(match entry.case {
+            let value = match entry.case {
                 Some(c) => c.apply_value(value),
                 None => value,
-            });
+            };
+            // A string given to a local that is an array already goes to
+            // its element 0 (`local -a a=(); local a=0`, bash).
+            match (&mut entry.value, value) {
+                (Some(Value::Indexed(m)), Value::Str(s)) => {
+                    m.insert(0, s);
+                }
+                (Some(Value::Assoc(m)), Value::Str(s)) => {
+                    m.insert(b"0".to_vec(), s);
+                }
+                (slot, value) => *slot = Some(value),
+            }
             entry.declared_only = false;
         }
         if entry.exported {
@@ -762,12 +790,20 @@ impl Vars {
     /// The environment for a child, with `extra` assignments on top.
     pub fn environment(&mut self, extra: &[(Vec<u8>, Vec<u8>)]) -> Vec<CString> {
         if self.env.is_none() {
+            // A local with no value (`local V`, or unset) leaves the outer
+            // value in the environment, though `$V` is empty (bash).
+            let mut all: HashMap<&[u8], &Var> = HashMap::default();
+            for (k, v) in self.scopes.iter().rev().flatten().chain(&self.globals) {
+                if v.value.is_some() {
+                    all.entry(k).or_insert(v);
+                }
+            }
+            let mut all: Vec<(&[u8], &Var)> = all.into_iter().collect();
+            all.sort_by(|a, b| a.0.cmp(b.0));
             let mut env = Vec::new();
-            for (k, v) in self.visible() {
-                if let (true, Some(Value::Str(value))) = (v.exported, v.value) {
-                    let mut kv = k;
-                    kv.push(b'=');
-                    kv.extend_from_slice(&value);
+            for (k, v) in all {
+                if let (true, Some(Value::Str(value))) = (v.exported, &v.value) {
+                    let kv = [k, b"=", value].concat();
                     if let Ok(c) = CString::new(kv) {
                         env.push(c);
                     }

@@ -3761,3 +3761,37 @@ fn declare_g_in_a_function_is_the_global() {
         like_bash(script, &[], out, status);
     }
 }
+
+#[test]
+fn locals_arrays_and_the_environment_as_bash_keeps_them() {
+    for (script, out, status) in [
+        // A local with no value leaves the outer value in the environment.
+        (
+            "export V=abc; f() { local V; echo \"[$V]\"; printenv V; V=1; printenv V; unset V; printenv V; }; f",
+            "[]\nabc\n1\nabc\n",
+            0,
+        ),
+        // A string given to a local array goes to element 0.
+        (
+            "f() { local -a m=(); local -r m=0; declare -p m; }; f",
+            "declare -ar m=([0]=\"0\")\n",
+            0,
+        ),
+        // A local compound over a read-only name is refused, and the
+        // function goes on.
+        (
+            "readonly q=1; f() { local q=(5) 2>/dev/null; echo \"in $?\"; }; f 2>/dev/null; echo $q",
+            "in 1\n1\n",
+            0,
+        ),
+        // An existing variable made associative keeps its string at 0, in
+        // bash's smaller table (and so its order).
+        (
+            "x=help; declare -A x; declare -p x; q=1; declare -A q=([zero]=0 [one]=1); declare -p q; q=([zero]=0 [one]=1 [two]=2); declare -p q; declare -A n=([zero]=0 [one]=1); declare -p n",
+            "declare -A x=([0]=\"help\" )\ndeclare -A q=([zero]=\"0\" [one]=\"1\" )\ndeclare -A q=([two]=\"2\" [zero]=\"0\" [one]=\"1\" )\ndeclare -A n=([one]=\"1\" [zero]=\"0\" )\n",
+            0,
+        ),
+    ] {
+        like_bash(script, &[], out, status);
+    }
+}

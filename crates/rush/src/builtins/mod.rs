@@ -1662,6 +1662,9 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 if !same {
                     let r = if local {
                         sh.vars.local_value(name, Some(k.clone()))
+                    } else if matches!(k, Value::Assoc(_)) {
+                        let v = sh.vars.new_assoc(name);
+                        sh.vars.set_value(name, v)
                     } else {
                         sh.vars.set_value(name, k.clone())
                     };
