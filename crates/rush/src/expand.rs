@@ -872,7 +872,7 @@ impl Shell {
     }
 
     /// The text of a subscript (expanded, quotes removed).
-    fn expand_index_text(&mut self, w: &Word) -> Result<Vec<u8>> {
+    pub(crate) fn expand_index_text(&mut self, w: &Word) -> Result<Vec<u8>> {
         if let Some(p) = w.as_plain() {
             return Ok(p.to_vec());
         }

@@ -292,6 +292,9 @@ pub struct Shell {
     /// `set` gave new positional parameters outside a function since the
     /// innermost `source` began.
     pub set_changed_args: bool,
+    /// Names bound by a function's call (`v=t f`) that `export` or
+    /// `readonly` marked, with the call's depth: they outlast the call.
+    propagate: Vec<(u32, Vec<u8>)>,
     /// The function just called, while its first command is expanded:
     /// bash's assignment errors then start with its name.
     pub fn_prefix: Option<Vec<u8>>,
@@ -510,6 +513,7 @@ impl Shell {
             via_command: false,
             set_changed_args: false,
             fn_prefix: None,
+            propagate: Vec::new(),
             current_simple: None,
             eval_depth: 0,
             bash_command: Vec::new(),
@@ -896,6 +900,11 @@ impl Shell {
         // Assigning POSIXLY_CORRECT, even empty, is `set -o posix` (bash).
         if name == b"POSIXLY_CORRECT" {
             self.opts.posix = true;
+            return;
+        }
+        // Assigning IGNOREEOF, any value, turns ignoreeof on (bash).
+        if name == b"IGNOREEOF" {
+            self.opts.ignoreeof = true;
             return;
         }
         // Assigning GLOBIGNORE patterns turns dotglob on (bash).
@@ -2654,6 +2663,19 @@ impl Shell {
         let mut undo = Vec::new();
         let mut refused = false;
         for a in &cmd.assigns {
+            // Before a command, an element is no name to bind (bash
+            // reports it and runs the command), and an array is dropped.
+            if let Some(i) = &a.index {
+                let shown = [a.name.as_slice(), b"[", &crate::unparse::word(i), b"]"].concat();
+                self.error(&format!(
+                    "`{}': not a valid identifier",
+                    String::from_utf8_lossy(&shown)
+                ));
+                continue;
+            }
+            if a.array.is_some() {
+                continue;
+            }
             let v = self.assign_value(a)?;
             refused |= self.vars.is_readonly(&a.name);
             undo.extend(self.push_temp_vars(&[(a.name.clone(), v.clone())], true));
@@ -2702,11 +2724,14 @@ impl Shell {
             let mut temp = None;
             if self.opts.posix {
                 for (k, v) in &assigns {
+                    // They stay, exported, as bash merges its temporary
+                    // environment.
                     if let Err(e) = self.vars.set(k, v.clone()) {
                         self.error(&e.to_string());
                         self.restore(saved);
                         return Err(Flow::Exit(1));
                     }
+                    let _ = self.vars.export(k, None);
                     // `v=1 f` then `v=2 return` in f: v is 2 after f.
                     if self.prefix_bound.contains(&(self.func_depth, k.clone())) {
                         let _ = self.vars.set_in_caller(k, v.clone());
@@ -2725,6 +2750,17 @@ impl Shell {
             }
             if name == b"exec" {
                 self.exec_env.clone_from(&assigns);
+            }
+            // `export v` or `readonly v` in a function called as `v=t f`:
+            // v outlasts the call, in the caller's scope (bash's
+            // att_propagate).
+            if matches!(name.as_slice(), b"export" | b"readonly") && !self.prefix_bound.is_empty() {
+                for a in argv[1..].iter().filter(|a| !a.starts_with(b"-")) {
+                    let n = a.split(|&c| c == b'=').next().unwrap_or_default();
+                    if self.is_prefix_bound(n) {
+                        self.propagate.push((self.func_depth, n.to_vec()));
+                    }
+                }
             }
             let via = std::mem::replace(&mut self.via_command, false);
             let r = crate::builtins::run_builtin(self, &argv).unwrap_or(Ok(127));
@@ -2768,7 +2804,19 @@ impl Shell {
                 Vec::new()
             };
             let mut old = self.push_temp_vars(&assigns, false);
-            let exported = self.export_temps(&assigns);
+            // Declarations make their own decisions about exporting.
+            let declaring = match name.as_slice() {
+                b"local" | b"export" | b"readonly" => true,
+                b"declare" | b"typeset" => !argv[1..]
+                    .iter()
+                    .any(|a| a.starts_with(b"-") && a.contains(&b'p')),
+                _ => false,
+            };
+            let exported = if declaring {
+                Vec::new()
+            } else {
+                self.export_temps(&assigns)
+            };
             let r = crate::builtins::run_builtin(self, &argv).unwrap_or(Ok(127));
             self.keep_promoted(&argv, &mut old);
             if declares {
@@ -2933,7 +2981,8 @@ impl Shell {
                     ));
                     continue;
                 };
-                let k = self.expand_string(key)?;
+                // A key is a subscript: no tilde expansion (bash).
+                let k = self.expand_index_text(key)?;
                 let mut v = self.expand_assignment(w)?;
                 if *append {
                     v = self.assigned(Some(m.get(&k).cloned().unwrap_or_default()), v, integer)?;
@@ -3136,7 +3185,7 @@ impl Shell {
                 }
                 // A local over a read-only name: bash names the function,
                 // and `local` goes on to refuse it too.
-                if local && self.func_depth > 0 && self.vars.is_readonly(&a.name) {
+                if local && self.func_depth > 0 && self.vars.local_refused(&a.name) {
                     let msg = format!("{}: readonly variable", String::from_utf8_lossy(&a.name));
                     self.fn_prefixed_error(&msg);
                     out.push(a.name.clone());
@@ -3222,6 +3271,15 @@ impl Shell {
             }
         }
         old
+    }
+
+    /// Whether `name` is bound by the running function's call (`v=t f`).
+    pub fn is_prefix_bound(&self, name: &[u8]) -> bool {
+        self.func_depth > 0
+            && self
+                .prefix_bound
+                .iter()
+                .any(|(d, n)| *d == self.func_depth && n == name)
     }
 
     /// An assignment error met while a declaration's words expand: bash
@@ -3420,9 +3478,17 @@ impl Shell {
                 }
             }
         }
+        let mut propagated = Vec::new();
         if !assigns.is_empty() {
             let depth = self.func_depth;
             self.prefix_bound.retain(|(d, _)| *d < depth);
+            if !self.propagate.is_empty() {
+                for (_, n) in self.propagate.extract_if(.., |(d, _)| *d >= depth) {
+                    if let Some(v) = self.vars.var(&n) {
+                        propagated.push((n, v.clone()));
+                    }
+                }
+            }
         }
         self.func_depth -= 1;
         self.line_shift = line_shift;
@@ -3436,6 +3502,15 @@ impl Shell {
             self.getopts_state = getopts_state;
         }
         self.vars.pop_scope();
+        for (n, v) in propagated {
+            if let Some(value) = v.value {
+                let _ = self.vars.set_value(&n, value);
+            }
+            let _ = self.vars.export(&n, None);
+            if v.readonly {
+                let _ = self.vars.readonly(&n, None);
+            }
+        }
         self.positional = old_pos;
         self.stdin_redirected -= stdin;
         if let Some(s) = saved_f {

@@ -928,7 +928,7 @@ pub fn signal_table() -> String {
         out.push_str(&format!("{n:2}) SIG{name}"));
         out.push(if i % 5 == 4 { '\n' } else { '\t' });
     }
-    if SIGNALS.len() % 5 != 0 {
+    if !SIGNALS.len().is_multiple_of(5) {
         out.push('\n');
     }
     out

@@ -193,6 +193,9 @@ pub struct Vars {
     /// `BASH_FUNC_name%%` entries of the environment the shell started
     /// with, (name, value), for the shell to import.
     pub imported_functions: Vec<(Vec<u8>, Vec<u8>)>,
+    /// Entries of the starting environment whose names are not shell
+    /// names, passed on unchanged.
+    foreign: Vec<CString>,
 }
 
 impl Vars {
@@ -208,6 +211,10 @@ impl Vars {
                     .and_then(|n| n.strip_suffix(b"%%"))
                 {
                     v.imported_functions.push((name.to_vec(), val.into_vec()));
+                } else if let Ok(c) = CString::new([k.as_slice(), b"=", &val.into_vec()].concat()) {
+                    // A name the shell cannot have (`v[0]=x`) still goes
+                    // to children as it came (bash).
+                    v.foreign.push(c);
                 }
                 continue;
             }
@@ -698,12 +705,29 @@ impl Vars {
         self.local_value(name, value.map(Value::Str))
     }
 
+    /// Whether `local name` is refused: a read-only global (or read-only
+    /// local of this function) cannot be made local; a caller's read-only
+    /// local can be (bash).
+    pub fn local_refused(&self, name: &[u8]) -> bool {
+        let innermost = self.scopes.len();
+        match self
+            .scopes
+            .iter()
+            .enumerate()
+            .rev()
+            .find_map(|(d, s)| s.get(name).map(|v| (d, v)))
+        {
+            Some((d, v)) => v.readonly && d + 1 == innermost,
+            None => self.globals.get(name).is_some_and(|v| v.readonly),
+        }
+    }
+
     /// `local` with any kind of value.
     pub fn local_value(&mut self, name: &[u8], value: Option<Value>) -> Result<(), ReadOnly> {
         if name == b"OPTIND" {
             self.optind_assigned = true;
         }
-        if self.find(name).is_some_and(|v| v.readonly) {
+        if self.local_refused(name) {
             return Err(ReadOnly(name.to_vec()));
         }
         let exported_outside = self.is_exported(name);
@@ -809,6 +833,7 @@ impl Vars {
                     }
                 }
             }
+            env.extend(self.foreign.iter().cloned());
             for (name, text) in &self.functions {
                 let kv = [b"BASH_FUNC_", name.as_slice(), b"%%=", text].concat();
                 if let Ok(c) = CString::new(kv) {

@@ -3795,3 +3795,70 @@ fn locals_arrays_and_the_environment_as_bash_keeps_them() {
         like_bash(script, &[], out, status);
     }
 }
+
+#[test]
+fn function_scopes_as_bash_keeps_them() {
+    for (script, out, status) in [
+        // `export`/`readonly` of the call's own binding outlasts the call.
+        (
+            "f() { export x; }; x=4 f; declare -p x; h() { export z; z=9; }; z=1 h; declare -p z; g() { readonly y; }; y=5 g; declare -p y",
+            "declare -x x=\"4\"\ndeclare -x z=\"9\"\ndeclare -rx y=\"5\"\n",
+            0,
+        ),
+        // Unset, the call's binding keeps its export.
+        (
+            "f() { local v=x; unset v; declare -p v; }; v=t f",
+            "declare -x v\n",
+            0,
+        ),
+        // A caller's read-only local can be made local; a global cannot.
+        (
+            "a() { local x=1; local y=(2); echo \"$x ${y[0]}\"; }; b() { local -r x=0 y=0; a; }; b; readonly g=1; c() { local g=2; }; c 2>/dev/null; echo $?",
+            "1 2\n1\n",
+            0,
+        ),
+        // `local -I`: the value where the function was called.
+        (
+            "v=g; f() { local $1 v; declare -p v; }; f; f -I",
+            "declare -- v\ndeclare -- v=\"g\"\n",
+            0,
+        ),
+        // An element or array before a command binds nothing.
+        (
+            "f() { declare -p e >/dev/null 2>&1; echo $?; }; e[0]=1 f 2>/dev/null; a=(1) true; declare -p a 2>/dev/null; echo $?",
+            "1\n1\n",
+            0,
+        ),
+        // IGNOREEOF and ignoreeof go together.
+        (
+            "IGNOREEOF=3; shopt -o ignoreeof; unset IGNOREEOF; shopt -o ignoreeof; set -o ignoreeof; echo $IGNOREEOF",
+            "ignoreeof      \ton\nignoreeof      \toff\n10\n",
+            0,
+        ),
+        // The EXIT trap of an `exit` in a function runs inside it.
+        (
+            "trap 'echo trap:$FUNCNAME $?' EXIT; f() { exit 3; }; f",
+            "trap:f 3\n",
+            3,
+        ),
+        // Keys of compound assignments are not tilde-expanded; `@` and a
+        // leading `~` are quoted when printed.
+        (
+            "declare -A c=([~]=4 [@]=1 [a~b]=5); declare -p c",
+            "declare -A c=([\"@\"]=\"1\" [\"~\"]=\"4\" [a~b]=\"5\" )\n",
+            0,
+        ),
+    ] {
+        like_bash(script, &[], out, status);
+    }
+}
+
+#[test]
+fn environment_names_the_shell_cannot_hold_pass_through() {
+    let r = std::process::Command::new(env!("CARGO_BIN_EXE_rush"))
+        .args(["-c", "printenv 'v[0]'"])
+        .env("v[0]", "help")
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&r.stdout), "help\n");
+}

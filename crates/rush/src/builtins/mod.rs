@@ -409,7 +409,13 @@ pub fn key_needs_quotes(k: &[u8]) -> bool {
                     | b'`'
             )
         })
-        || matches!(k.first(), Some(b'~' | b'#'))
+        || matches!(k.first(), Some(b'#'))
+        // A tilde where an assignment would expand it.
+        || k.iter()
+            .enumerate()
+            .any(|(i, &c)| c == b'~' && (i == 0 || matches!(k[i - 1], b'=' | b':')))
+        // `@` or `*` alone would name every element.
+        || matches!(k, b"@" | b"*")
 }
 
 /// `([0]="a" [1]="b")`
@@ -549,6 +555,11 @@ fn exit(sh: &mut Shell, argv: Args<'_>) -> Exec {
     if argv.len() > 2 {
         sh.error("exit: too many arguments");
         return Ok(1);
+    }
+    // In a function, the EXIT trap runs where `exit` is, still inside it
+    // (`$FUNCNAME` is the function's, bash).
+    if sh.func_depth > 0 && !sh.opts.interactive && sh.traps.contains_key(&0) {
+        return Err(Flow::Exit(sh.finish(status)));
     }
     Err(Flow::Exit(status))
 }
@@ -1143,9 +1154,18 @@ fn unset(sh: &mut Shell, argv: Args<'_>) -> Exec {
         } else {
             sh.vars.unset(name)
         };
+        // The function's own prefix binding (`v=t f`) stays exported when
+        // unset, as bash's temporary environment does.
+        if r.is_ok() && sh.is_prefix_bound(name) {
+            let _ = sh.vars.export(name, None);
+        }
         // Unsetting POSIXLY_CORRECT leaves POSIX mode (bash).
         if r.is_ok() && name == b"POSIXLY_CORRECT" {
             sh.opts.posix = false;
+        }
+        // Unsetting IGNOREEOF turns ignoreeof off (bash).
+        if r.is_ok() && name == b"IGNOREEOF" {
+            sh.opts.ignoreeof = false;
         }
         // Unsetting GLOBIGNORE turns dotglob off (bash).
         if r.is_ok() && name == b"GLOBIGNORE" {
@@ -1255,6 +1275,7 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
     // `-t` / `+t`: a function's trace attribute (it sees DEBUG and RETURN
     // traps as with `set -T`).
     let mut trace: Option<bool> = None;
+    let mut inherit = false;
     let mut i = 1;
     while let Some(a) = argv.get(i) {
         if a == b"--" {
@@ -1289,9 +1310,9 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                     }
                     b'F' => funcs = true,
                     b't' => trace = Some(a[0] == b'-'),
-                    // Known to bash and without effect here: -I (inherit
-                    // attributes of a name in an outer scope).
-                    b'I' => {}
+                    // `-I`: a new local starts with the value of the name
+                    // where the function was called.
+                    b'I' => inherit = true,
                     c => {
                         let name = lossy(&argv[0]);
                         sh.error(&format!("{name}: -{}: invalid option", c as char));
@@ -1688,7 +1709,7 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 // `shopt -s localvar_inherit`: a new local starts with the value
                 // the name had where the function was called.
                 let value = match value {
-                    None if shopt_on(sh, "localvar_inherit") => {
+                    None if inherit || shopt_on(sh, "localvar_inherit") => {
                         sh.vars.get(name).map(<[u8]>::to_vec)
                     }
                     v => v.map(<[u8]>::to_vec),
