@@ -3163,7 +3163,13 @@ impl Shell {
                 } else {
                     self.vars.value(&a.name).cloned()
                 };
-                if !local && converts_array_kind(&flags, cur.as_ref()) {
+                // A new local that inherits (`localvar_inherit`, `-I`) is
+                // converted as the variable it inherits would be.
+                let inherits = local
+                    && !self.vars.local_here(&a.name)
+                    && (flags.contains(&b'I')
+                        || crate::builtins::shopt_on(self, "localvar_inherit"));
+                if (!local || inherits) && converts_array_kind(&flags, cur.as_ref()) {
                     let (from, to) = if flags.contains(&b'A') {
                         ("indexed", "associative")
                     } else {

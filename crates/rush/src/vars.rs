@@ -694,6 +694,16 @@ impl Vars {
         }
     }
 
+    /// `declare -a name`: a new indexed array, or the variable's string
+    /// as its element 0 (bash).
+    pub fn new_indexed(&self, name: &[u8]) -> Value {
+        let mut m = BTreeMap::new();
+        if let Some(s) = self.value(name).and_then(Value::scalar) {
+            m.insert(0, s.to_vec());
+        }
+        Value::Indexed(m)
+    }
+
     pub fn in_function(&self) -> bool {
         !self.scopes.is_empty()
     }

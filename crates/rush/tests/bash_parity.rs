@@ -3862,3 +3862,30 @@ fn environment_names_the_shell_cannot_hold_pass_through() {
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&r.stdout), "help\n");
 }
+
+#[test]
+fn arrays_made_from_strings_and_inherited_locals() {
+    for (script, out, status) in [
+        // `declare -a` of a string keeps it at 0; a local made again as an
+        // array starts empty.
+        (
+            "x=5; declare -a x; declare -p x; f() { local y=3; local -a y; declare -p y; }; f",
+            "declare -a x=([0]=\"5\")\ndeclare -a y=()\n",
+            0,
+        ),
+        // `localvar_inherit`: whole arrays are inherited, strings become
+        // element 0, and a kind that cannot convert is refused.
+        (
+            "shopt -s localvar_inherit; a=(X) s=X; f() { local -a a s; declare -p a s; }; f; g() { local a+=(Y) s+=(Y); declare -p a s; }; g; h() { local -a a+=Y s+=Y; declare -p a s; }; h",
+            "declare -a a=([0]=\"X\")\ndeclare -a s=([0]=\"X\")\ndeclare -a a=([0]=\"X\" [1]=\"Y\")\ndeclare -a s=([0]=\"X\" [1]=\"Y\")\ndeclare -a a=([0]=\"XY\")\ndeclare -a s=([0]=\"XY\")\n",
+            0,
+        ),
+        (
+            "shopt -s localvar_inherit; declare -a v=([0]=12); f() { declare -A v+=([0]=X) 2>/dev/null; echo $?; declare -p v; }; f",
+            "1\ndeclare -a v=([0]=\"12\")\n",
+            0,
+        ),
+    ] {
+        like_bash(script, &[], out, status);
+    }
+}

@@ -1661,7 +1661,20 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 } else {
                     b'a'
                 };
-                if !local && crate::shell::converts_array_kind(&[flag], sh.vars.value(name)) {
+                // A new local that inherits (`localvar_inherit`, `-I`) is
+                // converted as a global would be.
+                let inherits = local
+                    && !sh.vars.local_here(name)
+                    && (inherit || shopt_on(sh, "localvar_inherit"));
+                if (!local || inherits)
+                    && crate::shell::converts_array_kind(&[flag], sh.vars.value(name))
+                {
+                    // The local still comes into being, with what it
+                    // inherits (bash).
+                    if inherits {
+                        let v = sh.vars.value(name).cloned();
+                        let _ = sh.vars.local_value(name, v);
+                    }
                     let (from, to) = if flag == b'A' {
                         ("indexed", "associative")
                     } else {
@@ -1681,13 +1694,26 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 );
                 // With a value (`declare -a h=x`), the new array holds it at 0.
                 if !same {
-                    let r = if local {
+                    // An inheriting local is converted (its string at 0);
+                    // a local made over an existing one starts empty.
+                    let existed = local && sh.vars.local_here(name);
+                    let inherits =
+                        local && !existed && (inherit || shopt_on(sh, "localvar_inherit"));
+                    let r = if inherits {
+                        let v = if matches!(k, Value::Assoc(_)) {
+                            sh.vars.new_assoc(name)
+                        } else {
+                            sh.vars.new_indexed(name)
+                        };
+                        sh.vars.local_value(name, Some(v))
+                    } else if local {
                         sh.vars.local_value(name, Some(k.clone()))
                     } else if matches!(k, Value::Assoc(_)) {
                         let v = sh.vars.new_assoc(name);
                         sh.vars.set_value(name, v)
                     } else {
-                        sh.vars.set_value(name, k.clone())
+                        let v = sh.vars.new_indexed(name);
+                        sh.vars.set_value(name, v)
                     };
                     if let Err(e) = r {
                         sh.error(&format!("{who}: {e}"));
@@ -1695,12 +1721,24 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                         continue;
                     }
                     if value.is_none() {
-                        sh.vars.mark_declared_only(name);
+                        if !existed && !inherits {
+                            sh.vars.mark_declared_only(name);
+                        }
                         // The other attributes (`declare -Ar`) still apply.
                         apply_attributes(sh, name, export_, unexport, integer, case, readonly_);
                         continue;
                     }
                 }
+            }
+            // An inheriting local array of the kind it inherits: made here,
+            // with the inherited elements.
+            if local
+                && kind.is_some()
+                && !sh.vars.local_here(name)
+                && (inherit || shopt_on(sh, "localvar_inherit"))
+            {
+                let v = sh.vars.value(name).cloned();
+                let _ = sh.vars.local_value(name, v);
             }
             let r = if local && kind.is_some() && value.is_some() && sh.vars.local_here(name) {
                 // The local array made above takes the value at 0.
@@ -1708,13 +1746,16 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
             } else if local {
                 // `shopt -s localvar_inherit`: a new local starts with the value
                 // the name had where the function was called.
-                let value = match value {
-                    None if inherit || shopt_on(sh, "localvar_inherit") => {
-                        sh.vars.get(name).map(<[u8]>::to_vec)
+                match value {
+                    // The whole value, an array's too.
+                    None if !sh.vars.local_here(name)
+                        && (inherit || shopt_on(sh, "localvar_inherit")) =>
+                    {
+                        let v = sh.vars.value(name).cloned();
+                        sh.vars.local_value(name, v)
                     }
-                    v => v.map(<[u8]>::to_vec),
-                };
-                sh.vars.local(name, value)
+                    v => sh.vars.local(name, v.map(<[u8]>::to_vec)),
+                }
             } else if let Some(v) = value {
                 sh.vars.set(name, v.to_vec())
             } else {
