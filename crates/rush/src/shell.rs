@@ -3475,6 +3475,11 @@ impl Shell {
         self.fn_prefix = Some(f.name.clone());
         let r = self.run_compound(&f.body);
         self.fn_prefix = None;
+        // Having run to its end, the function is at its definition's line
+        // for the RETURN trap (after `return`, at the return's) (bash).
+        if r.is_ok() && !self.traps.is_empty() {
+            self.line = f.line;
+        }
         let r = self.run_return_trap(r);
         if let Some(opts) = self.frames.pop().and_then(|f| f.saved_opts) {
             for (name, _) in OPTION_NAMES {

@@ -3889,3 +3889,19 @@ fn arrays_made_from_strings_and_inherited_locals() {
         like_bash(script, &[], out, status);
     }
 }
+
+#[test]
+fn return_trap_lines_and_frames_as_bash() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("s.sh"), "echo in\necho x\n").unwrap();
+    like_bash_in(
+        dir.path(),
+        &[],
+        // A function run to its end is at its definition's line; after
+        // `return`, at the return's; a sourced file at the `.` command's,
+        // with its own frame gone.
+        "f() {\n  echo a\n}\nset -T\ntrap 'echo ret $LINENO ${FUNCNAME[0]}' RETURN\nf\ng() {\n  return\n}\ng\nh() {\n  . ./s.sh\n}\nh\ntrap - RETURN\nk() { caller x 2>&1; echo $?; }\nk",
+        "a\nret 1 f\nret 8 g\nin\nx\nret 12 h\nret 11 h\nenvironment: line 16: caller: x: invalid number\ncaller: usage: caller [expr]\n2\n",
+        0,
+    );
+}

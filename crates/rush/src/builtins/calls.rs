@@ -20,6 +20,7 @@ pub fn caller(sh: &mut Shell, argv: Args<'_>) -> Exec {
         Some(a) => {
             let Ok(n) = lossy(a).parse::<usize>() else {
                 sh.error(&format!("caller: {}: invalid number", lossy(a)));
+                sh.usage("caller: usage: caller [expr]");
                 return Ok(2);
             };
             let (Some(f), Some(up)) = (frames.get(n), frames.get(n + 1)) else {

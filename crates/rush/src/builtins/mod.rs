@@ -709,7 +709,22 @@ pub fn source_text(sh: &mut Shell, text: &[u8], args: Option<Vec<Vec<u8>>>) -> E
     let saved_tail = sh.tail_ok;
     sh.tail_ok = false;
     let r = sh.eval_text(text);
+    // Run to its end, the file is at the `.` command's line for the
+    // RETURN trap (bash).
+    if r.is_ok() {
+        sh.line = saved_line;
+    }
+    // The file's own frame is gone when the trap runs: FUNCNAME is the
+    // caller's (bash).
+    let frame = if sh.frames.last().is_some_and(|f| f.name == b"source") {
+        sh.frames.pop()
+    } else {
+        None
+    };
     let r = sh.run_return_trap(r);
+    if let Some(f) = frame {
+        sh.frames.push(f);
+    }
     sh.tail_ok = saved_tail;
     sh.line = saved_line;
     sh.source_depth -= 1;
