@@ -2740,6 +2740,11 @@ impl Shell {
             } else if !assigns.is_empty() {
                 temp = Some(self.push_temp_vars(&assigns, false));
             }
+            let exported = if temp.is_some() && observes_temp_env(&name, &argv) {
+                self.export_temps(&assigns)
+            } else {
+                Vec::new()
+            };
             if name == b"exec" && (argv.len() == 1 || argv.len() == 2 && argv[1] == b"--") {
                 // `exec` alone: its redirections stay.
                 self.forget(saved);
@@ -2768,6 +2773,7 @@ impl Shell {
             self.exec_env.clear();
             if let Some(mut undo) = temp {
                 self.keep_promoted(&argv, &mut undo);
+                self.unexport_temps(exported, &undo);
                 self.pop_temp_vars(undo);
             }
             self.restore(saved);
@@ -2804,18 +2810,10 @@ impl Shell {
                 Vec::new()
             };
             let mut old = self.push_temp_vars(&assigns, false);
-            // Declarations make their own decisions about exporting.
-            let declaring = match name.as_slice() {
-                b"local" | b"export" | b"readonly" => true,
-                b"declare" | b"typeset" => !argv[1..]
-                    .iter()
-                    .any(|a| a.starts_with(b"-") && a.contains(&b'p')),
-                _ => false,
-            };
-            let exported = if declaring {
-                Vec::new()
-            } else {
+            let exported = if observes_temp_env(&name, &argv) {
                 self.export_temps(&assigns)
+            } else {
+                Vec::new()
             };
             let r = crate::builtins::run_builtin(self, &argv).unwrap_or(Ok(127));
             self.keep_promoted(&argv, &mut old);
@@ -4575,6 +4573,22 @@ fn runs_in_shell(p: &Pipeline) -> bool {
 pub fn converts_array_kind(flags: &[u8], cur: Option<&Value>) -> bool {
     (flags.contains(&b'A') && matches!(cur, Some(Value::Indexed(_))))
         || (flags.contains(&b'a') && matches!(cur, Some(Value::Assoc(_))))
+}
+
+/// Whether builtin `name` can see that its prefix assignments are
+/// exported (bash's temporary environment): those that run commands or
+/// print attributes. For the rest, exporting them would only cost a
+/// rebuilt environment (`IFS= read` in a loop). Declarations that assign
+/// decide about exporting themselves.
+fn observes_temp_env(name: &[u8], argv: &[Vec<u8>]) -> bool {
+    match name {
+        b"eval" | b"." | b"source" | b"command" | b"builtin" | b"fc" | b"mapfile"
+        | b"readarray" | b"compgen" => true,
+        b"declare" | b"typeset" => argv[1..]
+            .iter()
+            .any(|a| a.starts_with(b"-") && a.contains(&b'p')),
+        _ => false,
+    }
 }
 
 /// `name[sub]` split into the name and the subscript text.

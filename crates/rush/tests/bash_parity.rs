@@ -3905,3 +3905,13 @@ fn return_trap_lines_and_frames_as_bash() {
         0,
     );
 }
+
+#[test]
+fn prefix_assignments_reach_commands_run_by_builtins() {
+    like_bash(
+        "FOO=1 eval 'printenv FOO'; FOO=2 command printenv FOO; BAR=3 . /dev/stdin <<< 'printenv BAR'; printenv FOO BAR; echo $?",
+        &[],
+        "1\n2\n3\n1\n",
+        0,
+    );
+}
