@@ -215,6 +215,7 @@ pub fn main_with(arg0: Vec<u8>, args: Vec<OsString>) -> i32 {
             file: std::rc::Rc::from(operands[0].as_slice()),
             call_line: 0,
             saved_opts: None,
+            args: None,
         });
         Input::File(operands[0].clone())
     };

@@ -292,6 +292,9 @@ pub struct Shell {
     /// `set` gave new positional parameters outside a function since the
     /// innermost `source` began.
     pub set_changed_args: bool,
+    /// The shell's own arguments, kept from when `extdebug` was turned on
+    /// (the bottom of `BASH_ARGV`).
+    pub main_args: Option<Vec<Vec<u8>>>,
     /// Names bound by a function's call (`v=t f`) that `export` or
     /// `readonly` marked, with the call's depth: they outlast the call.
     propagate: Vec<(u32, Vec<u8>)>,
@@ -433,6 +436,9 @@ pub struct Frame {
     pub call_line: u32,
     /// `local -`: the `set` options to restore when the function returns.
     pub saved_opts: Option<Options>,
+    /// Its arguments, kept under `shopt -s extdebug` for `BASH_ARGV` and
+    /// `BASH_ARGC` (bash keeps them only then).
+    pub args: Option<Vec<Vec<u8>>>,
 }
 
 /// The bash level rush implements and reports in `BASH_VERSION` and
@@ -476,6 +482,8 @@ pub const DYNAMIC: &[(&[u8], Dynamic)] = &[
     (b"BASH_SOURCE", Dynamic::Indexed),
     (b"BASH_LINENO", Dynamic::Indexed),
     (b"DIRSTACK", Dynamic::Indexed),
+    (b"BASH_ARGV", Dynamic::Indexed),
+    (b"BASH_ARGC", Dynamic::Indexed),
     (b"BASH_ALIASES", Dynamic::Assoc),
     (b"BASH_CMDS", Dynamic::Assoc),
 ];
@@ -514,6 +522,7 @@ impl Shell {
             set_changed_args: false,
             fn_prefix: None,
             propagate: Vec::new(),
+            main_args: None,
             current_simple: None,
             eval_depth: 0,
             bash_command: Vec::new(),
@@ -669,15 +678,6 @@ impl Shell {
             if self.vars.get(name).is_none() {
                 self.vars.define(name, plain(value));
             }
-        }
-        for name in [&b"BASH_ARGV"[..], b"BASH_ARGC"] {
-            self.vars.define(
-                name,
-                Var {
-                    value: Some(Value::Indexed(Default::default())),
-                    ..Var::default()
-                },
-            );
         }
         // SHLVL: one more than the environment's (1 when it is not a
         // number), exported.
@@ -1860,6 +1860,25 @@ impl Shell {
             b"FUNCNAME" => Vec::new(),
             b"BASH_SOURCE" => self.frames.iter().rev().map(|f| f.file.to_vec()).collect(),
             b"DIRSTACK" => crate::builtins::dir_stack(self),
+            // Under extdebug: every frame's arguments, innermost frame
+            // first and each frame's last argument first; and how many
+            // each frame has.
+            b"BASH_ARGV" => self
+                .frames
+                .iter()
+                .rev()
+                .filter_map(|f| f.args.as_ref())
+                .chain(&self.main_args)
+                .flat_map(|a| a.iter().rev().cloned())
+                .collect(),
+            b"BASH_ARGC" => self
+                .frames
+                .iter()
+                .rev()
+                .filter_map(|f| f.args.as_ref())
+                .chain(&self.main_args)
+                .map(|a| a.len().to_string().into_bytes())
+                .collect(),
             b"BASH_LINENO" => self
                 .frames
                 .iter()
@@ -3458,11 +3477,13 @@ impl Shell {
             .cloned()
             .unwrap_or_else(|| self.current_file());
         let call_line = self.line;
+        let args = crate::builtins::shopt_on(self, "extdebug").then(|| argv[1..].to_vec());
         self.frames.push(Frame {
             name: f.name.clone(),
             file,
             call_line,
             saved_opts: None,
+            args,
         });
         // Traced (`set -T`, `declare -ft`): a DEBUG trap as the function
         // starts, on the line its body starts (bash).
@@ -3533,9 +3554,9 @@ impl Shell {
     }
 
     /// Whether functions, command substitutions and subshells inherit the
-    /// DEBUG and RETURN traps: `set -T`, or `shopt -s extdebug` (bash).
+    /// DEBUG and RETURN traps: `set -T` (which `shopt -s extdebug` sets).
     fn functrace(&self) -> bool {
-        self.opts.functrace || crate::builtins::shopt_on(self, "extdebug")
+        self.opts.functrace
     }
 
     /// Takes away the traps a function does not inherit (see

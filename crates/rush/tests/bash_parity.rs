@@ -3915,3 +3915,27 @@ fn prefix_assignments_reach_commands_run_by_builtins() {
         0,
     );
 }
+
+#[test]
+fn extdebug_as_bash_keeps_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("s.sh"), "echo in\n").unwrap();
+    for (script, out) in [
+        // extdebug sets -T and -E with it; `set +T` stops the tracing.
+        (
+            "shopt -s extdebug; echo $-; shopt -u extdebug; echo $-",
+            "hBETc\nhBc\n",
+        ),
+        (
+            "shopt -s extdebug\nf() {\n  echo a\n}\ntrap 'echo dbg $LINENO' DEBUG\nset +T\nf\n. ./s.sh",
+            "dbg 6\ndbg 7\na\ndbg 8\nin\n",
+        ),
+        // BASH_ARGV and BASH_ARGC: every frame's arguments, innermost first.
+        (
+            "shopt -s extdebug; f() { echo \"${BASH_ARGV[@]}|${BASH_ARGC[@]}\"; g q; }; g() { echo \"${BASH_ARGV[@]}|${BASH_ARGC[@]}\"; }; f a b; declare -p BASH_ARGC",
+            "b a|2 0\nq b a|1 2 0\ndeclare -a BASH_ARGC=([0]=\"0\")\n",
+        ),
+    ] {
+        like_bash_in(dir.path(), &[], script, out, 0);
+    }
+}

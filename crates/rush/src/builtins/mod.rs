@@ -692,8 +692,19 @@ fn source(sh: &mut Shell, argv: Args<'_>) -> Exec {
         file: std::rc::Rc::from(path.as_slice()),
         call_line: sh.line,
         saved_opts: None,
+        args: shopt_on(sh, "extdebug").then(|| argv[2..].to_vec()),
     });
+    // Without `set -T` the file does not inherit the DEBUG trap; it comes
+    // back after, unless the file set its own (bash).
+    let debug = if sh.opts.functrace {
+        None
+    } else {
+        sh.traps.remove(&sys::DEBUG_TRAP)
+    };
     let r = source_text(sh, &text, args);
+    if let Some(a) = debug {
+        sh.traps.entry(sys::DEBUG_TRAP).or_insert(a);
+    }
     sh.frames.pop();
     r
 }
@@ -2143,6 +2154,15 @@ pub fn set_shopt_forced(sh: &mut Shell, name: &str, on: bool) -> bool {
     if name == "extglob" {
         // The parser and the pattern compiler read it from here.
         crate::pattern::EXTGLOB.store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+    // `extdebug` sets `-T` and `-E` with it (and clears them); `set +T`
+    // afterwards stops the tracing (bash).
+    if name == "extdebug" {
+        sh.opts.functrace = on;
+        sh.opts.errtrace = on;
+        if on && sh.main_args.is_none() && sh.func_depth == 0 {
+            sh.main_args = Some(sh.positional.clone());
+        }
     }
     true
 }
