@@ -1864,19 +1864,11 @@ impl Shell {
             // first and each frame's last argument first; and how many
             // each frame has.
             b"BASH_ARGV" => self
-                .frames
-                .iter()
-                .rev()
-                .filter_map(|f| f.args.as_ref())
-                .chain(&self.main_args)
+                .frame_args()
                 .flat_map(|a| a.iter().rev().cloned())
                 .collect(),
             b"BASH_ARGC" => self
-                .frames
-                .iter()
-                .rev()
-                .filter_map(|f| f.args.as_ref())
-                .chain(&self.main_args)
+                .frame_args()
                 .map(|a| a.len().to_string().into_bytes())
                 .collect(),
             b"BASH_LINENO" => self
@@ -3294,6 +3286,16 @@ impl Shell {
             }
         }
         old
+    }
+
+    /// The arguments extdebug kept, innermost frame first, the shell's
+    /// own last (`BASH_ARGV`, `BASH_ARGC`).
+    fn frame_args(&self) -> impl Iterator<Item = &Vec<Vec<u8>>> {
+        self.frames
+            .iter()
+            .rev()
+            .filter_map(|f| f.args.as_ref())
+            .chain(&self.main_args)
     }
 
     /// Whether `name` is bound by the running function's call (`v=t f`).
