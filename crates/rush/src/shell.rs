@@ -298,9 +298,10 @@ pub struct Shell {
     /// Names bound by a function's call (`v=t f`) that `export` or
     /// `readonly` marked, with the call's depth: they outlast the call.
     propagate: Vec<(u32, Vec<u8>)>,
-    /// The function just called, while its first command is expanded:
-    /// bash's assignment errors then start with its name.
-    pub fn_prefix: Option<Vec<u8>>,
+    /// A function was just called and its first command is expanding:
+    /// bash's assignment errors then start with the function's name (the
+    /// innermost frame's).
+    pub fresh_call: bool,
     /// The builtin being run was called through `command`, which keeps a
     /// special builtin's error from ending a POSIX-mode script.
     pub via_command: bool,
@@ -520,7 +521,7 @@ impl Shell {
             source_depth: 0,
             via_command: false,
             set_changed_args: false,
-            fn_prefix: None,
+            fresh_call: false,
             propagate: Vec::new(),
             main_args: None,
             current_simple: None,
@@ -2633,9 +2634,7 @@ impl Shell {
         let argv = self.expand_command_words(&cmd.words)?;
         // The function just entered no longer names messages (bash's
         // `this_command_name` moves on).
-        if self.fn_prefix.is_some() {
-            self.fn_prefix = None;
-        }
+        self.fresh_call = false;
         // `$_` is the previous command's last argument while this one
         // expands, and this one's afterwards.
         self.last_arg = argv.last().cloned().unwrap_or_default();
@@ -3310,8 +3309,11 @@ impl Shell {
     /// An assignment error met while a declaration's words expand: bash
     /// names the function first when it is the function's first command.
     fn fn_prefixed_error(&mut self, msg: &str) {
-        match self.fn_prefix.clone() {
-            Some(f) => self.error(&format!("{}: {msg}", String::from_utf8_lossy(&f))),
+        match self.frames.last().filter(|_| self.fresh_call) {
+            Some(f) => {
+                let text = format!("{}: {msg}", String::from_utf8_lossy(&f.name));
+                self.error(&text);
+            }
             None => self.error(msg),
         }
     }
@@ -3493,9 +3495,9 @@ impl Shell {
             self.at_line(f.body_line);
             self.run_debug_trap(|| f.name.clone())?;
         }
-        self.fn_prefix = Some(f.name.clone());
+        self.fresh_call = true;
         let r = self.run_compound(&f.body);
-        self.fn_prefix = None;
+        self.fresh_call = false;
         // Having run to its end, the function is at its definition's line
         // for the RETURN trap (after `return`, at the return's) (bash).
         if r.is_ok() && !self.traps.is_empty() {

@@ -1518,6 +1518,10 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
         for a in &argv[i..] {
             let (name, value) = split_name_value(a);
             let local = sh.vars.in_function() && !global;
+            // New locals inherit the caller's variable (`localvar_inherit`,
+            // `local -I`); whether this one is new is checked where it
+            // matters, since the steps below may make it.
+            let inheriting = local && (inherit || shopt_on(sh, "localvar_inherit"));
             if not_integer {
                 let base = name.split(|&c| c == b'[').next().unwrap_or_default();
                 sh.vars.clear_integer(base);
@@ -1689,9 +1693,7 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 };
                 // A new local that inherits (`localvar_inherit`, `-I`) is
                 // converted as a global would be.
-                let inherits = local
-                    && !sh.vars.local_here(name)
-                    && (inherit || shopt_on(sh, "localvar_inherit"));
+                let inherits = inheriting && !sh.vars.local_here(name);
                 if (!local || inherits)
                     && crate::shell::converts_array_kind(&[flag], sh.vars.value(name))
                 {
@@ -1723,8 +1725,7 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                     // An inheriting local is converted (its string at 0);
                     // a local made over an existing one starts empty.
                     let existed = local && sh.vars.local_here(name);
-                    let inherits =
-                        local && !existed && (inherit || shopt_on(sh, "localvar_inherit"));
+                    let inherits = inheriting && !existed;
                     let r = if inherits {
                         let v = if matches!(k, Value::Assoc(_)) {
                             sh.vars.new_assoc(name)
@@ -1758,11 +1759,7 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
             }
             // An inheriting local array of the kind it inherits: made here,
             // with the inherited elements.
-            if local
-                && kind.is_some()
-                && !sh.vars.local_here(name)
-                && (inherit || shopt_on(sh, "localvar_inherit"))
-            {
+            if inheriting && kind.is_some() && !sh.vars.local_here(name) {
                 let v = sh.vars.value(name).cloned();
                 let _ = sh.vars.local_value(name, v);
             }
@@ -1774,9 +1771,7 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 // the name had where the function was called.
                 match value {
                     // The whole value, an array's too.
-                    None if !sh.vars.local_here(name)
-                        && (inherit || shopt_on(sh, "localvar_inherit")) =>
-                    {
+                    None if inheriting && !sh.vars.local_here(name) => {
                         let v = sh.vars.value(name).cloned();
                         sh.vars.local_value(name, v)
                     }
