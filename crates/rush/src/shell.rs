@@ -292,6 +292,9 @@ pub struct Shell {
     /// `set` gave new positional parameters outside a function since the
     /// innermost `source` began.
     pub set_changed_args: bool,
+    /// `shopt -s extdebug`, kept here too so that a function call tests a
+    /// bool instead of the option set.
+    pub extdebug: bool,
     /// The shell's own arguments, kept from when `extdebug` was turned on
     /// (the bottom of `BASH_ARGV`).
     pub main_args: Option<Vec<Vec<u8>>>,
@@ -524,6 +527,7 @@ impl Shell {
             fresh_call: false,
             propagate: Vec::new(),
             main_args: None,
+            extdebug: false,
             current_simple: None,
             eval_depth: 0,
             bash_command: Vec::new(),
@@ -3481,7 +3485,7 @@ impl Shell {
             .cloned()
             .unwrap_or_else(|| self.current_file());
         let call_line = self.line;
-        let args = crate::builtins::shopt_on(self, "extdebug").then(|| argv[1..].to_vec());
+        let args = self.extdebug.then(|| argv[1..].to_vec());
         self.frames.push(Frame {
             name: f.name.clone(),
             file,

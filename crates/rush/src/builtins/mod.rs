@@ -692,7 +692,7 @@ fn source(sh: &mut Shell, argv: Args<'_>) -> Exec {
         file: std::rc::Rc::from(path.as_slice()),
         call_line: sh.line,
         saved_opts: None,
-        args: shopt_on(sh, "extdebug").then(|| argv[2..].to_vec()),
+        args: sh.extdebug.then(|| argv[2..].to_vec()),
     });
     // Without `set -T` the file does not inherit the DEBUG trap; it comes
     // back after, unless the file set its own (bash).
@@ -2153,6 +2153,7 @@ pub fn set_shopt_forced(sh: &mut Shell, name: &str, on: bool) -> bool {
     // `extdebug` sets `-T` and `-E` with it (and clears them); `set +T`
     // afterwards stops the tracing (bash).
     if name == "extdebug" {
+        sh.extdebug = on;
         sh.opts.functrace = on;
         sh.opts.errtrace = on;
         if on && sh.main_args.is_none() && sh.func_depth == 0 {
