@@ -42,6 +42,10 @@ pub struct ParseError {
     /// The line with the unexpected token, which bash shows after the
     /// message.
     pub offending: Option<Vec<u8>>,
+    /// A compound assignment's list held a token that is not a word: bash
+    /// abandons the rest of the line (status 1) and reads on from the next
+    /// line, except in a POSIX shell that is not interactive.
+    pub discard_line: bool,
 }
 
 type Result<T> = std::result::Result<T, ParseError>;
@@ -197,6 +201,25 @@ impl<'s> Parser<'s> {
         self.line
     }
 
+    /// After an error that abandons the rest of its line
+    /// ([`ParseError::discard_line`]): forgets the construct being read and
+    /// goes on at the next line, as bash's jump to the top level does.
+    pub fn discard_line(&mut self) {
+        while let Some(c) = self.bump() {
+            if c == b'\n' {
+                break;
+            }
+        }
+        self.pending.clear();
+        self.depth = 0;
+        self.in_dbracket = 0;
+        self.literal_until = 0;
+        self.in_heredoc = false;
+        self.slice_offset = false;
+        self.in_comsub = false;
+        self.dq_param = false;
+    }
+
     /// After a command was abandoned by an error (bash's jump to the top
     /// level), lines count on from the line of the command that failed:
     /// bash's reader and executor share one line counter, and the jump
@@ -308,6 +331,7 @@ impl<'s> Parser<'s> {
             message: message.into(),
             at_eof: false,
             offending: None,
+            discard_line: false,
         })
     }
 
@@ -317,6 +341,7 @@ impl<'s> Parser<'s> {
             message: message.into(),
             at_eof: true,
             offending: None,
+            discard_line: false,
         })
     }
 
@@ -328,6 +353,7 @@ impl<'s> Parser<'s> {
             message: format!("unexpected EOF while looking for matching `{close}'"),
             at_eof: true,
             offending: None,
+            discard_line: false,
         })
     }
 
@@ -1761,6 +1787,7 @@ impl<'s> Parser<'s> {
             return Ok(None);
         }
         let name = self.buf[self.pos..self.pos + k].to_vec();
+        let start_line = self.line;
         for _ in 0..eq + 2 {
             self.bump();
         }
@@ -1775,7 +1802,15 @@ impl<'s> Parser<'s> {
             let w = self.read_word();
             self.literal_until = 0;
             let Some(w) = w? else {
-                return self.unexpected();
+                let mut e = if self.peek().is_none() {
+                    self.unclosed(start_line, ")")
+                } else {
+                    self.unexpected()
+                };
+                if let Err(e) = &mut e {
+                    e.discard_line = true;
+                }
+                return e;
             };
             // `[key]=value`
             let keyed = match w.parts.first() {

@@ -1146,10 +1146,15 @@ impl Shell {
                         Err(Flow::Break(_) | Flow::Continue(_)) => {}
                     }
                 }
+                Err(e) if e.discard_line && (self.opts.interactive || !self.opts.posix) => {
+                    self.syntax_error(&e);
+                    self.status = 1;
+                    parser.discard_line();
+                }
                 Err(e) => {
                     self.syntax_error(&e);
-                    self.status = 2;
-                    return 2;
+                    self.status = if e.discard_line { 1 } else { 2 };
+                    return self.status;
                 }
             }
         }
@@ -1291,6 +1296,12 @@ impl Shell {
                         r => r?,
                     };
                     self.status = status;
+                }
+                Err(e) if e.discard_line && !self.opts.posix => {
+                    self.syntax_error(&e);
+                    status = 1;
+                    self.status = status;
+                    parser.discard_line();
                 }
                 Err(mut e) => {
                     // bash reads a string with a newline at its end: an

@@ -3939,3 +3939,33 @@ fn extdebug_as_bash_keeps_it() {
         like_bash_in(dir.path(), &[], script, out, 0);
     }
 }
+
+#[test]
+fn compound_assignment_syntax_error_discards_only_its_line() {
+    for (script, out, status) in [
+        // bash reports it, sets status 1 and reads on from the next line;
+        // the rest of the line (and any construct open on it) is dropped.
+        (
+            "x=(a & b); echo same\necho $?\nif true; then y=(a ; b); echo in; fi\necho after $?",
+            "1\nafter 1\n",
+            0,
+        ),
+        ("f() { x=(a & b); echo inf; }\necho after", "after\n", 0),
+        ("x=(a b", "", 1),
+        (
+            "eval 'x=(a & b); echo same\necho next'; echo st=$?",
+            "next\nst=0\n",
+            0,
+        ),
+    ] {
+        like_bash(script, &[], out, status);
+    }
+    // A POSIX shell that is not interactive stops there.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("s.sh"),
+        "set -o posix\nx=(a & b)\necho hi\n",
+    )
+    .unwrap();
+    like_bash_in(dir.path(), &[], "$BASH s.sh; echo rc=$?", "rc=1\n", 0);
+}
