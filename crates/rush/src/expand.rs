@@ -676,6 +676,12 @@ impl Shell {
             b"EUID" => nix::unistd::geteuid().as_raw().to_string(),
             b"BASHPID" => std::process::id().to_string(),
             b"SECONDS" => self.started.elapsed().as_secs().to_string(),
+            // The number of the command being run in the history list, or
+            // 0 while history is off.
+            b"HISTCMD" if self.opts.history => (self.history.first + self.history.entries.len())
+                .saturating_sub(1)
+                .to_string(),
+            b"HISTCMD" => "0".to_string(),
             b"HOSTNAME" => nix::unistd::gethostname()
                 .ok()?
                 .to_string_lossy()

@@ -1736,7 +1736,19 @@ impl<'s> Parser<'s> {
 
     /// [`Parser::spaced_subscript`] for the `[…]` at `k` bytes ahead (at
     /// 0 for `[key]=value` inside `name=(…)`).
-    fn spaced_bracket_at(&mut self, mut k: usize) -> Option<usize> {
+    fn spaced_bracket_at(&mut self, k: usize) -> Option<usize> {
+        let (k, spaced) = self.bracket_close_at(k)?;
+        let after = match self.peek_at(k + 1)? {
+            b'+' => self.peek_at(k + 2)?,
+            c => c,
+        };
+        (after == b'=' && spaced).then_some(k)
+    }
+
+    /// The offset of the `]` that closes the `[` at `k` bytes ahead (on
+    /// the same line, quotes skipped), and whether blanks or operator
+    /// characters come between.
+    fn bracket_close_at(&mut self, mut k: usize) -> Option<(usize, bool)> {
         if self.peek_at(k) != Some(b'[') {
             return None;
         }
@@ -1760,11 +1772,7 @@ impl<'s> Parser<'s> {
                 b']' => {
                     depth -= 1;
                     if depth == 0 {
-                        let after = match self.peek_at(k + 1)? {
-                            b'+' => self.peek_at(k + 2)?,
-                            c => c,
-                        };
-                        return (after == b'=' && spaced).then_some(k);
+                        return Some((k, spaced));
                     }
                 }
                 b'\n' => return None,
@@ -1777,16 +1785,34 @@ impl<'s> Parser<'s> {
     }
 
     fn array_assignment(&mut self) -> Result<Option<Assign>> {
-        let k = self.name_ahead();
+        let mut k = self.name_ahead();
         if k == 0 {
             return Ok(None);
+        }
+        // `name[sub]=(…)`: read as an assignment, refused when it runs
+        // ("cannot assign list to array member", bash).
+        let mut index = None;
+        if let Some((close, _)) = self.bracket_close_at(k)
+            && matches!(
+                (
+                    self.peek_at(close + 1),
+                    self.peek_at(close + 2),
+                    self.peek_at(close + 3)
+                ),
+                (Some(b'='), Some(b'('), _) | (Some(b'+'), Some(b'='), Some(b'('))
+            )
+        {
+            let sub = self.buf[self.pos + k + 1..self.pos + close].to_vec();
+            index = Some(Word::literal(&sub));
+            k = close + 1;
         }
         let append = self.peek_at(k) == Some(b'+');
         let eq = k + usize::from(append);
         if self.peek_at(eq) != Some(b'=') || self.peek_at(eq + 1) != Some(b'(') {
             return Ok(None);
         }
-        let name = self.buf[self.pos..self.pos + k].to_vec();
+        let name_len = self.name_ahead();
+        let name = self.buf[self.pos..self.pos + name_len].to_vec();
         let start_line = self.line;
         for _ in 0..eq + 2 {
             self.bump();
@@ -1838,7 +1864,7 @@ impl<'s> Parser<'s> {
         }
         Ok(Some(Assign {
             name,
-            index: None,
+            index,
             append,
             value: Word::default(),
             array: Some(items),

@@ -259,6 +259,10 @@ pub struct Saved {
 #[derive(Debug)]
 pub struct Shell {
     pub vars: crate::vars::Vars,
+    /// The last value read of each dynamic variable that bash computes only
+    /// when it is read ([`LISTED_AS_LAST_READ`]): listings show that, as
+    /// bash's do.
+    last_read: std::cell::RefCell<HashMap<Vec<u8>, Value>>,
     pub positional: Vec<Vec<u8>>,
     pub arg0: Vec<u8>,
     pub functions: HashMap<Vec<u8>, Rc<Function>>,
@@ -469,6 +473,7 @@ pub const DYNAMIC: &[(&[u8], Dynamic)] = &[
     (b"SRANDOM", Dynamic::Integer),
     (b"SECONDS", Dynamic::Integer),
     (b"BASHPID", Dynamic::Integer),
+    (b"HISTCMD", Dynamic::Integer),
     (b"LINENO", Dynamic::Plain),
     (b"BASH_COMMAND", Dynamic::Plain),
     (b"BASH_ARGV0", Dynamic::Plain),
@@ -490,6 +495,33 @@ pub const DYNAMIC: &[(&[u8], Dynamic)] = &[
     (b"BASH_ARGC", Dynamic::Indexed),
     (b"BASH_ALIASES", Dynamic::Assoc),
     (b"BASH_CMDS", Dynamic::Assoc),
+];
+
+/// `FUNCNAME` outside any function: declared, with no value (bash shows
+/// `declare -a FUNCNAME`).
+fn outside_function_funcname(name: &[u8], v: &crate::vars::Var) -> bool {
+    name == b"FUNCNAME" && v.value.as_ref().is_some_and(|a| a.keys().is_empty())
+}
+
+/// The dynamic variables that bash computes only when they are read:
+/// `set`, `declare -p` and the like show the value last read, or none
+/// before the first read (an array: empty).
+const LISTED_AS_LAST_READ: &[&[u8]] = &[
+    b"RANDOM",
+    b"SRANDOM",
+    b"SECONDS",
+    b"LINENO",
+    b"BASHPID",
+    b"EPOCHSECONDS",
+    b"EPOCHREALTIME",
+    b"HISTCMD",
+    b"BASH_COMMAND",
+    b"BASH_SUBSHELL",
+    b"BASH_ARGV0",
+    b"DIRSTACK",
+    b"GROUPS",
+    b"BASH_ALIASES",
+    b"BASH_CMDS",
 ];
 
 impl Shell {
@@ -577,6 +609,7 @@ impl Shell {
             readonly_functions: Default::default(),
             top_file: Rc::from(&b"environment"[..]),
             started: std::time::Instant::now(),
+            last_read: Default::default(),
         };
         sh.init_vars();
         sh
@@ -589,15 +622,21 @@ impl Shell {
         if self.vars.get(b"PATH").is_none() {
             let _ = self.vars.set(b"PATH", DEFAULT_PATH.to_vec());
         }
-        if self.vars.get(b"PS1").is_none() {
-            let _ = self.vars.set(b"PS1", b"$ ".to_vec());
-        }
-        // PS1 and PS2 come from the environment when it has them (bash).
-        if self.vars.get(b"PS2").is_none() {
-            let _ = self.vars.set(b"PS2", b"> ".to_vec());
-        }
         let _ = self.vars.set(b"PS4", b"+ ".to_vec());
         let _ = self.vars.set(b"OPTIND", b"1".to_vec());
+        let _ = self.vars.set(b"OPTERR", b"1".to_vec());
+        // TERM and SHELL when the environment lacks them (bash: `dumb`, and
+        // the user's login shell).
+        if self.vars.get(b"TERM").is_none() {
+            let _ = self.vars.set(b"TERM", b"dumb".to_vec());
+        }
+        if self.vars.get(b"SHELL").is_none()
+            && let Ok(Some(u)) = nix::unistd::User::from_uid(nix::unistd::getuid())
+        {
+            let _ = self
+                .vars
+                .set(b"SHELL", u.shell.as_os_str().as_bytes().to_vec());
+        }
         let ppid = nix::unistd::getppid().as_raw();
         let _ = self.vars.set(b"PPID", ppid.to_string().into_bytes());
         // SHELLOPTS and BASHOPTS are computed when read, and read-only.
@@ -640,6 +679,16 @@ impl Shell {
             let _ = self
                 .vars
                 .export(b"PWD", Some(c.as_os_str().as_bytes().to_vec()));
+        }
+        // OLDPWD: exported, with no value unless the environment's names a
+        // directory (bash).
+        let old_ok = self
+            .vars
+            .get(b"OLDPWD")
+            .is_some_and(|p| std::path::Path::new(std::ffi::OsStr::from_bytes(p)).is_dir());
+        if !old_ok {
+            let _ = self.vars.unset(b"OLDPWD");
+            let _ = self.vars.export(b"OLDPWD", None);
         }
     }
 
@@ -873,8 +922,21 @@ impl Shell {
         }
         let real = self.vars.resolve(name);
         let name = real.as_deref().unwrap_or(name);
-        self.special_array(name)
-            .or_else(|| self.dynamic_scalar(name).map(Value::Str))
+        let v = self
+            .special_array(name)
+            .or_else(|| self.dynamic_scalar(name).map(Value::Str));
+        if let Some(v) = &v
+            && LISTED_AS_LAST_READ.contains(&name)
+        {
+            let mut seen = self.last_read.borrow_mut();
+            match seen.get_mut(name) {
+                Some(old) => old.clone_from(v),
+                None => {
+                    seen.insert(name.to_vec(), v.clone());
+                }
+            }
+        }
+        v
     }
 
     /// A variable's value as read now: a dynamic variable's computed, any
@@ -895,6 +957,47 @@ impl Shell {
             if v.dynamic {
                 v.value = self.dynamic_value(k);
             }
+        }
+        all
+    }
+
+    /// The visible variable `name` itself (not what a nameref names), a
+    /// dynamic one with its value as read now (`declare -p name`).
+    pub fn visible_var(&self, name: &[u8]) -> Option<crate::vars::Var> {
+        let mut v = self.vars.var_itself(name)?.clone();
+        if v.dynamic {
+            v.value = self.dynamic_value(name);
+            v.declared_only |= outside_function_funcname(name, &v);
+        }
+        Some(v)
+    }
+
+    /// Every visible variable as a listing shows it (`set`, `declare -p`
+    /// with no names): the dynamic ones that bash computes only when read
+    /// with their last value read ([`LISTED_AS_LAST_READ`]), and
+    /// `FUNCNAME` outside a function declared, with no value.
+    pub fn listed_vars(&self) -> Vec<(Vec<u8>, crate::vars::Var)> {
+        let mut all = self.vars.visible();
+        let seen = self.last_read.borrow();
+        for (k, v) in &mut all {
+            if !v.dynamic {
+                continue;
+            }
+            if LISTED_AS_LAST_READ.contains(&k.as_slice()) {
+                v.value = match (seen.get(k.as_slice()), v.value.take()) {
+                    (Some(last), _) => Some(last.clone()),
+                    (None, Some(Value::Indexed(_))) => Some(Value::Indexed(Default::default())),
+                    (None, Some(Value::Assoc(_))) => Some(Value::Assoc(Default::default())),
+                    (None, _) => None,
+                };
+                // bash's SECONDS is an integer only once read.
+                if k == b"SECONDS" && v.value.is_none() {
+                    v.integer = false;
+                }
+                continue;
+            }
+            v.value = self.dynamic_value(k);
+            v.declared_only |= outside_function_funcname(k, v);
         }
         all
     }
@@ -2874,6 +2977,14 @@ impl Shell {
             ));
             return Err(Flow::Abort(1));
         }
+        if let (Some(idx), Some(_)) = (&a.index, &a.array) {
+            let msg = format!(
+                "{}[{}]: cannot assign list to array member",
+                String::from_utf8_lossy(&a.name),
+                String::from_utf8_lossy(&crate::unparse::word(idx))
+            );
+            return Err(self.expansion_error(&msg));
+        }
         let r = if let Some(items) = &a.array {
             if trace {
                 self.trace_assign(a, a.append, None);
@@ -3075,7 +3186,7 @@ impl Shell {
     /// What an assignment of `v` stores: with `+=` (`old` given), `v`
     /// appended to `old`; for an integer variable the arithmetic value,
     /// `+=` adding.
-    fn assigned(
+    pub(crate) fn assigned(
         &mut self,
         old: Option<Vec<u8>>,
         v: Vec<u8>,

@@ -299,6 +299,15 @@ impl Vars {
         Ok(())
     }
 
+    /// `declare r[1]=v` of a nameref `r`: the reference is dropped, value
+    /// and all, so that `r` becomes an array of its own (bash).
+    pub fn drop_nameref(&mut self, name: &[u8]) {
+        if let Some(v) = self.find_raw_mut(name) {
+            v.nameref = false;
+            v.value = None;
+        }
+    }
+
     /// `declare -nx name`: the reference itself is exported.
     pub fn export_itself(&mut self, name: &[u8]) {
         if let Some(v) = self.find_raw_mut(name) {

@@ -3969,3 +3969,98 @@ fn compound_assignment_syntax_error_discards_only_its_line() {
     .unwrap();
     like_bash_in(dir.path(), &[], "$BASH s.sh; echo rc=$?", "rc=1\n", 0);
 }
+
+#[test]
+fn declare_of_an_element_as_bash() {
+    for (script, out) in [
+        // With -a, a value in parentheses is the whole array's.
+        (
+            "declare -a e[10]=test; declare -p e; declare -a e[10]='(test)'; declare -p e",
+            "declare -a e=([10]=\"test\")\ndeclare -a e=([0]=\"test\")\n",
+        ),
+        (
+            "declare -a f[2]='(a b)'; declare -p f",
+            "declare -a f=([0]=\"a\" [1]=\"b\")\n",
+        ),
+        // Without, a new variable takes the text as its element, warned.
+        (
+            "declare g[2]='(a b)' 2>&1; declare -p g",
+            "sh: line 1: warning: g[2]=(a b): quoted compound array assignment deprecated\ndeclare -a g=([2]=\"(a b)\")\n",
+        ),
+        // The attributes come first: -i evaluates, -r refuses.
+        (
+            "declare -i h[1]=3+4; declare -u u[0]=abc; declare -p h u",
+            "declare -ai h=([1]=\"7\")\ndeclare -au u=([0]=\"ABC\")\n",
+        ),
+        (
+            "declare -r c[1]=5 2>&1; declare -p c",
+            "sh: line 1: c: readonly variable\ndeclare -ar c=()\n",
+        ),
+        // No value: an array, declared.
+        ("declare -r c[100]; declare -p c", "declare -ar c\n"),
+        // A nameref given an element stops being one.
+        (
+            "declare -n r=q; declare r[1]=4 2>&1; declare -p r",
+            "sh: line 1: warning: r: removing nameref attribute\ndeclare -a r=([1]=\"4\")\n",
+        ),
+    ] {
+        like_bash(&format!("{{ {script}; }} 2>&1"), &[], out, 0);
+    }
+    // `name[i]=(…)` is read, and refused when it runs: the rest of the
+    // line is abandoned.
+    like_bash(
+        "exec 2>&1; d=(); d[7]=(abd); echo not here\necho $?",
+        &[],
+        "sh: line 1: d[7]: cannot assign list to array member\n1\n",
+        0,
+    );
+}
+
+#[test]
+fn unset_of_an_element_as_bash() {
+    for (script, out) in [
+        // Nothing set: nothing done, nothing evaluated.
+        ("unset c[2] c[*] 'c[1/0]'; echo $?", "0\n"),
+        // `*` and `@` empty an indexed array; a string's are refused, and
+        // its element 0 is the variable.
+        (
+            "a=(1 2); unset a[*]; declare -p a; x=s; unset x[@]; echo $?; unset x[1]; echo $?; unset x[0]; echo ${x-gone}",
+            "declare -a a=()\nsh: line 1: unset: x: not an array variable\n1\nsh: line 1: unset: x: not an array variable\n1\ngone\n",
+        ),
+        (
+            "readonly r=(1 2); unset r[*]; echo $?; declare -A A=([*]=1 [k]=2); unset A[*]; declare -p A",
+            "sh: line 1: unset: r: cannot unset: readonly variable\n1\ndeclare -A A=([k]=\"2\" )\n",
+        ),
+    ] {
+        like_bash(&format!("{{ {script}; }} 2>&1"), &[], out, 0);
+    }
+}
+
+#[test]
+fn variable_listings_as_bash() {
+    for (script, out) in [
+        // Every attribute asked for must be there.
+        (
+            "declare -a c=(1); readonly c; declare -r x=1; declare -A B=(); declare -ar | grep -v BASH_VERSINFO; readonly -a | grep -v BASH_VERSINFO; export -a; declare -Ax | grep -c .; :",
+            "declare -ar c=([0]=\"1\")\ndeclare -ar c=([0]=\"1\")\n0\n",
+        ),
+        // POSIX mode: as readonly and export commands.
+        (
+            "set -o posix; declare -a c=(1); readonly c x=1; export X=2 Y; readonly | grep -e ' c' -e ' x'; export | grep -e ' X' -e ' Y'",
+            "readonly -a c=([0]=\"1\")\nreadonly x=\"1\"\nexport X=\"2\"\nexport Y\n",
+        ),
+        // FUNCNAME outside a function is declared with no value; DIRSTACK
+        // and the other computed variables are listed as last read.
+        (
+            "declare -a | grep -e DIRSTACK -e FUNCNAME; set | grep -c -e ^RANDOM -e ^LINENO -e ^SECONDS; echo $RANDOM $LINENO >/dev/null; echo ${DIRSTACK[0]} >/dev/null; set | grep -c -e ^RANDOM -e ^LINENO -e ^DIRSTACK=.*/",
+            "declare -a DIRSTACK=()\ndeclare -a FUNCNAME\n0\n3\n",
+        ),
+        // Only an interactive shell has PS1 and PS2; OPTERR is 1.
+        (
+            "echo \"[${PS1-unset}][${PS2-unset}][$OPTERR]\"",
+            "[unset][unset][1]\n",
+        ),
+    ] {
+        like_bash(&format!("{{ {script}; }} 2>&1"), &[], out, 0);
+    }
+}

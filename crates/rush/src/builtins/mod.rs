@@ -360,6 +360,34 @@ pub fn declare_line(name: &[u8], v: &crate::vars::Var) -> Vec<u8> {
     out
 }
 
+/// The variables that have every attribute in `wanted` (letters of
+/// [`attr_flags`]), each as a line of `declare -p`; in POSIX mode, for
+/// `readonly` and `export` (`posix_as`), as that builtin's command
+/// (`readonly -a c=(…)`, `export X="1"`), as bash lists them.
+fn list_vars(sh: &Shell, wanted: &str, posix_as: Option<&str>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (k, v) in sh.listed_vars() {
+        let flags = attr_flags(&v);
+        if !wanted.chars().all(|c| flags.contains(c)) {
+            continue;
+        }
+        let line = declare_line(&k, &v);
+        match posix_as.filter(|_| sh.opts.posix) {
+            Some(builtin) => {
+                let rest = line.splitn(3, |&c| c == b' ').nth(2).unwrap_or_default();
+                out.extend_from_slice(builtin.as_bytes());
+                out.push(b' ');
+                if let Some(kind) = flags.chars().find(|c| matches!(c, 'a' | 'A')) {
+                    out.extend_from_slice(format!("-{kind} ").as_bytes());
+                }
+                out.extend_from_slice(rest);
+            }
+            None => out.extend_from_slice(&line),
+        }
+    }
+    out
+}
+
 /// `"value"` with `"`, `\`, `$` and `` ` `` escaped.
 pub fn double_quote(s: &[u8]) -> Vec<u8> {
     if crate::escape::needs_ansi_c(s) {
@@ -905,12 +933,10 @@ fn export(sh: &mut Shell, argv: Args<'_>) -> Exec {
     }
     if i >= argv.len() {
         let _ = print;
-        let mut out = Vec::new();
-        for (k, v) in sh.visible_vars() {
-            if v.exported {
-                out.extend_from_slice(&declare_line(&k, &v));
-            }
-        }
+        let wanted: String = std::iter::once('x')
+            .chain(array.iter().map(|&c| c as char))
+            .collect();
+        let out = list_vars(sh, &wanted, Some("export"));
         return Ok(emit(sh, "export", &out));
     }
     let (rest, status) = if array.is_empty() {
@@ -1064,12 +1090,10 @@ fn readonly(sh: &mut Shell, argv: Args<'_>) -> Exec {
         return Ok(readonly_functions(sh, &argv[i..], "readonly"));
     }
     if i >= argv.len() {
-        let mut out = Vec::new();
-        for (k, v) in sh.visible_vars() {
-            if v.readonly {
-                out.extend_from_slice(&declare_line(&k, &v));
-            }
-        }
+        let wanted: String = std::iter::once('r')
+            .chain(array.iter().map(|&c| c as char))
+            .collect();
+        let out = list_vars(sh, &wanted, Some("readonly"));
         return Ok(emit(sh, "readonly", &out));
     }
     let (rest, status) = if array.is_empty() {
@@ -1142,9 +1166,46 @@ fn unset(sh: &mut Shell, argv: Args<'_>) -> Exec {
             && crate::parse::is_name(&name[..open])
         {
             let (n, sub) = (&name[..open], &name[open + 1..name.len() - 1]);
+            let all = matches!(sub, b"*" | b"@");
+            // bash: nothing to do (and nothing evaluated) for a variable
+            // that is not set; `*` or `@` of an indexed array removes every
+            // element, of a string is refused; a string's element 0 is
+            // the variable.
+            match sh.vars.value(n) {
+                None => continue,
+                Some(Value::Indexed(_)) if all => {
+                    if let Err(e) = sh.vars.set_value(n, Value::Indexed(Default::default())) {
+                        sh.error(&format!(
+                            "unset: {}: cannot unset: readonly variable",
+                            lossy(&e.0)
+                        ));
+                        status = 1;
+                    }
+                    continue;
+                }
+                Some(Value::Str(_)) if all => {
+                    sh.error(&format!("unset: {}: not an array variable", lossy(n)));
+                    status = 1;
+                    continue;
+                }
+                _ => {}
+            }
             let sub_text = sub;
             let sub = sh.runtime_subscript(n, sub)?;
             let key = sh.array_key(n, &sub)?;
+            if matches!(sh.vars.value(n), Some(Value::Str(_))) {
+                if key != crate::vars::Key::Index(0) {
+                    sh.error(&format!("unset: {}: not an array variable", lossy(n)));
+                    status = 1;
+                } else if let Err(e) = sh.vars.unset(n) {
+                    sh.error(&format!(
+                        "unset: {}: cannot unset: readonly variable",
+                        lossy(&e.0)
+                    ));
+                    status = 1;
+                }
+                continue;
+            }
             if key.before_start() {
                 sh.error(&format!(
                     "unset: [{}]: bad array subscript",
@@ -1484,24 +1545,27 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
     }
     if i >= argv.len() || print {
         let mut out = Vec::new();
-        let vars = sh.visible_vars();
         let mut status = 0;
         if i >= argv.len() {
-            // `declare -pa`, `-pA`: only arrays of that kind.
-            let wanted = |v: &crate::vars::Var| match &kind {
-                Some(Value::Indexed(_)) => matches!(v.value, Some(Value::Indexed(_))),
-                Some(Value::Assoc(_)) => matches!(v.value, Some(Value::Assoc(_))),
-                _ => true,
-            };
-            for (k, v) in vars.iter().filter(|(_, v)| wanted(v)) {
-                out.extend_from_slice(&declare_line(k, v));
-            }
+            // `declare -pa`, `-r`, `-ar`: only those with every attribute
+            // asked for.
+            let wanted: String = argv[1..i]
+                .iter()
+                .filter(|a| a.starts_with(b"-"))
+                .flat_map(|a| a[1..].iter())
+                .map(|&c| c as char)
+                .filter(|c| "aAinrxclu".contains(*c))
+                .collect();
+            out = list_vars(sh, &wanted, None);
         }
         // Named ones in the order given, as bash prints them.
         for a in argv.get(i..).unwrap_or_default() {
-            match vars.iter().find(|(k, _)| k == a) {
-                Some((k, v)) => out.extend_from_slice(&declare_line(k, v)),
+            match sh.visible_var(a) {
+                Some(v) => out.extend_from_slice(&declare_line(a, &v)),
                 None => {
+                    // What came before is written first (bash writes as
+                    // it goes).
+                    emit(sh, "declare", &std::mem::take(&mut out));
                     sh.error(&format!("{who}: {}: not found", lossy(a)));
                     status = 1;
                 }
@@ -1546,38 +1610,117 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 && nameref.is_none()
             {
                 let (base, sub) = (&name[..open], &name[open + 1..name.len() - 1]);
-                if local && !sh.vars.local_here(base) {
-                    let r = sh.vars.local_value(base, kind.clone());
-                    if let Err(e) = r {
-                        sh.error(&format!("{}: {e}", lossy(&argv[0])));
-                        status = 1;
-                        continue;
-                    }
-                } else if let Some(k) = &kind
-                    && sh.vars.value(base).is_none()
+                // bash: with -a or -A given, a value in parentheses is the
+                // whole array's (`declare -a e[10]='(x)'` is `e=(x)`); an
+                // array that exists takes an element otherwise; a new one
+                // takes the text as its element, with a warning.
+                if value.is_some() && sh.vars.var_itself(base).is_some_and(|v| v.nameref) {
+                    sh.error(&format!(
+                        "warning: {}: removing nameref attribute",
+                        lossy(base)
+                    ));
+                    sh.vars.drop_nameref(base);
+                }
+                let array_exists = sh.vars.value(base).is_some_and(Value::is_array);
+                let creating = kind.is_some();
+                let parenthesized =
+                    value.is_some_and(|v| v.len() >= 2 && v.starts_with(b"(") && v.ends_with(b")"));
+                if parenthesized && !array_exists && !creating {
+                    sh.error(&format!(
+                        "warning: {}: quoted compound array assignment deprecated",
+                        lossy(a)
+                    ));
+                }
+                let whole = parenthesized && creating;
+                let flag = if matches!(kind, Some(Value::Assoc(_))) {
+                    b'A'
+                } else {
+                    b'a'
+                };
+                if kind.is_some() && crate::shell::converts_array_kind(&[flag], sh.vars.value(base))
                 {
-                    let _ = sh.vars.set_value(base, k.clone());
+                    let (from, to) = if flag == b'A' {
+                        ("indexed", "associative")
+                    } else {
+                        ("associative", "indexed")
+                    };
+                    sh.error(&format!(
+                        "{who}: {}: cannot convert {from} to {to} array",
+                        lossy(base)
+                    ));
+                    status = 1;
+                    continue;
                 }
-                if let Some(v) = value {
-                    let sub_text = sub;
-                    let sub = sh.runtime_subscript(base, sub)?;
-                    let key = sh.array_key(base, &sub)?;
-                    if key.before_start() {
-                        sh.error(&format!(
-                            "{}[{}]: bad array subscript",
-                            lossy(base),
-                            lossy(sub_text)
-                        ));
+                // The variable becomes an array of the kind asked (an
+                // indexed one if none), its string at element 0.
+                let existed = if local {
+                    sh.vars.local_here(base)
+                } else {
+                    sh.vars.value(base).is_some()
+                };
+                if !sh.vars.value(base).is_some_and(Value::is_array)
+                    || local && !sh.vars.local_here(base)
+                {
+                    let new = if flag == b'A' {
+                        sh.vars.new_assoc(base)
+                    } else {
+                        sh.vars.new_indexed(base)
+                    };
+                    let new = if local && !existed {
+                        match kind.clone() {
+                            Some(k) => k,
+                            None => Value::Indexed(Default::default()),
+                        }
+                    } else {
+                        new
+                    };
+                    let r = if local {
+                        sh.vars.local_value(base, Some(new))
+                    } else {
+                        sh.vars.set_value(base, new)
+                    };
+                    if let Err(e) = r {
+                        sh.error(&format!("{who}: {e}"));
                         status = 1;
                         continue;
                     }
-                    if let Err(e) = sh.vars.set_elem(base, key, v.to_vec()) {
-                        sh.error(&format!("{}: {e}", lossy(&argv[0])));
-                        status = 1;
-                        continue;
+                    if value.is_none() && !existed {
+                        sh.vars.mark_declared_only(base);
                     }
                 }
+                // The attributes come before the value (bash: `declare -r
+                // c[1]=5` is refused, `declare -i n[0]=1+2` is 3).
                 apply_attributes(sh, base, export_, unexport, integer, case, readonly_);
+                let Some(v) = value else {
+                    continue;
+                };
+                if whole && let Some(assign) = quoted_compound(base, v) {
+                    if sh.vars.is_readonly(base) {
+                        sh.error(&format!("{who}: {}: readonly variable", lossy(base)));
+                        status = 1;
+                        continue;
+                    }
+                    sh.declare_array(&assign, &[], local)?;
+                    continue;
+                }
+                let sub_text = sub;
+                let sub = sh.runtime_subscript(base, sub)?;
+                let key = sh.array_key(base, &sub)?;
+                if key.before_start() {
+                    sh.error(&format!(
+                        "{}[{}]: bad array subscript",
+                        lossy(base),
+                        lossy(sub_text)
+                    ));
+                    status = 1;
+                    continue;
+                }
+                let is_integer = sh.vars.is_integer(base);
+                let v = sh.assigned(None, v.to_vec(), is_integer)?;
+                if let Err(e) = sh.vars.set_elem(base, key, v) {
+                    sh.error(&e.to_string());
+                    status = 1;
+                }
                 continue;
             }
             if !crate::parse::is_name(name) {
@@ -1939,8 +2082,10 @@ pub fn set_option(sh: &mut Shell, name: &str, on: bool) -> bool {
 fn set(sh: &mut Shell, argv: Args<'_>) -> Exec {
     if argv.len() == 1 {
         let mut out = Vec::new();
-        for (k, v) in sh.visible_vars() {
+        for (k, v) in sh.listed_vars() {
             match v.value {
+                // Declared and never assigned: not shown (bash).
+                Some(_) if v.declared_only => {}
                 Some(Value::Str(val)) => {
                     out.extend_from_slice(&k);
                     out.push(b'=');

@@ -405,6 +405,14 @@ fn before_prompt(sh: &mut Shell, editor: &mut Ed, synced: &mut (u64, usize)) {
 /// HISTFILESIZE set (bash's defaults, with rush's own file).
 pub fn defaults(sh: &mut Shell) {
     sh.opts.interactive = true;
+    // PS1 and PS2 only in an interactive shell, and from the environment
+    // when it has them (bash).
+    if sh.vars.get(b"PS1").is_none() {
+        let _ = sh.vars.set(b"PS1", br"\s-\v\$ ".to_vec());
+    }
+    if sh.vars.get(b"PS2").is_none() {
+        let _ = sh.vars.set(b"PS2", b"> ".to_vec());
+    }
     sh.shopts.insert("expand_aliases".to_string());
     sh.opts.history = true;
     sh.opts.histexpand = true;
