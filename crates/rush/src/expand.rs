@@ -438,7 +438,30 @@ impl Shell {
                     let v = self.arith(&text)?;
                     self.push_value(v.to_string().as_bytes(), ctx, f);
                 }
-                Part::ArrayAssign(a) => f.literal(&a.name),
+                // `eval a=(…)`, `let x=(…)`: one word, its parts expanded
+                // and not split, for the builtin to read again (bash).
+                Part::ArrayAssign(a) => {
+                    let mut text = a.name.clone();
+                    if let Some(i) = &a.index {
+                        text.push(b'[');
+                        text.extend_from_slice(&self.expand_assignment(i)?);
+                        text.push(b']');
+                    }
+                    text.extend_from_slice(if a.append { b"+=(" } else { b"=(" });
+                    for (n, e) in a.array.iter().flatten().enumerate() {
+                        if n > 0 {
+                            text.push(b' ');
+                        }
+                        if let Some(k) = &e.key {
+                            text.push(b'[');
+                            text.extend_from_slice(&self.expand_assignment(k)?);
+                            text.extend_from_slice(if e.append { b"]+=" } else { b"]=" });
+                        }
+                        text.extend_from_slice(&self.expand_assignment(&e.value)?);
+                    }
+                    text.push(b')');
+                    f.literal(&text);
+                }
                 Part::ProcSubst { read, list } => {
                     let path = self.process_substitution(*read, list)?;
                     f.quoted(&path);
@@ -790,6 +813,23 @@ impl Shell {
                 None => self.param_value(&name),
             };
             let Some(target) = value else {
+                // A variable that is set, with that element unset: nothing
+                // (with `set -u`, an error naming the expression); one
+                // that is not: an error (bash).
+                let exists = self
+                    .vars
+                    .var(&name)
+                    .is_some_and(|v| v.value.is_some() && !v.declared_only);
+                if exists {
+                    if self.opts.nounset {
+                        let msg = format!(
+                            "{}: unbound variable",
+                            String::from_utf8_lossy(&shown_param(p))
+                        );
+                        return Err(self.fatal(&msg));
+                    }
+                    return Ok((name, Subject::One(None)));
+                }
                 let msg = format!(
                     "{}: invalid indirect expansion",
                     String::from_utf8_lossy(&name)
@@ -808,7 +848,7 @@ impl Shell {
                 }
                 _ => {
                     let ok = crate::parse::is_name(&target)
-                        || target.iter().all(u8::is_ascii_digit)
+                        || !target.is_empty() && target.iter().all(u8::is_ascii_digit)
                         || matches!(
                             target.as_slice(),
                             b"@" | b"*" | b"#" | b"?" | b"-" | b"$" | b"!"
@@ -1011,12 +1051,17 @@ impl Shell {
             if let Subject::One(None) = subject
                 && sh.opts.nounset
             {
-                let mut shown = name.clone();
-                if let Some(w) = &p.index {
-                    shown.push(b'[');
-                    shown.extend_from_slice(&w.unquoted_text());
-                    shown.push(b']');
-                }
+                let shown = if p.indirect {
+                    shown_param(p)
+                } else {
+                    let mut shown = name.clone();
+                    if let Some(w) = &p.index {
+                        shown.push(b'[');
+                        shown.extend_from_slice(&w.unquoted_text());
+                        shown.push(b']');
+                    }
+                    shown
+                };
                 let msg = format!("{}: unbound variable", String::from_utf8_lossy(&shown));
                 return Err(sh.fatal(&msg));
             }
@@ -1035,6 +1080,23 @@ impl Shell {
             ParamOp::Plain => {
                 check_unset(self, &subject)?;
                 self.emit_subject(&subject, ctx, f);
+            }
+            // `${#a[i]}` with `set -u`: an error (naming only the
+            // variable) when it is not a set array; a missing element of
+            // one is 0 (bash).
+            ParamOp::Length if p.index.is_some() && !p.indirect && self.opts.nounset => {
+                let array = self.vars.var(&name).is_some_and(|v| {
+                    !v.declared_only && v.value.as_ref().is_some_and(Value::is_array)
+                });
+                if !array {
+                    let msg = format!("{}: unbound variable", String::from_utf8_lossy(&name));
+                    return Err(self.fatal(&msg));
+                }
+                let n = match &subject {
+                    Subject::Many(list, _) => list.len(),
+                    Subject::One(v) => char_len(v.as_deref().unwrap_or_default()),
+                };
+                self.push_value(n.to_string().as_bytes(), ctx, f);
             }
             ParamOp::Length => {
                 let n = match &subject {
@@ -1816,4 +1878,16 @@ fn change_matching_case(v: &[u8], upper: bool, all: bool, pat: &Pattern) -> Vec<
         }
     }
     out.into_bytes()
+}
+
+/// `${!name[sub]}` as written, for bash's messages: `!name[sub]`.
+fn shown_param(p: &Param) -> Vec<u8> {
+    let mut shown = vec![b'!'];
+    shown.extend_from_slice(&p.name);
+    if let Some(w) = &p.index {
+        shown.push(b'[');
+        shown.extend_from_slice(&w.unquoted_text());
+        shown.push(b']');
+    }
+    shown
 }

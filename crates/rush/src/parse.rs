@@ -1617,7 +1617,14 @@ impl<'s> Parser<'s> {
             let decl = cmd.words.first().and_then(Word::as_plain).is_some_and(|w| {
                 matches!(
                     w,
-                    b"declare" | b"typeset" | b"local" | b"export" | b"readonly"
+                    b"declare"
+                        | b"typeset"
+                        | b"local"
+                        | b"export"
+                        | b"readonly"
+                        | b"alias"
+                        | b"eval"
+                        | b"let"
                 )
             });
             if (cmd.words.is_empty() || decl)
@@ -1626,9 +1633,15 @@ impl<'s> Parser<'s> {
                 if cmd.words.is_empty() {
                     cmd.assigns.push(a);
                 } else {
-                    cmd.words.push(Word {
-                        parts: vec![Part::ArrayAssign(Box::new(a))],
-                    });
+                    let mut parts = vec![Part::ArrayAssign(Box::new(a))];
+                    // What follows the `)` with no blank is the same word
+                    // (`let y=(1+2)*3`).
+                    if self.peek().is_some_and(|c| !is_meta(c))
+                        && let Some(rest) = self.read_word()?
+                    {
+                        parts.extend(rest.parts);
+                    }
+                    cmd.words.push(Word { parts });
                 }
                 if fix_line {
                     cmd.line = self.line;
@@ -2656,10 +2669,29 @@ impl<'s> Parser<'s> {
         // of a pattern keeps its special characters ("${x#?}").
         let lit_quoted = dq && !pattern;
         let mut questions = 0u32;
+        // Inside double quotes, a value's single quotes are text, but bash
+        // finds the end of the `${…}` with them as quotes: between two,
+        // a `}` is text and a `"` is dropped (`"${x-'"'a}"` is `''a`).
+        let mut in_single = false;
         loop {
             let Some(c) = self.peek() else {
                 return self.unclosed(self.brace_start, "}");
             };
+            if in_single {
+                match c {
+                    b'\'' => {
+                        self.bump();
+                        in_single = false;
+                        lit.push(c);
+                        continue;
+                    }
+                    b'"' => {
+                        self.bump();
+                        continue;
+                    }
+                    _ => {}
+                }
+            }
             // The offset of `${x:off:len}` is arithmetic: a `:` that
             // closes a `?` is part of it (`${x:1 ? 4 : 2}`).
             if self.slice_offset && c == b'?' {
@@ -2672,7 +2704,7 @@ impl<'s> Parser<'s> {
             }
             // The first unquoted stop ends the word: bash counts no braces
             // here (`${x%%[{(]*}`, `${x:-a{b}c}` is `a{b` then `c}`).
-            if stops.contains(&c) {
+            if stops.contains(&c) && !in_single {
                 break;
             }
             self.bump();
@@ -2697,6 +2729,10 @@ impl<'s> Parser<'s> {
                 b'\'' if !dq || pattern || any_escape => {
                     flush_word_lit(&mut parts, &mut lit, lit_quoted);
                     parts.push(Part::Single(self.single_quoted()?));
+                }
+                b'\'' => {
+                    in_single = true;
+                    lit.push(c);
                 }
                 b'"' => {
                     flush_word_lit(&mut parts, &mut lit, lit_quoted);

@@ -3014,6 +3014,16 @@ impl Shell {
             }
         } else if let Some(idx) = &a.index {
             let sub = self.expand_arith_text(idx)?;
+            // `a[]=x`, and `a[*]=x` but for an associative array: refused.
+            let assoc = matches!(self.vars.value(&a.name), Some(Value::Assoc(_)));
+            if sub.is_empty() || !assoc && matches!(sub.as_slice(), b"*" | b"@") {
+                let msg = format!(
+                    "{}[{}]: bad array subscript",
+                    String::from_utf8_lossy(&a.name),
+                    String::from_utf8_lossy(&crate::unparse::word(idx))
+                );
+                return Err(self.expansion_error(&msg));
+            }
             let key = self.array_key(&a.name, &sub)?;
             if key.before_start() {
                 let msg = format!(
@@ -3144,23 +3154,53 @@ impl Shell {
         for (e, vals) in items.iter().zip(values) {
             match &e.key {
                 Some(k) => {
+                    // An empty index, `*` or `@`, and one before the start
+                    // are refused, element by element (bash).
+                    let refuse = |sh: &mut Self, why: &str| {
+                        let msg = format!(
+                            "[{}]={}: {why}",
+                            String::from_utf8_lossy(&crate::unparse::word(k)),
+                            String::from_utf8_lossy(&crate::unparse::word(&e.value))
+                        );
+                        sh.error(&msg);
+                    };
+                    let mut bad = None;
                     // An index that reads the array sees it as assigned so
                     // far, and a bad index leaves it so (bash).
                     let i = match self.expand_arith_text(k).and_then(|mut t| {
                         // bash's internal quoting drops \x01 from these
                         // subscripts (`a=([$'1\0012']=x)` sets `a[12]`).
                         t.retain(|&c| c != 1);
+                        if t.is_empty() {
+                            bad = Some("bad array subscript");
+                            return Ok(0);
+                        }
+                        if matches!(t.as_slice(), b"*" | b"@") {
+                            bad = Some("cannot assign to non-numeric index");
+                            return Ok(0);
+                        }
                         if t.windows(name.len()).any(|w| w == name) {
                             let _ = self.vars.set_value(name, Value::Indexed(m.clone()));
                         }
                         self.arith(&t)
                     }) {
+                        Ok(i) if i < 0 => {
+                            let end = m.keys().next_back().map_or(0, |k| k + 1);
+                            if end + i < 0 {
+                                bad = Some("bad array subscript");
+                            }
+                            end + i
+                        }
                         Ok(i) => i,
                         Err(e) => {
                             let _ = self.vars.set_value(name, Value::Indexed(m));
                             return Err(e);
                         }
                     };
+                    if let Some(why) = bad {
+                        refuse(self, why);
+                        continue;
+                    }
                     let mut v = vals.into_iter().next().unwrap_or_default();
                     if e.append {
                         v = self.assigned(

@@ -4064,3 +4064,58 @@ fn variable_listings_as_bash() {
         like_bash(&format!("{{ {script}; }} 2>&1"), &[], out, 0);
     }
 }
+
+#[test]
+fn bad_subscripts_in_assignments_as_bash() {
+    for (script, out) in [
+        // `a[]=x`, `a[*]=x` abandon the line; an associative array takes
+        // `*` and `@` as keys.
+        (
+            "b=(1); b[]=x; echo not here\necho $?; b[*]=x; echo not here\ndeclare -A A; A[*]=x; A[@]=y; declare -p A",
+            "sh: line 1: b[]: bad array subscript\n1\nsh: line 2: b[*]: bad array subscript\ndeclare -A A=([\"*\"]=\"x\" [\"@\"]=\"y\" )\n",
+        ),
+        // In a list, each bad element is reported and skipped; a negative
+        // index counts back from the elements so far.
+        (
+            "d=([]=1 [ ]=2 [*]=3 [-9]=4 q 5 [-1]=x); declare -p d",
+            "sh: line 1: []=1: bad array subscript\nsh: line 1: [*]=3: cannot assign to non-numeric index\nsh: line 1: [-9]=4: bad array subscript\ndeclare -a d=([0]=\"2\" [1]=\"q\" [2]=\"x\")\n",
+        ),
+        (
+            "declare -r a[]=x; declare -p a",
+            "sh: line 1: a[]: bad array subscript\ndeclare -ar a=()\n",
+        ),
+        // eval and let take `name=(…)` as a word (bash's parser does).
+        (
+            "eval foo=(\"a b\" c); declare -p foo; let y=(1+2)*3; echo $y",
+            "declare -a foo=([0]=\"a\" [1]=\"b\" [2]=\"c\")\n9\n",
+        ),
+    ] {
+        like_bash(&format!("exec 2>&1; {script}\n:"), &[], out, 0);
+    }
+}
+
+#[test]
+fn nounset_and_indirect_messages_as_bash() {
+    for (script, out) in [
+        // `${#a[i]}` names only the variable, and is 0 for a missing
+        // element of a set array.
+        (
+            "set -u; (echo ${#n[4]}); (echo ${#n[@]}); a=(1); echo ${#a[3]}; declare -A A; (echo ${#A[k]}); x=s; (echo ${#x[0]})",
+            "sh: line 1: n: unbound variable\nsh: line 1: n: unbound variable\n0\nsh: line 1: A: unbound variable\nsh: line 1: x: unbound variable\n",
+        ),
+        // Indirection: an unset element of a set variable is nothing, or
+        // with -u an error naming the expression.
+        (
+            "a=(); echo \"[${!a[2]}][${!a}]\"; (echo ${!y}); x=; (echo ${!x}); set -u; (echo ${!a[2]}); x=nope; (echo ${!x})",
+            "[][]\nsh: line 1: y: invalid indirect expansion\nsh: line 1: : invalid variable name\nsh: line 1: !a[2]: unbound variable\nsh: line 1: !x: unbound variable\n",
+        ),
+        // In double quotes a value's single quotes are text, but the
+        // `${…}` ends as if they quoted.
+        (
+            "echo \"${u-'\"'hey}\" \"${u-'\"hey'}\" \"${u-'}'}\"",
+            "''hey 'hey' '}'\n",
+        ),
+    ] {
+        like_bash(&format!("exec 2>&1; {script}\n:"), &[], out, 0);
+    }
+}

@@ -1703,6 +1703,11 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                     sh.declare_array(&assign, &[], local)?;
                     continue;
                 }
+                if sub.is_empty() {
+                    sh.error(&format!("{}: bad array subscript", lossy(name)));
+                    status = 1;
+                    continue;
+                }
                 let sub_text = sub;
                 let sub = sh.runtime_subscript(base, sub)?;
                 let key = sh.array_key(base, &sub)?;
