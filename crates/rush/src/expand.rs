@@ -849,6 +849,8 @@ impl Shell {
                 _ => {
                     let ok = crate::parse::is_name(&target)
                         || !target.is_empty() && target.iter().all(u8::is_ascii_digit)
+                        // `${!*}` with no arguments: nothing (bash).
+                        || target.is_empty() && matches!(p.name.as_slice(), b"*" | b"@")
                         || matches!(
                             target.as_slice(),
                             b"@" | b"*" | b"#" | b"?" | b"-" | b"$" | b"!"
