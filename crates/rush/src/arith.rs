@@ -9,22 +9,39 @@ use std::fmt;
 /// Variables, as arithmetic sees them.
 pub trait Env {
     /// The value of a variable, if set.
-    fn get(&mut self, name: &[u8]) -> Option<Vec<u8>>;
+    fn get(&mut self, name: &[u8]) -> Result<Option<Vec<u8>>>;
     /// Assigns a variable (fails on a readonly one).
-    fn set(&mut self, name: &[u8], value: i64) -> std::result::Result<(), String>;
+    fn set(&mut self, name: &[u8], value: i64) -> Result<()>;
     /// `a[expr]` with its subscript evaluated, once, for a step or an
     /// assignment that reads and then writes it (`a[RANDOM%6]++`).
-    fn pin(&mut self, name: &[u8]) -> Vec<u8> {
-        name.to_vec()
+    fn pin(&mut self, name: &[u8]) -> Result<Vec<u8>> {
+        Ok(name.to_vec())
     }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Error {
     pub message: String,
+    /// Already reported by the environment (an error in a subscript it
+    /// evaluated): the caller only stops.
+    pub reported: bool,
 }
 
 impl Error {
+    pub fn new(message: String) -> Self {
+        Error {
+            message,
+            reported: false,
+        }
+    }
+
+    pub fn reported() -> Self {
+        Error {
+            message: String::new(),
+            reported: true,
+        }
+    }
+
     /// The message with bash's error token: `text` from `at` on.
     fn at(mut self, text: &[u8], at: usize) -> Self {
         let token = text.get(at..).unwrap_or_default();
@@ -43,7 +60,7 @@ impl fmt::Display for Error {
     }
 }
 
-type Result<T> = std::result::Result<T, Error>;
+pub type Result<T> = std::result::Result<T, Error>;
 
 #[derive(Debug, Clone, PartialEq)]
 enum Expr {
@@ -78,9 +95,7 @@ const OPS: &[&str] = &[
 ];
 
 fn err<T>(message: impl Into<String>) -> Result<T> {
-    Err(Error {
-        message: message.into(),
-    })
+    Err(Error::new(message.into()))
 }
 
 /// Blanks between tokens, as bash's arithmetic counts them: space, tab
@@ -129,6 +144,9 @@ fn lex(s: &[u8]) -> Result<(Vec<Tok>, Vec<usize>)> {
                 let mut depth = 0;
                 while i < s.len() {
                     match s[i] {
+                        // A quoted character (the shell quotes what a
+                        // subscript expanded to) is not a bracket.
+                        b'\\' => i += 1,
                         b'[' => depth += 1,
                         b']' => {
                             depth -= 1;
@@ -534,7 +552,7 @@ struct Eval<'e> {
 
 impl Eval<'_> {
     fn var(&mut self, name: &[u8]) -> Result<i64> {
-        let Some(v) = self.env.get(name) else {
+        let Some(v) = self.env.get(name)? else {
             return Ok(0);
         };
         let t = String::from_utf8_lossy(&v);
@@ -559,16 +577,16 @@ impl Eval<'_> {
         r
     }
 
-    fn pinned(&mut self, name: &[u8]) -> Vec<u8> {
+    fn pinned(&mut self, name: &[u8]) -> Result<Vec<u8>> {
         if name.contains(&b'[') {
             self.env.pin(name)
         } else {
-            name.to_vec()
+            Ok(name.to_vec())
         }
     }
 
     fn set(&mut self, name: &[u8], v: i64) -> Result<i64> {
-        self.env.set(name, v).map_err(|message| Error { message })?;
+        self.env.set(name, v)?;
         Ok(v)
     }
 
@@ -590,7 +608,7 @@ impl Eval<'_> {
                 delta,
                 prefix,
             } => {
-                let name = &self.pinned(name);
+                let name = &self.pinned(name)?;
                 let old = self.var(name)?;
                 let new = old.wrapping_add(*delta);
                 self.set(name, new)?;
@@ -610,7 +628,7 @@ impl Eval<'_> {
                 let name = &if *op == "=" {
                     name.clone()
                 } else {
-                    self.pinned(name)
+                    self.pinned(name)?
                 };
                 let v = if *op == "=" {
                     r
@@ -724,10 +742,10 @@ mod tests {
     struct Map(HashMap<Vec<u8>, Vec<u8>>);
 
     impl Env for Map {
-        fn get(&mut self, name: &[u8]) -> Option<Vec<u8>> {
-            self.0.get(name).cloned()
+        fn get(&mut self, name: &[u8]) -> Result<Option<Vec<u8>>> {
+            Ok(self.0.get(name).cloned())
         }
-        fn set(&mut self, name: &[u8], value: i64) -> std::result::Result<(), String> {
+        fn set(&mut self, name: &[u8], value: i64) -> Result<()> {
             self.0.insert(name.to_vec(), value.to_string().into_bytes());
             Ok(())
         }

@@ -144,6 +144,35 @@ impl std::fmt::Debug for Parser<'_> {
 /// How deep constructs may nest before the parser refuses (a stack guard).
 const MAX_DEPTH: u32 = 1000;
 
+/// `text` as one word, blanks and operator characters in it text: an
+/// array subscript that comes as text at run time (`unset 'a[$k]'`,
+/// arithmetic's `a[…]`), which bash expands as one word.
+pub fn subscript_word(text: &[u8]) -> std::result::Result<Word, ParseError> {
+    let mut src = Text;
+    let mut p = Parser::new(text, &mut src, Rc::new(Default::default()));
+    p.literal_until = text.len();
+    let mut w = p.read_word()?.unwrap_or_default();
+    // What the word reader leaves (a `)` it stops at): text too.
+    while p.pos < text.len() {
+        let c = p.bump().unwrap_or_default();
+        w.parts.push(Part::Lit(vec![c]));
+        if let Some(more) = p.read_word()? {
+            w.parts.extend(more.parts);
+        }
+    }
+    Ok(w)
+}
+
+/// `text` read as the inside of `$((…))`, if it can be.
+pub fn arith_word(text: &[u8]) -> Option<Word> {
+    let mut t = text.to_vec();
+    t.extend_from_slice(b"))");
+    let mut src = Text;
+    let mut p = Parser::new(&t, &mut src, Rc::new(Default::default()));
+    let w = p.arith_until(b'(', b')').ok()??;
+    (p.pos == t.len()).then_some(w)
+}
+
 /// The words of `text`, as the shell reads words (quotes, expansions),
 /// separated by blanks and newlines: for `compgen -W`.
 pub fn words(text: &[u8]) -> std::result::Result<Vec<Word>, ParseError> {
@@ -2276,12 +2305,11 @@ impl<'s> Parser<'s> {
                     parts.extend(self.double_quoted()?);
                 }
                 // Single quotes are not quoting here: bash 5.2 hands them
-                // to the evaluator, which refuses them.
+                // to the evaluator, which refuses them; but they quote in
+                // an array subscript ([`Shell::expand_arith_text`]).
                 b'\'' => {
-                    let q = self.single_quoted()?;
-                    lit.push(b'\'');
-                    lit.extend_from_slice(&q);
-                    lit.push(b'\'');
+                    flush_quoted(&mut parts, &mut lit);
+                    parts.push(Part::Single(self.single_quoted()?));
                 }
                 c => lit.push(c),
             }

@@ -355,6 +355,11 @@ pub struct Shell {
     /// The parameter whose `${x:off:len}` is being evaluated: bash names
     /// it in an arithmetic error.
     pub arith_name: Option<Vec<u8>>,
+    /// How an error in an array subscript inside arithmetic ended
+    /// (reported there), for the arithmetic to end so too.
+    pub arith_flow: Option<Flow>,
+    /// The last arithmetic failed in a subscript ([`Shell::arith_flow`]).
+    pub subscript_failed: bool,
     /// Inside a compound command whose standard input is redirected: a
     /// background command there reads that, not /dev/null (bash).
     stdin_redirected: u32,
@@ -594,6 +599,8 @@ impl Shell {
             chld_reaped: 0,
             arith_cmd: None,
             arith_name: None,
+            arith_flow: None,
+            subscript_failed: false,
             stdin_redirected: 0,
             disabled_builtins: Default::default(),
             running_traps: Vec::new(),
@@ -2770,7 +2777,7 @@ impl Shell {
             };
             let mut failed = None;
             for a in &cmd.assigns {
-                if let Err(f) = self.assign_as(a, false, self.opts.xtrace) {
+                if let Err(f) = self.assign_as(a, false, self.opts.xtrace, false) {
                     failed = Some(f);
                     break;
                 }
@@ -2959,13 +2966,19 @@ impl Shell {
     /// Performs an assignment (`x=v`, `a[i]=v`, `a=(…)`, with `+=`), in
     /// the innermost function scope if `local`.
     pub fn assign(&mut self, a: &Assign, local: bool) -> Result<(), Flow> {
-        self.assign_as(a, local, false)
+        self.assign_as(a, local, false, true)
     }
 
     /// [`Shell::assign`]; with `trace`, a line of `set -x` for it, as bash
     /// writes one for each assignment statement: the name, `=` or `+=`,
     /// and the value as expanded (before appending).
-    fn assign_as(&mut self, a: &Assign, local: bool, trace: bool) -> Result<(), Flow> {
+    fn assign_as(
+        &mut self,
+        a: &Assign,
+        local: bool,
+        trace: bool,
+        declared: bool,
+    ) -> Result<(), Flow> {
         // `r=(…)` or `r[0]=x` where r names an element (`declare -n
         // r='a[@]'`): not a variable to assign an array to (bash).
         if (a.array.is_some() && !local || a.index.is_some())
@@ -2989,7 +3002,7 @@ impl Shell {
             if trace {
                 self.trace_assign(a, a.append, None);
             }
-            let value = self.array_value(&a.name, items, a.append)?;
+            let value = self.array_value(&a.name, items, a.append, declared)?;
             let value = if self.vars.is_integer(&a.name) {
                 // `declare -i`: each element is arithmetic.
                 let mut each = |v: &Vec<u8>| -> Result<Vec<u8>, Flow> {
@@ -3013,7 +3026,7 @@ impl Shell {
                 self.vars.set_value(&a.name, value)
             }
         } else if let Some(idx) = &a.index {
-            let sub = self.expand_arith_text(idx)?;
+            let sub = self.expand_subscript_text(idx)?;
             // `a[]=x`, and `a[*]=x` but for an associative array: refused.
             let assoc = matches!(self.vars.value(&a.name), Some(Value::Assoc(_)));
             if sub.is_empty() || !assoc && matches!(sub.as_slice(), b"*" | b"@") {
@@ -3102,7 +3115,15 @@ impl Shell {
     }
 
     /// The value of `name=(…)`.
-    fn array_value(&mut self, name: &[u8], items: &[Element], append: bool) -> Result<Value, Flow> {
+    /// The value of `name=(…)`; `declared`: an argument of a declaration
+    /// builtin (whose messages show a word single-quoted, as bash's).
+    fn array_value(
+        &mut self,
+        name: &[u8],
+        items: &[Element],
+        append: bool,
+        declared: bool,
+    ) -> Result<Value, Flow> {
         let integer = self.vars.is_integer(name);
         if let Some(Value::Assoc(old)) = self.vars.value(name) {
             // Replaced, the table keeps its size (bash), and so its order.
@@ -3111,6 +3132,39 @@ impl Shell {
             } else {
                 crate::assoc::Assoc::with_buckets(old.buckets())
             };
+            // `A=(k1 v1 k2 v2)`: when the first element is no `[key]=`,
+            // the words are keys and values in turn, each expanded as a
+            // subscript (bash 5.1).
+            if let Some(first) = items.first()
+                && first.key.is_none()
+                && !first.value.unquoted_text().starts_with(b"[")
+            {
+                let mut words = Vec::with_capacity(items.len());
+                let mut written = Vec::with_capacity(items.len());
+                for e in items {
+                    let mut w = Vec::new();
+                    written.push(crate::unparse::word(&e.value));
+                    if let Some(k) = &e.key {
+                        w.push(b'[');
+                        w.extend_from_slice(&self.expand_index_text(k)?);
+                        w.extend_from_slice(if e.append { b"]+=" } else { b"]=" });
+                    }
+                    w.extend_from_slice(&self.expand_index_text(&e.value)?);
+                    words.push(w);
+                }
+                let mut it = words.into_iter().zip(written);
+                while let Some((k, shown)) = it.next() {
+                    let v = it.next().map(|(v, _)| v).unwrap_or_default();
+                    if k.is_empty() {
+                        let msg =
+                            format!("{}: bad array subscript", String::from_utf8_lossy(&shown));
+                        self.error(&msg);
+                        continue;
+                    }
+                    m.insert(k, v);
+                }
+                return Ok(Value::Assoc(m));
+            }
             for Element {
                 key,
                 value: w,
@@ -3118,7 +3172,13 @@ impl Shell {
             } in items
             {
                 let Some(key) = key else {
-                    let shown = String::from_utf8_lossy(&w.unquoted_text()).into_owned();
+                    let written = crate::unparse::word(w);
+                    let shown = if declared {
+                        String::from_utf8_lossy(&crate::builtins::single_quote(&written))
+                            .into_owned()
+                    } else {
+                        String::from_utf8_lossy(&written).into_owned()
+                    };
                     self.error(&format!(
                         "{}: {shown}: must use subscript when assigning associative array",
                         String::from_utf8_lossy(name)
@@ -3167,7 +3227,7 @@ impl Shell {
                     let mut bad = None;
                     // An index that reads the array sees it as assigned so
                     // far, and a bad index leaves it so (bash).
-                    let i = match self.expand_arith_text(k).and_then(|mut t| {
+                    let i = match self.expand_subscript_text(k).and_then(|mut t| {
                         // bash's internal quoting drops \x01 from these
                         // subscripts (`a=([$'1\0012']=x)` sets `a[12]`).
                         t.retain(|&c| c != 1);
@@ -4148,11 +4208,13 @@ impl Shell {
     /// end of the line (bash).
     pub fn arith_command(&mut self, cmd: &'static str, text: &[u8]) -> Result<Option<i64>, Flow> {
         let outer = self.arith_cmd.replace(cmd);
+        self.subscript_failed = false;
         let r = self.arith(text);
         self.arith_cmd = outer;
         match r {
             Ok(v) => Ok(Some(v)),
-            Err(Flow::Abort(_)) => Ok(None),
+            // An error in a subscript abandons more than the command.
+            Err(Flow::Abort(_)) if !std::mem::take(&mut self.subscript_failed) => Ok(None),
             Err(f) => Err(f),
         }
     }

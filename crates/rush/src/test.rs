@@ -462,7 +462,15 @@ impl<'s, 'w> Cond<'s, 'w> {
             && (is_binary(&op) || op == b"=~")
             && self.i + 2 < self.words.len()
         {
-            let l = self.expand(self.i)?;
+            let arith = matches!(
+                op.as_slice(),
+                b"-eq" | b"-ne" | b"-lt" | b"-le" | b"-gt" | b"-ge"
+            );
+            let l = if arith {
+                Vec::new()
+            } else {
+                self.expand(self.i)?
+            };
             let ri = self.i + 2;
             self.i += 3;
             return match op.as_slice() {
@@ -506,7 +514,17 @@ impl<'s, 'w> Cond<'s, 'w> {
                     }
                 }
                 b"-eq" | b"-ne" | b"-lt" | b"-le" | b"-gt" | b"-ge" => {
-                    let r = self.expand(ri)?;
+                    // Arithmetic operands: their subscripts expanded once
+                    // (bash 5.2).
+                    let li = ri - 2;
+                    let l = self
+                        .sh
+                        .expand_arith_word(&self.words[li], false)
+                        .map_err(Err)?;
+                    let r = self
+                        .sh
+                        .expand_arith_word(&self.words[ri], false)
+                        .map_err(Err)?;
                     self.trace(&[shown(&l), &op, shown(&r)]);
                     // Left first; a fault there leaves the right unread.
                     let Some(a) = self.sh.arith_command("[[", &l).map_err(Err)? else {
@@ -538,7 +556,15 @@ impl<'s, 'w> Cond<'s, 'w> {
             && is_unary(&op)
             && self.i + 1 < self.words.len()
         {
-            let x = self.expand(self.i + 1)?;
+            // `-v a[sub]`: the subscript expanded once here, and again
+            // (giving it back) where the element is looked up (bash 5.2).
+            let x = if op == b"-v" {
+                self.sh
+                    .expand_arith_word(&self.words[self.i + 1], false)
+                    .map_err(Err)?
+            } else {
+                self.expand(self.i + 1)?
+            };
             self.i += 2;
             self.trace(&[&op, shown(&x)]);
             let sh = &mut *self.sh;

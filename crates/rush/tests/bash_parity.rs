@@ -4119,3 +4119,47 @@ fn nounset_and_indirect_messages_as_bash() {
         like_bash(&format!("exec 2>&1; {script}\n:"), &[], out, 0);
     }
 }
+
+#[test]
+fn arithmetic_expands_subscripts_once() {
+    for (script, out) in [
+        // The key is the variable's text: nothing in it runs, and `]`
+        // does not end the subscript.
+        (
+            "declare -A A; k='x],b[$(echo ran >&2)'; (( A[$k]++ )); (( A[\"$k\"]++ )); (( A['$k']++ )); let 'A[$k]+=5'; declare -p A; echo $(( A[$k] ))",
+            "declare -A A=([\"x],b[\\$(echo ran >&2)\"]=\"7\" [\"\\$k\"]=\"1\" )\n7\n",
+        ),
+        // Outside a subscript single quotes stay for the evaluator.
+        (
+            "declare -A A; k=']'; (( 'A[$k]++' ))\necho $?",
+            "sh: line 1: ((: 'A[\\]]++' : syntax error: operand expected (error token is \"'A[\\]]++' \")\n1\n",
+        ),
+        // [[ ]]: arithmetic operands and -v as well.
+        (
+            "declare -A A; k='$(echo ran >&2)'; A[$k]=3; [[ A[$k] -eq 3 ]]; echo $?; [[ -v A[$k] ]]; echo $?; [[ -v A['$k'] ]]; echo $?",
+            "0\n0\n1\n",
+        ),
+        // An associative array from a list of keys and values.
+        (
+            "declare -A A=(a 1 b 2 c); declare -p A; x='k v'; declare -A B=($x \"$x\"); declare -p B",
+            "declare -A A=([c]=\"\" [b]=\"2\" [a]=\"1\" )\ndeclare -A B=([\"k v\"]=\"k v\" )\n",
+        ),
+    ] {
+        like_bash(&format!("exec 2>&1; {script}"), &[], out, 0);
+    }
+    // A subscript's error abandons the line (in a script), and has no
+    // `((:` before it.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("s.sh"),
+        "a=(1); (( a[1/0] )); echo not here\necho $?\n",
+    )
+    .unwrap();
+    like_bash_in(
+        dir.path(),
+        &[],
+        "$BASH s.sh 2>&1",
+        "s.sh: line 1: 1/0: division by 0 (error token is \"0\")\n1\n",
+        0,
+    );
+}
