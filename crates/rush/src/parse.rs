@@ -1657,9 +1657,16 @@ impl<'s> Parser<'s> {
                 )
             });
             if (cmd.words.is_empty() || decl)
-                && let Some(a) = self.array_assignment()?
+                && let Some(mut a) = self.array_assignment()?
             {
                 if cmd.words.is_empty() {
+                    // `a=(4*3)/2`: text follows the `)`, so the whole is a
+                    // string assigned (bash).
+                    if self.peek().is_some_and(|c| !is_meta(c))
+                        && let Some(rest) = self.read_word()?
+                    {
+                        a.value = list_as_text(a.array.take().unwrap_or_default(), rest);
+                    }
                     cmd.assigns.push(a);
                 } else {
                     let mut parts = vec![Part::ArrayAssign(Box::new(a))];
@@ -2819,6 +2826,26 @@ fn flush_lit(parts: &mut Vec<Part>, lit: &mut Vec<u8>) {
     if !lit.is_empty() {
         parts.push(Part::Lit(std::mem::take(lit)));
     }
+}
+
+/// The elements of `name=(…)` and the text after the `)` as one word, the
+/// parentheses and blanks as text: `a=(4*3)/2` assigns `(4*3)/2`.
+fn list_as_text(items: Vec<Element>, rest: Word) -> Word {
+    let mut parts = vec![Part::Lit(b"(".to_vec())];
+    for (i, e) in items.into_iter().enumerate() {
+        if i > 0 {
+            parts.push(Part::Lit(b" ".to_vec()));
+        }
+        if let Some(k) = e.key {
+            parts.push(Part::Lit(b"[".to_vec()));
+            parts.extend(k.parts);
+            parts.push(Part::Lit(if e.append { b"]+=".to_vec() } else { b"]=".to_vec() }));
+        }
+        parts.extend(e.value.parts);
+    }
+    parts.push(Part::Lit(b")".to_vec()));
+    parts.extend(rest.parts);
+    Word { parts }
 }
 
 fn flush_quoted(parts: &mut Vec<Part>, lit: &mut Vec<u8>) {

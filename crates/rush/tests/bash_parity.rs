@@ -4163,3 +4163,13 @@ fn arithmetic_expands_subscripts_once() {
         0,
     );
 }
+
+#[test]
+fn list_followed_by_text_is_a_string() {
+    like_bash(
+        "typeset -i a; a=(4*3)/2; echo $a; x=1; c=($x \"y z\")q; echo \"$c\"",
+        &[],
+        "6\n(1 y z)q\n",
+        0,
+    );
+}
