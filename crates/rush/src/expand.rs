@@ -539,6 +539,38 @@ impl Shell {
         if w.parts.iter().all(plain) {
             return self.expand_subscript_text(w);
         }
+        // bash expands arithmetic text only when it has a `$`, `` ` `` or
+        // `~`; otherwise it only removes quotes, and subscripts stay as
+        // written (`$(( a[a[0]] ))` works; with a `$` anywhere in it, the
+        // inner brackets come out quoted, and bash refuses them).
+        fn expands(p: &Part) -> bool {
+            match p {
+                Part::Quoted(t) | Part::Lit(t) | Part::Single(t) => {
+                    t.iter().any(|c| matches!(c, b'$' | b'`' | b'~'))
+                }
+                Part::Escaped(c) => matches!(c, b'$' | b'`' | b'~'),
+                Part::Double(inner) => inner.iter().any(expands),
+                _ => true,
+            }
+        }
+        if dq && !w.parts.iter().any(expands) {
+            let mut out = Vec::new();
+            for p in &w.parts {
+                match p {
+                    Part::Single(q) => {
+                        out.push(b'\'');
+                        out.extend_from_slice(q);
+                        out.push(b'\'');
+                    }
+                    p => {
+                        let mut f = Fields::string();
+                        self.expand_parts(std::slice::from_ref(p), Ctx::Quoted, &mut f, false)?;
+                        out.extend_from_slice(&f.concat());
+                    }
+                }
+            }
+            return Ok(out);
+        }
         let mut out = Vec::new();
         // Inside a subscript: its parts so far, and how deep in brackets.
         let mut sub: Option<(Vec<Part>, u32)> = None;
@@ -637,10 +669,17 @@ impl Shell {
             /// abandons the command, the line in a script).
             fn key(&mut self, n: &[u8], sub: &[u8]) -> arith::Result<crate::vars::Key> {
                 let saved = (self.0.arith_cmd.take(), self.0.arith_name.take());
-                let r = self
-                    .0
-                    .runtime_subscript(n, sub)
-                    .and_then(|sub| self.0.array_key(n, &sub));
+                // `let` with `assoc_expand_once`: a key is taken as written.
+                let literal = saved.0 == Some("let")
+                    && matches!(self.0.vars.value(n), Some(Value::Assoc(_)))
+                    && crate::builtins::shopt_on(self.0, "assoc_expand_once");
+                let r = if literal {
+                    Ok(crate::vars::Key::Name(sub.to_vec()))
+                } else {
+                    self.0
+                        .runtime_subscript(n, sub)
+                        .and_then(|sub| self.0.array_key(n, &sub))
+                };
                 (self.0.arith_cmd, self.0.arith_name) = saved;
                 r.map_err(|flow| {
                     self.0.arith_flow = Some(flow);
@@ -883,11 +922,33 @@ impl Shell {
     pub fn runtime_subscript(&mut self, name: &[u8], sub: &[u8]) -> Result<Vec<u8>> {
         if !matches!(self.vars.value(name), Some(Value::Assoc(_))) {
             // An index: its `$…` and `$(…)` expand before the arithmetic
-            // (`declare -n r='a[$(echo 2) + 1]'`).
+            // (`declare -n r='a[$(echo 2) + 1]'`), as in double quotes.
             if sub.iter().any(|&c| c == b'$' || c == b'`') {
                 return Ok(self
                     .expand_as_double_quoted(sub)
                     .unwrap_or_else(|| sub.to_vec()));
+            }
+            // Otherwise only double quotes' quote removal (bash's
+            // `string_quote_removal`): `"` goes, a backslash only before
+            // what it quotes there, `'` stays.
+            if sub.iter().any(|&c| c == b'"' || c == b'\\') {
+                let mut out = Vec::with_capacity(sub.len());
+                let mut i = 0;
+                while i < sub.len() {
+                    match sub[i] {
+                        b'"' => {}
+                        b'\\' if i + 1 < sub.len() => {
+                            if !matches!(sub[i + 1], b'$' | b'`' | b'"' | b'\\' | b'\n') {
+                                out.push(b'\\');
+                            }
+                            i += 1;
+                            out.push(sub[i]);
+                        }
+                        c => out.push(c),
+                    }
+                    i += 1;
+                }
+                return Ok(out);
             }
             return Ok(sub.to_vec());
         }
@@ -937,8 +998,13 @@ impl Shell {
     /// `${a[@]}`), with whether it was the `*` form.
     fn subject(&mut self, p: &Param) -> Result<(Vec<u8>, Subject)> {
         let mut name = p.name.clone();
+        // An associative array's key is a word; an index is arithmetic
+        // text, expanded as `$((…))`'s (bash: `${a[' ']}` is refused).
         let mut index: Option<Vec<u8>> = match &p.index {
-            Some(w) => Some(self.expand_index_text(w)?),
+            Some(w) if p.indirect || matches!(self.vars.value(&name), Some(Value::Assoc(_))) => {
+                Some(self.expand_index_text(w)?)
+            }
+            Some(w) => Some(self.expand_arith_text(w)?),
             None => None,
         };
         if p.indirect {

@@ -130,6 +130,8 @@ pub struct Parser<'s> {
     /// Reading a `${…}` inside the word of one in double quotes, where
     /// `$'…'` is still turned into text as in double quotes.
     dq_param: bool,
+    /// The next word read is the subscript of `${name[…]}`.
+    in_subscript: bool,
 }
 
 impl std::fmt::Debug for Parser<'_> {
@@ -213,6 +215,7 @@ impl<'s> Parser<'s> {
             brace_start: 1,
             unaliased_line: None,
             dq_param: false,
+            in_subscript: false,
             in_heredoc: false,
             slice_offset: false,
             in_comsub: false,
@@ -2547,7 +2550,10 @@ impl<'s> Parser<'s> {
             self.bump();
             // The subscript is read as if unquoted, also inside double
             // quotes: "${m['k']}" and "${m["k"]}" name the key k (bash).
-            index = Some(self.param_word(false, b"]", false)?);
+            let outer = std::mem::replace(&mut self.in_subscript, true);
+            let w = self.param_word(false, b"]", false);
+            self.in_subscript = outer;
+            index = Some(w?);
             if self.bump() != Some(b']') {
                 return bad(self);
             }
@@ -2708,6 +2714,9 @@ impl<'s> Parser<'s> {
         // finds the end of the `${…}` with them as quotes: between two,
         // a `}` is text and a `"` is dropped (`"${x-'"'a}"` is `''a`).
         let mut in_single = false;
+        // Brackets nest in a subscript (`${a[a[0]]}`).
+        let mut brackets = 0u32;
+        let nest = std::mem::take(&mut self.in_subscript);
         loop {
             let Some(c) = self.peek() else {
                 return self.unclosed(self.brace_start, "}");
@@ -2739,6 +2748,18 @@ impl<'s> Parser<'s> {
             }
             // The first unquoted stop ends the word: bash counts no braces
             // here (`${x%%[{(]*}`, `${x:-a{b}c}` is `a{b` then `c}`).
+            if nest {
+                match c {
+                    b'[' => brackets += 1,
+                    b']' if brackets > 0 => {
+                        brackets -= 1;
+                        self.bump();
+                        lit.push(c);
+                        continue;
+                    }
+                    _ => {}
+                }
+            }
             if stops.contains(&c) && !in_single {
                 break;
             }
@@ -2839,7 +2860,11 @@ fn list_as_text(items: Vec<Element>, rest: Word) -> Word {
         if let Some(k) = e.key {
             parts.push(Part::Lit(b"[".to_vec()));
             parts.extend(k.parts);
-            parts.push(Part::Lit(if e.append { b"]+=".to_vec() } else { b"]=".to_vec() }));
+            parts.push(Part::Lit(if e.append {
+                b"]+=".to_vec()
+            } else {
+                b"]=".to_vec()
+            }));
         }
         parts.extend(e.value.parts);
     }

@@ -4173,3 +4173,26 @@ fn list_followed_by_text_is_a_string() {
         0,
     );
 }
+
+#[test]
+fn arithmetic_subscript_quoting_as_bash() {
+    for (script, out) in [
+        // Nested subscripts as written; `${a[a[0]]}` reads them too.
+        (
+            "a=0; echo $(( a[a[0]] )) ${a[a[a[0]]]}; b=(5 6); i=1; echo $(( b[b[i-1]-5] )) ${b[b[0]-4]}",
+            "0 0\n5 6\n",
+        ),
+        // An index's double quotes go, its single quotes stay.
+        (
+            "a=(0 1); let 'a[\" \"]=11'; declare -p a; (echo ${a[' ']})",
+            "declare -a a=([0]=\"11\" [1]=\"1\")\nsh: line 1: ' ': syntax error: operand expected (error token is \"' '\")\n",
+        ),
+        // `let` with assoc_expand_once takes a key as written.
+        (
+            "shopt -s assoc_expand_once; declare -A a; let 'a[\" \"]=1'; declare -p a",
+            "declare -A a=([\"\\\" \\\"\"]=\"1\" )\n",
+        ),
+    ] {
+        like_bash(&format!("exec 2>&1; {script}\n:"), &[], out, 0);
+    }
+}
