@@ -2218,7 +2218,12 @@ impl<'s> Parser<'s> {
                     }
                     (self.pos, self.line) = save;
                 }
-                Ok(Part::CommandSub(Rc::new(self.paren_list()?)))
+                // The commands inside read words of their own: the word
+                // around keeps its blanks (`a[$(echo 1) + 1]=x`).
+                let outer = std::mem::take(&mut self.literal_until);
+                let list = self.paren_list();
+                self.literal_until = outer;
+                Ok(Part::CommandSub(Rc::new(list?)))
             }
             // `$[expr]`: bash's old spelling of `$((expr))`.
             b'[' => {

@@ -3434,6 +3434,18 @@ impl Shell {
                 // `declare -g a=(…)` in a function: the global one.
                 let scopes = (flags.contains(&b'g') && decl != b"local" && self.vars.in_function())
                     .then(|| self.vars.take_scopes());
+                // `declare +i a=(…)`: the attribute goes before the values.
+                let off: Vec<u8> = out[1..]
+                    .iter()
+                    .filter(|a| a.starts_with(b"+"))
+                    .flat_map(|a| a[1..].to_vec())
+                    .collect();
+                if off.contains(&b'i') {
+                    self.vars.clear_integer(&a.name);
+                }
+                if off.iter().any(|&c| crate::vars::Case::of_flag(c).is_some()) {
+                    self.vars.set_case(&a.name, None);
+                }
                 let r = self.declare_array(a, &flags, local);
                 if let Some(s) = scopes {
                     self.vars.restore_scopes(s);
@@ -3444,8 +3456,11 @@ impl Shell {
             }
             match crate::parse::split_assignment(w) {
                 Some(a) if a.index.is_none() => {
-                    // `typeset -i x+=5`: the attribute comes first.
-                    let v = self.assign_value_as(&a, flags.contains(&b'i'), false)?;
+                    // `typeset -i x+=5`: the attribute comes first; with
+                    // -a or -A, `declare` evaluates each element itself
+                    // (`declare -ai a='(1 2)'`).
+                    let array = flags.iter().any(|&c| matches!(c, b'a' | b'A'));
+                    let v = self.assign_value_as(&a, flags.contains(&b'i') && !array, false)?;
                     let mut arg = a.name;
                     arg.push(b'=');
                     arg.extend_from_slice(&v);
@@ -4847,10 +4862,33 @@ fn observes_temp_env(name: &[u8], argv: &[Vec<u8>]) -> bool {
 /// `name[sub]` split into the name and the subscript text.
 pub(crate) fn split_element(t: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
     let open = t.iter().position(|&c| c == b'[')?;
-    if !t.ends_with(b"]") || !crate::parse::is_name(&t[..open]) {
+    if !crate::parse::is_name(&t[..open]) || subscript_end(t, open)? + 1 != t.len() {
         return None;
     }
     Some((t[..open].to_vec(), t[open + 1..t.len() - 1].to_vec()))
+}
+
+/// Where the `]` that closes the `[` at `open` is (brackets nest, a
+/// backslash quotes), as bash finds it: `A[]]` is `A[]` and a `]` after,
+/// so not one element.
+pub(crate) fn subscript_end(t: &[u8], open: usize) -> Option<usize> {
+    let mut depth = 0u32;
+    let mut i = open;
+    while i < t.len() {
+        match t[i] {
+            b'\\' => i += 1,
+            b'[' => depth += 1,
+            b']' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 /// A name a builtin may assign (`read`, `printf -v`): `name` or

@@ -4196,3 +4196,26 @@ fn arithmetic_subscript_quoting_as_bash() {
         like_bash(&format!("exec 2>&1; {script}\n:"), &[], out, 0);
     }
 }
+
+#[test]
+fn element_names_and_declare_flags_as_bash() {
+    for (script, out) in [
+        // `A[]]` is not one element: refused by read, printf -v, declare.
+        (
+            "declare -A A; read 'A[]]' <<< X; printf -v 'A[]]' %s X; declare 'A[]]=X'; declare -p A",
+            "sh: line 1: read: `A[]]': not a valid identifier\nsh: line 1: printf: `A[]]': not a valid identifier\nsh: line 1: declare: `A[]]=X': not a valid identifier\ndeclare -A A\n",
+        ),
+        // A subscript with a command substitution and blanks.
+        (
+            "a[$(echo 1) + 1]=5; declare -p a",
+            "declare -a a=([2]=\"5\")\n",
+        ),
+        // -ai with a quoted list, +i before a list.
+        (
+            "declare -ai f='(1 2 xx 3)'; echo \"${f[@]}\"; declare -i -a g=(1+1); declare +i g=(hello world); declare -p g",
+            "1 2 0 3\ndeclare -a g=([0]=\"hello\" [1]=\"world\")\n",
+        ),
+    ] {
+        like_bash(&format!("exec 2>&1; {script}"), &[], out, 0);
+    }
+}

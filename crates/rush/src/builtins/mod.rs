@@ -1605,7 +1605,7 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
             // `declare name[sub]=value`: one element (bash); `declare -A
             // name[sub]` declares the array.
             if let Some(open) = name.iter().position(|&c| c == b'[')
-                && name.ends_with(b"]")
+                && crate::shell::subscript_end(name, open) == Some(name.len() - 1)
                 && crate::parse::is_name(&name[..open])
                 && nameref.is_none()
             {
