@@ -663,16 +663,21 @@ impl Shell {
             Some((&name[..i], &name[i + 1..name.len() - 1]))
         }
         impl Env<'_> {
+            /// `let` with `assoc_expand_once`: the keys of associative
+            /// array `n` are taken as written.
+            fn literal_keys(&self, n: &[u8]) -> bool {
+                self.0.arith_cmd == Some("let")
+                    && matches!(self.0.vars.value(n), Some(Value::Assoc(_)))
+                    && crate::builtins::shopt_on(self.0, "assoc_expand_once")
+            }
+
             /// The key of `n[sub]`: the subscript expanded and evaluated
             /// as bash does, outside the arithmetic command (an error in
             /// it is not the command's: no `((:` before it, and it
             /// abandons the command, the line in a script).
             fn key(&mut self, n: &[u8], sub: &[u8]) -> arith::Result<crate::vars::Key> {
+                let literal = self.literal_keys(n);
                 let saved = (self.0.arith_cmd.take(), self.0.arith_name.take());
-                // `let` with `assoc_expand_once`: a key is taken as written.
-                let literal = saved.0 == Some("let")
-                    && matches!(self.0.vars.value(n), Some(Value::Assoc(_)))
-                    && crate::builtins::shopt_on(self.0, "assoc_expand_once");
                 let r = if literal {
                     Ok(crate::vars::Key::Name(sub.to_vec()))
                 } else {
@@ -724,6 +729,9 @@ impl Shell {
                 let Some((n, sub)) = split_sub(name) else {
                     return Ok(name.to_vec());
                 };
+                if self.literal_keys(n) {
+                    return Ok(name.to_vec());
+                }
                 Ok(match self.key(n, sub)? {
                     crate::vars::Key::Index(i) => [n, format!("[{i}]").as_bytes()].concat(),
                     // The key, quoted so that it reads back as itself.
@@ -1099,8 +1107,14 @@ impl Shell {
             });
             name = base;
         }
+        // `${A[$k]}` with k=@ is the key `@` of an associative array: only
+        // a subscript written `@` or `*` means every element (bash).
+        let keyed = !p.indirect
+            && name == p.name
+            && p.index.as_ref().is_some_and(|w| w.as_plain().is_none())
+            && matches!(self.vars.value(&name), Some(Value::Assoc(_)));
         match index {
-            Some(i) if matches!(i.as_slice(), b"@" | b"*") => {
+            Some(i) if matches!(i.as_slice(), b"@" | b"*") && !keyed => {
                 let list = self
                     .value_of(&name)
                     .map(|v| v.elements())

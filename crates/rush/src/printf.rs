@@ -160,7 +160,7 @@ pub fn printf(sh: &mut Shell, argv: &[Vec<u8>]) -> Exec {
     match var {
         Some(v) => {
             // `printf -v a[i]` sets one element.
-            if !crate::shell::is_ref(&v) {
+            if !crate::shell::is_ref(sh, &v) {
                 sh.error(&format!("printf: `{}': not a valid identifier", lossy(&v)));
                 return Ok(2);
             }

@@ -81,7 +81,7 @@ pub fn read(sh: &mut Shell, argv: &[Vec<u8>]) -> Exec {
         let ok = if array.is_some() {
             crate::parse::is_name(n)
         } else {
-            crate::shell::is_ref(n)
+            crate::shell::is_ref(sh, n)
         };
         if !ok {
             sh.error(&format!("read: `{}': not a valid identifier", lossy(n)));

@@ -4861,8 +4861,19 @@ fn observes_temp_env(name: &[u8], argv: &[Vec<u8>]) -> bool {
 
 /// `name[sub]` split into the name and the subscript text.
 pub(crate) fn split_element(t: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
+    split_element_as(t, false)
+}
+
+/// [`split_element`]; `as_written` (`assoc_expand_once`): the subscript
+/// runs from the first `[` to the last `]`, whatever is between.
+pub(crate) fn split_element_as(t: &[u8], as_written: bool) -> Option<(Vec<u8>, Vec<u8>)> {
     let open = t.iter().position(|&c| c == b'[')?;
-    if !crate::parse::is_name(&t[..open]) || subscript_end(t, open)? + 1 != t.len() {
+    let end = if as_written {
+        (t.len() > open + 2 && t.ends_with(b"]")).then_some(t.len() - 1)?
+    } else {
+        subscript_end(t, open)?
+    };
+    if !crate::parse::is_name(&t[..open]) || end + 1 != t.len() {
         return None;
     }
     Some((t[..open].to_vec(), t[open + 1..t.len() - 1].to_vec()))
@@ -4877,6 +4888,10 @@ pub(crate) fn subscript_end(t: &[u8], open: usize) -> Option<usize> {
     while i < t.len() {
         match t[i] {
             b'\\' => i += 1,
+            // Quotes hide brackets, and must close (`a[80's]` is no name).
+            q @ (b'\'' | b'"') => {
+                i += 1 + t.get(i + 1..)?.iter().position(|&c| c == q)?;
+            }
             b'[' => depth += 1,
             b']' => {
                 depth -= 1;
@@ -4893,17 +4908,29 @@ pub(crate) fn subscript_end(t: &[u8], open: usize) -> Option<usize> {
 
 /// A name a builtin may assign (`read`, `printf -v`): `name` or
 /// `name[subscript]`.
-pub fn is_ref(target: &[u8]) -> bool {
-    crate::parse::is_name(target) || split_element(target).is_some()
+pub fn is_ref(sh: &Shell, target: &[u8]) -> bool {
+    crate::parse::is_name(target) || split_element_as(target, sh.keys_as_written()).is_some()
 }
 
 impl Shell {
+    /// `assoc_expand_once`: a subscript that comes as text is taken as
+    /// written, from the first `[` to the last `]`, and not expanded.
+    pub fn keys_as_written(&self) -> bool {
+        crate::builtins::shopt_on(self, "assoc_expand_once")
+    }
+
     /// Sets `name` or one element (`name[sub]`) as a builtin's result, as
     /// `read` and `printf -v` do; an error is reported and gives `false`.
     pub fn set_ref(&mut self, target: &[u8], value: Vec<u8>) -> Result<bool, Flow> {
-        let r = match split_element(target) {
+        let as_written = self.keys_as_written();
+        let r = match split_element_as(target, as_written) {
             Some((name, sub)) => {
-                let sub = self.runtime_subscript(&name, &sub)?;
+                let assoc = matches!(self.vars.value(&name), Some(Value::Assoc(_)));
+                let sub = if as_written && assoc {
+                    sub
+                } else {
+                    self.runtime_subscript(&name, &sub)?
+                };
                 let key = self.array_key(&name, &sub)?;
                 if key.before_start() {
                     let msg = format!("{}: bad array subscript", String::from_utf8_lossy(target));

@@ -4219,3 +4219,42 @@ fn element_names_and_declare_flags_as_bash() {
         like_bash(&format!("exec 2>&1; {script}"), &[], out, 0);
     }
 }
+
+#[test]
+fn assoc_keys_as_bash() {
+    for (script, out) in [
+        // Only a subscript written `@` or `*` means every element.
+        (
+            "declare -A A; k=@; A[$k]=at; A[*]=star; A[!]=bang; echo ${A[$k]}; k='*'; echo ${A[$k]}",
+            "at\nstar\n",
+        ),
+        // A quote in a subscript must close; with assoc_expand_once a key
+        // is taken as written.
+        (
+            "declare -A a; b=\"80's\"; read a[$b] <<< X; shopt -s assoc_expand_once; read a[$b] <<< Y; k=']'; printf -v a[$k] %s Z; declare -p a",
+            "sh: line 1: read: `a[80's]': not a valid identifier\ndeclare -A a=([\"80's\"]=\"Y\" [\"]\"]=\"Z\" )\n",
+        ),
+        (
+            "shopt -s assoc_expand_once; declare -A m; declare m[\"x[y\"]=1; typeset m[\"x]y\"]=2; v=k; m['$v']=3; unset 'm[$v]'; declare -p m; let 'm[$v]++'; declare -p m",
+            "sh: line 1: typeset: `m[x]y]=2': not a valid identifier\ndeclare -A m=([\"x[y\"]=\"1\" )\ndeclare -A m=([\"x[y\"]=\"1\" [\"\\$v\"]=\"1\" )\n",
+        ),
+        // A local's kind is not converted.
+        (
+            "f() { declare -a a; declare -A a; declare -p a; }; f",
+            "environment: line 1: declare: a: cannot convert indexed to associative array\ndeclare -a a\n",
+        ),
+    ] {
+        like_bash(&format!("exec 2>&1; {script}"), &[], out, 0);
+    }
+}
+
+#[test]
+fn wait_p_and_wait_n_with_ids() {
+    like_bash(
+        "{ sleep 0.2; exit 4; } & { sleep 0.4; exit 5; } & b=$!; { sleep 1; exit 6; } &\n\
+         wait -p P -n %2 %3; echo $? $([ \"$P\" = \"$b\" ] && echo ok); wait -n -p Q; echo $? ${Q:+set}",
+        &[],
+        "5 ok\n6 set\n",
+        0,
+    );
+}

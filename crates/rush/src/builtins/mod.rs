@@ -1191,7 +1191,12 @@ fn unset(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 _ => {}
             }
             let sub_text = sub;
-            let sub = sh.runtime_subscript(n, sub)?;
+            // `assoc_expand_once`: a key as written.
+            let sub = if sh.keys_as_written() && matches!(sh.vars.value(n), Some(Value::Assoc(_))) {
+                sub.to_vec()
+            } else {
+                sh.runtime_subscript(n, sub)?
+            };
             let key = sh.array_key(n, &sub)?;
             if matches!(sh.vars.value(n), Some(Value::Str(_))) {
                 if key != crate::vars::Key::Index(0) {
@@ -1604,9 +1609,13 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
             }
             // `declare name[sub]=value`: one element (bash); `declare -A
             // name[sub]` declares the array.
+            // With `assoc_expand_once` the subscript ends at the first `]`
+            // (bash: `declare A[x[y]=1` is key `x[y`).
+            let first_close = sh.keys_as_written()
+                && name.iter().position(|&c| c == b']') == Some(name.len().wrapping_sub(1));
             if let Some(open) = name.iter().position(|&c| c == b'[')
-                && crate::shell::subscript_end(name, open) == Some(name.len() - 1)
-                && crate::parse::is_name(&name[..open])
+                && (first_close && crate::parse::is_name(&name[..open])
+                    || !sh.keys_as_written() && crate::shell::split_element(name).is_some())
                 && nameref.is_none()
             {
                 let (base, sub) = (&name[..open], &name[open + 1..name.len() - 1]);
@@ -1709,7 +1718,13 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                     continue;
                 }
                 let sub_text = sub;
-                let sub = sh.runtime_subscript(base, sub)?;
+                let sub = if sh.keys_as_written()
+                    && matches!(sh.vars.value(base), Some(Value::Assoc(_)))
+                {
+                    sub.to_vec()
+                } else {
+                    sh.runtime_subscript(base, sub)?
+                };
                 let key = sh.array_key(base, &sub)?;
                 if key.before_start() {
                     sh.error(&format!(
@@ -1842,7 +1857,8 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 // A new local that inherits (`localvar_inherit`, `-I`) is
                 // converted as a global would be.
                 let inherits = inheriting && !sh.vars.local_here(name);
-                if (!local || inherits)
+                // A local of this function is converted as a global would be.
+                if (!local || inherits || sh.vars.local_here(name))
                     && crate::shell::converts_array_kind(&[flag], sh.vars.value(name))
                 {
                     // The local still comes into being, with what it
@@ -3650,10 +3666,29 @@ fn wait_one(sh: &mut Shell) -> Result<Option<i32>, Result<i32, Flow>> {
 
 fn wait(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let mut next = false;
+    // `-p var`: the pid whose status is returned goes to var.
+    let mut pid_var: Option<Vec<u8>> = None;
     let mut i = 1;
     while let Some(a) = argv.get(i) {
         match a.as_slice() {
             b"-n" => next = true,
+            // Waiting for termination is what wait does here anyway.
+            b"-f" => {}
+            b"-p" | b"-np" | b"-fp" | b"-nfp" | b"-fnp" => {
+                next |= a.contains(&b'n');
+                let Some(v) = argv.get(i + 1) else {
+                    sh.error("wait: -p: option requires an argument");
+                    sh.usage("wait: usage: wait [-fn] [-p var] [id ...]");
+                    return Ok(2);
+                };
+                if !crate::shell::is_ref(sh, v) {
+                    sh.error(&format!("wait: `{}': not a valid identifier", lossy(v)));
+                    return Ok(2);
+                }
+                pid_var = Some(v.clone());
+                i += 1;
+            }
+            b"-nf" | b"-fn" => next = true,
             b"--" => {
                 i += 1;
                 break;
@@ -3667,18 +3702,49 @@ fn wait(sh: &mut Shell, argv: Args<'_>) -> Exec {
         i += 1;
     }
     let args = &argv[i..];
+    if let Some(v) = &pid_var {
+        let _ = sh.vars.unset(v);
+    }
+    // The pid whose status is returned, for `-p`.
+    let mut returned_pid: Option<i32> = None;
     // The jobs named by the operands, for the table below.
     let mut named: Vec<usize> = Vec::new();
     // Jobs that stopped since the last look are known as stopped.
     sh.reap_jobs();
-    let status = if args.is_empty() && next {
+    // `wait -n id…`: only those jobs count.
+    let mut among: Option<Vec<usize>> = None;
+    if next && !args.is_empty() {
+        let mut ids = Vec::new();
+        for a in args {
+            if let Some(pids) = job_pids(sh, "wait", a, "not a pid or valid job spec")
+                && let Some(j) = sh
+                    .jobs
+                    .iter()
+                    .find(|j| pids.iter().any(|p| j.pids.contains(p)))
+            {
+                ids.push(j.id);
+            }
+        }
+        if ids.is_empty() {
+            return Ok(127);
+        }
+        named.extend(&ids);
+        among = Some(ids);
+    }
+    let status = if next {
         // The next job to finish.
+        let counts = |j: &crate::shell::Job| among.as_ref().is_none_or(|ids| ids.contains(&j.id));
         loop {
-            if let Some(k) = sh.jobs.iter().position(|j| j.finished() && !j.waited) {
+            if let Some(k) = sh
+                .jobs
+                .iter()
+                .position(|j| j.finished() && !j.waited && counts(j))
+            {
                 sh.jobs[k].waited = true;
+                returned_pid = sh.jobs[k].pids.last().copied();
                 break sh.jobs[k].status().unwrap_or(0);
             }
-            if sh.jobs.iter().all(|j| j.waited) {
+            if sh.jobs.iter().filter(|j| counts(j)).all(|j| j.waited) {
                 break 127;
             }
             match wait_one(sh) {
@@ -3718,6 +3784,7 @@ fn wait(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 continue;
             };
             for pid in pids {
+                returned_pid = Some(pid);
                 // A process substitution (`wait $!` after `>(…)`, bash 5.1).
                 if let Some(k) = sh.procsub_pids.iter().position(|&p| p == pid) {
                     sh.procsub_pids.remove(k);
@@ -3798,6 +3865,15 @@ fn wait(sh: &mut Shell, argv: Args<'_>) -> Exec {
         }
     } else {
         sh.jobs.retain(|j| !waited_for(j));
+        // A job that ended during this wait, unnamed, keeps its status
+        // for `wait pid`, but `wait -n` no longer counts it (bash has
+        // taken it off its job table).
+        for j in &mut sh.jobs {
+            j.waited |= j.finished();
+        }
+    }
+    if let (Some(v), Some(pid)) = (&pid_var, returned_pid) {
+        sh.set_ref(v, pid.to_string().into_bytes())?;
     }
     sh.set_pipestatus(&[status]);
     Ok(status)
