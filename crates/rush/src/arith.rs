@@ -161,7 +161,7 @@ fn lex(s: &[u8]) -> Result<(Vec<Tok>, Vec<usize>)> {
                 }
                 if depth != 0 {
                     return err(format!(
-                        "{}: syntax error: invalid arithmetic operator (error token is \"{}\")",
+                        "{}: bad array subscript (error token is \"{}\")",
                         String::from_utf8_lossy(s).trim(),
                         String::from_utf8_lossy(&s[start..])
                     ));

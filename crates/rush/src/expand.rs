@@ -587,6 +587,14 @@ impl Shell {
                 }
                 p => {
                     match &mut sub {
+                        // No process substitution in a subscript
+                        // (`[[ a[7<(4+2)] -eq 0 ]]`): its text.
+                        Some((parts, _)) if matches!(p, Part::ProcSubst { .. }) => {
+                            let text = crate::unparse::word(&Word {
+                                parts: vec![p.clone()],
+                            });
+                            parts.push(Part::Quoted(text));
+                        }
                         Some((parts, _)) => parts.push(p.clone()),
                         None => {
                             let mut f = Fields::string();

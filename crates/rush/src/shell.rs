@@ -360,6 +360,10 @@ pub struct Shell {
     pub arith_flow: Option<Flow>,
     /// The last arithmetic failed in a subscript ([`Shell::arith_flow`]).
     pub subscript_failed: bool,
+    /// The arguments of the `unset` about to run that were written as
+    /// elements (`unset a[$k]`), by position: their subscripts are not
+    /// expanded again.
+    pub literal_subscripts: Vec<usize>,
     /// Inside a compound command whose standard input is redirected: a
     /// background command there reads that, not /dev/null (bash).
     stdin_redirected: u32,
@@ -502,6 +506,18 @@ pub const DYNAMIC: &[(&[u8], Dynamic)] = &[
     (b"BASH_CMDS", Dynamic::Assoc),
 ];
 
+/// A word written `name[…]`, unquoted: bash's parser marks it an array
+/// reference, which `unset` does not expand again.
+fn written_as_element(w: &Word) -> bool {
+    let (Some(Part::Lit(first)), Some(Part::Lit(last))) = (w.parts.first(), w.parts.last()) else {
+        return false;
+    };
+    let Some(open) = first.iter().position(|&c| c == b'[') else {
+        return false;
+    };
+    crate::parse::is_name(&first[..open]) && last.ends_with(b"]")
+}
+
 /// `FUNCNAME` outside any function: declared, with no value (bash shows
 /// `declare -a FUNCNAME`).
 fn outside_function_funcname(name: &[u8], v: &crate::vars::Var) -> bool {
@@ -601,6 +617,7 @@ impl Shell {
             arith_name: None,
             arith_flow: None,
             subscript_failed: false,
+            literal_subscripts: Vec::new(),
             stdin_redirected: 0,
             disabled_builtins: Default::default(),
             running_traps: Vec::new(),
@@ -1917,6 +1934,12 @@ impl Shell {
     /// `-v NAME` (`test`, `[[ ]]`): whether the variable, array element
     /// (`a[i]`, `m[key]`), positional or special parameter is set.
     pub fn is_set(&mut self, name: &[u8]) -> bool {
+        self.is_set_as(name, true)
+    }
+
+    /// [`Shell::is_set`]; `as_written`: with `assoc_expand_once` a key is
+    /// taken as written (`test -v`; `[[ -v ]]` expanded it once already).
+    pub fn is_set_as(&mut self, name: &[u8], as_written: bool) -> bool {
         if let Some(open) = name.iter().position(|&c| c == b'[')
             && name.ends_with(b"]")
         {
@@ -1932,9 +1955,16 @@ impl Shell {
                     .value(base)
                     .is_some_and(|v| !v.elements().is_empty());
             }
-            let key = self
-                .runtime_subscript(base, sub)
-                .and_then(|sub| self.array_key(base, &sub));
+            // With `assoc_expand_once` a key is as written.
+            let literal = as_written
+                && self.keys_as_written()
+                && matches!(self.vars.value(base), Some(Value::Assoc(_)));
+            let key = if literal {
+                Ok(crate::vars::Key::Name(sub.to_vec()))
+            } else {
+                self.runtime_subscript(base, sub)
+                    .and_then(|sub| self.array_key(base, &sub))
+            };
             return match key {
                 Ok(key) => self.element(base, &key).is_some(),
                 Err(_) => false,
@@ -3370,6 +3400,25 @@ impl Shell {
             })
             .filter(|w| !self.functions.contains_key(*w));
         let Some(decl) = decl else {
+            // `unset a[$k]`: an argument written as an element is one
+            // already expanded; `unset` takes its subscript as it is
+            // (bash 5.2). A quoted one (`unset 'a[$k]'`) it expands.
+            if words.first().and_then(Word::as_plain) == Some(b"unset")
+                && !self.functions.contains_key(&b"unset"[..])
+                && words[1..].iter().any(written_as_element)
+            {
+                let mut out = vec![b"unset".to_vec()];
+                let mut literal = Vec::new();
+                for w in &words[1..] {
+                    let fields = self.expand_words(std::slice::from_ref(w))?;
+                    if fields.len() == 1 && written_as_element(w) {
+                        literal.push(out.len());
+                    }
+                    out.extend(fields);
+                }
+                self.literal_subscripts = literal;
+                return Ok(out);
+            }
             return self.expand_words(words);
         };
         let mut out = vec![decl.to_vec()];
@@ -4926,6 +4975,12 @@ impl Shell {
         let r = match split_element_as(target, as_written) {
             Some((name, sub)) => {
                 let assoc = matches!(self.vars.value(&name), Some(Value::Assoc(_)));
+                // Every element is no place to put one value.
+                if !assoc && matches!(sub.as_slice(), b"@" | b"*") {
+                    let msg = format!("{}: bad array subscript", String::from_utf8_lossy(target));
+                    self.error(&msg);
+                    return Ok(false);
+                }
                 let sub = if as_written && assoc {
                     sub
                 } else {

@@ -568,7 +568,11 @@ impl<'s, 'w> Cond<'s, 'w> {
             self.i += 2;
             self.trace(&[&op, shown(&x)]);
             let sh = &mut *self.sh;
-            return match unary(&op, &x, &mut |q| ask(sh, q)) {
+            let mut ask = |q: Query<'_>| match q {
+                Query::Var(n) => sh.is_set_as(n, false),
+                q => ask(sh, q),
+            };
+            return match unary(&op, &x, &mut ask) {
                 Ok(v) => Ok(v),
                 Err(m) => self.syntax(&m),
             };

@@ -4258,3 +4258,34 @@ fn wait_p_and_wait_n_with_ids() {
         0,
     );
 }
+
+#[test]
+fn unset_and_test_take_subscripts_as_bash() {
+    for (script, out) in [
+        // `unset a[$k]` written as an element: its key as expanded once;
+        // quoted, it is expanded again.
+        (
+            "declare -A a; k='$(echo foo)'; a[$k]=1; unset -v a[\"$k\"]; declare -p a; a[$k]=2; unset 'a[$k]'; declare -p a; a[foo]=3; a[$k]=4; unset a[$k]; declare -p a",
+            "declare -A a=()\ndeclare -A a=()\ndeclare -A a=([\"\\$(echo foo)\"]=\"4\" [foo]=\"3\" )\n",
+        ),
+        // BASH_COMPAT=51: `unset a[@]` unsets the array.
+        (
+            "a=(1 2); unset a[@]; declare -p a; BASH_COMPAT=51; unset a[@]; declare -p a; :",
+            "declare -a a=()\nsh: line 1: declare: a: not found\n",
+        ),
+        // test -v with assoc_expand_once takes the key as written.
+        (
+            "declare -A a; k='$(echo foo)'; a[$k]=1; shopt -s assoc_expand_once; test -v a[\"$k\"]; echo $?; [[ -v a[$k] ]]; echo $?",
+            "0\n0\n",
+        ),
+        // No process substitution in a subscript of [[ ]].
+        ("a=(0); [[ a[7<(4+2)] -le 0 ]]; echo $?", "0\n"),
+        // printf -v into every element is refused.
+        (
+            "a=(1); printf -v a[@] %s x; echo $?",
+            "sh: line 1: a[@]: bad array subscript\n1\n",
+        ),
+    ] {
+        like_bash(&format!("exec 2>&1; {script}"), &[], out, 0);
+    }
+}

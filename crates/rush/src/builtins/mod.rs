@@ -1111,6 +1111,23 @@ fn readonly(sh: &mut Shell, argv: Args<'_>) -> Exec {
     Ok(status)
 }
 
+/// The bash version behaviour asked for with `BASH_COMPAT` (`51` or
+/// `5.1`), or this one's (52).
+fn compat_level(sh: &Shell) -> u32 {
+    let Some(v) = sh.vars.get(b"BASH_COMPAT") else {
+        return 52;
+    };
+    let digits: String = String::from_utf8_lossy(v)
+        .chars()
+        .filter(char::is_ascii_digit)
+        .collect();
+    digits
+        .parse()
+        .ok()
+        .filter(|&n| (31..=52).contains(&n))
+        .unwrap_or(52)
+}
+
 fn unset(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let mut functions = false;
     let mut vars_only = false;
@@ -1146,7 +1163,8 @@ fn unset(sh: &mut Shell, argv: Args<'_>) -> Exec {
         return Ok(1);
     }
     let mut status = 0;
-    for name in &argv[i..] {
+    let literal = std::mem::take(&mut sh.literal_subscripts);
+    for (pos, name) in argv.iter().enumerate().skip(i) {
         let is_function = functions || sh.vars.var(name).is_none() && !vars_only;
         if is_function && sh.readonly_functions.contains(name.as_slice()) {
             sh.error(&format!(
@@ -1173,6 +1191,17 @@ fn unset(sh: &mut Shell, argv: Args<'_>) -> Exec {
             // the variable.
             match sh.vars.value(n) {
                 None => continue,
+                // Before bash 5.2 (`BASH_COMPAT=51`) that unset the array.
+                Some(Value::Indexed(_)) if all && compat_level(sh) <= 51 => {
+                    if let Err(e) = sh.vars.unset(n) {
+                        sh.error(&format!(
+                            "unset: {}: cannot unset: readonly variable",
+                            lossy(&e.0)
+                        ));
+                        status = 1;
+                    }
+                    continue;
+                }
                 Some(Value::Indexed(_)) if all => {
                     if let Err(e) = sh.vars.set_value(n, Value::Indexed(Default::default())) {
                         sh.error(&format!(
@@ -1191,8 +1220,11 @@ fn unset(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 _ => {}
             }
             let sub_text = sub;
-            // `assoc_expand_once`: a key as written.
-            let sub = if sh.keys_as_written() && matches!(sh.vars.value(n), Some(Value::Assoc(_))) {
+            // Written as an element, or with `assoc_expand_once` for a
+            // key: the subscript as it is.
+            let sub = if literal.contains(&pos)
+                || sh.keys_as_written() && matches!(sh.vars.value(n), Some(Value::Assoc(_)))
+            {
                 sub.to_vec()
             } else {
                 sh.runtime_subscript(n, sub)?
