@@ -915,6 +915,11 @@ impl Shell {
                 .ok()?
                 .to_string_lossy()
                 .into_owned(),
+            // The user's login shell (bash sets SHELL so when it is unset).
+            b"SHELL" => {
+                let u = nix::unistd::User::from_uid(nix::unistd::getuid()).ok()??;
+                return Some(u.shell.as_os_str().as_bytes().to_vec());
+            }
             b"SHELLOPTS" => crate::builtins::shellopts(self),
             b"BASHOPTS" => crate::builtins::bashopts(self),
             b"EPOCHSECONDS" => epoch().as_secs().to_string(),

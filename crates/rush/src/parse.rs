@@ -132,6 +132,9 @@ pub struct Parser<'s> {
     dq_param: bool,
     /// The next word read is the subscript of `${name[…]}`.
     in_subscript: bool,
+    /// The shell is in POSIX mode: single quotes in a double-quoted
+    /// `${x-word}` are plain text even for finding its end.
+    posix: bool,
 }
 
 impl std::fmt::Debug for Parser<'_> {
@@ -216,6 +219,7 @@ impl<'s> Parser<'s> {
             unaliased_line: None,
             dq_param: false,
             in_subscript: false,
+            posix: false,
             in_heredoc: false,
             slice_offset: false,
             in_comsub: false,
@@ -231,6 +235,11 @@ impl<'s> Parser<'s> {
 
     pub fn line(&self) -> u32 {
         self.line
+    }
+
+    /// Follows the shell's POSIX mode (see [`Parser::posix`]'s field).
+    pub fn set_posix(&mut self, on: bool) {
+        self.posix = on;
     }
 
     /// After an error that abandons the rest of its line
@@ -2791,7 +2800,7 @@ impl<'s> Parser<'s> {
                     flush_word_lit(&mut parts, &mut lit, lit_quoted);
                     parts.push(Part::Single(self.single_quoted()?));
                 }
-                b'\'' => {
+                b'\'' if !self.posix => {
                     in_single = true;
                     lit.push(c);
                 }

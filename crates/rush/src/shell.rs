@@ -364,6 +364,9 @@ pub struct Shell {
     /// elements (`unset a[$k]`), by position: their subscripts are not
     /// expanded again.
     pub literal_subscripts: Vec<usize>,
+    /// Those arguments' text, for `read`, `printf -v`, `wait -p` and
+    /// `test -v`: with `assoc_expand_once` their keys are as written.
+    pub literal_args: Vec<Vec<u8>>,
     /// Inside a compound command whose standard input is redirected: a
     /// background command there reads that, not /dev/null (bash).
     stdin_redirected: u32,
@@ -490,6 +493,7 @@ pub const DYNAMIC: &[(&[u8], Dynamic)] = &[
     (b"EPOCHSECONDS", Dynamic::Plain),
     (b"EPOCHREALTIME", Dynamic::Plain),
     (b"HOSTNAME", Dynamic::Plain),
+    (b"SHELL", Dynamic::Plain),
     (b"UID", Dynamic::ReadonlyInteger),
     (b"EUID", Dynamic::ReadonlyInteger),
     (b"SHELLOPTS", Dynamic::Readonly),
@@ -618,6 +622,7 @@ impl Shell {
             arith_flow: None,
             subscript_failed: false,
             literal_subscripts: Vec::new(),
+            literal_args: Vec::new(),
             stdin_redirected: 0,
             disabled_builtins: Default::default(),
             running_traps: Vec::new(),
@@ -649,18 +654,12 @@ impl Shell {
         let _ = self.vars.set(b"PS4", b"+ ".to_vec());
         let _ = self.vars.set(b"OPTIND", b"1".to_vec());
         let _ = self.vars.set(b"OPTERR", b"1".to_vec());
-        // TERM and SHELL when the environment lacks them (bash: `dumb`, and
-        // the user's login shell).
+        // TERM when the environment lacks it (bash); SHELL, the user's
+        // login shell, is looked up when first read ([`DYNAMIC`]).
         if self.vars.get(b"TERM").is_none() {
             let _ = self.vars.set(b"TERM", b"dumb".to_vec());
         }
-        if self.vars.get(b"SHELL").is_none()
-            && let Ok(Some(u)) = nix::unistd::User::from_uid(nix::unistd::getuid())
-        {
-            let _ = self
-                .vars
-                .set(b"SHELL", u.shell.as_os_str().as_bytes().to_vec());
-        }
+
         let ppid = nix::unistd::getppid().as_raw();
         let _ = self.vars.set(b"PPID", ppid.to_string().into_bytes());
         // SHELLOPTS and BASHOPTS are computed when read, and read-only.
@@ -773,8 +772,9 @@ impl Shell {
             },
         );
         for (name, kind) in DYNAMIC {
-            // A HOSTNAME from the environment stays as it is (bash).
-            if *name == b"HOSTNAME" && self.vars.get(name).is_some() {
+            // A HOSTNAME or SHELL from the environment stays as it is
+            // (bash).
+            if matches!(*name, b"HOSTNAME" | b"SHELL") && self.vars.get(name).is_some() {
                 continue;
             }
             let value = match kind {
@@ -1028,7 +1028,24 @@ impl Shell {
 
     /// What an assignment to a dynamic variable does besides storing:
     /// `RANDOM=n` seeds the generator, `SECONDS=n` counts from n.
+    /// HOSTNAME and SHELL are computed when read only until something is
+    /// done to them: then they are plain variables with that value (bash
+    /// sets them at start-up, which costs a password-file lookup here).
+    pub fn materialize(&mut self, name: &[u8]) {
+        if matches!(name, b"HOSTNAME" | b"SHELL") && self.is_dynamic(name) {
+            let v = self.dynamic_scalar(name);
+            self.vars.set_dynamic(name, false);
+            if let Some(v) = v {
+                let _ = self.vars.set(name, v);
+            }
+        }
+    }
+
     pub fn assigned_dynamic(&mut self, name: &[u8], value: &[u8]) {
+        if matches!(name, b"HOSTNAME" | b"SHELL") {
+            self.materialize(name);
+            return;
+        }
         // Assigning POSIXLY_CORRECT, even empty, is `set -o posix` (bash).
         if name == b"POSIXLY_CORRECT" {
             self.opts.posix = true;
@@ -1220,6 +1237,7 @@ impl Shell {
         let mut parser = Parser::new(first, src, self.parser_aliases());
         loop {
             self.update_aliases(&mut parser);
+            parser.set_posix(self.opts.posix);
             let t0 = self.perf.as_ref().map(|_| std::time::Instant::now());
             let cmd = parser.next_command();
             if let (Some(p), Some(t0)) = (self.perf.as_mut(), t0) {
@@ -1404,6 +1422,7 @@ impl Shell {
         let mut status = 0;
         loop {
             self.update_aliases(parser);
+            parser.set_posix(self.opts.posix);
             let cmd = parser.next_command();
             if parser.has_warnings() {
                 let warnings = parser.take_warnings();
@@ -3403,11 +3422,15 @@ impl Shell {
             // `unset a[$k]`: an argument written as an element is one
             // already expanded; `unset` takes its subscript as it is
             // (bash 5.2). A quoted one (`unset 'a[$k]'`) it expands.
-            if words.first().and_then(Word::as_plain) == Some(b"unset")
-                && !self.functions.contains_key(&b"unset"[..])
+            // So do read, printf -v, wait -p and test -v with
+            // `assoc_expand_once` (they take such a name as written).
+            self.literal_subscripts.clear();
+            if let Some(first @ (b"unset" | b"read" | b"printf" | b"wait" | b"test" | b"[")) =
+                words.first().and_then(Word::as_plain)
+                && !self.functions.contains_key(first)
                 && words[1..].iter().any(written_as_element)
             {
-                let mut out = vec![b"unset".to_vec()];
+                let mut out = vec![first.to_vec()];
                 let mut literal = Vec::new();
                 for w in &words[1..] {
                     let fields = self.expand_words(std::slice::from_ref(w))?;
@@ -3416,9 +3439,11 @@ impl Shell {
                     }
                     out.extend(fields);
                 }
+                self.literal_args = literal.iter().map(|&i| out[i].clone()).collect();
                 self.literal_subscripts = literal;
                 return Ok(out);
             }
+            self.literal_args.clear();
             return self.expand_words(words);
         };
         let mut out = vec![decl.to_vec()];
@@ -4958,7 +4983,7 @@ pub(crate) fn subscript_end(t: &[u8], open: usize) -> Option<usize> {
 /// A name a builtin may assign (`read`, `printf -v`): `name` or
 /// `name[subscript]`.
 pub fn is_ref(sh: &Shell, target: &[u8]) -> bool {
-    crate::parse::is_name(target) || split_element_as(target, sh.keys_as_written()).is_some()
+    crate::parse::is_name(target) || split_element_as(target, sh.name_as_written(target)).is_some()
 }
 
 impl Shell {
@@ -4968,10 +4993,16 @@ impl Shell {
         crate::builtins::shopt_on(self, "assoc_expand_once")
     }
 
+    /// A builtin's argument naming an element, written unquoted as one
+    /// (`read A[$k]`), with `assoc_expand_once`: taken as written.
+    pub fn name_as_written(&self, target: &[u8]) -> bool {
+        self.keys_as_written() && self.literal_args.iter().any(|a| a == target)
+    }
+
     /// Sets `name` or one element (`name[sub]`) as a builtin's result, as
     /// `read` and `printf -v` do; an error is reported and gives `false`.
     pub fn set_ref(&mut self, target: &[u8], value: Vec<u8>) -> Result<bool, Flow> {
-        let as_written = self.keys_as_written();
+        let as_written = self.name_as_written(target);
         let r = match split_element_as(target, as_written) {
             Some((name, sub)) => {
                 let assoc = matches!(self.vars.value(&name), Some(Value::Assoc(_)));

@@ -308,6 +308,13 @@ impl Vars {
         }
     }
 
+    /// Makes `name` one of the shell's computed variables, or a plain one.
+    pub fn set_dynamic(&mut self, name: &[u8], on: bool) {
+        if let Some(v) = self.find_mut(name) {
+            v.dynamic = on;
+        }
+    }
+
     /// `declare -nx name`: the reference itself is exported.
     pub fn export_itself(&mut self, name: &[u8]) {
         if let Some(v) = self.find_raw_mut(name) {

@@ -4289,3 +4289,22 @@ fn unset_and_test_take_subscripts_as_bash() {
         like_bash(&format!("exec 2>&1; {script}"), &[], out, 0);
     }
 }
+
+#[test]
+fn quoted_element_names_and_posix_single_quotes() {
+    for (script, out) in [
+        // With assoc_expand_once an unquoted `A[$k]` is as written, a
+        // quoted one is checked as ever.
+        (
+            "shopt -s assoc_expand_once; declare -A A; k=']'; read \"A[$k]\" <<< X; read A[$k] <<< Y; declare -p A",
+            "sh: line 1: read: `A[]]': not a valid identifier\ndeclare -A A=([\"]\"]=\"Y\" )\n",
+        ),
+        // In POSIX mode single quotes in "${x-…}" do not hide a `}`.
+        (
+            "echo \"${u-'}'z}\"; set -o posix\necho \"${u-'}'z}\"",
+            "'}'z\n''z}\n",
+        ),
+    ] {
+        like_bash(&format!("exec 2>&1; {script}"), &[], out, 0);
+    }
+}

@@ -945,6 +945,9 @@ fn export(sh: &mut Shell, argv: Args<'_>) -> Exec {
         let (rest, status) = quoted_arrays(sh, "export", &argv[i..], &array, unexport)?;
         (std::borrow::Cow::Owned(rest), status)
     };
+    for a in rest.iter() {
+        sh.materialize(split_name_value(a).0);
+    }
     let status = status.max(each_name_value(sh, "export", &rest, |vars, name, value| {
         if unexport {
             vars.unexport(name);
@@ -1102,6 +1105,9 @@ fn readonly(sh: &mut Shell, argv: Args<'_>) -> Exec {
         let (rest, status) = quoted_arrays(sh, "readonly", &argv[i..], &array, false)?;
         (std::borrow::Cow::Owned(rest), status)
     };
+    for a in rest.iter() {
+        sh.materialize(split_name_value(a).0);
+    }
     let status = status.max(each_name_value(
         sh,
         "readonly",
@@ -2006,6 +2012,7 @@ fn apply_attributes(
     case: Option<Option<crate::vars::Case>>,
     readonly_: bool,
 ) {
+    sh.materialize(name);
     if export_ {
         let _ = sh.vars.export(name, None);
     }
