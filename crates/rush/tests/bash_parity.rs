@@ -4308,3 +4308,13 @@ fn quoted_element_names_and_posix_single_quotes() {
         like_bash(&format!("exec 2>&1; {script}"), &[], out, 0);
     }
 }
+
+#[test]
+fn hostname_and_shell_are_plain_variables() {
+    like_bash(
+        "HOSTNAME=foo; echo $HOSTNAME; declare -p HOSTNAME; SHELL=/x; echo $SHELL; unset SHELL; echo ${SHELL-unset}",
+        &[],
+        "foo\ndeclare -- HOSTNAME=\"foo\"\n/x\nunset\n",
+        0,
+    );
+}
