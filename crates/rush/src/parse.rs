@@ -1798,6 +1798,9 @@ impl<'s> Parser<'s> {
     /// [`Parser::spaced_subscript`] for the `[…]` at `k` bytes ahead (at
     /// 0 for `[key]=value` inside `name=(…)`).
     fn spaced_bracket_at(&mut self, k: usize) -> Option<usize> {
+        if self.peek_at(k) != Some(b'[') {
+            return None;
+        }
         let (k, spaced) = self.bracket_close_at(k)?;
         let after = match self.peek_at(k + 1)? {
             b'+' => self.peek_at(k + 2)?,
@@ -1853,7 +1856,8 @@ impl<'s> Parser<'s> {
         // `name[sub]=(…)`: read as an assignment, refused when it runs
         // ("cannot assign list to array member", bash).
         let mut index = None;
-        if let Some((close, _)) = self.bracket_close_at(k)
+        if self.peek_at(k) == Some(b'[')
+            && let Some((close, _)) = self.bracket_close_at(k)
             && matches!(
                 (
                     self.peek_at(close + 1),
