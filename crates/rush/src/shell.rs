@@ -510,6 +510,20 @@ pub const DYNAMIC: &[(&[u8], Dynamic)] = &[
     (b"BASH_CMDS", Dynamic::Assoc),
 ];
 
+/// bash's refusal to change an array's kind: `name: cannot convert
+/// indexed to associative array` (`to`: the `A` or `a` asked for).
+pub fn cannot_convert(to: u8, name: &[u8]) -> String {
+    let (from, to) = if to == b'A' {
+        ("indexed", "associative")
+    } else {
+        ("associative", "indexed")
+    };
+    format!(
+        "{}: cannot convert {from} to {to} array",
+        String::from_utf8_lossy(name)
+    )
+}
+
 /// A word written `name[…]`, unquoted: bash's parser marks it an array
 /// reference, which `unset` does not expand again.
 fn written_as_element(w: &Word) -> bool {
@@ -3478,15 +3492,8 @@ impl Shell {
                     && (flags.contains(&b'I')
                         || crate::builtins::shopt_on(self, "localvar_inherit"));
                 if (!local || inherits) && converts_array_kind(&flags, cur.as_ref()) {
-                    let (from, to) = if flags.contains(&b'A') {
-                        ("indexed", "associative")
-                    } else {
-                        ("associative", "indexed")
-                    };
-                    let msg = format!(
-                        "{}: cannot convert {from} to {to} array",
-                        String::from_utf8_lossy(&a.name)
-                    );
+                    let to = if flags.contains(&b'A') { b'A' } else { b'a' };
+                    let msg = cannot_convert(to, &a.name);
                     // At the top level an assignment error abandons the
                     // line; in a function bash names the function and
                     // `declare` goes on to refuse it too.

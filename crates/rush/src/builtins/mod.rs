@@ -1686,14 +1686,9 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 };
                 if kind.is_some() && crate::shell::converts_array_kind(&[flag], sh.vars.value(base))
                 {
-                    let (from, to) = if flag == b'A' {
-                        ("indexed", "associative")
-                    } else {
-                        ("associative", "indexed")
-                    };
                     sh.error(&format!(
-                        "{who}: {}: cannot convert {from} to {to} array",
-                        lossy(base)
+                        "{who}: {}",
+                        crate::shell::cannot_convert(flag, base)
                     ));
                     status = 1;
                     continue;
@@ -1905,14 +1900,9 @@ fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                         let v = sh.vars.value(name).cloned();
                         let _ = sh.vars.local_value(name, v);
                     }
-                    let (from, to) = if flag == b'A' {
-                        ("indexed", "associative")
-                    } else {
-                        ("associative", "indexed")
-                    };
                     sh.error(&format!(
-                        "{who}: {}: cannot convert {from} to {to} array",
-                        lossy(name)
+                        "{who}: {}",
+                        crate::shell::cannot_convert(flag, name)
                     ));
                     status = 1;
                     continue;
