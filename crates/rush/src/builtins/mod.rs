@@ -1197,19 +1197,15 @@ fn unset(sh: &mut Shell, argv: Args<'_>) -> Exec {
             // the variable.
             match sh.vars.value(n) {
                 None => continue,
-                // Before bash 5.2 (`BASH_COMPAT=51`) that unset the array.
-                Some(Value::Indexed(_)) if all && compat_level(sh) <= 51 => {
-                    if let Err(e) = sh.vars.unset(n) {
-                        sh.error(&format!(
-                            "unset: {}: cannot unset: readonly variable",
-                            lossy(&e.0)
-                        ));
-                        status = 1;
-                    }
-                    continue;
-                }
                 Some(Value::Indexed(_)) if all => {
-                    if let Err(e) = sh.vars.set_value(n, Value::Indexed(Default::default())) {
+                    // Before bash 5.2 (`BASH_COMPAT=51`) that unset the
+                    // array; now it empties it.
+                    let r = if compat_level(sh) <= 51 {
+                        sh.vars.unset(n)
+                    } else {
+                        sh.vars.set_value(n, Value::Indexed(Default::default()))
+                    };
+                    if let Err(e) = r {
                         sh.error(&format!(
                             "unset: {}: cannot unset: readonly variable",
                             lossy(&e.0)
