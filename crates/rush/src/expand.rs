@@ -258,10 +258,19 @@ impl Shell {
     /// Expands the value of an assignment: like [`Shell::expand_string`],
     /// with tildes also after each unquoted `:`.
     pub fn expand_assignment(&mut self, w: &Word) -> Result<Vec<u8>> {
-        let parts = self.assignment_tildes(&w.parts);
         let mut f = Fields::string();
         f.assignment = true;
-        self.expand_parts(&parts, Ctx::Unquoted, &mut f, false)?;
+        // Most values have no tilde: their parts are expanded as they are,
+        // not copied first.
+        if w.parts
+            .iter()
+            .any(|p| matches!(p, Part::Lit(b) if b.contains(&b'~')))
+        {
+            let parts = self.assignment_tildes(&w.parts);
+            self.expand_parts(&parts, Ctx::Unquoted, &mut f, false)?;
+        } else {
+            self.expand_parts(&w.parts, Ctx::Unquoted, &mut f, false)?;
+        }
         Ok(f.concat())
     }
 
