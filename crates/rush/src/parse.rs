@@ -782,10 +782,10 @@ impl<'s> Parser<'s> {
         let mut prefixed = false;
         // `time [-p] [--]` and `!`, in any order and any number (bash).
         loop {
-            prefixed |= self
-                .peek_keyword()
-                .is_some_and(|k| k == b"time" || k == b"!");
-            if self.eat_keyword(b"time") {
+            // One look at the word per round (this runs for every pipeline).
+            let keyword = self.peek_keyword();
+            prefixed |= keyword.is_some_and(|k| k == b"time" || k == b"!");
+            if keyword == Some(b"time") && self.eat_keyword(b"time") {
                 timed = true;
                 self.skip_blanks();
                 if self.starts_with(b"-p") && self.peek_at(2).is_none_or(is_meta) {
@@ -799,7 +799,7 @@ impl<'s> Parser<'s> {
                     self.bump();
                     self.skip_blanks();
                 }
-            } else if self.eat_keyword(b"!") {
+            } else if keyword == Some(b"!") && self.eat_keyword(b"!") {
                 bang = !bang;
                 self.skip_blanks();
             } else {
