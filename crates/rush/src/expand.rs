@@ -633,15 +633,7 @@ impl Shell {
                             let mut f = Fields::string();
                             self.expand_parts(&parts, Ctx::Quoted, &mut f, false)?;
                             out.push(b'[');
-                            for c in f.concat() {
-                                if matches!(
-                                    c,
-                                    b'[' | b']' | b'$' | b'`' | b'~' | b'\\' | b'\'' | b'"'
-                                ) {
-                                    out.push(b'\\');
-                                }
-                                out.push(c);
-                            }
+                            quote_subscript(&f.concat(), &mut out);
                             out.push(b']');
                         }
                     }
@@ -755,12 +747,7 @@ impl Shell {
                     crate::vars::Key::Name(k) => {
                         let mut out = n.to_vec();
                         out.push(b'[');
-                        for c in k {
-                            if matches!(c, b'[' | b']' | b'$' | b'`' | b'\\' | b'\'' | b'"') {
-                                out.push(b'\\');
-                            }
-                            out.push(c);
-                        }
+                        quote_subscript(&k, &mut out);
                         out.push(b']');
                         out
                     }
@@ -2146,4 +2133,16 @@ fn shown_param(p: &Param) -> Vec<u8> {
         shown.push(b']');
     }
     shown
+}
+
+/// A subscript's expanded text with a backslash before each character that
+/// would start another expansion or end the subscript (bash's `abstab`),
+/// so that expanding it again gives it back.
+fn quote_subscript(text: &[u8], out: &mut Vec<u8>) {
+    for &c in text {
+        if matches!(c, b'[' | b']' | b'$' | b'`' | b'~' | b'\\' | b'\'' | b'"') {
+            out.push(b'\\');
+        }
+        out.push(c);
+    }
 }

@@ -360,12 +360,10 @@ pub struct Shell {
     pub arith_flow: Option<Flow>,
     /// The last arithmetic failed in a subscript ([`Shell::arith_flow`]).
     pub subscript_failed: bool,
-    /// The arguments of the `unset` about to run that were written as
-    /// elements (`unset a[$k]`), by position: their subscripts are not
-    /// expanded again.
-    pub literal_subscripts: Vec<usize>,
-    /// Those arguments' text, for `read`, `printf -v`, `wait -p` and
-    /// `test -v`: with `assoc_expand_once` their keys are as written.
+    /// The text of the arguments of the `unset`, `read`, `printf`, `wait`
+    /// or `test` about to run that were written unquoted as elements
+    /// (`unset a[$k]`): unset does not expand their subscripts again, the
+    /// others take them as written under `assoc_expand_once`.
     pub literal_args: Vec<Vec<u8>>,
     /// Inside a compound command whose standard input is redirected: a
     /// background command there reads that, not /dev/null (bash).
@@ -635,7 +633,6 @@ impl Shell {
             arith_name: None,
             arith_flow: None,
             subscript_failed: false,
-            literal_subscripts: Vec::new(),
             literal_args: Vec::new(),
             stdin_redirected: 0,
             disabled_builtins: Default::default(),
@@ -3438,7 +3435,6 @@ impl Shell {
             // (bash 5.2). A quoted one (`unset 'a[$k]'`) it expands.
             // So do read, printf -v, wait -p and test -v with
             // `assoc_expand_once` (they take such a name as written).
-            self.literal_subscripts.clear();
             if let Some(first @ (b"unset" | b"read" | b"printf" | b"wait" | b"test" | b"[")) =
                 words.first().and_then(Word::as_plain)
                 && !self.functions.contains_key(first)
@@ -3454,7 +3450,6 @@ impl Shell {
                     out.extend(fields);
                 }
                 self.literal_args = literal.iter().map(|&i| out[i].clone()).collect();
-                self.literal_subscripts = literal;
                 return Ok(out);
             }
             self.literal_args.clear();

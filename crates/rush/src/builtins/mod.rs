@@ -1169,8 +1169,8 @@ fn unset(sh: &mut Shell, argv: Args<'_>) -> Exec {
         return Ok(1);
     }
     let mut status = 0;
-    let literal = std::mem::take(&mut sh.literal_subscripts);
-    for (pos, name) in argv.iter().enumerate().skip(i) {
+    let literal = std::mem::take(&mut sh.literal_args);
+    for name in &argv[i..] {
         let is_function = functions || sh.vars.var(name).is_none() && !vars_only;
         if is_function && sh.readonly_functions.contains(name.as_slice()) {
             sh.error(&format!(
@@ -1224,7 +1224,7 @@ fn unset(sh: &mut Shell, argv: Args<'_>) -> Exec {
             let sub_text = sub;
             // Written as an element, or with `assoc_expand_once` for a
             // key: the subscript as it is.
-            let sub = if literal.contains(&pos)
+            let sub = if literal.contains(name)
                 || sh.keys_as_written() && matches!(sh.vars.value(n), Some(Value::Assoc(_)))
             {
                 sub.to_vec()
