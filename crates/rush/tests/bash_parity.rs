@@ -974,6 +974,14 @@ fn coproc_talks_both_ways() {
     ]);
 }
 
+/// Each script with its standard error joined to its output, and `tail`
+/// after it (`\n:` for a last status of 0): (script, output).
+fn stderr_like_bash(cases: &[(&str, &str)], tail: &str) {
+    for (script, out) in cases {
+        like_bash(&format!("exec 2>&1; {script}{tail}"), &[], out, 0);
+    }
+}
+
 fn table_like_bash(cases: &[(&str, &str)]) {
     for (script, out) in cases {
         like_bash(script, &[], out, 0);
@@ -4096,57 +4104,59 @@ fn bad_subscripts_in_assignments_as_bash() {
 
 #[test]
 fn nounset_and_indirect_messages_as_bash() {
-    for (script, out) in [
-        // `${#a[i]}` names only the variable, and is 0 for a missing
-        // element of a set array.
-        (
-            "set -u; (echo ${#n[4]}); (echo ${#n[@]}); a=(1); echo ${#a[3]}; declare -A A; (echo ${#A[k]}); x=s; (echo ${#x[0]})",
-            "sh: line 1: n: unbound variable\nsh: line 1: n: unbound variable\n0\nsh: line 1: A: unbound variable\nsh: line 1: x: unbound variable\n",
-        ),
-        // Indirection: an unset element of a set variable is nothing, or
-        // with -u an error naming the expression.
-        (
-            "a=(); echo \"[${!a[2]}][${!a}]\"; (echo ${!y}); x=; (echo ${!x}); set -u; (echo ${!a[2]}); x=nope; (echo ${!x})",
-            "[][]\nsh: line 1: y: invalid indirect expansion\nsh: line 1: : invalid variable name\nsh: line 1: !a[2]: unbound variable\nsh: line 1: !x: unbound variable\n",
-        ),
-        // In double quotes a value's single quotes are text, but the
-        // `${…}` ends as if they quoted.
-        (
-            "echo \"${u-'\"'hey}\" \"${u-'\"hey'}\" \"${u-'}'}\"",
-            "''hey 'hey' '}'\n",
-        ),
-    ] {
-        like_bash(&format!("exec 2>&1; {script}\n:"), &[], out, 0);
-    }
+    stderr_like_bash(
+        &[
+            // `${#a[i]}` names only the variable, and is 0 for a missing
+            // element of a set array.
+            (
+                "set -u; (echo ${#n[4]}); (echo ${#n[@]}); a=(1); echo ${#a[3]}; declare -A A; (echo ${#A[k]}); x=s; (echo ${#x[0]})",
+                "sh: line 1: n: unbound variable\nsh: line 1: n: unbound variable\n0\nsh: line 1: A: unbound variable\nsh: line 1: x: unbound variable\n",
+            ),
+            // Indirection: an unset element of a set variable is nothing, or
+            // with -u an error naming the expression.
+            (
+                "a=(); echo \"[${!a[2]}][${!a}]\"; (echo ${!y}); x=; (echo ${!x}); set -u; (echo ${!a[2]}); x=nope; (echo ${!x})",
+                "[][]\nsh: line 1: y: invalid indirect expansion\nsh: line 1: : invalid variable name\nsh: line 1: !a[2]: unbound variable\nsh: line 1: !x: unbound variable\n",
+            ),
+            // In double quotes a value's single quotes are text, but the
+            // `${…}` ends as if they quoted.
+            (
+                "echo \"${u-'\"'hey}\" \"${u-'\"hey'}\" \"${u-'}'}\"",
+                "''hey 'hey' '}'\n",
+            ),
+        ],
+        "\n:",
+    );
 }
 
 #[test]
 fn arithmetic_expands_subscripts_once() {
-    for (script, out) in [
-        // The key is the variable's text: nothing in it runs, and `]`
-        // does not end the subscript.
-        (
-            "declare -A A; k='x],b[$(echo ran >&2)'; (( A[$k]++ )); (( A[\"$k\"]++ )); (( A['$k']++ )); let 'A[$k]+=5'; declare -p A; echo $(( A[$k] ))",
-            "declare -A A=([\"x],b[\\$(echo ran >&2)\"]=\"7\" [\"\\$k\"]=\"1\" )\n7\n",
-        ),
-        // Outside a subscript single quotes stay for the evaluator.
-        (
-            "declare -A A; k=']'; (( 'A[$k]++' ))\necho $?",
-            "sh: line 1: ((: 'A[\\]]++' : syntax error: operand expected (error token is \"'A[\\]]++' \")\n1\n",
-        ),
-        // [[ ]]: arithmetic operands and -v as well.
-        (
-            "declare -A A; k='$(echo ran >&2)'; A[$k]=3; [[ A[$k] -eq 3 ]]; echo $?; [[ -v A[$k] ]]; echo $?; [[ -v A['$k'] ]]; echo $?",
-            "0\n0\n1\n",
-        ),
-        // An associative array from a list of keys and values.
-        (
-            "declare -A A=(a 1 b 2 c); declare -p A; x='k v'; declare -A B=($x \"$x\"); declare -p B",
-            "declare -A A=([c]=\"\" [b]=\"2\" [a]=\"1\" )\ndeclare -A B=([\"k v\"]=\"k v\" )\n",
-        ),
-    ] {
-        like_bash(&format!("exec 2>&1; {script}"), &[], out, 0);
-    }
+    stderr_like_bash(
+        &[
+            // The key is the variable's text: nothing in it runs, and `]`
+            // does not end the subscript.
+            (
+                "declare -A A; k='x],b[$(echo ran >&2)'; (( A[$k]++ )); (( A[\"$k\"]++ )); (( A['$k']++ )); let 'A[$k]+=5'; declare -p A; echo $(( A[$k] ))",
+                "declare -A A=([\"x],b[\\$(echo ran >&2)\"]=\"7\" [\"\\$k\"]=\"1\" )\n7\n",
+            ),
+            // Outside a subscript single quotes stay for the evaluator.
+            (
+                "declare -A A; k=']'; (( 'A[$k]++' ))\necho $?",
+                "sh: line 1: ((: 'A[\\]]++' : syntax error: operand expected (error token is \"'A[\\]]++' \")\n1\n",
+            ),
+            // [[ ]]: arithmetic operands and -v as well.
+            (
+                "declare -A A; k='$(echo ran >&2)'; A[$k]=3; [[ A[$k] -eq 3 ]]; echo $?; [[ -v A[$k] ]]; echo $?; [[ -v A['$k'] ]]; echo $?",
+                "0\n0\n1\n",
+            ),
+            // An associative array from a list of keys and values.
+            (
+                "declare -A A=(a 1 b 2 c); declare -p A; x='k v'; declare -A B=($x \"$x\"); declare -p B",
+                "declare -A A=([c]=\"\" [b]=\"2\" [a]=\"1\" )\ndeclare -A B=([\"k v\"]=\"k v\" )\n",
+            ),
+        ],
+        "",
+    );
     // A subscript's error abandons the line (in a script), and has no
     // `((:` before it.
     let dir = tempfile::tempdir().unwrap();
@@ -4176,76 +4186,79 @@ fn list_followed_by_text_is_a_string() {
 
 #[test]
 fn arithmetic_subscript_quoting_as_bash() {
-    for (script, out) in [
-        // Nested subscripts as written; `${a[a[0]]}` reads them too.
-        (
-            "a=0; echo $(( a[a[0]] )) ${a[a[a[0]]]}; b=(5 6); i=1; echo $(( b[b[i-1]-5] )) ${b[b[0]-4]}",
-            "0 0\n5 6\n",
-        ),
-        // An index's double quotes go, its single quotes stay.
-        (
-            "a=(0 1); let 'a[\" \"]=11'; declare -p a; (echo ${a[' ']})",
-            "declare -a a=([0]=\"11\" [1]=\"1\")\nsh: line 1: ' ': syntax error: operand expected (error token is \"' '\")\n",
-        ),
-        // `let` with assoc_expand_once takes a key as written.
-        (
-            "shopt -s assoc_expand_once; declare -A a; let 'a[\" \"]=1'; declare -p a",
-            "declare -A a=([\"\\\" \\\"\"]=\"1\" )\n",
-        ),
-    ] {
-        like_bash(&format!("exec 2>&1; {script}\n:"), &[], out, 0);
-    }
+    stderr_like_bash(
+        &[
+            // Nested subscripts as written; `${a[a[0]]}` reads them too.
+            (
+                "a=0; echo $(( a[a[0]] )) ${a[a[a[0]]]}; b=(5 6); i=1; echo $(( b[b[i-1]-5] )) ${b[b[0]-4]}",
+                "0 0\n5 6\n",
+            ),
+            // An index's double quotes go, its single quotes stay.
+            (
+                "a=(0 1); let 'a[\" \"]=11'; declare -p a; (echo ${a[' ']})",
+                "declare -a a=([0]=\"11\" [1]=\"1\")\nsh: line 1: ' ': syntax error: operand expected (error token is \"' '\")\n",
+            ),
+            // `let` with assoc_expand_once takes a key as written.
+            (
+                "shopt -s assoc_expand_once; declare -A a; let 'a[\" \"]=1'; declare -p a",
+                "declare -A a=([\"\\\" \\\"\"]=\"1\" )\n",
+            ),
+        ],
+        "\n:",
+    );
 }
 
 #[test]
 fn element_names_and_declare_flags_as_bash() {
-    for (script, out) in [
-        // `A[]]` is not one element: refused by read, printf -v, declare.
-        (
-            "declare -A A; read 'A[]]' <<< X; printf -v 'A[]]' %s X; declare 'A[]]=X'; declare -p A",
-            "sh: line 1: read: `A[]]': not a valid identifier\nsh: line 1: printf: `A[]]': not a valid identifier\nsh: line 1: declare: `A[]]=X': not a valid identifier\ndeclare -A A\n",
-        ),
-        // A subscript with a command substitution and blanks.
-        (
-            "a[$(echo 1) + 1]=5; declare -p a",
-            "declare -a a=([2]=\"5\")\n",
-        ),
-        // -ai with a quoted list, +i before a list.
-        (
-            "declare -ai f='(1 2 xx 3)'; echo \"${f[@]}\"; declare -i -a g=(1+1); declare +i g=(hello world); declare -p g",
-            "1 2 0 3\ndeclare -a g=([0]=\"hello\" [1]=\"world\")\n",
-        ),
-    ] {
-        like_bash(&format!("exec 2>&1; {script}"), &[], out, 0);
-    }
+    stderr_like_bash(
+        &[
+            // `A[]]` is not one element: refused by read, printf -v, declare.
+            (
+                "declare -A A; read 'A[]]' <<< X; printf -v 'A[]]' %s X; declare 'A[]]=X'; declare -p A",
+                "sh: line 1: read: `A[]]': not a valid identifier\nsh: line 1: printf: `A[]]': not a valid identifier\nsh: line 1: declare: `A[]]=X': not a valid identifier\ndeclare -A A\n",
+            ),
+            // A subscript with a command substitution and blanks.
+            (
+                "a[$(echo 1) + 1]=5; declare -p a",
+                "declare -a a=([2]=\"5\")\n",
+            ),
+            // -ai with a quoted list, +i before a list.
+            (
+                "declare -ai f='(1 2 xx 3)'; echo \"${f[@]}\"; declare -i -a g=(1+1); declare +i g=(hello world); declare -p g",
+                "1 2 0 3\ndeclare -a g=([0]=\"hello\" [1]=\"world\")\n",
+            ),
+        ],
+        "",
+    );
 }
 
 #[test]
 fn assoc_keys_as_bash() {
-    for (script, out) in [
-        // Only a subscript written `@` or `*` means every element.
-        (
-            "declare -A A; k=@; A[$k]=at; A[*]=star; A[!]=bang; echo ${A[$k]}; k='*'; echo ${A[$k]}",
-            "at\nstar\n",
-        ),
-        // A quote in a subscript must close; with assoc_expand_once a key
-        // is taken as written.
-        (
-            "declare -A a; b=\"80's\"; read a[$b] <<< X; shopt -s assoc_expand_once; read a[$b] <<< Y; k=']'; printf -v a[$k] %s Z; declare -p a",
-            "sh: line 1: read: `a[80's]': not a valid identifier\ndeclare -A a=([\"80's\"]=\"Y\" [\"]\"]=\"Z\" )\n",
-        ),
-        (
-            "shopt -s assoc_expand_once; declare -A m; declare m[\"x[y\"]=1; typeset m[\"x]y\"]=2; v=k; m['$v']=3; unset 'm[$v]'; declare -p m; let 'm[$v]++'; declare -p m",
-            "sh: line 1: typeset: `m[x]y]=2': not a valid identifier\ndeclare -A m=([\"x[y\"]=\"1\" )\ndeclare -A m=([\"x[y\"]=\"1\" [\"\\$v\"]=\"1\" )\n",
-        ),
-        // A local's kind is not converted.
-        (
-            "f() { declare -a a; declare -A a; declare -p a; }; f",
-            "environment: line 1: declare: a: cannot convert indexed to associative array\ndeclare -a a\n",
-        ),
-    ] {
-        like_bash(&format!("exec 2>&1; {script}"), &[], out, 0);
-    }
+    stderr_like_bash(
+        &[
+            // Only a subscript written `@` or `*` means every element.
+            (
+                "declare -A A; k=@; A[$k]=at; A[*]=star; A[!]=bang; echo ${A[$k]}; k='*'; echo ${A[$k]}",
+                "at\nstar\n",
+            ),
+            // A quote in a subscript must close; with assoc_expand_once a key
+            // is taken as written.
+            (
+                "declare -A a; b=\"80's\"; read a[$b] <<< X; shopt -s assoc_expand_once; read a[$b] <<< Y; k=']'; printf -v a[$k] %s Z; declare -p a",
+                "sh: line 1: read: `a[80's]': not a valid identifier\ndeclare -A a=([\"80's\"]=\"Y\" [\"]\"]=\"Z\" )\n",
+            ),
+            (
+                "shopt -s assoc_expand_once; declare -A m; declare m[\"x[y\"]=1; typeset m[\"x]y\"]=2; v=k; m['$v']=3; unset 'm[$v]'; declare -p m; let 'm[$v]++'; declare -p m",
+                "sh: line 1: typeset: `m[x]y]=2': not a valid identifier\ndeclare -A m=([\"x[y\"]=\"1\" )\ndeclare -A m=([\"x[y\"]=\"1\" [\"\\$v\"]=\"1\" )\n",
+            ),
+            // A local's kind is not converted.
+            (
+                "f() { declare -a a; declare -A a; declare -p a; }; f",
+                "environment: line 1: declare: a: cannot convert indexed to associative array\ndeclare -a a\n",
+            ),
+        ],
+        "",
+    );
 }
 
 #[test]
@@ -4261,52 +4274,54 @@ fn wait_p_and_wait_n_with_ids() {
 
 #[test]
 fn unset_and_test_take_subscripts_as_bash() {
-    for (script, out) in [
-        // `unset a[$k]` written as an element: its key as expanded once;
-        // quoted, it is expanded again.
-        (
-            "declare -A a; k='$(echo foo)'; a[$k]=1; unset -v a[\"$k\"]; declare -p a; a[$k]=2; unset 'a[$k]'; declare -p a; a[foo]=3; a[$k]=4; unset a[$k]; declare -p a",
-            "declare -A a=()\ndeclare -A a=()\ndeclare -A a=([\"\\$(echo foo)\"]=\"4\" [foo]=\"3\" )\n",
-        ),
-        // BASH_COMPAT=51: `unset a[@]` unsets the array.
-        (
-            "a=(1 2); unset a[@]; declare -p a; BASH_COMPAT=51; unset a[@]; declare -p a; :",
-            "declare -a a=()\nsh: line 1: declare: a: not found\n",
-        ),
-        // test -v with assoc_expand_once takes the key as written.
-        (
-            "declare -A a; k='$(echo foo)'; a[$k]=1; shopt -s assoc_expand_once; test -v a[\"$k\"]; echo $?; [[ -v a[$k] ]]; echo $?",
-            "0\n0\n",
-        ),
-        // No process substitution in a subscript of [[ ]].
-        ("a=(0); [[ a[7<(4+2)] -le 0 ]]; echo $?", "0\n"),
-        // printf -v into every element is refused.
-        (
-            "a=(1); printf -v a[@] %s x; echo $?",
-            "sh: line 1: a[@]: bad array subscript\n1\n",
-        ),
-    ] {
-        like_bash(&format!("exec 2>&1; {script}"), &[], out, 0);
-    }
+    stderr_like_bash(
+        &[
+            // `unset a[$k]` written as an element: its key as expanded once;
+            // quoted, it is expanded again.
+            (
+                "declare -A a; k='$(echo foo)'; a[$k]=1; unset -v a[\"$k\"]; declare -p a; a[$k]=2; unset 'a[$k]'; declare -p a; a[foo]=3; a[$k]=4; unset a[$k]; declare -p a",
+                "declare -A a=()\ndeclare -A a=()\ndeclare -A a=([\"\\$(echo foo)\"]=\"4\" [foo]=\"3\" )\n",
+            ),
+            // BASH_COMPAT=51: `unset a[@]` unsets the array.
+            (
+                "a=(1 2); unset a[@]; declare -p a; BASH_COMPAT=51; unset a[@]; declare -p a; :",
+                "declare -a a=()\nsh: line 1: declare: a: not found\n",
+            ),
+            // test -v with assoc_expand_once takes the key as written.
+            (
+                "declare -A a; k='$(echo foo)'; a[$k]=1; shopt -s assoc_expand_once; test -v a[\"$k\"]; echo $?; [[ -v a[$k] ]]; echo $?",
+                "0\n0\n",
+            ),
+            // No process substitution in a subscript of [[ ]].
+            ("a=(0); [[ a[7<(4+2)] -le 0 ]]; echo $?", "0\n"),
+            // printf -v into every element is refused.
+            (
+                "a=(1); printf -v a[@] %s x; echo $?",
+                "sh: line 1: a[@]: bad array subscript\n1\n",
+            ),
+        ],
+        "",
+    );
 }
 
 #[test]
 fn quoted_element_names_and_posix_single_quotes() {
-    for (script, out) in [
-        // With assoc_expand_once an unquoted `A[$k]` is as written, a
-        // quoted one is checked as ever.
-        (
-            "shopt -s assoc_expand_once; declare -A A; k=']'; read \"A[$k]\" <<< X; read A[$k] <<< Y; declare -p A",
-            "sh: line 1: read: `A[]]': not a valid identifier\ndeclare -A A=([\"]\"]=\"Y\" )\n",
-        ),
-        // In POSIX mode single quotes in "${x-…}" do not hide a `}`.
-        (
-            "echo \"${u-'}'z}\"; set -o posix\necho \"${u-'}'z}\"",
-            "'}'z\n''z}\n",
-        ),
-    ] {
-        like_bash(&format!("exec 2>&1; {script}"), &[], out, 0);
-    }
+    stderr_like_bash(
+        &[
+            // With assoc_expand_once an unquoted `A[$k]` is as written, a
+            // quoted one is checked as ever.
+            (
+                "shopt -s assoc_expand_once; declare -A A; k=']'; read \"A[$k]\" <<< X; read A[$k] <<< Y; declare -p A",
+                "sh: line 1: read: `A[]]': not a valid identifier\ndeclare -A A=([\"]\"]=\"Y\" )\n",
+            ),
+            // In POSIX mode single quotes in "${x-…}" do not hide a `}`.
+            (
+                "echo \"${u-'}'z}\"; set -o posix\necho \"${u-'}'z}\"",
+                "'}'z\n''z}\n",
+            ),
+        ],
+        "",
+    );
 }
 
 #[test]
