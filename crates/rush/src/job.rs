@@ -382,6 +382,14 @@ impl Shell {
     /// Records ends, stops and continues of background children.
     pub fn reap_jobs(&mut self) {
         for (pid, ev) in sys::reap_events() {
+            // A process substitution that ended stays known to `wait $!`.
+            if let sys::Event::Done(raw) = ev
+                && let Some(k) = self.procsub_pids.iter().position(|&p| p == pid)
+            {
+                self.procsub_pids.remove(k);
+                self.procsub_last = Some((pid, raw));
+                continue;
+            }
             for j in &mut self.jobs {
                 if !j.pids.contains(&pid) {
                     continue;

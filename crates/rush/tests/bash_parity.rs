@@ -375,6 +375,12 @@ fn process_substitution() {
         // A writer whose reader stops early ends (SIGPIPE), not the shell.
         ("head -1 <(yes); echo done", "y\ndone\n"),
         ("echo hello > >(tr a-z A-Z); wait $!", "HELLO\n"),
+        // Reaped before `wait` looks (its first reap of ended jobs), it is
+        // still known to `wait $!`.
+        (
+            "echo hi > >(tr a-z A-Z); sleep 0.2; wait $!; echo rc=$?",
+            "HI\nrc=0\n",
+        ),
         // Out of the way of the user's own descriptor numbers.
         ("cat <(echo p) 3>/dev/null", "p\n"),
         ("[[ <(true) == /dev/fd/* ]] && echo path", "path\n"),
