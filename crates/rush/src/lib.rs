@@ -26,6 +26,7 @@ pub mod history;
 pub mod input;
 pub mod interactive;
 pub mod job;
+pub mod keymap;
 pub mod parse;
 pub mod pattern;
 pub mod perf;

@@ -428,6 +428,8 @@ pub struct Shell {
     pub procsub_last: Option<(i32, i32)>,
     /// The interactive shell's history (`history`, `!` expansion).
     pub history: crate::history::History,
+    /// The line editor's key bindings and variables (`bind`, inputrc).
+    pub keymaps: crate::keymap::Keymaps,
     /// Commands read at the prompt so far (`\#` in a prompt).
     pub command_number: usize,
     /// The terminal, once job control has taken it.
@@ -618,6 +620,7 @@ impl Shell {
             coprocs: Vec::new(),
             procsub_last: None,
             history: crate::history::History::default(),
+            keymaps: crate::keymap::Keymaps::default(),
             command_number: 1,
             jc: None,
             group: None,

@@ -4339,3 +4339,87 @@ fn hostname_and_shell_are_plain_variables() {
         0,
     );
 }
+
+/// `bind` outside line editing: bash warns on every call and still
+/// answers from, and changes, the default keymaps (bash-completion reads
+/// `bind -v`; start-up files run `bind` in scripts too). Before, rush had
+/// no `bind` at all (command not found, 127).
+#[test]
+fn bind_without_line_editing() {
+    let w = "sh: line 1: bind: warning: line editing not enabled\n";
+    stderr_like_bash(
+        &[
+            (
+                "bind -q accept-line; echo rc=$?",
+                &format!("{w}accept-line can be invoked via \"\\C-j\", \"\\C-m\".\nrc=0\n"),
+            ),
+            (
+                "bind -q nonsuch; echo rc=$?",
+                &format!("{w}sh: line 1: bind: `nonsuch': unknown function name\nrc=1\n"),
+            ),
+            (
+                "bind -u kill-line 2>/dev/null; bind -q kill-line; echo rc=$?",
+                &format!("{w}kill-line is not bound to any keys.\nrc=1\n"),
+            ),
+            (
+                "bind -r '\\C-a' 2>/dev/null; bind -q beginning-of-line",
+                &format!(
+                    "{w}beginning-of-line can be invoked via \"\\eOH\", \"\\e[1~\", \"\\e[H\".\n"
+                ),
+            ),
+            (
+                "bind -m foo -l; echo rc=$?",
+                &format!("{w}sh: line 1: bind: `foo': invalid keymap name\nrc=1\n"),
+            ),
+            (
+                "bind -Z; echo rc=$?",
+                &format!(
+                    "{w}sh: line 1: bind: -Z: invalid option\nbind: usage: bind [-lpsvPSVX] [-m keymap] [-f filename] [-q name] [-u name] [-r keyseq] [-x keyseq:shell-command] [keyseq:readline-function or readline-command]\nrc=2\n"
+                ),
+            ),
+            (
+                "bind 'set completion-ignore-case on' 2>/dev/null; bind -v | grep ignore-case",
+                &format!("{w}set completion-ignore-case on\n"),
+            ),
+            (
+                "bind 'set nosuch on'; echo rc=$?",
+                &format!("{w}readline: nosuch: unknown variable name\nrc=0\n"),
+            ),
+            (
+                "bind -x '\"\\C-t\": echo \"hi there\"' 2>/dev/null; bind -X",
+                &format!("{w}\"\\C-t\": \"echo \\\"hi there\\\"\"\n"),
+            ),
+            (
+                "bind '\"\\C-x\\C-r\": \"macro text\"' 2>/dev/null; bind -s 2>/dev/null; bind -S",
+                &format!("\"\\C-x\\C-r\": \"macro text\"\n{w}\\C-x\\C-r outputs macro text\n"),
+            ),
+            (
+                "bind -f /nonexistent; echo rc=$?",
+                &format!(
+                    "{w}sh: line 1: bind: /nonexistent: cannot read: No such file or directory\nrc=1\n"
+                ),
+            ),
+            (
+                "bind -x nocolon; echo rc=$?",
+                &format!(
+                    "{w}sh: line 1: bind: nocolon: first non-whitespace character is not `\"'\nrc=1\n"
+                ),
+            ),
+            (
+                "bind 'Control-o: yank' 2>/dev/null; bind -m vi-command -q vi-put 2>/dev/null; bind -q yank",
+                &format!(
+                    "vi-put can be invoked via \"P\", \"p\".\n{w}yank can be invoked via \"\\C-o\", \"\\C-y\".\n"
+                ),
+            ),
+            (
+                "bind -V | grep -E 'keymap|timeout'",
+                &format!("{w}keymap is set to `emacs'\nkeyseq-timeout is set to `500'\n"),
+            ),
+        ],
+        "",
+    );
+    // The lists bash-completion and users read: every function name, and
+    // every variable.
+    like_bash("bind -l 2>/dev/null | wc -l", &[], "173\n", 0);
+    like_bash("bind -v 2>/dev/null | wc -l", &[], "46\n", 0);
+}

@@ -785,3 +785,53 @@ fn kill_ends_a_stopped_job() {
     let status = t.child.wait().unwrap();
     assert!(status.success(), "{}: {status:?}", kind.name());
 }
+
+/// `bind` and the inputrc file change what keys do in the editor, as in
+/// bash: a key bound to a readline function (from INPUTRC, under `$if
+/// mode=emacs`), a macro, a `bind -x` command that edits READLINE_LINE
+/// and READLINE_POINT, and a `set` variable that `bind -v` reports.
+/// Before, rush had no `bind` (command not found) and read no inputrc.
+#[test]
+fn bind_and_inputrc_change_the_keys() {
+    let (_t, home, work) = dirs();
+    let inputrc = home.join("inputrc");
+    std::fs::write(
+        &inputrc,
+        "# comment\n$if mode=emacs\n\"\\C-t\": backward-char\n$else\n\"\\C-t\": kill-line\n$endif\nset completion-ignore-case on\n",
+    )
+    .unwrap();
+    let inputrc = inputrc.to_str().unwrap().to_string();
+    std::fs::write(work.join("ReadMe.txt"), "content42\n").unwrap();
+    for kind in Kind::with(&[Kind::Bash]) {
+        let mut t = Term::start(kind, &home, &work, 80, &[("INPUTRC", &inputrc)]);
+        // Ctrl-T from the inputrc moves back one character.
+        t.send("echo ab\x14X\r");
+        t.expect("aXb");
+        t.expect("PROMPT> ");
+        t.line("bind -v | grep ignore-case; echo v$((1))");
+        let out = t.expect("v1");
+        assert!(
+            out.contains("set completion-ignore-case on"),
+            "{}: {out:?}",
+            kind.name()
+        );
+        t.expect("PROMPT> ");
+        // ... and it takes effect: a file name completes in any case.
+        t.send("cat readm\t");
+        t.send("\r");
+        t.expect("content42");
+        t.expect("PROMPT> ");
+        // A macro types its text.
+        t.line(r#"bind '"\eq": "echo macro$((2+3))"'"#);
+        t.expect("PROMPT> ");
+        t.send("\x1bq\r");
+        t.expect("macro5");
+        t.expect("PROMPT> ");
+        // A shell command sees the line and the point, and replaces both.
+        t.line(r#"bind -x '"\C-y": READLINE_LINE="echo x${READLINE_LINE}y$READLINE_POINT"; READLINE_POINT=5'"#);
+        t.expect("PROMPT> ");
+        t.send("ab\x02\x19Z\r");
+        t.expect("Zxaby1");
+        t.expect("PROMPT> ");
+    }
+}

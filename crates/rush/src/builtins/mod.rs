@@ -7,6 +7,7 @@ use crate::vars::Value;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 
+mod bind;
 mod calls;
 mod complete;
 mod dirs;
@@ -42,6 +43,7 @@ const SPECIAL: &[&[u8]] = &[
 const REGULAR: &[&[u8]] = &[
     b"alias",
     b"bg",
+    b"bind",
     b"builtin",
     b"caller",
     b"compgen",
@@ -188,6 +190,7 @@ pub fn run_builtin(sh: &mut Shell, argv: Args<'_>) -> Option<Exec> {
         b"help" => session::help(sh, argv),
         b"logout" => session::logout(sh, argv),
         b"suspend" => session::suspend(sh, argv),
+        b"bind" => bind::bind(sh, argv),
         _ => return None,
     })
 }

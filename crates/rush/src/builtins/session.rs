@@ -24,6 +24,11 @@ pub const TOPICS: &[(&str, &str, &str)] = &[
         "Define aliases, or print them.",
     ),
     ("bg", "bg [job_spec ...]", "Resume jobs in the background."),
+    (
+        "bind",
+        "bind [-lpsvPSVX] [-m keymap] [-f filename] [-q name] [-u name] [-r keyseq] [-x keyseq:shell-command] [keyseq:readline-function or readline-command]",
+        "Set the line editor's key bindings and variables.",
+    ),
     ("break", "break [n]", "Leave the innermost n loops."),
     (
         "builtin",

@@ -376,10 +376,10 @@ pub fn complete(
         finish.noquote = spec.options.contains("noquote");
         let cands = found.take().unwrap_or_default();
         if cands.is_empty() && spec.options.contains("dirnames") {
-            found = Some(paths(&cur, true));
+            found = Some(paths(&cur, true, ignore_case(sh)));
             finish.filenames = true;
         } else if cands.is_empty() && spec.options.contains("default") {
-            found = Some(paths(&cur, false));
+            found = Some(paths(&cur, false, ignore_case(sh)));
             finish.filenames = true;
         } else if cands.is_empty() && spec.options.contains("bashdefault") {
             found = None;
@@ -393,7 +393,7 @@ pub fn complete(
         None => {
             finish.filenames = true;
             let dirs_only = matches!(cmd.as_slice(), b"cd" | b"pushd" | b"rmdir");
-            paths(&cur, dirs_only)
+            paths(&cur, dirs_only, ignore_case(sh))
         }
     };
     (start, finish_all(found, finish, open))
@@ -456,7 +456,7 @@ fn command_names(
     open: Option<u8>,
 ) -> Vec<Candidate> {
     if cur.contains(&b'/') {
-        let found = paths(cur, false)
+        let found = paths(cur, false, ignore_case(sh))
             .into_iter()
             .filter(|p| is_executable(p) || is_dir(p))
             .collect();
@@ -500,9 +500,16 @@ fn is_dir(p: &[u8]) -> bool {
     std::path::Path::new(OsStr::from_bytes(p)).is_dir()
 }
 
-/// Files (or folders) whose path starts with `word`, sorted; names that
-/// begin with `.` only when the word's last part does.
-fn paths(word: &[u8], dirs_only: bool) -> Vec<Vec<u8>> {
+/// readline's `completion-ignore-case` (`bind 'set completion-ignore-case
+/// on'`): file names match without regard to case.
+fn ignore_case(sh: &Shell) -> bool {
+    sh.keymaps.is_on("completion-ignore-case")
+}
+
+/// Files (or folders) whose path starts with `word` (in any case with
+/// `fold`), sorted; names that begin with `.` only when the word's last
+/// part does.
+fn paths(word: &[u8], dirs_only: bool, fold: bool) -> Vec<Vec<u8>> {
     let (dir, base) = match word.iter().rposition(|&c| c == b'/') {
         Some(i) => (&word[..=i], &word[i + 1..]),
         None => (&b""[..], word),
@@ -521,7 +528,14 @@ fn paths(word: &[u8], dirs_only: bool) -> Vec<Vec<u8>> {
     let mut out: Vec<Vec<u8>> = rd
         .flatten()
         .map(|e| e.file_name().as_bytes().to_vec())
-        .filter(|n| n.starts_with(base) && (base.starts_with(b".") || !n.starts_with(b".")))
+        .filter(|n| {
+            let starts = if fold {
+                n.len() >= base.len() && n[..base.len()].eq_ignore_ascii_case(base)
+            } else {
+                n.starts_with(base)
+            };
+            starts && (base.starts_with(b".") || !n.starts_with(b"."))
+        })
         .map(|n| [dir, &n].concat())
         .filter(|p| !dirs_only || is_dir(&expand_tilde(p)))
         .collect();

@@ -12,6 +12,7 @@
 //! each borrowing it for its own step.
 
 pub mod complete;
+pub mod keys;
 
 use crate::prompt;
 
@@ -43,6 +44,8 @@ pub enum RcFile {
 struct Helper {
     shell: Rc<RefCell<Shell>>,
     commands: RefCell<complete::CommandCache>,
+    /// A `bind -x` command the editor asked for.
+    pending: keys::Pending,
 }
 
 impl Completer for Helper {
@@ -98,9 +101,7 @@ impl Source for More<'_> {
             return false;
         }
         let ps2 = prompt::split(&self.shell.borrow_mut().prompt(b"PS2"));
-        sys::editor_reading(true);
-        let read = self.editor.readline(&(ps2.1.as_str(), ps2.0.as_str()));
-        sys::editor_reading(false);
+        let read = read_line(self.editor, self.shell, &(ps2.1.as_str(), ps2.0.as_str()));
         match read {
             Ok(line) => {
                 let mut l = line.into_bytes();
@@ -144,24 +145,18 @@ pub fn run(sh: Shell, rc: RcFile, login: bool, monitor: bool) -> i32 {
     editor.set_helper(Some(Helper {
         shell: shell.clone(),
         commands: RefCell::new(complete::CommandCache::default()),
+        pending: keys::Pending::default(),
     }));
+    let mut applied = keys::Applied::default();
     let mut synced = (u64::MAX, 0usize);
     let mut eofs = 0;
     let status = loop {
         let ps1 = {
             let mut sh = shell.borrow_mut();
-            before_prompt(&mut sh, &mut editor, &mut synced);
+            before_prompt(&mut sh, &mut editor, &mut synced, &mut applied);
             prompt::split(&sh.prompt(b"PS1"))
         };
-        sys::editor_reading(true);
-        // A hang-up that came before the flag was set is seen here; one
-        // after it makes the editor return (see `sys::editor_reading`).
-        let read = if sys::is_pending(libc::SIGHUP) {
-            Err(ReadlineError::Interrupted)
-        } else {
-            editor.readline(&(ps1.1.as_str(), ps1.0.as_str()))
-        };
-        sys::editor_reading(false);
+        let read = read_line(&mut editor, &shell, &(ps1.1.as_str(), ps1.0.as_str()));
         if sys::is_pending(libc::SIGHUP) {
             // The terminal hung up (or someone sent SIGHUP): leave.
             break 128 + libc::SIGHUP;
@@ -215,6 +210,77 @@ pub fn run(sh: Shell, rc: RcFile, login: bool, monitor: bool) -> i32 {
         }
     };
     leave(&mut sh, status)
+}
+
+/// Reads a line with the editor. A `bind -x` key ends the read with its
+/// request: the command runs with READLINE_LINE, READLINE_POINT and
+/// READLINE_MARK (characters) set, and the read goes on from the line and
+/// point it left.
+fn read_line<P: rustyline::Prompt + ?Sized>(
+    editor: &mut Ed,
+    shell: &Rc<RefCell<Shell>>,
+    prompt: &P,
+) -> rustyline::Result<String> {
+    let Some(pending) = editor.helper().map(|h| h.pending.clone()) else {
+        return Err(ReadlineError::Eof);
+    };
+    let mut initial: Option<(String, usize)> = None;
+    loop {
+        sys::editor_reading(true);
+        // A hang-up that came before the flag was set is seen here; one
+        // after it makes the editor return (see `sys::editor_reading`).
+        let read = if sys::is_pending(libc::SIGHUP) {
+            Err(ReadlineError::Interrupted)
+        } else {
+            match &initial {
+                Some((line, at)) => editor.readline_with_initial(prompt, line.split_at(*at)),
+                None => editor.readline(prompt),
+            }
+        };
+        sys::editor_reading(false);
+        let request = pending.lock().ok().and_then(|mut p| p.take());
+        let Some((cmd, line, at)) = request else {
+            return read;
+        };
+        // The accepted line is taken off the screen again, as bash clears
+        // the line before the command runs.
+        let _ = sys::write_all(1, b"\x1b[1A\r\x1b[J");
+        let mut sh = shell.borrow_mut();
+        initial = Some(run_bound_command(&mut sh, &cmd, line, at));
+    }
+}
+
+/// Runs a `bind -x` command on the line being edited; the line and the
+/// point (a byte offset) it leaves.
+fn run_bound_command(sh: &mut Shell, cmd: &[u8], line: String, at: usize) -> (String, usize) {
+    let chars = |s: &str, bytes: usize| s[..bytes.min(s.len())].chars().count();
+    let point = chars(&line, at);
+    let _ = sh.vars.export(b"READLINE_LINE", Some(line.into_bytes()));
+    let _ = sh
+        .vars
+        .export(b"READLINE_POINT", Some(point.to_string().into_bytes()));
+    let _ = sh.vars.export(b"READLINE_MARK", Some(b"0".to_vec()));
+    let status = sh.status;
+    let _ = crate::builtins::source_text(sh, cmd, None);
+    sh.status = status;
+    let line = sh
+        .vars
+        .get(b"READLINE_LINE")
+        .map(|l| String::from_utf8_lossy(l).into_owned())
+        .unwrap_or_default();
+    let point = sh
+        .vars
+        .get(b"READLINE_POINT")
+        .and_then(|p| std::str::from_utf8(p).ok()?.trim().parse::<usize>().ok())
+        .unwrap_or(point);
+    for v in [&b"READLINE_LINE"[..], b"READLINE_POINT", b"READLINE_MARK"] {
+        let _ = sh.vars.unset(v);
+    }
+    let at = line
+        .char_indices()
+        .nth(point)
+        .map_or(line.len(), |(i, _)| i);
+    (line, at)
 }
 
 /// One command read and run. `Some(status)` when the shell should exit.
@@ -359,7 +425,12 @@ fn report_time(sh: &mut Shell, text: &[u8], started: std::time::Instant, cpu: (f
 }
 
 /// What runs before each prompt.
-fn before_prompt(sh: &mut Shell, editor: &mut Ed, synced: &mut (u64, usize)) {
+fn before_prompt(
+    sh: &mut Shell,
+    editor: &mut Ed,
+    synced: &mut (u64, usize),
+    applied: &mut keys::Applied,
+) {
     sh.notify_jobs();
     // A job that left the terminal in raw mode does not spoil the editor.
     if std::mem::take(&mut sh.ran_job)
@@ -381,6 +452,10 @@ fn before_prompt(sh: &mut Shell, editor: &mut Ed, synced: &mut (u64, usize)) {
     } else {
         EditMode::Emacs
     });
+    // What `bind` and the inputrc file changed.
+    if let Some(pending) = editor.helper().map(|h| h.pending.clone()) {
+        keys::apply(sh, editor, applied, &pending);
+    }
     // The editor's history follows the shell's list (`history -c`, `-d`,
     // `-r`, HISTSIZE).
     let h = &sh.history;
@@ -456,6 +531,9 @@ fn start(sh: &mut Shell, rc: &RcFile, login: bool, monitor: bool) {
     sys::ignore_for_shell(&[libc::SIGQUIT, libc::SIGTERM]);
     // Job control, unless `+m`: only with a terminal to control.
     sh.opts.monitor = monitor && sh.take_terminal();
+    // The inputrc file, before the start-up files (whose `bind` commands
+    // come after it in bash too).
+    keys::read_inputrc(sh);
     // Start-up files, as bash reads its own: a login shell read the
     // profiles already; another reads ~/.rushrc (or --rcfile). ENV, as
     // POSIX asks of an interactive shell, comes after.
