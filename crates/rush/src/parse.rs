@@ -64,6 +64,17 @@ fn is_meta(c: u8) -> bool {
     )
 }
 
+/// A byte that [`Parser::read_word`] takes as itself wherever it is: not
+/// a metacharacter, a quote, `$`, a backquote, or a byte that can open an
+/// extended glob.
+fn is_plain(c: u8) -> bool {
+    !is_meta(c)
+        && !matches!(
+            c,
+            b'\\' | b'\'' | b'"' | b'$' | b'`' | b'?' | b'*' | b'+' | b'@' | b'!'
+        )
+}
+
 pub fn is_name_start(c: u8) -> bool {
     c.is_ascii_alphabetic() || c == b'_'
 }
@@ -320,10 +331,12 @@ impl<'s> Parser<'s> {
         }
     }
 
+    #[inline]
     fn peek(&mut self) -> Option<u8> {
         self.peek_at(0)
     }
 
+    #[inline]
     fn peek_at(&mut self, k: usize) -> Option<u8> {
         while self.pos + k >= self.buf.len() {
             if !self.fill() {
@@ -345,8 +358,13 @@ impl<'s> Parser<'s> {
             self.line += 1;
         }
         self.pos += 1;
-        // An alias stays in use until a byte after its text is read: the
-        // word that ends its text (`alias a=a`) must not expand it again.
+        self.leave_aliases();
+        Some(c)
+    }
+
+    /// An alias stays in use until a byte after its text is read: the word
+    /// that ends its text (`alias a=a`) must not expand it again.
+    fn leave_aliases(&mut self) {
         while let Some((_, end)) = self.expanding.last() {
             if self.pos > *end {
                 self.expanding.pop();
@@ -354,7 +372,6 @@ impl<'s> Parser<'s> {
                 break;
             }
         }
-        Some(c)
     }
 
     fn starts_with(&mut self, s: &[u8]) -> bool {
@@ -2073,8 +2090,17 @@ impl<'s> Parser<'s> {
                     parts.push(self.backtick(false)?);
                 }
                 _ => {
+                    // With the ordinary bytes after it (no newline among
+                    // them) at once, rather than one turn of this loop
+                    // each, and one allocation for the lot.
+                    let rest = &self.buf[self.pos..];
+                    let run = 1 + rest[1..].iter().take_while(|&&b| is_plain(b)).count();
+                    lit.extend_from_slice(&rest[..run]);
                     self.bump();
-                    lit.push(c);
+                    if run > 1 {
+                        self.pos += run - 1;
+                        self.leave_aliases();
+                    }
                 }
             }
         }
