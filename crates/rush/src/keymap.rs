@@ -582,11 +582,21 @@ impl Keymaps {
             .collect()
     }
 
-    /// A variable's value as `bind -v` prints it.
-    pub fn variable(&mut self, name: &str) -> Option<String> {
-        let st = self.state();
+    /// A variable's value as `bind -v` prints it. (Asking does not build
+    /// the tables: an interactive shell asks at start.)
+    pub fn variable(&self, name: &str) -> Option<String> {
+        let on_off = |b: bool| if b { "on" } else { "off" }.to_string();
+        let Some(st) = &self.state else {
+            if let Some((_, b)) = BOOLEANS.iter().find(|(k, _)| *k == name) {
+                return Some(on_off(*b));
+            }
+            return STRINGS
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string());
+        };
         if let Some((_, b)) = st.booleans.iter().find(|(k, _)| *k == name) {
-            return Some(if *b { "on" } else { "off" }.to_string());
+            return Some(on_off(*b));
         }
         st.strings
             .iter()
@@ -663,7 +673,7 @@ impl Keymaps {
 
     /// The keymap that `set keymap` chose, for bindings that name none;
     /// `set -o vi` and `set -o emacs` choose too.
-    pub fn current(&mut self, vi: bool) -> (Map, &'static [u8]) {
+    pub fn current(&self, vi: bool) -> (Map, &'static [u8]) {
         let name = self.variable("keymap").unwrap_or_default();
         match Map::by_name(&name) {
             Some((Map::Emacs, _)) if vi => (Map::ViInsert, b""),
@@ -1160,6 +1170,16 @@ mod tests {
         assert_eq!(translate(br"\x41\101\t"), b"AA\t");
         assert_eq!(key_name("Control-u"), vec![0x15]);
         assert_eq!(key_name("Meta-Rubout"), vec![0x1b, 0x7f]);
+    }
+
+    /// Reading a variable, as an interactive shell does at start, does
+    /// not build the keymaps (the start-up cost is measured).
+    #[test]
+    fn asking_builds_nothing() {
+        let k = Keymaps::default();
+        assert_eq!(k.variable("editing-mode").as_deref(), Some("emacs"));
+        assert_eq!(k.variable("mark-directories").as_deref(), Some("on"));
+        assert!(k.is_default());
     }
 
     #[test]
