@@ -28,6 +28,9 @@ pub struct History {
     /// The last entry is the line being run (the prompt added it): the
     /// first `history -s` in it replaces it.
     pub line_entry: bool,
+    /// Entries added this session since the last `history -c` (bash's
+    /// `history_lines_this_session`).
+    pub added: usize,
 }
 
 impl Default for History {
@@ -39,6 +42,7 @@ impl Default for History {
             saved: 0,
             generation: 0,
             line_entry: false,
+            added: 0,
         }
     }
 }
@@ -103,6 +107,7 @@ impl History {
             }
         }
         self.entries.push(line.to_vec());
+        self.added += 1;
         self.trim(size);
         true
     }
@@ -123,6 +128,7 @@ impl History {
         self.first += self.entries.len();
         self.entries.clear();
         self.saved = 0;
+        self.added = 0;
         self.generation += 1;
     }
 

@@ -1417,7 +1417,8 @@ impl Shell {
             }
         }
         let (size, _, control) = crate::builtins::history::settings(self);
-        self.history.add(&line, control, size);
+        self.history.line_entry = !crate::builtins::history::ignored(self, &line)
+            && self.history.add(&line, control, size);
     }
 
     /// Parses and runs `text` (eval, traps, source'd files), command by

@@ -4423,3 +4423,41 @@ fn bind_without_line_editing() {
     like_bash("bind -l 2>/dev/null | wc -l", &[], "173\n", 0);
     like_bash("bind -v 2>/dev/null | wc -l", &[], "46\n", 0);
 }
+
+/// History in a script: `set -o history` reads HISTFILE (when no line was
+/// added yet), HISTIGNORE keeps matching lines out (`&`: the line before),
+/// `fc -l` lists through the last entry when the `fc` line itself was
+/// ignored, `history -p` names the word it failed on, and two file
+/// operations at once are refused. Before, the file was not read,
+/// HISTIGNORE was not applied, `fc -l` dropped the last entry, and
+/// `history -r -w` read the file.
+#[test]
+fn history_in_a_script() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("h.list"), "echo one\necho two\n").unwrap();
+    like_bash_in(
+        dir.path(),
+        &[],
+        "HISTFILE=h.list; HISTIGNORE='history*:fc*:&'; set -o history\n\
+         echo three; echo three\n\
+         echo three\n\
+         history\n\
+         fc -l\n",
+        "three\nthree\nthree\n    1  echo one\n    2  echo two\n    3  echo three; echo three\n    4  echo three\n\
+         1\t echo one\n2\t echo two\n3\t echo three; echo three\n4\t echo three\n",
+        0,
+    );
+    stderr_like_bash(
+        &[
+            (
+                "history -r -w /dev/null; echo rc=$?",
+                "sh: line 1: history: cannot use more than one of -anrw\nrc=1\n",
+            ),
+            (
+                "set -o history; echo a >/dev/null; history -p '!!:z'; echo rc=$?",
+                "sh: line 1: history: !!:z: history expansion failed\nrc=1\n",
+            ),
+        ],
+        "",
+    );
+}

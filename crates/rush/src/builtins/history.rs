@@ -32,9 +32,75 @@ pub fn file(sh: &Shell) -> Option<Vec<u8>> {
         .map(<[u8]>::to_vec)
 }
 
+/// Whether `HISTIGNORE` keeps `line` out of the history: one of its
+/// colon-separated patterns matches the whole line (`\:` is a colon in a
+/// pattern), or `&`, the entry before, is the same line.
+pub fn ignored(sh: &Shell, line: &[u8]) -> bool {
+    let Some(list) = sh.vars.get(b"HISTIGNORE").filter(|v| !v.is_empty()) else {
+        return false;
+    };
+    // Split at each colon that is not backslash-quoted.
+    let mut pats: Vec<Vec<u8>> = Vec::new();
+    let mut cur = Vec::new();
+    let mut i = 0;
+    while i < list.len() {
+        match list[i] {
+            b'\\' if list.get(i + 1) == Some(&b':') => {
+                cur.push(b':');
+                i += 1;
+            }
+            b':' => pats.push(std::mem::take(&mut cur)),
+            c => cur.push(c),
+        }
+        i += 1;
+    }
+    pats.push(cur);
+    pats.iter().filter(|p| !p.is_empty()).any(|p| {
+        if p == b"&" {
+            sh.history.entries.last().is_some_and(|e| e == line)
+        } else {
+            crate::pattern::Pattern::compile(p, &vec![false; p.len()]).matches(line)
+        }
+    })
+}
+
+/// `set -o history` turning history on when no line has been added this
+/// session reads HISTFILE (HISTSIZE and HISTFILESIZE set first if they are
+/// not), as bash does; a script that turns history on sees its file.
+pub fn enable(sh: &mut Shell) {
+    if sh.history.added > 0 {
+        return;
+    }
+    if sh.vars.get(b"HISTSIZE").is_none() {
+        let _ = sh.vars.set(b"HISTSIZE", b"500".to_vec());
+    }
+    if sh.vars.get(b"HISTFILESIZE").is_none() {
+        let size = sh
+            .vars
+            .get(b"HISTSIZE")
+            .map(<[u8]>::to_vec)
+            .unwrap_or_default();
+        let _ = sh.vars.set(b"HISTFILESIZE", size);
+    }
+    let (size, _, _) = settings(sh);
+    if let Some(f) = file(sh) {
+        sh.history.load(&f, size);
+    }
+}
+
 pub fn history(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let mut args = &argv[1..];
     let (size, filesize, _) = settings(sh);
+    // One file operation at a time.
+    let file_ops = args
+        .iter()
+        .take_while(|a| a.starts_with(b"-") && a.as_slice() != b"--")
+        .filter(|a| matches!(a.as_slice(), b"-a" | b"-n" | b"-r" | b"-w"))
+        .count();
+    if file_ops > 1 {
+        sh.error("history: cannot use more than one of -anrw");
+        return Ok(1);
+    }
     while let Some(a) = args.first() {
         match a.as_slice() {
             b"--" => {
@@ -93,8 +159,8 @@ pub fn history(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 for a in &args[1..] {
                     match crate::history::expand(&sh.history, a) {
                         Ok(e) => out.extend_from_slice(&e.unwrap_or_else(|| a.clone())),
-                        Err(m) => {
-                            sh.error(&format!("history: {m}"));
+                        Err(_) => {
+                            sh.error(&format!("history: {}: history expansion failed", lossy(a)));
                             return Ok(1);
                         }
                     }
@@ -174,10 +240,11 @@ pub fn fc(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let (list, numbers, reverse, again) = (has(b'l'), !has(b'n'), has(b'r'), has(b's'));
     let editor: Option<Vec<u8>> = opts.iter().rev().find_map(|o| o.arg.clone());
     let args = &argv[i..];
-    // The numbers of the commands before this `fc` line.
+    // The numbers of the commands before this `fc` line (which is the
+    // last entry unless HISTIGNORE or HISTCONTROL kept it out).
     let h = &sh.history;
     let last_number = (h.first + h.entries.len()).saturating_sub(1);
-    let before = last_number.saturating_sub(1);
+    let before = last_number.saturating_sub(usize::from(h.line_entry));
     if again || editor.as_deref() == Some(b"-") {
         return fc_again(sh, args, before);
     }

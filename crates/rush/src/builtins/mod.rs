@@ -2098,8 +2098,9 @@ pub fn set_flags(sh: &mut Shell, cluster: &[u8]) -> Result<(), char> {
 pub fn set_option(sh: &mut Shell, name: &str, on: bool) -> bool {
     match sh.opts.get_mut(name) {
         Some(b) => {
-            *b = on;
+            let was = std::mem::replace(b, on);
             match name {
+                "history" if on && !was => history::enable(sh),
                 "allexport" => sh.vars.allexport = on,
                 "verbose" => crate::input::VERBOSE.store(on, std::sync::atomic::Ordering::Relaxed),
                 // One editing mode at a time: turning one on turns the

@@ -327,7 +327,8 @@ fn turn(shell: &Rc<RefCell<Shell>>, editor: &mut Ed, line: String) -> Option<i32
     if sh.opts.history {
         let (size, _, control) = hist::settings(&sh);
         let entry = text.strip_suffix(b"\n").unwrap_or(&text).to_vec();
-        sh.history.line_entry = sh.history.add(&entry, control, size);
+        sh.history.line_entry =
+            !hist::ignored(&sh, &entry) && sh.history.add(&entry, control, size);
     }
     sh.command_number += 1;
     // A syntax error: the complete commands read before it run (there are
