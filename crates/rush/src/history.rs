@@ -31,6 +31,8 @@ pub struct History {
     /// Entries added this session since the last `history -c` (bash's
     /// `history_lines_this_session`).
     pub added: usize,
+    /// The last `:s/old/new/` of a history expansion, for `:&`.
+    pub last_sub: std::cell::RefCell<Option<(Vec<u8>, Vec<u8>)>>,
 }
 
 impl Default for History {
@@ -43,6 +45,7 @@ impl Default for History {
             generation: 0,
             line_entry: false,
             added: 0,
+            last_sub: std::cell::RefCell::new(None),
         }
     }
 }
@@ -125,7 +128,8 @@ impl History {
 
     /// Removes everything (`history -c`).
     pub fn clear(&mut self) {
-        self.first += self.entries.len();
+        // Numbering starts again from 1 (bash).
+        self.first = 1;
         self.entries.clear();
         self.saved = 0;
         self.added = 0;
@@ -260,6 +264,12 @@ fn parse_file(text: &[u8]) -> Vec<Vec<u8>> {
 /// replaced, `None` if it has none, or the message for an event that is not
 /// found.
 pub fn expand(h: &History, line: &[u8]) -> Result<Option<Vec<u8>>, String> {
+    expand_line(h, line).map(|(text, _)| text)
+}
+
+/// [`expand`], and whether a `:p` modifier asked for the line to be
+/// printed and not run.
+pub fn expand_line(h: &History, line: &[u8]) -> Result<(Option<Vec<u8>>, bool), String> {
     // `^old^new^`: the last command with the first `old` replaced.
     if let Some(rest) = line.strip_prefix(b"^") {
         let rest = rest.strip_suffix(b"\n").unwrap_or(rest);
@@ -281,12 +291,16 @@ pub fn expand(h: &History, line: &[u8]) -> Result<Option<Vec<u8>>, String> {
         if line.ends_with(b"\n") {
             out.push(b'\n');
         }
-        return Ok(Some(out));
+        return Ok((Some(out), false));
     }
     let mut out = Vec::with_capacity(line.len());
     let mut changed = false;
     let mut i = 0;
     let mut single = false;
+    let mut state = ModState {
+        last_sub: &h.last_sub,
+        print_only: false,
+    };
     while i < line.len() {
         let c = line[i];
         if c == b'\'' {
@@ -297,7 +311,17 @@ pub fn expand(h: &History, line: &[u8]) -> Result<Option<Vec<u8>>, String> {
             i += 2;
             continue;
         }
-        if c != b'!' || single {
+        // The history comment character at the start of a word: the rest
+        // of the line is a comment, not expanded (bash).
+        if c == b'#' && !single && (i == 0 || line[i - 1].is_ascii_whitespace()) {
+            out.extend_from_slice(&line[i..]);
+            break;
+        }
+        // `[!` (a bracket's negation), `${!` (indirection) and `$!` are
+        // not history expansion (bash).
+        let shell_syntax =
+            i > 0 && (line[i - 1] == b'[' || line[i - 1] == b'$' || line[..i].ends_with(b"${"));
+        if c != b'!' || single || shell_syntax {
             out.push(c);
             i += 1;
             continue;
@@ -309,20 +333,213 @@ pub fn expand(h: &History, line: &[u8]) -> Result<Option<Vec<u8>>, String> {
             i += 1;
             continue;
         }
-        let (event, len) = event(h, &line[i + 1..])?;
+        // `!:…` is the last command's words (`!!:…`).
+        let (event, len, matched) = if next == Some(b':') {
+            let last = h.entries.last().cloned();
+            (
+                last.ok_or_else(|| "!!: event not found".to_string())?,
+                0,
+                None,
+            )
+        } else {
+            event(h, &line[i + 1..])?
+        };
         i += 1 + len;
-        // Word designators: `:n`, `:$`, `:^`, `:*`, `:n-m`, or `$ ^ *` right
-        // after the event.
-        let (words, wlen) = designator(&event, &line[i..], len == 0)?;
+        // Word designators: `:n`, `:$`, `:^`, `:*`, `:n-m`, `:n*`, `:n-`,
+        // `:%`, or `$ ^ * %` right after the event; then modifiers.
+        let (words, wlen) = designator(
+            &event,
+            &line[i..],
+            len == 0 || matched.is_some(),
+            matched.as_deref(),
+        )?;
         i += wlen;
+        let (words, mlen) = modifiers(words, &line[i..], &mut state)?;
+        i += mlen;
         out.extend_from_slice(&words);
         changed = true;
     }
-    Ok(changed.then_some(out))
+    Ok((changed.then_some(out), state.print_only))
 }
 
-/// Reads the event after `!`: returns its text and how many bytes it took.
-fn event(h: &History, s: &[u8]) -> Result<(Vec<u8>, usize), String> {
+/// What one line's modifiers carry from one `!` to the next: the last
+/// substitution (`:&`), and `:p` (print, do not run).
+struct ModState<'h> {
+    last_sub: &'h std::cell::RefCell<Option<(Vec<u8>, Vec<u8>)>>,
+    print_only: bool,
+}
+
+/// Applies the modifiers at the start of `s` (`:h :t :r :e :q :x :p
+/// :s/old/new/ :& :g… :a…`) to `text`; the result and the bytes taken.
+fn modifiers(
+    mut text: Vec<u8>,
+    s: &[u8],
+    st: &mut ModState<'_>,
+) -> Result<(Vec<u8>, usize), String> {
+    let mut i = 0;
+    while s.get(i) == Some(&b':') {
+        let Some(&m) = s.get(i + 1) else { break };
+        let (global, m, at) = match m {
+            b'g' | b'a' | b'G' => match s.get(i + 2) {
+                Some(&n @ (b's' | b'&')) => (true, n, i + 2),
+                _ => {
+                    return Err(format!(
+                        "{}: unrecognized history modifier",
+                        lossy(&s[i..i + 2])
+                    ));
+                }
+            },
+            _ => (false, m, i + 1),
+        };
+        match m {
+            b'h' => {
+                if let Some(p) = text.iter().rposition(|&c| c == b'/') {
+                    text.truncate(p);
+                }
+            }
+            b't' => {
+                if let Some(p) = text.iter().rposition(|&c| c == b'/') {
+                    text.drain(..=p);
+                }
+            }
+            b'r' | b'e' => {
+                let base = text.iter().rposition(|&c| c == b'/').map_or(0, |p| p + 1);
+                let dot = text[base..]
+                    .iter()
+                    .rposition(|&c| c == b'.')
+                    .map(|p| base + p);
+                match (m, dot) {
+                    (b'r', Some(d)) => text.truncate(d),
+                    (b'e', Some(d)) => {
+                        text.drain(..d);
+                    }
+                    (b'e', None) => text.clear(),
+                    _ => {}
+                }
+            }
+            b'q' => text = single_quote(&text),
+            b'x' => {
+                let words: Vec<Vec<u8>> = text
+                    .split(|c| c.is_ascii_whitespace())
+                    .filter(|w| !w.is_empty())
+                    .map(single_quote)
+                    .collect();
+                text = words.join(&b' ');
+            }
+            b'p' => st.print_only = true,
+            b's' => {
+                let Some(&delim) = s.get(at + 1) else {
+                    return Err("s: no previous substitution".into());
+                };
+                let mut k = at + 2;
+                let part = |k: &mut usize| {
+                    let mut v = Vec::new();
+                    while let Some(&c) = s.get(*k) {
+                        if c == delim || c == b'\n' {
+                            *k += 1;
+                            break;
+                        }
+                        if c == b'\\' && s.get(*k + 1) == Some(&delim) {
+                            v.push(delim);
+                            *k += 2;
+                            continue;
+                        }
+                        v.push(c);
+                        *k += 1;
+                    }
+                    v
+                };
+                let old = part(&mut k);
+                let new = part(&mut k);
+                let old = if old.is_empty() {
+                    st.last_sub
+                        .borrow()
+                        .as_ref()
+                        .map(|(o, _)| o.clone())
+                        .unwrap_or_default()
+                } else {
+                    old
+                };
+                *st.last_sub.borrow_mut() = Some((old.clone(), new.clone()));
+                text = substitute(&text, &old, &new, global)?;
+                i = k;
+                continue;
+            }
+            b'&' => {
+                let Some((old, new)) = st.last_sub.borrow().clone() else {
+                    return Err(":&: no previous substitution".into());
+                };
+                text = substitute(&text, &old, &new, global)?;
+            }
+            c if c.is_ascii_alphabetic() => {
+                return Err(format!(":{}: unrecognized history modifier", c as char));
+            }
+            _ => break,
+        }
+        i = at + 1;
+    }
+    Ok((text, i))
+}
+
+/// `old` replaced by `new` (where `&` in `new` is `old`), once or
+/// everywhere.
+fn substitute(text: &[u8], old: &[u8], new: &[u8], global: bool) -> Result<Vec<u8>, String> {
+    let mut with = Vec::new();
+    let mut k = 0;
+    while k < new.len() {
+        match new[k] {
+            b'\\' if new.get(k + 1) == Some(&b'&') => {
+                with.push(b'&');
+                k += 2;
+            }
+            b'&' => {
+                with.extend_from_slice(old);
+                k += 1;
+            }
+            c => {
+                with.push(c);
+                k += 1;
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut rest = text;
+    let mut done = false;
+    while let Some(at) = find(rest, old).filter(|_| !old.is_empty()) {
+        out.extend_from_slice(&rest[..at]);
+        out.extend_from_slice(&with);
+        rest = &rest[at + old.len()..];
+        done = true;
+        if !global {
+            break;
+        }
+    }
+    if !done {
+        return Err(format!("{}: substitution failed", lossy(old)));
+    }
+    out.extend_from_slice(rest);
+    Ok(out)
+}
+
+fn single_quote(w: &[u8]) -> Vec<u8> {
+    let mut q = vec![b'\''];
+    for &c in w {
+        if c == b'\'' {
+            q.extend_from_slice(b"'\\''");
+        } else {
+            q.push(c);
+        }
+    }
+    q.push(b'\'');
+    q
+}
+
+/// The event after `!`: its text, how many bytes it took, and for
+/// `!?str?` the word that held `str` (`%`).
+type Event = (Vec<u8>, usize, Option<Vec<u8>>);
+
+/// Reads the event after `!`.
+fn event(h: &History, s: &[u8]) -> Result<Event, String> {
     let last = || {
         h.entries
             .last()
@@ -330,10 +547,10 @@ fn event(h: &History, s: &[u8]) -> Result<(Vec<u8>, usize), String> {
             .ok_or_else(|| "!!: event not found".to_string())
     };
     match s[0] {
-        b'!' => Ok((last()?, 1)),
+        b'!' => Ok((last()?, 1, None)),
         // `!$`, `!^`, `!*`: the last command; the designator is read next
         // (by backing up one byte).
-        b'$' | b'^' | b'*' => Ok((last()?, 0)),
+        b'$' | b'^' | b'*' => Ok((last()?, 0, None)),
         b'#' => Err("!#: not supported".into()),
         b'?' => {
             let end = s[1..]
@@ -346,12 +563,18 @@ fn event(h: &History, s: &[u8]) -> Result<(Vec<u8>, usize), String> {
             } else {
                 end
             };
-            h.entries
+            let e = h
+                .entries
                 .iter()
                 .rev()
                 .find(|e| find(e, needle).is_some())
-                .map(|e| (e.clone(), took))
-                .ok_or_else(|| format!("!{}: event not found", lossy(&s[..took])))
+                .ok_or_else(|| format!("!{}: event not found", lossy(&s[..took])))?;
+            // The word that holds the last match in the line (`%`).
+            let word = split_words(e)
+                .into_iter()
+                .rev()
+                .find(|w| find(w, needle).is_some());
+            Ok((e.clone(), took, word))
         }
         b'-' | b'0'..=b'9' => {
             let neg = s[0] == b'-';
@@ -370,7 +593,7 @@ fn event(h: &History, s: &[u8]) -> Result<(Vec<u8>, usize), String> {
                 h.get(n)
             };
             entry
-                .map(|e| (e.to_vec(), took))
+                .map(|e| (e.to_vec(), took, None))
                 .ok_or_else(|| format!("!{}: event not found", lossy(&s[..took])))
         }
         _ => {
@@ -385,27 +608,40 @@ fn event(h: &History, s: &[u8]) -> Result<(Vec<u8>, usize), String> {
                 .iter()
                 .rev()
                 .find(|e| e.starts_with(prefix))
-                .map(|e| (e.clone(), took))
+                .map(|e| (e.clone(), took, None))
                 .ok_or_else(|| format!("!{}: event not found", lossy(prefix)))
         }
     }
 }
 
 /// Applies a word designator at the start of `s` to `event`; returns the
-/// text and how many bytes of `s` it took. `bare` allows `$`, `^`, `*`
-/// without a colon (`!$`).
-fn designator(event: &[u8], s: &[u8], bare: bool) -> Result<(Vec<u8>, usize), String> {
+/// text and how many bytes of `s` it took. `bare` allows `$`, `^`, `*`,
+/// `%` without a colon (`!$`); `matched` is the word `!?str?` found.
+fn designator(
+    event: &[u8],
+    s: &[u8],
+    bare: bool,
+    matched: Option<&[u8]>,
+) -> Result<(Vec<u8>, usize), String> {
+    let spec_len = |t: &[u8]| {
+        t.iter()
+            .take_while(|c| c.is_ascii_digit() || matches!(c, b'$' | b'^' | b'*' | b'-' | b'%'))
+            .count()
+    };
     let (spec, took) = match s.first() {
-        Some(b':') => {
-            let len = s[1..]
-                .iter()
-                .take_while(|c| c.is_ascii_digit() || matches!(c, b'$' | b'^' | b'*' | b'-'))
-                .count();
+        Some(b':')
+            if s.get(1)
+                .is_some_and(|c| c.is_ascii_digit() || b"$^*-%".contains(c)) =>
+        {
+            let len = spec_len(&s[1..]);
             (&s[1..1 + len], 1 + len)
         }
-        Some(b'$' | b'^' | b'*') if bare => (&s[..1], 1),
+        Some(b'$' | b'^' | b'*' | b'%') if bare => (&s[..1], 1),
         _ => return Ok((event.to_vec(), 0)),
     };
+    if spec == b"%" {
+        return Ok((matched.unwrap_or_default().to_vec(), took));
+    }
     let words = split_words(event);
     let last = words.len().saturating_sub(1);
     let index = |t: &[u8]| -> Option<usize> {
@@ -416,17 +652,22 @@ fn designator(event: &[u8], s: &[u8], bare: bool) -> Result<(Vec<u8>, usize), St
         }
     };
     let bad = || format!("{}: bad word specifier", lossy(spec));
-    let (from, to) = match spec {
-        b"*" => (1, last),
-        _ => match spec.iter().position(|&c| c == b'-') {
+    let (from, to) = if spec == b"*" {
+        (1, last)
+    } else if let Some(n) = spec.strip_suffix(b"*") {
+        // `n*`: from word n to the last.
+        (index(n).ok_or_else(bad)?, last)
+    } else {
+        match spec.iter().position(|&c| c == b'-') {
             Some(p) => {
                 let a = if p == 0 {
                     0
                 } else {
                     index(&spec[..p]).ok_or_else(bad)?
                 };
+                // `n-`: as `n*`, without the last word.
                 let b = if p + 1 == spec.len() {
-                    last
+                    last.checked_sub(1).ok_or_else(bad)?
                 } else {
                     index(&spec[p + 1..]).ok_or_else(bad)?
                 };
@@ -436,9 +677,9 @@ fn designator(event: &[u8], s: &[u8], bare: bool) -> Result<(Vec<u8>, usize), St
                 let n = index(spec).ok_or_else(bad)?;
                 (n, n)
             }
-        },
+        }
     };
-    if spec == b"*" && words.len() < 2 {
+    if (spec == b"*" || spec.ends_with(b"*")) && from > last {
         return Ok((Vec::new(), took));
     }
     if from > to || to >= words.len() {

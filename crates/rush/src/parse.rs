@@ -290,6 +290,34 @@ impl<'s> Parser<'s> {
     /// Whether the text read so far is all parsed (blanks aside), without
     /// reading more: the interactive shell asks before the parser would
     /// prompt for another line.
+    /// Where the parser is in its text, and how long the text is (which
+    /// an alias's expansion changes).
+    pub fn position(&self) -> (usize, usize) {
+        (self.pos, self.buf.len())
+    }
+
+    /// The text between two positions.
+    pub fn text(&self, from: usize, to: usize) -> &[u8] {
+        &self.buf[from.min(self.buf.len())..to.min(self.buf.len())]
+    }
+
+    /// The line that starts at `from` (at or after the parser's
+    /// position), read in first if need be: where it starts and ends
+    /// (before its newline); `None` at the end of the input.
+    pub fn line_at(&mut self, from: usize) -> Option<(usize, usize)> {
+        let k = from.checked_sub(self.pos)?;
+        self.peek_at(k)?;
+        let rest = &self.buf[from..];
+        let end = from + rest.iter().position(|&c| c == b'\n').unwrap_or(rest.len());
+        Some((from, end))
+    }
+
+    /// Puts `line` in place of the text from `start` to `end` (history
+    /// expansion of a script's line, before it is parsed).
+    pub fn replace_text(&mut self, start: usize, end: usize, line: &[u8]) {
+        self.buf.splice(start..end, line.iter().copied());
+    }
+
     pub fn used_up(&self) -> bool {
         self.buf[self.pos..]
             .iter()

@@ -1252,6 +1252,13 @@ impl Shell {
         loop {
             self.update_aliases(&mut parser);
             parser.set_posix(self.opts.posix);
+            // A script's history (`set -o history`): `!` expansion of the
+            // line about to be read (`set -H`), and the lines recorded.
+            let script_history = self.opts.history && !self.opts.interactive;
+            if script_history && self.opts.histexpand && !self.script_history_expand(&mut parser) {
+                continue;
+            }
+            let before = parser.position();
             let t0 = self.perf.as_ref().map(|_| std::time::Instant::now());
             let cmd = parser.next_command();
             if let (Some(p), Some(t0)) = (self.perf.as_mut(), t0) {
@@ -1267,8 +1274,16 @@ impl Shell {
                     // `set -o history` in a script: each command line
                     // read is recorded, as bash does (the interactive
                     // shell records what was typed itself).
-                    if self.opts.history && !self.opts.interactive {
-                        self.record_history(&list);
+                    if script_history {
+                        let after = parser.position();
+                        if after.1 == before.1 {
+                            let text = parser.text(before.0, after.0).to_vec();
+                            self.record_history_lines(&text);
+                        } else {
+                            // An alias changed the text: the command as
+                            // rush prints it.
+                            self.record_history(&list);
+                        }
                     }
                     if self.opts.noexec {
                         continue;
@@ -1416,9 +1431,105 @@ impl Shell {
                 line.extend_from_slice(b" &");
             }
         }
+        self.add_history_entry(&line);
+    }
+
+    /// Records the lines a script's command was read from, as bash does
+    /// with `cmdhist`: a comment line before the command is an entry of
+    /// its own; the command's lines are one entry, each joined to the one
+    /// before with `; `, or a space after a line that ends where no `;`
+    /// may follow (`do`, `then`, `{`, `|`, …), or a newline inside a
+    /// here-document.
+    fn record_history_lines(&mut self, text: &[u8]) {
+        let mut entry: Vec<u8> = Vec::new();
+        let heredoc = text.windows(2).any(|w| w == b"<<");
+        for line in text.split(|&c| c == b'\n') {
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            if entry.is_empty() {
+                if line.trim_ascii_start().starts_with(b"#") {
+                    self.add_history_entry(line);
+                    continue;
+                }
+                entry.extend_from_slice(line);
+                continue;
+            }
+            let prev = entry.trim_ascii_end();
+            let last_word = prev
+                .rsplit(|c| c.is_ascii_whitespace())
+                .next()
+                .unwrap_or_default();
+            let sep: &[u8] = if heredoc {
+                b"\n"
+            } else if prev.ends_with(b";")
+                || prev.ends_with(b"&")
+                || prev.ends_with(b"|")
+                || prev.ends_with(b"(")
+                || matches!(
+                    last_word,
+                    b"do" | b"then" | b"else" | b"elif" | b"{" | b"in" | b"case" | b"!"
+                )
+            {
+                b" "
+            } else {
+                b"; "
+            };
+            entry.extend_from_slice(sep);
+            entry.extend_from_slice(line);
+        }
+        if !entry.is_empty() {
+            self.add_history_entry(&entry);
+        }
+    }
+
+    fn add_history_entry(&mut self, line: &[u8]) {
         let (size, _, control) = crate::builtins::history::settings(self);
-        self.history.line_entry = !crate::builtins::history::ignored(self, &line)
-            && self.history.add(&line, control, size);
+        self.history.line_entry =
+            !crate::builtins::history::ignored(self, line) && self.history.add(line, control, size);
+    }
+
+    /// `!` expansion of a script's next lines (`set -o history` and `set
+    /// -H`), as bash does as it reads each: blank and comment lines up to
+    /// and including the next command's first line. An expanded line is
+    /// printed to standard error and replaces the line; one that fails,
+    /// or asks only to be printed (`:p`), is reported and dropped, and
+    /// `false` is returned.
+    fn script_history_expand(&mut self, parser: &mut Parser<'_>) -> bool {
+        let mut at = parser.position().0;
+        while let Some((start, end)) = parser.line_at(at) {
+            let line = parser.text(start, end).to_vec();
+            let content = line.trim_ascii_start();
+            let last = !(content.is_empty() || content.starts_with(b"#"));
+            if line.contains(&b'!') || line.starts_with(b"^") {
+                match crate::history::expand_line(&self.history, &line) {
+                    Ok((Some(expanded), print_only)) => {
+                        self.err_out(&[&expanded[..], b"\n"].concat());
+                        if print_only {
+                            self.add_history_entry(&expanded);
+                            parser.replace_text(start, end, b"");
+                            return false;
+                        }
+                        parser.replace_text(start, end, &expanded);
+                    }
+                    Ok((None, _)) => {}
+                    Err(msg) => {
+                        self.error(&msg);
+                        parser.replace_text(start, end, b"");
+                        self.status = 1;
+                        return false;
+                    }
+                }
+            }
+            if last {
+                break;
+            }
+            let Some((_, end)) = parser.line_at(start) else {
+                break;
+            };
+            at = end + 1;
+        }
+        true
     }
 
     /// Parses and runs `text` (eval, traps, source'd files), command by
