@@ -174,3 +174,18 @@ pub fn ansi_c_quote(v: &[u8]) -> Vec<u8> {
     out.push(b'\'');
     out
 }
+
+/// `'v'`, each `'` in it written `'\''`, whatever v holds (bash's
+/// `sh_single_quote`, as `trap` prints actions and history's `:q` quotes).
+pub fn single_quote(v: &[u8]) -> Vec<u8> {
+    let mut out = vec![b'\''];
+    for &c in v {
+        if c == b'\'' {
+            out.extend_from_slice(b"'\\''");
+        } else {
+            out.push(c);
+        }
+    }
+    out.push(b'\'');
+    out
+}

@@ -301,8 +301,23 @@ pub fn expand_line(h: &History, line: &[u8]) -> Result<(Option<Vec<u8>>, bool), 
         last_sub: &h.last_sub,
         print_only: false,
     };
+    // Inside `$'…'`, where a backslash quotes the next byte, `\'` too.
+    let mut ansi_c = false;
     while i < line.len() {
         let c = line[i];
+        if ansi_c {
+            let n = if c == b'\\' { 2 } else { 1 };
+            out.extend_from_slice(&line[i..(i + n).min(line.len())]);
+            ansi_c = c != b'\'';
+            i += n;
+            continue;
+        }
+        if c == b'\'' && !single && i > 0 && line[i - 1] == b'$' {
+            ansi_c = true;
+            out.push(c);
+            i += 1;
+            continue;
+        }
         if c == b'\'' {
             single = !single;
         }
@@ -417,12 +432,12 @@ fn modifiers(
                     _ => {}
                 }
             }
-            b'q' => text = single_quote(&text),
+            b'q' => text = crate::escape::single_quote(&text),
             b'x' => {
                 let words: Vec<Vec<u8>> = text
                     .split(|c| c.is_ascii_whitespace())
                     .filter(|w| !w.is_empty())
-                    .map(single_quote)
+                    .map(crate::escape::single_quote)
                     .collect();
                 text = words.join(&b' ');
             }
@@ -519,19 +534,6 @@ fn substitute(text: &[u8], old: &[u8], new: &[u8], global: bool) -> Result<Vec<u
     }
     out.extend_from_slice(rest);
     Ok(out)
-}
-
-fn single_quote(w: &[u8]) -> Vec<u8> {
-    let mut q = vec![b'\''];
-    for &c in w {
-        if c == b'\'' {
-            q.extend_from_slice(b"'\\''");
-        } else {
-            q.push(c);
-        }
-    }
-    q.push(b'\'');
-    q
 }
 
 /// The event after `!`: its text, how many bytes it took, and for

@@ -2778,8 +2778,7 @@ fn time_and_bang_prefixes() {
 fn shopt_listing_and_script_children() {
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("noshebang");
-    std::fs::write(&script, "shopt globskipdots extglob\n").unwrap();
-    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    write_executable(&script, "shopt globskipdots extglob\n");
     like_bash_in(
         dir.path(),
         &[],
@@ -4465,8 +4464,8 @@ fn history_in_a_script() {
 /// `!` history expansion in a script (`set -o history -H`), as bash does
 /// it line by line before parsing: word designators (`2-4`, `$`, `3*`),
 /// modifiers (`:r`, `:t`, `:q`, `:gs/old/new/`), `!?str?:%`, the expanded
-/// line shown on standard error, no expansion after `${`, `[` or a
-/// comment, and `history -c` numbering from 1 again. Before, a script's
+/// line shown on standard error, no expansion after `${`, `[`, inside
+/// `$'…'` or in a comment, and `history -c` numbering from 1 again. Before, a script's
 /// `!!` was a command name (`!!: command not found`).
 #[test]
 fn history_expansion_in_a_script() {
@@ -4475,7 +4474,7 @@ fn history_expansion_in_a_script() {
         dir.path().join("s.sh"),
         "exec 2>&1\nset -o history -H\necho a b c d e\necho !!:2-4 !$\necho dir/foo.c\n\
          echo !!:$:r !-2:3* !-2:$:t:q\necho foo.c foo.h\n!!:gs/foo/bar/\n\
-         x=y; y=ok; echo ${!x} [!a] # !!\necho !?foo?:%\nhistory -c\necho c\nhistory\n",
+         x=y; y=ok; echo ${!x} [!a] # !!\necho !?foo?:%\necho $'it\\'s!'\nhistory -c\necho c\nhistory\n",
     )
     .unwrap();
     like_bash_in(
@@ -4483,7 +4482,7 @@ fn history_expansion_in_a_script() {
         &[],
         "$BASH s.sh",
         "a b c d e\necho b c d e\nb c d e\ndir/foo.c\necho dir/foo d e 'e'\ndir/foo d e e\n\
-         foo.c foo.h\necho bar.c bar.h\nbar.c bar.h\nok [!a]\necho foo.h\nfoo.h\nc\n    1  echo c\n    2  history\n",
+         foo.c foo.h\necho bar.c bar.h\nbar.c bar.h\nok [!a]\necho foo.h\nfoo.h\nit's!\nc\n    1  echo c\n    2  history\n",
         0,
     );
 }

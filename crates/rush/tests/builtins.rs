@@ -192,8 +192,7 @@ fn eval_source_and_exec_details() {
     let d = tempfile::tempdir().unwrap();
     std::fs::write(d.path().join("lib.sh"), "echo sourced $1\n").unwrap();
     let f = d.path().join("noshebang");
-    std::fs::write(&f, "echo no-shebang $1\n").unwrap();
-    std::fs::set_permissions(&f, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    common::write_executable(&f, "echo no-shebang $1\n");
     let r = common::stdin_in(
         "source -- ./lib.sh a\n(exec ./noshebang b)\n",
         Some(d.path()),

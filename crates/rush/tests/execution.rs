@@ -31,12 +31,7 @@ fn prefix_path_assignment_finds_the_command() {
     let bin = d.path().join("bin");
     std::fs::create_dir_all(bin.join("sub")).unwrap();
     std::fs::create_dir_all(d.path().join("dir/hello")).unwrap();
-    std::fs::write(bin.join("hello"), "#!/bin/sh\necho hi\n").unwrap();
-    std::fs::set_permissions(
-        bin.join("hello"),
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
+    common::write_executable(&bin.join("hello"), "#!/bin/sh\necho hi\n");
     let script = format!(
         "PATH={dir}:{bin}:$PATH hello; echo $?; hello 2>/dev/null; echo $?\n",
         dir = d.path().join("dir").display(),
@@ -50,8 +45,7 @@ fn prefix_path_assignment_finds_the_command() {
 fn a_script_without_a_shebang_runs_in_rush() {
     let d = tempfile::tempdir().unwrap();
     let f = d.path().join("plain");
-    std::fs::write(&f, "echo plain $1\n").unwrap();
-    std::fs::set_permissions(&f, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    common::write_executable(&f, "echo plain $1\n");
     let r = common::stdin_in("./plain arg\n", Some(d.path()));
     assert_eq!(r.stdout, "plain arg\n", "{}", r.stderr);
 }

@@ -510,20 +510,7 @@ pub fn quote_always(v: &[u8]) -> Vec<u8> {
     single_quote(v)
 }
 
-/// `'v'`, each `'` in it written `'\''`, whatever v holds (bash's
-/// `sh_single_quote`, as `trap` prints actions).
-pub fn single_quote(v: &[u8]) -> Vec<u8> {
-    let mut out = vec![b'\''];
-    for &c in v {
-        if c == b'\'' {
-            out.extend_from_slice(b"'\\''");
-        } else {
-            out.push(c);
-        }
-    }
-    out.push(b'\'');
-    out
-}
+pub use crate::escape::single_quote;
 
 /// Quoting for `set -x` lines: as `set` quotes, and `''` for an empty
 /// word (bash).

@@ -25,6 +25,18 @@ pub fn output_with_input(c: &mut Command, input: &str) -> Output {
 }
 
 /// The binary under test.
+/// Writes an executable file for a test to run. The file is written by a
+/// child process: this test process never holds it open for writing, so
+/// a child that another test thread forks at that moment cannot inherit
+/// the descriptor and make the file's exec fail with "Text file busy".
+pub fn write_executable(path: &std::path::Path, text: &str) {
+    let mut c = Command::new("sh");
+    c.args(["-c", "cat > \"$1\" && chmod 755 \"$1\"", "sh"])
+        .arg(path);
+    let out = output_with_input(&mut c, text);
+    assert!(out.status.success(), "writing {}", path.display());
+}
+
 pub fn rush() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_rush"));
     c.env_remove("RUSH_PERF");
