@@ -4486,3 +4486,36 @@ fn history_expansion_in_a_script() {
         0,
     );
 }
+
+/// `history -d` takes a range (`2-3`, `-2--1`) and names the part out of
+/// range, and `fc -s` applies each `pat=rep` everywhere, in turn; a prefix
+/// no command starts with finds no command, and `-0` names none. Before,
+/// a range was one bad number, `fc -s` replaced only the first match and
+/// took a second `pat=rep` for the command, and `fc -l nosuch` was "out
+/// of range".
+#[test]
+fn history_delete_ranges_and_fc_substitutions() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("s.sh"),
+        "exec 2>&1\nHISTIGNORE='history*:fc*'\nset -o history\n\
+         echo a >/dev/null\necho b >/dev/null\necho c >/dev/null\necho d >/dev/null\necho e >/dev/null\n\
+         history -d 2-3\nhistory\nhistory -d -2--1; history\n\
+         history -d 9-10; history -d 1-x; history -d 0\n\
+         echo aa ab ac\nfc -s a=x\nfc -s x=4 b=8\nfc -s zz\nfc -l nosuch\nfc -s -0\nfc -0\n",
+    )
+    .unwrap();
+    like_bash_in(
+        dir.path(),
+        &[],
+        "$BASH s.sh",
+        "    1  echo a >/dev/null\n    2  echo d >/dev/null\n    3  echo e >/dev/null\n    1  echo a >/dev/null\n\
+         s.sh: line 12: history: 9: history position out of range\n\
+         s.sh: line 12: history: 1-x: history position out of range\n\
+         s.sh: line 12: history: 0: history position out of range\n\
+         aa ab ac\necho xx xb xc\nxx xb xc\necho 44 48 4c\n44 48 4c\n\
+         s.sh: line 16: fc: no command found\ns.sh: line 17: fc: no command found\n\
+         s.sh: line 18: fc: no command found\ns.sh: line 19: fc: history specification out of range\n",
+        1,
+    );
+}

@@ -116,31 +116,54 @@ pub fn history(sh: &mut Shell, argv: Args<'_>) -> Exec {
                     sh.error("history: -d: option requires an argument");
                     return Ok(2);
                 };
-                let n: Option<i64> = std::str::from_utf8(spec).ok().and_then(|s| s.parse().ok());
-                let h = &mut sh.history;
-                // A negative offset counts back from the end.
-                let index = n.and_then(|n| {
-                    if n < 0 {
-                        h.entries.len().checked_sub(n.unsigned_abs() as usize)
+                // `N`, or a range `A-B` (bash 5.2); a negative number
+                // counts back from the end.
+                let dash = spec.iter().skip(1).position(|&c| c == b'-').map(|p| p + 1);
+                let (a, b) = match dash {
+                    Some(p) => (&spec[..p], Some(&spec[p + 1..])),
+                    None => (&spec[..], None),
+                };
+                let h = &sh.history;
+                let index = |t: &[u8]| -> Option<usize> {
+                    let n: i64 = std::str::from_utf8(t).ok()?.parse().ok()?;
+                    let i = if n < 0 {
+                        h.entries.len().checked_sub(n.unsigned_abs() as usize)?
                     } else {
-                        (n as usize).checked_sub(h.first)
-                    }
-                });
-                match index.filter(|&i| i < h.entries.len()) {
-                    Some(i) => {
-                        h.entries.remove(i);
-                        if i < h.saved {
-                            h.saved -= 1;
-                        }
-                        h.generation += 1;
-                    }
-                    None => {
-                        sh.error(&format!(
-                            "history: {}: history position out of range",
-                            lossy(spec)
-                        ));
-                        return Ok(1);
-                    }
+                        (n as usize).checked_sub(h.first)?
+                    };
+                    (i < h.entries.len()).then_some(i)
+                };
+                let legal =
+                    |t: &[u8]| std::str::from_utf8(t).is_ok_and(|t| t.parse::<i64>().is_ok());
+                // bash names the part that is out of range, or the whole
+                // argument when a part is not a number.
+                let out_of_range = |sh: &Shell, t: &[u8]| {
+                    sh.error(&format!(
+                        "history: {}: history position out of range",
+                        lossy(t)
+                    ));
+                    Ok(1)
+                };
+                if !legal(a) || b.is_some_and(|b| !legal(b)) {
+                    return out_of_range(sh, spec);
+                }
+                let Some(lo) = index(a) else {
+                    return out_of_range(sh, a);
+                };
+                let hi = match b {
+                    Some(b) => match index(b) {
+                        Some(j) => j,
+                        None => return out_of_range(sh, b),
+                    },
+                    None => lo,
+                };
+                let h = &mut sh.history;
+                if lo <= hi {
+                    h.entries.drain(lo..=hi);
+                    // Entries already in the file before the cut.
+                    let in_file = h.saved;
+                    h.saved = in_file.min(lo) + in_file.saturating_sub(hi + 1);
+                    h.generation += 1;
                 }
                 return Ok(0);
             }
@@ -245,6 +268,18 @@ pub fn fc(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let h = &sh.history;
     let last_number = (h.first + h.entries.len()).saturating_sub(1);
     let before = last_number.saturating_sub(usize::from(h.line_entry));
+    // Outside listing, 0 (or -0) names no command (bash 5.2).
+    if !list
+        && let Some(a) = args.iter().find(|a| !a.contains(&b'='))
+        && std::str::from_utf8(a).is_ok_and(|t| t.parse::<i64>() == Ok(0))
+    {
+        sh.error(if again {
+            "fc: no command found"
+        } else {
+            "fc: history specification out of range"
+        });
+        return Ok(1);
+    }
     if again || editor.as_deref() == Some(b"-") {
         return fc_again(sh, args, before);
     }
@@ -270,20 +305,14 @@ pub fn fc(sh: &mut Shell, argv: Args<'_>) -> Exec {
         }
         Some(a) => match find_entry(sh, a, before) {
             Some(n) => n,
-            None => {
-                sh.error("fc: history specification out of range");
-                return Ok(1);
-            }
+            None => return fc_not_found(sh, a),
         },
         None => default_first,
     };
     let last = match args.get(1) {
         Some(a) => match find_entry(sh, a, before) {
             Some(n) => n,
-            None => {
-                sh.error("fc: history specification out of range");
-                return Ok(1);
-            }
+            None => return fc_not_found(sh, a),
         },
         None if list => before,
         None => first,
@@ -335,30 +364,50 @@ fn find_entry(sh: &Shell, spec: &[u8], before: usize) -> Option<usize> {
         .find(|&n| h.get(n).is_some_and(|l| l.starts_with(spec)))
 }
 
-/// `fc -s [pat=rep] [command]`: the command (the one before by default),
-/// its first `pat` replaced by `rep`, printed and run; it takes the place
-/// of the `fc` line in the history.
+/// A number outside the history is out of range; a prefix that no
+/// command starts with finds no command (bash's two messages).
+fn fc_not_found(sh: &Shell, spec: &[u8]) -> Exec {
+    if std::str::from_utf8(spec).is_ok_and(|s| s.parse::<i64>().is_ok()) {
+        sh.error("fc: history specification out of range");
+    } else {
+        sh.error("fc: no command found");
+    }
+    Ok(1)
+}
+
+/// `fc -s [pat=rep ...] [command]`: the command (the one before by
+/// default), each `pat` replaced everywhere by its `rep` in turn, printed
+/// and run; it takes the place of the `fc` line in the history.
 fn fc_again(sh: &mut Shell, args: &[Vec<u8>], before: usize) -> Exec {
-    let (subst, rest) = match args.first() {
-        Some(a) if a.contains(&b'=') => (Some(a.clone()), &args[1..]),
-        _ => (None, args),
-    };
+    let subs = args.iter().take_while(|a| a.contains(&b'=')).count();
+    let (subst, rest) = args.split_at(subs);
+    let h = &sh.history;
     let n = match rest.first() {
         Some(spec) => find_entry(sh, spec, before),
-        None => (sh.history.entries.len() >= 2).then_some(before),
+        None => (before >= h.first && h.get(before).is_some()).then_some(before),
     };
     let Some(mut line) = n.and_then(|n| sh.history.get(n)).map(<[u8]>::to_vec) else {
         sh.error("fc: no command found");
         return Ok(1);
     };
-    if let Some(s) = subst {
+    for s in subst {
         let eq = s.iter().position(|&c| c == b'=').unwrap_or(s.len());
         let (pat, rep) = (&s[..eq], &s[eq + 1..]);
-        if let Some(at) = line.windows(pat.len().max(1)).position(|w| w == pat)
-            && !pat.is_empty()
-        {
-            line.splice(at..at + pat.len(), rep.iter().copied());
+        if pat.is_empty() {
+            continue;
         }
+        let mut out = Vec::with_capacity(line.len());
+        let mut i = 0;
+        while i < line.len() {
+            if line[i..].starts_with(pat) {
+                out.extend_from_slice(rep);
+                i += pat.len();
+            } else {
+                out.push(line[i]);
+                i += 1;
+            }
+        }
+        line = out;
     }
     replace_fc_line(sh, &line);
     let mut shown = line.clone();
@@ -367,10 +416,11 @@ fn fc_again(sh: &mut Shell, args: &[Vec<u8>], before: usize) -> Exec {
     sh.eval_text(&line)
 }
 
-/// The `fc` line's history entry becomes `line`, the command it runs.
+/// The `fc` line's history entry (when it has one) becomes `line`, the
+/// command it runs.
 fn replace_fc_line(sh: &mut Shell, line: &[u8]) {
     let (size, _, _) = settings(sh);
-    if !sh.history.entries.is_empty() {
+    if std::mem::take(&mut sh.history.line_entry) {
         sh.history.entries.pop();
     }
     sh.history.add(line, Control::default(), size);
