@@ -87,7 +87,6 @@ impl History {
     /// Adds an entry as `control` allows, keeping at most `size` entries.
     /// Returns whether it was added.
     pub fn add(&mut self, line: &[u8], control: Control, size: usize) -> bool {
-        let line = line.strip_suffix(b"\n").unwrap_or(line);
         if line.iter().all(u8::is_ascii_whitespace) {
             return false;
         }

@@ -296,6 +296,17 @@ impl<'s> Parser<'s> {
         (self.pos, self.buf.len())
     }
 
+    /// Goes back to a position between commands (where nothing is
+    /// pending), to read the command there again after its text changed.
+    pub fn rewind(&mut self, pos: usize, line: u32) {
+        self.pos = pos;
+        self.line = line;
+        self.expanding.clear();
+        self.alias_next = None;
+        self.pending.clear();
+        self.literal_until = 0;
+    }
+
     /// The text between two positions.
     pub fn text(&self, from: usize, to: usize) -> &[u8] {
         &self.buf[from.min(self.buf.len())..to.min(self.buf.len())]

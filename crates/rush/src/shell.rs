@@ -1258,9 +1258,22 @@ impl Shell {
             if script_history && self.opts.histexpand && !self.script_history_expand(&mut parser) {
                 continue;
             }
-            let before = parser.position();
+            let mut before = parser.position();
+            let before_line = parser.line();
             let t0 = self.perf.as_ref().map(|_| std::time::Instant::now());
-            let cmd = parser.next_command();
+            let mut cmd = parser.next_command();
+            // The later lines of a multi-line command are `!`-expanded too
+            // (bash expands each line as it reads it): when one changes,
+            // the command is read again.
+            if script_history
+                && self.opts.histexpand
+                && matches!(cmd, Ok(Some(_)))
+                && self.expand_later_lines(&mut parser, before.0)
+            {
+                parser.rewind(before.0, before_line);
+                before.1 = parser.position().1;
+                cmd = parser.next_command();
+            }
             if let (Some(p), Some(t0)) = (self.perf.as_mut(), t0) {
                 p.record(crate::perf::Phase::Parse, t0.elapsed());
             }
@@ -1479,6 +1492,10 @@ impl Shell {
             entry.extend_from_slice(line);
         }
         if !entry.is_empty() {
+            // A here-document's last line keeps its newline (bash).
+            if heredoc {
+                entry.push(b'\n');
+            }
             self.add_history_entry(&entry);
         }
     }
@@ -1530,6 +1547,53 @@ impl Shell {
             at = end + 1;
         }
         true
+    }
+
+    /// `!` expansion of the lines after the first of the command just
+    /// read from `start` (see [`Shell::script_history_expand`]); whether
+    /// any changed. A failed one is reported and left as it was.
+    fn expand_later_lines(&mut self, parser: &mut Parser<'_>, start: usize) -> bool {
+        let end = parser.position().0;
+        let text = parser.text(start, end).to_vec();
+        // A here-document's body is not expanded (bash): a command with
+        // one is left as it was.
+        let heredoc = (0..text.len().saturating_sub(2)).any(|i| {
+            text[i..].starts_with(b"<<") && text[i + 2] != b'<' && (i == 0 || text[i - 1] != b'<')
+        });
+        if heredoc {
+            return false;
+        }
+        // From the line after the command's first line.
+        let mut at = start;
+        let mut seen_command = false;
+        let mut changed = false;
+        let mut edits: Vec<(usize, usize, Vec<u8>)> = Vec::new();
+        for line in text.split(|&c| c == b'\n') {
+            let line_start = at;
+            at += line.len() + 1;
+            let content = line.trim_ascii_start();
+            if !seen_command {
+                seen_command = !(content.is_empty() || content.starts_with(b"#"));
+                continue;
+            }
+            if !line.contains(&b'!') && !line.starts_with(b"^") {
+                continue;
+            }
+            match crate::history::expand(&self.history, line) {
+                Ok(Some(expanded)) => {
+                    self.err_out(&[&expanded[..], b"\n"].concat());
+                    edits.push((line_start, line_start + line.len(), expanded));
+                    changed = true;
+                }
+                Ok(None) => {}
+                Err(msg) => self.error(&msg),
+            }
+        }
+        // From the end, so that earlier positions hold.
+        for (a, b, new) in edits.into_iter().rev() {
+            parser.replace_text(a, b, &new);
+        }
+        changed
     }
 
     /// Parses and runs `text` (eval, traps, source'd files), command by

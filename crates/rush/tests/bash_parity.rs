@@ -982,6 +982,15 @@ fn coproc_talks_both_ways() {
 
 /// Each script with its standard error joined to its output, and `tail`
 /// after it (`\n:` for a last status of 0): (script, output).
+/// Runs `text` as a script file (`$BASH s.sh`, so each shell runs it
+/// itself, line by line as scripts are read) with rush and bash.
+#[track_caller]
+fn script_like_bash(text: &str, stdout: &str, status: i32) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("s.sh"), text).unwrap();
+    like_bash_in(dir.path(), &[], "$BASH s.sh", stdout, status);
+}
+
 fn stderr_like_bash(cases: &[(&str, &str)], tail: &str) {
     for (script, out) in cases {
         like_bash(&format!("exec 2>&1; {script}{tail}"), &[], out, 0);
@@ -3974,12 +3983,7 @@ fn compound_assignment_syntax_error_discards_only_its_line() {
         like_bash(script, &[], out, status);
     }
     // A POSIX shell that is not interactive stops there.
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("s.sh"),
-        "set -o posix\nx=(a & b)\necho hi\n",
-    )
-    .unwrap();
+    script_like_bash("set -o posix\nx=(a & b)\necho hi\n").unwrap();
     like_bash_in(dir.path(), &[], "$BASH s.sh; echo rc=$?", "rc=1\n", 0);
 }
 
@@ -4475,12 +4479,6 @@ fn history_expansion_in_a_script() {
         "exec 2>&1\nset -o history -H\necho a b c d e\necho !!:2-4 !$\necho dir/foo.c\n\
          echo !!:$:r !-2:3* !-2:$:t:q\necho foo.c foo.h\n!!:gs/foo/bar/\n\
          x=y; y=ok; echo ${!x} [!a] # !!\necho !?foo?:%\necho $'it\\'s!'\nhistory -c\necho c\nhistory\n",
-    )
-    .unwrap();
-    like_bash_in(
-        dir.path(),
-        &[],
-        "$BASH s.sh",
         "a b c d e\necho b c d e\nb c d e\ndir/foo.c\necho dir/foo d e 'e'\ndir/foo d e e\n\
          foo.c foo.h\necho bar.c bar.h\nbar.c bar.h\nok [!a]\necho foo.h\nfoo.h\nit's!\nc\n    1  echo c\n    2  history\n",
         0,
@@ -4495,20 +4493,12 @@ fn history_expansion_in_a_script() {
 /// of range".
 #[test]
 fn history_delete_ranges_and_fc_substitutions() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("s.sh"),
+    script_like_bash(
         "exec 2>&1\nHISTIGNORE='history*:fc*'\nset -o history\n\
          echo a >/dev/null\necho b >/dev/null\necho c >/dev/null\necho d >/dev/null\necho e >/dev/null\n\
          history -d 2-3\nhistory\nhistory -d -2--1; history\n\
          history -d 9-10; history -d 1-x; history -d 0\n\
          echo aa ab ac\nfc -s a=x\nfc -s x=4 b=8\nfc -s zz\nfc -l nosuch\nfc -s -0\nfc -0\n",
-    )
-    .unwrap();
-    like_bash_in(
-        dir.path(),
-        &[],
-        "$BASH s.sh",
         "    1  echo a >/dev/null\n    2  echo d >/dev/null\n    3  echo e >/dev/null\n    1  echo a >/dev/null\n\
          s.sh: line 12: history: 9: history position out of range\n\
          s.sh: line 12: history: 1-x: history position out of range\n\
@@ -4517,5 +4507,20 @@ fn history_delete_ranges_and_fc_substitutions() {
          s.sh: line 16: fc: no command found\ns.sh: line 17: fc: no command found\n\
          s.sh: line 18: fc: no command found\ns.sh: line 19: fc: history specification out of range\n",
         1,
+    );
+}
+
+/// The later lines of a multi-line command in a script are `!`-expanded
+/// too (the command read again), a here-document's body is not, and the
+/// entries are bash's: the loop joined as typed, the here-document with
+/// its lines and final newline. Before, `echo !!` in the loop's body ran
+/// as written.
+#[test]
+fn history_expansion_of_a_multi_line_command() {
+    script_like_bash(
+        "exec 2>&1\nset -o history -H\necho one\nfor f in a b; do\n\techo !!\ndone\ncat <<EOF\nx !!\nEOF\nhistory\n",
+        "one\n\techo echo one\necho one\necho one\nx !!\n    1  echo one\n\
+         \x20   2  for f in a b; do \techo echo one; done\n    3  cat <<EOF\nx !!\nEOF\n\n    4  history\n",
+        0,
     );
 }
