@@ -982,15 +982,6 @@ fn coproc_talks_both_ways() {
 
 /// Each script with its standard error joined to its output, and `tail`
 /// after it (`\n:` for a last status of 0): (script, output).
-/// Runs `text` as a script file (`$BASH s.sh`, so each shell runs it
-/// itself, line by line as scripts are read) with rush and bash.
-#[track_caller]
-fn script_like_bash(text: &str, stdout: &str, status: i32) {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("s.sh"), text).unwrap();
-    like_bash_in(dir.path(), &[], "$BASH s.sh", stdout, status);
-}
-
 fn stderr_like_bash(cases: &[(&str, &str)], tail: &str) {
     for (script, out) in cases {
         like_bash(&format!("exec 2>&1; {script}{tail}"), &[], out, 0);
@@ -3983,7 +3974,12 @@ fn compound_assignment_syntax_error_discards_only_its_line() {
         like_bash(script, &[], out, status);
     }
     // A POSIX shell that is not interactive stops there.
-    script_like_bash("set -o posix\nx=(a & b)\necho hi\n").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("s.sh"),
+        "set -o posix\nx=(a & b)\necho hi\n",
+    )
+    .unwrap();
     like_bash_in(dir.path(), &[], "$BASH s.sh; echo rc=$?", "rc=1\n", 0);
 }
 
@@ -4473,9 +4469,7 @@ fn history_in_a_script() {
 /// `!!` was a command name (`!!: command not found`).
 #[test]
 fn history_expansion_in_a_script() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("s.sh"),
+    script_like_bash(
         "exec 2>&1\nset -o history -H\necho a b c d e\necho !!:2-4 !$\necho dir/foo.c\n\
          echo !!:$:r !-2:3* !-2:$:t:q\necho foo.c foo.h\n!!:gs/foo/bar/\n\
          x=y; y=ok; echo ${!x} [!a] # !!\necho !?foo?:%\necho $'it\\'s!'\nhistory -c\necho c\nhistory\n",
@@ -4523,4 +4517,13 @@ fn history_expansion_of_a_multi_line_command() {
          \x20   2  for f in a b; do \techo echo one; done\n    3  cat <<EOF\nx !!\nEOF\n\n    4  history\n",
         0,
     );
+}
+
+/// Runs `text` as a script file (`$BASH s.sh`, so each shell reads it as
+/// a script, line by line) with rush and bash.
+#[track_caller]
+fn script_like_bash(text: &str, stdout: &str, status: i32) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("s.sh"), text).unwrap();
+    like_bash_in(dir.path(), &[], "$BASH s.sh", stdout, status);
 }
