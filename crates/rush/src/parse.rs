@@ -692,7 +692,10 @@ impl<'s> Parser<'s> {
         if self.peek().is_none() {
             return Ok(None);
         }
-        let mut list = List::default();
+        // One item is the usual line: allocated once, not grown.
+        let mut list = List {
+            items: Vec::with_capacity(1),
+        };
         loop {
             self.skip_blanks();
             match self.peek() {
@@ -873,7 +876,7 @@ impl<'s> Parser<'s> {
             self.command()?
         };
         let mut commands = vec![first];
-        let mut stderr_too = Vec::new();
+        let mut stderr_too = Vec::with_capacity(1);
         loop {
             self.skip_blanks();
             let both = if self.eat_operator("|") {
@@ -1692,6 +1695,8 @@ impl<'s> Parser<'s> {
     fn simple(&mut self) -> Result<Command> {
         let mut cmd = Simple {
             line: self.line,
+            // Room for a usual command's words, allocated once.
+            words: Vec::with_capacity(4),
             ..Simple::default()
         };
         // bash's line for a simple command is where the token after its
@@ -2134,7 +2139,11 @@ impl<'s> Parser<'s> {
                     // each, and one allocation for the lot.
                     let rest = &self.buf[self.pos..];
                     let run = 1 + rest[1..].iter().take_while(|&&b| is_plain(b)).count();
-                    lit.extend_from_slice(&rest[..run]);
+                    if lit.is_empty() {
+                        lit = rest[..run].to_vec();
+                    } else {
+                        lit.extend_from_slice(&rest[..run]);
+                    }
                     self.bump();
                     if run > 1 {
                         self.pos += run - 1;
@@ -2927,8 +2936,15 @@ fn value_op(c: u8, colon: bool, word: Word) -> ParamOp {
 }
 
 fn flush_lit(parts: &mut Vec<Part>, lit: &mut Vec<u8>) {
-    if !lit.is_empty() {
-        parts.push(Part::Lit(std::mem::take(lit)));
+    if lit.is_empty() {
+        return;
+    }
+    let part = Part::Lit(std::mem::take(lit));
+    // Most words are one part: allocated at its size, not grown.
+    if parts.is_empty() {
+        *parts = vec![part];
+    } else {
+        parts.push(part);
     }
 }
 

@@ -1655,8 +1655,17 @@ impl Shell {
     }
 
     /// Runs trap actions for signals that arrived.
+    #[inline]
     pub fn run_traps(&mut self) -> Result<(), Flow> {
-        if !sys::trap_pending() || self.running_traps.iter().any(|&t| t > 0) {
+        // The usual case, no signal caught, without a call.
+        if !sys::trap_pending() {
+            return Ok(());
+        }
+        self.run_pending_traps()
+    }
+
+    fn run_pending_traps(&mut self) -> Result<(), Flow> {
+        if self.running_traps.iter().any(|&t| t > 0) {
             return Ok(());
         }
         let mut interrupted = false;
@@ -3898,7 +3907,15 @@ impl Shell {
         }
     }
 
+    #[inline]
     fn pop_temp_vars(&mut self, old: Vec<(Vec<u8>, Option<Vec<u8>>)>) {
+        if old.is_empty() {
+            return;
+        }
+        self.pop_temp_vars_now(old);
+    }
+
+    fn pop_temp_vars_now(&mut self, old: Vec<(Vec<u8>, Option<Vec<u8>>)>) {
         for (k, v) in old.into_iter().rev() {
             let _ = match v {
                 Some(v) => self.vars.set(&k, v),
@@ -4566,7 +4583,15 @@ impl Shell {
 
     /// Applies redirections, saving what they replace. On failure, reports
     /// it, undoes what was done, and returns the status (1).
+    #[inline]
     pub fn redirect(&mut self, redirects: &[Redirect]) -> Result<Saved, i32> {
+        if redirects.is_empty() {
+            return Ok(Saved::default());
+        }
+        self.redirect_all(redirects)
+    }
+
+    fn redirect_all(&mut self, redirects: &[Redirect]) -> Result<Saved, i32> {
         let mut saved = Saved::default();
         for r in redirects {
             if let Err(msg) = self.redirect_one(r, &mut saved) {
@@ -4598,7 +4623,15 @@ impl Shell {
     }
 
     /// Undoes redirections, newest first.
+    #[inline]
     pub fn restore(&mut self, saved: Saved) {
+        if saved.fds.is_empty() {
+            return;
+        }
+        self.restore_fds(saved);
+    }
+
+    fn restore_fds(&mut self, saved: Saved) {
         for (fd, copy) in saved.fds.into_iter().rev() {
             match copy {
                 Some(c) => {
