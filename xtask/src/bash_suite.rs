@@ -129,20 +129,8 @@ fn unpack(checkout: &Path, work: &Path) -> Result<PathBuf> {
         None => "HEAD".into(),
     };
     println!("bash's tests at commit {}", &rev[..rev.len().min(12)]);
-    let archive = Command::new("git")
-        .arg("--git-dir")
-        .arg(&git_dir)
-        .args(["archive", &rev, "tests", "support", "bashansi.h"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .context("running git archive")?;
-    let status = Command::new("tar")
-        .arg("-x")
-        .arg("-C")
-        .arg(&src)
-        .stdin(archive.stdout.context("git archive's output")?)
-        .status()?;
-    if !status.success() || !src.join("tests/run-all").is_file() {
+    let unpacked = cmd::git_unpack(&git_dir, &rev, &["tests", "support", "bashansi.h"], &src)?;
+    if !unpacked || !src.join("tests/run-all").is_file() {
         bail!(
             "{} is neither a bash checkout nor a clone of one (no tests/run-all at {rev})",
             checkout.display()

@@ -149,10 +149,15 @@ from PyPI), with each loop; a test that fails with pyloop and passes with asynci
 by name. With --websockets (a checkout of python-websockets/websockets, whose\n\
 sdist has no tests), its asyncio suite too.\n\
 \n\
+greppy: with --ripgrep (a clone of BurntSushi/ripgrep), ripgrep's own\n\
+integration tests at the tag of the rg it installs (cargo install ripgrep\n\
+into target/peers), run against that rg, greppy installed as rg, and greppy\n\
+with GREPPY_NO_DAEMON=1; the tests rg passes and greppy fails, by name.\n\
+\n\
 The suites run from fetched copies; nothing of them is committed."
     )]
     Conformance {
-        /// rush or pyloop
+        /// rush, pyloop or greppy
         system: String,
         /// Only these spec files (rush) or modules (pyloop)
         only: Vec<String>,
@@ -162,6 +167,9 @@ The suites run from fetched copies; nothing of them is committed."
         /// A checkout or clone of GNU bash (bminor/bash): its own tests/ (rush)
         #[arg(long, value_name = "PATH")]
         bash: Option<PathBuf>,
+        /// A clone of BurntSushi/ripgrep: its own tests/ (greppy)
+        #[arg(long, value_name = "PATH")]
+        ripgrep: Option<PathBuf>,
         /// The Python to run it with (2.7 for rush, CPython 3.11.7 for pyloop; found with pyenv by default). For pyloop also a minor version, `3.14`: that CPython's own test_asyncio then runs (Debian's build where pyenv lacks it)
         #[arg(long, value_name = "PATH")]
         python: Option<PathBuf>,
@@ -195,6 +203,17 @@ pub fn main() -> Result<()> {
         Command::Dist { systems } => crate::dist::run(&systems),
         Command::Conformance {
             system,
+            ripgrep,
+            only,
+            ..
+        } if system == "greppy" => match ripgrep {
+            Some(r) => crate::ripgrep_suite::run(&r, &only),
+            None => anyhow::bail!(
+                "conformance greppy needs --ripgrep PATH, a clone of BurntSushi/ripgrep"
+            ),
+        },
+        Command::Conformance {
+            system,
             oils,
             bash,
             python,
@@ -202,6 +221,7 @@ pub fn main() -> Result<()> {
             projects,
             websockets,
             only,
+            ..
         } => crate::conformance::run(
             &system,
             oils.as_deref(),
@@ -265,6 +285,7 @@ mod tests {
                 system: "rush".into(),
                 oils: Some("/o".into()),
                 bash: None,
+                ripgrep: None,
                 python: None,
                 uvloop: None,
                 projects: false,
@@ -278,11 +299,26 @@ mod tests {
                 system: "pyloop".into(),
                 oils: None,
                 bash: None,
+                ripgrep: None,
                 python: None,
                 uvloop: None,
                 projects: true,
                 websockets: None,
                 only: vec!["anyio".into()]
+            }
+        );
+        assert_eq!(
+            p("conformance greppy --ripgrep /r").unwrap(),
+            Command::Conformance {
+                system: "greppy".into(),
+                oils: None,
+                bash: None,
+                ripgrep: Some("/r".into()),
+                python: None,
+                uvloop: None,
+                projects: false,
+                websockets: None,
+                only: vec![]
             }
         );
         assert_eq!(

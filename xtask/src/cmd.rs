@@ -85,3 +85,28 @@ pub fn contained(
     out.read_to_end(&mut bytes)?;
     Ok((status, bytes))
 }
+
+/// Unpacks `paths` (all of the tree when empty) of `rev` from the git
+/// repository `git_dir` into `dest`; whether it went well.
+pub fn git_unpack(
+    git_dir: &std::path::Path,
+    rev: &str,
+    paths: &[&str],
+    dest: &std::path::Path,
+) -> Result<bool> {
+    let archive = Command::new("git")
+        .arg("--git-dir")
+        .arg(git_dir)
+        .args(["archive", rev])
+        .args(paths)
+        .stdout(Stdio::piped())
+        .spawn()
+        .context("running git archive")?;
+    let status = Command::new("tar")
+        .arg("-x")
+        .arg("-C")
+        .arg(dest)
+        .stdin(archive.stdout.context("git archive's output")?)
+        .status()?;
+    Ok(status.success())
+}

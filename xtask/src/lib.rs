@@ -16,6 +16,7 @@ pub mod peers;
 pub mod pyloop_conformance;
 pub mod python;
 pub mod report;
+pub mod ripgrep_suite;
 pub mod rush_scripts;
 pub mod source_python;
 pub mod test;

@@ -144,6 +144,22 @@ fn package_version(peer: &Peer) -> Option<String> {
         .map(|v| format!("{pkg} {v}"))
 }
 
+/// [`ensure`], with the private install only: a program of the same name on
+/// the PATH (a distribution's older release) does not stand in for it.
+pub fn ensure_private(peer: &Peer) -> PeerStatus {
+    if !peers_dir().join("bin").join(peer.program).is_file()
+        && let Err(e) = install(peer)
+    {
+        return PeerStatus {
+            name: peer.name.into(),
+            program: None,
+            version: None,
+            missing: Some(format!("{e:#}")),
+        };
+    }
+    ensure(peer)
+}
+
 /// Finds the peer, installing it if needed, and asks its version.
 pub fn ensure(peer: &Peer) -> PeerStatus {
     let mut status = PeerStatus {

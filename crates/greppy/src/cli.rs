@@ -130,6 +130,11 @@ pub struct Cli {
     /// Scan, without asking the daemon (also: GREPPY_NO_DAEMON=1).
     #[arg(long)]
     pub no_daemon: bool,
+    /// The separator printed between a path's parts: one byte. Only `/`,
+    /// this system's own, is taken for now (rg's callers pass it to be
+    /// sure of it); another is refused rather than ignored.
+    #[arg(long, value_name = "SEPARATOR")]
+    pub path_separator: Option<String>,
 }
 
 /// `--sort`: the orders greppy has. Files are always printed in path
@@ -300,6 +305,25 @@ impl Cli {
     }
 }
 
+/// `--path-separator`: rg's error for one that is not one byte; `/`, the
+/// separator paths are printed with anyway, is the only one taken.
+fn check_path_separator(sep: &str) -> Result<(), Failed> {
+    let bytes = sep.len();
+    if bytes != 1 {
+        eprintln!(
+            "rg: error parsing flag --path-separator: A path separator must be exactly one \
+             byte, but the given separator is {bytes} bytes: {sep}\n\
+             In some shells on Windows '/' is automatically expanded. Use '//' instead."
+        );
+        return Err(Failed);
+    }
+    if sep != "/" {
+        eprintln!("greppy: --path-separator {sep}: only / is supported yet");
+        return Err(Failed);
+    }
+    Ok(())
+}
+
 /// The search could not be done, or some files could not be searched; the
 /// errors are printed already.
 #[derive(Debug)]
@@ -313,6 +337,9 @@ impl From<anyhow::Error> for Failed {
 }
 
 fn run(cli: &Cli) -> Result<bool, Failed> {
+    if let Some(sep) = &cli.path_separator {
+        check_path_separator(sep)?;
+    }
     let tty = std::io::stdout().is_terminal();
     // With no path rg searches `./` and names files without the `./`.
     let default_path = cli.paths.is_empty();

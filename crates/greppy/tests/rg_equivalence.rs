@@ -173,6 +173,10 @@ fn answers_equal_ripgreps() {
         &["-o", "-i", "RETRY [a-z]+"],
         &["--count-matches", "retry"],
         &["-c", "-o", "e"],
+        // rg's test harness passes `--path-separator /` on every call;
+        // a separator of two bytes is rg's error (status 2).
+        &["--path-separator", "/", "-n", "retry"],
+        &["--path-separator", "//", "retry"],
         // The files a search would read.
         &["--files"],
         &["--files", "-t", "py"],
