@@ -130,6 +130,17 @@ pub struct Cli {
     /// Scan, without asking the daemon (also: GREPPY_NO_DAEMON=1).
     #[arg(long)]
     pub no_daemon: bool,
+    /// Read files through memory maps (rg's hint: the output is the same
+    /// either way; greppy chooses for itself).
+    #[arg(long, overrides_with = "no_mmap")]
+    pub mmap: bool,
+    /// Never read files through memory maps (a hint, as for rg).
+    #[arg(long, overrides_with = "mmap")]
+    pub no_mmap: bool,
+    /// rg's number of search threads (a hint: the output is the same; the
+    /// daemon and the scan size their own pools).
+    #[arg(short = 'j', long, value_name = "NUM")]
+    pub threads: Option<usize>,
     /// The separator printed between a path's parts: one byte. Only `/`,
     /// this system's own, is taken for now (rg's callers pass it to be
     /// sure of it); another is refused rather than ignored.

@@ -177,6 +177,9 @@ fn answers_equal_ripgreps() {
         // a separator of two bytes is rg's error (status 2).
         &["--path-separator", "/", "-n", "retry"],
         &["--path-separator", "//", "retry"],
+        // Hints that change nothing printed.
+        &["--no-mmap", "-j", "1", "-n", "retry"],
+        &["--mmap", "--threads", "2", "-c", "retry"],
         // The files a search would read.
         &["--files"],
         &["--files", "-t", "py"],
