@@ -130,6 +130,15 @@ pub struct Cli {
     /// Scan, without asking the daemon (also: GREPPY_NO_DAEMON=1).
     #[arg(long)]
     pub no_daemon: bool,
+    /// Descend at most NUM folders below each path given (0: only the
+    /// paths themselves). Scans: the index does not keep depths.
+    #[arg(
+        short = 'd',
+        long = "max-depth",
+        alias = "maxdepth",
+        value_name = "NUM"
+    )]
+    pub max_depth: Option<usize>,
     /// Read files through memory maps (rg's hint: the output is the same
     /// either way; greppy chooses for itself).
     #[arg(long, overrides_with = "no_mmap")]
@@ -406,9 +415,10 @@ fn run(cli: &Cli) -> Result<bool, Failed> {
         globs: cli.globs.clone(),
         types: cli.types.clone(),
         hidden: cli.hidden,
+        max_depth: cli.max_depth,
     };
     // What the index cannot narrow is scanned here, as rg scans it.
-    let scans = cli.invert_match || cli.multiline || cli.hidden;
+    let scans = cli.invert_match || cli.multiline || cli.hidden || cli.max_depth.is_some();
     let no_daemon =
         scans || cli.no_daemon || std::env::var_os("GREPPY_NO_DAEMON").is_some_and(|v| v != "0");
     // A bad pattern is reported before anything else, as rg does; the
@@ -490,6 +500,7 @@ fn list_files(cli: &Cli, paths: &[PathBuf], default_path: bool) -> Result<bool, 
         globs: cli.globs.clone(),
         types: cli.types.clone(),
         hidden: cli.hidden,
+        max_depth: cli.max_depth,
     };
     let (files, errors) = search::walk(paths, &filters)?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());

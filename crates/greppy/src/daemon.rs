@@ -1284,6 +1284,7 @@ impl State {
             types: q.types.clone(),
             // The index keeps rg's default walk, with no hidden files.
             hidden: false,
+            max_depth: None,
         };
         let filter = match FileFilter::new(&filters, &path_of(&q.cwd)) {
             Ok(Some(f)) => f,

@@ -118,6 +118,8 @@ pub struct Filters {
     pub types: Vec<String>,
     /// `--hidden`: hidden files and folders too.
     pub hidden: bool,
+    /// `--max-depth N`: no deeper than N folders below each path given.
+    pub max_depth: Option<usize>,
 }
 
 /// The files rg would search under `roots`, sorted by path. Errors (an
@@ -130,6 +132,7 @@ pub fn walk(roots: &[PathBuf], filters: &Filters) -> Result<(Vec<PathBuf>, Vec<S
         b.add(r);
     }
     b.hidden(!filters.hidden);
+    b.max_depth(filters.max_depth);
     if !filters.globs.is_empty() {
         let mut o = ignore::overrides::OverrideBuilder::new(std::env::current_dir()?);
         for g in &filters.globs {

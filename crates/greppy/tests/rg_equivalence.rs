@@ -177,6 +177,10 @@ fn answers_equal_ripgreps() {
         // a separator of two bytes is rg's error (status 2).
         &["--path-separator", "/", "-n", "retry"],
         &["--path-separator", "//", "retry"],
+        // How deep the walk goes (scanned).
+        &["--max-depth", "1", "-l", "fn"],
+        &["--maxdepth", "2", "-c", "retry"],
+        &["--files", "--max-depth", "1"],
         // Hints that change nothing printed.
         &["--no-mmap", "-j", "1", "-n", "retry"],
         &["--mmap", "--threads", "2", "-c", "retry"],
