@@ -516,23 +516,26 @@ fn substitute(text: &[u8], old: &[u8], new: &[u8], global: bool) -> Result<Vec<u
             }
         }
     }
+    replace(text, old, &with, global).ok_or_else(|| format!("{}: substitution failed", lossy(old)))
+}
+
+/// `text` with `old` replaced by `with`, the first time or everywhere;
+/// `None` when `old` is empty or not there (history's `:s`, `fc -s`).
+pub fn replace(text: &[u8], old: &[u8], with: &[u8], global: bool) -> Option<Vec<u8>> {
     let mut out = Vec::new();
     let mut rest = text;
     let mut done = false;
     while let Some(at) = find(rest, old).filter(|_| !old.is_empty()) {
         out.extend_from_slice(&rest[..at]);
-        out.extend_from_slice(&with);
+        out.extend_from_slice(with);
         rest = &rest[at + old.len()..];
         done = true;
         if !global {
             break;
         }
     }
-    if !done {
-        return Err(format!("{}: substitution failed", lossy(old)));
-    }
     out.extend_from_slice(rest);
-    Ok(out)
+    done.then_some(out)
 }
 
 /// The event after `!`: its text, how many bytes it took, and for

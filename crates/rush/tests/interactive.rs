@@ -835,3 +835,28 @@ fn bind_and_inputrc_change_the_keys() {
         t.expect("PROMPT> ");
     }
 }
+
+/// `!!:p` at the prompt shows the expanded command and does not run it;
+/// the next `!!` runs it (bash). Before, the `:p` line ran the command.
+#[test]
+fn history_p_modifier_prints_without_running() {
+    let (_t, home, work) = dirs();
+    for kind in Kind::with(&[Kind::Bash]) {
+        let mut t = Term::start(kind, &home, &work, 80, &[]);
+        // A file of each shell's own, in the shared folder.
+        let file = format!("counted-{}", kind.name());
+        t.line(&format!("echo ran$((40+2)) >> {file}"));
+        t.expect("PROMPT> ");
+        t.line("!!:p");
+        t.expect("PROMPT> ");
+        t.line(&format!("wc -l < {file}; echo done$((1))"));
+        let out = t.expect("done1");
+        // One line in the file: the `:p` line did not run.
+        assert!(
+            strip_csi(&out).split(['\r', '\n']).any(|l| l.trim() == "1"),
+            "{}: {out:?}",
+            kind.name()
+        );
+        t.expect("PROMPT> ");
+    }
+}

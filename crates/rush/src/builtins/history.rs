@@ -393,21 +393,9 @@ fn fc_again(sh: &mut Shell, args: &[Vec<u8>], before: usize) -> Exec {
     for s in subst {
         let eq = s.iter().position(|&c| c == b'=').unwrap_or(s.len());
         let (pat, rep) = (&s[..eq], &s[eq + 1..]);
-        if pat.is_empty() {
-            continue;
+        if let Some(replaced) = crate::history::replace(&line, pat, rep, true) {
+            line = replaced;
         }
-        let mut out = Vec::with_capacity(line.len());
-        let mut i = 0;
-        while i < line.len() {
-            if line[i..].starts_with(pat) {
-                out.extend_from_slice(rep);
-                i += pat.len();
-            } else {
-                out.push(line[i]);
-                i += 1;
-            }
-        }
-        line = out;
     }
     replace_fc_line(sh, &line);
     let mut shown = line.clone();

@@ -307,8 +307,18 @@ fn turn(shell: &Rc<RefCell<Shell>>, editor: &mut Ed, line: String) -> Option<i32
     // `!` expansion works on the text; the expanded text is parsed again.
     let mut text = text;
     if sh.opts.histexpand && text.contains(&b'!') || text.starts_with(b"^") {
-        match crate::history::expand(&sh.history, &text) {
-            Ok(Some(expanded)) => {
+        match crate::history::expand_line(&sh.history, &text) {
+            // `:p`: shown and remembered, not run (bash).
+            Ok((Some(expanded), true)) => {
+                let _ = sys::write_all(1, &expanded);
+                if sh.opts.history {
+                    let (size, _, control) = hist::settings(&sh);
+                    let entry = expanded.strip_suffix(b"\n").unwrap_or(&expanded);
+                    sh.history.add(entry, control, size);
+                }
+                return None;
+            }
+            Ok((Some(expanded), false)) => {
                 // bash shows the command it runs.
                 let _ = sys::write_all(1, &expanded);
                 text = expanded;
@@ -316,7 +326,7 @@ fn turn(shell: &Rc<RefCell<Shell>>, editor: &mut Ed, line: String) -> Option<i32
                 (lists, error) =
                     parse_all(Parser::new(&text, &mut src, sh.parser_aliases()), false);
             }
-            Ok(None) => {}
+            Ok((None, _)) => {}
             Err(msg) => {
                 sh.error(&msg);
                 sh.status = 1;
