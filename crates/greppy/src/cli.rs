@@ -4,6 +4,8 @@
 
 use crate::client::{self, Client};
 use crate::daemon;
+use crate::flags::{Cli, When};
+use crate::full;
 use crate::index::Regions;
 use crate::protocol::{Print, Response, RootInfo, SearchQuery};
 use crate::search::{self, Filters, Options, Output, Pattern};
@@ -12,159 +14,6 @@ use clap::{Parser, Subcommand};
 use std::io::{BufRead, IsTerminal, Write};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
-
-/// Search code like ripgrep: `greppy PATTERN [PATH...]`.
-///
-/// The output, the files searched (.gitignore, hidden files, binary files)
-/// and the exit status are rg's: 0 if something was found, 1 if nothing
-/// was, 2 on an error. Searches are answered by a daemon from an index it
-/// keeps fresh; the first search in a tree starts one and scans.
-#[derive(Debug, Parser)]
-#[command(
-    name = "greppy",
-    version,
-    max_term_width = 100,
-    after_help = "Other commands (`greppy COMMAND --help`):\n  \
-        search PATTERN [PATH...]   the same as `greppy PATTERN [PATH...]`\n  \
-        find QUERY [PATH]          ranked search: definitions and spans for words or a question\n  \
-        index [PATH]               index the tree holding PATH now (again)\n  \
-        status                     the indexed trees, their size and freshness\n  \
-        forget PATH                stop keeping the tree holding PATH\n  \
-        daemon start|stop|run      the daemon (`run` stays in the foreground)\n  \
-        mcp                        a Model Context Protocol server on stdio"
-)]
-pub struct Cli {
-    /// A regular expression (rg's syntax), or a literal string with -F.
-    /// With -e or --files there is none: the first word is a path.
-    #[arg(required_unless_present_any = ["regexps", "files"])]
-    pub pattern: Option<String>,
-    /// Files and folders to search [default: the current folder].
-    pub paths: Vec<PathBuf>,
-    /// A pattern; repeatable: a line that matches any of them matches.
-    #[arg(
-        short = 'e',
-        long = "regexp",
-        value_name = "PATTERN",
-        allow_hyphen_values = true
-    )]
-    pub regexps: Vec<String>,
-    /// The pattern is a literal string, not a regular expression.
-    #[arg(short = 'F', long)]
-    pub fixed_strings: bool,
-    /// Ignore case.
-    #[arg(short = 'i', long, overrides_with_all = ["smart_case", "case_sensitive"])]
-    pub ignore_case: bool,
-    /// Ignore case unless the pattern has an uppercase letter.
-    #[arg(short = 'S', long, overrides_with_all = ["ignore_case", "case_sensitive"])]
-    pub smart_case: bool,
-    /// Case matters (the default; undoes an earlier -i or -S).
-    #[arg(short = 's', long, overrides_with_all = ["ignore_case", "smart_case"])]
-    pub case_sensitive: bool,
-    /// Only whole words.
-    #[arg(short = 'w', long)]
-    pub word_regexp: bool,
-    /// Print the files that would be searched, with no pattern.
-    #[arg(long)]
-    pub files: bool,
-    /// The order of files: `path` (greppy's own order always) or `none`.
-    #[arg(long, value_enum, value_name = "SORTBY")]
-    pub sort: Option<SortBy>,
-    /// Only whole lines (wins over -w).
-    #[arg(short = 'x', long)]
-    pub line_regexp: bool,
-    /// Print the lines that do not match (scans: the index cannot narrow it).
-    #[arg(short = 'v', long)]
-    pub invert_match: bool,
-    /// A match may span lines (scans).
-    #[arg(short = 'U', long)]
-    pub multiline: bool,
-    /// Search hidden files and folders too (scans: the index keeps rg's
-    /// default walk).
-    #[arg(short = '.', long)]
-    pub hidden: bool,
-    /// Only files matching the glob (`!GLOB` excludes); repeatable.
-    #[arg(short = 'g', long = "glob", value_name = "GLOB")]
-    pub globs: Vec<String>,
-    /// Only files of this type (rg's names: rust, py, go, …); repeatable.
-    #[arg(short = 't', long = "type", value_name = "TYPE")]
-    pub types: Vec<String>,
-    /// Print only the paths of files with a match.
-    #[arg(short = 'l', long)]
-    pub files_with_matches: bool,
-    /// Print the number of matching lines per file (of matches, with -o).
-    #[arg(short = 'c', long)]
-    pub count: bool,
-    /// Print the number of matches per file.
-    #[arg(long)]
-    pub count_matches: bool,
-    /// Print each match on a line of its own, not the whole line.
-    #[arg(short = 'o', long)]
-    pub only_matching: bool,
-    /// At most N matching lines per file.
-    #[arg(short = 'm', long = "max-count", value_name = "N")]
-    pub max_count: Option<u64>,
-    /// Lines of context after each match.
-    #[arg(short = 'A', long = "after-context", value_name = "N")]
-    pub after: Option<usize>,
-    /// Lines of context before each match.
-    #[arg(short = 'B', long = "before-context", value_name = "N")]
-    pub before: Option<usize>,
-    /// Lines of context around each match.
-    #[arg(short = 'C', long = "context", value_name = "N")]
-    pub context: Option<usize>,
-    /// Show line numbers (the default on a terminal).
-    #[arg(short = 'n', long)]
-    pub line_number: bool,
-    /// Hide line numbers.
-    #[arg(short = 'N', long)]
-    pub no_line_number: bool,
-    /// rg's JSON Lines messages (begin, match, context, end, summary).
-    #[arg(long)]
-    pub json: bool,
-    /// When to colour.
-    #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
-    pub color: When,
-    /// At most N matching lines in all.
-    #[arg(long, value_name = "N")]
-    pub limit: Option<u64>,
-    /// Scan, without asking the daemon (also: GREPPY_NO_DAEMON=1).
-    #[arg(long)]
-    pub no_daemon: bool,
-    /// Descend at most NUM folders below each path given (0: only the
-    /// paths themselves). Scans: the index does not keep depths.
-    #[arg(
-        short = 'd',
-        long = "max-depth",
-        alias = "maxdepth",
-        value_name = "NUM"
-    )]
-    pub max_depth: Option<usize>,
-    /// Read files through memory maps (rg's hint: the output is the same
-    /// either way; greppy chooses for itself).
-    #[arg(long, overrides_with = "no_mmap")]
-    pub mmap: bool,
-    /// Never read files through memory maps (a hint, as for rg).
-    #[arg(long, overrides_with = "mmap")]
-    pub no_mmap: bool,
-    /// rg's number of search threads (a hint: the output is the same; the
-    /// daemon and the scan size their own pools).
-    #[arg(short = 'j', long, value_name = "NUM")]
-    pub threads: Option<usize>,
-    /// The separator printed between a path's parts: one byte. Only `/`,
-    /// this system's own, is taken for now (rg's callers pass it to be
-    /// sure of it); another is refused rather than ignored.
-    #[arg(long, value_name = "SEPARATOR")]
-    pub path_separator: Option<String>,
-}
-
-/// `--sort`: the orders greppy has. Files are always printed in path
-/// order, which is rg's `--sort path`; rg's other keys (times) are not
-/// offered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum SortBy {
-    Path,
-    None,
-}
 
 /// `greppy index|status|forget|daemon`.
 #[derive(Debug, Parser)]
@@ -231,15 +80,6 @@ pub enum DaemonAction {
     Run,
 }
 
-/// `--color`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum When {
-    /// On a terminal.
-    Auto,
-    Always,
-    Never,
-}
-
 /// Runs the command line; returns the exit status.
 pub fn main() -> i32 {
     // `greppy search PATTERN` is `greppy PATTERN`.
@@ -259,89 +99,93 @@ pub fn main() -> i32 {
             }
         };
     }
+    // rg's config file goes first, so that the command line wins.
+    if !args.iter().skip(1).any(|a| a == "--no-config") {
+        let config = crate::flags::config_args(full::prefix());
+        args.splice(1..1, config);
+    }
     let cli = match Cli::try_parse_from(args) {
-        Ok(mut c) => {
-            c.resolve();
-            c
-        }
+        Ok(mut c) => match c.resolve() {
+            Ok(()) => c,
+            Err(e) => {
+                eprintln!("{}: {e}", full::prefix());
+                return 2;
+            }
+        },
         Err(e) => {
             let _ = e.print();
             return if e.use_stderr() { 2 } else { 0 };
         }
     };
+    if let Some(sep) = &cli.path_separator
+        && check_path_separator(sep).is_err()
+    {
+        return 2;
+    }
+    if full::needed(&cli) {
+        let candidates = full_candidates(&cli);
+        return full::run(&cli, candidates);
+    }
     match run(&cli) {
         Ok(found) => i32::from(!found),
         Err(Failed) => 2,
     }
 }
 
-impl Cli {
-    /// Folds `-e` and `-x` into the one pattern the search runs, as rg
-    /// does: the patterns as alternatives (each escaped first with `-F`),
-    /// and a whole line around them. With `-e`, the first word is a path.
-    fn resolve(&mut self) {
-        let mut patterns = std::mem::take(&mut self.regexps);
-        if self.files {
-            // No pattern: every word is a path.
-            patterns.clear();
-            if let Some(first) = self.pattern.take() {
-                self.paths.insert(0, PathBuf::from(first));
-            }
-            return;
-        }
-        if patterns.is_empty() {
-            patterns.extend(self.pattern.take());
-        } else if let Some(first) = self.pattern.take() {
-            self.paths.insert(0, PathBuf::from(first));
-        }
-        let escape = self.fixed_strings && (patterns.len() > 1 || self.line_regexp);
-        let mut pattern = match patterns.len() {
-            1 if !escape => patterns.pop().unwrap_or_default(),
-            _ => patterns
-                .iter()
-                .map(|p| {
-                    if escape {
-                        format!("(?:{})", regex_syntax::escape(p))
-                    } else {
-                        format!("(?:{p})")
-                    }
-                })
-                .collect::<Vec<_>>()
-                .join("|"),
-        };
-        if escape {
-            self.fixed_strings = false;
-        }
-        if self.line_regexp {
-            pattern = format!("(?m:^)(?:{pattern})(?m:$)");
-            self.word_regexp = false;
-        }
-        self.pattern = Some(pattern);
-    }
-
-    /// The pattern the search runs ([`Cli::resolve`]).
-    fn pattern(&self) -> String {
-        self.pattern.clone().unwrap_or_default()
-    }
-}
-
-/// `--path-separator`: rg's error for one that is not one byte; `/`, the
-/// separator paths are printed with anyway, is the only one taken.
+/// `--path-separator`: rg's error for one that is not one byte. (`/` is
+/// the one the index's printing uses; [`full`] prints any other.)
 fn check_path_separator(sep: &str) -> Result<(), Failed> {
     let bytes = sep.len();
     if bytes != 1 {
         eprintln!(
-            "rg: error parsing flag --path-separator: A path separator must be exactly one \
+            "{}: error parsing flag --path-separator: A path separator must be exactly one \
              byte, but the given separator is {bytes} bytes: {sep}\n\
-             In some shells on Windows '/' is automatically expanded. Use '//' instead."
+             In some shells on Windows '/' is automatically expanded. Use '//' instead.",
+            full::prefix()
         );
         return Err(Failed);
     }
-    if sep != "/" {
-        eprintln!("greppy: --path-separator {sep}: only / is supported yet");
-        return Err(Failed);
-    }
     Ok(())
+}
+
+/// A note about how a search was answered (the daemon started, a scan
+/// instead of the index), on stderr; none when installed as `rg`, whose
+/// callers read its stderr as rg's.
+fn note(message: impl std::fmt::Display) {
+    if full::prefix() != "rg" {
+        eprintln!("greppy: {message}");
+    }
+}
+
+/// The index's candidates for a search [`full`] runs, where its flags
+/// leave them as they are and the paths are indexed folders; `None` for a
+/// walk. Starts the daemon if none runs (this search then walks).
+fn full_candidates(cli: &Cli) -> Option<full::Candidates> {
+    let no_daemon = cli.no_daemon || std::env::var_os("GREPPY_NO_DAEMON").is_some_and(|v| v != "0");
+    if no_daemon || full::scans(cli) || cli.files || cli.paths.is_empty() {
+        return None;
+    }
+    if !cli.paths.iter().all(|p| p.as_os_str() != "-" && p.is_dir()) {
+        return None;
+    }
+    let client = match Client::connect_pipelined(&daemon::socket_path()) {
+        Ok(c) => c,
+        Err(client::Error::NoDaemon(..)) => {
+            match spawn_daemon(false) {
+                Ok(()) => note("started the daemon; this answer comes from a scan"),
+                Err(e) => note(format_args!("could not start the daemon ({e:#}); scanning")),
+            }
+            return None;
+        }
+        Err(_) => return None,
+    };
+    let filters = Filters {
+        globs: cli.globs.clone(),
+        types: cli.types.clone(),
+        hidden: cli.hidden,
+        max_depth: cli.max_depth,
+    };
+    from_daemon(client, cli, &cli.paths, &filters, false)?.ok()
 }
 
 /// The search could not be done, or some files could not be searched; the
@@ -351,15 +195,12 @@ struct Failed;
 
 impl From<anyhow::Error> for Failed {
     fn from(e: anyhow::Error) -> Self {
-        eprintln!("greppy: {e:#}");
+        eprintln!("{}: {e:#}", full::prefix());
         Failed
     }
 }
 
 fn run(cli: &Cli) -> Result<bool, Failed> {
-    if let Some(sep) = &cli.path_separator {
-        check_path_separator(sep)?;
-    }
     let tty = std::io::stdout().is_terminal();
     // With no path rg searches `./` and names files without the `./`.
     let default_path = cli.paths.is_empty();
@@ -402,7 +243,7 @@ fn run(cli: &Cli) -> Result<bool, Failed> {
         with_path: !one_file,
         heading: tty && !one_file,
         color: match cli.color {
-            When::Always => true,
+            When::Always | When::Ansi => true,
             When::Never => false,
             When::Auto => tty,
         },
@@ -434,9 +275,9 @@ fn run(cli: &Cli) -> Result<bool, Failed> {
                 matcher = Some(opts.pattern.matcher()?);
                 match spawn_daemon(false) {
                     Ok(()) => {
-                        eprintln!("greppy: started the daemon; this answer comes from a scan");
+                        note("started the daemon; this answer comes from a scan");
                     }
-                    Err(e) => eprintln!("greppy: could not start the daemon ({e:#}); scanning"),
+                    Err(e) => note(format_args!("could not start the daemon ({e:#}); scanning")),
                 }
                 None
             }
@@ -448,7 +289,7 @@ fn run(cli: &Cli) -> Result<bool, Failed> {
     let printable = paths.len() == 1 && opts.limit.is_none() && output != Output::Json;
     if let Some(c) = client.as_mut().filter(|_| printable) {
         match printed_by_daemon(c, cli, &paths[0], default_path, &filters, &opts)? {
-            Some(found) => return Ok(found),
+            Some(found) => return nothing_searched(found, default_path, &paths, &filters),
             // A scan answers (or, the daemon refusing the search, it
             // reports the error).
             None => client = None,
@@ -488,7 +329,27 @@ fn run(cli: &Cli) -> Result<bool, Failed> {
     if !walk_errors.is_empty() || !outcome.errors.is_empty() {
         return Err(Failed);
     }
-    Ok(outcome.matched)
+    nothing_searched(outcome.matched, default_path, &paths, &filters)
+}
+
+/// rg's error when the search of the current folder (no path given) read
+/// no file at all: filters left none. After a search that found nothing,
+/// a walk to the first file tells.
+fn nothing_searched(
+    found: bool,
+    default_path: bool,
+    paths: &[PathBuf],
+    filters: &Filters,
+) -> Result<bool, Failed> {
+    if found || !default_path || search::any_file(paths, filters) {
+        return Ok(found);
+    }
+    eprintln!(
+        "{}: No files were searched, which means ripgrep probably applied a filter you \
+         didn't expect.\nRunning with --debug will show why files are being skipped.",
+        full::prefix()
+    );
+    Err(Failed)
 }
 
 /// `--files`: the files a search of `paths` would read, named as rg names
@@ -563,7 +424,7 @@ fn from_daemon(
         match answer.scan {
             Some(reason) => {
                 if let Some(r) = reason {
-                    eprintln!("greppy: {r}; this answer comes from a scan");
+                    note(format_args!("{r}; this answer comes from a scan"));
                 }
                 let (f, e) = match search::walk(std::slice::from_ref(p), filters) {
                     Ok(r) => r,
@@ -574,7 +435,7 @@ fn from_daemon(
             }
             None => {
                 if let Some(n) = &answer.note {
-                    eprintln!("greppy: {n}");
+                    note(n);
                 }
                 files.extend(
                     answer
@@ -666,7 +527,7 @@ fn printed_by_daemon(
         }) => {
             let _ = out.flush();
             if let Some(n) = note {
-                eprintln!("greppy: {n}");
+                self::note(n);
             }
             // Errors as rg prints them (`path: reason`), after the
             // results; any error makes the status 2, as in rg.
@@ -681,7 +542,7 @@ fn printed_by_daemon(
         }
         Ok(Response::Scan { reason, .. }) if !wrote => {
             if let Some(r) = reason {
-                eprintln!("greppy: {r}; this answer comes from a scan");
+                note(format_args!("{r}; this answer comes from a scan"));
             }
             Ok(None)
         }
@@ -925,7 +786,7 @@ pub fn find(
         wait_ms: 0,
     })?;
     if let Some(n) = &found.note {
-        eprintln!("greppy: {n}");
+        note(n);
     }
     Ok(found.hits)
 }

@@ -18,6 +18,8 @@ pub mod chunk;
 pub mod cli;
 pub mod client;
 pub mod daemon;
+pub mod flags;
+pub mod full;
 pub mod index;
 pub mod live;
 pub mod mcp;

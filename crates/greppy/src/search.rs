@@ -44,8 +44,11 @@ impl Pattern {
             // and a match may span lines.
             .multi_line(self.multiline)
             .line_terminator((!self.multiline).then_some(b'\n'))
+            // rg's binary detection stops at a NUL: a pattern that must
+            // match one is refused, with rg's message.
+            .ban_byte(Some(b'\x00'))
             .build(&self.pattern)
-            .context("the pattern is not valid")
+            .map_err(|e| anyhow::anyhow!(crate::full::suggest(e.to_string())))
     }
 
     /// The index's plan for these flags ([`crate::plan::plan_pattern`]);
@@ -122,15 +125,17 @@ pub struct Filters {
     pub max_depth: Option<usize>,
 }
 
-/// The files rg would search under `roots`, sorted by path. Errors (an
-/// unreadable folder, a loop of links) are returned beside the files, as rg
-/// reports them and goes on.
-pub fn walk(roots: &[PathBuf], filters: &Filters) -> Result<(Vec<PathBuf>, Vec<String>)> {
+/// rg's own ignore file, read beside `.ignore` (and over it).
+pub const RGIGNORE: &str = ".rgignore";
+
+/// rg's walk of `roots` with `filters`.
+fn walk_builder(roots: &[PathBuf], filters: &Filters) -> Result<ignore::WalkBuilder> {
     let (first, rest) = roots.split_first().context("no path to search")?;
     let mut b = ignore::WalkBuilder::new(first);
     for r in rest {
         b.add(r);
     }
+    b.add_custom_ignore_filename(RGIGNORE);
     b.hidden(!filters.hidden);
     b.max_depth(filters.max_depth);
     if !filters.globs.is_empty() {
@@ -148,6 +153,25 @@ pub fn walk(roots: &[PathBuf], filters: &Filters) -> Result<(Vec<PathBuf>, Vec<S
         }
         b.types(t.build().context("unknown file type")?);
     }
+    Ok(b)
+}
+
+/// Whether the walk of `roots` under `filters` has a file at all (it
+/// stops at the first).
+pub fn any_file(roots: &[PathBuf], filters: &Filters) -> bool {
+    let Ok(b) = walk_builder(roots, filters) else {
+        return true;
+    };
+    b.build()
+        .flatten()
+        .any(|e| e.file_type().is_some_and(|t| t.is_file()))
+}
+
+/// The files rg would search under `roots`, sorted by path. Errors (an
+/// unreadable folder, a loop of links) are returned beside the files, as rg
+/// reports them and goes on.
+pub fn walk(roots: &[PathBuf], filters: &Filters) -> Result<(Vec<PathBuf>, Vec<String>)> {
+    let b = walk_builder(roots, filters)?;
     let mut files = Vec::new();
     let mut errors = Vec::new();
     for entry in b.build() {
@@ -180,23 +204,26 @@ pub fn walk_tree(root: &Path) -> Tree {
         Error(PathBuf, String),
     }
     let (tx, rx) = std::sync::mpsc::channel();
-    ignore::WalkBuilder::new(root).build_parallel().run(|| {
-        let tx = tx.clone();
-        Box::new(move |entry| {
-            let found = match entry {
-                Ok(e) => match e.file_type() {
-                    Some(t) if t.is_file() => Some(Found::File(e.into_path())),
-                    Some(t) if t.is_dir() => Some(Found::Dir(e.into_path())),
-                    _ => None,
-                },
-                Err(e) => Some(Found::Error(error_path(&e), walk_error(&e))),
-            };
-            match found.map(|f| tx.send(f)) {
-                Some(Err(_)) => ignore::WalkState::Quit,
-                _ => ignore::WalkState::Continue,
-            }
-        })
-    });
+    ignore::WalkBuilder::new(root)
+        .add_custom_ignore_filename(RGIGNORE)
+        .build_parallel()
+        .run(|| {
+            let tx = tx.clone();
+            Box::new(move |entry| {
+                let found = match entry {
+                    Ok(e) => match e.file_type() {
+                        Some(t) if t.is_file() => Some(Found::File(e.into_path())),
+                        Some(t) if t.is_dir() => Some(Found::Dir(e.into_path())),
+                        _ => None,
+                    },
+                    Err(e) => Some(Found::Error(error_path(&e), walk_error(&e))),
+                };
+                match found.map(|f| tx.send(f)) {
+                    Some(Err(_)) => ignore::WalkState::Quit,
+                    _ => ignore::WalkState::Continue,
+                }
+            })
+        });
     drop(tx);
     let mut tree = Tree::default();
     // What the tree keeps (its folders and errors) is copied on this
@@ -222,6 +249,7 @@ pub fn walk_tree(root: &Path) -> Tree {
 /// take (ignore files, hidden names), each with whether it is a folder.
 pub fn walk_children(dir: &Path) -> rustc_hash::FxHashMap<PathBuf, bool> {
     ignore::WalkBuilder::new(dir)
+        .add_custom_ignore_filename(RGIGNORE)
         .max_depth(Some(1))
         .build()
         .flatten()
