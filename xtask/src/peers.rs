@@ -18,7 +18,9 @@ pub enum Install {
     Apt(&'static str),
     /// A PyPI package, into `target/peers/venv`.
     Pip(&'static str),
-    /// A crates.io crate, with `cargo install --root target/peers`.
+    /// A crates.io crate, with `cargo install --root target/peers`; the
+    /// crate's name may be followed by more of `cargo install`'s words
+    /// (`ripgrep --features pcre2`).
     Cargo(&'static str),
     /// An npm package with a program, into `target/peers/npm`.
     Npm(&'static str),
@@ -83,7 +85,7 @@ fn locate(peer: &Peer) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-fn install(peer: &Peer) -> anyhow::Result<()> {
+pub fn install(peer: &Peer) -> anyhow::Result<()> {
     let dir = peers_dir();
     std::fs::create_dir_all(&dir)?;
     match peer.install {
@@ -106,7 +108,7 @@ fn install(peer: &Peer) -> anyhow::Result<()> {
             cmd::cargo()
                 .args(["install", "--locked", "--root"])
                 .arg(&dir)
-                .arg(krate),
+                .args(krate.split_whitespace()),
         ),
         Install::Go(pkgs) => {
             for pkg in pkgs {

@@ -20,7 +20,7 @@ use std::process::{Command, Stdio};
 const RG: Peer = Peer {
     name: "rg",
     program: "rg",
-    install: Install::Cargo("ripgrep"),
+    install: Install::Cargo("ripgrep --features pcre2"),
     version_args: &["--version"],
 };
 
@@ -101,6 +101,8 @@ fn build_tests(src: &Path, work: &Path) -> Result<PathBuf> {
             "--test",
             "integration",
             "--no-run",
+            "--features",
+            "pcre2",
             "--message-format=json",
         ])
         .stderr(Stdio::inherit())
@@ -149,7 +151,20 @@ fn run_suite(
 pub fn run(checkout: &Path, only: &[String]) -> Result<()> {
     let work = crate::target_dir().join("conformance/ripgrep");
     std::fs::create_dir_all(&work)?;
-    let rg = crate::peers::ensure_private(&RG);
+    let mut rg = crate::peers::ensure_private(&RG);
+    // The suite runs each test again with `--pcre2` when rg has PCRE2: an
+    // rg installed without it is installed again, with it.
+    let has_pcre2 = |p: &Path| {
+        Command::new(p)
+            .arg("--pcre2-version")
+            .stdout(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if rg.program.as_deref().is_some_and(|p| !has_pcre2(p)) {
+        crate::peers::install(&RG)?;
+        rg = crate::peers::ensure_private(&RG);
+    }
     let (Some(rg_path), Some(version)) = (rg.program.clone(), rg.version.clone()) else {
         bail!("rg is not available: {}", rg.missing.unwrap_or_default());
     };

@@ -201,6 +201,11 @@ impl From<anyhow::Error> for Failed {
 }
 
 fn run(cli: &Cli) -> Result<bool, Failed> {
+    // `-m 0` can match nothing: rg reads nothing (and the daemon's
+    // protocol takes 0 for no limit).
+    if cli.max_count == Some(0) {
+        return Ok(false);
+    }
     let tty = std::io::stdout().is_terminal();
     // With no path rg searches `./` and names files without the `./`.
     let default_path = cli.paths.is_empty();

@@ -192,6 +192,28 @@ pub enum SortBy {
     None,
 }
 
+/// `--engine`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EngineChoice {
+    Default,
+    Pcre2,
+    Auto,
+}
+
+impl RgFlags {
+    /// The engine the flags choose (the last of `-P`, `--no-pcre2`,
+    /// `--engine` and `--auto-hybrid-regex` wins).
+    pub fn engine(&self) -> EngineChoice {
+        if self.pcre2 {
+            EngineChoice::Pcre2
+        } else if self.auto_hybrid_regex {
+            EngineChoice::Auto
+        } else {
+            self.engine.unwrap_or(EngineChoice::Default)
+        }
+    }
+}
+
 /// `--color`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum When {
@@ -212,7 +234,7 @@ impl Cli {
         self.fixed_given = self.fixed_strings;
         self.line_given = self.line_regexp;
         self.word_given = self.word_regexp;
-        if self.files || self.rg.type_list {
+        if self.files || self.rg.type_list || self.rg.pcre2_version {
             // No pattern: every word is a path.
             patterns.clear();
             if let Some(first) = self.pattern.take() {
@@ -544,6 +566,26 @@ pub struct RgFlags {
     /// Only files matching GLOB go through --pre; repeatable.
     #[arg(long = "pre-glob", value_name = "GLOB")]
     pub pre_globs: Vec<String>,
+    /// Use PCRE2 (look-around, backreferences) (scans).
+    #[arg(short = 'P', long, overrides_with_all = ["no_pcre2", "engine", "auto_hybrid_regex", "no_auto_hybrid_regex"])]
+    pub pcre2: bool,
+    #[arg(long, hide = true, overrides_with_all = ["pcre2", "engine", "auto_hybrid_regex", "no_auto_hybrid_regex"])]
+    pub no_pcre2: bool,
+    /// The regex engine: `default`, `pcre2`, or `auto` (PCRE2 for what the
+    /// default engine cannot compile).
+    #[arg(long, value_enum, value_name = "ENGINE", overrides_with_all = ["pcre2", "no_pcre2", "auto_hybrid_regex", "no_auto_hybrid_regex"])]
+    pub engine: Option<EngineChoice>,
+    /// `--engine auto` (rg's older flag).
+    #[arg(long, overrides_with_all = ["pcre2", "no_pcre2", "engine", "no_auto_hybrid_regex"])]
+    pub auto_hybrid_regex: bool,
+    #[arg(long, hide = true, overrides_with_all = ["pcre2", "no_pcre2", "engine", "auto_hybrid_regex"])]
+    pub no_auto_hybrid_regex: bool,
+    /// `--no-unicode` for PCRE2 (rg's older flag).
+    #[arg(long, hide = true)]
+    pub no_pcre2_unicode: bool,
+    /// Print PCRE2's version, and whether its JIT is available.
+    #[arg(long)]
+    pub pcre2_version: bool,
     /// Do not read `RIPGREP_CONFIG_PATH`.
     #[arg(long)]
     pub no_config: bool,

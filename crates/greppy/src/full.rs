@@ -6,7 +6,7 @@
 //! The files come from the index where the flags leave the candidates as
 //! they are ([`narrows`]); else from a walk, as rg's.
 
-use crate::flags::{Cli, SortBy, When};
+use crate::flags::{Cli, EngineChoice, SortBy, When};
 use crate::index::Regions;
 use grep_matcher::Matcher;
 use grep_printer::{ColorSpecs, JSON, JSONBuilder, Standard, StandardBuilder, Stats, Summary};
@@ -72,10 +72,28 @@ pub fn scans(cli: &Cli) -> bool {
         || r.null_data
         || r.no_unicode
         || r.multiline_dotall
+        || pcre2_used(cli)
         || cli.invert_match
         || cli.multiline
         || cli.hidden
         || cli.max_depth.is_some()
+}
+
+/// Whether PCRE2 answers: chosen, or chosen for what the default engine
+/// cannot compile. The index plans with the default engine's syntax, so a
+/// PCRE2 search walks and reads every file.
+fn pcre2_used(cli: &Cli) -> bool {
+    match cli.rg.engine() {
+        EngineChoice::Default => false,
+        EngineChoice::Pcre2 => true,
+        EngineChoice::Auto => {
+            !cli.fixed_given
+                && cli
+                    .patterns
+                    .iter()
+                    .any(|p| regex_syntax::ParserBuilder::new().build().parse(p).is_err())
+        }
+    }
 }
 
 /// The program's name in messages: rg's `rg: ` when installed as `rg`.
@@ -99,6 +117,7 @@ fn error(message: impl std::fmt::Display) {
 /// The one matcher a search runs: Rust's regex engine, or PCRE2.
 enum Engine {
     Rust(grep_regex::RegexMatcher),
+    Pcre2(grep_pcre2::RegexMatcher),
 }
 
 /// Which printer, and for what.
@@ -370,8 +389,63 @@ impl Plan {
         })
     }
 
-    /// rg's matcher for these flags, or its message.
+    /// rg's matcher for these flags, from the engine they choose, or its
+    /// message.
     fn matcher(&self, cli: &Cli) -> Result<Engine, String> {
+        match cli.rg.engine() {
+            EngineChoice::Default => self.matcher_rust(cli).map_err(|e| suggest_pcre2(&e)),
+            EngineChoice::Pcre2 => self.matcher_pcre2(cli),
+            EngineChoice::Auto => {
+                let rust = match self.matcher_rust(cli) {
+                    Ok(m) => return Ok(m),
+                    Err(e) => e,
+                };
+                let pcre = match self.matcher_pcre2(cli) {
+                    Ok(m) => return Ok(m),
+                    Err(e) => e,
+                };
+                let divider = "~".repeat(79);
+                Err(format!(
+                    "regex could not be compiled with either the default regex engine or with \
+                     PCRE2.\n\ndefault regex engine error:\n{divider}\n{rust}\n{divider}\n\n\
+                     PCRE2 regex engine error:\n{pcre}"
+                ))
+            }
+        }
+    }
+
+    /// PCRE2's matcher, as rg builds it.
+    fn matcher_pcre2(&self, cli: &Cli) -> Result<Engine, String> {
+        let r = &cli.rg;
+        let mut b = grep_pcre2::RegexMatcherBuilder::new();
+        b.multi_line(true).fixed_strings(cli.fixed_given);
+        if cli.ignore_case {
+            b.caseless(true);
+        } else if cli.smart_case {
+            b.case_smart(true);
+        }
+        if cli.line_given {
+            b.whole_line(true);
+        } else if cli.word_given {
+            b.word(true);
+        }
+        b.jit_if_available(true).max_jit_stack_size(Some(10 << 20));
+        if !(r.no_unicode || r.no_pcre2_unicode) {
+            b.utf(true).ucp(true);
+        }
+        if cli.multiline {
+            b.dotall(r.multiline_dotall);
+        }
+        if r.crlf {
+            b.crlf(true);
+        }
+        b.build_many(&self.patterns)
+            .map(Engine::Pcre2)
+            .map_err(|e| e.to_string())
+    }
+
+    /// The default engine's matcher (Rust's regex), as rg builds it.
+    fn matcher_rust(&self, cli: &Cli) -> Result<Engine, String> {
         let r = &cli.rg;
         let mut b = grep_regex::RegexMatcherBuilder::new();
         b.multi_line(true)
@@ -591,6 +665,19 @@ impl Plan {
     }
 }
 
+/// rg's hint, after the default engine's error, that PCRE2 has what the
+/// pattern asks for.
+fn suggest_pcre2(msg: &str) -> String {
+    if msg.contains("backreferences") || msg.contains("look-around") {
+        format!(
+            "{msg}\n\nConsider enabling PCRE2 with the --pcre2 flag, which can handle \
+             backreferences\nand look-around."
+        )
+    } else {
+        msg.to_string()
+    }
+}
+
 /// rg's hints after a regex error: multiline mode for a line terminator in
 /// the pattern, text mode for a NUL.
 pub fn suggest(msg: String) -> String {
@@ -748,6 +835,16 @@ pub fn run(cli: &Cli, candidates: Option<Candidates>) -> i32 {
     if cli.rg.type_list {
         return type_list(cli);
     }
+    if cli.rg.pcre2_version {
+        let (major, minor) = grep_pcre2::version();
+        let jit = if grep_pcre2::is_jit_available() {
+            "available"
+        } else {
+            "unavailable"
+        };
+        println!("PCRE2 {major}.{minor} is available (JIT is {jit})");
+        return 0;
+    }
     if cli.files {
         return files(&plan, cli);
     }
@@ -781,8 +878,10 @@ pub fn run(cli: &Cli, candidates: Option<Candidates>) -> i32 {
     };
     let haystacks = sort(&plan, haystacks);
     let searched = !haystacks.is_empty();
-    let Engine::Rust(m) = &matcher;
-    let (matched, total, failed) = search_all(m, &plan, cli, &haystacks, &mut errors);
+    let (matched, total, failed) = match &matcher {
+        Engine::Rust(m) => search_all(m, &plan, cli, &haystacks, &mut errors),
+        Engine::Pcre2(m) => search_all(m, &plan, cli, &haystacks, &mut errors),
+    };
     if plan.messages {
         for e in &errors {
             error(e);

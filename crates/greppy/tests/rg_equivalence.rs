@@ -210,6 +210,9 @@ fn answers_equal_ripgreps() {
         &["-l", "retry in block"],
         &["-c", "retry in block"],
         &["-n", "-m", "1", "fn"],
+        // `-m 0` matches nothing (the daemon took 0 for no limit).
+        &["-n", "-m", "0", "fn"],
+        &["-c", "-m", "0", "retry"],
         // Lines alone (the command line then reads only a large file's
         // regions), with a per-file cap and with colour.
         &["-m", "1", "retry"],
@@ -290,6 +293,15 @@ fn answers_equal_ripgreps() {
         &["--regex-size-limit", "1K", "-c", "retry"],
         &["--no-unicode", "-c", r"\w+"],
         &["-U", "--multiline-dotall", "-c", "fn main.*hello"],
+        // PCRE2: chosen, chosen for what the default engine cannot
+        // compile, and its errors.
+        &["-P", "-n", r"(?<=def )retry"],
+        &["-P", "-c", r"retry(?= policy)"],
+        &["--pcre2", "-w", "-i", "-n", "-g", "!*.bin", "RETRY"],
+        &["--auto-hybrid-regex", "-g", "*.py", "-n", r"(?<=def )retry"],
+        &["--engine", "auto", "-c", "retry"],
+        &["-P", "--no-pcre2", "-c", "retry"],
+        &["-P", "(?<"],
         // Binary files: as text, or searched and reported.
         &["-a", "-n", "retry after"],
         &["--binary", "-c", "retry"],

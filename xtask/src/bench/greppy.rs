@@ -15,7 +15,7 @@ pub fn system() -> System {
             Peer {
                 name: "rg",
                 program: "rg",
-                install: Install::Cargo("ripgrep"),
+                install: Install::Cargo("ripgrep --features pcre2"),
                 version_args: &["--version"],
             },
             // Its index builder; the search command `zoekt` is installed
