@@ -263,3 +263,24 @@ pub fn lint_pyloop_free_threaded() -> Result<()> {
             .env("CARGO_TARGET_DIR", dir.join("target")),
     )
 }
+
+/// The MCP SDK the greppy test speaks through: the protocol's official
+/// Python SDK, at the version the test was written against.
+const MCP_SDK: &str = "mcp==2.3.0";
+
+/// greppy's MCP server tested through the protocol's official Python SDK
+/// (`crates/greppy/tests/mcp_sdk.py`): a client with roots, and the tools
+/// kept to them. In a venv under `target/pyloop/greppy-mcp`.
+pub fn test_greppy_mcp() -> Result<()> {
+    let python = ["3.11", "3.12", "3.13"]
+        .iter()
+        .find_map(|m| find(m))
+        .context("no CPython 3.11-3.13 for the MCP SDK")?;
+    let py = venv("greppy-mcp", &python, &[MCP_SDK])?;
+    cmd::run(crate::cmd::cargo().args(["build", "-p", "greppy", "--bin", "greppy"]))?;
+    cmd::run(
+        Command::new(py)
+            .arg(crate::root().join("crates/greppy/tests/mcp_sdk.py"))
+            .arg(crate::target_dir().join("debug/greppy")),
+    )
+}

@@ -118,6 +118,14 @@ pub fn run(systems: &[String]) -> Result<()> {
         ));
     }
 
+    // greppy's MCP server, through the protocol's official Python SDK.
+    if pkgs.is_empty() || pkgs.iter().any(|p| p == "greppy") {
+        steps.push((
+            "greppy: MCP through the official Python SDK (mcp from PyPI)",
+            Step::Fn(crate::python::test_greppy_mcp),
+        ));
+    }
+
     // termio's Node package: its addon built from the crate, its API
     // tested from Node.
     if pkgs.is_empty() || pkgs.iter().any(|p| p == "termio") {

@@ -6,16 +6,23 @@
 //! - `find`: ranked search for a concept or a symbol, as spans of lines
 //!   with a score, definitions first, each with its first lines;
 //! - `read`: a range of a file's lines, numbered.
+//!
+//! **Invariant:** the tools read nothing outside the client's roots (the
+//! protocol's `roots`), or, when the client offers none, outside the tree
+//! the server was started in. Paths are resolved (symbolic links too)
+//! before the check; the walk of a search does not follow links.
 
 use crate::client::{self, Client};
 use crate::daemon;
 use crate::protocol::SearchQuery;
 use crate::search::{self, Filters, Pattern};
 use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
-use rmcp::model::{CallToolResult, ContentBlock, ServerCapabilities, ServerConfig};
+use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 /// The most lines a `search` answer holds unless asked for more.
 const DEFAULT_LIMIT: u64 = 200;
@@ -72,6 +79,61 @@ pub struct Mcp {
     #[expect(dead_code, reason = "rmcp's tool_handler builds its own router")]
     tool_router: ToolRouter<Self>,
     cwd: PathBuf,
+    /// The client's roots, resolved, once asked for (until the client says
+    /// they changed).
+    roots: Arc<Mutex<Option<Roots>>>,
+}
+
+/// The folders the tools may read: the first is where relative paths
+/// start.
+#[derive(Debug, Clone)]
+pub struct Roots {
+    dirs: Vec<PathBuf>,
+}
+
+impl Roots {
+    /// The roots of `uris` (`file://` URIs, as the protocol gives them),
+    /// resolved; `cwd` if there are none (or none that exists).
+    pub fn new(uris: &[String], cwd: &Path) -> Roots {
+        let mut dirs: Vec<PathBuf> = uris
+            .iter()
+            .filter_map(|u| u.strip_prefix("file://"))
+            .map(|p| {
+                let bytes: Vec<u8> = percent_encoding::percent_decode_str(p).collect();
+                PathBuf::from(
+                    <std::ffi::OsString as std::os::unix::ffi::OsStringExt>::from_vec(bytes),
+                )
+            })
+            .filter_map(|p| p.canonicalize().ok())
+            .collect();
+        if dirs.is_empty() {
+            dirs.extend(cwd.canonicalize().ok());
+        }
+        Roots { dirs }
+    }
+
+    /// Where relative paths start.
+    pub fn base(&self) -> &Path {
+        self.dirs.first().map_or(Path::new("/"), PathBuf::as_path)
+    }
+
+    /// `given` (relative to [`Roots::base`]) resolved, if it is inside a
+    /// root; else the error that says why not.
+    pub fn confine(&self, given: &str) -> anyhow::Result<PathBuf> {
+        let joined = self.base().join(given);
+        let real = joined
+            .canonicalize()
+            .map_err(|e| anyhow::anyhow!("{given}: {e}"))?;
+        if self.dirs.iter().any(|d| real.starts_with(d)) {
+            return Ok(real);
+        }
+        let dirs: Vec<String> = self.dirs.iter().map(|d| d.display().to_string()).collect();
+        anyhow::bail!(
+            "{given}: outside the roots this server may read ({}); it resolves to {}",
+            dirs.join(", "),
+            real.display()
+        )
+    }
 }
 
 fn text(s: String) -> CallToolResult {
@@ -88,7 +150,35 @@ impl Mcp {
         Mcp {
             tool_router: Self::tool_router(),
             cwd,
+            roots: Arc::new(Mutex::new(None)),
         }
+    }
+
+    /// The roots the tools keep to: the client's (asked for once, and
+    /// again after it says they changed), or the server's folder.
+    #[expect(
+        deprecated,
+        reason = "roots are the protocol's way (2025-06-18) for a client to say what a server may \
+                  read; rmcp marks them for a later revision that replaces them"
+    )]
+    async fn roots(&self, peer: &Peer<RoleServer>) -> Roots {
+        if let Some(r) = self.roots.lock().unwrap_or_else(|e| e.into_inner()).clone() {
+            return r;
+        }
+        let offers = peer
+            .peer_info()
+            .is_some_and(|i| i.capabilities.roots.is_some());
+        let uris: Vec<String> = if offers {
+            match peer.list_roots().await {
+                Ok(list) => list.roots.into_iter().map(|r| r.uri).collect(),
+                Err(_) => Vec::new(),
+            }
+        } else {
+            Vec::new()
+        };
+        let roots = Roots::new(&uris, &self.cwd);
+        *self.roots.lock().unwrap_or_else(|e| e.into_inner()) = Some(roots.clone());
+        roots
     }
 
     #[tool(
@@ -97,9 +187,10 @@ impl Mcp {
     async fn search(
         &self,
         Parameters(a): Parameters<SearchArgs>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let cwd = self.cwd.clone();
-        let r = tokio::task::spawn_blocking(move || search_lines(&cwd, &a)).await;
+        let roots = self.roots(&context.peer).await;
+        let r = tokio::task::spawn_blocking(move || search_lines(&roots, &a)).await;
         Ok(match r {
             Ok(Ok(s)) => text(s),
             Ok(Err(e)) => failure(format!("{e:#}")),
@@ -110,9 +201,13 @@ impl Mcp {
     #[tool(
         description = "Ranked search for a concept or a symbol (\"where is the retry policy set\"): returns spans of lines (path:start-end kind name [score]) with their first lines, definitions first."
     )]
-    async fn find(&self, Parameters(a): Parameters<FindArgs>) -> Result<CallToolResult, ErrorData> {
-        let cwd = self.cwd.clone();
-        let r = tokio::task::spawn_blocking(move || find_spans(&cwd, &a)).await;
+    async fn find(
+        &self,
+        Parameters(a): Parameters<FindArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let roots = self.roots(&context.peer).await;
+        let r = tokio::task::spawn_blocking(move || find_spans(&roots, &a)).await;
         Ok(match r {
             Ok(Ok(s)) => text(s),
             Ok(Err(e)) => failure(format!("{e:#}")),
@@ -121,9 +216,13 @@ impl Mcp {
     }
 
     #[tool(description = "Read a range of a file's lines (numbered from 1).")]
-    async fn read(&self, Parameters(a): Parameters<ReadArgs>) -> Result<CallToolResult, ErrorData> {
-        let cwd = self.cwd.clone();
-        let r = tokio::task::spawn_blocking(move || read_lines(&cwd, &a)).await;
+    async fn read(
+        &self,
+        Parameters(a): Parameters<ReadArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let roots = self.roots(&context.peer).await;
+        let r = tokio::task::spawn_blocking(move || read_lines(&roots, &a)).await;
         Ok(match r {
             Ok(Ok(s)) => text(s),
             Ok(Err(e)) => failure(format!("{e:#}")),
@@ -135,20 +234,26 @@ impl Mcp {
 #[tool_handler]
 impl ServerHandler for Mcp {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_instructions(
-            "greppy: `search` finds lines as ripgrep would, from an index a daemon keeps fresh; \
-             `find` ranks definitions and spans for words or a question; \
-             `read` returns a file's lines.",
-        )
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("greppy", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "greppy: `search` finds lines as ripgrep would, from an index a daemon keeps \
+                 fresh; `find` ranks definitions and spans for words or a question; `read` \
+                 returns a file's lines. Each reads only inside the client's roots (or the \
+                 folder the server started in).",
+            )
+    }
+
+    /// The client's roots changed: asked for again at the next call.
+    async fn on_roots_list_changed(&self, _: NotificationContext<RoleServer>) {
+        *self.roots.lock().unwrap_or_else(|e| e.into_inner()) = None;
     }
 }
 
 /// `search`: the daemon's answer, or a scan's.
-fn search_lines(cwd: &Path, a: &SearchArgs) -> anyhow::Result<String> {
-    let dir = cwd.join(a.path.as_deref().unwrap_or("."));
-    let dir = dir
-        .canonicalize()
-        .map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
+fn search_lines(roots: &Roots, a: &SearchArgs) -> anyhow::Result<String> {
+    let dir = roots.confine(a.path.as_deref().unwrap_or("."))?;
+    let cwd = roots.base();
     let limit = a.limit.unwrap_or(DEFAULT_LIMIT).max(1);
     let pattern = Pattern {
         pattern: a.pattern.clone(),
@@ -225,9 +330,9 @@ fn search_lines(cwd: &Path, a: &SearchArgs) -> anyhow::Result<String> {
 
 /// `find`: the daemon's ranked answer (or one indexed in memory), each hit
 /// with its first lines.
-fn find_spans(cwd: &Path, a: &FindArgs) -> anyhow::Result<String> {
-    let given = PathBuf::from(a.path.as_deref().unwrap_or("."));
-    let dir = cwd.join(&given);
+fn find_spans(roots: &Roots, a: &FindArgs) -> anyhow::Result<String> {
+    let dir = roots.confine(a.path.as_deref().unwrap_or("."))?;
+    let cwd = roots.base();
     if !dir.is_dir() {
         anyhow::bail!("{}: not a folder", dir.display());
     }
@@ -244,8 +349,8 @@ fn find_spans(cwd: &Path, a: &FindArgs) -> anyhow::Result<String> {
 }
 
 /// `read`: the lines `start..=end` of a file, numbered.
-fn read_lines(cwd: &Path, a: &ReadArgs) -> anyhow::Result<String> {
-    let path = cwd.join(&a.path);
+fn read_lines(roots: &Roots, a: &ReadArgs) -> anyhow::Result<String> {
+    let path = roots.confine(&a.path)?;
     let bytes = std::fs::read(&path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     let start = a.start.unwrap_or(1).max(1);
     let end = a
@@ -254,7 +359,9 @@ fn read_lines(cwd: &Path, a: &ReadArgs) -> anyhow::Result<String> {
         .max(start)
         .min(start + MAX_READ - 1);
     let mut out = String::new();
-    for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
+    // A last line's newline ends it; it starts no line of its own.
+    let body = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
+    for (i, line) in body.split(|&b| b == b'\n').enumerate() {
         let n = i as u64 + 1;
         if n < start {
             continue;

@@ -125,3 +125,124 @@ fn an_agent_searches_and_reads_through_mcp() {
     drop(input);
     assert!(child.wait().unwrap().success());
 }
+
+/// One `greppy mcp` session with no roots from the client: initialized,
+/// and each tool call's result.
+struct Session {
+    child: std::process::Child,
+    input: std::process::ChildStdin,
+    output: BufReader<std::process::ChildStdout>,
+    next: u64,
+}
+
+impl Session {
+    fn start(cwd: &std::path::Path, runtime: &std::path::Path) -> (Session, Value) {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_greppy"))
+            .arg("mcp")
+            .current_dir(cwd)
+            .env("XDG_RUNTIME_DIR", runtime.join("run"))
+            .env("XDG_CACHE_HOME", runtime.join("cache"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let input = child.stdin.take().unwrap();
+        let output = BufReader::new(child.stdout.take().unwrap());
+        let mut s = Session {
+            child,
+            input,
+            output,
+            next: 1,
+        };
+        let init = s.request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "test", "version": "0"}}),
+        );
+        writeln!(
+            s.input,
+            "{}",
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        )
+        .unwrap();
+        (s, init)
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next;
+        self.next += 1;
+        let v = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        writeln!(self.input, "{v}").unwrap();
+        self.input.flush().unwrap();
+        loop {
+            let mut line = String::new();
+            assert!(
+                self.output.read_line(&mut line).unwrap() > 0,
+                "the server hung up"
+            );
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == json!(id) {
+                return v;
+            }
+        }
+    }
+
+    /// A tool's text, and whether it is an error.
+    fn call(&mut self, tool: &str, args: Value) -> (String, bool) {
+        let r = self.request("tools/call", json!({"name": tool, "arguments": args}));
+        let text = r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        (text, r["result"]["isError"] == json!(true))
+    }
+}
+
+#[test]
+fn the_tools_read_nothing_outside_the_tree_the_server_started_in() {
+    let runtime = tempfile::tempdir().unwrap();
+    let (_t, root) = common::repo();
+    common::write(&root, "src/a.rs", "fn inside() {}\n");
+    std::os::unix::fs::symlink("/etc", root.join("etc_link")).unwrap();
+    let (mut s, init) = Session::start(&root, runtime.path());
+    // It names itself, with its version.
+    assert_eq!(
+        init["result"]["serverInfo"]["name"],
+        json!("greppy"),
+        "{init}"
+    );
+    assert_eq!(
+        init["result"]["serverInfo"]["version"],
+        json!(env!("CARGO_PKG_VERSION"))
+    );
+    let (text, err) = s.call("read", json!({"path": "src/a.rs"}));
+    assert!(!err && text == "1: fn inside() {}\n", "{text}");
+    for outside in [
+        "/etc/passwd",
+        "../../../../../../etc/passwd",
+        "etc_link/passwd",
+    ] {
+        let (text, err) = s.call("read", json!({"path": outside}));
+        assert!(
+            err && text.contains("outside the roots") && !text.contains("root:x:0"),
+            "{outside}: {text}"
+        );
+    }
+    for outside in ["/etc", "..", "etc_link"] {
+        let (text, err) = s.call("search", json!({"pattern": "root", "path": outside}));
+        assert!(
+            err && text.contains("outside the roots"),
+            "{outside}: {text}"
+        );
+        let (text, err) = s.call("find", json!({"query": "root", "path": outside}));
+        assert!(
+            err && text.contains("outside the roots"),
+            "{outside}: {text}"
+        );
+    }
+    // Inside, a search does not follow the link out.
+    let (text, err) = s.call("search", json!({"pattern": "root:x:0"}));
+    assert!(!err && text == "no match\n", "{text}");
+    drop(s.input);
+    assert!(s.child.wait().unwrap().success());
+}
