@@ -135,7 +135,18 @@ fn run_suite(
         .join("rg");
     let _ = std::fs::remove_file(&slot);
     std::os::unix::fs::symlink(rg, &slot)?;
+    // greppy's daemon for the suite is its own (its socket and its
+    // indexes of the tests' hundreds of trees under the suite's folder),
+    // and is stopped after it.
+    let home = slot.with_file_name("greppy-home");
+    let _ = std::fs::remove_dir_all(&home);
+    std::fs::create_dir_all(home.join("run"))?;
+    let private = |c: &mut Command| {
+        c.env("XDG_RUNTIME_DIR", home.join("run"))
+            .env("XDG_CACHE_HOME", home.join("cache"));
+    };
     let mut c = Command::new(tests);
+    private(&mut c);
     c.env("CARGO_BIN_EXE_rg", rg).env("RUST_BACKTRACE", "0");
     if no_daemon {
         c.env("GREPPY_NO_DAEMON", "1");
@@ -145,6 +156,13 @@ fn run_suite(
     c.args(only).stdin(Stdio::null()).stderr(Stdio::null());
     eprintln!("$ CARGO_BIN_EXE_rg={} {}", rg.display(), cmd::show(&c));
     let out = c.output().map(|o| o.stdout).unwrap_or_default();
+    let mut stop = Command::new(crate::target_dir().join("release/greppy"));
+    private(&mut stop);
+    let _ = stop
+        .args(["daemon", "stop"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
     Ok(parse(&String::from_utf8_lossy(&out)))
 }
 

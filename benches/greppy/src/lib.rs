@@ -458,7 +458,7 @@ fn run_all(args: &Args, env: &Env) -> Result<()> {
         version: v,
         dir: env.dir.join("zoekt"),
     });
-    driver::plan(4 + 2 * classes.len() as u64 + 6)?;
+    driver::plan(4 + 2 * classes.len() as u64 + 9)?;
 
     // 1. Index build from scratch, against one rg scan of the same tree.
     driver::step("index build")?;
@@ -605,6 +605,99 @@ fn run_all(args: &Args, env: &Env) -> Result<()> {
         };
         let run =
             Run::new(SYSTEM, "one query from the command line", vec![]).param("class", *class);
+        driver::emit(&interleave(run, &mut subjects, opts)?)?;
+    }
+
+    // 2b. Callers' own command lines: an editor's workspace search (VS
+    // Code's flags, run in the tree on `.`), an agent's content search
+    // (`--max-columns 500`), and a search the index cannot narrow
+    // (`-c e`: nearly every file matches), greppy against rg.
+    let selective = &classes[0].1;
+    let vscode = |q: &Query| -> Vec<String> {
+        [
+            "--hidden",
+            "--ignore-case",
+            "-g",
+            "!**/.git",
+            "--max-filesize",
+            "1000000",
+            "--no-ignore-parent",
+            "--follow",
+            "--crlf",
+            "--auto-hybrid-regex",
+            "--regexp",
+            &q.pattern,
+            "--no-config",
+            "--no-ignore-global",
+            "--json",
+            "--before-context",
+            "1",
+            "--",
+            ".",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let agent = |q: &Query| -> Vec<String> {
+        ["-n", "--max-columns", "500", "--", &q.pattern]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    };
+    let unselective = |_: &Query| -> Vec<String> { vec!["-c".into(), "e".into()] };
+    type Line<'a> = &'a dyn Fn(&Query) -> Vec<String>;
+    let callers: [(&str, Line<'_>, bool); 3] = [
+        ("editor: VS Code's workspace search", &vscode, true),
+        ("agent: --max-columns 500", &agent, false),
+        (
+            "unselective: -c e (every file matches)",
+            &unselective,
+            false,
+        ),
+    ];
+    for (name, line, in_tree) in callers {
+        driver::step(format!("command line: {name}"))?;
+        let mut subjects: Vec<Subject<'_>> = Vec::new();
+        let mut i = 0usize;
+        subjects.push(Subject::new(
+            "greppy",
+            env!("CARGO_PKG_VERSION"),
+            move || {
+                let q = &selective[i % selective.len()];
+                i += 1;
+                let mut c = env.cmd();
+                c.args(line(q));
+                if in_tree {
+                    c.current_dir(corpus);
+                } else {
+                    c.arg(corpus);
+                }
+                process(c)
+            },
+        ));
+        if let Some((p, v)) = &rg {
+            let p = p.clone();
+            let mut i = 0usize;
+            subjects.push(Subject::new("rg", v.clone(), move || {
+                let q = &selective[i % selective.len()];
+                i += 1;
+                let mut c = Command::new(&p);
+                c.args(line(q)).stdin(Stdio::null());
+                if in_tree {
+                    c.current_dir(corpus);
+                } else {
+                    c.arg(corpus);
+                }
+                process(c)
+            }));
+        }
+        let opts = if name.starts_with("unselective") {
+            rounds(args, 2, 8)
+        } else {
+            rounds(args, 5, 30)
+        };
+        let run = Run::new(SYSTEM, "one query from the command line", vec![]).param("class", name);
         driver::emit(&interleave(run, &mut subjects, opts)?)?;
     }
 

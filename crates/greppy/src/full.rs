@@ -28,6 +28,10 @@ pub type Candidates = (Vec<(PathBuf, Option<Regions>)>, Vec<String>);
 pub fn needed(cli: &Cli) -> bool {
     cli.rg != crate::flags::RgFlags::default()
         || cli.files
+        // What the index cannot narrow is scanned here, as rg scans it
+        // (`-v`, `-U`, `--hidden`, `--max-depth` among the index's own
+        // flags).
+        || scans(cli)
         // A mapped file's binary detection sees more than a read's.
         || cli.mmap
         || cli.patterns.len() > 1
@@ -860,6 +864,26 @@ pub fn run(cli: &Cli, candidates: Option<Candidates>) -> i32 {
         return 1;
     }
     let mut errors = Vec::new();
+    // A scan in path order, with no stdin and no stop at the first match,
+    // runs on the walk's threads, as rg's does.
+    let in_walk_order = matches!(plan.sort, None | Some((SortBy::Path, false)));
+    if candidates.is_none()
+        && in_walk_order
+        && (!plan.quiet || plan.stats)
+        && !plan.paths.iter().any(|p| p.as_os_str() == "-")
+    {
+        let scanned = match &matcher {
+            Engine::Rust(m) => scan_parallel(m, &plan, cli, &mut errors),
+            Engine::Pcre2(m) => scan_parallel(m, &plan, cli, &mut errors),
+        };
+        return match scanned {
+            Ok((searched, outcome)) => finish(&plan, started, searched, outcome, &errors),
+            Err(BadFlag(m)) => {
+                error(m);
+                2
+            }
+        };
+    }
     let haystacks = match candidates {
         Some((files, walk_errors)) => {
             errors.extend(walk_errors);
@@ -878,12 +902,24 @@ pub fn run(cli: &Cli, candidates: Option<Candidates>) -> i32 {
     };
     let haystacks = sort(&plan, haystacks);
     let searched = !haystacks.is_empty();
-    let (matched, total, failed) = match &matcher {
+    let outcome = match &matcher {
         Engine::Rust(m) => search_all(m, &plan, cli, &haystacks, &mut errors),
         Engine::Pcre2(m) => search_all(m, &plan, cli, &haystacks, &mut errors),
     };
+    finish(&plan, started, searched, outcome, &errors)
+}
+
+/// After the searches: errors, rg's warning when nothing was searched,
+/// the statistics, and the exit status.
+fn finish(
+    plan: &Plan,
+    started: std::time::Instant,
+    searched: bool,
+    (matched, total, failed): (bool, Option<Stats>, bool),
+    errors: &[String],
+) -> i32 {
     if plan.messages {
-        for e in &errors {
+        for e in errors {
             error(e);
         }
     }
@@ -937,12 +973,7 @@ fn walk(plan: &Plan, cli: &Cli, errors: &mut Vec<String>) -> Result<Vec<Haystack
                 {
                     error(err);
                 }
-                let is_dir = e.file_type().is_some_and(|t| t.is_dir())
-                    || (e.path_is_symlink() && e.path().is_dir());
-                let explicit = e.depth() == 0 && !is_dir;
-                if explicit || e.file_type().is_some_and(|t| t.is_file()) {
-                    out.push(plan.haystack(e.into_path(), explicit, false));
-                }
+                out.extend(haystack_of(plan, e));
             }
             Err(e) => errors.push(e.to_string()),
         }
@@ -990,6 +1021,83 @@ fn sort(plan: &Plan, mut hay: Vec<Haystack>) -> Vec<Haystack> {
     hay
 }
 
+/// Writes searches' outputs to stdout in order, as rg joins them (its
+/// file separator between two that printed), and keeps the tally.
+struct Tally<'a> {
+    plan: &'a Plan,
+    out: std::io::StdoutLock<'static>,
+    matched: bool,
+    failed: bool,
+    total: Stats,
+    printed: bool,
+}
+
+impl<'a> Tally<'a> {
+    fn new(plan: &'a Plan) -> Tally<'a> {
+        Tally {
+            plan,
+            out: std::io::stdout().lock(),
+            matched: false,
+            failed: false,
+            total: Stats::new(),
+            printed: false,
+        }
+    }
+
+    /// One haystack's search; `false` once stdout is closed.
+    fn take(&mut self, d: Done, h: &Haystack, errors: &mut Vec<String>) -> bool {
+        match d.result {
+            Ok((found, stats)) => {
+                self.matched |= found;
+                if let Some(s) = stats {
+                    self.total += &s;
+                }
+            }
+            Err(e) => {
+                self.failed = true;
+                errors.push(format!("{}: {e}", h.shown.display()));
+            }
+        }
+        if d.bytes.is_empty() {
+            return true;
+        }
+        if self.printed
+            && let Some(sep) = &self.plan.file_separator
+            && self
+                .out
+                .write_all(sep)
+                .and_then(|()| self.out.write_all(b"\n"))
+                .is_err()
+        {
+            return false;
+        }
+        self.printed = true;
+        self.out.write_all(&d.bytes).is_ok()
+    }
+
+    fn finish(mut self) -> (bool, Option<Stats>, bool) {
+        let _ = self.out.flush();
+        (self.matched, Some(self.total), self.failed)
+    }
+}
+
+/// Searches one haystack with a searcher and printer of a thread's own.
+fn search_done<M: Matcher>(
+    m: &M,
+    s: &mut Searcher,
+    p: &mut Printer,
+    plan: &Plan,
+    cli: &Cli,
+    h: &Haystack,
+) -> Done {
+    p.buffer().clear();
+    let result = search_one(m, s, p, plan, cli, h);
+    Done {
+        bytes: p.buffer().as_slice().to_vec(),
+        result,
+    }
+}
+
 /// Searches every haystack (in parallel unless one at a time is asked for)
 /// and writes the outputs in order; whether something matched, the total
 /// statistics, and whether a search failed.
@@ -1000,63 +1108,14 @@ fn search_all<M: Matcher + Sync>(
     hay: &[Haystack],
     errors: &mut Vec<String>,
 ) -> (bool, Option<Stats>, bool) {
-    let one = |s: &mut Searcher, p: &mut Printer, h: &Haystack| {
-        p.buffer().clear();
-        let result = search_one(m, s, p, plan, cli, h);
-        Done {
-            bytes: p.buffer().as_slice().to_vec(),
-            result,
-        }
-    };
     let quit_after_match = plan.quiet && !plan.stats;
-    let mut out = std::io::stdout().lock();
-    let mut matched = false;
-    let mut failed = false;
-    let mut total = Stats::new();
-    let mut printed = false;
-    // Each output in turn; `None` once stdout is closed.
-    let mut take = |d: Done, h: &Haystack, out: &mut std::io::StdoutLock<'_>| -> Option<bool> {
-        let mut found = false;
-        match d.result {
-            Ok((f, stats)) => {
-                found = f;
-                if let Some(s) = stats {
-                    total += &s;
-                }
-            }
-            Err(e) => {
-                failed = true;
-                errors.push(format!("{}: {e}", h.shown.display()));
-            }
-        }
-        if !d.bytes.is_empty() {
-            if printed
-                && let Some(sep) = &plan.file_separator
-                && out
-                    .write_all(sep)
-                    .and_then(|()| out.write_all(b"\n"))
-                    .is_err()
-            {
-                return None;
-            }
-            printed = true;
-            if out.write_all(&d.bytes).is_err() {
-                return None;
-            }
-        }
-        Some(found)
-    };
-    let sequential = quit_after_match || hay.len() <= crate::search::SEQUENTIAL_MAX;
-    if sequential {
+    let mut tally = Tally::new(plan);
+    if quit_after_match || hay.len() <= crate::search::SEQUENTIAL_MAX {
         let mut s = plan.searcher(cli);
         let mut p = plan.printer(cli);
         for h in hay {
-            let d = one(&mut s, &mut p, h);
-            match take(d, h, &mut out) {
-                Some(found) => matched |= found,
-                None => break,
-            }
-            if matched && quit_after_match {
+            let d = search_done(m, &mut s, &mut p, plan, cli, h);
+            if !tally.take(d, h, errors) || (tally.matched && quit_after_match) {
                 break;
             }
         }
@@ -1065,18 +1124,90 @@ fn search_all<M: Matcher + Sync>(
             .par_iter()
             .map_init(
                 || (plan.searcher(cli), plan.printer(cli)),
-                |(s, p), h| one(s, p, h),
+                |(s, p), h| search_done(m, s, p, plan, cli, h),
             )
             .collect();
         for (d, h) in done.into_iter().zip(hay) {
-            match take(d, h, &mut out) {
-                Some(found) => matched |= found,
-                None => break,
+            if !tally.take(d, h, errors) {
+                break;
             }
         }
     }
-    let _ = out.flush();
-    (matched, Some(total), failed)
+    tally.finish()
+}
+
+/// A scan as rg's: the walk's threads search each file as they reach it
+/// (rg's parallel walk), and the outputs are printed in path order (the
+/// paths' order on the command line, then path order below each) once all
+/// are done. Whether any file was searched, and [`search_all`]'s answer.
+fn scan_parallel<M: Matcher + Sync>(
+    m: &M,
+    plan: &Plan,
+    cli: &Cli,
+    errors: &mut Vec<String>,
+) -> Result<(bool, (bool, Option<Stats>, bool)), BadFlag> {
+    let found = std::sync::Mutex::new(Vec::<(usize, Haystack, Done)>::new());
+    let walk_errors = std::sync::Mutex::new(Vec::<String>::new());
+    let roots = &plan.paths;
+    plan.walk(cli, roots)?.build_parallel().run(|| {
+        let mut s = plan.searcher(cli);
+        let mut p = plan.printer(cli);
+        let (found, walk_errors) = (&found, &walk_errors);
+        Box::new(move |entry| {
+            let h = match entry {
+                Ok(e) => {
+                    if let Some(err) = e.error()
+                        && plan.messages
+                        && plan.ignore_messages
+                    {
+                        error(err);
+                    }
+                    match haystack_of(plan, e) {
+                        Some(h) => h,
+                        None => return ignore::WalkState::Continue,
+                    }
+                }
+                Err(e) => {
+                    walk_errors
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(e.to_string());
+                    return ignore::WalkState::Continue;
+                }
+            };
+            let d = search_done(m, &mut s, &mut p, plan, cli, &h);
+            let root = roots
+                .iter()
+                .position(|r| h.path.starts_with(r))
+                .unwrap_or(usize::MAX);
+            found
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push((root, h, d));
+            ignore::WalkState::Continue
+        })
+    });
+    errors.extend(walk_errors.into_inner().unwrap_or_else(|e| e.into_inner()));
+    let mut found = found.into_inner().unwrap_or_else(|e| e.into_inner());
+    found.sort_by(|a, b| (a.0, &a.1.path).cmp(&(b.0, &b.1.path)));
+    let searched = !found.is_empty();
+    let mut tally = Tally::new(plan);
+    for (_, h, d) in found {
+        if !tally.take(d, &h, errors) {
+            break;
+        }
+    }
+    Ok((searched, tally.finish()))
+}
+
+/// The haystack a walk's entry is, if it is one: a file, or a path named
+/// on the command line that is not a folder.
+fn haystack_of(plan: &Plan, e: ignore::DirEntry) -> Option<Haystack> {
+    let is_dir =
+        e.file_type().is_some_and(|t| t.is_dir()) || (e.path_is_symlink() && e.path().is_dir());
+    let explicit = e.depth() == 0 && !is_dir;
+    (explicit || e.file_type().is_some_and(|t| t.is_file()))
+        .then(|| plan.haystack(e.into_path(), explicit, false))
 }
 
 /// rg's `--stats` block, or its closing JSON summary.
