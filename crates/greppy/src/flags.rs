@@ -581,7 +581,7 @@ pub struct RgFlags {
     #[arg(long, hide = true, overrides_with_all = ["pcre2", "no_pcre2", "engine", "auto_hybrid_regex"])]
     pub no_auto_hybrid_regex: bool,
     /// `--no-unicode` for PCRE2 (rg's older flag).
-    #[arg(long, hide = true)]
+    #[arg(long, hide = true, overrides_with = "pcre2_unicode")]
     pub no_pcre2_unicode: bool,
     /// Print PCRE2's version, and whether its JIT is available.
     #[arg(long)]
@@ -592,6 +592,29 @@ pub struct RgFlags {
     /// Hyperlinks in the output (rg's format names and templates).
     #[arg(long, value_name = "FORMAT")]
     pub hyperlink_format: Option<String>,
+    /// Negations of flags above (rg's `--no-` forms): the last one given
+    /// wins.
+    #[arg(long, hide = true, overrides_with = "fixed_strings")]
+    pub no_fixed_strings: bool,
+    #[arg(long, hide = true, overrides_with = "hidden")]
+    pub no_hidden: bool,
+    #[arg(long, hide = true, overrides_with = "invert_match")]
+    pub no_invert_match: bool,
+    #[arg(long, hide = true, overrides_with = "json")]
+    pub no_json: bool,
+    #[arg(long, hide = true, overrides_with = "multiline")]
+    pub no_multiline: bool,
+    #[arg(long, hide = true, overrides_with = "sort_files")]
+    pub no_sort_files: bool,
+    #[arg(long, hide = true, overrides_with = "no_pcre2_unicode")]
+    pub pcre2_unicode: bool,
+    #[arg(long, hide = true, overrides_with = "block_buffered")]
+    pub no_block_buffered: bool,
+    #[arg(long, hide = true, overrides_with = "line_buffered")]
+    pub no_line_buffered: bool,
+    /// A program that prints this machine's name, for hyperlinks.
+    #[arg(long, value_name = "COMMAND")]
+    pub hostname_bin: Option<PathBuf>,
     /// rg's debug output (accepted; greppy prints none).
     #[arg(long, hide = true)]
     pub debug: bool,

@@ -349,7 +349,9 @@ impl Plan {
                     .parse()
                     .map_err(|e| BadFlag(format!("error parsing flag --hyperlink-format: {e}")))?,
             };
-            grep_printer::HyperlinkConfig::new(grep_printer::HyperlinkEnvironment::new(), fmt)
+            let mut env = grep_printer::HyperlinkEnvironment::new();
+            env.host(hostname(r.hostname_bin.as_deref()));
+            grep_printer::HyperlinkConfig::new(env, fmt)
         };
         Ok(Plan {
             patterns: cli.patterns.clone(),
@@ -669,6 +671,23 @@ impl Plan {
     }
 }
 
+/// This machine's name for hyperlinks: what `--hostname-bin` prints
+/// (trimmed), else the kernel's node name.
+fn hostname(bin: Option<&Path>) -> Option<String> {
+    if let Some(bin) = bin {
+        let out = std::process::Command::new(bin)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .ok()
+            .filter(|o| o.status.success())?;
+        let name = String::from_utf8(out.stdout).ok()?.trim().to_string();
+        return (!name.is_empty()).then_some(name);
+    }
+    grep_cli::hostname()
+        .ok()
+        .map(|h| h.to_string_lossy().into_owned())
+}
+
 /// rg's hint, after the default engine's error, that PCRE2 has what the
 /// pattern asks for.
 fn suggest_pcre2(msg: &str) -> String {
@@ -819,6 +838,10 @@ fn search_one<M: Matcher>(
     search_into(m, s, p, shown, Source::Path(&hay.path))
 }
 
+/// What the searches found: whether anything matched, the total
+/// statistics, and whether a search failed.
+type Outcome = (bool, Option<Stats>, bool);
+
 /// What searching one haystack printed and found.
 struct Done {
     bytes: Vec<u8>,
@@ -915,7 +938,7 @@ fn finish(
     plan: &Plan,
     started: std::time::Instant,
     searched: bool,
-    (matched, total, failed): (bool, Option<Stats>, bool),
+    (matched, total, failed): Outcome,
     errors: &[String],
 ) -> i32 {
     if plan.messages {
@@ -1075,7 +1098,7 @@ impl<'a> Tally<'a> {
         self.out.write_all(&d.bytes).is_ok()
     }
 
-    fn finish(mut self) -> (bool, Option<Stats>, bool) {
+    fn finish(mut self) -> Outcome {
         let _ = self.out.flush();
         (self.matched, Some(self.total), self.failed)
     }
@@ -1107,7 +1130,7 @@ fn search_all<M: Matcher + Sync>(
     cli: &Cli,
     hay: &[Haystack],
     errors: &mut Vec<String>,
-) -> (bool, Option<Stats>, bool) {
+) -> Outcome {
     let quit_after_match = plan.quiet && !plan.stats;
     let mut tally = Tally::new(plan);
     if quit_after_match || hay.len() <= crate::search::SEQUENTIAL_MAX {
@@ -1145,7 +1168,7 @@ fn scan_parallel<M: Matcher + Sync>(
     plan: &Plan,
     cli: &Cli,
     errors: &mut Vec<String>,
-) -> Result<(bool, (bool, Option<Stats>, bool)), BadFlag> {
+) -> Result<(bool, Outcome), BadFlag> {
     let found = std::sync::Mutex::new(Vec::<(usize, Haystack, Done)>::new());
     let walk_errors = std::sync::Mutex::new(Vec::<String>::new());
     let roots = &plan.paths;

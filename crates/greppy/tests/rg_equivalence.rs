@@ -325,6 +325,11 @@ fn answers_equal_ripgreps() {
         &["-z", "-c", "retry"],
         &["--files", "-0", "--sort", "path"],
         &["--files", "-u"],
+        // rg's `--no-` forms: the last one given wins.
+        &["-F", "--no-fixed-strings", "-c", "re.ry"],
+        &["--hidden", "--no-hidden", "-l", "hidden_fn"],
+        &["--json", "--no-json", "-c", "retry"],
+        &["-U", "--no-multiline", "-c", "retry"],
         // rg's errors for bad values.
         &["--colors", "match:fg:nocolor", "x"],
         &["-E", "no-such-encoding", "x"],
