@@ -1242,19 +1242,7 @@ fn print_stats(
 ) -> std::io::Result<()> {
     let elapsed = started.elapsed();
     if json {
-        let line = serde_json::json!({
-            "type": "summary",
-            "data": {
-                "stats": stats,
-                "elapsed_total": {
-                    "secs": elapsed.as_secs(),
-                    "nanos": elapsed.subsec_nanos(),
-                    "human": format!("{:0.6}s", elapsed.as_secs_f64()),
-                },
-            },
-        });
-        serde_json::to_writer(&mut *out, &line)?;
-        return out.write_all(b"\n");
+        return out.write_all(&crate::search::summary_line(stats, elapsed));
     }
     write!(
         out,

@@ -560,7 +560,7 @@ fn search_file(
 }
 
 /// rg's closing `--json` message: the totals and the elapsed time.
-fn summary_line(stats: &Stats, elapsed: std::time::Duration) -> Vec<u8> {
+pub fn summary_line(stats: &Stats, elapsed: std::time::Duration) -> Vec<u8> {
     let line = serde_json::json!({
         "type": "summary",
         "data": {
