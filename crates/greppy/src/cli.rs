@@ -168,24 +168,29 @@ fn full_candidates(cli: &Cli) -> Option<full::Candidates> {
     if !cli.paths.iter().all(|p| p.as_os_str() != "-" && p.is_dir()) {
         return None;
     }
-    let client = match Client::connect_pipelined(&daemon::socket_path()) {
-        Ok(c) => c,
+    let client = connect_or_start(|| Ok(())).ok().flatten()?;
+    let filters = cli.filters();
+    from_daemon(client, cli, &cli.paths, &filters, false)?.ok()
+}
+
+/// A pipelined connection to the daemon; `None` if none answers. With no
+/// daemon, one is started for the next search (after `before_start`, whose
+/// error stops this one) and this search scans, which [`note`] says.
+fn connect_or_start(
+    before_start: impl FnOnce() -> Result<(), Failed>,
+) -> Result<Option<Client>, Failed> {
+    match Client::connect_pipelined(&daemon::socket_path()) {
+        Ok(c) => Ok(Some(c)),
         Err(client::Error::NoDaemon(..)) => {
+            before_start()?;
             match spawn_daemon(false) {
                 Ok(()) => note("started the daemon; this answer comes from a scan"),
                 Err(e) => note(format_args!("could not start the daemon ({e:#}); scanning")),
             }
-            return None;
+            Ok(None)
         }
-        Err(_) => return None,
-    };
-    let filters = Filters {
-        globs: cli.globs.clone(),
-        types: cli.types.clone(),
-        hidden: cli.hidden,
-        max_depth: cli.max_depth,
-    };
-    from_daemon(client, cli, &cli.paths, &filters, false)?.ok()
+        Err(_) => Ok(None),
+    }
 }
 
 /// The search could not be done, or some files could not be searched; the
@@ -257,12 +262,7 @@ fn run(cli: &Cli) -> Result<bool, Failed> {
         invert: cli.invert_match,
         only_matching: cli.only_matching,
     };
-    let filters = Filters {
-        globs: cli.globs.clone(),
-        types: cli.types.clone(),
-        hidden: cli.hidden,
-        max_depth: cli.max_depth,
-    };
+    let filters = cli.filters();
     // What the index cannot narrow is scanned here, as rg scans it.
     let scans = cli.invert_match || cli.multiline || cli.hidden || cli.max_depth.is_some();
     let no_daemon =
@@ -274,20 +274,10 @@ fn run(cli: &Cli) -> Result<bool, Failed> {
     let mut client = if no_daemon || !paths.iter().all(|p| p.is_dir()) {
         None
     } else {
-        match Client::connect_pipelined(&daemon::socket_path()) {
-            Ok(c) => Some(c),
-            Err(client::Error::NoDaemon(..)) => {
-                matcher = Some(opts.pattern.matcher()?);
-                match spawn_daemon(false) {
-                    Ok(()) => {
-                        note("started the daemon; this answer comes from a scan");
-                    }
-                    Err(e) => note(format_args!("could not start the daemon ({e:#}); scanning")),
-                }
-                None
-            }
-            Err(_) => None,
-        }
+        connect_or_start(|| {
+            matcher = Some(opts.pattern.matcher()?);
+            Ok(())
+        })?
     };
     // One folder, printed as rg prints file by file: the daemon searches
     // and prints, and nothing is read here.
@@ -362,12 +352,7 @@ fn nothing_searched(
 /// the walk rg's rules make; whether there was one. A closed pipe ends
 /// the list quietly.
 fn list_files(cli: &Cli, paths: &[PathBuf], default_path: bool) -> Result<bool, Failed> {
-    let filters = Filters {
-        globs: cli.globs.clone(),
-        types: cli.types.clone(),
-        hidden: cli.hidden,
-        max_depth: cli.max_depth,
-    };
+    let filters = cli.filters();
     let (files, errors) = search::walk(paths, &filters)?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for f in &files {

@@ -287,6 +287,17 @@ impl Cli {
         Ok(())
     }
 
+    /// The walk's filters these flags ask for (`-g`, `-t`, `--hidden`,
+    /// `--max-depth`).
+    pub fn filters(&self) -> crate::search::Filters {
+        crate::search::Filters {
+            globs: self.globs.clone(),
+            types: self.types.clone(),
+            hidden: self.hidden,
+            max_depth: self.max_depth,
+        }
+    }
+
     /// The pattern the search runs ([`Cli::resolve`]).
     pub fn pattern(&self) -> String {
         self.pattern.clone().unwrap_or_default()

@@ -355,6 +355,9 @@ fn answers_equal_ripgreps() {
     for args in [
         &["-n", "--sort", "path", "retry", "."][..],
         &["--files", "--sort", "path"][..],
+        // A scan (the walk's threads search, and print in path order).
+        &["--hidden", "-n", "--sort", "path", "retry", "."][..],
+        &["-v", "-c", "--sort", "path", "retry", "docs", "."][..],
     ] {
         let raw = |mut c: Command| {
             c.args(args)
