@@ -458,7 +458,7 @@ fn run_all(args: &Args, env: &Env) -> Result<()> {
         version: v,
         dir: env.dir.join("zoekt"),
     });
-    driver::plan(4 + 2 * classes.len() as u64 + 9)?;
+    driver::plan(4 + 2 * classes.len() as u64 + 10)?;
 
     // 1. Index build from scratch, against one rg scan of the same tree.
     driver::step("index build")?;
@@ -829,6 +829,10 @@ fn run_all(args: &Args, env: &Env) -> Result<()> {
             Some(clients as u64),
         )?;
     }
+
+    // 5b. One client must not hold up the others.
+    driver::step("selective searches beside broad ones")?;
+    beside_broad(args, env, selective, corpus)?;
 
     // 6. Freshness: an edit until a search finds it.
     driver::step("freshness")?;
@@ -1248,6 +1252,121 @@ fn concurrent(
         errors += e;
     }
     Ok((lat, busy, errors, wall))
+}
+
+/// Selective searches, one at a time from one client, while `N` other
+/// clients (none, 1, 4, 64) each hold two broad searches (`e`: almost
+/// every line of every file, millions of answers) on their connections,
+/// either reading the answers as fast as they can, asking again when
+/// both are done, or reading nothing at all.
+fn beside_broad(args: &Args, env: &Env, selective: &[Query], corpus: &Path) -> Result<()> {
+    let broad = Query {
+        pattern: "e".into(),
+        ignore_case: false,
+        word: false,
+    };
+    let per_case = args.pick(40, 200);
+    let mut cases = vec![(0usize, "none")];
+    for clients in [1usize, 4, 64] {
+        cases.push((clients, "reading"));
+        cases.push((clients, "not reading"));
+    }
+    let mut next = 0usize;
+    for (clients, they) in cases {
+        let reading = they == "reading";
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let (begun_tx, begun) = std::sync::mpsc::channel::<bool>();
+        // Held for writing while the selective searches run: the clients
+        // that read nothing wait to read it.
+        let gate = std::sync::RwLock::new(());
+        let lat = std::thread::scope(|s| -> Result<Vec<u64>> {
+            let hold = gate.write().unwrap_or_else(|e| e.into_inner());
+            for _ in 0..clients {
+                let (begun_tx, gate, stop, broad) = (begun_tx.clone(), &gate, &stop, &broad);
+                s.spawn(move || {
+                    let Ok(mut c) = env.client() else {
+                        return begun_tx.send(false);
+                    };
+                    let ask = |c: &mut Client| -> Result<(), greppy::client::Error> {
+                        for _ in 0..2 {
+                            let id = c.id();
+                            c.send(&Request::Search {
+                                id,
+                                query: broad.search(corpus, false),
+                            })?;
+                        }
+                        Ok(())
+                    };
+                    if ask(&mut c).and_then(|()| c.recv()).is_err() {
+                        return begun_tx.send(false);
+                    }
+                    let _ = begun_tx.send(true);
+                    if !reading {
+                        // Holds the connection, reading nothing, until the
+                        // measurement is over.
+                        drop(gate.read());
+                        return Ok(());
+                    }
+                    let mut done = 0;
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        match c.recv() {
+                            Ok(Response::Done { .. }) => {
+                                done += 1;
+                                if done % 2 == 0 && ask(&mut c).is_err() {
+                                    break;
+                                }
+                            }
+                            Ok(_) => {}
+                            Err(_) => break,
+                        }
+                    }
+                    Ok(())
+                });
+            }
+            drop(begun_tx);
+            let started = begun.iter().filter(|&ok| ok).count();
+            if started < clients {
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                drop(hold);
+                bail!(
+                    "{} of {clients} broad clients could not start",
+                    clients - started
+                );
+            }
+            let mut c = env.client()?;
+            let mut lat = Vec::with_capacity(per_case);
+            for _ in 0..per_case {
+                let q = &selective[next % selective.len()];
+                next += 1;
+                let t = Instant::now();
+                c.search(q.search(corpus, true))?;
+                lat.push(t.elapsed().as_nanos() as u64);
+            }
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            drop(hold);
+            Ok(lat)
+        })?;
+        let mut sorted = lat.clone();
+        sorted.sort_unstable();
+        let at = |p: usize| sorted[(sorted.len() * p / 100).min(sorted.len() - 1)] as f64 / 1e6;
+        driver::note(format!(
+            "selective beside {clients} broad clients ({they}): p50 {:.2} ms, p99 {:.2} ms",
+            at(50),
+            at(99)
+        ))?;
+        emit_values(
+            "selective search beside broad searches",
+            "ns",
+            "greppy",
+            &lat,
+            &[
+                ("broad clients", clients.to_string()),
+                ("they", they.into()),
+            ],
+            None,
+        )?;
+    }
+    Ok(())
 }
 
 /// Searches on one connection while another asks for a full rebuild: the

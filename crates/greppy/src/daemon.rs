@@ -3,8 +3,12 @@
 //!
 //! Bounds, each answered explicitly, never by a silent drop:
 //! - connections past [`Limits::connections`] get `busy` and are closed;
-//! - searches in flight past [`Limits::searches`] wait for a slot, and
+//! - searches in flight past [`Limits::searches`] (or past
+//!   [`Limits::per_connection`] on one connection) wait for a slot, and
 //!   get `busy` with their id if none comes within [`Limits::slot_wait`];
+//! - a connection's answers not yet written are at most [`QUEUED_BYTES`]
+//!   (beside what each of its searches gathered since its last write):
+//!   its searches then wait, holding no thread, until it reads;
 //! - a frame over [`Limits::frame`], or one that does not decode, gets
 //!   `error` and closes that connection only; so does a frame that has not
 //!   arrived whole within [`Limits::frame_time`] of its first byte;
@@ -16,7 +20,9 @@
 //!
 //! A peer of another uid (SO_PEERCRED) is refused. A search streams its
 //! matches as they are found, many may be in flight on one connection, and
-//! a client that goes away cancels its searches.
+//! a client that goes away cancels its searches. Searches run in turns,
+//! the connections taking turns ([`crate::searchers`]): one client that
+//! asks for much, reading it or not, holds up no other.
 //!
 //! A search the index cannot answer exactly (the tree is still being
 //! indexed; a folder the walk does not enter; a glob that lets ignored
@@ -51,9 +57,14 @@ const PRINT_FRAME: usize = 256 << 10;
 /// The most bytes of queued answers gathered into one write.
 const WRITE_BATCH: usize = 64 << 10;
 
-/// Encoded answers queued for a connection's writer at most (each at most
-/// about [`WRITE_BATCH`], or one printed piece, [`PRINT_FRAME`]).
-const QUEUED_WRITES: usize = 256;
+/// The most bytes of answers queued for a connection's writer: a client
+/// that reads nothing holds no more of the daemon's memory than this (and
+/// what its searches gathered before they found no room), and its
+/// searches wait, holding no thread, until it reads.
+const QUEUED_BYTES: usize = 1 << 20;
+
+/// Searches waiting for room are woken once the queue is below this.
+const ROOM_AT: usize = QUEUED_BYTES / 2;
 
 /// A connection's way out. Whoever has answers writes them to the socket
 /// itself, at once, when nothing is queued before them and the socket
@@ -64,29 +75,49 @@ const QUEUED_WRITES: usize = 256;
 /// while another is in a system call. What the socket does not take is
 /// queued for the connection's writer task, which waits until the socket
 /// can take more; while anything is queued, every answer goes through the
-/// queue, in order. The queue is bounded ([`QUEUED_WRITES`]), so a client
-/// that does not read holds its searches and its reader, not the daemon's
-/// memory.
+/// queue, in order. The queue holds at most [`QUEUED_BYTES`]: past that,
+/// a search is refused ([`Put::Full`]) and waits for room without a
+/// thread ([`crate::searchers::Step::Wait`]); other writers wait.
 #[derive(Clone)]
 struct Out {
     sink: Arc<Sink>,
-    tx: mpsc::Sender<Vec<u8>>,
+    tx: mpsc::UnboundedSender<Vec<u8>>,
 }
 
 /// The socket's write half, and who writes to it.
 struct Sink {
     wr: tokio::net::unix::OwnedWriteHalf,
     state: Mutex<SinkState>,
+    /// Room again, for writers that wait in async code...
+    room: Notify,
+    /// ...and for those that wait on a thread.
+    room_now: std::sync::Condvar,
 }
 
 #[derive(Default)]
 struct SinkState {
-    /// Writes queued for the writer task and not yet written whole.
+    /// Writes queued for the writer task and not yet written whole...
     queued: usize,
+    /// ...and their bytes.
+    bytes: usize,
     /// A thread is writing to the socket now.
     writing: bool,
     /// Answers that came while it writes: it writes them next.
     pending: Vec<u8>,
+    /// Searches waiting for room ([`crate::searchers::Gate`]).
+    waiting: Vec<Box<dyn FnOnce() + Send>>,
+    /// The writer has ended: nothing more goes out.
+    closed: bool,
+}
+
+/// What became of answers handed to [`Out::put`].
+enum Put {
+    /// Written, or queued.
+    Sent,
+    /// The queue is full: the caller keeps them, and waits for room.
+    Full(Vec<u8>),
+    /// The connection is gone.
+    Closed,
 }
 
 impl Out {
@@ -96,28 +127,34 @@ impl Out {
     fn open(
         wr: tokio::net::unix::OwnedWriteHalf,
     ) -> (Out, impl Future<Output = Arc<Sink>> + Send + 'static) {
-        let (tx, rx) = mpsc::channel::<Vec<u8>>(QUEUED_WRITES);
+        let (tx, rx) = mpsc::unbounded_channel::<Vec<u8>>();
         let sink = Arc::new(Sink {
             wr,
             state: Mutex::new(SinkState::default()),
+            room: Notify::new(),
+            room_now: std::sync::Condvar::new(),
         });
         let writer = Out::writer(sink.clone(), rx);
         (Out { sink, tx }, writer)
     }
 
     /// Writes what of `bytes` the socket takes now if nothing is queued
-    /// (or leaves them to the thread writing now); what is left to queue,
-    /// counted as queued: the caller sends it (a remainder of a partial
-    /// write is queued here, first in line).
-    fn start(&self, bytes: Vec<u8>) -> Option<Vec<u8>> {
+    /// (or leaves them to the thread writing now), and queues the rest;
+    /// with `refuse`, gives them all back instead if the queue is full.
+    fn put(&self, bytes: Vec<u8>, refuse: bool) -> Put {
         let mut st = lock(&self.sink.state);
+        if st.closed {
+            return Put::Closed;
+        }
+        if refuse && st.bytes >= QUEUED_BYTES {
+            return Put::Full(bytes);
+        }
         if st.queued > 0 {
-            st.queued += 1;
-            return Some(bytes);
+            return self.queue(st, bytes);
         }
         if st.writing {
             st.pending.extend_from_slice(&bytes);
-            return None;
+            return Put::Sent;
         }
         st.writing = true;
         let mut out = bytes;
@@ -137,45 +174,68 @@ impl Out {
                 out.drain(..at);
                 out.append(&mut st.pending);
                 st.writing = false;
-                // Nothing is queued, so the queue is empty and this fits.
-                if self.tx.try_send(out).is_ok() {
-                    st.queued += 1;
-                }
-                return None;
+                return self.queue(st, out);
             }
             if st.pending.is_empty() {
                 st.writing = false;
-                return None;
+                return Put::Sent;
             }
             out.clear();
             std::mem::swap(&mut out, &mut st.pending);
         }
     }
 
+    /// Queues `bytes` for the writer task, counted while `st` is held.
+    fn queue(&self, mut st: std::sync::MutexGuard<'_, SinkState>, bytes: Vec<u8>) -> Put {
+        st.queued += 1;
+        st.bytes += bytes.len();
+        // The writer takes them in the order they were counted.
+        let sent = self.tx.send(bytes);
+        drop(st);
+        if sent.is_err() {
+            Put::Closed
+        } else {
+            Put::Sent
+        }
+    }
+
     /// Writes or queues `bytes`, waiting while the queue is full. From
     /// async code; a connection that is gone drops them.
     async fn send(&self, bytes: Vec<u8>) {
-        if let Some(rest) = self.start(bytes) {
-            let _ = self.tx.send(rest).await;
+        loop {
+            let room = self.sink.room.notified();
+            tokio::pin!(room);
+            room.as_mut().enable();
+            {
+                let st = lock(&self.sink.state);
+                if st.closed || st.bytes < QUEUED_BYTES {
+                    break;
+                }
+            }
+            room.await;
         }
+        self.put(bytes, false);
     }
 
-    /// [`Out::send`] from synchronous code: a blocking thread, or a task
-    /// on a worker, which leaves the worker ([`long`]) if it must wait.
+    /// [`Out::send`] from a thread that may block; whether the connection
+    /// is still there.
     fn blocking_send(&self, bytes: Vec<u8>) -> bool {
-        match self.start(bytes) {
-            None => !self.tx.is_closed(),
-            Some(rest) => long(|| self.tx.blocking_send(rest).is_ok()),
+        let mut st = lock(&self.sink.state);
+        while !st.closed && st.bytes >= QUEUED_BYTES {
+            st = long(|| self.sink.room_now.wait(st)).unwrap_or_else(|e| e.into_inner());
         }
+        drop(st);
+        !matches!(self.put(bytes, false), Put::Closed)
     }
 
     /// The writer task: writes what is queued, several writes in one, as
-    /// the socket can take them; ends when every [`Out`] is gone or the
-    /// socket fails, and gives the socket back. (The socket is shared with
-    /// the threads that write at once, so it is written through `&self`:
-    /// `writable` and `try_write`, not `AsyncWrite`.)
-    async fn writer(sink: Arc<Sink>, mut rx: mpsc::Receiver<Vec<u8>>) -> Arc<Sink> {
-        while let Some(mut out) = rx.recv().await {
+    /// the socket can take them, and wakes whoever waits for room; ends
+    /// when every [`Out`] is gone or the socket fails, and gives the socket
+    /// back. (The socket is shared with the threads that write at once, so
+    /// it is written through `&self`: `writable` and `try_write`, not
+    /// `AsyncWrite`.)
+    async fn writer(sink: Arc<Sink>, mut rx: mpsc::UnboundedReceiver<Vec<u8>>) -> Arc<Sink> {
+        'out: while let Some(mut out) = rx.recv().await {
             let mut n = 1;
             while out.len() < WRITE_BATCH {
                 match rx.try_recv() {
@@ -189,22 +249,52 @@ impl Out {
             let mut at = 0;
             while at < out.len() {
                 if sink.wr.writable().await.is_err() {
-                    return sink;
+                    break 'out;
                 }
                 match sink.wr.try_write(&out[at..]) {
-                    Ok(0) => return sink,
+                    Ok(0) => break 'out,
                     Ok(k) => at += k,
                     Err(e)
                         if matches!(
                             e.kind(),
                             std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted
                         ) => {}
-                    Err(_) => return sink,
+                    Err(_) => break 'out,
                 }
             }
-            lock(&sink.state).queued -= n;
+            let mut st = lock(&sink.state);
+            st.queued -= n;
+            st.bytes -= out.len();
+            if st.bytes < ROOM_AT {
+                let waiting = std::mem::take(&mut st.waiting);
+                drop(st);
+                Out::room(&sink, waiting);
+            }
         }
+        let mut st = lock(&sink.state);
+        st.closed = true;
+        let waiting = std::mem::take(&mut st.waiting);
+        drop(st);
+        Out::room(&sink, waiting);
         sink
+    }
+
+    /// Wakes whoever waits for room.
+    fn room(sink: &Sink, waiting: Vec<Box<dyn FnOnce() + Send>>) {
+        sink.room.notify_waiters();
+        sink.room_now.notify_all();
+        waiting.into_iter().for_each(|wake| wake());
+    }
+}
+
+impl crate::searchers::Gate for Out {
+    fn when_room(&self, wake: Box<dyn FnOnce() + Send>) {
+        let mut st = lock(&self.sink.state);
+        if st.closed || st.bytes < ROOM_AT {
+            drop(st);
+            return wake();
+        }
+        st.waiting.push(wake);
     }
 }
 
@@ -224,16 +314,23 @@ struct Answers {
     /// When what was gathered last went out (or the request began).
     sent: std::time::Instant,
     every: std::time::Duration,
+    /// A search's: what finds no room stays in `buf`, and the search
+    /// waits ([`Answers::blocked`]). Else the thread waits for room.
+    waits_for_room: bool,
+    /// What was gathered found no room.
+    blocked: bool,
 }
 
 impl Answers {
-    fn new(out: Out, every: std::time::Duration) -> Answers {
+    fn new(out: Out, every: std::time::Duration, waits_for_room: bool) -> Answers {
         Answers {
             out,
             buf: Vec::new(),
             closed: false,
             sent: std::time::Instant::now(),
             every,
+            waits_for_room,
+            blocked: false,
         }
     }
 
@@ -256,22 +353,35 @@ impl Answers {
         !self.closed
     }
 
-    /// Sends what is gathered (waiting while the connection's queue is
-    /// full); whether the client is still there.
+    /// Sends what is gathered (a thread waits while the connection's
+    /// queue is full; a search keeps it, [`Answers::blocked`]); whether
+    /// the client is still there.
     fn flush(&mut self) -> bool {
         if !self.buf.is_empty() && !self.closed {
             let bytes = std::mem::take(&mut self.buf);
-            self.closed = !self.out.blocking_send(bytes);
+            self.blocked = false;
+            if self.waits_for_room {
+                match self.out.put(bytes, true) {
+                    Put::Sent => {}
+                    Put::Full(bytes) => {
+                        self.buf = bytes;
+                        self.blocked = true;
+                    }
+                    Put::Closed => self.closed = true,
+                }
+            } else {
+                self.closed = !self.out.blocking_send(bytes);
+            }
             self.sent = std::time::Instant::now();
         }
         !self.closed
     }
-}
 
-/// Where [`State::run`] runs a request.
-enum Run {
-    Blocking,
-    Search,
+    /// What was gathered waits for room: the search should wait
+    /// ([`crate::searchers::Step::Wait`]).
+    fn blocked(&self) -> bool {
+        self.blocked && !self.closed
+    }
 }
 
 /// Runs `f`, which may block or run long, from a task on a runtime
@@ -314,8 +424,8 @@ fn by_chunks<T: Sync, S, R: Send>(
     cancel: &AtomicBool,
     init: impl Fn() -> S + Sync + Send,
     f: impl Fn(&mut S, &T) -> R + Sync + Send,
-    mut take: impl FnMut(&[T], Vec<R>, bool) -> ControlFlow<bool>,
-) -> bool {
+    mut take: impl FnMut(&[T], Vec<R>, bool) -> ControlFlow<Stop>,
+) -> Option<Stop> {
     let helpers = if parallel {
         cores().min(candidates.len()).saturating_sub(1)
     } else {
@@ -326,14 +436,14 @@ fn by_chunks<T: Sync, S, R: Send>(
         let mut chunks = candidates.chunks(VERIFY_CHUNK).peekable();
         while let Some(chunk) = chunks.next() {
             if cancel.load(Ordering::Relaxed) {
-                return true;
+                return Some(Stop::Cancelled);
             }
             let found = chunk.iter().map(|x| f(&mut state, x)).collect();
-            if let ControlFlow::Break(cancelled) = take(chunk, found, chunks.peek().is_some()) {
-                return cancelled;
+            if let ControlFlow::Break(stop) = take(chunk, found, chunks.peek().is_some()) {
+                return Some(stop);
             }
         }
-        return false;
+        return None;
     }
     let claims = Claims {
         state: Mutex::new(ClaimState::default()),
@@ -389,11 +499,11 @@ fn by_chunks<T: Sync, S, R: Send>(
                     .filter_map(|i| ready[i % AHEAD].take())
                     .collect();
                 let more = end < candidates.len();
-                if let ControlFlow::Break(cancelled) = take(&candidates[start..end], found, more) {
-                    break cancelled;
+                if let ControlFlow::Break(stop) = take(&candidates[start..end], found, more) {
+                    break Some(stop);
                 }
                 if !more {
-                    break false;
+                    break None;
                 }
                 start = end;
                 claims.handed(start);
@@ -402,7 +512,7 @@ fn by_chunks<T: Sync, S, R: Send>(
                 continue;
             }
             if cancel.load(Ordering::Relaxed) {
-                break true;
+                break Some(Stop::Cancelled);
             }
             // Work beside the helpers while there is room; else wait for
             // theirs.
@@ -414,13 +524,34 @@ fn by_chunks<T: Sync, S, R: Send>(
                     Ok((i, r)) => put(&mut ready, start, &mut have, i, r),
                     // Every helper is gone (a cancel, or a panic that the
                     // scope raises).
-                    Err(_) => break true,
+                    Err(_) => break Some(Stop::Cancelled),
                 }
             }
         };
         claims.stop();
         cancelled
     })
+}
+
+/// A connection's searches that a `cancel` may reach, by id.
+type Cancels = Arc<Mutex<FxHashMap<u64, Arc<AtomicBool>>>>;
+
+/// A request's slots: its connection's and the daemon's ([`State::slot`]).
+struct Slot {
+    _own: OwnedSemaphorePermit,
+    _all: OwnedSemaphorePermit,
+}
+
+/// Why [`by_chunks`] stopped before the last chunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    /// Cancelled, or the client is gone.
+    Cancelled,
+    /// The search has all the answers it was asked for.
+    Full,
+    /// Another search waits, or the client reads nothing for now: the
+    /// search goes on from the next chunk at its next turn.
+    Pause,
 }
 
 /// How far past what a search has handed on its helpers may read
@@ -514,7 +645,10 @@ const FIND_BUILD_WAIT: std::time::Duration = std::time::Duration::from_secs(600)
 #[derive(Debug, Clone)]
 pub struct Limits {
     pub connections: usize,
+    /// Searches (and finds, and index builds) in flight in all...
     pub searches: usize,
+    /// ...and on one connection.
+    pub per_connection: usize,
     pub frame: usize,
     pub roots: usize,
     /// How long a frame may take to arrive once it has begun: a client
@@ -541,7 +675,8 @@ impl Default for Limits {
     fn default() -> Self {
         Limits {
             connections: 512,
-            searches: 64,
+            searches: 256,
+            per_connection: 32,
             frame: protocol::MAX_FRAME,
             roots: 16,
             frame_time: std::time::Duration::from_secs(10),
@@ -600,8 +735,10 @@ struct State {
     uid: u32,
     connections: Arc<Semaphore>,
     searches: Arc<Semaphore>,
-    /// The threads that run searches, first come, first served.
+    /// The threads that run searches, the connections taking turns.
     searchers: Searchers,
+    /// The next connection's number (for the searchers' turns).
+    next_conn: std::sync::atomic::AtomicU64,
     /// The roots, the most recently used last.
     roots: Mutex<Vec<Arc<Root>>>,
     /// The ranked indexes of the roots that have been asked a ranked
@@ -657,6 +794,7 @@ pub async fn serve(
         connections: Arc::new(Semaphore::new(limits.connections)),
         searches: Arc::new(Semaphore::new(limits.searches)),
         searchers: Searchers::new(searchers()),
+        next_conn: Default::default(),
         roots: Mutex::new(roots),
         ranked: Mutex::default(),
         store,
@@ -817,10 +955,12 @@ impl State {
         let Ok(_permit) = self.connections.clone().try_acquire_owned() else {
             return say(&mut stream, &Response::Busy { id: None }).await;
         };
+        let conn = self.next_conn.fetch_add(1, Ordering::Relaxed);
+        let mine = Arc::new(Semaphore::new(self.limits.per_connection));
         let (mut rd, wr) = stream.into_split();
         let (out, writer) = Out::open(wr);
         let writer = tokio::spawn(writer);
-        let cancels: Arc<Mutex<FxHashMap<u64, Arc<AtomicBool>>>> = Arc::default();
+        let cancels: Cancels = Arc::default();
         let mut decoder = Decoder::new(self.limits.frame);
         let mut greeted = false;
         let mut shutdown = false;
@@ -890,31 +1030,22 @@ impl State {
                         }
                     }
                     Request::Search { id, query } => {
-                        let Some(slot) = self.slot(id, &out).await else {
+                        let Some(slot) = self.slot(id, &mine, &out).await else {
                             continue;
                         };
                         let flag = Arc::new(AtomicBool::new(false));
                         lock(&cancels).insert(id, flag.clone());
                         let cancels = cancels.clone();
-                        // First come, first served ([`crate::searchers`]).
-                        self.run(Run::Search, slot, &out, move |state, out| {
-                            let last = state.search(id, &query, out, &flag);
-                            lock(&cancels).remove(&id);
-                            last
-                        });
+                        self.search(conn, (id, query), slot, (flag, cancels), &out);
                     }
                     Request::Find { id, query } => {
-                        if let Some(slot) = self.slot(id, &out).await {
-                            self.run(Run::Blocking, slot, &out, move |state, out| {
-                                state.find(id, &query, out)
-                            });
+                        if let Some(slot) = self.slot(id, &mine, &out).await {
+                            self.run(slot, &out, move |state, out| state.find(id, &query, out));
                         }
                     }
                     Request::Index { id, path } => {
-                        if let Some(slot) = self.slot(id, &out).await {
-                            self.run(Run::Blocking, slot, &out, move |state, _| {
-                                state.index(id, &path_of(&path))
-                            });
+                        if let Some(slot) = self.slot(id, &mine, &out).await {
+                            self.run(slot, &out, move |state, _| state.index(id, &path_of(&path)));
                         }
                     }
                     Request::Status { id } => {
@@ -956,20 +1087,27 @@ impl State {
         self.searchers.pending() <= 1
     }
 
-    /// One of the slots for requests that run on a blocking thread
-    /// (searches, finds, index builds), waiting for one, in turn, for at
-    /// most [`Limits::slot_wait`]; else `busy` to the client. (Answered
+    /// One of the slots for requests that run on a blocking thread or as
+    /// searches: one of the connection's own (`mine`,
+    /// [`Limits::per_connection`]), then one of the daemon's
+    /// ([`Limits::searches`]), waiting for them, in turn, for at most
+    /// [`Limits::slot_wait`] in all; else `busy` to the client. (Answered
     /// `busy` at once, 256 clients in a closed loop got 6,977 `busy` of
     /// 8,192 searches once the daemon read requests as they came: it had
     /// read them so slowly before that the 64 slots were seldom all
-    /// taken.)
-    async fn slot(&self, id: u64, out: &Out) -> Option<OwnedSemaphorePermit> {
-        if let Ok(p) = self.searches.clone().try_acquire_owned() {
-            return Some(p);
-        }
-        let wait = self.searches.clone().acquire_owned();
-        match tokio::time::timeout(self.limits.slot_wait, wait).await {
-            Ok(Ok(p)) => Some(p),
+    /// taken.) A connection's own bound keeps one client that asks a lot
+    /// from taking every slot.
+    async fn slot(&self, id: u64, mine: &Arc<Semaphore>, out: &Out) -> Option<Slot> {
+        let both = async {
+            let own = mine.clone().acquire_owned().await.ok()?;
+            let all = self.searches.clone().acquire_owned().await.ok()?;
+            Some(Slot {
+                _own: own,
+                _all: all,
+            })
+        };
+        match tokio::time::timeout(self.limits.slot_wait, both).await {
+            Ok(Some(slot)) => Some(slot),
             _ => {
                 out.send(protocol::encode(&Response::Busy { id: Some(id) }))
                     .await;
@@ -978,41 +1116,62 @@ impl State {
         }
     }
 
-    /// Runs `work` on a blocking thread (`Run::Blocking`: finds and index
-    /// builds) or as a search (`Run::Search`, most done in well under a
-    /// millisecond): in the searchers' queue, first come, first served,
-    /// or, when no other search is pending, as a task of its own on the
-    /// worker that read the request, which runs it next with no hand-off
-    /// to another thread (the parts that may block or run long leave the
-    /// worker through [`long`]). Not on the connection's own loop, so that
-    /// the searches pipelined on one connection share the cores.
-    /// It streams through `to`, and sends its last answer (with what it
-    /// has gathered) once `slot` is free again and a search no longer
-    /// counts as pending: a client that waits for that answer may send its
-    /// next request at once, and one client's next search runs where it
-    /// is read, as its last did.
+    /// Runs `work` (a find, or an index build) on a blocking thread,
+    /// streaming through `to` (the thread waits while the client does not
+    /// read), and sends its last answer once `slot` is free again.
     fn run(
         self: &Arc<Self>,
-        how: Run,
-        slot: OwnedSemaphorePermit,
+        slot: Slot,
         to: &Out,
         work: impl FnOnce(&State, &mut Answers) -> Response + Send + 'static,
     ) {
         let (state, to) = (self.clone(), to.clone());
-        let job = move |pending: Option<Pending>| {
-            let mut out = Answers::new(to, state.limits.stream_every);
+        drop(tokio::task::spawn_blocking(move || {
+            let mut out = Answers::new(to, state.limits.stream_every, false);
             let last = work(&state, &mut out);
             protocol::encode_into(&last, &mut out.buf);
             drop(slot);
-            drop(pending);
             out.flush();
-        };
-        match how {
-            Run::Blocking => drop(tokio::task::spawn_blocking(|| job(None))),
-            Run::Search => match self.searchers.take(move |p| job(Some(p))) {
-                Place::Here(job) => drop(tokio::spawn(async move { job() })),
-                Place::Queued => {}
-            },
+        }));
+    }
+
+    /// Starts search `id` of connection `conn` ([`SearchTask`]): in the
+    /// searchers' queue, where connections take turns
+    /// ([`crate::searchers`]), or, when no other search is pending, as a
+    /// task of its own on the worker that read the request, which runs it
+    /// next with no hand-off to another thread (the parts that may block
+    /// or run long leave the worker through [`long`]). Not on the
+    /// connection's own loop, so that the searches pipelined on one
+    /// connection share the cores. It streams through `to`, and sends its
+    /// last answer once `slot` is free again and a search no longer counts
+    /// as pending: a client that waits for that answer may send its next
+    /// request at once, and one client's next search runs where it is
+    /// read, as its last did.
+    fn search(
+        self: &Arc<Self>,
+        conn: u64,
+        (id, query): (u64, SearchQuery),
+        slot: Slot,
+        (cancel, cancels): (Arc<AtomicBool>, Cancels),
+        to: &Out,
+    ) {
+        let state = self.clone();
+        let answers = Answers::new(to.clone(), self.limits.stream_every, true);
+        let place = self.searchers.take(conn, move |pending| {
+            Box::new(SearchTask {
+                state,
+                id,
+                query,
+                cancel,
+                cancels,
+                answers,
+                slot: Some(slot),
+                pending: Some(pending),
+                stage: Stage::Start,
+            })
+        });
+        if let Place::Here(runner, task) = place {
+            drop(tokio::spawn(async move { runner.drive(task) }));
         }
     }
 
@@ -1248,12 +1407,17 @@ impl State {
 
     /// Runs one search (on a blocking thread), streaming its matches;
     /// returns its last answer (`done`, `scan` or `error`).
-    fn search(&self, id: u64, q: &SearchQuery, out: &mut Answers, cancel: &AtomicBool) -> Response {
-        let fail = |message: String| Response::Error {
-            id: Some(id),
-            message,
+    /// A search's first turn: the candidates it reads, as a [`Reading`]
+    /// for its next turns; or its last answer (an error, `scan`, or
+    /// `done` with nothing to read).
+    fn begin(&self, id: u64, q: &SearchQuery) -> Result<Reading, Box<Response>> {
+        let fail = |message: String| {
+            Box::new(Response::Error {
+                id: Some(id),
+                message,
+            })
         };
-        let scan = |reason: Option<String>| Response::Scan { id, reason };
+        let scan = |reason: Option<String>| Box::new(Response::Scan { id, reason });
         let pattern = Pattern {
             pattern: q.pattern.clone(),
             fixed: q.fixed,
@@ -1276,7 +1440,7 @@ impl State {
         } else {
             match pattern.matcher() {
                 Ok(m) => Some(m),
-                Err(e) => return fail(format!("{e:#}")),
+                Err(e) => return Err(fail(format!("{e:#}"))),
             }
         };
         let filters = Filters {
@@ -1288,8 +1452,8 @@ impl State {
         };
         let filter = match FileFilter::new(&filters, &path_of(&q.cwd)) {
             Ok(Some(f)) => f,
-            Ok(None) => return scan(None),
-            Err(e) => return fail(format!("{e:#}")),
+            Ok(None) => return Err(scan(None)),
+            Err(e) => return Err(fail(format!("{e:#}"))),
         };
         let asked = path_of(&q.path);
         let dir = match self
@@ -1297,10 +1461,10 @@ impl State {
             .map_or_else(|| asked.canonicalize(), Ok)
         {
             Ok(d) => d,
-            Err(e) => return fail(format!("{}: {e}", asked.display())),
+            Err(e) => return Err(fail(format!("{}: {e}", asked.display()))),
         };
         let Some((root, _)) = self.root_for(&dir, Make::Search) else {
-            return scan(None);
+            return Err(scan(None));
         };
         let display = if q.display.is_empty() {
             dir.clone()
@@ -1352,15 +1516,15 @@ impl State {
         if root.is_gone() {
             // Deleted, or made again in its place, while this search waited
             // for its changes: what is there now is scanned.
-            return scan(None);
+            return Err(scan(None));
         }
         let Some(snap) = root.snapshot() else {
             // Not even a first index: a scan answers now.
             let why = format!("{} is still being indexed", root.path().display());
-            return scan(Some(why));
+            return Err(scan(Some(why)));
         };
         if !snap.covers(&dir) {
-            return scan(None);
+            return Err(scan(None));
         }
         let candidates = match early {
             Some((s, chosen)) if Arc::ptr_eq(&s, &snap) => chosen,
@@ -1374,16 +1538,6 @@ impl State {
                 to_read(&snap, &test, fresh, candidates)
             }
         };
-        // Long work leaves the worker, and shares the reading with helper
-        // threads when the search runs alone.
-        let run = |work: u64, f: &mut dyn FnMut(bool) -> (u64, bool)| {
-            if work < LONG_FROM {
-                f(false)
-            } else {
-                long(|| f(self.alone()))
-            }
-        };
-        let mut errors: Vec<String> = Vec::new();
         let matcher = match checked {
             Some(m) => m,
             None if candidates.is_empty() => {
@@ -1391,84 +1545,69 @@ impl State {
                 if let Some(print) = &q.print
                     && let Err(e) = print_options(pattern, print)
                 {
-                    return fail(e);
+                    return Err(fail(e));
                 }
-                return self.done(
+                let done = (0, false);
+                let shown = (&*snap, &*dir, &*display);
+                return Err(Box::new(self.done(
                     id,
-                    (0, false),
+                    done,
                     fresh,
-                    (&snap, &dir, &display),
+                    shown,
                     &root,
-                    errors,
-                );
+                    Vec::new(),
+                )));
             }
             None => match pattern.matcher() {
                 Ok(m) => m,
-                Err(e) => return fail(format!("{e:#}")),
+                Err(e) => return Err(fail(format!("{e:#}"))),
             },
         };
-        let (matches, cancelled) = if let Some(print) = &q.print {
+        let (what, work) = if let Some(print) = &q.print {
             let opts = match print_options(pattern, print) {
                 Ok(o) => o,
-                Err(e) => return fail(e),
+                Err(e) => return Err(fail(e)),
             };
             let mut candidates = candidates;
             candidates.sort_by(|a, b| {
                 Path::new(OsStr::from_bytes(&a.2)).cmp(Path::new(OsStr::from_bytes(&b.2)))
             });
             let (reads, work) = plan_reads(candidates);
-            run(work, &mut |parallel| {
-                print_files(
-                    id,
-                    parallel,
-                    &opts,
-                    &matcher,
-                    (&reads, &snap.base),
-                    out,
-                    cancel,
-                    &mut errors,
-                )
-            })
+            (Reads::Print { opts, reads }, work)
         } else if q.files && q.candidates {
             // Unread, for a client that reads them itself (with the parts
             // of each that may hold a match, if asked); many of them off
             // the worker.
             let many = candidates.len() > LONG_CANDIDATES;
-            let answer = || {
-                let (mut matches, mut cancelled) = (0u64, false);
-                for (_, base_id, shown) in candidates {
-                    if q.limit > 0 && matches >= q.limit {
-                        break;
-                    }
-                    let regions = q.regions.then(|| snap.regions(base_id, &test)).flatten();
-                    let file = Response::File {
-                        id,
-                        path: shown,
-                        regions,
-                    };
-                    if !out.push(&file) {
-                        cancelled = true;
-                        break;
-                    }
-                    matches += 1;
-                }
-                (matches, cancelled)
+            let named = || {
+                candidates
+                    .into_iter()
+                    .map(|(_, base_id, shown)| {
+                        let regions = q.regions.then(|| snap.regions(base_id, &test)).flatten();
+                        (shown, regions)
+                    })
+                    .collect()
             };
-            if many { long(answer) } else { answer() }
+            let files = if many { long(named) } else { named() };
+            (Reads::Files(files), 0)
         } else {
             let (reads, work) = plan_reads(candidates);
-            run(work, &mut |parallel| {
-                verify(id, parallel, q, &matcher, (&reads, &snap.base), out, cancel)
-            })
+            (Reads::Lines(reads), work)
         };
-        self.done(
-            id,
-            (matches, cancelled),
+        Ok(Reading {
+            matcher,
+            what,
+            work,
+            at: 0,
+            matches: 0,
+            cancelled: false,
+            errors: Vec::new(),
             fresh,
-            (&snap, &dir, &display),
-            &root,
-            errors,
-        )
+            snap,
+            root,
+            dir,
+            display,
+        })
     }
 
     /// A search's last answer: how many matched, whether it was cancelled
@@ -1511,6 +1650,235 @@ impl State {
             cancelled,
             errors,
             note,
+        }
+    }
+}
+
+/// A search past its first turn: what it reads, how far it has come, and
+/// what its last answer needs ([`State::done`]).
+struct Reading {
+    matcher: grep_regex::RegexMatcher,
+    what: Reads,
+    /// How much reading it is in all ([`LONG_FROM`]).
+    work: u64,
+    /// How many of its files (or names) were handed on.
+    at: usize,
+    /// Answers (or files printed) so far.
+    matches: u64,
+    cancelled: bool,
+    errors: Vec<String>,
+    fresh: bool,
+    snap: Arc<Snapshot>,
+    root: Arc<Root>,
+    dir: PathBuf,
+    display: PathBuf,
+}
+
+/// What a search reads, and how it answers.
+enum Reads {
+    /// rg's output, printed here.
+    Print {
+        opts: search::Options,
+        reads: Vec<ToRead>,
+    },
+    /// Matching lines, or files with `files`.
+    Lines(Vec<ToRead>),
+    /// Candidates' names, unread (with their regions if asked).
+    Files(Vec<(Vec<u8>, Option<Regions>)>),
+}
+
+impl Reading {
+    /// Reads on until the end, or a pause ([`Stop::Pause`]); whether it is
+    /// over (its last answer is [`Reading::done`]).
+    fn turn(
+        &mut self,
+        state: &State,
+        (id, q): (u64, &SearchQuery),
+        (answers, give_way): (&mut Answers, &dyn Fn() -> bool),
+        cancel: &AtomicBool,
+    ) -> bool {
+        // What found no room at the last turn goes first.
+        if !answers.flush() {
+            self.cancelled = true;
+            return true;
+        }
+        if answers.blocked() {
+            return false;
+        }
+        let base: &crate::index::Index = &self.snap.base;
+        let (handed, stop) = match &mut self.what {
+            Reads::Files(files) => {
+                let mut stop = None;
+                let mut handed = 0;
+                for (shown, regions) in &mut files[self.at..] {
+                    if q.limit > 0 && self.matches >= q.limit {
+                        break;
+                    }
+                    let file = Response::File {
+                        id,
+                        path: std::mem::take(shown),
+                        regions: regions.take(),
+                    };
+                    handed += 1;
+                    if !answers.push(&file) {
+                        stop = Some(Stop::Cancelled);
+                        break;
+                    }
+                    self.matches += 1;
+                    if handed % VERIFY_CHUNK == 0 && (answers.blocked() || give_way()) {
+                        stop = Some(Stop::Pause);
+                        break;
+                    }
+                }
+                if stop.is_none() {
+                    handed = files.len() - self.at;
+                }
+                (handed, stop)
+            }
+            Reads::Print { opts, reads } => {
+                let (matcher, work) = (&self.matcher, self.work);
+                let (matched, errors) = (&mut self.matches, &mut self.errors);
+                let reads = &reads[self.at..];
+                let mut read = |parallel| {
+                    let to = (&mut *answers, give_way);
+                    let (matched, errors) = (&mut *matched, &mut *errors);
+                    let from = (reads, base);
+                    print_files(
+                        id,
+                        parallel,
+                        opts,
+                        matcher,
+                        from,
+                        to,
+                        cancel,
+                        (matched, errors),
+                    )
+                };
+                if work < LONG_FROM {
+                    read(false)
+                } else {
+                    long(|| read(state.alone()))
+                }
+            }
+            Reads::Lines(reads) => {
+                let (matcher, work, matches) = (&self.matcher, self.work, &mut self.matches);
+                let reads = &reads[self.at..];
+                let mut read = |parallel| {
+                    let to = (&mut *answers, give_way);
+                    verify(
+                        id,
+                        parallel,
+                        q,
+                        matcher,
+                        (reads, base),
+                        to,
+                        cancel,
+                        &mut *matches,
+                    )
+                };
+                if work < LONG_FROM {
+                    read(false)
+                } else {
+                    long(|| read(state.alone()))
+                }
+            }
+        };
+        self.at += handed;
+        match stop {
+            Some(Stop::Pause) => false,
+            Some(Stop::Cancelled) => {
+                self.cancelled = true;
+                true
+            }
+            Some(Stop::Full) | None => true,
+        }
+    }
+
+    /// Its last answer.
+    fn done(self, state: &State, id: u64) -> Response {
+        let found = (self.matches, self.cancelled);
+        let (snap, dir, display) = (&*self.snap, &*self.dir, &*self.display);
+        state.done(
+            id,
+            found,
+            self.fresh,
+            (snap, dir, display),
+            &self.root,
+            self.errors,
+        )
+    }
+}
+
+/// A search as a task that runs in turns ([`crate::searchers`]): its first
+/// turn chooses what to read, the next ones read it, a chunk of files at
+/// least at a time, and the last sends its last answer.
+struct SearchTask {
+    state: Arc<State>,
+    id: u64,
+    query: SearchQuery,
+    cancel: Arc<AtomicBool>,
+    cancels: Cancels,
+    answers: Answers,
+    slot: Option<Slot>,
+    pending: Option<Pending>,
+    stage: Stage,
+}
+
+enum Stage {
+    Start,
+    Read(Box<Reading>),
+    /// The last answer is gathered, to go out.
+    Last,
+}
+
+impl SearchTask {
+    /// Gathers `last`, the search's last answer, and lets go of its slot
+    /// and its place among the pending searches before it goes out.
+    fn last(&mut self, last: &Response) {
+        protocol::encode_into(last, &mut self.answers.buf);
+        lock(&self.cancels).remove(&self.id);
+        self.slot = None;
+        self.pending = None;
+        self.stage = Stage::Last;
+    }
+
+    fn wait(&self) -> crate::searchers::Step {
+        crate::searchers::Step::Wait(Arc::new(self.answers.out.clone()))
+    }
+}
+
+impl crate::searchers::Task for SearchTask {
+    fn turn(&mut self, give_way: &dyn Fn() -> bool) -> crate::searchers::Step {
+        use crate::searchers::Step;
+        loop {
+            match &mut self.stage {
+                Stage::Start => match self.state.begin(self.id, &self.query) {
+                    Ok(reading) => self.stage = Stage::Read(Box::new(reading)),
+                    Err(last) => self.last(&last),
+                },
+                Stage::Read(reading) => {
+                    let (to, q) = ((&mut self.answers, give_way), (self.id, &self.query));
+                    if !reading.turn(&self.state, q, to, &self.cancel) {
+                        return if self.answers.blocked() {
+                            self.wait()
+                        } else {
+                            Step::GiveWay
+                        };
+                    }
+                    if let Stage::Read(reading) = std::mem::replace(&mut self.stage, Stage::Last) {
+                        let last = reading.done(&self.state, self.id);
+                        self.last(&last);
+                    }
+                }
+                Stage::Last => {
+                    self.answers.flush();
+                    return if self.answers.blocked() {
+                        self.wait()
+                    } else {
+                        Step::Done
+                    };
+                }
+            }
         }
     }
 }
@@ -1630,8 +1998,10 @@ fn print_options(pattern: Pattern, p: &protocol::Print) -> Result<search::Option
 /// chunk at a time (with helper threads when `parallel`), and answers what rg
 /// prints for them, in their order, in `printed` answers of at most
 /// [`PRINT_FRAME`] bytes; files that cannot be read are added to `errors`,
-/// as rg words them. A cancel stops at the next chunk. How many files
-/// matched, and whether the search was cancelled.
+/// as rg words them. `matched`: files that matched before these (it counts
+/// on). A cancel stops at the next chunk, and so does a pause ([`Stop`]:
+/// another search waits, `give_way`, or the client reads nothing for
+/// now). How many of `reads` were handed on, and why it stopped early.
 #[allow(clippy::too_many_arguments)]
 fn print_files(
     id: u64,
@@ -1639,13 +2009,13 @@ fn print_files(
     opts: &search::Options,
     matcher: &grep_regex::RegexMatcher,
     (reads, base): (&[ToRead], &crate::index::Index),
-    answers: &mut Answers,
+    (answers, give_way): (&mut Answers, &dyn Fn() -> bool),
     cancel: &AtomicBool,
-    errors: &mut Vec<String>,
-) -> (u64, bool) {
+    (matched, errors): (&mut u64, &mut Vec<String>),
+) -> (usize, Option<Stop>) {
     let between = search::between_files(opts);
-    let mut matched = 0u64;
-    let cancelled = by_chunks(
+    let mut handed = 0;
+    let stop = by_chunks(
         parallel,
         reads,
         cancel,
@@ -1655,7 +2025,8 @@ fn print_files(
             let (regions, stored) = (r.regions.as_ref(), r.stored(base));
             search::print_file(s, matcher, opts, (&r.path, shown), regions, stored)
         },
-        |_, printed: Vec<search::Printed>, more| {
+        |chunk, printed: Vec<search::Printed>, more| {
+            handed += chunk.len();
             // The chunk's output, joined as rg joins files.
             let mut out = Vec::new();
             for p in printed {
@@ -1663,10 +2034,10 @@ fn print_files(
                     Err(e) => errors.push(e),
                     Ok(0) => {}
                     Ok(_) => {
-                        if matched > 0 {
+                        if *matched > 0 {
                             out.extend_from_slice(between);
                         }
-                        matched += 1;
+                        *matched += 1;
                         out.extend_from_slice(&p.bytes);
                     }
                 }
@@ -1679,23 +2050,40 @@ fn print_files(
             };
             for bytes in pieces.into_iter().filter(|b| !b.is_empty()) {
                 if !answers.push(&Response::Printed { id, bytes }) {
-                    return ControlFlow::Break(true);
+                    return ControlFlow::Break(Stop::Cancelled);
                 }
             }
-            if more && !answers.between_chunks() {
-                return ControlFlow::Break(true);
-            }
-            ControlFlow::Continue(())
+            after_chunk(answers, give_way, more)
         },
     );
-    (matched, cancelled)
+    (handed, stop)
+}
+
+/// At a chunk's end: whether a search goes on to its next chunk.
+fn after_chunk(
+    answers: &mut Answers,
+    give_way: &dyn Fn() -> bool,
+    more: bool,
+) -> ControlFlow<Stop> {
+    if !more {
+        return ControlFlow::Continue(());
+    }
+    if !answers.between_chunks() {
+        return ControlFlow::Break(Stop::Cancelled);
+    }
+    if answers.blocked() || give_way() {
+        return ControlFlow::Break(Stop::Pause);
+    }
+    ControlFlow::Continue(())
 }
 
 /// Reads `reads` (only the parts each names, where it names some) a chunk
-/// at a time (with helper threads when `parallel`), and answers
-/// their matching lines, or the files with one with `files`, in path order;
-/// a cancel or the limit stops at the next chunk. How many answers were
-/// sent, and whether the search was cancelled.
+/// at a time (with helper threads when `parallel`), and answers their
+/// matching lines, or the files with one with `files`, in path order;
+/// `matches`: answers sent before these (it counts on, to the limit). A
+/// cancel or the limit stops at the next chunk, and so does a pause, as
+/// in [`print_files`]. How many of `reads` were handed on, and why it
+/// stopped early.
 #[allow(clippy::too_many_arguments)]
 fn verify(
     id: u64,
@@ -1703,12 +2091,13 @@ fn verify(
     q: &SearchQuery,
     matcher: &grep_regex::RegexMatcher,
     (reads, base): (&[ToRead], &crate::index::Index),
-    answers: &mut Answers,
+    (answers, give_way): (&mut Answers, &dyn Fn() -> bool),
     cancel: &AtomicBool,
-) -> (u64, bool) {
-    let mut matches = 0u64;
+    matches: &mut u64,
+) -> (usize, Option<Stop>) {
     let full = |matches: u64| q.limit > 0 && matches >= q.limit;
-    let cancelled = by_chunks(
+    let mut handed = 0;
+    let stop = by_chunks(
         parallel,
         reads,
         cancel,
@@ -1725,6 +2114,7 @@ fn verify(
             }
         },
         |chunk, found, more| {
+            handed += chunk.len();
             for (ToRead { shown, .. }, lines) in chunk.iter().zip(found) {
                 if q.files && !lines.is_empty() {
                     let file = Response::File {
@@ -1733,11 +2123,11 @@ fn verify(
                         regions: None,
                     };
                     if !answers.push(&file) {
-                        return ControlFlow::Break(true);
+                        return ControlFlow::Break(Stop::Cancelled);
                     }
-                    matches += 1;
-                    if full(matches) {
-                        return ControlFlow::Break(false);
+                    *matches += 1;
+                    if full(*matches) {
+                        return ControlFlow::Break(Stop::Full);
                     }
                     continue;
                 }
@@ -1749,21 +2139,18 @@ fn verify(
                         text,
                     };
                     if !answers.push(&m) {
-                        return ControlFlow::Break(true);
+                        return ControlFlow::Break(Stop::Cancelled);
                     }
-                    matches += 1;
-                    if full(matches) {
-                        return ControlFlow::Break(false);
+                    *matches += 1;
+                    if full(*matches) {
+                        return ControlFlow::Break(Stop::Full);
                     }
                 }
             }
-            if more && !answers.between_chunks() {
-                return ControlFlow::Break(true);
-            }
-            ControlFlow::Continue(())
+            after_chunk(answers, give_way, more)
         },
     );
-    (matches, cancelled)
+    (handed, stop)
 }
 
 /// How a search names file `p`, found under `dir`, to a client that
@@ -1870,7 +2257,7 @@ mod tests {
                     ControlFlow::Continue(())
                 },
             );
-            assert!(!cancelled);
+            assert_eq!(cancelled, None);
             assert_eq!(got.len(), items.len());
             for (i, r) in got {
                 assert_eq!(r, expect(i), "file {i}");
@@ -1889,13 +2276,13 @@ mod tests {
                     chunks += 1;
                     handed.store(chunks * VERIFY_CHUNK, Ordering::SeqCst);
                     if chunks == 2 {
-                        ControlFlow::Break(true)
+                        ControlFlow::Break(Stop::Pause)
                     } else {
                         ControlFlow::Continue(())
                     }
                 },
             );
-            assert!(stopped);
+            assert_eq!(stopped, Some(Stop::Pause));
             assert_eq!(chunks, 2);
             assert!(furthest.load(Ordering::SeqCst) < 2 * VERIFY_CHUNK + AHEAD);
             // A cancel before the start hands nothing on.
@@ -1908,7 +2295,7 @@ mod tests {
                 work,
                 |_, _, _| panic!("nothing is handed on after a cancel"),
             );
-            assert!(cancelled);
+            assert_eq!(cancelled, Some(Stop::Cancelled));
         }
     }
 

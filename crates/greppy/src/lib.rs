@@ -9,7 +9,7 @@
 //! - [`rank`]: ranked search (`greppy find`): BM25 (Tantivy) over chunks.
 //! - [`protocol`]: the frames and messages between clients and the daemon.
 //! - [`daemon`]: the socket server: limits, pipelining, cancellation.
-//! - [`searchers`]: the daemon's search threads, first come, first served.
+//! - [`searchers`]: the daemon's search threads; connections take turns.
 //! - [`policy`]: the daemon's threads yield on waking while searches wait.
 //! - [`mcp`]: the Model Context Protocol server (`greppy mcp`).
 //! - [`cli`]: the command line, with rg's flags and defaults.

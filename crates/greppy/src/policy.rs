@@ -11,7 +11,7 @@
 //! running thread sleeps or its slice ends, and by then a worker finds
 //! several requests to read, and the clients have had the processor to
 //! read their answers and ask again. Their searches then wait in the
-//! daemon's queue, first come, first served, and not in the kernel's run
+//! daemon's queue, where connections take turns, and not in the kernel's run
 //! queue, where the order is the scheduler's.
 //!
 //! Measured on two cores against the build before it, in three

@@ -1,10 +1,24 @@
-//! The threads that run the daemon's searches, first come, first served.
+//! The threads that run the daemon's searches, the connections taking
+//! turns.
 //!
-//! A search that arrives while the daemon is busy waits in one queue, in
-//! the order the connections' requests were read, for one of a few
-//! threads of its own ([`Searchers`]). The runtime's workers then only
-//! read requests and write answers, so a request is read soon after it
-//! arrives, and the searches run in that order.
+//! A search that arrives while the daemon is busy waits in a queue for one
+//! of a few threads of its own ([`Searchers`]). The queue is fair between
+//! connections: each connection with searches waiting has its turn, its
+//! oldest search first, however many another has queued. A search runs in
+//! turns ([`Task`]): at the end of each chunk of files it reads, it gives
+//! way if another search waits, and goes back in the queue behind it. A
+//! search whose client reads nothing more for now waits at its
+//! connection's gate ([`Gate`]) holding no thread, and joins the queue
+//! again when the client has read. So a client that asks for millions of
+//! lines, reading them or not, holds up no one else: another client's
+//! selective search waits for one chunk of each search ahead of it, not
+//! for whole searches. The runtime's workers only read requests and write
+//! answers, so a request is read soon after it arrives.
+//!
+//! (Served first come, first served, as before, a connection that sent
+//! five broad searches held every search thread: another client's
+//! selective search took 5.0 s while that connection read nothing, and
+//! 101 s while it read its 20 million answers.)
 //!
 //! (Searches used to run as tasks on the runtime's workers, taking
 //! turns. Under load the workers ran searches and looked for new requests
@@ -18,14 +32,14 @@
 //! at 64 clients, 7% more pipelined 64 deep on one connection.)
 //!
 //! The queue holds no more searches than the daemon has slots for
-//! requests in flight (`Limits::searches`): each search in it holds one.
+//! requests in flight (`Limits::searches`, and `Limits::per_connection`
+//! for one connection): each search in it holds one.
 //!
 //! The count of pending searches also says when the daemon has a
 //! backlog, during which its threads are batch threads for the kernel
 //! ([`crate::policy`]).
 //!
-//! The threads are a few of the daemon's own on a crossbeam channel, not
-//! rayon's pool: rayon's idle workers yield in a loop for a while after
+//! The threads are a few of the daemon's own, not rayon's pool: rayon's idle workers yield in a loop for a while after
 //! each job, on the cores the clients and the daemon need (see
 //! `by_chunks` in the daemon).
 //!
@@ -42,31 +56,226 @@
 //! searches had started the threads, in two interleaved pairs: the build
 //! before the queue 11,200-13,200 a second, this one 11,800-13,700.)
 
+use std::collections::VecDeque;
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 
-/// A search to run.
-pub type Job = Box<dyn FnOnce() + Send + 'static>;
+/// A search to run, a turn at a time.
+pub trait Task: Send {
+    /// Runs a turn: until the search is done, or `give_way()` says another
+    /// search waits (the task stops at its next point to stop, which is
+    /// the end of a chunk of files), or its answers cannot go out.
+    fn turn(&mut self, give_way: &dyn Fn() -> bool) -> Step;
+}
+
+/// How a turn ended.
+pub enum Step {
+    Done,
+    /// Another search waits: back in the queue, behind it.
+    GiveWay,
+    /// The client reads nothing more for now: the task waits, holding no
+    /// thread, until `gate` has room, and then joins the queue.
+    Wait(Arc<dyn Gate>),
+}
+
+impl std::fmt::Debug for Step {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Step::Done => "Done",
+            Step::GiveWay => "GiveWay",
+            Step::Wait(_) => "Wait",
+        })
+    }
+}
+
+/// Where a task that cannot write waits ([`Step::Wait`]).
+pub trait Gate: Send + Sync {
+    /// Calls `wake` once there is room again (at once if there is now),
+    /// or once there never will be (the client is gone): exactly once.
+    fn when_room(&self, wake: Box<dyn FnOnce() + Send>);
+}
+
+/// A queued task and the connection it serves.
+type Queued = (u64, Box<dyn Task>);
+
+/// The searches waiting for a turn, by connection: the connections take
+/// turns, each its oldest task, whatever one of them has queued.
+#[derive(Default)]
+struct Turns {
+    /// Connections with a task waiting, the next to go first.
+    ring: VecDeque<u64>,
+    waiting: rustc_hash::FxHashMap<u64, VecDeque<Box<dyn Task>>>,
+    /// The daemon's searchers are gone: the threads end.
+    closed: bool,
+}
+
+/// The queue the search threads take turns from.
+struct Queue {
+    turns: Mutex<Turns>,
+    ready: Condvar,
+    /// Tasks in `turns`: read without the lock, at every chunk's end.
+    len: AtomicUsize,
+    /// How many threads to start...
+    threads: usize,
+    /// ...and how many were, once a search first had to wait.
+    started: std::sync::OnceLock<usize>,
+}
+
+impl Queue {
+    /// Queues `task` behind `conn`'s others, the threads started the first
+    /// time (if none could be, it runs here after all).
+    fn push(self: &Arc<Self>, conn: u64, task: Box<dyn Task>) {
+        if self.start() == 0 {
+            let runner = Runner {
+                queue: self.clone(),
+                conn,
+            };
+            return runner.drive(task);
+        }
+        let mut guard = self.turns.lock().unwrap_or_else(|e| e.into_inner());
+        let t = &mut *guard;
+        let line = t.waiting.entry(conn).or_default();
+        if line.is_empty() {
+            t.ring.push_back(conn);
+        }
+        line.push_back(task);
+        self.len.fetch_add(1, Ordering::AcqRel);
+        drop(guard);
+        self.ready.notify_one();
+    }
+
+    /// Starts the threads the first time; how many there are.
+    fn start(self: &Arc<Self>) -> usize {
+        *self.started.get_or_init(|| {
+            let mut n = 0;
+            for _ in 0..self.threads {
+                let queue = self.clone();
+                let started = std::thread::Builder::new()
+                    .name("greppy-search".into())
+                    .spawn(move || {
+                        let _joined = crate::policy::Joined::new();
+                        while let Some((conn, task)) = queue.pop() {
+                            let runner = Runner {
+                                queue: queue.clone(),
+                                conn,
+                            };
+                            runner.drive(task);
+                        }
+                    });
+                if started.is_err() {
+                    break;
+                }
+                n += 1;
+            }
+            n
+        })
+    }
+
+    /// The next connection's oldest task, waiting for one; `None` once
+    /// the queue is closed.
+    fn pop(&self) -> Option<Queued> {
+        let mut t = self.turns.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if t.closed {
+                return None;
+            }
+            if let Some(conn) = t.ring.pop_front() {
+                let line = t
+                    .waiting
+                    .get_mut(&conn)
+                    .expect("a connection in the ring waits");
+                let task = line.pop_front().expect("a waiting connection has a task");
+                if line.is_empty() {
+                    t.waiting.remove(&conn);
+                } else {
+                    t.ring.push_back(conn);
+                }
+                self.len.fetch_sub(1, Ordering::AcqRel);
+                return Some((conn, task));
+            }
+            t = self.ready.wait(t).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    fn contended(&self) -> bool {
+        self.len.load(Ordering::Acquire) > 0
+    }
+
+    /// The threads end (tasks still queued are dropped).
+    fn close(&self) {
+        let mut t = self.turns.lock().unwrap_or_else(|e| e.into_inner());
+        t.closed = true;
+        t.ring.clear();
+        t.waiting.clear();
+        drop(t);
+        self.ready.notify_all();
+    }
+}
 
 /// The search threads and their queue.
-#[derive(Debug)]
 pub struct Searchers {
     threads: usize,
-    /// The queue, once a search has had to wait (the threads are started
-    /// then).
-    tx: std::sync::OnceLock<crossbeam_channel::Sender<Job>>,
-    /// Searches handed in and not yet finished: queued, running on a
-    /// search thread, or running where they were read.
+    queue: Arc<Queue>,
+    /// Searches handed in and not yet finished: queued, running, waiting
+    /// for their client, or running where they were read.
     pending: Arc<AtomicUsize>,
+}
+
+impl std::fmt::Debug for Searchers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Searchers")
+            .field("threads", &self.threads)
+            .field("pending", &self.pending())
+            .finish()
+    }
 }
 
 /// Where [`Searchers::take`] says a search runs.
 pub enum Place {
-    /// Here, now: no other search is pending.
-    Here(Job),
+    /// Here, now ([`Runner::drive`]): no other search is pending.
+    Here(Runner, Box<dyn Task>),
     /// Queued for a search thread.
     Queued,
+}
+
+/// Runs tasks' turns, and sends a task that gives way or waits back to
+/// the queue. Cheap to clone.
+#[derive(Clone)]
+pub struct Runner {
+    queue: Arc<Queue>,
+    conn: u64,
+}
+
+impl std::fmt::Debug for Runner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runner").field("conn", &self.conn).finish()
+    }
+}
+
+impl Runner {
+    /// Runs `task`'s turns while no other search waits, then queues it
+    /// (it gave way), leaves it at its gate (it waits for its client), or
+    /// drops it (it is done, or it panicked: it loses its answer, not the
+    /// thread, and the hook has printed the panic).
+    pub fn drive(self, mut task: Box<dyn Task>) {
+        let queue = self.queue.clone();
+        let give_way = move || queue.contended();
+        loop {
+            let step = std::panic::catch_unwind(AssertUnwindSafe(|| task.turn(&give_way)));
+            match step {
+                Ok(Step::GiveWay) if self.queue.contended() => {
+                    return self.queue.push(self.conn, task);
+                }
+                Ok(Step::GiveWay) => {}
+                Ok(Step::Wait(gate)) => {
+                    let (queue, conn) = (self.queue.clone(), self.conn);
+                    return gate.when_room(Box::new(move || queue.push(conn, task)));
+                }
+                Ok(Step::Done) | Err(_) => return,
+            }
+        }
+    }
 }
 
 impl Searchers {
@@ -75,77 +284,68 @@ impl Searchers {
     pub fn new(threads: usize) -> Searchers {
         Searchers {
             threads: threads.max(1),
-            tx: std::sync::OnceLock::new(),
+            queue: Arc::new(Queue {
+                turns: Mutex::default(),
+                ready: Condvar::new(),
+                len: AtomicUsize::new(0),
+                threads: threads.max(1),
+                started: std::sync::OnceLock::new(),
+            }),
             pending: Arc::default(),
         }
     }
 
-    /// The queue, its threads started the first time.
-    fn queue(&self) -> &crossbeam_channel::Sender<Job> {
-        self.tx.get_or_init(|| {
-            let (tx, rx) = crossbeam_channel::unbounded::<Job>();
-            for _ in 0..self.threads {
-                let rx = rx.clone();
-                let started = std::thread::Builder::new()
-                    .name("greppy-search".into())
-                    .spawn(move || {
-                        let _joined = crate::policy::Joined::new();
-                        // Ends when the daemon's state, and so the sender,
-                        // is gone.
-                        for job in rx {
-                            // A search that panics loses its answer, not
-                            // the thread (the panic is printed by the hook).
-                            let _ = std::panic::catch_unwind(AssertUnwindSafe(job));
-                        }
-                    });
-                if started.is_err() {
-                    break;
-                }
-            }
-            tx
-        })
-    }
-
-    /// Takes `job`: to run here if no other search is pending, else into
-    /// the queue, behind every search taken before it. Either way it
-    /// counts as pending until it drops the [`Pending`] it is given (at
-    /// the latest when it ends, or when it is dropped unrun): a search
-    /// drops it before its last answer goes out, so that the client's next
-    /// search, asked as soon as that answer arrives, finds none pending.
-    pub fn take(&self, job: impl FnOnce(Pending) + Send + 'static) -> Place {
-        let pending = Pending(self.pending.clone());
-        let job: Job = Box::new(move || job(pending));
+    /// Takes the task `make` makes for connection `conn`: to run here if
+    /// no other search is pending, else into the queue, where connections
+    /// take turns and each connection's tasks run in the order taken.
+    /// Either way it counts as pending until it drops the [`Pending`] it
+    /// is given (at the latest when it ends, or when it is dropped
+    /// unrun): a search drops it before its last answer goes out, so that
+    /// the client's next search, asked as soon as that answer arrives,
+    /// finds none pending.
+    pub fn take(&self, conn: u64, make: impl FnOnce(Pending) -> Box<dyn Task>) -> Place {
+        let task = make(Pending(self.pending.clone()));
+        let runner = Runner {
+            queue: self.queue.clone(),
+            conn,
+        };
         if self
             .pending
             .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
             .is_ok()
         {
             crate::policy::alone();
-            return Place::Here(job);
+            return Place::Here(runner, task);
         }
         // More searches pending than the threads can run, with the one
         // that may run where it was taken: a backlog.
         if self.pending.fetch_add(1, Ordering::AcqRel) > self.threads {
             crate::policy::backlog();
         }
-        // The threads end only with this sender: the send fails only if no
-        // thread could be started, and then the search runs here after all.
-        match self.queue().send(job) {
-            Ok(()) => Place::Queued,
-            Err(e) => Place::Here(e.into_inner()),
+        if self.queue.start() == 0 {
+            // No thread could be started: it runs here after all.
+            return Place::Here(runner, task);
         }
+        self.queue.push(conn, task);
+        Place::Queued
     }
 
-    /// Searches pending: queued or running.
+    /// Searches pending: queued, running or waiting for their clients.
     pub fn pending(&self) -> usize {
         self.pending.load(Ordering::Acquire)
+    }
+}
+
+impl Drop for Searchers {
+    fn drop(&mut self) {
+        self.queue.close();
     }
 }
 
 impl std::fmt::Debug for Place {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
-            Place::Here(_) => "Here",
+            Place::Here(..) => "Here",
             Place::Queued => "Queued",
         })
     }
@@ -179,6 +379,31 @@ mod tests {
     /// which is one for the process: they take turns.
     static TURN: Mutex<()> = Mutex::new(());
 
+    /// A task of one turn.
+    struct Once(Option<Box<dyn FnOnce() + Send>>);
+
+    impl Task for Once {
+        fn turn(&mut self, _: &dyn Fn() -> bool) -> Step {
+            if let Some(f) = self.0.take() {
+                f();
+            }
+            Step::Done
+        }
+    }
+
+    /// Takes `f` as a task of one turn for connection `conn`: how to run
+    /// it here, or `None` if it was queued.
+    fn take(
+        s: &Searchers,
+        conn: u64,
+        f: impl FnOnce(Pending) + Send + 'static,
+    ) -> Option<Box<dyn FnOnce() + Send>> {
+        match s.take(conn, move |p| Box::new(Once(Some(Box::new(move || f(p)))))) {
+            Place::Here(runner, task) => Some(Box::new(move || runner.drive(task))),
+            Place::Queued => None,
+        }
+    }
+
     #[test]
     fn searches_run_here_when_alone_and_else_in_the_order_taken() {
         let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
@@ -186,24 +411,22 @@ mod tests {
         let (release_tx, release_rx) = mpsc::channel::<()>();
         let order = Arc::new(Mutex::new(Vec::new()));
         // The first is alone: it runs here, and blocks until released.
-        let first = match s.take(move |_| {
+        let first = take(&s, 0, move |_| {
             release_rx.recv().unwrap();
-        }) {
-            Place::Here(job) => job,
-            Place::Queued => panic!("a search taken alone was queued"),
-        };
+        })
+        .expect("a search taken alone was queued");
         let runner = std::thread::spawn(first);
         let (done_tx, done_rx) = mpsc::channel::<usize>();
         for i in 0..20 {
             let (order, done_tx) = (order.clone(), done_tx.clone());
-            let place = s.take(move |_| {
+            let place = take(&s, 0, move |_| {
                 order.lock().unwrap().push(i);
                 if i == 7 {
                     panic!("a search that panics");
                 }
                 done_tx.send(i).unwrap();
             });
-            assert!(matches!(place, Place::Queued), "search {i} ran here");
+            assert!(place.is_none(), "search {i} ran here");
         }
         assert!(s.pending() >= 2);
         release_tx.send(()).unwrap();
@@ -215,7 +438,7 @@ mod tests {
         // Every search before a last one is counted as finished once it
         // runs, the panicking one too: only the last one may be pending.
         let (last_tx, last_rx) = mpsc::channel::<()>();
-        if let Place::Here(job) = s.take(move |_| last_tx.send(()).unwrap()) {
+        if let Some(job) = take(&s, 0, move |_| last_tx.send(()).unwrap()) {
             job();
         }
         last_rx.recv().unwrap();
@@ -241,16 +464,14 @@ mod tests {
         let (release_tx, release_rx) = mpsc::channel::<()>();
         let (seen_tx, seen_rx) = mpsc::channel::<(&str, bool)>();
         let worker_saw = seen_tx.clone();
-        let first = match s.take(move |p| {
+        let first = take(&s, 0, move |p| {
             release_rx.recv().unwrap();
             worker_saw
                 .send(("worker", crate::policy::this_thread_is_batch()))
                 .unwrap();
             drop(p);
-        }) {
-            Place::Here(job) => job,
-            Place::Queued => panic!("a search taken alone was queued"),
-        };
+        })
+        .expect("a search taken alone was queued");
         let worker = std::thread::spawn(move || {
             let _joined = crate::policy::Joined::new();
             first();
@@ -258,19 +479,19 @@ mod tests {
         // One search pending and one thread to run the queue: no backlog.
         let (again_tx, again_rx) = mpsc::channel::<()>();
         let queued_saw = seen_tx.clone();
-        let second = s.take(move |p| {
+        let second = take(&s, 0, move |p| {
             let batch = crate::policy::this_thread_is_batch;
             queued_saw.send(("search thread", batch())).unwrap();
             again_rx.recv().unwrap();
             queued_saw.send(("search thread", batch())).unwrap();
             drop(p);
         });
-        assert!(matches!(second, Place::Queued));
+        assert!(second.is_none());
         assert_eq!(seen_rx.recv().unwrap(), ("search thread", false));
         // One more, with the two held: a backlog.
         let (hold_tx, hold_rx) = mpsc::channel::<()>();
         let held = seen_tx.clone();
-        let third = s.take(move |p| {
+        let third = take(&s, 0, move |p| {
             held.send(("third", crate::policy::this_thread_is_batch()))
                 .unwrap();
             hold_rx.recv().unwrap();
@@ -278,7 +499,7 @@ mod tests {
             drop(p);
             held.send(("drained", crate::policy::is_batch())).unwrap();
         });
-        assert!(matches!(third, Place::Queued));
+        assert!(third.is_none());
         assert!(crate::policy::is_batch());
         release_tx.send(()).unwrap();
         assert_eq!(seen_rx.recv().unwrap(), ("worker", true));
@@ -293,15 +514,13 @@ mod tests {
         // Quiet for long enough: the next search alone switches them back.
         crate::policy::as_if_quiet_for_long();
         let last_saw = seen_tx.clone();
-        let last = match s.take(move |p| {
+        let last = take(&s, 0, move |p| {
             last_saw
                 .send(("worker", crate::policy::this_thread_is_batch()))
                 .unwrap();
             drop(p);
-        }) {
-            Place::Here(job) => job,
-            Place::Queued => panic!("a search taken alone was queued"),
-        };
+        })
+        .expect("a search taken alone was queued");
         assert!(!crate::policy::is_batch());
         std::thread::spawn(move || {
             let _joined = crate::policy::Joined::new();
@@ -310,5 +529,169 @@ mod tests {
         .join()
         .unwrap();
         assert_eq!(seen_rx.recv().unwrap(), ("worker", false));
+    }
+
+    /// A task of several turns, each recorded by name; `first` runs
+    /// before the first one returns, and `then` says how each turn ends.
+    struct Turning {
+        name: &'static str,
+        turns: usize,
+        log: mpsc::Sender<String>,
+        first: Option<Box<dyn FnOnce() + Send>>,
+        then: Box<dyn FnMut(usize) -> Step + Send>,
+    }
+
+    /// Queues `t` for `conn` (it counts as pending while it lives).
+    fn queue(s: &Searchers, conn: u64, t: Box<Turning>) {
+        let place = s.take(conn, move |p| Box::new((t, p)) as Box<dyn Task>);
+        assert!(matches!(place, Place::Queued), "{place:?}");
+    }
+
+    impl Task for (Box<Turning>, Pending) {
+        fn turn(&mut self, give_way: &dyn Fn() -> bool) -> Step {
+            self.0.turn(give_way)
+        }
+    }
+
+    impl Task for Turning {
+        fn turn(&mut self, _: &dyn Fn() -> bool) -> Step {
+            let _ = self.log.send(format!("{}{}", self.name, self.turns));
+            if let Some(f) = self.first.take() {
+                f();
+            }
+            self.turns += 1;
+            (self.then)(self.turns)
+        }
+    }
+
+    /// One search holds the place where searches run alone, so that the
+    /// rest are queued; released by the sender returned.
+    fn hold_here(s: &Searchers) -> (mpsc::Sender<()>, std::thread::JoinHandle<()>) {
+        let (release_tx, release_rx) = mpsc::channel::<()>();
+        let first = take(s, 0, move |_| release_rx.recv().unwrap())
+            .expect("a search taken alone was queued");
+        (release_tx, std::thread::spawn(first))
+    }
+
+    /// The next `n` turns' names, as they come.
+    fn turns(log: &mpsc::Receiver<String>, n: usize) -> Vec<String> {
+        let wait = std::time::Duration::from_secs(20);
+        (0..n).map_while(|_| log.recv_timeout(wait).ok()).collect()
+    }
+
+    /// A connection that has queued ten searches gets one turn, and then
+    /// another connection's one search runs, not after all ten.
+    #[test]
+    fn connections_take_turns_whatever_one_has_queued() {
+        let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+        let s = Searchers::new(1);
+        let (release, here) = hold_here(&s);
+        let (log, seen) = mpsc::channel();
+        let (started_tx, started_rx) = mpsc::channel::<()>();
+        let (go_tx, go_rx) = mpsc::channel::<()>();
+        let task = |name, first: Option<Box<dyn FnOnce() + Send>>| {
+            Box::new(Turning {
+                name,
+                turns: 0,
+                log: log.clone(),
+                first,
+                then: Box::new(|_| Step::Done),
+            })
+        };
+        // A's first search holds the one thread until the rest are queued.
+        let first: Box<dyn FnOnce() + Send> = Box::new(move || {
+            started_tx.send(()).unwrap();
+            go_rx.recv().unwrap();
+        });
+        let a0 = task("a", Some(first));
+        queue(&s, 1, a0);
+        started_rx.recv().unwrap();
+        for _ in 1..10 {
+            let t = task("a", None);
+            queue(&s, 1, t);
+        }
+        let b = task("b", None);
+        queue(&s, 2, b);
+        go_tx.send(()).unwrap();
+        let got = turns(&seen, 11);
+        assert_eq!(got[..3], ["a0", "a0", "b0"], "{got:?}");
+        release.send(()).unwrap();
+        here.join().unwrap();
+    }
+
+    /// A long search gives way at its next stop when another waits, and
+    /// goes on after it; a search that waits for its client holds no
+    /// thread, and runs again once its gate calls it.
+    #[test]
+    fn a_search_gives_way_and_one_that_waits_holds_no_thread() {
+        let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+        let s = Arc::new(Searchers::new(1));
+        let (release, here) = hold_here(&s);
+        let (log, seen) = mpsc::channel();
+        // The long one's first turn lasts until the short one is queued.
+        let (queued_tx, queued_rx) = mpsc::channel::<()>();
+        let long = Box::new(Turning {
+            name: "long",
+            turns: 0,
+            log: log.clone(),
+            first: Some(Box::new(move || queued_rx.recv().unwrap())),
+            then: Box::new(|n| if n < 3 { Step::GiveWay } else { Step::Done }),
+        });
+        queue(&s, 1, long);
+        let short = Box::new(Turning {
+            name: "short",
+            turns: 0,
+            log: log.clone(),
+            first: None,
+            then: Box::new(|_| Step::Done),
+        });
+        queue(&s, 2, short);
+        queued_tx.send(()).unwrap();
+        assert_eq!(turns(&seen, 4), ["long0", "short0", "long1", "long2"]);
+
+        /// A gate that keeps its caller until the test opens it.
+        #[derive(Default)]
+        struct Held(Mutex<Option<Box<dyn FnOnce() + Send>>>);
+        impl Gate for Held {
+            fn when_room(&self, wake: Box<dyn FnOnce() + Send>) {
+                *self.0.lock().unwrap() = Some(wake);
+            }
+        }
+        let gate = Arc::new(Held::default());
+        let g = gate.clone();
+        let waits = Box::new(Turning {
+            name: "waits",
+            turns: 0,
+            log: log.clone(),
+            first: None,
+            then: Box::new(move |n| {
+                if n == 1 {
+                    Step::Wait(g.clone())
+                } else {
+                    Step::Done
+                }
+            }),
+        });
+        queue(&s, 3, waits);
+        assert_eq!(turns(&seen, 1), ["waits0"]);
+        let other = Box::new(Turning {
+            name: "other",
+            turns: 0,
+            log: log.clone(),
+            first: None,
+            then: Box::new(|_| Step::Done),
+        });
+        queue(&s, 4, other);
+        assert_eq!(turns(&seen, 1), ["other0"]);
+        let wake = gate
+            .0
+            .lock()
+            .unwrap()
+            .take()
+            .expect("the search waits at its gate");
+        wake();
+        assert_eq!(turns(&seen, 1), ["waits1"]);
+        release.send(()).unwrap();
+        here.join().unwrap();
     }
 }

@@ -7,6 +7,7 @@ use greppy::search::{self, Filters, Pattern};
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 mod common;
 
@@ -791,4 +792,113 @@ fn a_request_that_waits_past_its_time_for_a_slot_is_busy() {
         }
     }
     assert_eq!(lines, [1]);
+}
+
+/// A tree where `e` matches every line of 600 files: one search of it
+/// answers 300,000 lines, far more than a connection's queue and socket
+/// hold; and one file that a selective search finds.
+fn broad_tree() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let text: String = (0..500).map(|n| format!("the line {n}\n")).collect();
+    for i in 0..600 {
+        std::fs::write(dir.path().join(format!("f{i:03}.txt")), &text).unwrap();
+    }
+    std::fs::write(dir.path().join("small.rs"), "fn quiet_needle() {}\n").unwrap();
+    dir
+}
+
+/// A daemon with a [`broad_tree`] indexed by one client (returned), and
+/// another that has sent five searches for `e` and had its first answer.
+fn five_broad() -> (Server, tempfile::TempDir, Client, greppy::client::Client) {
+    let s = server(Limits::default());
+    let dir = broad_tree();
+    let mut b = greppy::client::Client::connect(&s.socket).unwrap();
+    b.index(dir.path()).unwrap();
+    let mut a = Client::hello(&s.socket);
+    for id in 1..=5 {
+        a.send(&Request::Search {
+            id,
+            query: query(dir.path(), "e"),
+        });
+    }
+    assert!(matches!(a.recv(), Some(Response::Match { .. })));
+    (s, dir, a, b)
+}
+
+/// Runs `f` on a thread; its result, or a failure if it takes longer than
+/// `secs` seconds.
+fn within<R: Send + 'static>(secs: u64, what: &str, f: impl FnOnce() -> R + Send + 'static) -> R {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(f()));
+    rx.recv_timeout(std::time::Duration::from_secs(secs))
+        .unwrap_or_else(|_| panic!("{what} took longer than {secs} s"))
+}
+
+#[test]
+fn a_client_that_reads_nothing_holds_up_no_one_else() {
+    // Its five broad searches fill its queue and wait for it, holding no
+    // search thread: another client's selective searches are answered at
+    // once. Then it reads, and gets every answer.
+    let (_s, dir, mut a, mut b) = five_broad();
+    let root = dir.path().to_path_buf();
+    within(20, "another client's selective searches", move || {
+        for _ in 0..20 {
+            let got = b.search(query(&root, "quiet_needle")).unwrap();
+            assert_eq!(got.lines.len(), 1);
+        }
+    });
+    let (mut lines, mut done) = (1u64, Vec::new());
+    while done.len() < 5 {
+        match a.recv().expect("the connection stays open") {
+            Response::Match { .. } => lines += 1,
+            Response::Done { id, matches, .. } => {
+                assert_eq!(matches, 300_001, "search {id}");
+                done.push(id);
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(lines, 5 * 300_001);
+}
+
+#[test]
+fn a_client_that_reads_a_lot_takes_turns_with_the_others() {
+    // Its five broad searches run while it reads them; another client's
+    // selective search, asked meanwhile, gets its turn at once. First
+    // come, first served, it waited for one of the five to end, which the
+    // reader sees a moment later (what the daemon had written before that
+    // `done`: at most its queue and the socket's buffer).
+    let (_s, dir, mut a, mut b) = five_broad();
+    let first_done = Arc::new(std::sync::OnceLock::new());
+    let seen = first_done.clone();
+    let reader = std::thread::spawn(move || {
+        let mut done = 0;
+        while done < 5 {
+            match a.recv().expect("the connection stays open") {
+                Response::Match { .. } => {}
+                Response::Done { matches, .. } => {
+                    assert_eq!(matches, 300_001);
+                    let _ = seen.set(std::time::Instant::now());
+                    done += 1;
+                }
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+    });
+    let root = dir.path().to_path_buf();
+    let asked = std::time::Instant::now();
+    let got = within(20, "a selective search", move || {
+        b.search(query(&root, "quiet_needle")).unwrap()
+    });
+    let answered = asked.elapsed();
+    assert_eq!(got.lines.len(), 1);
+    reader.join().unwrap();
+    let broad = first_done
+        .get()
+        .expect("a broad search was done")
+        .duration_since(asked);
+    assert!(
+        answered * 4 < broad,
+        "the selective search took {answered:?}, the first broad one {broad:?}"
+    );
 }
