@@ -2019,8 +2019,10 @@ fn print_files(
         parallel,
         reads,
         cancel,
-        || search::searcher(opts),
-        |s, r| {
+        // A matcher of its own for each thread: a clone has its own pool
+        // of caches, where threads that share one wait on each other.
+        || (search::searcher(opts), matcher.clone()),
+        |(s, matcher), r| {
             let shown = Path::new(OsStr::from_bytes(&r.shown));
             let (regions, stored) = (r.regions.as_ref(), r.stored(base));
             search::print_file(s, matcher, opts, (&r.path, shown), regions, stored)
@@ -2101,8 +2103,8 @@ fn verify(
         parallel,
         reads,
         cancel,
-        || (),
-        |(), r| {
+        || matcher.clone(),
+        |matcher, r| {
             if q.files {
                 if search::file_matches(matcher, &r.path, r.regions.as_ref(), r.stored(base)) {
                     vec![(0, Vec::new())]

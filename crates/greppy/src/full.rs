@@ -14,6 +14,7 @@ use grep_printer::{SummaryBuilder, SummaryKind, UserColorSpec};
 use grep_searcher::{BinaryDetection, Encoding, Searcher, SearcherBuilder, Sink};
 use rayon::prelude::*;
 use std::io::{IsTerminal, Write};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use termcolor::Buffer;
 
@@ -1169,7 +1170,7 @@ fn scan_parallel<M: Matcher + Sync>(
     cli: &Cli,
     errors: &mut Vec<String>,
 ) -> Result<(bool, Outcome), BadFlag> {
-    let found = std::sync::Mutex::new(Vec::<(usize, Haystack, Done)>::new());
+    let found = std::sync::Mutex::new(Vec::<(usize, Vec<u8>, Haystack, Done)>::new());
     let walk_errors = std::sync::Mutex::new(Vec::<String>::new());
     let roots = &plan.paths;
     plan.walk(cli, roots)?.build_parallel().run(|| {
@@ -1199,28 +1200,43 @@ fn scan_parallel<M: Matcher + Sync>(
                 }
             };
             let d = search_done(m, &mut s, &mut p, plan, cli, &h);
-            let root = roots
-                .iter()
-                .position(|r| h.path.starts_with(r))
-                .unwrap_or(usize::MAX);
+            let root = match roots.len() {
+                1 => 0,
+                _ => roots
+                    .iter()
+                    .position(|r| h.path.starts_with(r))
+                    .unwrap_or(usize::MAX),
+            };
+            let key = sort_key(&h.path);
             found
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .push((root, h, d));
+                .push((root, key, h, d));
             ignore::WalkState::Continue
         })
     });
     errors.extend(walk_errors.into_inner().unwrap_or_else(|e| e.into_inner()));
     let mut found = found.into_inner().unwrap_or_else(|e| e.into_inner());
-    found.sort_by(|a, b| (a.0, &a.1.path).cmp(&(b.0, &b.1.path)));
+    // Path order, by keys made on the walk's threads ([`sort_key`]):
+    // comparing `Path`s here was 8% of a scan's CPU, on one thread.
+    found.sort_unstable_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
     let searched = !found.is_empty();
     let mut tally = Tally::new(plan);
-    for (_, h, d) in found {
+    for (_, _, h, d) in found {
         if !tally.take(d, &h, errors) {
             break;
         }
     }
     Ok((searched, tally.finish()))
+}
+
+/// A key whose bytes sort as `path`'s components do, for paths as a walk
+/// names them (no `.` or empty components past the root): its bytes, with
+/// `/` as NUL, which no path holds, so below every other byte.
+fn sort_key(path: &Path) -> Vec<u8> {
+    let mut key = path.as_os_str().as_bytes().to_vec();
+    key.iter_mut().filter(|b| **b == b'/').for_each(|b| *b = 0);
+    key
 }
 
 /// The haystack a walk's entry is, if it is one: a file, or a path named
@@ -1326,4 +1342,21 @@ fn type_list(cli: &Cli) -> i32 {
     }
     let _ = out.flush();
     i32::from(defs.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    #[test]
+    fn paths_sort_by_their_components() {
+        let names = [
+            "a-b", "a/b", "a", "a/b/c", "a.b", "ab", "a/c", "b", "a/b-c", "a/\u{e9}",
+        ];
+        let mut paths: Vec<&Path> = names.into_iter().map(Path::new).collect();
+        let mut by_path = paths.clone();
+        by_path.sort();
+        paths.sort_by_key(|p| super::sort_key(p));
+        assert_eq!(paths, by_path);
+    }
 }
