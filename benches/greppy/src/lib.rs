@@ -1324,7 +1324,9 @@ fn beside_broad(args: &Args, env: &Env, selective: &[Query], corpus: &Path) -> R
                 });
             }
             drop(begun_tx);
-            let started = begun.iter().filter(|&ok| ok).count();
+            // Each client says once whether it began (and holds its sender
+            // while it runs, so the channel does not end).
+            let started = begun.iter().take(clients).filter(|&ok| ok).count();
             if started < clients {
                 stop.store(true, std::sync::atomic::Ordering::Relaxed);
                 drop(hold);
