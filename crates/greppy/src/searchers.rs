@@ -541,6 +541,19 @@ mod tests {
         then: Box<dyn FnMut(usize) -> Step + Send>,
     }
 
+    impl Turning {
+        /// A task of one turn, which logs its name.
+        fn once(name: &'static str, log: &mpsc::Sender<String>) -> Box<Turning> {
+            Box::new(Turning {
+                name,
+                turns: 0,
+                log: log.clone(),
+                first: None,
+                then: Box::new(|_| Step::Done),
+            })
+        }
+    }
+
     /// Queues `t` for `conn` (it counts as pending while it lives).
     fn queue(s: &Searchers, conn: u64, t: Box<Turning>) {
         let place = s.take(conn, move |p| Box::new((t, p)) as Box<dyn Task>);
@@ -638,14 +651,7 @@ mod tests {
             then: Box::new(|n| if n < 3 { Step::GiveWay } else { Step::Done }),
         });
         queue(&s, 1, long);
-        let short = Box::new(Turning {
-            name: "short",
-            turns: 0,
-            log: log.clone(),
-            first: None,
-            then: Box::new(|_| Step::Done),
-        });
-        queue(&s, 2, short);
+        queue(&s, 2, Turning::once("short", &log));
         queued_tx.send(()).unwrap();
         assert_eq!(turns(&seen, 4), ["long0", "short0", "long1", "long2"]);
 
@@ -674,14 +680,7 @@ mod tests {
         });
         queue(&s, 3, waits);
         assert_eq!(turns(&seen, 1), ["waits0"]);
-        let other = Box::new(Turning {
-            name: "other",
-            turns: 0,
-            log: log.clone(),
-            first: None,
-            then: Box::new(|_| Step::Done),
-        });
-        queue(&s, 4, other);
+        queue(&s, 4, Turning::once("other", &log));
         assert_eq!(turns(&seen, 1), ["other0"]);
         let wake = gate
             .0
