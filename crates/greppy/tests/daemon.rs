@@ -902,3 +902,39 @@ fn a_client_that_reads_a_lot_takes_turns_with_the_others() {
         "the selective search took {answered:?}, the first broad one {broad:?}"
     );
 }
+
+#[test]
+fn one_connection_cannot_take_every_slot() {
+    // Two broad searches hold this connection's two slots (its client reads
+    // nothing, so they wait for it); its third is `busy`, while another
+    // connection still gets one of the daemon's slots. With the daemon's
+    // bound alone, the third took a slot as well.
+    let s = server(Limits {
+        searches: 3,
+        per_connection: 2,
+        slot_wait: std::time::Duration::from_millis(50),
+        ..Limits::default()
+    });
+    let dir = broad_tree();
+    let mut b = greppy::client::Client::connect(&s.socket).unwrap();
+    b.index(dir.path()).unwrap();
+    let mut a = Client::hello(&s.socket);
+    for id in 1..=3 {
+        a.send(&Request::Search {
+            id,
+            query: query(dir.path(), "e"),
+        });
+    }
+    let busy = loop {
+        match a.recv().expect("the connection stays open") {
+            Response::Match { .. } => {}
+            other => break other,
+        }
+    };
+    assert_eq!(busy, Response::Busy { id: Some(3) });
+    let root = dir.path().to_path_buf();
+    let got = within(20, "another connection's search", move || {
+        b.search(query(&root, "quiet_needle")).unwrap()
+    });
+    assert_eq!(got.lines.len(), 1);
+}
