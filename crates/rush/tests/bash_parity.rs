@@ -2404,17 +2404,18 @@ fn ansi_c_quoting_as_bash_reads_it() {
 /// and `-l` print them, hits count each lookup, the listing is in bash's
 /// order; `type` says "hashed", `-P` searches even for a builtin, `-f`
 /// skips functions, the old `-type` still works, and aliases count only
-/// while they are expanded (bash's tests/type).
+/// while they are expanded (bash's tests/type). The remembered path
+/// need not exist: `type -P` answers it as it is.
 #[test]
 fn hash_table_and_type_as_bash_reports_them() {
     like_bash(
-        "hash -p /tmp/x x; hash -p /bin/sh sh; hash; type x; type -p x; type -P x; hash -t x; \
+        "hash -p /no/such/dir/x x; hash -p /bin/sh sh; hash; type x; type -p x; type -P x; hash -t x; \
          hash -t x sh; hash -l; hash -d x; hash -t x 2>/dev/null || echo gone; hash -r; hash; \
          type; echo $?; type -P echo; f() { :; }; type -f -t f 2>/dev/null || echo none; \
          type -type f; alias m=more; type -t m || echo no-alias; shopt -s expand_aliases; type -t m",
         &[],
-        "hits\tcommand\n   0\t/tmp/x\n   0\t/bin/sh\nx is hashed (/tmp/x)\n/tmp/x\n/tmp/x\n/tmp/x\n\
-         x\t/tmp/x\nsh\t/bin/sh\nbuiltin hash -p /tmp/x x\nbuiltin hash -p /bin/sh sh\ngone\n\
+        "hits\tcommand\n   0\t/no/such/dir/x\n   0\t/bin/sh\nx is hashed (/no/such/dir/x)\n/no/such/dir/x\n/no/such/dir/x\n/no/such/dir/x\n\
+         x\t/no/such/dir/x\nsh\t/bin/sh\nbuiltin hash -p /no/such/dir/x x\nbuiltin hash -p /bin/sh sh\ngone\n\
          hash: hash table empty\n0\n/usr/bin/echo\nnone\nfunction\nno-alias\nalias\n",
         0,
     );

@@ -2647,8 +2647,10 @@ enum Kind {
 fn resolve(sh: &mut Shell, name: &[u8], all: bool, files_only: bool) -> Vec<Kind> {
     let mut out = Vec::new();
     if files_only {
+        // A remembered path is answered as it is, there or not (bash).
+        let hashed = !name.contains(&b'/') && sh.hash.contains_key(name);
         if let Some(p) = sh.find_command(name)
-            && std::path::Path::new(OsStr::from_bytes(p.as_bytes())).is_file()
+            && (hashed || std::path::Path::new(OsStr::from_bytes(p.as_bytes())).is_file())
         {
             out.push(Kind::File(p.into_bytes(), false));
         }
