@@ -277,7 +277,7 @@ pub fn test_greppy_mcp() -> Result<()> {
         .find_map(|m| find(m))
         .context("no CPython 3.11-3.13 for the MCP SDK")?;
     let py = venv("greppy-mcp", &python, &[MCP_SDK])?;
-    cmd::run(crate::cmd::cargo().args(["build", "-p", "greppy", "--bin", "greppy"]))?;
+    cmd::run(&mut crate::test::test_build())?;
     cmd::run(
         Command::new(py)
             .arg(crate::root().join("crates/greppy/tests/mcp_sdk.py"))
