@@ -128,7 +128,7 @@ fn proc_cpu_ns(pid: i32) -> Option<(u64, u64)> {
 }
 
 /// The corpus: `target/corpus/vendor` (made once by `cargo vendor`) and the
-/// toolchain's `library/` when rustup has it.
+/// toolchain's `library/` when rustup has it, in a git repository.
 fn corpus() -> Result<PathBuf> {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let repo = repo.canonicalize()?;
@@ -148,6 +148,19 @@ fn corpus() -> Result<PathBuf> {
             bail!("cargo vendor failed: {st}");
         }
         std::fs::write(&done, "")?;
+    }
+    // A repository of its own, as an editor's workspace is: the ignore
+    // files of the checkout that holds `target/` are no parent's of it
+    // (rg then applies none of them, and `--no-ignore-parent` changes
+    // nothing).
+    if !dir.join(".git").exists() {
+        let st = Command::new("git")
+            .args(["init", "-q"])
+            .arg(&dir)
+            .status()?;
+        if !st.success() {
+            bail!("git init {} failed: {st}", dir.display());
+        }
     }
     let library = Command::new("rustc")
         .args(["--print", "sysroot"])

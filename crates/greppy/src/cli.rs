@@ -162,7 +162,7 @@ fn note(message: impl std::fmt::Display) {
 /// walk. Starts the daemon if none runs (this search then walks).
 fn full_candidates(cli: &Cli) -> Option<full::Candidates> {
     let no_daemon = cli.no_daemon || std::env::var_os("GREPPY_NO_DAEMON").is_some_and(|v| v != "0");
-    if no_daemon || full::scans(cli) || cli.files || cli.paths.is_empty() {
+    if no_daemon || full::scans_always(cli) || cli.files || cli.paths.is_empty() {
         return None;
     }
     if !cli.paths.iter().all(|p| p.as_os_str() != "-" && p.is_dir()) {
@@ -412,6 +412,9 @@ fn from_daemon(
             Err(_) => return None,
         };
         match answer.scan {
+            // The walk flags that the daemon could not answer for are rg's
+            // walk's to apply ([`full::run`] walks).
+            Some(_) if full::widens(cli) => return None,
             Some(reason) => {
                 if let Some(r) = reason {
                     note(format_args!("{r}; this answer comes from a scan"));
@@ -457,6 +460,10 @@ fn query_for(cli: &Cli, path: &Path, abs: &Path, cwd: &Path, filters: &Filters) 
         word: cli.word_regexp,
         globs: filters.globs.clone(),
         types: filters.types.clone(),
+        hidden: cli.hidden,
+        follow: cli.rg.follow,
+        no_ignore_parent: cli.rg.no_ignore_parent,
+        no_ignore_global: cli.rg.no_ignore_global,
         ..SearchQuery::default()
     }
 }

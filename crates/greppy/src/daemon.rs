@@ -908,12 +908,75 @@ fn new_root_for(dir: &Path) -> Option<PathBuf> {
     (top.parent().is_some()).then(|| top.to_path_buf())
 }
 
+/// Whether rg's walk of `dir` with the query's walk flags takes what the
+/// index and what lies beside it take (see [`Snapshot`]): `--hidden` with
+/// every folder named `.git` left out by the globs (they are not indexed),
+/// `--follow` with no symbolic link to follow, `--no-ignore-parent` with
+/// no ignore rules above `dir` that rg would apply, `--no-ignore-global`
+/// with no global gitignore. Else the search is a scan.
+fn walks_as_indexed(
+    q: &SearchQuery,
+    snap: &Snapshot,
+    dir: &Path,
+    display: &Path,
+    filter: &FileFilter,
+) -> bool {
+    if q.hidden {
+        let gits = snap
+            .hidden
+            .gits
+            .range::<Path, _>((std::ops::Bound::Included(dir), std::ops::Bound::Unbounded))
+            .take_while(|g| g.starts_with(dir));
+        for g in gits {
+            let (shown, _) = shown_name(g, dir, display);
+            if !filter.excludes_dir(display, Path::new(OsStr::from_bytes(&shown))) {
+                return false;
+            }
+        }
+    }
+    !(q.follow && snap.links_under(dir, q.hidden)
+        || q.no_ignore_parent && parent_rules(dir)
+        || q.no_ignore_global && global_rules())
+}
+
+/// Whether rg's walk of `dir` would apply ignore rules from the folders
+/// above it, as the `ignore` crate reads them: `.ignore` and `.rgignore`
+/// always, `.gitignore` and `.git/info/exclude` up to the first folder
+/// holding `.git` (from `dir` itself). A file of comments alone holds no
+/// rule.
+fn parent_rules(dir: &Path) -> bool {
+    let rules = |f: PathBuf| {
+        std::fs::read(f).is_ok_and(|b| {
+            b.split(|&c| c == b'\n')
+                .any(|l| !l.trim_ascii().is_empty() && !l.starts_with(b"#"))
+        })
+    };
+    let mut saw_git = dir.join(".git").exists();
+    for a in dir.ancestors().skip(1) {
+        if rules(a.join(".ignore")) || rules(a.join(search::RGIGNORE)) {
+            return true;
+        }
+        if !saw_git && (rules(a.join(".gitignore")) || rules(a.join(".git/info/exclude"))) {
+            return true;
+        }
+        saw_git |= a.join(".git").exists();
+    }
+    false
+}
+
+/// Whether git's global excludes file (`core.excludesFile`, or
+/// `$XDG_CONFIG_HOME/git/ignore`) holds a rule.
+fn global_rules() -> bool {
+    let (g, _) = ignore::gitignore::Gitignore::global();
+    g.num_ignores() + g.num_whitelists() > 0
+}
+
 /// Whether a walk from `top` enters `dir` (a folder at or below it): no
 /// folder on the way is ignored or hidden.
 fn walk_enters(top: &Path, dir: &Path) -> bool {
     dir.ancestors().take_while(|a| *a != top).all(|a| {
         a.parent()
-            .is_some_and(|p| search::walk_children(p).get(a) == Some(&true))
+            .is_some_and(|p| search::walk_children(p, false).get(a) == Some(&search::Entry::Dir))
     })
 }
 
@@ -1475,7 +1538,7 @@ impl State {
         let bare = q.print.as_ref().is_some_and(|p| p.bare);
         let plan = pattern.plan().unwrap_or(crate::plan::Query::All);
         let choose = |snap: &Snapshot| -> Vec<(PathBuf, Option<usize>, Vec<u8>)> {
-            let all = snap.candidates(&plan, &dir);
+            let all = snap.candidates_with(&plan, &dir, q.hidden);
             let many = all.len() > LONG_CANDIDATES;
             let (filter, dir, display) = (&filter, &dir, &display);
             let named = move || {
@@ -1523,7 +1586,7 @@ impl State {
             let why = format!("{} is still being indexed", root.path().display());
             return Err(scan(Some(why)));
         };
-        if !snap.covers(&dir) {
+        if !snap.covers(&dir) || !walks_as_indexed(q, &snap, &dir, &display, &filter) {
             return Err(scan(None));
         }
         let candidates = match early {
@@ -1548,7 +1611,7 @@ impl State {
                     return Err(fail(e));
                 }
                 let done = (0, false);
-                let shown = (&*snap, &*dir, &*display);
+                let shown = (&*snap, &*dir, &*display, q.hidden);
                 return Err(Box::new(self.done(
                     id,
                     done,
@@ -1607,6 +1670,7 @@ impl State {
             root,
             dir,
             display,
+            hidden: q.hidden,
         })
     }
 
@@ -1617,7 +1681,7 @@ impl State {
         id: u64,
         (matches, cancelled): (u64, bool),
         fresh: bool,
-        (snap, dir, display): (&Snapshot, &Path, &Path),
+        (snap, dir, display, hidden): (&Snapshot, &Path, &Path, bool),
         root: &Root,
         errors: Vec<String>,
     ) -> Response {
@@ -1626,7 +1690,7 @@ impl State {
         let prefix = format!("{}/", dir.display());
         let shown = format!("{}/", display.display()).replace("//", "/");
         let errors = snap
-            .errors_under(dir)
+            .errors_under(dir, hidden)
             .into_iter()
             .map(|(_, m)| m.replace(&prefix, &shown))
             .chain(errors)
@@ -1672,6 +1736,8 @@ struct Reading {
     root: Arc<Root>,
     dir: PathBuf,
     display: PathBuf,
+    /// `--hidden`: the hidden walk's errors are the search's too.
+    hidden: bool,
 }
 
 /// What a search reads, and how it answers.
@@ -1802,7 +1868,7 @@ impl Reading {
             id,
             found,
             self.fresh,
-            (snap, dir, display),
+            (snap, dir, display, self.hidden),
             &self.root,
             self.errors,
         )
@@ -2333,6 +2399,8 @@ mod tests {
             changes: Arc::default(),
             dirs: Arc::default(),
             errors: Arc::default(),
+            links: Arc::default(),
+            hidden: Arc::default(),
         };
         let plan = crate::plan::plan_pattern("alpha.*beta", false, false).unwrap();
         let test = BlockTest::new(&plan);

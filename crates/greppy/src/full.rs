@@ -46,6 +46,20 @@ pub fn needed(cli: &Cli) -> bool {
 /// are, so that the index's candidates are not the answer's: the search
 /// walks and reads every file, as rg does.
 pub fn scans(cli: &Cli) -> bool {
+    scans_always(cli) || widens(cli)
+}
+
+/// The walk flags of an editor's search (VS Code passes each of them),
+/// which the daemon answers from beside the index where the tree allows
+/// (`crate::protocol::SearchQuery`), and which [`run`] applies to the
+/// candidates where it can (`--max-filesize`).
+pub fn widens(cli: &Cli) -> bool {
+    let r = &cli.rg;
+    cli.hidden || r.follow || r.no_ignore_parent || r.no_ignore_global || r.max_filesize.is_some()
+}
+
+/// [`scans`], but for the flags of [`widens`]: the index cannot narrow.
+pub fn scans_always(cli: &Cli) -> bool {
     let r = &cli.rg;
     r.text
         || r.binary
@@ -53,13 +67,9 @@ pub fn scans(cli: &Cli) -> bool {
         || r.no_ignore
         || r.no_ignore_dot
         || r.no_ignore_vcs
-        || r.no_ignore_parent
         || r.no_ignore_exclude
-        || r.no_ignore_global
         || r.no_ignore_files
         || r.no_require_git
-        || r.follow
-        || r.max_filesize.is_some()
         || !r.ignore_file.is_empty()
         || r.one_file_system
         || r.ignore_file_case_insensitive
@@ -80,7 +90,6 @@ pub fn scans(cli: &Cli) -> bool {
         || pcre2_used(cli)
         || cli.invert_match
         || cli.multiline
-        || cli.hidden
         || cli.max_depth.is_some()
 }
 
@@ -653,6 +662,13 @@ impl Plan {
         Ok(b)
     }
 
+    /// Whether `--max-filesize` lets the walk take `file`, as the walk
+    /// decides it (a file whose size cannot be read is taken).
+    fn within_max_filesize(&self, file: &Path) -> bool {
+        self.max_filesize
+            .is_none_or(|max| file.metadata().map_or(true, |m| m.len() <= max))
+    }
+
     fn haystack(&self, path: PathBuf, explicit: bool, stdin: bool) -> Haystack {
         let shown = match path.strip_prefix("./") {
             Ok(rest) if self.implicit => rest.to_path_buf(),
@@ -913,6 +929,7 @@ pub fn run(cli: &Cli, candidates: Option<Candidates>) -> i32 {
             errors.extend(walk_errors);
             files
                 .into_iter()
+                .filter(|(f, _)| plan.within_max_filesize(f))
                 .map(|(f, _)| plan.haystack(f, false, false))
                 .collect()
         }

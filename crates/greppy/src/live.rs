@@ -29,8 +29,9 @@
 
 use crate::index::{BlockTest, FileEntry, Index, Regions, now_ns};
 use crate::plan::Query;
-use crate::search::{walk_children, walk_tree};
+use crate::search::{Entry, Tree, walk_children, walk_tree, walk_tree_with};
 use crate::watch::{Change, Watcher};
+use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::{BTreeMap, BTreeSet};
 use std::os::fd::OwnedFd;
@@ -119,6 +120,117 @@ pub struct Snapshot {
     /// The walk's errors (unreadable folders, link loops): the path each
     /// is about, and rg's message.
     pub errors: Arc<Vec<(PathBuf, String)>>,
+    /// The symbolic links the walk met and did not follow.
+    pub links: Arc<BTreeSet<PathBuf>>,
+    /// What a walk with hidden names adds to this one.
+    pub hidden: Arc<Hidden>,
+}
+
+/// What `rg --hidden` walks beyond rg's default walk: files and folders
+/// with hidden names, and what lies under such folders (ignore files still
+/// apply), kept beside the index, not in it, and not saved: the index and
+/// every search without `--hidden` stay as they were.
+///
+/// Invariant: a path is here only if the default walk does not take it,
+/// and a walk with hidden names does, but for what lies in folders named
+/// `.git`, which are listed in `gits` and never entered.
+#[derive(Debug, Default, Clone)]
+pub struct Hidden {
+    pub files: BTreeMap<PathBuf, FileEntry>,
+    pub dirs: FxHashSet<PathBuf>,
+    pub links: BTreeSet<PathBuf>,
+    pub gits: BTreeSet<PathBuf>,
+    pub errors: Vec<(PathBuf, String)>,
+}
+
+impl Hidden {
+    /// What a walk of `dir` with hidden names adds to `default` (the walk
+    /// of `dir` without them); with no `default`, `dir` is hidden itself,
+    /// and everything under it is added.
+    pub fn of(dir: &Path, default: Option<&Tree>) -> Hidden {
+        let wide = walk_tree_with(dir, true);
+        let Some(d) = default else {
+            return Hidden::from_tree(wide);
+        };
+        let files: FxHashSet<&Path> = d.files.iter().map(PathBuf::as_path).collect();
+        let links: FxHashSet<&Path> = d.links.iter().map(PathBuf::as_path).collect();
+        let errors: FxHashSet<&Path> = d.errors.iter().map(|(p, _)| p.as_path()).collect();
+        Hidden::from_tree(Tree {
+            files: wide
+                .files
+                .into_iter()
+                .filter(|f| !files.contains(f.as_path()))
+                .collect(),
+            dirs: wide
+                .dirs
+                .into_iter()
+                .filter(|x| !d.dirs.contains(x))
+                .collect(),
+            links: wide
+                .links
+                .into_iter()
+                .filter(|l| !links.contains(l.as_path()))
+                .collect(),
+            gits: wide.gits,
+            errors: wide
+                .errors
+                .into_iter()
+                .filter(|(p, _)| !errors.contains(p.as_path()))
+                .collect(),
+        })
+    }
+
+    fn from_tree(t: Tree) -> Hidden {
+        Hidden {
+            files: t
+                .files
+                .into_par_iter()
+                .filter_map(|f| FileEntry::read(&f).map(|e| (f, e)))
+                .collect(),
+            dirs: t.dirs,
+            links: t.links.into_iter().collect(),
+            gits: t.gits.into_iter().collect(),
+            errors: t.errors,
+        }
+    }
+
+    /// Adds what `other` holds.
+    fn extend(&mut self, other: Hidden) {
+        self.files.extend(other.files);
+        self.dirs.extend(other.dirs);
+        self.links.extend(other.links);
+        self.gits.extend(other.gits);
+        self.errors.extend(other.errors);
+        self.errors.sort();
+    }
+
+    /// Forgets `p` and everything under it.
+    fn remove_tree(&mut self, p: &Path) {
+        fn below<V>(m: &BTreeMap<PathBuf, V>, p: &Path) -> Vec<PathBuf> {
+            m.range::<Path, _>((std::ops::Bound::Included(p), std::ops::Bound::Unbounded))
+                .take_while(|(x, _)| x.starts_with(p))
+                .map(|(x, _)| x.clone())
+                .collect()
+        }
+        for f in below(&self.files, p) {
+            self.files.remove(&f);
+        }
+        self.dirs.retain(|x| !x.starts_with(p));
+        self.links.retain(|x| !x.starts_with(p));
+        self.gits.retain(|x| !x.starts_with(p));
+        self.errors.retain(|(x, _)| !x.starts_with(p));
+    }
+
+    /// The hidden files under the folder `dir` that may match `q`, in path
+    /// order (none has an id in the index).
+    pub fn candidates(&self, q: &Query, dir: &Path) -> Vec<(PathBuf, Option<usize>)> {
+        self.files
+            .range::<Path, _>((std::ops::Bound::Included(dir), std::ops::Bound::Unbounded))
+            .take_while(|(p, _)| is_under(p, dir))
+            .filter(|(_, e)| e.admits(q))
+            .map(|(p, _)| (p.clone(), None))
+            .collect()
+    }
 }
 
 impl Snapshot {
@@ -128,7 +240,39 @@ impl Snapshot {
             changes: Arc::default(),
             dirs: Arc::default(),
             errors: Arc::default(),
+            links: Arc::default(),
+            hidden: Arc::default(),
         }
+    }
+
+    /// [`Snapshot::candidates`], and with `hidden` the hidden files too,
+    /// in path order.
+    pub fn candidates_with(
+        &self,
+        q: &Query,
+        dir: &Path,
+        hidden: bool,
+    ) -> Vec<(PathBuf, Option<usize>)> {
+        let shown = self.candidates(q, dir);
+        if !hidden {
+            return shown;
+        }
+        let more = self.hidden.candidates(q, dir);
+        if more.is_empty() {
+            return shown;
+        }
+        let mut all = Vec::with_capacity(shown.len() + more.len());
+        let (mut a, mut b) = (shown.into_iter().peekable(), more.into_iter().peekable());
+        loop {
+            let next = match (a.peek(), b.peek()) {
+                (Some(x), Some(y)) if x.0 < y.0 => a.next(),
+                (_, Some(_)) => b.next(),
+                (Some(_), None) => a.next(),
+                (None, None) => break,
+            };
+            all.extend(next);
+        }
+        all
     }
 
     /// The files under the folder `dir` that may match `q`, in path order,
@@ -230,12 +374,31 @@ impl Snapshot {
         out
     }
 
-    /// The walk errors at or under `dir`.
-    pub fn errors_under(&self, dir: &Path) -> Vec<&(PathBuf, String)> {
-        self.errors
+    /// The walk errors at or under `dir` (with `hidden`, those of the
+    /// walk with hidden names), in path order.
+    pub fn errors_under(&self, dir: &Path, hidden: bool) -> Vec<&(PathBuf, String)> {
+        let mut errors: Vec<_> = self
+            .errors
             .iter()
+            .chain(self.hidden.errors.iter().filter(|_| hidden))
             .filter(|(p, _)| p.starts_with(dir))
-            .collect()
+            .collect();
+        if hidden {
+            errors.sort();
+        }
+        errors
+    }
+
+    /// Whether a walk of `dir` (with `hidden`, with hidden names) meets a
+    /// symbolic link, which `--follow` would follow.
+    pub fn links_under(&self, dir: &Path, hidden: bool) -> bool {
+        let under = |links: &BTreeSet<PathBuf>| {
+            links
+                .range::<Path, _>((std::ops::Bound::Included(dir), std::ops::Bound::Unbounded))
+                .next()
+                .is_some_and(|l| l.starts_with(dir))
+        };
+        under(&self.links) || (hidden && under(&self.hidden.links))
     }
 }
 
@@ -809,6 +972,8 @@ impl Updater {
                 changes: snap.changes.clone(),
                 dirs: snap.dirs.clone(),
                 errors: snap.errors.clone(),
+                links: snap.links.clone(),
+                hidden: snap.hidden.clone(),
             });
         }
         self.shared.applied(0);
@@ -830,6 +995,7 @@ impl Updater {
             }
         }
         let tree = walk_tree(&self.shared.root);
+        let hidden = Hidden::of(&self.shared.root, Some(&tree));
         let base = Arc::new(Index::build(tree.files));
         // The build's file entries are freed: its peak is not kept (and is
         // given back before anyone is told the build is done).
@@ -841,6 +1007,8 @@ impl Updater {
                 changes: Arc::default(),
                 dirs: Arc::new(tree.dirs),
                 errors: Arc::new(tree.errors),
+                links: Arc::new(tree.links.into_iter().collect()),
+                hidden: Arc::new(hidden),
             },
             Phase::Watching,
         );
@@ -852,6 +1020,7 @@ impl Updater {
     fn catch_up(&mut self) {
         let snap = self.snapshot();
         let tree = walk_tree(&self.shared.root);
+        let hidden = Hidden::of(&self.shared.root, Some(&tree));
         // Coarse file clocks can stamp a write slightly before the index's
         // time: a second's margin.
         let since = snap.base.built_at().saturating_sub(1_000_000_000);
@@ -879,6 +1048,8 @@ impl Updater {
             changes: Arc::new(changes),
             dirs: Arc::new(tree.dirs),
             errors: Arc::new(tree.errors),
+            links: Arc::new(tree.links.into_iter().collect()),
+            hidden: Arc::new(hidden),
         };
         self.compact(&mut next);
         self.publish(next, Phase::Watching);
@@ -892,7 +1063,8 @@ impl Updater {
         let mut changes = (*snap.changes).clone();
         let mut dirs: Option<FxHashSet<PathBuf>> = None;
         let mut errors: Option<Vec<(PathBuf, String)>> = None;
-        let mut children: FxHashMap<PathBuf, FxHashMap<PathBuf, bool>> = FxHashMap::default();
+        let mut links: Option<BTreeSet<PathBuf>> = None;
+        let mut children: FxHashMap<PathBuf, FxHashMap<PathBuf, Entry>> = FxHashMap::default();
         let base = &snap.base;
         let gone = |changes: &mut BTreeMap<PathBuf, Option<FileEntry>>, p: &Path| {
             if base.find(p).is_some() {
@@ -903,8 +1075,10 @@ impl Updater {
         };
         let remove_tree = |changes: &mut BTreeMap<PathBuf, Option<FileEntry>>,
                            dirs: &mut FxHashSet<PathBuf>,
+                           links: &mut BTreeSet<PathBuf>,
                            d: &Path| {
             dirs.retain(|x| !x.starts_with(d));
+            links.retain(|x| !x.starts_with(d));
             for id in base.under(d) {
                 changes.insert(base.file(id).to_path_buf(), None);
             }
@@ -928,22 +1102,26 @@ impl Updater {
             if !ds.contains(parent) {
                 continue;
             }
+            let ls = links.get_or_insert_with(|| (*snap.links).clone());
+            ls.remove(p);
             let taken = children
                 .entry(parent.to_path_buf())
-                .or_insert_with(|| walk_children(parent));
+                .or_insert_with(|| walk_children(parent, false));
             let was_dir = ds.contains(p.as_path());
             // A folder that appears, or whose readability changed, is
             // watched first, then walked (so no file made in between is
             // missed), with the walk's errors: one that became unreadable
             // holds no files now, as rg sees it, and says so.
             let mut walk_in = |changes: &mut BTreeMap<PathBuf, Option<FileEntry>>,
-                               ds: &mut FxHashSet<PathBuf>| {
+                               ds: &mut FxHashSet<PathBuf>,
+                               ls: &mut BTreeSet<PathBuf>| {
                 if let Some(w) = lock(&self.shared.watcher).as_mut() {
                     w.add_tree(p);
                 }
                 let tree = walk_tree(p);
                 ds.insert(p.clone());
                 ds.extend(tree.dirs);
+                ls.extend(tree.links);
                 let errs = errors.get_or_insert_with(|| (*snap.errors).clone());
                 errs.retain(|(e, _)| !e.starts_with(p));
                 errs.extend(tree.errors);
@@ -954,9 +1132,9 @@ impl Updater {
                 }
             };
             match taken.get(p) {
-                Some(false) => {
+                Some(Entry::File) => {
                     if was_dir {
-                        remove_tree(&mut changes, ds, p);
+                        remove_tree(&mut changes, ds, ls, p);
                     }
                     match FileEntry::read(p) {
                         Some(e) => {
@@ -973,30 +1151,36 @@ impl Updater {
                 // its parent between the parent's watch listing it and
                 // the parent's walk); neither is watched, and what was
                 // written in it since is in no event.
-                Some(true) => {
+                Some(Entry::Dir) => {
                     if was_dir {
-                        remove_tree(&mut changes, ds, p);
+                        remove_tree(&mut changes, ds, ls, p);
                     } else {
                         gone(&mut changes, p);
                     }
                     // The watcher adds a new folder's watch only after
                     // it has handed out the events it read with its
                     // creation: `walk_in` watches it first.
-                    walk_in(&mut changes, ds);
+                    walk_in(&mut changes, ds, ls);
                 }
-                None => {
+                Some(Entry::Link) | None => {
                     if was_dir {
-                        remove_tree(&mut changes, ds, p);
+                        remove_tree(&mut changes, ds, ls, p);
                     }
                     gone(&mut changes, p);
+                    if taken.get(p).is_some() {
+                        ls.insert(p.clone());
+                    }
                 }
             }
         }
+        let hidden = self.apply_hidden(&snap.hidden, dirs.as_ref().unwrap_or(&snap.dirs), paths);
         let mut next = Snapshot {
             base: snap.base.clone(),
             changes: Arc::new(changes),
             dirs: dirs.map_or_else(|| snap.dirs.clone(), Arc::new),
             errors: errors.map_or_else(|| snap.errors.clone(), Arc::new),
+            links: links.map_or_else(|| snap.links.clone(), Arc::new),
+            hidden: hidden.map_or_else(|| snap.hidden.clone(), Arc::new),
         };
         self.compact(&mut next);
         self.publish(next, Phase::Watching);
@@ -1004,6 +1188,82 @@ impl Updater {
         // applied.
         lock(&self.shared.log).push(paths.iter().filter(|p| p.starts_with(root)).cloned());
         crate::index::release_thread_scratch();
+    }
+
+    /// Applies one batch of changed paths to what only a walk with hidden
+    /// names takes, given the default walk's folders after the batch;
+    /// `None` if nothing there changed.
+    fn apply_hidden(
+        &self,
+        old: &Hidden,
+        dirs: &FxHashSet<PathBuf>,
+        paths: &BTreeSet<PathBuf>,
+    ) -> Option<Hidden> {
+        let root = &self.shared.root;
+        let mut next: Option<Hidden> = None;
+        let mut wide: FxHashMap<PathBuf, FxHashMap<PathBuf, Entry>> = FxHashMap::default();
+        let mut narrow: FxHashMap<PathBuf, FxHashMap<PathBuf, Entry>> = FxHashMap::default();
+        for p in paths {
+            if !p.starts_with(root) || p == root {
+                continue;
+            }
+            let Some(parent) = p.parent() else { continue };
+            let shown = dirs.contains(parent);
+            let h = next.as_ref().unwrap_or(old);
+            if !shown && !h.dirs.contains(parent) {
+                continue;
+            }
+            let any = wide
+                .entry(parent.to_path_buf())
+                .or_insert_with(|| walk_children(parent, true))
+                .get(p)
+                .copied();
+            let default = if shown {
+                narrow
+                    .entry(parent.to_path_buf())
+                    .or_insert_with(|| walk_children(parent, false))
+                    .get(p)
+                    .copied()
+            } else {
+                None
+            };
+            let known = h.files.contains_key(p)
+                || h.dirs.contains(p)
+                || h.links.contains(p)
+                || h.gits.contains(p);
+            if any.is_none() && !known {
+                continue;
+            }
+            let h = next.get_or_insert_with(|| old.clone());
+            h.remove_tree(p);
+            match (any, default) {
+                // A folder of the default walk, walked again there: its
+                // hidden entries, walked again here.
+                (Some(_), Some(Entry::Dir)) => {
+                    let tree = walk_tree(p);
+                    h.extend(Hidden::of(p, Some(&tree)));
+                }
+                (Some(_), Some(_)) | (None, _) => {}
+                (Some(Entry::File), None) => {
+                    if let Some(e) = FileEntry::read(p) {
+                        h.files.insert(p.clone(), e);
+                    }
+                }
+                (Some(Entry::Link), None) => {
+                    h.links.insert(p.clone());
+                }
+                (Some(Entry::Dir), None) if p.file_name() == Some(".git".as_ref()) => {
+                    h.gits.insert(p.clone());
+                }
+                (Some(Entry::Dir), None) => {
+                    if let Some(w) = lock(&self.shared.watcher).as_mut() {
+                        w.add_tree(p);
+                    }
+                    h.extend(Hidden::of(p, None));
+                }
+            }
+        }
+        next
     }
 
     /// Merges the changes into a new index once there are many.

@@ -81,6 +81,17 @@ pub struct SearchQuery {
     pub globs: Vec<String>,
     /// rg's `-t`: type names.
     pub types: Vec<String>,
+    /// rg's `--hidden`: hidden files and folders too (kept beside the
+    /// index; a folder named `.git` that the globs let in: `scan`).
+    pub hidden: bool,
+    /// rg's `--follow`: `scan` if the walk meets a symbolic link.
+    pub follow: bool,
+    /// rg's `--no-ignore-parent`: `scan` if rg would apply ignore rules
+    /// from the folders above `path`.
+    pub no_ignore_parent: bool,
+    /// rg's `--no-ignore-global`: `scan` if git's global excludes file
+    /// holds a rule.
+    pub no_ignore_global: bool,
     /// Answer one `file` per matching file instead of `match` per line.
     pub files: bool,
     /// With `files`: answer the files that may match, unread (the index's

@@ -193,34 +193,57 @@ pub struct Tree {
     pub dirs: rustc_hash::FxHashSet<PathBuf>,
     /// Each error: the path it is about, and rg's message.
     pub errors: Vec<(PathBuf, String)>,
+    /// The symbolic links it met and did not follow (`--follow` would).
+    pub links: Vec<PathBuf>,
+    /// With hidden names: the folders named `.git` it did not go into.
+    pub gits: Vec<PathBuf>,
 }
 
 /// Walks `root` as rg would with no filters, on the walker's threads as rg
 /// does; errors come in path order.
 pub fn walk_tree(root: &Path) -> Tree {
+    walk_tree_with(root, false)
+}
+
+/// [`walk_tree`], and with `hidden` as `rg --hidden` walks, but for what
+/// lies in folders named `.git`: those are listed in [`Tree::gits`], not
+/// entered (a repository's own files churn with every git command, and an
+/// editor's search leaves them out with `-g '!**/.git'`).
+pub fn walk_tree_with(root: &Path, hidden: bool) -> Tree {
     enum Found {
         File(PathBuf),
         Dir(PathBuf),
+        Link(PathBuf),
+        Git(PathBuf),
         Error(PathBuf, String),
     }
     let (tx, rx) = std::sync::mpsc::channel();
     ignore::WalkBuilder::new(root)
         .add_custom_ignore_filename(RGIGNORE)
+        .hidden(!hidden)
         .build_parallel()
         .run(|| {
             let tx = tx.clone();
             Box::new(move |entry| {
+                let mut state = ignore::WalkState::Continue;
                 let found = match entry {
                     Ok(e) => match e.file_type() {
                         Some(t) if t.is_file() => Some(Found::File(e.into_path())),
+                        Some(t)
+                            if hidden && t.is_dir() && e.depth() > 0 && e.file_name() == ".git" =>
+                        {
+                            state = ignore::WalkState::Skip;
+                            Some(Found::Git(e.into_path()))
+                        }
                         Some(t) if t.is_dir() => Some(Found::Dir(e.into_path())),
+                        Some(t) if t.is_symlink() => Some(Found::Link(e.into_path())),
                         _ => None,
                     },
                     Err(e) => Some(Found::Error(error_path(&e), walk_error(&e))),
                 };
                 match found.map(|f| tx.send(f)) {
                     Some(Err(_)) => ignore::WalkState::Quit,
-                    _ => ignore::WalkState::Continue,
+                    _ => state,
                 }
             })
         });
@@ -237,26 +260,49 @@ pub fn walk_tree(root: &Path) -> Tree {
             Found::Dir(p) => {
                 tree.dirs.insert(own(p));
             }
+            Found::Link(p) => tree.links.push(own(p)),
+            Found::Git(p) => tree.gits.push(own(p)),
             Found::Error(p, e) => tree.errors.push((own(p), e.as_str().to_owned())),
         }
     }
     tree.files.sort();
     tree.errors.sort();
+    tree.links.sort();
+    tree.gits.sort();
     tree
 }
 
+/// What a walk takes from a folder: a file, a folder, or a link it does
+/// not follow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Entry {
+    File,
+    Dir,
+    Link,
+}
+
 /// The entries of the folder `dir` that a walk of a tree holding it would
-/// take (ignore files, hidden names), each with whether it is a folder.
-pub fn walk_children(dir: &Path) -> rustc_hash::FxHashMap<PathBuf, bool> {
+/// take (ignore files; hidden names only with `hidden`).
+pub fn walk_children(dir: &Path, hidden: bool) -> rustc_hash::FxHashMap<PathBuf, Entry> {
     ignore::WalkBuilder::new(dir)
         .add_custom_ignore_filename(RGIGNORE)
+        .hidden(!hidden)
         .max_depth(Some(1))
         .build()
         .flatten()
         .filter(|e| e.depth() == 1)
         .filter_map(|e| {
             let t = e.file_type()?;
-            (t.is_file() || t.is_dir()).then(|| (e.into_path(), t.is_dir()))
+            let kind = if t.is_file() {
+                Entry::File
+            } else if t.is_dir() {
+                Entry::Dir
+            } else if t.is_symlink() {
+                Entry::Link
+            } else {
+                return None;
+            };
+            Some((e.into_path(), kind))
         })
         .collect()
 }
@@ -298,6 +344,16 @@ impl FileFilter {
             types = Some(t.build().context("unknown file type")?);
         }
         Ok(Some(FileFilter { overrides, types }))
+    }
+
+    /// Whether the walk from `top` leaves out the folder `dir` (or one it
+    /// lies in), both as the walk names them.
+    pub fn excludes_dir(&self, top: &Path, dir: &Path) -> bool {
+        self.overrides.as_ref().is_some_and(|o| {
+            dir.ancestors()
+                .take_while(|d| *d != top && d.starts_with(top))
+                .any(|d| o.matched(d, true).is_ignore())
+        })
     }
 
     /// Whether the walk from `top` keeps `file` (both as the walk names

@@ -938,3 +938,92 @@ fn one_connection_cannot_take_every_slot() {
     });
     assert_eq!(got.lines.len(), 1);
 }
+
+/// An editor's walk flags (VS Code passes `--hidden -g '!**/.git'
+/// --follow --no-ignore-parent`) are answered from the index and what lies
+/// beside it, as rg's walk takes files: hidden names, ignore files'
+/// exceptions, changes as they come; a scan only where the tree needs one
+/// (a `.git` folder the globs let in, a link to follow, ignore rules
+/// above the folder searched).
+#[test]
+fn an_editors_walk_flags_are_answered_beside_the_index() {
+    let s = server(Limits::default());
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let w = |rel: &str, text: &str| {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    w(".git/needle.txt", "needle in the repository\n");
+    w(".gitignore", "ignored.txt\n!.keep\n");
+    w("ignored.txt", "needle\n");
+    w(".keep", "needle kept by an exception\n");
+    w(".env", "NEEDLE=1\n");
+    w(".github/workflows/ci.yml", "needle: ci\n");
+    w("src/a.rs", "fn needle() {}\n");
+    w("src/.hidden.rs", "fn other() {}\n");
+    let mut c = greppy::client::Client::connect(&s.socket).unwrap();
+    c.index(&root).unwrap();
+    let ask = |hidden: bool, globs: &[&str], path: &Path| SearchQuery {
+        files: true,
+        candidates: true,
+        wait_ms: 30_000,
+        ignore_case: true,
+        hidden,
+        follow: true,
+        no_ignore_parent: true,
+        globs: globs.iter().map(|g| g.to_string()).collect(),
+        cwd: root.as_os_str().as_encoded_bytes().to_vec(),
+        ..query(path, "needle")
+    };
+    let names = |a: &greppy::client::Answer| -> Vec<String> {
+        a.files
+            .iter()
+            .map(|f| {
+                let p = Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(f));
+                p.strip_prefix(&root).unwrap().display().to_string()
+            })
+            .collect()
+    };
+    let editor = ["!**/.git"];
+    let a = c.search(ask(true, &editor, &root)).unwrap();
+    assert_eq!(a.scan, None);
+    assert_eq!(
+        names(&a),
+        [".env", ".github/workflows/ci.yml", ".keep", "src/a.rs"]
+    );
+    let a = c.search(ask(false, &editor, &root)).unwrap();
+    assert_eq!(a.scan, None);
+    assert_eq!(names(&a), [".keep", "src/a.rs"]);
+    // The repository's own folder is not indexed: a glob must leave it out.
+    assert!(c.search(ask(true, &[], &root)).unwrap().scan.is_some());
+    // Hidden files as they come and go.
+    w(".github/new.yml", "needle: new\n");
+    w("fresh/.cache/x.txt", "needle cached\n");
+    std::fs::remove_file(root.join(".env")).unwrap();
+    let a = c.search(ask(true, &editor, &root)).unwrap();
+    assert_eq!(
+        names(&a),
+        [
+            ".github/new.yml",
+            ".github/workflows/ci.yml",
+            ".keep",
+            "fresh/.cache/x.txt",
+            "src/a.rs"
+        ]
+    );
+    // A link to follow: rg's walk answers.
+    std::os::unix::fs::symlink(root.join("src/a.rs"), root.join("src/link.rs")).unwrap();
+    assert!(c.search(ask(true, &editor, &root)).unwrap().scan.is_some());
+    std::fs::remove_file(root.join("src/link.rs")).unwrap();
+    assert_eq!(c.search(ask(true, &editor, &root)).unwrap().scan, None);
+    // Below the repository's top, its `.gitignore` is a parent's, which
+    // `--no-ignore-parent` drops: rg's walk answers.
+    assert!(
+        c.search(ask(true, &editor, &root.join("src")))
+            .unwrap()
+            .scan
+            .is_some()
+    );
+}

@@ -325,6 +325,32 @@ fn answers_equal_ripgreps() {
         &["-z", "-c", "retry"],
         &["--files", "-0", "--sort", "path"],
         &["--files", "-u"],
+        // An editor's walk flags (VS Code's workspace search, but for
+        // `--follow`: this tree's links lead out of it), answered from the
+        // index and the hidden files kept beside it; `.git` let in, or a
+        // subfolder whose parent has a `.gitignore`, walked.
+        &[
+            "--hidden",
+            "--ignore-case",
+            "-g",
+            "!**/.git",
+            "--max-filesize",
+            "1000000",
+            "--no-ignore-parent",
+            "--crlf",
+            "--auto-hybrid-regex",
+            "--no-config",
+            "--no-ignore-global",
+            "-n",
+            "--before-context",
+            "1",
+            "--regexp",
+            "hidden_fn|retry",
+        ],
+        &["--hidden", "-g", "!.git", "-l", "fn"],
+        &["--hidden", "-c", "retry"],
+        &["--hidden", "--no-ignore-parent", "-n", "retry", "src"],
+        &["--max-filesize", "100", "--no-ignore-global", "-l", "retry"],
         // rg's `--no-` forms: the last one given wins.
         &["-F", "--no-fixed-strings", "-c", "re.ry"],
         &["--hidden", "--no-hidden", "-l", "hidden_fn"],
