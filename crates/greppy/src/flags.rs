@@ -28,7 +28,7 @@ use std::path::PathBuf;
 pub struct Cli {
     /// A regular expression (rg's syntax), or a literal string with -F.
     /// With -e or --files there is none: the first word is a path.
-    #[arg(required_unless_present_any = ["regexps", "files", "pattern_files", "type_list", "pcre2_version"])]
+    #[arg(required_unless_present_any = ["regexps", "files", "pattern_files", "type_list", "pcre2_version", "generate"])]
     pub pattern: Option<String>,
     /// Files and folders to search [default: the current folder].
     pub paths: Vec<PathBuf>,
@@ -192,6 +192,16 @@ pub enum SortBy {
     None,
 }
 
+/// `--generate`: rg's kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Generate {
+    Man,
+    CompleteBash,
+    CompleteZsh,
+    CompleteFish,
+    CompletePowershell,
+}
+
 /// `--engine`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum EngineChoice {
@@ -234,7 +244,7 @@ impl Cli {
         self.fixed_given = self.fixed_strings;
         self.line_given = self.line_regexp;
         self.word_given = self.word_regexp;
-        if self.files || self.rg.type_list || self.rg.pcre2_version {
+        if self.files || self.rg.type_list || self.rg.pcre2_version || self.rg.generate.is_some() {
             // No pattern: every word is a path.
             patterns.clear();
             if let Some(first) = self.pattern.take() {
@@ -597,6 +607,10 @@ pub struct RgFlags {
     /// Print PCRE2's version, and whether its JIT is available.
     #[arg(long)]
     pub pcre2_version: bool,
+    /// Print a man page or a shell's completions for these flags, under
+    /// the name the program runs as.
+    #[arg(long, value_name = "KIND")]
+    pub generate: Option<Generate>,
     /// Do not read `RIPGREP_CONFIG_PATH`.
     #[arg(long)]
     pub no_config: bool,

@@ -6,7 +6,7 @@
 //! The files come from the index where the flags leave the candidates as
 //! they are ([`narrows`]); else from a walk, as rg's.
 
-use crate::flags::{Cli, EngineChoice, SortBy, When};
+use crate::flags::{Cli, EngineChoice, Generate, SortBy, When};
 use crate::index::Regions;
 use grep_matcher::Matcher;
 use grep_printer::{ColorSpecs, JSON, JSONBuilder, Standard, StandardBuilder, Stats, Summary};
@@ -868,6 +868,9 @@ struct Done {
 /// Runs the command line; returns rg's exit status. `candidates` are the
 /// index's answer, when the caller has it and [`scans`] is false.
 pub fn run(cli: &Cli, candidates: Option<Candidates>) -> i32 {
+    if let Some(kind) = cli.rg.generate {
+        return generate(kind);
+    }
     let started = std::time::Instant::now();
     let plan = match Plan::new(cli) {
         Ok(p) => p,
@@ -948,6 +951,39 @@ pub fn run(cli: &Cli, candidates: Option<Candidates>) -> i32 {
         Engine::Pcre2(m) => search_all(m, &plan, cli, &haystacks, &mut errors),
     };
     finish(&plan, started, searched, outcome, &errors)
+}
+
+/// `--generate`: a man page (`clap_mangen`) or a shell's completions
+/// (`clap_complete`) made from the flags' definitions, under the name the
+/// program runs as (`rg` when installed as `rg`).
+fn generate(kind: Generate) -> i32 {
+    use clap::CommandFactory;
+    use clap_complete::Shell;
+    let name = prefix();
+    let mut cmd = Cli::command().name(name).bin_name(name);
+    let mut out = Vec::new();
+    let shell = match kind {
+        Generate::Man => None,
+        Generate::CompleteBash => Some(Shell::Bash),
+        Generate::CompleteZsh => Some(Shell::Zsh),
+        Generate::CompleteFish => Some(Shell::Fish),
+        Generate::CompletePowershell => Some(Shell::PowerShell),
+    };
+    let made = match shell {
+        Some(shell) => {
+            clap_complete::generate(shell, &mut cmd, name, &mut out);
+            Ok(())
+        }
+        None => clap_mangen::Man::new(cmd).render(&mut out),
+    };
+    match made.and_then(|()| std::io::stdout().lock().write_all(&out)) {
+        Ok(()) => 0,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
+        Err(e) => {
+            error(e);
+            2
+        }
+    }
 }
 
 /// After the searches: errors, rg's warning when nothing was searched,

@@ -2,6 +2,7 @@
 //! compares with) lacks: greppy's output asserted against what rg 15.2.0
 //! printed for the same command line.
 
+use std::path::Path;
 use std::process::Command;
 
 #[test]
@@ -47,4 +48,40 @@ fn no_invert_match_undoes_invert_match() {
         .output()
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout), "1:one needle\n");
+}
+
+/// `--generate`: shell completions and a man page for the flags, under the
+/// name the program runs as; an unknown kind is rg's usage error.
+#[test]
+fn generate_makes_completions_and_a_man_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let rg = dir.path().join("rg");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_greppy"), &rg).unwrap();
+    let run = |bin: &std::path::Path, kind: &str| {
+        Command::new(bin)
+            .args(["--generate", kind])
+            .env("GREPPY_NO_DAEMON", "1")
+            .output()
+            .unwrap()
+    };
+    let bash = run(&rg, "complete-bash");
+    assert!(bash.status.success());
+    let text = String::from_utf8_lossy(&bash.stdout);
+    assert!(text.contains("complete -F _rg"), "{text}");
+    assert!(text.contains("--max-columns") && text.contains("--no-ignore-parent"));
+    for kind in ["complete-zsh", "complete-fish", "complete-powershell"] {
+        let o = run(&rg, kind);
+        assert!(o.status.success() && o.stdout.len() > 1000, "{kind}");
+    }
+    let man = run(Path::new(env!("CARGO_BIN_EXE_greppy")), "man");
+    assert!(man.status.success());
+    let text = String::from_utf8_lossy(&man.stdout);
+    assert!(
+        text.starts_with(".ie") || text.contains(".TH greppy"),
+        "{text}"
+    );
+    assert!(text.contains("max\\-columns"), "{text}");
+    let bad = run(&rg, "complete-tcsh");
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("complete-tcsh"));
 }
