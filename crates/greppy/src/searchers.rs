@@ -9,7 +9,10 @@
 //! way if another search waits, and goes back in the queue behind it. A
 //! search whose client reads nothing more for now waits at its
 //! connection's gate ([`Gate`]) holding no thread, and joins the queue
-//! again when the client has read. So a client that asks for millions of
+//! again when the client has read. A search that has had no turn yet goes
+//! before those that have (but for one of those after every
+//! [`NEW_IN_A_ROW`]), so a selective search, which mostly needs one turn,
+//! waits for the turns that run, not for one turn of every broad search. So a client that asks for millions of
 //! lines, reading them or not, holds up no one else: another client's
 //! selective search waits for one chunk of each search ahead of it, not
 //! for whole searches. The runtime's workers only read requests and write
@@ -99,13 +102,58 @@ pub trait Gate: Send + Sync {
 /// A queued task and the connection it serves.
 type Queued = (u64, Box<dyn Task>);
 
-/// The searches waiting for a turn, by connection: the connections take
+/// Searches waiting for a turn, by connection: the connections take
 /// turns, each its oldest task, whatever one of them has queued.
 #[derive(Default)]
-struct Turns {
+struct Line {
     /// Connections with a task waiting, the next to go first.
     ring: VecDeque<u64>,
     waiting: rustc_hash::FxHashMap<u64, VecDeque<Box<dyn Task>>>,
+}
+
+impl Line {
+    fn push(&mut self, conn: u64, task: Box<dyn Task>) {
+        let line = self.waiting.entry(conn).or_default();
+        if line.is_empty() {
+            self.ring.push_back(conn);
+        }
+        line.push_back(task);
+    }
+
+    fn pop(&mut self) -> Option<Queued> {
+        let conn = self.ring.pop_front()?;
+        let line = self
+            .waiting
+            .get_mut(&conn)
+            .expect("a connection in the ring waits");
+        let task = line.pop_front().expect("a waiting connection has a task");
+        if line.is_empty() {
+            self.waiting.remove(&conn);
+        } else {
+            self.ring.push_back(conn);
+        }
+        Some((conn, task))
+    }
+
+    fn is_empty(&self) -> bool {
+        self.ring.is_empty()
+    }
+}
+
+/// Searches that have had no turn go before those that have had one, but
+/// for one of those after [`NEW_IN_A_ROW`] of these: a selective search
+/// (one turn, mostly) waits for few turns of broad ones, and a broad one
+/// still has its turns while new searches keep coming.
+pub const NEW_IN_A_ROW: usize = 4;
+
+/// The searches waiting for a turn: those that have had none, and those
+/// that have (gave way, or waited for their client), each a [`Line`].
+#[derive(Default)]
+struct Turns {
+    new: Line,
+    old: Line,
+    /// New searches taken since the last old one.
+    new_in_a_row: usize,
     /// The daemon's searchers are gone: the threads end.
     closed: bool,
 }
@@ -123,9 +171,10 @@ struct Queue {
 }
 
 impl Queue {
-    /// Queues `task` behind `conn`'s others, the threads started the first
-    /// time (if none could be, it runs here after all).
-    fn push(self: &Arc<Self>, conn: u64, task: Box<dyn Task>) {
+    /// Queues `task` behind `conn`'s others (`new`: it has had no turn
+    /// yet), the threads started the first time (if none could be, it
+    /// runs here after all).
+    fn push(self: &Arc<Self>, conn: u64, task: Box<dyn Task>, new: bool) {
         if self.start() == 0 {
             let runner = Runner {
                 queue: self.clone(),
@@ -135,11 +184,11 @@ impl Queue {
         }
         let mut guard = self.turns.lock().unwrap_or_else(|e| e.into_inner());
         let t = &mut *guard;
-        let line = t.waiting.entry(conn).or_default();
-        if line.is_empty() {
-            t.ring.push_back(conn);
+        if new {
+            t.new.push(conn, task);
+        } else {
+            t.old.push(conn, task);
         }
-        line.push_back(task);
         self.len.fetch_add(1, Ordering::AcqRel);
         drop(guard);
         self.ready.notify_one();
@@ -180,19 +229,18 @@ impl Queue {
             if t.closed {
                 return None;
             }
-            if let Some(conn) = t.ring.pop_front() {
-                let line = t
-                    .waiting
-                    .get_mut(&conn)
-                    .expect("a connection in the ring waits");
-                let task = line.pop_front().expect("a waiting connection has a task");
-                if line.is_empty() {
-                    t.waiting.remove(&conn);
-                } else {
-                    t.ring.push_back(conn);
-                }
+            let old_first =
+                !t.old.is_empty() && (t.new.is_empty() || t.new_in_a_row >= NEW_IN_A_ROW);
+            let next = if old_first {
+                t.new_in_a_row = 0;
+                t.old.pop()
+            } else {
+                t.new_in_a_row += 1;
+                t.new.pop()
+            };
+            if let Some(queued) = next {
                 self.len.fetch_sub(1, Ordering::AcqRel);
-                return Some((conn, task));
+                return Some(queued);
             }
             t = self.ready.wait(t).unwrap_or_else(|e| e.into_inner());
         }
@@ -206,8 +254,8 @@ impl Queue {
     fn close(&self) {
         let mut t = self.turns.lock().unwrap_or_else(|e| e.into_inner());
         t.closed = true;
-        t.ring.clear();
-        t.waiting.clear();
+        t.new = Line::default();
+        t.old = Line::default();
         drop(t);
         self.ready.notify_all();
     }
@@ -265,12 +313,12 @@ impl Runner {
             let step = std::panic::catch_unwind(AssertUnwindSafe(|| task.turn(&give_way)));
             match step {
                 Ok(Step::GiveWay) if self.queue.contended() => {
-                    return self.queue.push(self.conn, task);
+                    return self.queue.push(self.conn, task, false);
                 }
                 Ok(Step::GiveWay) => {}
                 Ok(Step::Wait(gate)) => {
                     let (queue, conn) = (self.queue.clone(), self.conn);
-                    return gate.when_room(Box::new(move || queue.push(conn, task)));
+                    return gate.when_room(Box::new(move || queue.push(conn, task, false)));
                 }
                 Ok(Step::Done) | Err(_) => return,
             }
@@ -326,7 +374,7 @@ impl Searchers {
             // No thread could be started: it runs here after all.
             return Place::Here(runner, task);
         }
-        self.queue.push(conn, task);
+        self.queue.push(conn, task, true);
         Place::Queued
     }
 
@@ -628,6 +676,61 @@ mod tests {
         go_tx.send(()).unwrap();
         let got = turns(&seen, 11);
         assert_eq!(got[..3], ["a0", "a0", "b0"], "{got:?}");
+        release.send(()).unwrap();
+        here.join().unwrap();
+    }
+
+    /// A search that has had no turn goes before those that have had one:
+    /// a selective search waits for the turn that runs, not for a turn of
+    /// each broad search; and after `NEW_IN_A_ROW` new ones, an old one
+    /// has its turn.
+    #[test]
+    fn a_new_search_goes_before_those_that_had_turns() {
+        let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+        let s = Arc::new(Searchers::new(1));
+        let (release, here) = hold_here(&s);
+        let (log, seen) = mpsc::channel();
+        let broad = |name, first: Option<Box<dyn FnOnce() + Send>>, then| {
+            Box::new(Turning {
+                name,
+                turns: 0,
+                log: log.clone(),
+                first,
+                then,
+            })
+        };
+        let give_way = |n: usize| if n < 4 { Step::GiveWay } else { Step::Done };
+        // While b's first turn runs, c and d are queued; c's second turn
+        // queues a short search, then six more.
+        let (go_tx, go_rx) = mpsc::channel::<()>();
+        queue(
+            &s,
+            1,
+            broad(
+                "b",
+                Some(Box::new(move || go_rx.recv().unwrap())),
+                Box::new(give_way),
+            ),
+        );
+        let (s2, log2) = (s.clone(), log.clone());
+        let c_then = Box::new(move |n: usize| {
+            if n == 2 {
+                queue(&s2, 9, Turning::once("short", &log2));
+                for name in ["n1", "n2", "n3", "n4", "n5", "n6"] {
+                    queue(&s2, 10, Turning::once(name, &log2));
+                }
+            }
+            give_way(n)
+        });
+        queue(&s, 2, broad("c", None, c_then));
+        queue(&s, 3, broad("d", None, Box::new(give_way)));
+        go_tx.send(()).unwrap();
+        assert_eq!(
+            turns(&seen, 11),
+            [
+                "b0", "c0", "d0", "b1", "c1", "short0", "n10", "n20", "n30", "d1", "n40"
+            ]
+        );
         release.send(()).unwrap();
         here.join().unwrap();
     }
