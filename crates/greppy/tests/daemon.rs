@@ -810,6 +810,20 @@ fn broad_tree() -> tempfile::TempDir {
 /// A daemon with a [`broad_tree`] indexed by one client (returned), and
 /// another that has sent five searches for `e` and had its first answer.
 fn five_broad() -> (Server, tempfile::TempDir, Client, greppy::client::Client) {
+    let (s, dir, a, b, _) = five_broad_as(|root| query(root, "e"));
+    (s, dir, a, b)
+}
+
+/// [`five_broad`], each search asked as `ask` says; with the first answer.
+fn five_broad_as(
+    ask: impl Fn(&Path) -> SearchQuery,
+) -> (
+    Server,
+    tempfile::TempDir,
+    Client,
+    greppy::client::Client,
+    Response,
+) {
     let s = server(Limits::default());
     let dir = broad_tree();
     let mut b = greppy::client::Client::connect(&s.socket).unwrap();
@@ -818,11 +832,15 @@ fn five_broad() -> (Server, tempfile::TempDir, Client, greppy::client::Client) {
     for id in 1..=5 {
         a.send(&Request::Search {
             id,
-            query: query(dir.path(), "e"),
+            query: ask(dir.path()),
         });
     }
-    assert!(matches!(a.recv(), Some(Response::Match { .. })));
-    (s, dir, a, b)
+    let first = a.recv().expect("an answer");
+    assert!(matches!(
+        first,
+        Response::Match { .. } | Response::Printed { .. }
+    ));
+    (s, dir, a, b, first)
 }
 
 /// Runs `f` on a thread; its result, or a failure if it takes longer than
@@ -859,6 +877,48 @@ fn a_client_that_reads_nothing_holds_up_no_one_else() {
         }
     }
     assert_eq!(lines, 5 * 300_001);
+}
+
+/// As [`a_client_that_reads_nothing_holds_up_no_one_else`], for searches
+/// answered as rg's printed output (the command line's way of asking):
+/// they too wait for their client holding no thread, and lose nothing.
+#[test]
+fn a_client_that_reads_no_printed_output_holds_up_no_one_else() {
+    let printed = |root: &Path| SearchQuery {
+        print: Some(protocol::Print {
+            output: "lines".into(),
+            line_number: true,
+            with_path: true,
+            ..protocol::Print::default()
+        }),
+        ..query(root, "e")
+    };
+    let (_s, dir, mut a, mut b, first) = five_broad_as(printed);
+    let root = dir.path().to_path_buf();
+    within(20, "another client's selective searches", move || {
+        for _ in 0..20 {
+            let got = b.search(query(&root, "quiet_needle")).unwrap();
+            assert_eq!(got.lines.len(), 1);
+        }
+    });
+    // Every line of the five outputs comes, once the client reads.
+    let mut newlines = 0usize;
+    let mut done = 0;
+    let mut next = Some(first);
+    while done < 5 {
+        match next
+            .take()
+            .or_else(|| a.recv())
+            .expect("the connection stays open")
+        {
+            Response::Printed { bytes, .. } => {
+                newlines += bytes.iter().filter(|&&c| c == b'\n').count();
+            }
+            Response::Done { .. } => done += 1,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(newlines, 5 * 300_001);
 }
 
 #[test]
