@@ -266,21 +266,23 @@ impl NativeServer {
 
 /// `spawn`'s options.
 #[napi(object)]
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct SpawnOptions {
     pub args: Option<Vec<String>>,
     pub cwd: Option<String>,
     pub env: Option<HashMap<String, String>>,
     pub cols: Option<u32>,
     pub rows: Option<u32>,
+    /// The child's environment is `env` alone (node-pty's way), not this
+    /// process's with `env` over it.
+    pub clear_env: Option<bool>,
+    pub uid: Option<u32>,
+    pub gid: Option<u32>,
 }
 
 fn size(cols: Option<u32>, rows: Option<u32>) -> Size {
     let clamp = |v: Option<u32>, d: u16| v.map_or(d, |v| v.clamp(1, u32::from(u16::MAX)) as u16);
-    Size {
-        cols: clamp(cols, 80),
-        rows: clamp(rows, 24),
-    }
+    Size::chars(clamp(cols, 80), clamp(rows, 24))
 }
 
 /// A program in a PTY, for callers who want its bytes in JavaScript.
@@ -296,15 +298,12 @@ impl NativeSession {
     /// Starts `file` in a new PTY.
     #[napi(factory)]
     pub fn spawn(file: String, opts: Option<SpawnOptions>) -> Result<NativeSession> {
-        let opts = opts.unwrap_or(SpawnOptions {
-            args: None,
-            cwd: None,
-            env: None,
-            cols: None,
-            rows: None,
-        });
+        let opts = opts.unwrap_or_default();
         let mut cmd = command(Some(file), opts.args, opts.cwd, opts.env);
         cmd.size = size(opts.cols, opts.rows);
+        cmd.clear_env = opts.clear_env.unwrap_or(false);
+        cmd.uid = opts.uid;
+        cmd.gid = opts.gid;
         // On napi's tokio runtime, which drives the session's reader.
         let session = napi::bindgen_prelude::within_runtime_if_available(|| {
             // No plan detector: nothing here reads its events.
@@ -330,12 +329,22 @@ impl NativeSession {
         self.session.write(&data).await.map_err(err)
     }
 
-    /// Sets the terminal's size.
+    /// Sets the terminal's size, in characters and (if known) pixels.
     #[napi]
-    pub fn resize(&self, cols: u32, rows: u32) -> Result<()> {
-        self.session
-            .resize(size(Some(cols), Some(rows)))
-            .map_err(err)
+    pub fn resize(
+        &self,
+        cols: u32,
+        rows: u32,
+        width: Option<u32>,
+        height: Option<u32>,
+    ) -> Result<()> {
+        let px = |v: Option<u32>| v.map_or(0, |v| v.min(u32::from(u16::MAX)) as u16);
+        let s = Size {
+            width: px(width),
+            height: px(height),
+            ..size(Some(cols), Some(rows))
+        };
+        self.session.resize(s).map_err(err)
     }
 
     /// Sends a signal (`SIGHUP` by default) to the program's process

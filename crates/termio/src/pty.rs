@@ -23,16 +23,31 @@ use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, ExitStatus, Stdio};
 
-/// A terminal's size, in characters.
+/// A terminal's size, in characters, and in pixels where the caller
+/// knows them (0: not known).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Size {
     pub rows: u16,
     pub cols: u16,
+    pub width: u16,
+    pub height: u16,
+}
+
+impl Size {
+    /// `cols` by `rows` characters, pixels not known.
+    pub fn chars(cols: u16, rows: u16) -> Size {
+        Size {
+            rows,
+            cols,
+            width: 0,
+            height: 0,
+        }
+    }
 }
 
 impl Default for Size {
     fn default() -> Size {
-        Size { rows: 24, cols: 80 }
+        Size::chars(80, 24)
     }
 }
 
@@ -50,6 +65,11 @@ pub struct Command {
     /// The terminal in raw mode from the start (no echo, no line editing,
     /// no output processing), as `stty raw -echo` leaves it.
     pub raw: bool,
+    /// The child's environment is `env` alone, not the caller's with `env`.
+    pub clear_env: bool,
+    /// The user and group the child runs as (the caller's if `None`).
+    pub uid: Option<u32>,
+    pub gid: Option<u32>,
 }
 
 impl Command {
@@ -62,6 +82,9 @@ impl Command {
             env: Vec::new(),
             size: Size::default(),
             raw: false,
+            clear_env: false,
+            uid: None,
+            gid: None,
         }
     }
 
@@ -98,6 +121,15 @@ impl Pty {
             rustix::termios::tcsetattr(&peer, rustix::termios::OptionalActions::Now, &t)?;
         }
         let mut c = std::process::Command::new(&cmd.program);
+        if cmd.clear_env {
+            c.env_clear();
+        }
+        if let Some(uid) = cmd.uid {
+            c.uid(uid);
+        }
+        if let Some(gid) = cmd.gid {
+            c.gid(gid);
+        }
         c.args(&cmd.args)
             .envs(cmd.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::from(peer.try_clone()?))
@@ -205,7 +237,7 @@ fn winsize(s: Size) -> Winsize {
     Winsize {
         ws_row: s.rows,
         ws_col: s.cols,
-        ws_xpixel: 0,
-        ws_ypixel: 0,
+        ws_xpixel: s.width,
+        ws_ypixel: s.height,
     }
 }

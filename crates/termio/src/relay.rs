@@ -619,10 +619,7 @@ async fn serve_client(shared: Arc<Shared>, mut ws: Ws, peer: SocketAddr) {
             .await;
         return;
     }
-    let size = Size {
-        cols: cols.unwrap_or(80).max(1),
-        rows: rows.unwrap_or(24).max(1),
-    };
+    let size = Size::chars(cols.unwrap_or(80).max(1), rows.unwrap_or(24).max(1));
     let (id, s, from) = match session {
         Some(id) => {
             let found = lock(&shared.sessions).get(&id).cloned();
@@ -814,10 +811,7 @@ async fn relay(
                     }
                     Message::Text(t) => {
                         if let Ok(ClientMessage::Resize { cols, rows }) = serde_json::from_str(&t) {
-                            let _ = s.resize(Size {
-                                cols: cols.max(1),
-                                rows: rows.max(1),
-                            });
+                            let _ = s.resize(Size::chars(cols.max(1), rows.max(1)));
                         }
                     }
                     Message::Close(_) => break,

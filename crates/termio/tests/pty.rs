@@ -27,10 +27,7 @@ fn sh(script: &str) -> Command {
 fn a_command_runs_in_its_own_session_on_the_pty() {
     let mut cmd = sh("stty size; tty >/dev/null && echo tty; \
                       ps -o sid= -o pgid= -p $$; echo pid $$; exit 7");
-    cmd.size = Size {
-        rows: 40,
-        cols: 120,
-    };
+    cmd.size = Size::chars(120, 40);
     let mut p = Pty::spawn(&cmd).unwrap();
     let text = String::from_utf8(output(&p)).unwrap();
     let status = p.wait().unwrap();
@@ -107,4 +104,44 @@ fn a_signal_reaches_the_whole_group() {
     p.signal_group(rustix::process::Signal::TERM).unwrap();
     assert!(!p.wait().unwrap().success());
     assert!(watched.exits_within(std::time::Duration::from_secs(10)));
+}
+
+/// node-pty's options at the PTY: the size in pixels reaches the child's
+/// `TIOCGWINSZ`, `clear_env` gives it only the variables asked, and `uid`
+/// and `gid` run it as that user (here, as root, `nobody`).
+#[test]
+fn pixels_environment_and_user_reach_the_child() {
+    let mut cmd = sh("python3 -c 'import fcntl,struct,termios; \
+         print(struct.unpack(\"HHHH\", fcntl.ioctl(0, termios.TIOCGWINSZ, bytes(8))))'; \
+         env | sort; id -u; id -g");
+    cmd.size = Size {
+        width: 1200,
+        height: 800,
+        ..Size::chars(120, 40)
+    };
+    cmd.clear_env = true;
+    cmd.env = vec![
+        ("ONLY".into(), "this".into()),
+        ("PATH".into(), "/usr/bin:/bin".into()),
+    ];
+    let root = rustix::process::geteuid().is_root();
+    if root {
+        cmd.uid = Some(65534);
+        cmd.gid = Some(65534);
+    }
+    let mut p = Pty::spawn(&cmd).unwrap();
+    let text = String::from_utf8(output(&p)).unwrap();
+    assert!(p.wait().unwrap().success(), "{text}");
+    let lines: Vec<&str> = text.lines().map(str::trim_end).collect();
+    assert_eq!(lines[0], "(40, 120, 1200, 800)");
+    // What sh and env add themselves (PWD, SHLVL, _) aside, only ours.
+    let vars: Vec<&str> = lines[1..lines.len() - 2]
+        .iter()
+        .copied()
+        .filter(|l| !l.starts_with("PWD=") && !l.starts_with("SHLVL=") && !l.starts_with("_="))
+        .collect();
+    assert_eq!(vars, ["ONLY=this", "PATH=/usr/bin:/bin"]);
+    if root {
+        assert_eq!(lines[lines.len() - 2..], ["65534", "65534"]);
+    }
 }
