@@ -90,6 +90,7 @@ class Terminal extends EventEmitter {
       gid: opt.gid ?? undefined,
     });
     this._pid = this._native.pid;
+    this._ptsName = this._native.ptsName;
     this._exited = false;
     this._paused = false;
     this._unpause = null;
@@ -106,6 +107,10 @@ class Terminal extends EventEmitter {
   get pid() { return this._pid; }
   get cols() { return this._cols; }
   get rows() { return this._rows; }
+  /** The terminal's child side, as node-pty's `UnixTerminal.ptsName`. */
+  get ptsName() { return this._ptsName; }
+  /** The master side's descriptor (termio's own: for `isatty`, not to close). */
+  get fd() { return this._native.fd; }
 
   /** The name of the terminal's foreground process (the file if none). */
   get process() {

@@ -154,6 +154,10 @@ integration tests at the tag of the rg it installs (cargo install ripgrep\n\
 into target/peers), run against that rg, greppy installed as rg, and greppy\n\
 with GREPPY_NO_DAEMON=1; the tests rg passes and greppy fails, by name.\n\
 \n\
+termio: with --node-pty (a clone of microsoft/node-pty), node-pty's own\n\
+Unix tests at the tag of the node-pty npm installs, run with mocha against\n\
+node-pty and against termio's node-pty API (termio/node-pty).\n\
+\n\
 The suites run from fetched copies; nothing of them is committed."
     )]
     Conformance {
@@ -170,6 +174,9 @@ The suites run from fetched copies; nothing of them is committed."
         /// A clone of BurntSushi/ripgrep: its own tests/ (greppy)
         #[arg(long, value_name = "PATH")]
         ripgrep: Option<PathBuf>,
+        /// A clone of microsoft/node-pty: its own tests (termio)
+        #[arg(long = "node-pty", value_name = "PATH")]
+        node_pty: Option<PathBuf>,
         /// The Python to run it with (2.7 for rush, CPython 3.11.7 for pyloop; found with pyenv by default). For pyloop also a minor version, `3.14`: that CPython's own test_asyncio then runs (Debian's build where pyenv lacks it)
         #[arg(long, value_name = "PATH")]
         python: Option<PathBuf>,
@@ -210,6 +217,14 @@ pub fn main() -> Result<()> {
             Some(r) => crate::ripgrep_suite::run(&r, &only),
             None => anyhow::bail!(
                 "conformance greppy needs --ripgrep PATH, a clone of BurntSushi/ripgrep"
+            ),
+        },
+        Command::Conformance {
+            system, node_pty, ..
+        } if system == "termio" => match node_pty {
+            Some(p) => crate::node_pty_suite::run(&p),
+            None => anyhow::bail!(
+                "conformance termio needs --node-pty PATH, a clone of microsoft/node-pty"
             ),
         },
         Command::Conformance {
@@ -286,6 +301,7 @@ mod tests {
                 oils: Some("/o".into()),
                 bash: None,
                 ripgrep: None,
+                node_pty: None,
                 python: None,
                 uvloop: None,
                 projects: false,
@@ -300,6 +316,7 @@ mod tests {
                 oils: None,
                 bash: None,
                 ripgrep: None,
+                node_pty: None,
                 python: None,
                 uvloop: None,
                 projects: true,
@@ -314,6 +331,22 @@ mod tests {
                 oils: None,
                 bash: None,
                 ripgrep: Some("/r".into()),
+                node_pty: None,
+                python: None,
+                uvloop: None,
+                projects: false,
+                websockets: None,
+                only: vec![]
+            }
+        );
+        assert_eq!(
+            p("conformance termio --node-pty /n").unwrap(),
+            Command::Conformance {
+                system: "termio".into(),
+                oils: None,
+                bash: None,
+                ripgrep: None,
+                node_pty: Some("/n".into()),
                 python: None,
                 uvloop: None,
                 projects: false,

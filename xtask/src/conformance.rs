@@ -204,7 +204,7 @@ pub fn run(
         bail!("--uvloop, --projects and --websockets belong to `conformance pyloop`");
     }
     if system != "rush" {
-        bail!("conformance knows `rush`, `pyloop` and `greppy` (got {system:?})");
+        bail!("conformance knows `rush`, `pyloop`, `greppy` and `termio` (got {system:?})");
     }
     cmd::run(cmd::cargo().args(["build", "--release", "-p", "rush", "--bin", "rush"]))?;
     match oils {

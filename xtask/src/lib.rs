@@ -12,6 +12,7 @@ pub mod deps;
 pub mod dist;
 pub mod install;
 pub mod node;
+pub mod node_pty_suite;
 pub mod peers;
 pub mod pyloop_conformance;
 pub mod python;

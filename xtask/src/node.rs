@@ -24,6 +24,18 @@ fn install() -> Result<std::path::PathBuf> {
     Ok(dir)
 }
 
+/// The package installed and its addon built in debug mode (the tests
+/// need no LTO), for `node --test` and node-pty's suite.
+pub fn build_debug() -> Result<()> {
+    let dir = install()?;
+    cmd::run(
+        Command::new("node")
+            .current_dir(&dir)
+            .arg("build.js")
+            .env("TERMIO_DEBUG", "1"),
+    )
+}
+
 /// The package installed and its addon built in release mode, for the
 /// benchmark.
 pub fn build_release() -> Result<()> {
@@ -39,13 +51,8 @@ pub fn build_release() -> Result<()> {
 /// The package installed, the addon built (debug: the tests need no LTO),
 /// then `node --test`.
 pub fn test_termio() -> Result<()> {
-    let dir = install()?;
-    cmd::run(
-        Command::new("node")
-            .current_dir(&dir)
-            .arg("build.js")
-            .env("TERMIO_DEBUG", "1"),
-    )?;
+    build_debug()?;
+    let dir = crate::root().join("node");
     // Each test has two minutes (the slowest, the browser's, takes a few
     // seconds): a test that hangs fails instead of holding CI.
     cmd::run(Command::new("node").current_dir(&dir).args([

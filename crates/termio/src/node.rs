@@ -323,6 +323,18 @@ impl NativeSession {
         self.session.pid()
     }
 
+    /// The path of the terminal's child side (`/dev/pts/N`).
+    #[napi(getter)]
+    pub fn pts_name(&self) -> Result<String> {
+        self.session.pts_name().map_err(err)
+    }
+
+    /// The master side's descriptor (the session's own: for `isatty`).
+    #[napi(getter)]
+    pub fn fd(&self) -> i32 {
+        self.session.master_fd()
+    }
+
     /// Writes to the program's input.
     #[napi]
     pub async fn write(&self, data: Buffer) -> Result<()> {

@@ -262,6 +262,19 @@ impl Session {
         }
     }
 
+    /// The path of the terminal's child side (`/dev/pts/N`).
+    pub fn pts_name(&self) -> io::Result<String> {
+        let name = rustix::pty::ptsname(self.inner.master.get_ref(), Vec::new())?;
+        Ok(name.to_string_lossy().into_owned())
+    }
+
+    /// The master side's descriptor, for callers that ask it what it is
+    /// (`isatty`); it stays the session's, open while the session lives.
+    pub fn master_fd(&self) -> i32 {
+        use std::os::fd::AsRawFd;
+        self.inner.master.get_ref().as_raw_fd()
+    }
+
     /// Sets the terminal's size.
     pub fn resize(&self, size: Size) -> io::Result<()> {
         pty::resize(self.inner.master.get_ref().as_fd(), size)
