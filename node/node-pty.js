@@ -86,6 +86,9 @@ class Terminal extends EventEmitter {
       cols: this._cols,
       rows: this._rows,
       clearEnv: true,
+      // A program that cannot be run, or a cwd that cannot be entered, is
+      // the child's exit with code 1 and its message, as in node-pty.
+      startErrorsExit: true,
       uid: opt.uid ?? undefined,
       gid: opt.gid ?? undefined,
     });

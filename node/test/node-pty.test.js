@@ -98,3 +98,15 @@ test("node-pty: bad input gets node-pty's errors, not a crash", () => {
   term.kill('SIGKILL');
   return exited(term);
 });
+
+test('node-pty: a program that cannot start exits with code 1 and says why, as in node-pty', async () => {
+  for (const [file, opts, words] of [
+    ['/bin/bogus.exe', {}, 'execvp(3) failed.: No such file or directory'],
+    ['/bin/echo', { cwd: '/nowhere' }, 'chdir(2) failed.: No such file or directory'],
+  ]) {
+    const term = pty.spawn(file, [], opts);
+    const text = output(term);
+    assert.deepStrictEqual(await exited(term), { exitCode: 1, signal: 0 });
+    assert.strictEqual(text(), `${words}\r\n`);
+  }
+});

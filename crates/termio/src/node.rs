@@ -278,6 +278,9 @@ pub struct SpawnOptions {
     pub clear_env: Option<bool>,
     pub uid: Option<u32>,
     pub gid: Option<u32>,
+    /// A start that fails is the child's: it says why on the terminal and
+    /// exits with code 1 (node-pty's way), instead of an error here.
+    pub start_errors_exit: Option<bool>,
 }
 
 fn size(cols: Option<u32>, rows: Option<u32>) -> Size {
@@ -304,6 +307,7 @@ impl NativeSession {
         cmd.clear_env = opts.clear_env.unwrap_or(false);
         cmd.uid = opts.uid;
         cmd.gid = opts.gid;
+        cmd.start_errors_exit = opts.start_errors_exit.unwrap_or(false);
         // On napi's tokio runtime, which drives the session's reader.
         let session = napi::bindgen_prelude::within_runtime_if_available(|| {
             // No plan detector: nothing here reads its events.

@@ -17,7 +17,7 @@ use rustix::io::Errno;
 use rustix::process::{Pid, Signal};
 use rustix::pty::OpenptFlags;
 use rustix::termios::Winsize;
-use std::ffi::OsString;
+use std::ffi::{CString, OsString};
 use std::io;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
@@ -70,6 +70,119 @@ pub struct Command {
     /// The user and group the child runs as (the caller's if `None`).
     pub uid: Option<u32>,
     pub gid: Option<u32>,
+    /// A start that fails (`cwd` cannot be entered, the program is not
+    /// found or may not be run) is the child's to report, as node-pty's
+    /// child does: it writes why to the terminal and exits with code 1,
+    /// and `spawn` succeeds. Else `spawn` returns the error.
+    pub start_errors_exit: bool,
+}
+
+/// node-pty's start in the child: `chdir`, then `execvp`'s search for the
+/// program, checked in the child before the exec, everything it needs
+/// made before the fork (the child allocates nothing).
+#[derive(Debug)]
+struct StartCheck {
+    cwd: Option<CString>,
+    /// Where `execvp` looks for the program, in order.
+    candidates: Vec<CString>,
+    /// The message for each error the start may meet, by what failed and
+    /// the error's number.
+    messages: Vec<(&'static str, i32, Vec<u8>)>,
+}
+
+/// The errors a start reports by name (others by what failed alone).
+const START_ERRORS: [i32; 6] = [
+    libc::ENOENT,
+    libc::ENOTDIR,
+    libc::EACCES,
+    libc::ELOOP,
+    libc::ENAMETOOLONG,
+    libc::EPERM,
+];
+
+impl StartCheck {
+    fn new(cmd: &Command) -> io::Result<StartCheck> {
+        use std::os::unix::ffi::OsStrExt;
+        let c =
+            |b: &[u8]| CString::new(b).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e));
+        let cwd = match &cmd.cwd {
+            Some(d) => Some(c(d.as_os_str().as_bytes())?),
+            None => None,
+        };
+        let program = cmd.program.as_bytes();
+        let candidates = if program.contains(&b'/') {
+            vec![c(program)?]
+        } else {
+            // The child's PATH, as execvp reads it; glibc's default without.
+            let path = cmd
+                .env
+                .iter()
+                .rev()
+                .find(|(k, _)| k == "PATH")
+                .map(|(_, v)| v.clone())
+                .or_else(|| (!cmd.clear_env).then(|| std::env::var_os("PATH")).flatten())
+                .unwrap_or_else(|| "/bin:/usr/bin".into());
+            let mut out = Vec::new();
+            for dir in path.as_bytes().split(|&b| b == b':') {
+                let dir = if dir.is_empty() { b".".as_slice() } else { dir };
+                let mut p = dir.to_vec();
+                p.push(b'/');
+                p.extend_from_slice(program);
+                out.push(c(&p)?);
+            }
+            out
+        };
+        let mut messages = Vec::new();
+        for what in ["chdir(2) failed.", "execvp(3) failed."] {
+            for e in START_ERRORS {
+                let text = io::Error::from_raw_os_error(e).to_string();
+                let text = text.split(" (os error").next().unwrap_or(&text);
+                messages.push((what, e, format!("{what}: {text}\n").into_bytes()));
+            }
+            messages.push((what, 0, format!("{what}\n").into_bytes()));
+        }
+        Ok(StartCheck {
+            cwd,
+            candidates,
+            messages,
+        })
+    }
+
+    /// In the child, before the exec: enters `cwd` and finds the program,
+    /// or writes why not to the terminal and exits with code 1.
+    fn check(&self) {
+        if let Some(dir) = &self.cwd
+            && let Err(e) = rustix::process::chdir(dir.as_c_str())
+        {
+            self.fail("chdir(2) failed.", e.raw_os_error());
+        }
+        let mut denied = false;
+        for p in &self.candidates {
+            match rustix::fs::access(p.as_c_str(), rustix::fs::Access::EXEC_OK) {
+                Ok(()) => return,
+                Err(e) if e == rustix::io::Errno::ACCESS => denied = true,
+                Err(_) => {}
+            }
+        }
+        let e = if denied { libc::EACCES } else { libc::ENOENT };
+        self.fail("execvp(3) failed.", e);
+    }
+
+    fn fail(&self, what: &str, errno: i32) -> ! {
+        let message = self
+            .messages
+            .iter()
+            .find(|(w, e, _)| *w == what && *e == errno)
+            .or_else(|| self.messages.iter().find(|(w, e, _)| *w == what && *e == 0));
+        if let Some((_, _, m)) = message {
+            // SAFETY: descriptor 2 is the PTY's peer by now (and stays
+            // open until the exit below).
+            let _ = rustix::io::write(unsafe { BorrowedFd::borrow_raw(2) }, m);
+        }
+        // SAFETY: `_exit` ends the forked child at once, running nothing
+        // of the parent's (no atexit handler, no flush).
+        unsafe { libc::_exit(1) }
+    }
 }
 
 impl Command {
@@ -85,6 +198,7 @@ impl Command {
             clear_env: false,
             uid: None,
             gid: None,
+            start_errors_exit: false,
         }
     }
 
@@ -135,17 +249,28 @@ impl Pty {
             .stdin(Stdio::from(peer.try_clone()?))
             .stdout(Stdio::from(peer.try_clone()?))
             .stderr(Stdio::from(peer));
-        if let Some(dir) = &cmd.cwd {
+        let start = if cmd.start_errors_exit {
+            Some(StartCheck::new(cmd)?)
+        } else {
+            None
+        };
+        if let Some(dir) = &cmd.cwd
+            && start.is_none()
+        {
             c.current_dir(dir);
         }
-        // SAFETY: between fork and exec the closure makes two system calls
-        // and touches no memory the parent's other threads may hold: no
+        // SAFETY: between fork and exec the closure makes system calls
+        // (and, with `start`, reads what was made before the fork) and
+        // touches no memory the parent's other threads may hold: no
         // allocation, no lock.
         unsafe {
-            c.pre_exec(|| {
+            c.pre_exec(move || {
                 rustix::process::setsid()?;
                 // Standard input is the PTY's peer by now.
                 rustix::process::ioctl_tiocsctty(BorrowedFd::borrow_raw(0))?;
+                if let Some(s) = &start {
+                    s.check();
+                }
                 Ok(())
             });
         }

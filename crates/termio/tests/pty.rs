@@ -145,3 +145,42 @@ fn pixels_environment_and_user_reach_the_child() {
         assert_eq!(lines[lines.len() - 2..], ["65534", "65534"]);
     }
 }
+
+/// With `start_errors_exit` (node-pty's way), a program that is not there
+/// and a folder that cannot be entered are the child's to report: it says
+/// why on the terminal and exits with code 1. Without, `spawn` fails.
+#[test]
+fn a_start_that_fails_is_the_childs_exit_with_node_ptys_words() {
+    let cases = [
+        (
+            Command::new("/no/such/program"),
+            "execvp(3) failed.: No such file or directory",
+        ),
+        (
+            Command::new("no-such-program-on-the-path"),
+            "execvp(3) failed.: No such file or directory",
+        ),
+        (
+            Command {
+                cwd: Some("/no/such/folder".into()),
+                ..Command::new("/bin/echo")
+            },
+            "chdir(2) failed.: No such file or directory",
+        ),
+    ];
+    for (mut cmd, words) in cases {
+        assert!(Pty::spawn(&cmd).is_err(), "{cmd:?}");
+        cmd.start_errors_exit = true;
+        let mut p = Pty::spawn(&cmd).unwrap();
+        let text = String::from_utf8(output(&p)).unwrap();
+        assert_eq!(text, format!("{words}\r\n"));
+        assert_eq!(p.wait().unwrap().code(), Some(1));
+    }
+    // A program that can start still starts, from its folder.
+    let mut cmd = sh("pwd");
+    cmd.cwd = Some("/tmp".into());
+    cmd.start_errors_exit = true;
+    let mut p = Pty::spawn(&cmd).unwrap();
+    assert_eq!(String::from_utf8(output(&p)).unwrap(), "/tmp\r\n");
+    assert!(p.wait().unwrap().success());
+}
