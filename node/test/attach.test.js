@@ -20,7 +20,7 @@ test('an app written for node-pty runs on termio/node-pty, typed into in Chromiu
   fs.mkdirSync(path.join(alias, 'node-pty'));
   fs.writeFileSync(path.join(alias, 'node-pty', 'index.js'),
     `module.exports = require(${JSON.stringify(path.join(__dirname, '..', 'node-pty.js'))});\n`);
-  const app = spawn(process.execPath, [path.join(__dirname, 'fixtures', 'attach-app.js')], {
+  const app = spawn(process.execPath, [path.join(__dirname, '..', 'test-apps', 'attach-app.js')], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, NODE_PATH: alias, SHELL_UNDER_TEST: '/bin/sh', PS1: '$ ' },
   });
