@@ -208,6 +208,11 @@ class Terminal extends EventEmitter {
   /** Reads its output again. */
   resume() {
     this._paused = false;
+    this._wake();
+  }
+
+  /** The reading loop looks again at whether it may read. */
+  _wake() {
     if (this._unpause) { const u = this._unpause; this._unpause = null; u(); }
   }
 
@@ -225,13 +230,13 @@ class Terminal extends EventEmitter {
     this._held = [];
     this._heldBytes = 0;
     for (const c of held) this.emit('data', c);
-    this.resume();
+    // Reading goes on, unless the caller paused it.
+    this._wake();
   }
 
   async _read() {
     for (;;) {
       while (this._paused || this._heldBytes >= HELD_MAX) {
-        if (this._heldBytes >= HELD_MAX && !this._paused) this._paused = true;
         await new Promise((resolve) => { this._unpause = resolve; });
       }
       const b = await this._native.read();

@@ -110,3 +110,12 @@ test('node-pty: a program that cannot start exits with code 1 and says why, as i
     assert.strictEqual(text(), `${words}\r\n`);
   }
 });
+
+test('node-pty: output before the first data listener is kept for it', async () => {
+  const term = pty.spawn('/bin/sh', ['-c', 'echo early; sleep 0.4; echo late']);
+  const ended = exited(term);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const text = output(term);
+  await ended;
+  assert.strictEqual(text(), 'early\r\nlate\r\n');
+});
