@@ -26,10 +26,11 @@ pub enum Command {
     #[command(
         long_about = "First installs what the tests need from Debian (see `cargo xtask deps`).\n\
 Then runs cargo fmt --check, cargo clippy --workspace --all-targets -D warnings,\n\
-every Rust test, and pyloop's pytest suite on each CPython (3.11 to 3.14)\n\
-that pyenv or the PATH has (3.14 otherwise from Debian's unstable suite,\n\
+every Rust test, and pyloop's pytest suite: on its dev build for CPython\n\
+3.11 and 3.14t, and on its release wheel for each CPython 3.11 to 3.14 and\n\
+3.14t (3.14 from pyenv or the PATH, otherwise from Debian's unstable suite,\n\
 downloaded by apt-get and unpacked under target/pyloop, not installed), each\n\
-in a private venv under target/pyloop with pyloop built by maturin. Some tests use root where they have it (mounting a\n\
+in a private venv under target/pyloop. Some tests use root where they have it (mounting a\n\
 tmpfs, dropping to nobody so permissions bite) and say \"skipped\" where they\n\
 do not. This is the command CI runs."
     )]

@@ -124,7 +124,7 @@ pub fn run(systems: &[String]) -> Result<()> {
     // found here.
     if pkgs.is_empty() || pkgs.iter().any(|p| p == "pyloop") {
         steps.push((
-            "pyloop: pytest on CPython 3.11-3.14 and 3.14t",
+            "pyloop: pytest on its dev build, CPython 3.11 and 3.14t",
             Step::Fn(crate::python::test_pyloop),
         ));
         steps.push((
