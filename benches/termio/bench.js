@@ -187,6 +187,19 @@ for (const s of SUBJECTS) {
   s.version = (s.needs || []).map((p) => p.version).join(', ');
 }
 const subjectInfo = (list) => list.map((s) => ({ name: s.name, version: s.version }));
+const median = (a) => { const s = [...a].sort((x, y) => x - y); return s[Math.floor(s.length / 2)] || 0; };
+
+// A note of each subject's rounds (min..max) and of its ratio to subject
+// `ref`, round by round: the spread behind a row's median.
+function spread(what, subjects, rounds, fmt, ref = 0) {
+  const parts = subjects.map((s, i) => {
+    const v = rounds.map((row) => row[i].value);
+    let text = `${s.name} ${fmt(Math.min(...v))}..${fmt(Math.max(...v))}`;
+    if (i !== ref) text += ` (÷ ${subjects[ref].name}, by round: ${rounds.map((row) => (row[i].value / row[ref].value).toFixed(2)).join(' ')})`;
+    return text;
+  });
+  note(`termio, ${what}, over ${rounds.length} rounds: ${parts.join('; ')}`);
+}
 
 // ---------------------------------------------------------------- echo
 
@@ -337,7 +350,6 @@ async function echoWorkload(w, subjects) {
     reference: 0,
     rounds: roundsOut,
   });
-  const median = (a) => { const s = [...a].sort((x, y) => x - y); return s[Math.floor(s.length / 2)] || 0; };
   note(`termio, echo: ${w.label}: output delivered while probing (median of blocks): `
     + subjects.map((s, i) => `${s.name} ${(median(rates[i]) / 1e6).toFixed(2)} MB/s`).join(', ')
     + `; probes never echoed within the wait: `
@@ -416,9 +428,11 @@ async function relayOnce(subject, rf) {
 }
 
 async function relayWorkload(subjects) {
-  const rf = relayFile(quick ? 64 << 20 : 1 << 30);
+  // 256 MiB: the floor reads it in over a second; the baseline stack, at
+  // about 5 MB/s, in under a minute a round.
+  const rf = relayFile(quick ? 64 << 20 : 256 << 20);
   const mib = rf.size / (1 << 20);
-  const rounds = quick ? 1 : 3;
+  const rounds = quick ? 2 : 5;
   const time = [];
   const cpu = [];
   const problems = [];
@@ -437,6 +451,7 @@ async function relayWorkload(subjects) {
     cpu.push(rowC);
   }
   fs.unlinkSync(rf.file);
+  spread('relay, time per MiB', subjects, time, (v) => `${(v / 1e6).toFixed(2)} ms`, subjects.length - 1);
   const params = { file: `${mib} MiB`, pty: 'raw' };
   emit({ event: 'run', system: 'termio', workload: 'relay: time per MiB (cat of a file)', params, unit: 'ns', subjects: subjectInfo(subjects), reference: 0, rounds: time });
   emit({ event: 'run', system: 'termio', workload: "relay: the server's CPU per MiB", params, unit: 'ns', subjects: subjectInfo(subjects), reference: 0, rounds: cpu });
@@ -474,17 +489,29 @@ async function memoryOnce(subject, viewers, seconds) {
 
 async function memoryWorkload(subjects) {
   const seconds = quick ? 3 : 10;
+  const rounds = quick ? 2 : 5;
   for (const viewers of [1, 10, 100]) {
-    const got = [];
-    for (const s of subjects) got.push(await memoryOnce(s, viewers, seconds));
+    const rows = [];
+    const rates = subjects.map(() => []);
+    for (let r = 0; r < rounds; r++) {
+      const row = new Array(subjects.length);
+      for (let k = 0; k < subjects.length; k++) {
+        const i = (k + r) % subjects.length;
+        const got = await memoryOnce(subjects[i], viewers, seconds);
+        row[i] = { value: got.hwm };
+        rates[i].push(got.rate);
+      }
+      rows.push(row);
+    }
     emit({
       event: 'run', system: 'termio', workload: "memory: the server's peak RSS, one viewer stalled",
       params: { flood: '10 MB/s', for: `${seconds} s` }, size: viewers, unit: 'KiB',
-      subjects: subjectInfo(subjects), reference: 0, rounds: [got.map((g) => ({ value: g.hwm }))],
+      subjects: subjectInfo(subjects), reference: 0, rounds: rows,
     });
+    spread(`memory, ${viewers} viewers, peak RSS`, subjects, rows, (v) => `${(v / 1024).toFixed(1)} MiB`);
     if (viewers > 1) {
-      note(`termio, memory, ${viewers} viewers: output each reading viewer got: `
-        + subjects.map((s, i) => `${s.name} ${(got[i].rate / 1e6).toFixed(2)} MB/s`).join(', '));
+      note(`termio, memory, ${viewers} viewers: output each reading viewer got (median of rounds): `
+        + subjects.map((s, i) => `${s.name} ${(median(rates[i]) / 1e6).toFixed(2)} MB/s`).join(', '));
     }
   }
 }
