@@ -1,5 +1,6 @@
-//! A PTY session on tokio: one reader fills the [`Ring`], many viewers
-//! read it at their own cursors, and input goes straight to the PTY.
+//! A PTY session on tokio: one reader (a thread) fills the [`Ring`], many
+//! viewers read it at their own cursors, and input goes straight to the
+//! PTY.
 //!
 //! Flow control: the reader reads only while some viewer would keep all
 //! of what it reads (or no viewer is attached). When every viewer is
@@ -20,7 +21,7 @@ use rustix::fd::{AsFd, OwnedFd};
 use std::collections::HashMap;
 use std::io;
 use std::process::ExitStatus;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
 use tokio::sync::Notify;
@@ -78,15 +79,20 @@ pub struct Session {
 
 #[derive(Debug)]
 struct Inner {
+    /// Registered with tokio for writes only: the reader is a thread of
+    /// its own, and a registration for reads would wake tokio's driver at
+    /// every 4 KiB the terminal hands on, for nobody.
     master: AsyncFd<OwnedFd>,
     pid: u32,
     state: Mutex<State>,
     /// Output came, or the session ended.
     more: Notify,
-    /// A viewer moved on or left: the reader may have room again.
-    room: Notify,
-    /// The child has been reaped: the reader drains what is left.
-    reaped: Notify,
+    /// A viewer moved on or left, or the child was reaped: the reader may
+    /// have room again (with `state`).
+    room: Condvar,
+    /// An eventfd, readable once the child has been reaped: the reader,
+    /// waiting in `poll` for output, drains what is left.
+    reaped: OwnedFd,
     /// When a redraw was last asked for.
     redrawn: Mutex<Option<std::time::Instant>>,
 }
@@ -140,10 +146,12 @@ impl Session {
         let pid = child.id();
         // SAFETY: an OwnedFd's descriptor is open, and stays the same one,
         // for as long as the OwnedFd lives, which the AsyncFd owns.
-        let master = unsafe {
-            AsyncFd::register_with_interest(master, Interest::READABLE | Interest::WRITABLE)
-        }
-        .map_err(|e| e.into_parts().1)?;
+        let master = unsafe { AsyncFd::register_with_interest(master, Interest::WRITABLE) }
+            .map_err(|e| e.into_parts().1)?;
+        let reaped = rustix::event::eventfd(
+            0,
+            rustix::event::EventfdFlags::CLOEXEC | rustix::event::EventfdFlags::NONBLOCK,
+        )?;
         let inner = Arc::new(Inner {
             master,
             pid,
@@ -158,8 +166,8 @@ impl Session {
                 plans: std::collections::VecDeque::new(),
             }),
             more: Notify::new(),
-            room: Notify::new(),
-            reaped: Notify::new(),
+            room: Condvar::new(),
+            reaped,
             redrawn: Mutex::new(None),
         });
         // The child is reaped by a thread blocked in wait4.
@@ -170,13 +178,16 @@ impl Session {
                 let code = child.wait().map(code_of).unwrap_or(-1);
                 lock(&reaped.state).exit = Some(code);
                 // The reader looks once more for what is left, then ends.
-                reaped.reaped.notify_one();
-                reaped.room.notify_one();
+                let _ = rustix::io::write(&reaped.reaped, &1u64.to_ne_bytes());
+                reaped.room.notify_all();
                 reaped.more.notify_waiters();
             })?;
         let detector =
             (!opts.plan_markers.is_empty()).then(|| crate::plan::Detector::new(opts.plan_markers));
-        tokio::spawn(read(inner.clone(), detector));
+        let reader = inner.clone();
+        std::thread::Builder::new()
+            .name("termio-read".into())
+            .spawn(move || read(reader, detector))?;
         Ok(Session { inner })
     }
 
@@ -309,93 +320,71 @@ impl Session {
 /// The least time between two redraws a session asks for.
 const REDRAW_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// The reader: the PTY's output into the ring while some viewer has room
-/// for it, until the end.
-async fn read(inner: Arc<Inner>, mut detector: Option<crate::plan::Detector>) {
+/// The reader, a thread of its own: the PTY's output into the ring while
+/// some viewer has room for it, until the end. A blocking loop, as the
+/// terminal's own floor is: a read, and when there is nothing, `poll` on
+/// the master and on the reap's eventfd; no wake-up of anyone else per
+/// read (the viewers are woken when what they wait for is there).
+fn read(inner: Arc<Inner>, mut detector: Option<crate::plan::Detector>) {
+    use rustix::event::{PollFd, PollFlags};
+    let master = inner.master.get_ref();
     let mut buf = vec![0u8; lock(&inner.state).read];
     loop {
         // Room for a whole read, for some viewer.
-        loop {
-            let room = inner.room.notified();
-            tokio::pin!(room);
-            room.as_mut().enable();
-            {
-                let st = lock(&inner.state);
-                if st.room_for(buf.len()) {
-                    break;
-                }
+        let exited = {
+            let mut st = lock(&inner.state);
+            while !st.room_for(buf.len()) {
+                st = inner.room.wait(st).unwrap_or_else(|e| e.into_inner());
             }
-            room.await;
-        }
-        let exited = lock(&inner.state).exit.is_some();
-        let got = if exited {
-            // The child is gone: read what is there now, without waiting.
-            match rustix::io::read(inner.master.get_ref(), &mut buf) {
-                Ok(n) => Some(n),
-                Err(rustix::io::Errno::INTR) => continue,
-                // EIO (no one holds the terminal) or EAGAIN (a background
-                // job does, and has written nothing more): the end.
-                Err(_) => Some(0),
-            }
-        } else {
-            // Wakes on output, or on the exit (to drain without waiting);
-            // not on every frame a viewer takes, which only the wait for
-            // room above needs.
-            let wait = inner.reaped.notified();
-            tokio::select! {
-                ready = inner.master.readable() => match ready {
-                    Ok(mut ready) => match ready.try_io(|fd| Ok(rustix::io::read(fd.get_ref(), &mut buf)?)) {
-                        Ok(Ok(n)) => Some(n),
-                        Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => None,
-                        // EIO: every copy of the child's side is closed.
-                        Ok(Err(_)) => Some(0),
-                        Err(_would_block) => None,
-                    },
-                    Err(_) => Some(0),
-                },
-                () = wait => None,
-            }
+            st.exit.is_some()
         };
-        match got {
-            None => continue,
-            Some(0) => {
-                if !exited {
-                    // The terminal closed before the reap: wait for it.
-                    let reaped = inner.more.notified();
-                    tokio::pin!(reaped);
-                    reaped.as_mut().enable();
-                    if lock(&inner.state).exit.is_none() {
-                        reaped.await;
-                    }
-                    if lock(&inner.state).exit.is_none() {
-                        continue;
-                    }
-                }
-                lock(&inner.state).ended = true;
-                inner.more.notify_waiters();
-                return;
+        let n = match rustix::io::read(master, &mut buf) {
+            Ok(n) => n,
+            Err(rustix::io::Errno::INTR) => continue,
+            // Nothing now: wait for output, or for the reap (to drain
+            // without waiting).
+            Err(rustix::io::Errno::AGAIN) if !exited => {
+                let mut fds = [
+                    PollFd::new(master, PollFlags::IN),
+                    PollFd::new(&inner.reaped, PollFlags::IN),
+                ];
+                let _ = rustix::event::poll(&mut fds, None);
+                continue;
             }
-            Some(n) => {
-                let plans = detector
-                    .as_mut()
-                    .map(|d| d.feed(&buf[..n]))
-                    .unwrap_or_default();
-                let mut st = lock(&inner.state);
-                st.ring.push(&buf[..n]);
-                let (start, end) = (st.ring.start(), st.ring.end());
-                let wake = !plans.is_empty()
-                    || st.waits.values().any(|&(c, want)| want <= end || c < start);
-                for e in plans {
-                    if st.plans.len() == PLAN_EVENTS {
-                        st.plans.pop_front();
-                    }
-                    st.plans.push_back(e);
-                }
-                drop(st);
-                if wake {
-                    inner.more.notify_waiters();
-                }
+            // EIO (no one holds the terminal), or EAGAIN once the child
+            // is gone (a background job holds it, and has written nothing
+            // more): the end.
+            Err(_) => 0,
+        };
+        if n == 0 {
+            let mut st = lock(&inner.state);
+            // The terminal closed before the reap: wait for it.
+            while st.exit.is_none() {
+                st = inner.room.wait(st).unwrap_or_else(|e| e.into_inner());
             }
+            st.ended = true;
+            drop(st);
+            inner.more.notify_waiters();
+            return;
+        }
+        let plans = detector
+            .as_mut()
+            .map(|d| d.feed(&buf[..n]))
+            .unwrap_or_default();
+        let mut st = lock(&inner.state);
+        st.ring.push(&buf[..n]);
+        let (start, end) = (st.ring.start(), st.ring.end());
+        let wake =
+            !plans.is_empty() || st.waits.values().any(|&(c, want)| want <= end || c < start);
+        for e in plans {
+            if st.plans.len() == PLAN_EVENTS {
+                st.plans.pop_front();
+            }
+            st.plans.push_back(e);
+        }
+        drop(st);
+        if wake {
+            inner.more.notify_waiters();
         }
     }
 }
