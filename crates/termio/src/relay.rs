@@ -101,7 +101,7 @@ impl Config {
             max_connections: 256,
             hello_time: Duration::from_secs(5),
             idle: Duration::from_secs(300),
-            frame: 256 << 10,
+            frame: 64 << 10,
             interval: Duration::from_millis(16),
             echo_window: Duration::from_millis(50),
             session: Options::default(),
@@ -460,14 +460,11 @@ impl Handle {
             {
                 return;
             }
-            let ws_config = WebSocketConfig::default()
-                .max_message_size(Some(MAX_MESSAGE))
-                .max_frame_size(Some(MAX_MESSAGE));
             let ws = tokio_tungstenite::WebSocketStream::from_partially_read(
                 stream,
                 head,
                 tokio_tungstenite::tungstenite::protocol::Role::Server,
-                Some(ws_config),
+                Some(ws_config()),
             )
             .await;
             serve_client(shared, ws, peer).await;
@@ -551,12 +548,19 @@ fn close_frame(code: CloseCode, reason: &str) -> CloseFrame {
 
 type Ws = tokio_tungstenite::WebSocketStream<TcpStream>;
 
+/// A connection's WebSocket settings. A client sends keystrokes and small
+/// messages, so its read buffer is 4 KiB, not tungstenite's 128 KiB (which
+/// it fills with zeros at the first read: 128 KiB of memory a viewer).
+fn ws_config() -> WebSocketConfig {
+    WebSocketConfig::default()
+        .read_buffer_size(4 << 10)
+        .max_message_size(Some(MAX_MESSAGE))
+        .max_frame_size(Some(MAX_MESSAGE))
+}
+
 /// One client: the upgrade's checks, its hello, then its session.
 async fn connection(shared: Arc<Shared>, stream: TcpStream, peer: SocketAddr) {
     let _ = stream.set_nodelay(true);
-    let ws_config = WebSocketConfig::default()
-        .max_message_size(Some(MAX_MESSAGE))
-        .max_frame_size(Some(MAX_MESSAGE));
     let checks = shared.clone();
     // The error type is tungstenite's, for the callback it takes.
     #[allow(clippy::result_large_err)]
@@ -572,7 +576,7 @@ async fn connection(shared: Arc<Shared>, stream: TcpStream, peer: SocketAddr) {
         }
     };
     let Ok(ws) =
-        tokio_tungstenite::accept_hdr_async_with_config(stream, callback, Some(ws_config)).await
+        tokio_tungstenite::accept_hdr_async_with_config(stream, callback, Some(ws_config())).await
     else {
         return;
     };
