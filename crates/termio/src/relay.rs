@@ -77,7 +77,8 @@ pub struct Config {
     pub hello_time: Duration,
     /// How long a session with no viewer lives.
     pub idle: Duration,
-    /// Bytes of output in one frame at most.
+    /// Bytes of output in one frame at most, with one viewer; with more,
+    /// a viewer's frames are smaller ([`frame_for`]).
     pub frame: usize,
     /// One frame per client per this much while output floods.
     pub interval: Duration,
@@ -101,7 +102,7 @@ impl Config {
             max_connections: 256,
             hello_time: Duration::from_secs(5),
             idle: Duration::from_secs(300),
-            frame: 64 << 10,
+            frame: 256 << 10,
             interval: Duration::from_millis(16),
             echo_window: Duration::from_millis(50),
             session: Options::default(),
@@ -548,6 +549,20 @@ fn close_frame(code: CloseCode, reason: &str) -> CloseFrame {
 
 type Ws = tokio_tungstenite::WebSocketStream<TcpStream>;
 
+/// The smallest frame a flood is cut into, however many viewers.
+const MIN_FRAME: usize = 16 << 10;
+
+/// The most output one frame carries for each of `viewers` viewers of a
+/// session whose ring holds `ring` bytes: `frame`, or the ring shared out
+/// among them if that is less (but not under [`MIN_FRAME`]). A frame costs
+/// memory twice while it goes (the copy out of the ring, and tungstenite's
+/// write buffer, which keeps the size of the largest frame it has held),
+/// so the viewers of a session hold about a ring's worth in all, not 256
+/// KiB each.
+pub fn frame_for(frame: usize, ring: usize, viewers: usize) -> usize {
+    (ring / viewers.max(1)).clamp(MIN_FRAME.min(frame), frame)
+}
+
 /// A connection's WebSocket settings. A client sends keystrokes and small
 /// messages, so its read buffer is 4 KiB, not tungstenite's 128 KiB (which
 /// it fills with zeros at the first read: 128 KiB of memory a viewer).
@@ -858,6 +873,7 @@ async fn relay(
             }
             // Flooding: wait for the interval, a full frame, or input; not
             // at all within the echo window.
+            let frame = frame_for(config.frame, config.session.ring, s.viewers());
             let due = last + config.interval;
             let now = tokio::time::Instant::now();
             let typed = typed.load(Ordering::Relaxed);
@@ -866,11 +882,11 @@ async fn relay(
             if now < due && !echoing {
                 tokio::select! {
                     () = tokio::time::sleep_until(due) => {}
-                    () = viewer.ready(config.frame as u64) => {}
+                    () = viewer.ready(frame as u64) => {}
                     () = input.notified() => {}
                 }
             }
-            let m = match viewer.next(config.frame).await {
+            let m = match viewer.next(frame).await {
                 Event::Output { bytes, .. } => Message::Binary(bytes.into()),
                 Event::Lost { from, to } => {
                     // What the lost bytes drew is gone: the program draws
@@ -898,4 +914,22 @@ async fn relay(
         let _ = tx.send(Message::Close(Some(frame))).await;
     }
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::frame_for;
+
+    #[test]
+    fn frames_shrink_as_viewers_share_the_ring() {
+        let (frame, ring) = (256 << 10, 4 << 20);
+        assert_eq!(frame_for(frame, ring, 0), 256 << 10);
+        assert_eq!(frame_for(frame, ring, 1), 256 << 10);
+        assert_eq!(frame_for(frame, ring, 16), 256 << 10);
+        assert_eq!(frame_for(frame, ring, 64), 64 << 10);
+        assert_eq!(frame_for(frame, ring, 100), (4 << 20) / 100);
+        assert_eq!(frame_for(frame, ring, 1000), 16 << 10);
+        // A frame set below the least is kept.
+        assert_eq!(frame_for(4 << 10, ring, 1000), 4 << 10);
+    }
 }
