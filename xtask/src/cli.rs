@@ -122,6 +122,19 @@ dynamically linked."
         #[arg(long, value_name = "DIR")]
         root: Option<PathBuf>,
     },
+    /// The last benchmark run's figures, as a markdown table for a README
+    #[command(
+        long_about = "Prints SYSTEM's records from target/bench/results.json (the last\n\
+`cargo xtask bench` run) as a short markdown table: per workload and size,\n\
+each subject's p50, p99 and p99.9 and its ratio to the reference, with the\n\
+run's revision and date. READMEs' tables are this output, not typed by hand."
+    )]
+    Table {
+        /// The system (termio, greppy, ...)
+        system: String,
+        /// Only workloads whose names start with these
+        workloads: Vec<String>,
+    },
     /// External test suites: Oils' spec tests for rush, CPython's for pyloop
     #[command(
         long_about = "rush: runs the Oils shell spec tests (a checkout of oils-for-unix/oils at\n\
@@ -196,6 +209,7 @@ The suites run from fetched copies; nothing of them is committed."
 pub fn main() -> Result<()> {
     match Cli::parse().command {
         Command::Test { systems } => crate::test::run(&systems),
+        Command::Table { system, workloads } => crate::table::run(&system, &workloads),
         Command::Deps {
             check,
             bench,

@@ -20,6 +20,7 @@ pub mod report;
 pub mod ripgrep_suite;
 pub mod rush_scripts;
 pub mod source_python;
+pub mod table;
 pub mod test;
 
 use std::path::PathBuf;

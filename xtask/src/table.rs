@@ -1,0 +1,150 @@
+//! `cargo xtask table`: the last benchmark run's figures as a short
+//! markdown table, for a README. It reads `target/bench/results.json` (what
+//! `cargo xtask bench` wrote), so that no figure in a README is typed by
+//! hand: a README's table is this command's output, pasted.
+
+use crate::report::{fmt_value, markdown_table};
+use anyhow::{Context, Result};
+use serde_json::Value;
+
+/// The table of `system`'s records whose workload starts with one of
+/// `workloads` (all of them if none), with the run's revision and date.
+pub fn render(results: &Value, system: &str, workloads: &[String]) -> Result<String> {
+    let records = results["records"]
+        .as_array()
+        .context("results.json has no records")?;
+    let mut rows = vec![
+        [
+            "workload",
+            "size",
+            "subject",
+            "version",
+            "n",
+            "p50",
+            "p99",
+            "p99.9",
+            "vs reference",
+        ]
+        .map(String::from)
+        .to_vec(),
+    ];
+    let mut last_group = String::new();
+    for r in records {
+        let text = |k: &str| r[k].as_str().unwrap_or_default().to_string();
+        let workload = text("workload");
+        if text("system") != system
+            || !(workloads.is_empty() || workloads.iter().any(|w| workload.starts_with(w)))
+        {
+            continue;
+        }
+        let unit = text("unit");
+        let size = r["size"].as_u64().map_or(String::new(), |s| s.to_string());
+        let s = &r["summary"];
+        let v = |k: &str| s[k].as_f64().map_or("-".into(), |x| fmt_value(x, &unit));
+        let params: Vec<String> = r["params"]
+            .as_object()
+            .map(|m| {
+                m.iter()
+                    .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let group = format!("{workload} ({}) {size}", params.join(" "));
+        let label = if group == last_group {
+            String::new()
+        } else {
+            last_group = group;
+            if params.is_empty() {
+                workload
+            } else {
+                format!("{workload} ({})", params.join(", "))
+            }
+        };
+        let ratio = match r["ratio"].as_object() {
+            Some(q) => format!(
+                "{:.2}x {}",
+                q.get("median").and_then(Value::as_f64).unwrap_or(f64::NAN),
+                q.get("reference").and_then(Value::as_str).unwrap_or("?")
+            ),
+            None => String::new(),
+        };
+        rows.push(vec![
+            label,
+            size,
+            text("subject"),
+            text("subject_version"),
+            s["count"].as_u64().map_or("-".into(), |c| c.to_string()),
+            v("p50"),
+            v("p99"),
+            v("p999"),
+            ratio,
+        ]);
+    }
+    if rows.len() == 1 {
+        anyhow::bail!("the last run has no records of {system} that match");
+    }
+    let m = &results["machine"];
+    let mut out = format!(
+        "From `cargo xtask bench{}` at {}, {} ({} CPUs):\n\n",
+        if results["quick"].as_bool() == Some(true) {
+            " --quick"
+        } else {
+            ""
+        },
+        m["git_revision"].as_str().unwrap_or("?"),
+        m["date"].as_str().unwrap_or("?"),
+        m["cpus"].as_u64().unwrap_or(0),
+    );
+    out.push_str(&markdown_table(&rows));
+    Ok(out)
+}
+
+/// `cargo xtask table SYSTEM [WORKLOAD...]`: prints the table.
+pub fn run(system: &str, workloads: &[String]) -> Result<()> {
+    let path = crate::target_dir().join("bench/results.json");
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("reading {} (run cargo xtask bench first)", path.display()))?;
+    let results: Value = serde_json::from_str(&text)?;
+    print!("{}", render(&results, system, workloads)?);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::render;
+
+    #[test]
+    fn a_table_of_the_chosen_workloads_with_ratios_and_the_run() {
+        let results = serde_json::json!({
+            "quick": false,
+            "machine": {"git_revision": "abc123", "date": "2026-11-30T04:00:00Z", "cpus": 2},
+            "records": [
+                {"system": "termio", "workload": "relay: time per MiB", "params": {"file": "256 MiB"},
+                 "subject": "termio", "subject_version": "0.1.0", "unit": "ns",
+                 "summary": {"count": 5, "p50": 6_000_000.0, "p99": 7_000_000.0, "p999": 7_000_000.0}},
+                {"system": "termio", "workload": "relay: time per MiB", "params": {"file": "256 MiB"},
+                 "subject": "floor", "subject_version": "python3", "unit": "ns",
+                 "summary": {"count": 5, "p50": 5_000_000.0, "p99": 6_000_000.0, "p999": 6_000_000.0},
+                 "ratio": {"median": 0.83, "reference": "termio"}},
+                {"system": "termio", "workload": "echo: idle", "params": {},
+                 "subject": "termio", "subject_version": "0.1.0", "unit": "ns",
+                 "summary": {"count": 1000, "p50": 1_000_000.0, "p99": 2_000_000.0, "p999": 3_000_000.0}},
+                {"system": "greppy", "workload": "relay: time per MiB", "params": {},
+                 "subject": "x", "subject_version": "1", "unit": "ns",
+                 "summary": {"count": 1, "p50": 1.0, "p99": 1.0, "p999": 1.0}}
+            ]
+        });
+        let t = render(&results, "termio", &["relay".into()]).unwrap();
+        assert!(
+            t.starts_with("From `cargo xtask bench` at abc123, 2026-11-30T04:00:00Z (2 CPUs):"),
+            "{t}"
+        );
+        assert!(t.contains("relay: time per MiB (file=256 MiB)"), "{t}");
+        assert!(t.contains("6.00 ms"), "{t}");
+        assert!(t.contains("0.83x termio"), "{t}");
+        // The second row of a group does not repeat the workload.
+        assert_eq!(t.matches("relay: time per MiB").count(), 1, "{t}");
+        assert!(!t.contains("echo: idle") && !t.contains("| x "), "{t}");
+        assert!(render(&results, "rush", &[]).is_err());
+    }
+}
