@@ -15,7 +15,10 @@
 //! client gets at most one frame per [`Config::interval`] unless a frame
 //! is full ([`Config::frame`] bytes). For [`Config::echo_window`] after a
 //! client's input, its output goes at once, flood or not, so that a
-//! keystroke's echo, which comes behind the flood, waits for no interval.
+//! keystroke's echo, which comes behind the flood, waits for no interval;
+//! but frames are [`Config::echo_gap`] apart at least, so that a program
+//! writing tens of bytes at a time does not make thousands of frames a
+//! second.
 
 use crate::pty::{Command, Size};
 use crate::session::{Event, Options, Session, Viewer};
@@ -85,6 +88,12 @@ pub struct Config {
     /// For this long after a client's input, its output is not held back
     /// for the interval: the echo is somewhere in it.
     pub echo_window: Duration,
+    /// Within the echo window, frames are this far apart at least. A
+    /// program that writes in small pieces (a spinner, a log line at a
+    /// time) would otherwise make a frame of each PTY read, tens of bytes,
+    /// thousands a second, and the client's cost per frame delays the
+    /// echo behind them more than this gap does.
+    pub echo_gap: Duration,
     /// The session's ring and reads.
     pub session: Options,
 }
@@ -105,6 +114,7 @@ impl Config {
             frame: 256 << 10,
             interval: Duration::from_millis(16),
             echo_window: Duration::from_millis(50),
+            echo_gap: Duration::from_millis(1),
             session: Options::default(),
         }
     }
@@ -871,15 +881,20 @@ async fn relay(
                 }
                 () = viewer.ready(1) => {}
             }
-            // Flooding: wait for the interval, a full frame, or input; not
-            // at all within the echo window.
+            // Flooding: wait for the interval, a full frame, or input;
+            // within the echo window, only for the echo gap.
             let frame = frame_for(config.frame, config.session.ring, s.viewers());
-            let due = last + config.interval;
             let now = tokio::time::Instant::now();
             let typed = typed.load(Ordering::Relaxed);
             let echoing =
                 typed > 0 && now < start + Duration::from_nanos(typed) + config.echo_window;
-            if now < due && !echoing {
+            let due = last
+                + if echoing {
+                    config.echo_gap
+                } else {
+                    config.interval
+                };
+            if now < due {
                 tokio::select! {
                     () = tokio::time::sleep_until(due) => {}
                     () = viewer.ready(frame as u64) => {}
