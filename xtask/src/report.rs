@@ -266,13 +266,15 @@ fn sig3(x: f64) -> String {
 }
 
 /// Removes the columns in which no row but the header has a value.
-fn drop_empty_columns(rows: Vec<Vec<String>>) -> Vec<Vec<String>> {
+/// `rows` without the columns (after the header) that hold nothing but
+/// `-` or nothing.
+pub fn drop_empty_columns(rows: Vec<Vec<String>>) -> Vec<Vec<String>> {
     let cols = rows.first().map_or(0, Vec::len);
     let keep: Vec<bool> = (0..cols)
         .map(|c| {
             rows.iter()
                 .skip(1)
-                .any(|r| r.get(c).is_some_and(|v| v != "-"))
+                .any(|r| r.get(c).is_some_and(|v| v != "-" && !v.is_empty()))
         })
         .collect();
     rows.into_iter()

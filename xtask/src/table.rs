@@ -3,7 +3,7 @@
 //! `cargo xtask bench` wrote), so that no figure in a README is typed by
 //! hand: a README's table is this command's output, pasted.
 
-use crate::report::{fmt_value, markdown_table};
+use crate::report::{drop_empty_columns, fmt_value, markdown_table};
 use anyhow::{Context, Result};
 use serde_json::Value;
 
@@ -50,15 +50,12 @@ pub fn render(results: &Value, system: &str, workloads: &[String]) -> Result<Str
             })
             .unwrap_or_default();
         let group = format!("{workload} ({}) {size}", params.join(" "));
+        // The workload's parameters are in report.md; here its name.
         let label = if group == last_group {
             String::new()
         } else {
             last_group = group;
-            if params.is_empty() {
-                workload
-            } else {
-                format!("{workload} ({})", params.join(", "))
-            }
+            workload
         };
         let ratio = match r["ratio"].as_object() {
             Some(q) => format!(
@@ -95,7 +92,7 @@ pub fn render(results: &Value, system: &str, workloads: &[String]) -> Result<Str
         m["date"].as_str().unwrap_or("?"),
         m["cpus"].as_u64().unwrap_or(0),
     );
-    out.push_str(&markdown_table(&rows));
+    out.push_str(&markdown_table(&drop_empty_columns(rows)));
     Ok(out)
 }
 
@@ -139,7 +136,9 @@ mod tests {
             t.starts_with("From `cargo xtask bench` at abc123, 2026-11-30T04:00:00Z (2 CPUs):"),
             "{t}"
         );
-        assert!(t.contains("relay: time per MiB (file=256 MiB)"), "{t}");
+        assert!(t.contains("| relay: time per MiB |"), "{t}");
+        // No size in these records: no size column.
+        assert!(!t.contains("size"), "{t}");
         assert!(t.contains("6.00 ms"), "{t}");
         assert!(t.contains("0.83x termio"), "{t}");
         // The second row of a group does not repeat the workload.
