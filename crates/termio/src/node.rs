@@ -308,7 +308,7 @@ impl NativeSession {
         cmd.uid = opts.uid;
         cmd.gid = opts.gid;
         cmd.start_errors_exit = opts.start_errors_exit.unwrap_or(false);
-        // On napi's tokio runtime, which drives the session's reader.
+        // On napi's tokio runtime, which drives the session's writes.
         let session = napi::bindgen_prelude::within_runtime_if_available(|| {
             // No plan detector: nothing here reads its events.
             let opts = Options {

@@ -139,7 +139,8 @@ fn code_of(status: ExitStatus) -> i32 {
 }
 
 impl Session {
-    /// Starts `cmd` in a new PTY, read on the current tokio runtime.
+    /// Starts `cmd` in a new PTY, read by a thread of its own; its input
+    /// is written on the current tokio runtime (which must be running).
     pub fn spawn(cmd: &Command, opts: Options) -> io::Result<Session> {
         let (master, mut child) = Pty::spawn(cmd)?.into_parts();
         rustix::io::ioctl_fionbio(&master, true)?;
