@@ -92,7 +92,8 @@ pub struct Config {
     /// program that writes in small pieces (a spinner, a log line at a
     /// time) would otherwise make a frame of each PTY read, tens of bytes,
     /// thousands a second, and the client's cost per frame delays the
-    /// echo behind them more than this gap does.
+    /// echo behind them more than this gap does. Kept by a timer of the
+    /// kernel's resolution, not tokio's millisecond.
     pub echo_gap: Duration,
     /// The session's ring and reads.
     pub session: Options,
@@ -114,7 +115,7 @@ impl Config {
             frame: 256 << 10,
             interval: Duration::from_millis(16),
             echo_window: Duration::from_millis(50),
-            echo_gap: Duration::from_millis(1),
+            echo_gap: Duration::from_micros(250),
             session: Options::default(),
         }
     }
@@ -852,6 +853,8 @@ async fn relay(
     };
     let writer = async {
         let mut last = tokio::time::Instant::now() - config.interval;
+        // No timer of its own if the kernel gives none: tokio's then.
+        let mut gap = Timer::new().ok();
         loop {
             // Output, or a plan event to pass on first.
             let plan = async {
@@ -895,8 +898,17 @@ async fn relay(
                     config.interval
                 };
             if now < due {
+                // tokio's timer rounds up to whole milliseconds, which
+                // would make a 1 ms gap 1-2 ms: the gap has a timer of
+                // its own.
+                let wait = async {
+                    match (echoing, gap.as_mut()) {
+                        (true, Some(g)) => g.sleep(due - now).await,
+                        _ => tokio::time::sleep_until(due).await,
+                    }
+                };
                 tokio::select! {
-                    () = tokio::time::sleep_until(due) => {}
+                    () = wait => {}
                     () = viewer.ready(frame as u64) => {}
                     () = input.notified() => {}
                 }
@@ -931,9 +943,64 @@ async fn relay(
     false
 }
 
+/// A one-shot timer with the kernel's resolution (a timerfd): tokio's
+/// has a millisecond's.
+struct Timer {
+    fd: tokio::io::unix::AsyncFd<rustix::fd::OwnedFd>,
+}
+
+impl Timer {
+    fn new() -> std::io::Result<Timer> {
+        use rustix::time::{TimerfdClockId, TimerfdFlags, timerfd_create};
+        let fd = timerfd_create(
+            TimerfdClockId::Monotonic,
+            TimerfdFlags::NONBLOCK | TimerfdFlags::CLOEXEC,
+        )?;
+        // SAFETY: an OwnedFd's descriptor is open, and stays the same one,
+        // for as long as the OwnedFd lives, which the AsyncFd owns.
+        let fd = unsafe {
+            tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE)
+        }
+        .map_err(|e| e.into_parts().1)?;
+        Ok(Timer { fd })
+    }
+
+    /// Waits `d` (at least a nanosecond). Arming the timer again forgets
+    /// an expiry that a cancelled wait left unread.
+    async fn sleep(&mut self, d: Duration) {
+        use rustix::time::{Itimerspec, TimerfdTimerFlags, Timespec, timerfd_settime};
+        let d = d.max(Duration::from_nanos(1));
+        let spec = Itimerspec {
+            it_interval: Timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
+            it_value: Timespec {
+                tv_sec: i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+                tv_nsec: i64::from(d.subsec_nanos()),
+            },
+        };
+        if timerfd_settime(self.fd.get_ref(), TimerfdTimerFlags::empty(), &spec).is_err() {
+            return tokio::time::sleep(d).await;
+        }
+        loop {
+            let Ok(mut ready) = self.fd.readable().await else {
+                return tokio::time::sleep(d).await;
+            };
+            let mut buf = [0u8; 8];
+            match rustix::io::read(self.fd.get_ref(), &mut buf) {
+                Ok(_) => return,
+                Err(rustix::io::Errno::AGAIN) => ready.clear_ready(),
+                Err(_) => return tokio::time::sleep(d).await,
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::frame_for;
+    use super::{Timer, frame_for};
+    use std::time::Duration;
 
     #[test]
     fn frames_shrink_as_viewers_share_the_ring() {
@@ -946,5 +1013,31 @@ mod tests {
         assert_eq!(frame_for(frame, ring, 1000), 16 << 10);
         // A frame set below the least is kept.
         assert_eq!(frame_for(4 << 10, ring, 1000), 4 << 10);
+    }
+
+    #[tokio::test]
+    async fn the_gap_timer_keeps_time_below_a_millisecond() {
+        let mut t = Timer::new().unwrap();
+        // A wait cancelled before it ends leaves its expiry unread; the
+        // next wait must still wait its own time.
+        let cancelled =
+            tokio::time::timeout(Duration::from_millis(1), t.sleep(Duration::from_millis(5)));
+        assert!(cancelled.await.is_err());
+        // Past its expiry, waited on another timer.
+        Timer::new().unwrap().sleep(Duration::from_millis(6)).await;
+        let mut took = Vec::new();
+        for _ in 0..50 {
+            let t0 = std::time::Instant::now();
+            t.sleep(Duration::from_micros(300)).await;
+            took.push(t0.elapsed());
+        }
+        took.sort();
+        assert!(took[0] >= Duration::from_micros(300), "{took:?}");
+        // tokio's own timer takes a whole millisecond at least.
+        assert!(
+            took[25] < Duration::from_micros(900),
+            "median {:?}",
+            took[25]
+        );
     }
 }
