@@ -21,8 +21,10 @@
 //   proxy) is the PTY alone: node-pty in this process, no server, no socket.
 // - relay: `cat` of a file (256 MiB; 64 MiB with --quick) in a raw PTY; time
 //   per MiB to the client, byte exact (each chunk compared with the file's bytes), and the
-//   server's CPU.
-//   Beside them, the PTY alone, read by a blocking loop (ptyfloor.py).
+//   server's CPU (and, in the log, the client's, and how busy the machine's
+//   CPUs were). Beside them, the PTY alone, read by a blocking loop
+//   (ptyfloor.py), and the same loop sending each read to this client over
+//   TCP: a relay with nothing in it, to show the client's share.
 // - memory: 1, 10 and 100 viewers of one terminal under a 10 MB/s flood,
 //   one of them stalled (connected, never reading): the server's peak RSS.
 // - detector: the plan-mode detector's cost per MiB, termio's (in Rust) and
@@ -33,6 +35,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const crypto = require('node:crypto');
 const { spawn } = require('node:child_process');
+const net = require('node:net');
 const termio = require(path.join(__dirname, '..', '..', 'node'));
 const { RescanDetector, OverlapDetector } = require('./detectors');
 
@@ -387,13 +390,28 @@ function cpuNs(pid) {
   return (Number(f[11]) + Number(f[12])) * 1e7;
 }
 
+function busyShare(since) {
+  const now = cpuBusy();
+  return (now.busy - since.busy) / Math.max(1, now.total - since.total);
+}
+
+function cpuBusy() {
+  // Every CPU's busy and total time so far, in clock ticks (/proc/stat).
+  const f = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1, 9).map(Number);
+  const total = f.reduce((a, b) => a + b, 0);
+  return { busy: total - f[3] - f[4], total };
+}
+
 async function relayOnce(subject, rf) {
   if (subject.key === 'floor') {
+    const busy0 = cpuBusy();
     const proc = track(spawn('python3', [path.join(__dirname, 'ptyfloor.py'), rf.file], { stdio: ['ignore', 'pipe', 'inherit'] }));
     const got = JSON.parse(await readLine(proc.stdout));
+    const busy = busyShare(busy0);
     // It keeps no copy: it proves the count, not the hash.
-    return { ns: got.ns, cpu: got.cpu_ns, exact: got.bytes === rf.size, bytes: got.bytes, frames: got.reads };
+    return { ns: got.ns, cpu: got.cpu_ns, busy, exact: got.bytes === rf.size, bytes: got.bytes, frames: got.reads };
   }
+  if (subject.key === 'floor-send') return relayFloorSend(rf);
   const srv = await subject.start(['sh', '-c', 'stty raw -echo && exec cat "$0"', rf.file]);
   // Each chunk is compared with the file's bytes at its place as it comes
   // (a memcmp): no copy is kept and nothing is hashed, since the floor's
@@ -403,6 +421,7 @@ async function relayOnce(subject, rf) {
   let same = true;
   const cpu0 = cpuNs(srv.proc.pid);
   const me0 = process.cpuUsage();
+  const busy0 = cpuBusy();
   const t0 = nowNs();
   let done;
   const finished = new Promise((r) => { done = r; });
@@ -425,12 +444,43 @@ async function relayOnce(subject, rf) {
   clearTimeout(limit);
   const ns = Number(lastByte - t0);
   const cpu = cpuNs(srv.proc.pid) - cpu0;
+  const busy = busyShare(busy0);
   const me = process.cpuUsage(me0);
   const clientCpu = (me.user + me.system) * 1e3;
   conn.close();
   await stop(srv);
   const exact = same && bytes === rf.size;
-  return { ns, cpu, clientCpu, exact, bytes, frames };
+  return { ns, cpu, clientCpu, busy, exact, bytes, frames };
+}
+
+// The floor that sends each read to this client over TCP: timed here, from
+// the connection to the last byte, with the same check of every chunk.
+async function relayFloorSend(rf) {
+  const server = net.createServer();
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const me0 = process.cpuUsage();
+  const busy0 = cpuBusy();
+  const proc = track(spawn('python3', [path.join(__dirname, 'ptyfloor.py'), rf.file, '--send', String(server.address().port)], { stdio: ['ignore', 'pipe', 'inherit'] }));
+  const line = readLine(proc.stdout);
+  const got = await new Promise((resolve) => {
+    server.once('connection', (sock) => {
+      const t0 = nowNs();
+      let bytes = 0;
+      let same = true;
+      let lastByte = t0;
+      sock.on('data', (b) => {
+        if (same) same = bytes + b.length <= rf.size && b.equals(rf.data.subarray(bytes, bytes + b.length));
+        bytes += b.length;
+        lastByte = nowNs();
+      });
+      sock.on('close', () => resolve({ ns: Number(lastByte - t0), bytes, same }));
+    });
+  });
+  const busy = busyShare(busy0);
+  const me = process.cpuUsage(me0);
+  server.close();
+  const floor = JSON.parse(await line);
+  return { ns: got.ns, cpu: floor.cpu_ns, clientCpu: (me.user + me.system) * 1e3, busy, exact: got.same && got.bytes === rf.size, bytes: got.bytes, frames: floor.reads };
 }
 
 async function relayWorkload(subjects) {
@@ -450,7 +500,7 @@ async function relayWorkload(subjects) {
       const got = await relayOnce(subjects[i], rf);
       const perMiB = (ns) => `${(ns / 1e6 / mib).toFixed(2)} ms`;
       const cpus = got.clientCpu === undefined ? `its CPU ${perMiB(got.cpu)}` : `CPU a MiB: server ${perMiB(got.cpu)}, client ${perMiB(got.clientCpu)}`;
-      log(`termio relay: ${subjects[i].name}: ${(rf.size / got.ns * 1e3).toFixed(1)} MB/s, ${got.bytes} bytes in ${got.frames} frames, ${cpus}${got.exact ? '' : ', NOT exact'}`);
+      log(`termio relay: ${subjects[i].name}: ${(rf.size / got.ns * 1e3).toFixed(1)} MB/s, ${got.bytes} bytes in ${got.frames} frames, ${cpus}, the machine's CPUs ${(got.busy * 100).toFixed(0)}% busy${got.exact ? '' : ', NOT exact'}`);
       if (!got.exact) problems.push(`${subjects[i].name}: ${got.bytes} of ${rf.size} bytes, ${got.bytes === rf.size ? 'some differ' : 'not all compared'}`);
       rowT[i] = { value: Math.round(got.ns / mib) };
       rowC[i] = { value: Math.max(1, Math.round(got.cpu / mib)) };
@@ -619,7 +669,11 @@ async function main() {
   }
   if (want('relay')) {
     emit({ event: 'step', label: 'relay' });
-    await relayWorkload([...SUBJECTS, { key: 'floor', name: 'the PTY alone: a blocking read loop', version: 'python3' }]);
+    await relayWorkload([
+      ...SUBJECTS,
+      { key: 'floor-send', name: 'the PTY to the client: a blocking loop sends each read over TCP', version: 'python3' },
+      { key: 'floor', name: 'the PTY alone: a blocking read loop', version: 'python3' },
+    ]);
   }
   if (want('memory')) {
     emit({ event: 'step', label: 'memory' });
