@@ -172,10 +172,15 @@ termio: with --node-pty (a clone of microsoft/node-pty), node-pty's own\n\
 Unix tests at the tag of the node-pty npm installs, run with mocha against\n\
 node-pty and against termio's node-pty API (termio/node-pty).\n\
 \n\
+fast-rm: with --coreutils and --gnulib (clones of coreutils/coreutils and\n\
+coreutils/gnulib), GNU coreutils' own tests/rm at the tag of the GNU rm\n\
+installed here, run against that rm and against fast-rm installed as rm,\n\
+first on PATH; as root and as nobody when run as root.\n\
+\n\
 The suites run from fetched copies; nothing of them is committed."
     )]
     Conformance {
-        /// rush, pyloop or greppy
+        /// rush, pyloop, greppy, termio or fast-rm
         system: String,
         /// Only these spec files (rush) or modules (pyloop)
         only: Vec<String>,
@@ -191,6 +196,12 @@ The suites run from fetched copies; nothing of them is committed."
         /// A clone of microsoft/node-pty: its own tests (termio)
         #[arg(long = "node-pty", value_name = "PATH")]
         node_pty: Option<PathBuf>,
+        /// A clone of coreutils/coreutils: its own tests/rm (fast-rm)
+        #[arg(long, value_name = "PATH")]
+        coreutils: Option<PathBuf>,
+        /// A clone of coreutils/gnulib: its tests/init.sh (fast-rm)
+        #[arg(long, value_name = "PATH")]
+        gnulib: Option<PathBuf>,
         /// The Python to run it with (2.7 for rush, CPython 3.11.7 for pyloop; found with pyenv by default). For pyloop also a minor version, `3.14`: that CPython's own test_asyncio then runs (Debian's build where pyenv lacks it)
         #[arg(long, value_name = "PATH")]
         python: Option<PathBuf>,
@@ -240,6 +251,19 @@ pub fn main() -> Result<()> {
             Some(p) => crate::node_pty_suite::run(&p),
             None => anyhow::bail!(
                 "conformance termio needs --node-pty PATH, a clone of microsoft/node-pty"
+            ),
+        },
+        Command::Conformance {
+            system,
+            coreutils,
+            gnulib,
+            only,
+            ..
+        } if system == "fast-rm" => match (coreutils, gnulib) {
+            (Some(c), Some(g)) => crate::coreutils_suite::run(&c, &g, &only),
+            _ => anyhow::bail!(
+                "conformance fast-rm needs --coreutils PATH and --gnulib PATH, clones of \
+                 coreutils/coreutils and coreutils/gnulib"
             ),
         },
         Command::Conformance {
@@ -317,6 +341,8 @@ mod tests {
                 bash: None,
                 ripgrep: None,
                 node_pty: None,
+                coreutils: None,
+                gnulib: None,
                 python: None,
                 uvloop: None,
                 projects: false,
@@ -332,6 +358,8 @@ mod tests {
                 bash: None,
                 ripgrep: None,
                 node_pty: None,
+                coreutils: None,
+                gnulib: None,
                 python: None,
                 uvloop: None,
                 projects: true,
@@ -347,6 +375,8 @@ mod tests {
                 bash: None,
                 ripgrep: Some("/r".into()),
                 node_pty: None,
+                coreutils: None,
+                gnulib: None,
                 python: None,
                 uvloop: None,
                 projects: false,
@@ -362,6 +392,8 @@ mod tests {
                 bash: None,
                 ripgrep: None,
                 node_pty: Some("/n".into()),
+                coreutils: None,
+                gnulib: None,
                 python: None,
                 uvloop: None,
                 projects: false,

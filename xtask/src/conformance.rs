@@ -204,7 +204,9 @@ pub fn run(
         bail!("--uvloop, --projects and --websockets belong to `conformance pyloop`");
     }
     if system != "rush" {
-        bail!("conformance knows `rush`, `pyloop`, `greppy` and `termio` (got {system:?})");
+        bail!(
+            "conformance knows `rush`, `pyloop`, `greppy`, `termio` and `fast-rm` (got {system:?})"
+        );
     }
     cmd::run(cmd::cargo().args(["build", "--release", "-p", "rush", "--bin", "rush"]))?;
     match oils {

@@ -7,6 +7,7 @@ pub mod bench;
 pub mod cli;
 pub mod cmd;
 pub mod conformance;
+pub mod coreutils_suite;
 pub mod debian_python;
 pub mod deps;
 pub mod dist;
