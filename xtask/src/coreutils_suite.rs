@@ -17,8 +17,10 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 /// What the tests source or read besides `tests/rm` (from coreutils).
-const SUPPORT: [&str; 8] = [
+const SUPPORT: [&str; 9] = [
     "init.cfg",
+    // r-root.sh finds the line of `excise` in it, for a breakpoint.
+    "src/remove.c",
     "tests/rm",
     "tests/lang-default",
     "tests/envvar-check",
@@ -90,9 +92,22 @@ fn git_dir(checkout: &Path) -> PathBuf {
 fn build_dir(dir: &Path, rm: &Path, user: Option<u32>) -> Result<()> {
     std::fs::create_dir_all(dir.join("src"))?;
     std::fs::create_dir_all(dir.join("tmp"))?;
+    // The Perl tests make their folders under tests/rm of the build.
+    std::fs::create_dir_all(dir.join("tests/rm"))?;
+    // What the tests ask of the build's config.h: both programs use the
+    // openat family.
+    std::fs::create_dir_all(dir.join("lib"))?;
+    std::fs::write(dir.join("lib/config.h"), "#define HAVE_OPENAT 1\n")?;
     std::fs::copy(rm, dir.join("src/rm")).with_context(|| format!("copying {}", rm.display()))?;
     if let Some(uid) = user {
-        for p in [dir, &dir.join("src"), &dir.join("tmp"), &dir.join("src/rm")] {
+        for p in [
+            dir,
+            &dir.join("src"),
+            &dir.join("tmp"),
+            &dir.join("src/rm"),
+            &dir.join("tests"),
+            &dir.join("tests/rm"),
+        ] {
             std::os::unix::fs::chown(p, Some(uid), Some(uid))?;
         }
     }
@@ -162,6 +177,7 @@ fn run_one(
         .env("AWK", "awk")
         .env("EGREP", "grep -E")
         .env("MAKE", "make")
+        .env("CONFIG_HEADER", build.join("lib/config.h"))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
