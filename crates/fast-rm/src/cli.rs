@@ -17,9 +17,12 @@ pub enum PreserveRoot {
 
 /// Remove files and directories, recursively and in parallel.
 ///
-/// Recursion is implied. Symbolic links are removed, never followed. `/` is
-/// refused unless --no-preserve-root; `.` and `..` are refused always.
-/// Exit status: 0 if everything named is gone, 1 otherwise.
+/// Recursion is implied, unless -d is given without -r (then directories
+/// are removed only when empty, as `rm -d`). Installed or linked under the
+/// name `rm`, it is rm: a directory is removed only with -r, -R or -d.
+/// Symbolic links are removed, never followed. `/` is refused unless
+/// --no-preserve-root; `.` and `..` are refused always. Exit status: 0 if
+/// everything named is gone, 1 otherwise.
 #[derive(Debug, Parser)]
 #[command(
     name = "fast-rm",
@@ -36,9 +39,14 @@ pub struct Cli {
     #[arg(short = 'i', overrides_with_all = ["force", "interactive_once", "interactive"])]
     pub interactive_always: bool,
 
-    /// Accepted for rm compatibility; recursion is always on.
+    /// Remove directories and their contents recursively (implied, unless
+    /// invoked as rm or given -d).
     #[arg(short = 'r', visible_short_alias = 'R', long, action = ArgAction::SetTrue)]
     pub recursive: bool,
+
+    /// Remove empty directories.
+    #[arg(short = 'd', long = "dir")]
+    pub dir: bool,
 
     /// Print each path as it is removed.
     #[arg(short, long)]
@@ -72,8 +80,9 @@ pub struct Cli {
     #[arg(long, overrides_with = "preserve_root")]
     pub no_preserve_root: bool,
 
-    /// Prompt once before removing more than three arguments, or any
-    /// directory (only when standard input is a terminal).
+    /// Prompt once before removing more than three arguments, or when
+    /// removing recursively; the answer is read from standard input, a
+    /// terminal or not.
     #[arg(short = 'I', overrides_with_all = ["force", "interactive_always", "interactive"])]
     pub interactive_once: bool,
 

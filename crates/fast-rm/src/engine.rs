@@ -33,6 +33,9 @@ use std::sync::{Arc, OnceLock};
 pub struct Config {
     /// Count and list, remove nothing.
     pub dry_run: bool,
+    /// Remove directories named on the command line with what is in them;
+    /// without, only when they are empty (`rm -d`).
+    pub recursive: bool,
     /// Do not descend into directories on another filesystem than their
     /// command-line argument.
     pub one_file_system: bool,
@@ -99,6 +102,9 @@ struct Dir {
     /// Dry runs only: whether entries could be unlinked from this directory
     /// (see [`Engine::dry_check`]), found out once.
     removable: OnceLock<Removable>,
+    /// Slashes shown after an argument's own name (one if it was given
+    /// any), and not after the names below it.
+    slashes: usize,
 }
 
 /// Whether the user may unlink entries from a directory: an error, or, for a
@@ -117,6 +123,7 @@ impl Dir {
             rescans: AtomicU8::new(0),
             dev: parent.dev,
             removable: OnceLock::new(),
+            slashes: 0,
         })
     }
 
@@ -128,8 +135,16 @@ impl Dir {
         self.fd.get().expect("an opened directory").as_fd()
     }
 
-    /// The path for messages: the argument as given, then the names below it.
+    /// The path for messages: the argument as given, then the names below
+    /// it.
     fn path(&self) -> PathBuf {
+        let mut p = self.path_bare().into_os_string().into_vec();
+        p.resize(p.len() + self.slashes, b'/');
+        PathBuf::from(std::ffi::OsString::from_vec(p))
+    }
+
+    /// `path`, without an argument's trailing slashes.
+    fn path_bare(&self) -> PathBuf {
         let mut names: Vec<&[u8]> = Vec::new();
         let mut d = self;
         while let Some(p) = &d.parent {
@@ -147,7 +162,7 @@ impl Dir {
     }
 
     fn entry_path(&self, name: &CStr) -> PathBuf {
-        let mut p = self.path().into_os_string().into_vec();
+        let mut p = self.path_bare().into_os_string().into_vec();
         if !p.is_empty() && self.parent.is_some() {
             p.push(b'/');
         }
@@ -162,6 +177,8 @@ pub struct Engine<'r> {
     cfg: Config,
     report: &'r Reporter,
     seen: AtomicU64,
+    /// Started when a tree turns out large, and kept for the next.
+    pool: OnceLock<Option<rayon::ThreadPool>>,
 }
 
 /// A command-line argument, checked and ready.
@@ -170,6 +187,8 @@ pub struct Root {
     anchor: Arc<Dir>,
     base: CString,
     is_dir: bool,
+    /// Slashes shown after its name.
+    slashes: usize,
 }
 
 impl std::fmt::Debug for Root {
@@ -191,6 +210,7 @@ impl Root {
         base: CString,
         is_dir: bool,
         dev: u64,
+        slashes: usize,
     ) -> rustix::io::Result<Self> {
         let fd = rustix::fs::open(
             parent,
@@ -206,11 +226,32 @@ impl Root {
             rescans: AtomicU8::new(0),
             dev,
             removable: OnceLock::new(),
+            slashes: 0,
         });
         Ok(Self {
             anchor,
             base,
             is_dir,
+            slashes,
+        })
+    }
+}
+
+impl Root {
+    /// The argument's directory, below its anchor.
+    fn dir(&self) -> Arc<Dir> {
+        let parent = &self.anchor;
+        parent.pending.fetch_add(1, Ordering::AcqRel);
+        Arc::new(Dir {
+            parent: Some(parent.clone()),
+            name: self.base.clone(),
+            fd: OnceLock::new(),
+            pending: AtomicUsize::new(1),
+            state: AtomicU8::new(NORMAL),
+            rescans: AtomicU8::new(0),
+            dev: parent.dev,
+            removable: OnceLock::new(),
+            slashes: self.slashes,
         })
     }
 }
@@ -272,23 +313,35 @@ impl<'r> Engine<'r> {
             cfg,
             report,
             seen: AtomicU64::new(0),
+            pool: OnceLock::new(),
         }
     }
 
-    /// Removes every root. Returns when all of them are gone or have failed.
+    /// Removes every root, one after the other, as rm does (so that what
+    /// `-v` and errors say comes in the arguments' order, and an argument
+    /// that another one covers finds its work done). Returns when all of
+    /// them are gone or have failed.
     pub fn run(&self, roots: Vec<Root>) {
-        let stack = RefCell::new(Vec::new());
         for root in roots {
+            let stack = RefCell::new(Vec::new());
+            if root.is_dir && !self.cfg.recursive {
+                self.rmdir_root(&root);
+                continue;
+            }
             if root.is_dir {
-                stack
-                    .borrow_mut()
-                    .push(Dir::child(&root.anchor, &root.base));
+                stack.borrow_mut().push(root.dir());
                 // The anchor's own count stands for nothing now.
                 root.anchor.pending.fetch_sub(1, Ordering::AcqRel);
             } else {
                 self.unlink_entry(&root.anchor, &root.base, &Spawn::Local(&stack));
             }
+            self.drain(stack);
         }
+    }
+
+    /// Removes the directories on `stack` and all below them: on this
+    /// thread while the tree is small, then in the pool.
+    fn drain(&self, stack: RefCell<Vec<Arc<Dir>>>) {
         loop {
             let Some(dir) = stack.borrow_mut().pop() else {
                 return;
@@ -301,17 +354,19 @@ impl<'r> Engine<'r> {
                 break;
             }
         }
-        // The tree is large: hand what is left to a pool.
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(
-                self.cfg
-                    .threads
-                    .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from)),
-            )
-            .thread_name(|i| format!("fast-rm-{i}"))
-            .build();
+        // The tree is large: hand what is left to a pool (one for the run).
+        let pool =
+            self.pool.get_or_init(|| {
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(self.cfg.threads.unwrap_or_else(|| {
+                        std::thread::available_parallelism().map_or(1, usize::from)
+                    }))
+                    .thread_name(|i| format!("fast-rm-{i}"))
+                    .build()
+                    .ok()
+            });
         match pool {
-            Ok(pool) => {
+            Some(pool) => {
                 let left = stack.take();
                 pool.scope(|s| {
                     for dir in left {
@@ -320,11 +375,36 @@ impl<'r> Engine<'r> {
                 });
             }
             // No threads to be had: finish here, alone.
-            Err(_) => {
+            None => {
                 while let Some(dir) = stack.borrow_mut().pop() {
                     self.process(dir, &Spawn::Local(&stack));
                 }
             }
+        }
+    }
+
+    /// `rm -d`: removes a directory named on the command line only if it
+    /// is empty.
+    fn rmdir_root(&self, root: &Root) {
+        let dir = root.dir();
+        let parent = &root.anchor;
+        if self.cfg.prompt.active() && !self.may_rmdir(parent, &dir) {
+            return;
+        }
+        let removed = if self.cfg.dry_run {
+            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            rustix::fs::openat(parent.fd(), root.base.as_c_str(), flags, Mode::empty()).and_then(
+                |fd| match is_empty(fd.as_fd()) {
+                    true => Ok(()),
+                    false => Err(Errno::NOTEMPTY),
+                },
+            )
+        } else {
+            rustix::fs::unlinkat(parent.fd(), root.base.as_c_str(), AtFlags::REMOVEDIR)
+        };
+        match removed {
+            Ok(()) => self.report.removed(true, || dir.path()),
+            Err(e) => self.report.error(&dir.path(), e.into()),
         }
     }
 

@@ -115,23 +115,13 @@ impl Reporter {
     }
 
     /// Asks `question` on stderr and reads the answer from stdin: true for an
-    /// answer starting with y or Y. One question at a time; the progress
+    /// answer that means yes in the locale ([`affirmative`]). One question at a time; the progress
     /// display (and every other line) waits until it is answered.
     pub fn ask(&self, question: &str) -> bool {
-        use std::io::BufRead;
         let bar = self.bar.lock().unwrap_or_else(|e| e.into_inner());
-        let ask = || {
-            say(&format!("fast-rm: {question} "));
-            let mut answer = String::new();
-            match io::stdin().lock().read_line(&mut answer) {
-                Ok(n) if n > 0 => matches!(answer.trim_start().chars().next(), Some('y' | 'Y')),
-                // End of input, or unreadable: no.
-                _ => false,
-            }
-        };
         match bar.as_ref() {
-            Some(b) => b.suspend(ask),
-            None => ask(),
+            Some(b) => b.suspend(|| ask_alone(question)),
+            None => ask_alone(question),
         }
     }
 
@@ -153,7 +143,7 @@ impl Reporter {
     /// A failure with a message of its own.
     pub fn fail(&self, path: &Path, message: String) {
         self.stats.errors.fetch_add(1, Ordering::Relaxed);
-        self.message(&format!("fast-rm: {message}"));
+        self.message(&format!("{}: {message}", program()));
         let mut f = self.failures.lock().unwrap_or_else(|e| e.into_inner());
         if f.len() < MAX_FAILURES_KEPT {
             f.push(Failure {
@@ -244,7 +234,7 @@ impl Reporter {
         match bar {
             Some(b) if tty() => b.finish_with_message(last),
             // Off a terminal only `always` draws (a plain line a second).
-            _ if self.progress == ProgressMode::Always => say(&format!("fast-rm: {last}\n")),
+            _ if self.progress == ProgressMode::Always => say(&format!("{}: {last}\n", program())),
             _ => {}
         }
         let errors = self.stats.errors.load(Ordering::Relaxed);
@@ -262,6 +252,65 @@ impl Reporter {
 }
 
 /// Writes `text` to stderr in one system call, as GNU rm's `fprintf` does:
+/// Asks `question` on stderr and reads a line from stdin: whether it is
+/// yes ([`affirmative`]). The end of input, or an error, is no.
+pub fn ask_alone(question: &str) -> bool {
+    use std::io::BufRead;
+    say(&format!("{}: {question} ", program()));
+    let mut answer = Vec::new();
+    match io::stdin().lock().read_until(b'\n', &mut answer) {
+        Ok(n) if n > 0 => {
+            if answer.last() == Some(&b'\n') {
+                answer.pop();
+            }
+            affirmative(&answer)
+        }
+        _ => false,
+    }
+}
+
+/// Takes the locale from the environment, as rm does first: the answers
+/// to prompts are the locale's yes and no.
+pub fn use_locale() {
+    // SAFETY: called before any other thread starts (from `main`), with a
+    // NUL-terminated empty string, which asks for the environment's locale.
+    unsafe {
+        libc::setlocale(libc::LC_ALL, c"".as_ptr());
+    }
+}
+
+unsafe extern "C" {
+    /// glibc's: 1 if the response matches the locale's YESEXPR, 0 if its
+    /// NOEXPR, -1 otherwise.
+    fn rpmatch(response: *const std::ffi::c_char) -> std::ffi::c_int;
+}
+
+/// Whether an answer (a line without its newline) is yes, as rm's `yesno`
+/// decides it: glibc's `rpmatch` with the locale's expressions (in the C
+/// locale, a first `y` or `Y`). Anything that is neither yes nor no is no.
+pub fn affirmative(answer: &[u8]) -> bool {
+    let Ok(c) = std::ffi::CString::new(answer) else {
+        return false;
+    };
+    // SAFETY: `c` is NUL-terminated and outlives the call, which only
+    // reads it.
+    unsafe { rpmatch(c.as_ptr()) > 0 }
+}
+
+/// The name messages begin with: the name the program was invoked under
+/// (`rm` when installed as rm), `fast-rm` until it is set.
+static PROGRAM: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Sets the name messages begin with (once; later calls change nothing).
+pub fn set_program(name: &str) {
+    let _ = PROGRAM.set(name.to_string());
+}
+
+/// The name messages begin with.
+pub fn program() -> &'static str {
+    PROGRAM.get().map_or("fast-rm", String::as_str)
+}
+
 /// `eprint!` writes each piece of its format on its own, and a terminal's
 /// echo of an answer typed ahead, or another process's line, lands between
 /// them. Errors writing to stderr are ignored, as there is nowhere to report
@@ -297,7 +346,7 @@ impl View {
                 self.bar.tick();
             } else if last_plain.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
                 // --progress=always off a terminal: a plain line a second.
-                say(&format!("fast-rm: {msg}\n"));
+                say(&format!("{}: {msg}\n", program()));
                 last_plain = Some(Instant::now());
             }
             match stop.recv_timeout(PROGRESS_EVERY) {

@@ -1,5 +1,5 @@
-//! What may be removed: checks on each command-line argument before anything
-//! is touched, and the removal of arguments that another argument covers.
+//! What may be removed: checks on each command-line argument before it is
+//! touched.
 
 use crate::cli::PreserveRoot;
 use crate::engine::Root;
@@ -8,7 +8,7 @@ use rustix::fs::{AtFlags, CWD, FileType};
 use rustix::io::Errno;
 use std::ffi::{CString, OsStr};
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Why an argument is not removed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,25 +23,7 @@ pub enum Refusal {
 #[derive(Debug)]
 pub struct Checked {
     pub root: Root,
-    /// The argument's parent as given, and its name in it.
-    parent: PathBuf,
-    base_name: PathBuf,
-    is_root_spelling: bool,
     pub is_dir: bool,
-}
-
-impl Checked {
-    /// The argument's real location (its parent resolved, then its name), to
-    /// find arguments that another one covers. Only asked when there are
-    /// several arguments.
-    fn key(&self) -> PathBuf {
-        let real = std::fs::canonicalize(&self.parent).unwrap_or_else(|_| self.parent.clone());
-        if self.is_root_spelling {
-            real
-        } else {
-            real.join(&self.base_name)
-        }
-    }
 }
 
 fn err(msg: String) -> Refusal {
@@ -97,7 +79,9 @@ pub fn check(
     let path = Path::new(OsStr::from_bytes(trimmed));
     let st = match rustix::fs::statat(CWD, path, AtFlags::SYMLINK_NOFOLLOW) {
         Ok(st) => st,
-        Err(Errno::NOENT) if force => return Err(Refusal::Missing),
+        // rm -f says nothing of what is not there, nor of a path through
+        // a file (`file/x`).
+        Err(Errno::NOENT | Errno::NOTDIR) if force => return Err(Refusal::Missing),
         Err(e) => {
             return Err(err(format!(
                 "cannot remove {}: {}",
@@ -152,40 +136,17 @@ pub fn check(
     } else {
         Path::new(OsStr::from_bytes(prefix))
     };
-    let base_name = PathBuf::from(OsStr::from_bytes(base));
     let base = CString::new(base)
         .map_err(|_| err(format!("cannot remove {}: invalid name", quote(shown))))?;
-    let root = Root::new(parent, prefix.to_vec(), base, is_dir, st.st_dev).map_err(|e| {
-        err(format!(
-            "cannot remove {}: {}",
-            quote(shown),
-            describe(&e.into())
-        ))
-    })?;
-    Ok(Checked {
-        root,
-        parent: parent.to_path_buf(),
-        base_name,
-        is_root_spelling,
-        is_dir,
-    })
-}
-
-/// Drops each argument that another one covers: a duplicate of an earlier
-/// one, or a path inside another argument that is a directory. Keeps order.
-pub fn drop_covered(mut checked: Vec<Checked>) -> Vec<Checked> {
-    if checked.len() < 2 {
-        return checked;
-    }
-    let keys: Vec<(PathBuf, bool)> = checked.iter().map(|c| (c.key(), c.is_dir)).collect();
-    let mut i = 0;
-    checked.retain(|_| {
-        let me = i;
-        i += 1;
-        let mine = &keys[me].0;
-        !keys.iter().enumerate().any(|(j, (k, dir))| {
-            j != me && ((k == mine && j < me) || (*dir && mine != k && mine.starts_with(k)))
-        })
-    });
-    checked
+    // `rm -v a///` says "removed directory 'a/'": one slash is shown.
+    let slashes = usize::from(!is_root_spelling && bytes.len() > trimmed.len());
+    let root =
+        Root::new(parent, prefix.to_vec(), base, is_dir, st.st_dev, slashes).map_err(|e| {
+            err(format!(
+                "cannot remove {}: {}",
+                quote(shown),
+                describe(&e.into())
+            ))
+        })?;
+    Ok(Checked { root, is_dir })
 }

@@ -236,7 +236,7 @@ fn strange_names_are_removed() {
 }
 
 #[test]
-fn overlapping_arguments_do_no_double_work_and_raise_no_error() {
+fn overlapping_arguments_are_removed_once_and_later_ones_fail_as_in_rm() {
     for s in scratch() {
         let base = s.path();
         for args in [
@@ -244,9 +244,10 @@ fn overlapping_arguments_do_no_double_work_and_raise_no_error() {
             &["a/b/c", "a/b", "a"],
             &["a/b", "./a", "a//b/", "a"],
         ] {
+            // With -f: silent, and each entry removed once.
             nested(&base.join("a/b/c"), 3, 9);
             let n = snapshot(&base.join("a")).len() as u64;
-            let mut full = vec!["--json"];
+            let mut full = vec!["-f", "--json"];
             full.extend_from_slice(args);
             let r = rm(base, &full);
             assert_eq!(r.code, 0, "{args:?}: {r:?}");
@@ -255,6 +256,24 @@ fn overlapping_arguments_do_no_double_work_and_raise_no_error() {
             let json: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
             let removed = json["files"].as_u64().unwrap() + json["dirs"].as_u64().unwrap();
             assert_eq!(removed, n, "{args:?}: each entry removed once");
+            // Without: an argument an earlier one removed is an error, as
+            // GNU rm -r says it, in the arguments' order.
+            nested(&base.join("a/b/c"), 3, 9);
+            let ours = rm(base, args);
+            assert!(!base.join("a").exists());
+            nested(&base.join("a/b/c"), 3, 9);
+            let gnu = Command::new("rm")
+                .arg("-r")
+                .args(args)
+                .current_dir(base)
+                .output()
+                .unwrap();
+            assert_eq!(Some(ours.code), gnu.status.code(), "{args:?}: {ours:?}");
+            assert_eq!(
+                ours.stderr.replace("fast-rm: ", "rm: "),
+                String::from_utf8_lossy(&gnu.stderr),
+                "{args:?}"
+            );
         }
     }
 }

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{fast_rm, give_away, is_root, nested, rm};
+use common::{fast_rm, give_away, is_root, nested};
 use std::fs;
 use std::io::Write;
 use std::os::unix::fs::{PermissionsExt, symlink};
@@ -228,12 +228,40 @@ fn write_protected_files_are_asked_about_on_a_terminal_only() {
 }
 
 #[test]
-fn dash_i_does_not_prompt_without_a_terminal() {
+fn dash_i_asks_without_a_terminal_and_reads_the_answer_from_a_pipe() {
+    // Before: with standard input not a terminal, -I removed without a
+    // word, whatever was piped in.
     let s = tempfile::tempdir().unwrap();
-    files(s.path(), &["a", "b", "c", "d"]);
-    let r = rm(s.path(), &["-I", "a", "b", "c", "d"]);
-    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
-    assert_eq!(fs::read_dir(s.path()).unwrap().count(), 0);
+    fs::create_dir_all(s.path().join("dir/sub")).unwrap();
+    let piped = |args: &[&str], answer: Option<&str>| {
+        let mut c = fast_rm();
+        c.current_dir(s.path()).args(args).stderr(Stdio::piped());
+        if answer.is_some() {
+            c.stdin(Stdio::piped());
+        }
+        let mut child = c.spawn().unwrap();
+        if let Some(a) = answer {
+            child.stdin.take().unwrap().write_all(a.as_bytes()).unwrap();
+        }
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    for no in ["n\n", "no\n", "N", "maybe\n", " y\n", "\n"] {
+        let (code, err) = piped(&["-I", "-r", "dir"], Some(no));
+        assert_eq!(code, Some(0), "{no:?}");
+        assert_eq!(err, "fast-rm: remove 1 argument recursively? ", "{no:?}");
+        assert!(s.path().join("dir/sub").exists(), "{no:?} keeps it");
+    }
+    // End of input is no.
+    let (code, _) = piped(&["-I", "-r", "dir"], None);
+    assert_eq!(code, Some(0));
+    assert!(s.path().join("dir/sub").exists());
+    let (code, _) = piped(&["-I", "-r", "dir"], Some("yes\n"));
+    assert_eq!(code, Some(0));
+    assert!(!s.path().join("dir").exists());
 }
 
 #[test]
