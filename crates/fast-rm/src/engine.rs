@@ -113,6 +113,11 @@ type Removable = Result<Option<u32>, Errno>;
 
 impl Dir {
     fn child(parent: &Arc<Dir>, name: &CStr) -> Arc<Dir> {
+        Dir::shown_child(parent, name, 0)
+    }
+
+    /// A child shown with `slashes` after its name (an argument's).
+    fn shown_child(parent: &Arc<Dir>, name: &CStr, slashes: usize) -> Arc<Dir> {
         parent.pending.fetch_add(1, Ordering::AcqRel);
         Arc::new(Dir {
             parent: Some(parent.clone()),
@@ -123,7 +128,7 @@ impl Dir {
             rescans: AtomicU8::new(0),
             dev: parent.dev,
             removable: OnceLock::new(),
-            slashes: 0,
+            slashes,
         })
     }
 
@@ -240,19 +245,7 @@ impl Root {
 impl Root {
     /// The argument's directory, below its anchor.
     fn dir(&self) -> Arc<Dir> {
-        let parent = &self.anchor;
-        parent.pending.fetch_add(1, Ordering::AcqRel);
-        Arc::new(Dir {
-            parent: Some(parent.clone()),
-            name: self.base.clone(),
-            fd: OnceLock::new(),
-            pending: AtomicUsize::new(1),
-            state: AtomicU8::new(NORMAL),
-            rescans: AtomicU8::new(0),
-            dev: parent.dev,
-            removable: OnceLock::new(),
-            slashes: self.slashes,
-        })
+        Dir::shown_child(&self.anchor, &self.base, self.slashes)
     }
 }
 
