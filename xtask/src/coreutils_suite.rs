@@ -88,6 +88,27 @@ fn git_dir(checkout: &Path) -> PathBuf {
     }
 }
 
+/// `chmod -R a+rX`: everything readable, folders searchable.
+fn readable_by_all(path: &Path) -> Result<()> {
+    let meta = std::fs::symlink_metadata(path)?;
+    if meta.file_type().is_symlink() {
+        return Ok(());
+    }
+    let mode = meta.permissions().mode();
+    let add = if meta.is_dir() || mode & 0o111 != 0 {
+        0o555
+    } else {
+        0o444
+    };
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode | add))?;
+    if meta.is_dir() {
+        for e in std::fs::read_dir(path)? {
+            readable_by_all(&e?.path())?;
+        }
+    }
+    Ok(())
+}
+
 /// Makes the tree for one program and user: `src/rm`, and a TMPDIR.
 fn build_dir(dir: &Path, rm: &Path, user: Option<u32>) -> Result<()> {
     std::fs::create_dir_all(dir.join("src"))?;
@@ -239,7 +260,7 @@ pub fn run(coreutils: &Path, gnulib: &Path, only: &[String]) -> Result<()> {
     }
     std::fs::write(src.join("tests/init.sh"), &init.stdout)?;
     // Readable by the unprivileged pass.
-    cmd::run(Command::new("chmod").args(["-R", "a+rX"]).arg(&work))?;
+    readable_by_all(&work)?;
     let mut tests: Vec<String> = std::fs::read_dir(src.join("tests/rm"))?
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
