@@ -46,7 +46,6 @@ pub fn main(mut args: Vec<OsString>) -> i32 {
         presume_tty: false,
     };
     report::set_program(&name);
-    report::use_locale();
     // Options end at `--`; rm's hidden option is looked for before it.
     let end = args.iter().position(|a| a == "--").unwrap_or(args.len());
     let before = args.len();
@@ -100,6 +99,7 @@ pub fn run(cli: &Cli, inv: Invocation) -> i32 {
     // (rm: -r given; fast-rm, which recurses by itself: some argument is a
     // directory).
     if interactive == Interactive::Once && !cli.dry_run {
+        report::use_locale();
         let recursing = if inv.as_rm {
             cli.recursive
         } else {
@@ -118,6 +118,12 @@ pub fn run(cli: &Cli, inv: Invocation) -> i32 {
     // Only asked when it matters: a dry run and -f never prompt.
     let stdin_tty = || inv.presume_tty || std::io::stdin().is_terminal();
     let prompt = prompt(interactive, cli.dry_run, stdin_tty);
+    // The locale's yes and no, read only where a question may come (and
+    // before any other thread runs): the run that asks nothing pays
+    // nothing for it.
+    if prompt.always || prompt.write_protected {
+        report::use_locale();
+    }
     // -i asks in order, one question at a time: one thread.
     let threads = if prompt.always {
         Some(1)

@@ -269,10 +269,11 @@ pub fn ask_alone(question: &str) -> bool {
     }
 }
 
-/// Takes the locale from the environment, as rm does first: the answers
-/// to prompts are the locale's yes and no.
+/// Takes the locale from the environment, as rm does: the answers to
+/// prompts are the locale's yes and no. Called only where a question may
+/// come, once or twice, before the engine starts any thread.
 pub fn use_locale() {
-    // SAFETY: called before any other thread starts (from `main`), with a
+    // SAFETY: no other thread runs yet (see above); the argument is a
     // NUL-terminated empty string, which asks for the environment's locale.
     unsafe {
         libc::setlocale(libc::LC_ALL, c"".as_ptr());
