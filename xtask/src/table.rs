@@ -28,6 +28,37 @@ pub fn render(results: &Value, system: &str, workloads: &[String]) -> Result<Str
         .map(String::from)
         .to_vec(),
     ];
+    // The parameters of each record, as `k=v` words.
+    let params_of = |r: &Value| -> String {
+        r["params"]
+            .as_object()
+            .map(|m| {
+                m.iter()
+                    .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .unwrap_or_default()
+    };
+    // A workload of one name and size run with different parameters (fast-rm
+    // on tmpfs and on disk) shows them in its label; otherwise they are in
+    // report.md.
+    let mut variants: std::collections::HashMap<
+        (String, String),
+        std::collections::HashSet<String>,
+    > = std::collections::HashMap::new();
+    for r in records
+        .iter()
+        .filter(|r| r["system"].as_str() == Some(system))
+    {
+        variants
+            .entry((
+                r["workload"].as_str().unwrap_or_default().to_string(),
+                r["size"].to_string(),
+            ))
+            .or_default()
+            .insert(params_of(r));
+    }
     let mut last_group = String::new();
     for r in records {
         let text = |k: &str| r[k].as_str().unwrap_or_default().to_string();
@@ -41,21 +72,18 @@ pub fn render(results: &Value, system: &str, workloads: &[String]) -> Result<Str
         let size = r["size"].as_u64().map_or(String::new(), |s| s.to_string());
         let s = &r["summary"];
         let v = |k: &str| s[k].as_f64().map_or("-".into(), |x| fmt_value(x, &unit));
-        let params: Vec<String> = r["params"]
-            .as_object()
-            .map(|m| {
-                m.iter()
-                    .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let group = format!("{workload} ({}) {size}", params.join(" "));
-        // The workload's parameters are in report.md; here its name.
+        let params = params_of(r);
+        let group = format!("{workload} ({params}) {size}");
         let label = if group == last_group {
             String::new()
         } else {
             last_group = group;
-            workload
+            let key = (workload.clone(), r["size"].to_string());
+            if variants.get(&key).is_some_and(|v| v.len() > 1) {
+                format!("{workload} ({params})")
+            } else {
+                workload
+            }
         };
         let ratio = match r["ratio"].as_object() {
             Some(q) => format!(
@@ -126,6 +154,9 @@ mod tests {
                 {"system": "termio", "workload": "echo: idle", "params": {},
                  "subject": "termio", "subject_version": "0.1.0", "unit": "ns",
                  "summary": {"count": 1000, "p50": 1_000_000.0, "p99": 2_000_000.0, "p999": 3_000_000.0}},
+                {"system": "termio", "workload": "relay: time per MiB", "params": {"file": "1 MiB"},
+                 "subject": "termio", "subject_version": "0.1.0", "unit": "ns",
+                 "summary": {"count": 5, "p50": 6_000_000.0, "p99": 7_000_000.0, "p999": 7_000_000.0}},
                 {"system": "greppy", "workload": "relay: time per MiB", "params": {},
                  "subject": "x", "subject_version": "1", "unit": "ns",
                  "summary": {"count": 1, "p50": 1.0, "p99": 1.0, "p999": 1.0}}
@@ -136,13 +167,18 @@ mod tests {
             t.starts_with("From `cargo xtask bench` at abc123, 2026-11-30T04:00:00Z (2 CPUs):"),
             "{t}"
         );
-        assert!(t.contains("| relay: time per MiB |"), "{t}");
+        // Run with two files: each group says which.
+        assert!(t.contains("| relay: time per MiB (file=256 MiB) |"), "{t}");
+        assert!(t.contains("| relay: time per MiB (file=1 MiB) "), "{t}");
         // No size in these records: no size column.
         assert!(!t.contains("size"), "{t}");
         assert!(t.contains("6.00 ms"), "{t}");
         assert!(t.contains("0.83x termio"), "{t}");
         // The second row of a group does not repeat the workload.
-        assert_eq!(t.matches("relay: time per MiB").count(), 1, "{t}");
+        assert_eq!(t.matches("relay: time per MiB").count(), 2, "{t}");
+        // One set of parameters: the name alone.
+        let t = render(&results, "termio", &["echo".into()]).unwrap();
+        assert!(t.contains("| echo: idle "), "{t}");
         assert!(!t.contains("echo: idle") && !t.contains("| x "), "{t}");
         assert!(render(&results, "rush", &[]).is_err());
     }
