@@ -176,10 +176,10 @@ mod tests {
         assert!(t.contains("0.83x termio"), "{t}");
         // The second row of a group does not repeat the workload.
         assert_eq!(t.matches("relay: time per MiB").count(), 2, "{t}");
+        assert!(!t.contains("echo: idle") && !t.contains("| x "), "{t}");
+        assert!(render(&results, "rush", &[]).is_err());
         // One set of parameters: the name alone.
         let t = render(&results, "termio", &["echo".into()]).unwrap();
         assert!(t.contains("| echo: idle "), "{t}");
-        assert!(!t.contains("echo: idle") && !t.contains("| x "), "{t}");
-        assert!(render(&results, "rush", &[]).is_err());
     }
 }
