@@ -317,11 +317,10 @@ pub fn run(checkout: &Path, rush: &Path, only: &[String]) -> Result<()> {
     println!("rush passes and bash fails: {}", only_rush.join(" "));
     println!("\n{}", markdown(&rows));
     let version = cmd::output(Command::new(&bash).args(["-c", "echo $BASH_VERSION"]));
-    let json = serde_json::json!({ "bash": version, "rows": rows });
-    let out = crate::target_dir().join("conformance/bash-suite.json");
-    std::fs::write(&out, serde_json::to_vec_pretty(&json)?)?;
-    println!("written: {}", out.display());
-    Ok(())
+    crate::conformance::save_rows(
+        "bash-suite",
+        &serde_json::json!({ "bash": version, "rows": rows }),
+    )
 }
 
 #[cfg(test)]

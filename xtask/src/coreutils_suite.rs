@@ -335,10 +335,7 @@ pub fn run(coreutils: &Path, gnulib: &Path, only: &[String]) -> Result<()> {
     for n in &notes {
         println!("\n-- {n}");
     }
-    let file = crate::target_dir().join("conformance/coreutils-rm.json");
-    std::fs::write(&file, serde_json::to_string_pretty(&rows)?)?;
-    println!("\nrows: {}", file.display());
-    Ok(())
+    crate::conformance::save_rows("coreutils-rm", &rows)
 }
 
 #[cfg(test)]

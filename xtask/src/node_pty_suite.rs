@@ -220,10 +220,7 @@ pub fn run(checkout: &Path) -> Result<()> {
         };
         println!("  {}{why}", r.test);
     }
-    let file = crate::target_dir().join("conformance/node-pty-suite.json");
-    std::fs::write(&file, serde_json::to_string_pretty(&rows)?)?;
-    println!("\nrows: {}", file.display());
-    Ok(())
+    crate::conformance::save_rows("node-pty-suite", &rows)
 }
 
 #[cfg(test)]

@@ -248,17 +248,14 @@ pub fn run(checkout: &Path, only: &[String]) -> Result<()> {
             }
         );
     }
-    let json = crate::target_dir().join("conformance/ripgrep-suite.json");
-    std::fs::write(
-        &json,
-        serde_json::to_vec_pretty(&serde_json::json!({
+    crate::conformance::save_rows(
+        "ripgrep-suite",
+        &serde_json::json!({
             "rg": version,
             "tag": tag,
             "rows": rows,
-        }))?,
-    )?;
-    println!("\nrows: {}", json.display());
-    Ok(())
+        }),
+    )
 }
 
 #[cfg(test)]
