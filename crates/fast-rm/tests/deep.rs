@@ -103,3 +103,42 @@ fn a_flat_directory_larger_than_one_batch_leaves_nothing() {
         assert!(gone(&t));
     }
 }
+
+#[test]
+fn big_directories_unlinked_in_parallel_beside_other_work_leave_nothing() {
+    // Directories of more than 4,096 files are unlinked by every thread at
+    // once; a thread waiting for the others may be handed another
+    // directory to scan meanwhile, which must not need the buffers the
+    // first scan holds.
+    fn build(t: &Path) -> u64 {
+        let mut n = 0;
+        for d in 0..6 {
+            let big = t.join(format!("big{d}"));
+            fs::create_dir_all(&big).unwrap();
+            for i in 0..5_000 {
+                fs::write(big.join(format!("f{i}")), b"").unwrap();
+                n += 1;
+            }
+            for k in 0..100 {
+                let small = t.join(format!("small{d}/{k}"));
+                fs::create_dir_all(&small).unwrap();
+                for i in 0..3 {
+                    fs::write(small.join(format!("f{i}")), b"").unwrap();
+                    n += 1;
+                }
+            }
+        }
+        n
+    }
+    for s in scratch() {
+        let t = s.path().join("t");
+        for threads in ["2", "4"] {
+            let n = build(&t);
+            let r = rm(s.path(), &["--json", "-j", threads, "t"]);
+            assert_eq!(r.code, 0, "-j {threads}: {r:?}");
+            let j: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+            assert_eq!(j["files"], n, "-j {threads}");
+            assert!(gone(&t));
+        }
+    }
+}
