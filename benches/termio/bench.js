@@ -33,7 +33,6 @@
 // server. Writes the latency crate's events as JSON lines on stdout.
 const fs = require('node:fs');
 const path = require('node:path');
-const crypto = require('node:crypto');
 const { spawn } = require('node:child_process');
 const net = require('node:net');
 const termio = require(path.join(__dirname, '..', '..', 'node'));

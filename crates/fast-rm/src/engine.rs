@@ -318,26 +318,23 @@ impl<'r> Engine<'r> {
         }
     }
 
-    /// Removes every root, one after the other, as rm does (so that what
-    /// `-v` and errors say comes in the arguments' order, and an argument
-    /// that another one covers finds its work done). Returns when all of
-    /// them are gone or have failed.
-    pub fn run(&self, roots: Vec<Root>) {
-        for root in roots {
-            let stack = RefCell::new(Vec::new());
-            if root.is_dir && !self.cfg.recursive {
-                self.rmdir_root(&root);
-                continue;
-            }
-            if root.is_dir {
-                stack.borrow_mut().push(root.dir());
-                // The anchor's own count stands for nothing now.
-                root.anchor.pending.fetch_sub(1, Ordering::AcqRel);
-            } else {
-                self.unlink_entry(&root.anchor, &root.base, &Spawn::Local(&stack));
-            }
-            self.drain(stack);
+    /// Removes one argument, and returns when it is gone or has failed.
+    /// The caller takes the arguments one after the other, as rm does, so
+    /// that what `-v` and errors say comes in their order, and an argument
+    /// that an earlier one covered finds its work done.
+    pub fn remove(&self, root: Root) {
+        let stack = RefCell::new(Vec::new());
+        if root.is_dir && !self.cfg.recursive {
+            return self.rmdir_root(&root);
         }
+        if root.is_dir {
+            stack.borrow_mut().push(root.dir());
+            // The anchor's own count stands for nothing now.
+            root.anchor.pending.fetch_sub(1, Ordering::AcqRel);
+        } else {
+            self.unlink_entry(&root.anchor, &root.base, &Spawn::Local(&stack));
+        }
+        self.drain(stack);
     }
 
     /// Removes the directories on `stack` and all below them: on this

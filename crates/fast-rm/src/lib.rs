@@ -151,7 +151,7 @@ pub fn run(cli: &Cli, inv: Invocation) -> i32 {
                     format!("cannot remove {}: Is a directory", report::quote(path)),
                 );
             }
-            Ok(c) => engine.run(vec![c.root]),
+            Ok(c) => engine.remove(c.root),
             Err(Refusal::Missing) => {}
             Err(Refusal::Error(lines)) => {
                 let path = std::path::Path::new(arg);

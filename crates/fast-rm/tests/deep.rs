@@ -110,22 +110,19 @@ fn big_directories_unlinked_in_parallel_beside_other_work_leave_nothing() {
     // once; a thread waiting for the others may be handed another
     // directory to scan meanwhile, which must not need the buffers the
     // first scan holds.
+    fn files(dir: &Path, n: u64) -> u64 {
+        fs::create_dir_all(dir).unwrap();
+        for i in 0..n {
+            fs::write(dir.join(format!("f{i}")), b"").unwrap();
+        }
+        n
+    }
     fn build(t: &Path) -> u64 {
         let mut n = 0;
         for d in 0..6 {
-            let big = t.join(format!("big{d}"));
-            fs::create_dir_all(&big).unwrap();
-            for i in 0..5_000 {
-                fs::write(big.join(format!("f{i}")), b"").unwrap();
-                n += 1;
-            }
+            n += files(&t.join(format!("big{d}")), 5_000);
             for k in 0..100 {
-                let small = t.join(format!("small{d}/{k}"));
-                fs::create_dir_all(&small).unwrap();
-                for i in 0..3 {
-                    fs::write(small.join(format!("f{i}")), b"").unwrap();
-                    n += 1;
-                }
+                n += files(&t.join(format!("small{d}/{k}")), 3);
             }
         }
         n
