@@ -125,7 +125,10 @@ fn own_peak_rss_kib() -> Option<u64> {
 /// Runs every workload and emits its records.
 pub fn run(args: &Args) -> anyhow::Result<()> {
     let tools = tools(args)?;
-    let all: &[usize] = args.pick(&[0, 100, 10_000], &[0, 100, 10_000, 100_000, 1_000_000]);
+    let all: &[usize] = args.pick(
+        &[0, 100, 1_000, 10_000],
+        &[0, 100, 1_000, 10_000, 100_000, 1_000_000],
+    );
     // FAST_RM_BENCH_SIZES=100000,1000000 runs only those sizes (a full run
     // takes about an hour on 2 cores; this picks the part you need).
     let chosen: Vec<usize> = match std::env::var("FAST_RM_BENCH_SIZES") {
@@ -189,7 +192,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         ));
         let (warmup, rounds) = match n {
             0..=100 => (2, args.pick(10, 40)),
-            101..=10_000 => (1, args.pick(3, 10)),
+            101..=1_000 => (2, args.pick(5, 20)),
+            1_001..=10_000 => (1, args.pick(3, 10)),
             10_001..=100_000 => (0, args.pick(3, 5)),
             _ => (0, 2),
         };
