@@ -137,6 +137,28 @@ run's revision and date. READMEs' tables are this output, not typed by hand."
         /// Only workloads whose names start with these
         workloads: Vec<String>,
     },
+    /// Fuzz targets (cargo-fuzz, libFuzzer, AddressSanitizer; nightly)
+    #[command(
+        long_about = "Runs the fuzz targets in fuzz/ (one per input that crosses a trust boundary:\n\
+rush-parse, greppy-frames, termio-upgrade, ...) with cargo-fuzz and libFuzzer,\n\
+built by the nightly toolchain with AddressSanitizer and debug assertions.\n\
+Installs the nightly toolchain and cargo-fuzz when missing. Each target starts\n\
+from its committed seeds (fuzz/corpus/TARGET) and keeps what it finds worth\n\
+keeping in target/fuzz/corpus/TARGET; an input that crashes, leaks or runs\n\
+over 10 s is left in target/fuzz/artifacts/TARGET, minimized, and the command\n\
+exits non-zero. Prints executions and coverage per target at the end.\n\
+`cargo xtask test` runs every target for 10 s."
+    )]
+    Fuzz {
+        /// One target (every target without)
+        target: Option<String>,
+        /// Print the targets, one a line
+        #[arg(long)]
+        list: bool,
+        /// Seconds each target runs
+        #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+        time: u64,
+    },
     /// External test suites: Oils' spec tests for rush, CPython's for pyloop
     #[command(
         long_about = "rush: runs the Oils shell spec tests (a checkout of oils-for-unix/oils at\n\
@@ -223,6 +245,7 @@ pub fn main() -> Result<()> {
     match Cli::parse().command {
         Command::Test { systems } => crate::test::run(&systems),
         Command::Table { system, workloads } => crate::table::run(&system, &workloads),
+        Command::Fuzz { target, list, time } => crate::fuzz::run(target.as_deref(), list, time),
         Command::Deps {
             check,
             bench,
@@ -411,6 +434,22 @@ mod tests {
                 systems: vec!["rush".into()]
             }
         );
+        assert_eq!(
+            p("fuzz rush-parse --time 30").unwrap(),
+            Command::Fuzz {
+                target: Some("rush-parse".into()),
+                list: false,
+                time: 30
+            }
+        );
+        assert_eq!(
+            p("fuzz --list").unwrap(),
+            Command::Fuzz {
+                target: None,
+                list: true,
+                time: 60
+            }
+        );
         assert!(p("conformance").is_err());
         assert!(p("bench --oils /o").is_err());
         assert!(p("test --uvloop /u").is_err());
@@ -440,7 +479,15 @@ mod tests {
         let conf = help("conformance --help");
         assert!(conf.contains("--oils") && conf.contains("Oils"), "{conf}");
         let top = help("--help");
-        for c in ["test", "bench", "deps", "dist", "install", "conformance"] {
+        for c in [
+            "test",
+            "bench",
+            "deps",
+            "dist",
+            "install",
+            "conformance",
+            "fuzz",
+        ] {
             assert!(top.contains(c), "{top}");
         }
         Cli::command().debug_assert();

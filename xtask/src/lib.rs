@@ -11,6 +11,7 @@ pub mod coreutils_suite;
 pub mod debian_python;
 pub mod deps;
 pub mod dist;
+pub mod fuzz;
 pub mod install;
 pub mod node;
 pub mod node_pty_suite;

@@ -15,6 +15,7 @@ const SYSTEMS: &[(&str, &[&str])] = &[
     ("termio", &["termio"]),
     ("pyloop", &["pyloop"]),
     ("xtask", &["xtask"]),
+    ("fuzz", &["fuzz"]),
 ];
 
 /// What a step did not cover, said again in the summary (a CPython that
@@ -151,6 +152,14 @@ pub fn run(systems: &[String]) -> Result<()> {
         steps.push((
             "termio: node --test (the addon built by @napi-rs/cli)",
             Step::Fn(crate::node::test_termio),
+        ));
+    }
+
+    // Every fuzz target for a few seconds, from its committed seeds.
+    if pkgs.is_empty() || pkgs.iter().any(|p| p == "fuzz") {
+        steps.push((
+            "fuzz: every target for 10 s (cargo fuzz, AddressSanitizer)",
+            Step::Fn(crate::fuzz::smoke),
         ));
     }
 

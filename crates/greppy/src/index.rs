@@ -1157,6 +1157,12 @@ impl Index {
             .with_context(|| format!("{} is not a greppy index", path.display()))
     }
 
+    /// An index from bytes in memory (an index file's), checked as
+    /// [`Index::open`] checks a file: malformed bytes are an error.
+    pub fn from_vec(bytes: Vec<u8>) -> Result<Index> {
+        Index::from_bytes(Bytes::Owned(bytes)).context("not a greppy index")
+    }
+
     fn from_bytes(data: Bytes) -> Result<Index> {
         let d = &*data;
         ensure!(d.len() >= HEADER && &d[..8] == MAGIC, "bad magic");

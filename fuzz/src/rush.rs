@@ -1,0 +1,122 @@
+//! rush: the parser, the printer, arithmetic, patterns and braces, on any
+//! bytes.
+
+use rush::ast::{Command, Compound, Function};
+use rush::parse::{ParseError, parse};
+use std::collections::HashMap;
+
+fn parsed(text: &[u8]) -> Result<rush::ast::List, ParseError> {
+    parse(text, Default::default())
+}
+
+/// Any bytes parse to a tree or an error: no panic, no hang, and deep
+/// nesting is an error, not a stack overflow.
+pub fn rush_parse(data: &[u8]) {
+    let _ = parsed(data);
+}
+
+/// The text `declare -f` prints for a function whose body is `list`.
+fn printed(list: rush::ast::List) -> Vec<u8> {
+    rush::unparse::function(&Function {
+        name: b"f".to_vec(),
+        body: Compound::Brace(list),
+        redirects: Vec::new(),
+        line: 1,
+        body_line: 1,
+        end_line: 1,
+    })
+}
+
+/// What parses, printed as `declare -f` prints it, parses again, and
+/// prints the same: the printer's text means the tree it came from.
+pub fn rush_unparse(data: &[u8]) {
+    let Ok(list) = parsed(data) else { return };
+    let once = printed(list);
+    let again = match parsed(&once) {
+        Ok(l) => l,
+        Err(e) => panic!(
+            "the printed text does not parse ({}):\n{}",
+            e.message,
+            String::from_utf8_lossy(&once)
+        ),
+    };
+    let [item] = &again.items[..] else {
+        panic!(
+            "the printed text is not one command:\n{}",
+            String::from_utf8_lossy(&once)
+        );
+    };
+    let [Command::Function(f)] = &item.and_or.first.commands[..] else {
+        panic!(
+            "the printed text is not a function:\n{}",
+            String::from_utf8_lossy(&once)
+        );
+    };
+    let twice = rush::unparse::function(f);
+    assert!(
+        once == twice,
+        "printed twice, the text changed:\n{}\n---\n{}",
+        String::from_utf8_lossy(&once),
+        String::from_utf8_lossy(&twice)
+    );
+}
+
+/// Variables for arithmetic: a few set, one that names itself (bash stops
+/// such a loop with "expression recursion level exceeded").
+struct Vars(HashMap<Vec<u8>, Vec<u8>>);
+
+impl rush::arith::Env for Vars {
+    fn get(&mut self, name: &[u8]) -> rush::arith::Result<Option<Vec<u8>>> {
+        Ok(self.0.get(name).cloned())
+    }
+
+    fn set(&mut self, name: &[u8], value: i64) -> rush::arith::Result<()> {
+        self.0.insert(name.to_vec(), value.to_string().into_bytes());
+        Ok(())
+    }
+}
+
+/// Any arithmetic expression gives a value or an error: no panic on
+/// overflow, division by zero, shifts, bases, or a variable that refers
+/// to itself.
+pub fn rush_arith(data: &[u8]) {
+    let mut vars = Vars(HashMap::from([
+        (b"x".to_vec(), b"3".to_vec()),
+        (b"y".to_vec(), b"x+1".to_vec()),
+        (b"self".to_vec(), b"self+1".to_vec()),
+        (b"big".to_vec(), b"9223372036854775807".to_vec()),
+    ]));
+    let _ = rush::arith::eval(data, &mut vars);
+}
+
+/// A pattern and a string (the first byte chooses extglob and nocase;
+/// then the pattern, a NUL, the string): matching ends, whatever the
+/// pattern (no exponential backtracking: libFuzzer's timeout bounds each
+/// input).
+pub fn rush_pattern(data: &[u8]) {
+    let Some((&flags, rest)) = data.split_first() else {
+        return;
+    };
+    let (pat, subject) = match rest.iter().position(|&b| b == 0) {
+        Some(i) => (&rest[..i], &rest[i + 1..]),
+        None => (rest, &b""[..]),
+    };
+    let quoted = vec![false; pat.len()];
+    let p = rush::pattern::Pattern::compile_with(pat, &quoted, flags & 1 != 0, flags & 2 != 0);
+    let _ = p.matches(subject);
+    let _ = p.matches_name(subject, flags & 4 != 0);
+    let _ = p.literal();
+}
+
+/// Every word of the text, brace-expanded: no panic, and the expansion
+/// stays bounded.
+pub fn rush_brace(data: &[u8]) {
+    let Ok(words) = rush::parse::words(data) else {
+        return;
+    };
+    for w in &words {
+        if rush::brace::may_expand(w) {
+            let _ = rush::brace::expand(w);
+        }
+    }
+}
