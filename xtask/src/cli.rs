@@ -145,9 +145,10 @@ built by the nightly toolchain with AddressSanitizer and debug assertions.\n\
 Installs the nightly toolchain and cargo-fuzz when missing. Each target starts\n\
 from its committed seeds (fuzz/corpus/TARGET) and keeps what it finds worth\n\
 keeping in target/fuzz/corpus/TARGET; an input that crashes, leaks or runs\n\
-over 10 s is left in target/fuzz/artifacts/TARGET, minimized, and the command\n\
-exits non-zero. Prints executions and coverage per target at the end.\n\
-`cargo xtask test` runs every target for 10 s."
+over 10 s is left in target/fuzz/artifacts/TARGET (a crash or leak minimized\n\
+beside it), and the command exits non-zero. Prints executions and coverage per\n\
+target at the end. `cargo test` runs every committed input through its check\n\
+(fuzz/tests/corpus.rs)."
     )]
     Fuzz {
         /// One target (every target without)

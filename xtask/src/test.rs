@@ -155,14 +155,6 @@ pub fn run(systems: &[String]) -> Result<()> {
         ));
     }
 
-    // Every fuzz target for a few seconds, from its committed seeds.
-    if pkgs.is_empty() || pkgs.iter().any(|p| p == "fuzz") {
-        steps.push((
-            "fuzz: every target for 10 s (cargo fuzz, AddressSanitizer)",
-            Step::Fn(crate::fuzz::smoke),
-        ));
-    }
-
     let mut results = Vec::new();
     for (name, step) in steps {
         eprintln!("\n== {name}");
