@@ -31,6 +31,10 @@ fn printed(list: rush::ast::List) -> Vec<u8> {
 /// prints the same: the printer's text means the tree it came from.
 pub fn rush_unparse(data: &[u8]) {
     let Ok(list) = parsed(data) else { return };
+    if list.items.is_empty() {
+        // No command: a function needs one (`f () { }` is not shell).
+        return;
+    }
     let once = printed(list);
     let again = match parsed(&once) {
         Ok(l) => l,
