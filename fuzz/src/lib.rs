@@ -5,6 +5,7 @@
 
 mod greppy;
 mod rush;
+pub mod shgen;
 mod termio;
 
 pub use crate::greppy::{greppy_flags, greppy_frames, greppy_index, greppy_plan};

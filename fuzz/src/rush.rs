@@ -36,6 +36,12 @@ pub fn rush_unparse(data: &[u8]) {
         return;
     }
     let once = printed(list);
+    if contains(&once, b"coproc COPROC ") {
+        // bash prints `coproc cat` as `coproc COPROC cat` (so does rush,
+        // to print what bash prints), which reads back as the command
+        // `COPROC cat`: a known difference, on the list in fuzz/README.md.
+        return;
+    }
     let again = match parsed(&once) {
         Ok(l) => l,
         Err(e) => panic!(
@@ -63,6 +69,10 @@ pub fn rush_unparse(data: &[u8]) {
         String::from_utf8_lossy(&once),
         String::from_utf8_lossy(&twice)
     );
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
 }
 
 /// Variables for arithmetic: a few set, one that names itself (bash stops

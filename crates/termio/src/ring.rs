@@ -76,6 +76,20 @@ impl Ring {
         self.end += bytes.len() as u64;
     }
 
+    /// Where a client that lost bytes goes on: the window's start, or past
+    /// the continuation bytes there (at most three), so that it does not
+    /// take the rest of a character whose start it lost. Those bytes count
+    /// as lost with the rest.
+    fn resume_at(&self) -> u64 {
+        let cap = self.buf.len() as u64;
+        let mut at = self.start();
+        while at < self.end && at < self.start() + 3 && self.buf[(at % cap) as usize] & 0xC0 == 0x80
+        {
+            at += 1;
+        }
+        at
+    }
+
     /// What a client at `cursor` reads next: at most `max` bytes (or one
     /// whole character, if `max` is less), ending on a UTF-8 boundary. A
     /// cursor past the end reads nothing.
@@ -83,7 +97,7 @@ impl Ring {
         if cursor < self.start() {
             return Read::Lost {
                 from: cursor,
-                to: self.start(),
+                to: self.resume_at(),
             };
         }
         if cursor >= self.end {
@@ -195,6 +209,28 @@ mod tests {
         assert_eq!((r.start(), r.end()), (18, 28));
         assert_eq!(bytes(r.read(18, 100)), (b"6789ABCDEF".to_vec(), 28));
         assert_eq!(r.read(12, 100), Read::Lost { from: 12, to: 18 });
+    }
+
+    /// A client that lost the start of a character does not get its rest:
+    /// it goes on from the next character, and learns it lost the rest too.
+    #[test]
+    fn after_a_loss_reading_resumes_at_a_character() {
+        let mut r = Ring::new(8);
+        // Bytes 0-4 "ab€", 5-10 "€cde": the window keeps 3-10, and byte 3
+        // is inside the first €.
+        r.push("ab€".as_bytes());
+        r.push("€cde".as_bytes());
+        assert_eq!((r.start(), r.end()), (3, 11));
+        assert_eq!(r.read(0, 100), Read::Lost { from: 0, to: 5 });
+        assert_eq!(bytes(r.read(5, 100)), ("€cde".as_bytes().to_vec(), 11));
+        // The window at a character's first byte: nothing more is skipped.
+        r.push(b"fg");
+        assert_eq!(r.start(), 5);
+        assert_eq!(r.read(0, 100), Read::Lost { from: 0, to: 5 });
+        // Bytes that are not UTF-8 at all: at most three are skipped.
+        let mut raw = Ring::new(4);
+        raw.push(&[b'x', 0x80, 0x80, 0x80, 0x80, 0x80, b'y']);
+        assert_eq!(raw.read(0, 100), Read::Lost { from: 0, to: 6 });
     }
 
     /// Text of one- to four-byte characters, pushed in pieces cut at every

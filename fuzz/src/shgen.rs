@@ -1,0 +1,293 @@
+//! Small bash programs from a grammar: quoting, expansions, arrays,
+//! redirections and control flow, run by rush and by bash, whose outputs
+//! and statuses must agree. Every program ends (loops are bounded), reads
+//! nothing, and runs only builtins, in an empty folder of its own.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// A program's choices, from a seed.
+#[derive(Debug)]
+pub struct Gen {
+    rng: fastrand::Rng,
+    depth: u32,
+}
+
+const NAMES: &[&str] = &["a", "b", "x", "y1", "_z"];
+const LITERALS: &[&str] = &[
+    "w",
+    "two words",
+    "",
+    "*",
+    "a*b",
+    "-n",
+    "x=y",
+    "é",
+    "1",
+    "42",
+    "-3",
+    "tab\there",
+    "a:b:c",
+    "[x]",
+    "\\",
+    "$",
+    "'q'",
+    "\"d\"",
+];
+
+impl Gen {
+    pub fn new(seed: u64) -> Gen {
+        Gen {
+            rng: fastrand::Rng::with_seed(seed),
+            depth: 0,
+        }
+    }
+
+    fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
+        from[self.rng.usize(..from.len())]
+    }
+
+    fn name(&mut self) -> &'static str {
+        self.pick(NAMES)
+    }
+
+    /// A literal, quoted one of the ways the shell allows.
+    fn literal(&mut self) -> String {
+        let s = self.pick(LITERALS);
+        match self.rng.u8(..4) {
+            0 => format!("'{}'", s.replace('\'', "'\\''")),
+            1 => format!("\"{}\"", escape_double(s)),
+            2 => format!(
+                "$'{}'",
+                s.replace('\\', "\\\\")
+                    .replace('\'', "\\'")
+                    .replace('\t', "\\t")
+            ),
+            _ => s
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '_' || !c.is_ascii() {
+                        c.to_string()
+                    } else {
+                        format!("\\{c}")
+                    }
+                })
+                .collect(),
+        }
+    }
+
+    /// A parameter expansion.
+    fn param(&mut self) -> String {
+        let n = self.name();
+        let w = self.pick(&["w", "x", "*", "?", "a b"]);
+        match self.rng.u8(..14) {
+            0 => format!("${n}"),
+            1 => format!("${{{n}:-{w}}}"),
+            2 => format!("${{{n}:+{w}}}"),
+            3 => format!("${{#{n}}}"),
+            4 => format!("${{{n}#?}}"),
+            5 => format!("${{{n}%%{w}}}"),
+            6 => format!("${{{n}/w/{w}}}"),
+            7 => format!("${{{n}^^}}"),
+            8 => format!("${{{n}:1:2}}"),
+            9 => "${arr[@]}".into(),
+            10 => "${#arr[@]}".into(),
+            11 => format!("${{arr[{}]}}", self.rng.u8(..3)),
+            12 => "$?".into(),
+            _ => "$#".into(),
+        }
+    }
+
+    fn arith(&mut self) -> String {
+        let n = self.name();
+        let op = self.pick(&[
+            "+", "-", "*", "/", "%", "<<", "&", "|", "^", "==", "<", "&&",
+        ]);
+        let k = self.rng.i32(-3..20);
+        match self.rng.u8(..4) {
+            0 => format!("$(( {n} {op} {k} ))"),
+            1 => format!("$(( ({k} {op} 3) ? {n} : -1 ))"),
+            2 => format!("$(( {n} += {} ))", k.max(0)),
+            _ => format!("$(( {k} {op} {} ))", self.rng.i32(1..9)),
+        }
+    }
+
+    /// One word: literals, expansions and substitutions, quoted or not.
+    fn word(&mut self) -> String {
+        let parts = self.rng.usize(1..3);
+        let mut w = String::new();
+        for _ in 0..parts {
+            let part = match self.rng.u8(..10) {
+                0..=3 => self.literal(),
+                4..=5 => self.param(),
+                6 => format!("\"{}\"", self.param()),
+                7 => self.arith(),
+                8 if self.depth < 2 => {
+                    self.depth += 1;
+                    let inner = self.simple();
+                    self.depth -= 1;
+                    format!("\"$({inner})\"")
+                }
+                _ => format!("{{{},{}}}", self.pick(&["p", "q"]), self.pick(&["r", "s"])),
+            };
+            w.push_str(&part);
+        }
+        w
+    }
+
+    /// A command that prints its words one per line, brackets showing
+    /// where each field starts and ends.
+    fn simple(&mut self) -> String {
+        let n = self.rng.usize(0..4);
+        let words: Vec<String> = (0..n).map(|_| self.word()).collect();
+        match self.rng.u8(..8) {
+            0 => format!("{}={}", self.name(), self.word()),
+            1 => format!("arr=({})", words.join(" ")),
+            2 => format!("arr+=({})", self.word()),
+            3 => format!("echo {}", words.join(" ")),
+            4 => format!(
+                "{} <<< {}",
+                "read -r y1 _z; printf '[%s]' \"$y1\" \"$_z\"; echo",
+                self.word()
+            ),
+            5 => format!("test \"{}\" = \"{}\"", self.param(), self.param()),
+            6 => format!(
+                "[[ \"{}\" == {} ]]",
+                self.param(),
+                self.pick(&["w*", "*", "?", "a*b", "t*"])
+            ),
+            _ => format!("printf '<%s>' {}; echo", words.join(" ")),
+        }
+    }
+
+    /// A command: simple or compound, with a redirection now and then.
+    fn command(&mut self) -> String {
+        if self.depth >= 3 {
+            return self.simple();
+        }
+        self.depth += 1;
+        let c = match self.rng.u8(..12) {
+            0 => format!(
+                "if {}; then {}; else {}; fi",
+                self.simple(),
+                self.list(),
+                self.list()
+            ),
+            1 => format!(
+                "for {} in {}; do {}; done",
+                self.name(),
+                self.word(),
+                self.list()
+            ),
+            2 => format!(
+                "i=0; while (( i < {} )); do {}; i=$((i + 1)); done",
+                self.rng.u8(..3),
+                self.list()
+            ),
+            3 => format!(
+                "case {} in {}) {};; *) {};; esac",
+                self.word(),
+                self.pick(&["w", "*w*", "a|b", "[0-9]*", "''"]),
+                self.list(),
+                self.list()
+            ),
+            4 => format!("f() {{ {}; }}; f {}", self.list(), self.word()),
+            5 => format!("( {} )", self.list()),
+            6 => format!("{{ {}; }} >/dev/null", self.list()),
+            7 => format!("{} | {{ read -r a; echo \"$a\"; }}", self.simple()),
+            8 => format!(
+                "{} && {} || {}",
+                self.simple(),
+                self.simple(),
+                self.simple()
+            ),
+            9 => format!("! {}", self.simple()),
+            _ => self.simple(),
+        };
+        self.depth -= 1;
+        c
+    }
+
+    fn list(&mut self) -> String {
+        let n = self.rng.usize(1..3);
+        (0..n)
+            .map(|_| self.command())
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
+    /// A whole program: a few variables set, then commands, each line's
+    /// status printed.
+    pub fn program(&mut self) -> String {
+        let mut p = String::from("a='w x'; b=''; x='*'; arr=(one 'two three')\n");
+        for _ in 0..self.rng.usize(1..5) {
+            p.push_str(&self.command());
+            p.push_str("; echo \"s=$?\"\n");
+        }
+        p
+    }
+}
+
+fn escape_double(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            '"' | '\\' | '$' | '`' => format!("\\{c}"),
+            c => c.to_string(),
+        })
+        .collect()
+}
+
+/// What a shell did with a program.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    pub stdout: String,
+    pub status: Option<i32>,
+}
+
+/// Runs `program` with `shell -c` in `dir`, stdin empty, stderr dropped
+/// (messages are worded differently), in the C locale's UTF-8.
+pub fn run(shell: &Path, program: &str, dir: &Path) -> Outcome {
+    let out = Command::new(shell)
+        .arg("-c")
+        .arg(program)
+        .current_dir(dir)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("LC_ALL", "C.UTF-8")
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .expect("the shell starts");
+    Outcome {
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        status: out.status.code(),
+    }
+}
+
+/// The rush binary next to the test or fuzz binary's folder
+/// (`target/<profile>/rush`), or `$RUSH`.
+pub fn rush_binary() -> Option<std::path::PathBuf> {
+    if let Some(p) = std::env::var_os("RUSH") {
+        return Some(p.into());
+    }
+    let exe = std::env::current_exe().ok()?;
+    exe.ancestors()
+        .skip(1)
+        .take(3)
+        .map(|d| d.join("rush"))
+        .find(|p| p.is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn programs_are_deterministic_and_varied() {
+        let a = Gen::new(7).program();
+        assert_eq!(a, Gen::new(7).program());
+        let distinct: std::collections::BTreeSet<String> =
+            (0..50).map(|s| Gen::new(s).program()).collect();
+        assert!(distinct.len() >= 45);
+    }
+}
