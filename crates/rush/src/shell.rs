@@ -443,6 +443,12 @@ pub struct Shell {
     pub ran_job: bool,
     /// The last compound command failed on its own redirection.
     compound_redirect_failed: bool,
+    /// The flow of an expansion that failed in the last redirection (an
+    /// arithmetic error, say): a builtin, function or compound command,
+    /// whose redirections the shell itself performs, passes it on, so the
+    /// rest of the line is abandoned as bash abandons it; an external
+    /// command just fails.
+    redirect_flow: Option<Flow>,
 }
 
 /// One entry of the call stack.
@@ -627,6 +633,7 @@ impl Shell {
             exit_warned: false,
             ran_job: false,
             compound_redirect_failed: false,
+            redirect_flow: None,
             random_state: std::cell::Cell::new((pid as u32 ^ 0x9e37_79b9).max(1)),
             random_last: std::cell::Cell::new(0),
             subshell_level: 0,
@@ -2368,6 +2375,9 @@ impl Shell {
                 let saved = match self.redirect(redirects) {
                     Ok(s) => s,
                     Err(status) => {
+                        if let Some(f) = self.redirect_flow.take() {
+                            return Err(f);
+                        }
                         // The compound's own failure: `set -e` and the ERR
                         // trap apply to it (see `run_and_or`).
                         self.compound_redirect_failed = true;
@@ -3020,7 +3030,7 @@ impl Shell {
             } else {
                 match self.redirect(&cmd.redirects) {
                     Ok(saved) => Some(saved),
-                    Err(s) => return Ok(s),
+                    Err(s) => return self.redirect_flow.take().map_or(Ok(s), Err),
                 }
             };
             let mut failed = None;
@@ -3095,6 +3105,9 @@ impl Shell {
             let saved = match self.redirect(&cmd.redirects) {
                 Ok(s) => s,
                 Err(s) => {
+                    if let Some(f) = self.redirect_flow.take() {
+                        return Err(f);
+                    }
                     // A failed redirection ends the shell in POSIX mode
                     // only (bash).
                     return if self.opts.interactive || !self.opts.posix {
@@ -3168,7 +3181,7 @@ impl Shell {
         if crate::builtins::is_builtin(self, &name) {
             let saved = match self.redirect(&cmd.redirects) {
                 Ok(s) => s,
-                Err(s) => return Ok(s),
+                Err(s) => return self.redirect_flow.take().map_or(Ok(s), Err),
             };
             // `command exec >file`: exec alone, its redirections stay.
             if name == b"command" && argv.len() == 2 && argv[1] == b"exec" {
@@ -3956,7 +3969,7 @@ impl Shell {
         }
         let saved = match self.redirect(redirects) {
             Ok(s) => s,
-            Err(s) => return Ok(s),
+            Err(s) => return self.redirect_flow.take().map_or(Ok(s), Err),
         };
         let saved_f = if f.redirects.is_empty() {
             None
@@ -4592,6 +4605,7 @@ impl Shell {
     }
 
     fn redirect_all(&mut self, redirects: &[Redirect]) -> Result<Saved, i32> {
+        self.redirect_flow = None;
         let mut saved = Saved::default();
         for r in redirects {
             if let Err(msg) = self.redirect_one(r, &mut saved) {
@@ -4655,7 +4669,10 @@ impl Shell {
             // A here-string's word is one string, as an assignment's is:
             // no brace expansion, no splitting, no globbing.
             RedirTarget::Word(w) if r.op == RedirOp::HereString => {
-                self.expand_string(w).map_err(|_| None)?
+                self.expand_string(w).map_err(|f| {
+                    self.redirect_flow = Some(f);
+                    None
+                })?
             }
             RedirTarget::Word(w) => self.expand_redirect_target(w)?,
             RedirTarget::HereDoc(doc) => {
@@ -4868,7 +4885,10 @@ impl Shell {
         self.opts.noglob |= self.opts.posix && !self.opts.interactive;
         let fields = self.expand_words(std::slice::from_ref(w));
         self.opts.noglob = noglob;
-        let fields = fields.map_err(|_| None)?;
+        let fields = fields.map_err(|f| {
+            self.redirect_flow = Some(f);
+            None
+        })?;
         match fields.as_slice() {
             [one] => Ok(one.clone()),
             // bash names the word as written (`$x: ambiguous redirect`).

@@ -4528,3 +4528,33 @@ fn script_like_bash(text: &str, stdout: &str, status: i32) {
     std::fs::write(dir.path().join("s.sh"), text).unwrap();
     like_bash_in(dir.path(), &[], "$BASH s.sh", stdout, status);
 }
+
+/// An expansion error in the word of a redirection that the shell performs
+/// itself (a builtin's, a function's, a compound command's, an assignment
+/// alone's) abandons the rest of the line, as one in an argument does; an
+/// external command's redirection only fails that command. (Found by the
+/// rush-against-bash generator, fuzz/tests/rush_vs_bash.rs.)
+#[test]
+fn an_expansion_error_in_a_redirection_abandons_the_line_as_in_bash() {
+    for (script, out) in [
+        (
+            "a='w x'; echo <<< $((a/1)); echo same $?\necho next $?",
+            "next 1\n",
+        ),
+        (
+            "f() { :; }; f > $((1/0)); echo same $?\necho next $?",
+            "next 1\n",
+        ),
+        (
+            "{ :; } <<< $((1/0)); echo same $?\necho next $?",
+            "next 1\n",
+        ),
+        ("x=1 > $((1/0)); echo same $?\necho next $?", "next 1\n"),
+        (
+            "cat <<< $((1/0)); echo same $?\necho next $?",
+            "same 1\nnext 0\n",
+        ),
+    ] {
+        like_bash(script, &[], out, 0);
+    }
+}
