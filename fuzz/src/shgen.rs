@@ -179,11 +179,16 @@ impl Gen {
                 self.word(),
                 self.list()
             ),
-            2 => format!(
-                "i=0; while (( i < {} )); do {}; i=$((i + 1)); done",
-                self.rng.u8(..3),
-                self.list()
-            ),
+            // A counter of its own at each depth: a loop inside that
+            // reset an outer loop's counter would never end.
+            2 => {
+                let i = format!("i{}", self.depth);
+                format!(
+                    "{i}=0; while (( {i} < {} )); do {}; {i}=$(({i} + 1)); done",
+                    self.rng.u8(..3),
+                    self.list()
+                )
+            }
             3 => format!(
                 "case {} in {}) {};; *) {};; esac",
                 self.word(),
@@ -245,9 +250,13 @@ pub struct Outcome {
 }
 
 /// Runs `program` with `shell -c` in `dir`, stdin empty, stderr dropped
-/// (messages are worded differently), in the C locale's UTF-8.
+/// (messages are worded differently), in the C locale's UTF-8, for at most
+/// 10 s (`timeout -s KILL`: a program that does not end is a finding too,
+/// with the status 137).
 pub fn run(shell: &Path, program: &str, dir: &Path) -> Outcome {
-    let out = Command::new(shell)
+    let out = Command::new("timeout")
+        .args(["-s", "KILL", "10"])
+        .arg(shell)
         .arg("-c")
         .arg(program)
         .current_dir(dir)

@@ -6,9 +6,24 @@
 use fuzz::shgen::{Gen, run, rush_binary};
 use std::time::{Duration, Instant};
 
-/// Seeds tried, and the time they may take in all.
+/// Seeds tried, and the time they may take in all. A longer run:
+/// `RUSH_VS_BASH_SEEDS=400..100400 cargo test -p fuzz --test rush_vs_bash`
+/// (no time limit then).
 const SEEDS: u64 = 400;
 const BUDGET: Duration = Duration::from_secs(60);
+
+/// The seeds to run: `RUSH_VS_BASH_SEEDS=FROM..TO`, or the first [`SEEDS`]
+/// within [`BUDGET`].
+fn seeds() -> (std::ops::Range<u64>, Option<Duration>) {
+    let Ok(v) = std::env::var("RUSH_VS_BASH_SEEDS") else {
+        return (0..SEEDS, Some(BUDGET));
+    };
+    let (a, b) = v
+        .split_once("..")
+        .unwrap_or_else(|| panic!("RUSH_VS_BASH_SEEDS={v:?}: want FROM..TO"));
+    let n = |x: &str| -> u64 { x.trim().parse().unwrap_or_else(|e| panic!("{x:?}: {e}")) };
+    (n(a)..n(b), None)
+}
 
 /// Seeds whose programs differ, and why. Each is a difference to fix.
 const KNOWN: &[(u64, &str)] = &[(
@@ -32,8 +47,9 @@ fn rush_and_bash_agree_on_generated_programs() {
     let mut differ = Vec::new();
     let mut stale = Vec::new();
     let mut ran = 0;
-    for seed in 0..SEEDS {
-        if start.elapsed() > BUDGET {
+    let (range, budget) = seeds();
+    for seed in range {
+        if budget.is_some_and(|b| start.elapsed() > b) {
             break;
         }
         let program = Gen::new(seed).program();
