@@ -64,10 +64,13 @@ fn exchange(bytes: &[u8]) {
         match s.read(&mut sink) {
             Ok(0) => return,
             Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                panic!("the relay kept the connection open for {HANG:?}")
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
+            // A read timeout is `WouldBlock` on Linux (`TimedOut` elsewhere).
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
                 panic!("the relay kept the connection open for {HANG:?}")
             }
             Err(_) => return,
