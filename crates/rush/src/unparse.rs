@@ -528,6 +528,23 @@ impl Printer {
                 p.out.push(b' ');
             }
         };
+        // bash prints a command's redirections after its words, so
+        // `</dev/null do` (the command `do`) comes out as `do < /dev/null`,
+        // which reads back as the reserved word. A redirection before the
+        // word keeps it a command word; rush prints it there, only then.
+        let keyword_first = s.assigns.is_empty()
+            && !s.redirects.is_empty()
+            && s.words
+                .first()
+                .and_then(|w| w.as_plain())
+                .is_some_and(is_reserved);
+        if keyword_first {
+            // A here-document's body follows the whole command.
+            sep(self);
+            self.connection += 1;
+            self.redirects(&s.redirects);
+            self.connection -= 1;
+        }
         for a in &s.assigns {
             sep(self);
             self.assign(a);
@@ -536,9 +553,12 @@ impl Printer {
             sep(self);
             self.word(w, false);
         }
-        if !s.redirects.is_empty() {
+        if !s.redirects.is_empty() && !keyword_first {
             sep(self);
             self.redirects(&s.redirects);
+        }
+        if keyword_first && self.connection == 0 {
+            self.flush_deferred();
         }
     }
 

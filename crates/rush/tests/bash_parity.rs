@@ -175,6 +175,25 @@ g() ( echo sub )
 h() { x=1; } >/dev/null
 "#;
 
+/// A command whose name is a reserved word, made a command by a
+/// redirection before it (`</dev/null do`). bash prints it as
+/// `do < /dev/null`, which reads back as the reserved word, so its own
+/// `eval "$(declare -f f)"` fails; rush keeps the redirection first. Found
+/// by the `rush-unparse` fuzz target.
+#[test]
+fn declare_f_keeps_a_reserved_command_name_a_command() {
+    let r = dash_c(
+        "f() { </dev/null do; <<E done\nbody\nE\n echo after; }\n\
+         eval \"$(declare -f f)\" && declare -f f",
+        &[],
+    );
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    assert_eq!(
+        r.stdout,
+        "f () \n{ \n    < /dev/null do;\n    <<E done\nbody\nE\n\n    echo after\n}\n"
+    );
+}
+
 #[test]
 fn declare_f_prints_bodies_that_read_back() {
     let dir = tempfile::tempdir().unwrap();
