@@ -449,6 +449,10 @@ pub struct Shell {
     /// rest of the line is abandoned as bash abandons it; an external
     /// command just fails.
     redirect_flow: Option<Flow>,
+    /// The `exit` builtin ran, or `exec` failed: the shell leaves with that
+    /// status, as bash's `exit_shell` does, not by an error that abandons
+    /// the line (see [`Shell::run_subshell`]).
+    pub exit_builtin: bool,
 }
 
 /// One entry of the call stack.
@@ -634,6 +638,7 @@ impl Shell {
             ran_job: false,
             compound_redirect_failed: false,
             redirect_flow: None,
+            exit_builtin: false,
             random_state: std::cell::Cell::new((pid as u32 ^ 0x9e37_79b9).max(1)),
             random_last: std::cell::Cell::new(0),
             subshell_level: 0,
@@ -2779,7 +2784,21 @@ impl Shell {
                 }
                 self.become_subshell();
                 self.tail_ok = true;
+                self.exit_builtin = false;
                 let r = self.run_list(list);
+                // bash: when the subshell's whole body is one `!` pipeline,
+                // the `!` applies to the status of an error that abandoned
+                // it too (`( ! echo $((1/0)) )` exits 0), though not to
+                // `exit`'s or a failed `exec`'s (`execute_in_subshell`'s
+                // `invert`).
+                let r = match r {
+                    Err(Flow::Abort(_) | Flow::Exit(_))
+                        if !self.exit_builtin && is_one_inverted_pipeline(list) =>
+                    {
+                        Ok(0)
+                    }
+                    r => r,
+                };
                 self.exit_subshell(r)
             }
             Ok(sys::Forked::Parent(pid)) => {
@@ -5124,6 +5143,15 @@ fn is_pure_part(p: &Part) -> bool {
         Part::Arith(_) => false,
         Part::Param(p) => matches!(p.op, ParamOp::Plain | ParamOp::Length),
         _ => true,
+    }
+}
+
+/// Whether `list` is one `! pipeline` and nothing else (not in the
+/// background).
+fn is_one_inverted_pipeline(list: &List) -> bool {
+    match list.items.as_slice() {
+        [item] => !item.background && item.and_or.rest.is_empty() && item.and_or.first.bang,
+        _ => false,
     }
 }
 

@@ -4577,3 +4577,27 @@ fn an_expansion_error_in_a_redirection_abandons_the_line_as_in_bash() {
         like_bash(script, &[], out, 0);
     }
 }
+
+/// A subshell whose whole body is one `!` pipeline inverts the status of
+/// an error that abandoned that pipeline too, but not `exit`'s or a failed
+/// `exec`'s. Found by the generated programs of `fuzz/tests/rush_vs_bash.rs`
+/// (seed 42).
+#[test]
+fn a_negated_subshell_body_inverts_an_abandoned_status() {
+    for (script, out) in [
+        ("( ! echo $((1/0)) ); echo $?", "0\n"),
+        ("set -e; ( ! echo $((1/0)) ); echo $?", "0\n"),
+        ("( ! echo ${x:?} ); echo $?", "0\n"),
+        ("readonly r=1; ( ! r=2 ); echo $?", "0\n"),
+        ("( ! { echo $((1/0)); } ); echo $?", "0\n"),
+        ("( ! echo $((1/0)) && echo x ); echo $?", "1\n"),
+        ("( true; ! echo $((1/0)) ); echo $?", "1\n"),
+        ("( ! echo $((1/0)) | cat ); echo $?", "1\n"),
+        ("x=$( ! echo $((1/0)) ); echo $?", "1\n"),
+        ("( ! exit 3 ); echo $?", "3\n"),
+        ("f() { exit 5; }; ( ! f ); echo $?", "5\n"),
+        ("( ! exec /nonexistent ); echo $?", "127\n"),
+    ] {
+        like_bash(&format!("exec 2>/dev/null; {script}"), &[], out, 0);
+    }
+}

@@ -566,6 +566,7 @@ fn parse_status(sh: &mut Shell, name: &str, a: &[u8]) -> Result<i32, Flow> {
 }
 
 fn exit(sh: &mut Shell, argv: Args<'_>) -> Exec {
+    sh.exit_builtin = true;
     let status = match argv.get(1) {
         None => sh.status,
         Some(a) => parse_status(sh, "exit", a)?,
@@ -872,10 +873,11 @@ fn exec(sh: &mut Shell, argv: Args<'_>) -> Exec {
 }
 
 /// A failed `exec` ends a non-interactive shell, unless `shopt -s execfail`.
-fn exec_failed(sh: &Shell, status: i32) -> Exec {
+fn exec_failed(sh: &mut Shell, status: i32) -> Exec {
     if shopt_on(sh, "execfail") || sh.opts.interactive {
         Ok(status)
     } else {
+        sh.exit_builtin = true;
         Err(Flow::Exit(status))
     }
 }
