@@ -10,6 +10,7 @@ mod termio;
 
 pub use crate::greppy::{greppy_flags, greppy_frames, greppy_index, greppy_plan};
 pub use crate::rush::{rush_arith, rush_brace, rush_parse, rush_pattern, rush_unparse};
+pub use crate::shgen::rush_vs_bash;
 pub use crate::termio::{
     HOST, ORIGIN, TOKEN, termio_detector, termio_messages, termio_ring, termio_upgrade, termio_utf8,
 };
@@ -25,6 +26,7 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("rush-arith", rush_arith),
     ("rush-pattern", rush_pattern),
     ("rush-brace", rush_brace),
+    ("rush-vs-bash", rush_vs_bash),
     ("greppy-frames", greppy_frames),
     ("greppy-index", greppy_index),
     ("greppy-plan", greppy_plan),

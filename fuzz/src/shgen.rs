@@ -6,10 +6,14 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-/// A program's choices, from a seed.
+/// A program's choices, read from bytes: a fuzzer's (each choice one
+/// byte, so that a mutation of a byte changes one choice), or a seed's.
+/// When the bytes run out every choice is the first, so every input makes
+/// a program, and a short one.
 #[derive(Debug)]
 pub struct Gen {
-    rng: fastrand::Rng,
+    data: Vec<u8>,
+    pos: usize,
     depth: u32,
 }
 
@@ -36,15 +40,32 @@ const LITERALS: &[&str] = &[
 ];
 
 impl Gen {
+    /// The program of a seed: its choices from 4 KiB of the seed's
+    /// pseudo-random bytes.
     pub fn new(seed: u64) -> Gen {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        Gen::from_bytes((0..4096).map(|_| rng.u8(..)).collect())
+    }
+
+    pub fn from_bytes(data: Vec<u8>) -> Gen {
         Gen {
-            rng: fastrand::Rng::with_seed(seed),
+            data,
+            pos: 0,
             depth: 0,
         }
     }
 
+    /// A number in `range`, from the next bytes (the range's start when
+    /// there are none).
+    fn int<T: arbitrary::unstructured::Int>(&mut self, range: std::ops::RangeInclusive<T>) -> T {
+        let mut u = arbitrary::Unstructured::new(&self.data[self.pos..]);
+        let v = u.int_in_range(range.clone()).unwrap_or(*range.start());
+        self.pos = self.data.len() - u.len();
+        v
+    }
+
     fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
-        from[self.rng.usize(..from.len())]
+        from[self.int(0..=from.len() - 1)]
     }
 
     fn name(&mut self) -> &'static str {
@@ -54,7 +75,7 @@ impl Gen {
     /// A literal, quoted one of the ways the shell allows.
     fn literal(&mut self) -> String {
         let s = self.pick(LITERALS);
-        match self.rng.u8(..4) {
+        match self.int(0u8..=3) {
             0 => format!("'{}'", s.replace('\'', "'\\''")),
             1 => format!("\"{}\"", escape_double(s)),
             2 => format!(
@@ -80,7 +101,7 @@ impl Gen {
     fn param(&mut self) -> String {
         let n = self.name();
         let w = self.pick(&["w", "x", "*", "?", "a b"]);
-        match self.rng.u8(..14) {
+        match self.int(0u8..=13) {
             0 => format!("${n}"),
             1 => format!("${{{n}:-{w}}}"),
             2 => format!("${{{n}:+{w}}}"),
@@ -92,7 +113,7 @@ impl Gen {
             8 => format!("${{{n}:1:2}}"),
             9 => "${arr[@]}".into(),
             10 => "${#arr[@]}".into(),
-            11 => format!("${{arr[{}]}}", self.rng.u8(..3)),
+            11 => format!("${{arr[{}]}}", self.int(0u8..=2)),
             12 => "$?".into(),
             _ => "$#".into(),
         }
@@ -103,21 +124,21 @@ impl Gen {
         let op = self.pick(&[
             "+", "-", "*", "/", "%", "<<", "&", "|", "^", "==", "<", "&&",
         ]);
-        let k = self.rng.i32(-3..20);
-        match self.rng.u8(..4) {
+        let k = self.int(-3i32..=19);
+        match self.int(0u8..=3) {
             0 => format!("$(( {n} {op} {k} ))"),
             1 => format!("$(( ({k} {op} 3) ? {n} : -1 ))"),
             2 => format!("$(( {n} += {} ))", k.max(0)),
-            _ => format!("$(( {k} {op} {} ))", self.rng.i32(1..9)),
+            _ => format!("$(( {k} {op} {} ))", self.int(1i32..=8)),
         }
     }
 
     /// One word: literals, expansions and substitutions, quoted or not.
     fn word(&mut self) -> String {
-        let parts = self.rng.usize(1..3);
+        let parts = self.int(1usize..=2);
         let mut w = String::new();
         for _ in 0..parts {
-            let part = match self.rng.u8(..10) {
+            let part = match self.int(0u8..=9) {
                 0..=3 => self.literal(),
                 4..=5 => self.param(),
                 6 => format!("\"{}\"", self.param()),
@@ -138,9 +159,9 @@ impl Gen {
     /// A command that prints its words one per line, brackets showing
     /// where each field starts and ends.
     fn simple(&mut self) -> String {
-        let n = self.rng.usize(0..4);
+        let n = self.int(0usize..=3);
         let words: Vec<String> = (0..n).map(|_| self.word()).collect();
-        match self.rng.u8(..8) {
+        match self.int(0u8..=7) {
             0 => format!("{}={}", self.name(), self.word()),
             1 => format!("arr=({})", words.join(" ")),
             2 => format!("arr+=({})", self.word()),
@@ -166,7 +187,7 @@ impl Gen {
             return self.simple();
         }
         self.depth += 1;
-        let c = match self.rng.u8(..12) {
+        let c = match self.int(0u8..=11) {
             0 => format!(
                 "if {}; then {}; else {}; fi",
                 self.simple(),
@@ -185,7 +206,7 @@ impl Gen {
                 let i = format!("i{}", self.depth);
                 format!(
                     "{i}=0; while (( {i} < {} )); do {}; {i}=$(({i} + 1)); done",
-                    self.rng.u8(..3),
+                    self.int(0u8..=2),
                     self.list()
                 )
             }
@@ -214,7 +235,7 @@ impl Gen {
     }
 
     fn list(&mut self) -> String {
-        let n = self.rng.usize(1..3);
+        let n = self.int(1usize..=2);
         (0..n)
             .map(|_| self.command())
             .collect::<Vec<_>>()
@@ -225,7 +246,7 @@ impl Gen {
     /// status printed.
     pub fn program(&mut self) -> String {
         let mut p = String::from("a='w x'; b=''; x='*'; arr=(one 'two three')\n");
-        for _ in 0..self.rng.usize(1..5) {
+        for _ in 0..self.int(1usize..=4) {
             p.push_str(&self.command());
             p.push_str("; echo \"s=$?\"\n");
         }
@@ -285,6 +306,38 @@ pub fn rush_binary() -> Option<std::path::PathBuf> {
         .take(3)
         .map(|d| d.join("rush"))
         .find(|p| p.is_file())
+}
+
+/// The differential check on a fuzzer's bytes: the program they choose
+/// (see [`Gen`]), run by rush (`$RUSH`, or beside this binary) and by
+/// `/bin/bash` in an empty folder, must print the same and exit the same.
+pub fn rush_vs_bash(data: &[u8]) {
+    let rush = rush_binary().expect("rush is built: set RUSH to its path");
+    let program = Gen::from_bytes(data.to_vec()).program();
+    let dir = tempfile::tempdir().expect("a folder");
+    let ours = run(&rush, &program, dir.path());
+    let theirs = run(Path::new("/bin/bash"), &program, dir.path());
+    assert!(
+        ours == theirs,
+        "rush and bash differ on:\n{program}--- rush ({:?}):\n{}--- bash ({:?}):\n{}",
+        ours.status,
+        ours.stdout,
+        theirs.status,
+        theirs.stdout
+    );
+}
+
+/// The rush binary for a test: beside it, or built now with `cargo`
+/// (a test's `env!("CARGO")`).
+pub fn rush_for_test(cargo: &str) -> std::path::PathBuf {
+    rush_binary().unwrap_or_else(|| {
+        let st = Command::new(cargo)
+            .args(["build", "-q", "-p", "rush"])
+            .status()
+            .expect("cargo runs");
+        assert!(st.success(), "cargo build -p rush failed");
+        rush_binary().expect("rush is built")
+    })
 }
 
 #[cfg(test)]

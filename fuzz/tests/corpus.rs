@@ -12,6 +12,8 @@ fn every_committed_input_passes_its_check() {
         default(info);
         std::process::abort();
     }));
+    // rush-vs-bash runs the rush binary, which it finds beside this test.
+    fuzz::shgen::rush_for_test(env!("CARGO"));
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
     let mut ran = 0;
     for (name, check) in fuzz::TARGETS {

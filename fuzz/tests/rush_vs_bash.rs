@@ -3,7 +3,7 @@
 //! outputs and statuses must be the same, or the seed is on the list of
 //! known differences below (which changes whenever the grammar does).
 
-use fuzz::shgen::{Gen, run, rush_binary};
+use fuzz::shgen::{Gen, run, rush_for_test};
 use std::time::{Duration, Instant};
 
 /// Seeds tried, and the time they may take in all. A longer run:
@@ -30,14 +30,7 @@ const KNOWN: &[(u64, &str)] = &[];
 
 #[test]
 fn rush_and_bash_agree_on_generated_programs() {
-    let rush = rush_binary().unwrap_or_else(|| {
-        let st = std::process::Command::new(env!("CARGO"))
-            .args(["build", "-q", "-p", "rush"])
-            .status()
-            .expect("cargo runs");
-        assert!(st.success());
-        rush_binary().expect("rush is built")
-    });
+    let rush = rush_for_test(env!("CARGO"));
     let bash = std::path::Path::new("/bin/bash");
     let start = Instant::now();
     let mut differ = Vec::new();

@@ -9,7 +9,7 @@
 //! `cargo test` (fuzz/tests/corpus.rs) then runs it every time.
 
 use crate::cmd::{self, cargo};
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, bail, ensure};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -81,7 +81,32 @@ fn cargo_fuzz(verb: &str, target: &str) -> Command {
     c.env_remove("RUSTUP_TOOLCHAIN")
         .env_remove("CARGO")
         .env_remove("RUSTC");
+    if target == "rush-vs-bash" {
+        c.env("RUSH", rush_release());
+    }
     c
+}
+
+/// The rush that `rush-vs-bash` runs against bash: the one users install.
+fn rush_release() -> PathBuf {
+    crate::target_dir().join("release").join("rush")
+}
+
+/// What a target runs besides itself, built first.
+fn prepare(target: &str) -> Result<()> {
+    if target == "rush-vs-bash" {
+        cmd::run(
+            cargo()
+                .current_dir(crate::root())
+                .args(["build", "--release", "-p", "rush"]),
+        )?;
+        ensure!(
+            rush_release().is_file(),
+            "{} is not there",
+            rush_release().display()
+        );
+    }
+    Ok(())
 }
 
 /// Real programs no one here wrote, read-only beside the seeds: for the
@@ -106,7 +131,12 @@ fn extra_corpora(target: &str) -> Vec<PathBuf> {
 /// AddressSanitizer an input that reaches the cap (`x{a,{{0..99999999}o}y`)
 /// takes about 30 s: linear work, not a hang.
 fn timeout(target: &str) -> u32 {
-    if target == "rush-brace" { 90 } else { 10 }
+    match target {
+        "rush-brace" => 90,
+        // Each shell may run a program for 10 s (`timeout -s KILL`).
+        "rush-vs-bash" => 30,
+        _ => 10,
+    }
 }
 
 /// Runs `target` for `seconds`; a finding is minimized and reported as an
@@ -118,6 +148,7 @@ pub fn run_target(target: &str, seconds: u64) -> Result<Reached> {
     std::fs::create_dir_all(&artifacts)?;
     let seeds = crate::root().join("fuzz").join("corpus").join(target);
     let log = fuzz_dir().join(format!("{target}.log"));
+    prepare(target)?;
     let mut c = cargo_fuzz("run", target);
     c.arg(&corpus).arg(&seeds).args(extra_corpora(target));
     c.arg("--")
