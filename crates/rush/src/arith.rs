@@ -250,14 +250,15 @@ pub fn number(t: &[u8]) -> Result<i64> {
             return said("invalid integer constant");
         }
         (b, &t[h + 1..])
-    } else if t.len() > 2 && (t.starts_with(b"0x") || t.starts_with(b"0X")) {
+    } else if t.starts_with(b"0x") || t.starts_with(b"0X") {
+        // `0x` alone is 0 (bash's strlong reads no digit after it).
         (16, &t[2..])
     } else if t.len() > 1 && t[0] == b'0' {
         (8, &t[1..])
     } else {
         (10, t)
     };
-    if digits.is_empty() {
+    if digits.is_empty() && base != 16 {
         return bad();
     }
     let mut v: i64 = 0;
@@ -727,10 +728,27 @@ fn eval_nested(text: &[u8], ev: &mut Eval<'_>) -> Result<i64> {
     })
 }
 
+thread_local! {
+    /// Evaluations under way on this thread: one may start another through
+    /// a subscript (`x='y[x]'; $((x))`), which [`Eval`]'s depth does not
+    /// see.
+    static NESTED: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
 /// Evaluates an (already expanded) arithmetic expression. An empty one is 0.
 pub fn eval(text: &[u8], env: &mut dyn Env) -> Result<i64> {
+    let nested = NESTED.get();
+    if nested >= MAX_RECURSION {
+        return err(format!(
+            "{}: expression recursion level exceeded",
+            String::from_utf8_lossy(skip_blanks(text))
+        ));
+    }
+    NESTED.set(nested + 1);
     let mut ev = Eval { env, depth: 0 };
-    eval_nested(text, &mut ev)
+    let r = eval_nested(text, &mut ev);
+    NESTED.set(nested);
+    r
 }
 
 #[cfg(test)]

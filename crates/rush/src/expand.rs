@@ -987,7 +987,14 @@ impl Shell {
         if let Some(Value::Assoc(_)) = self.vars.value(name) {
             return Ok(Key::Name(sub.to_vec()));
         }
-        let i = self.arith(sub)?;
+        let i = self.arith(sub).inspect_err(|f| {
+            // bash's array_expand_index: an error in an index throws away
+            // all the text being run (`top_level_cleanup`), not just the
+            // line: the rest of `-c`, of eval's or source's text.
+            if matches!(f, Flow::Abort(_)) {
+                self.discard_text = true;
+            }
+        })?;
         if i < 0 {
             let len = match self.value_of(name).as_deref() {
                 Some(Value::Indexed(m)) => m.keys().next_back().map_or(0, |k| k + 1),

@@ -46,6 +46,10 @@ pub struct ParseError {
     /// abandons the rest of the line (status 1) and reads on from the next
     /// line, except in a POSIX shell that is not interactive.
     pub discard_line: bool,
+    /// It is inside a command substitution, `$(…)`: in `-c`, `eval` and
+    /// `source` text bash then leaves the shell, as after a fatal
+    /// expansion error (127 at the top of `-c`, 1 elsewhere).
+    pub in_comsub: bool,
 }
 
 type Result<T> = std::result::Result<T, ParseError>;
@@ -429,6 +433,7 @@ impl<'s> Parser<'s> {
             at_eof: false,
             offending: None,
             discard_line: false,
+            in_comsub: false,
         })
     }
 
@@ -439,6 +444,7 @@ impl<'s> Parser<'s> {
             at_eof: true,
             offending: None,
             discard_line: false,
+            in_comsub: false,
         })
     }
 
@@ -451,6 +457,7 @@ impl<'s> Parser<'s> {
             at_eof: true,
             offending: None,
             discard_line: false,
+            in_comsub: false,
         })
     }
 
@@ -2308,7 +2315,10 @@ impl<'s> Parser<'s> {
                 // The commands inside read words of their own: the word
                 // around keeps its blanks (`a[$(echo 1) + 1]=x`).
                 let outer = std::mem::take(&mut self.literal_until);
-                let list = self.paren_list();
+                let list = self.paren_list().map_err(|e| ParseError {
+                    in_comsub: true,
+                    ..e
+                });
                 self.literal_until = outer;
                 Ok(Part::CommandSub(Rc::new(list?)))
             }

@@ -360,6 +360,11 @@ pub struct Shell {
     pub arith_flow: Option<Flow>,
     /// The last arithmetic failed in a subscript ([`Shell::arith_flow`]).
     pub subscript_failed: bool,
+    /// An array index failed to evaluate: the [`Flow::Abort`] on its way
+    /// throws away the text being run, not only the line (bash's
+    /// `top_level_cleanup`): eval and source pass it on, and the top of
+    /// `-c` leaves with it.
+    pub discard_text: bool,
     /// The text of the arguments of the `unset`, `read`, `printf`, `wait`
     /// or `test` about to run that were written unquoted as elements
     /// (`unset a[$k]`): unset does not expand their subscripts again, the
@@ -648,6 +653,7 @@ impl Shell {
             arith_name: None,
             arith_flow: None,
             subscript_failed: false,
+            discard_text: false,
             literal_args: Vec::new(),
             stdin_redirected: 0,
             disabled_builtins: Default::default(),
@@ -1316,6 +1322,7 @@ impl Shell {
                     // In -c mode, a last command that is external may replace
                     // the shell.
                     self.tail_ok = tail_exec && parser.at_end() && self.traps.is_empty();
+                    self.discard_text = false;
                     let r = self.run_list(&list);
                     self.tail_ok = false;
                     match r {
@@ -1338,6 +1345,12 @@ impl Shell {
                         }
                         Err(Flow::Abort(s)) => {
                             self.status = s;
+                            if std::mem::take(&mut self.discard_text)
+                                && self.opts.command_mode
+                                && !self.opts.interactive
+                            {
+                                return s;
+                            }
                             if !self.opts.interactive {
                                 parser.resume_lines_at(self.line);
                             }
@@ -1352,7 +1365,14 @@ impl Shell {
                 }
                 Err(e) => {
                     self.syntax_error(&e);
-                    self.status = if e.discard_line { 1 } else { 2 };
+                    self.status = if e.discard_line {
+                        1
+                    } else if e.in_comsub && self.opts.command_mode && !self.opts.interactive {
+                        // bash reads `-c` text as it reads eval's.
+                        127
+                    } else {
+                        2
+                    };
                     return self.status;
                 }
             }
@@ -1639,8 +1659,9 @@ impl Shell {
                     status = match self.run_list(&list) {
                         // An expansion error abandons the command; the
                         // text goes on with the next one (bash's DISCARD
-                        // in eval, source and traps).
-                        Err(Flow::Abort(s)) => s,
+                        // in eval, source and traps), unless it threw
+                        // away all text ([`Shell::discard_text`]).
+                        Err(Flow::Abort(s)) if !self.discard_text => s,
                         r => r?,
                     };
                     self.status = status;
@@ -1658,8 +1679,17 @@ impl Shell {
                         e.line += eof_lines(text);
                     }
                     // In eval, source and traps a syntax error is the
-                    // command's failure (status 2), not the shell's end.
+                    // command's failure (status 2), not the shell's end;
+                    // but one inside `$(…)` ends a shell that is not
+                    // interactive, as a fatal expansion error does.
                     self.syntax_error(&e);
+                    if e.in_comsub && !self.opts.interactive {
+                        return Err(if self.opts.command_mode && !self.subshell {
+                            Flow::Exit(127)
+                        } else {
+                            Flow::Exit(1)
+                        });
+                    }
                     return Ok(2);
                 }
             }

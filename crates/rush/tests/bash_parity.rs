@@ -4601,3 +4601,51 @@ fn a_negated_subshell_body_inverts_an_abandoned_status() {
         like_bash(&format!("exec 2>/dev/null; {script}"), &[], out, 0);
     }
 }
+
+/// Found by the generated programs of `fuzz/tests/rush_vs_bash.rs`:
+/// `0x` alone is 0; a variable whose value names it again through a
+/// subscript (`x='y[x]'`) is an error, not a stack overflow (rush crashed
+/// with SIGSEGV); a syntax error inside `$(…)` of `-c` or `eval` text ends
+/// the shell (127 at the top of `-c`, 1 in a subshell), as bash does.
+#[test]
+fn arithmetic_and_substitution_corners_found_by_generated_programs() {
+    like_bash(
+        "_z=0x; echo $((_z < 13)) $((0x)) $((0X + 1))",
+        &[],
+        "1 0 1\n",
+        0,
+    );
+    like_bash(
+        "exec 2>/dev/null; x='y[x]'; ( echo $(( x )) ); echo $?; x='x=y[x]'; ( : $(( x )) ); echo $?",
+        &[],
+        "1\n1\n",
+        0,
+    );
+    like_bash("exec 2>/dev/null; echo $(if); echo after", &[], "", 127);
+    like_bash(
+        "exec 2>/dev/null; eval 'echo $(if)'; echo after",
+        &[],
+        "",
+        127,
+    );
+    like_bash(
+        "exec 2>/dev/null; ( eval 'echo $(if)' ); echo $?; eval 'echo )'; echo $?",
+        &[],
+        "1\n2\n",
+        0,
+    );
+    // An error in an array index throws away the rest of the text: all
+    // of `-c` (status 1); in a subshell, the subshell.
+    like_bash(
+        "exec 2>/dev/null; x='*'; ( echo ${a[x]}; echo in ); echo $?\n(( a[x] )); echo same\necho after",
+        &[],
+        "1\n",
+        1,
+    );
+    like_bash(
+        "exec 2>/dev/null; x='*'; eval 'a[x]=1; echo same'\necho after",
+        &[],
+        "",
+        1,
+    );
+}

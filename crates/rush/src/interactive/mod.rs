@@ -378,6 +378,7 @@ fn run_lists(sh: &mut Shell, lists: &[crate::ast::List]) -> Option<i32> {
             }
             Err(Flow::Abort(s)) => {
                 sh.status = s;
+                sh.discard_text = false;
                 break;
             }
             Err(Flow::Return(s)) => sh.status = s,
