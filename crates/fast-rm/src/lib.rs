@@ -145,10 +145,20 @@ pub fn run(cli: &Cli, inv: Invocation) -> i32 {
         // (The refusals of `.`, `..` and `/` are worded by -r, as rm's.)
         match safety::check(arg, cli.force, preserve, cli.recursive) {
             Ok(c) if c.is_dir && !recursive && !cli.dir => {
-                let path = std::path::Path::new(arg);
+                let path = &safety::shown(arg);
                 reporter.fail(
                     path,
                     format!("cannot remove {}: Is a directory", report::quote(path)),
+                );
+            }
+            // rm -d looks into a directory before it removes it, and says
+            // it is not empty even where the kernel's rmdir would say
+            // "Permission denied" (its parent not writable).
+            Ok(c) if c.is_dir && !recursive && safety::has_entries(arg) => {
+                let path = &safety::shown(arg);
+                reporter.fail(
+                    path,
+                    format!("cannot remove {}: Directory not empty", report::quote(path)),
                 );
             }
             Ok(c) => engine.remove(c.root),

@@ -8,7 +8,7 @@ use rustix::fs::{AtFlags, CWD, FileType};
 use rustix::io::Errno;
 use std::ffi::{CString, OsStr};
 use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Why an argument is not removed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,7 +41,7 @@ pub fn check(
     preserve: Option<PreserveRoot>,
     recursive: bool,
 ) -> Result<Checked, Refusal> {
-    let shown = Path::new(arg);
+    let shown = &shown(arg);
     let bytes = arg.as_bytes();
     if bytes.is_empty() {
         return Err(err("cannot remove '': No such file or directory".into()));
@@ -91,6 +91,19 @@ pub fn check(
         }
     };
     let is_dir = FileType::from_raw_mode(st.st_mode) == FileType::Directory;
+    // `file/`, `dangling-link/`: a name with a slash after it must be a
+    // directory, and rm keeps what is not one ("Not a directory"; silent
+    // under -f). A link to a directory is handled below: the link goes.
+    let slashed = !is_root_spelling && bytes.len() > trimmed.len();
+    if slashed && !is_dir && !names_a_directory(path) {
+        if force {
+            return Err(Refusal::Missing);
+        }
+        return Err(err(format!(
+            "cannot remove {}: Not a directory",
+            quote(shown)
+        )));
+    }
     if is_dir && preserve.is_some() {
         let root = rustix::fs::stat("/")
             .map_err(|e| err(format!("cannot stat '/': {}", describe(&e.into()))))?;
@@ -139,7 +152,7 @@ pub fn check(
     let base = CString::new(base)
         .map_err(|_| err(format!("cannot remove {}: invalid name", quote(shown))))?;
     // `rm -v a///` says "removed directory 'a/'": one slash is shown.
-    let slashes = usize::from(!is_root_spelling && bytes.len() > trimmed.len());
+    let slashes = usize::from(slashed);
     let root =
         Root::new(parent, prefix.to_vec(), base, is_dir, st.st_dev, slashes).map_err(|e| {
             err(format!(
@@ -149,4 +162,28 @@ pub fn check(
             ))
         })?;
     Ok(Checked { root, is_dir })
+}
+
+/// Whether `path`, links followed, is a directory.
+fn names_a_directory(path: &Path) -> bool {
+    rustix::fs::statat(CWD, path, AtFlags::empty())
+        .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Directory)
+}
+
+/// Whether the directory `path` has an entry, as far as it can be read
+/// (an unreadable one is not known to have any).
+pub fn has_entries(path: &OsStr) -> bool {
+    std::fs::read_dir(path).is_ok_and(|mut d| matches!(d.next(), Some(Ok(_))))
+}
+
+/// An argument as rm's messages show it: trailing slashes made one
+/// (gnulib's `fts_open` trims them so).
+pub fn shown(arg: &OsStr) -> PathBuf {
+    let bytes = arg.as_bytes();
+    let end = bytes.iter().rposition(|&b| b != b'/').map_or(0, |i| i + 1);
+    if end == 0 || end + 1 >= bytes.len() {
+        // `/`, `///`, no slash or one: as given.
+        return PathBuf::from(arg);
+    }
+    PathBuf::from(OsStr::from_bytes(&bytes[..=end]))
 }

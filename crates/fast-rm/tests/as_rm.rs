@@ -26,11 +26,15 @@ struct Out {
 
 /// Runs `rm` found in `bin` (so that its name is `rm`, as when typed).
 fn run(bin: &Path, dir: &Path, args: &[&str], input: &str) -> Out {
+    run_in_locale(bin, dir, args, input, "C")
+}
+
+fn run_in_locale(bin: &Path, dir: &Path, args: &[&str], input: &str, locale: &str) -> Out {
     let mut child = Command::new("rm")
         .args(args)
         .env("PATH", bin)
         .current_dir(dir)
-        .env("LC_ALL", "C")
+        .env("LC_ALL", locale)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -168,4 +172,91 @@ fn help_under_the_name_rm_speaks_of_rm() {
         "{}",
         out.stdout
     );
+}
+
+/// Names are quoted in messages as GNU rm quotes them (gnulib's
+/// shell-escape style), in the C locale and in a UTF-8 one. Found by
+/// tests/random_trees.rs: fast-rm wrote `'new\nline'` where rm writes
+/// `'new'$'\n''line'`.
+#[test]
+fn names_are_quoted_as_rm_quotes_them() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let names: &[&[u8]] = &[
+        b"plain",
+        b"two words",
+        b"it's",
+        b"it's $HOME",
+        b"new\nline",
+        b"tab\tend\t",
+        b"\xff\xfe",
+        "\u{e9}t\u{e9}".as_bytes(),
+        b"back\\slash",
+        b"#hash",
+        b"~tilde",
+        b"{",
+        b"a{b}",
+        b"q?*[x]",
+        b"\x01ctl",
+        b"@at",
+    ];
+    let (bin, _) = as_rm();
+    for locale in ["C", "C.UTF-8"] {
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        for d in [a.path(), b.path()] {
+            for n in names {
+                fs::write(d.join(OsStr::from_bytes(n)), b"x").unwrap();
+            }
+        }
+        let mut args: Vec<&str> = vec!["-v"];
+        let ops: Vec<String> = names
+            .iter()
+            .map(|n| String::from_utf8_lossy(n).into_owned())
+            .collect();
+        // (The name that is not UTF-8 is left, and fails in both.)
+        for (n, o) in names.iter().zip(&ops) {
+            if std::str::from_utf8(n).is_ok() {
+                args.push(o);
+            }
+        }
+        args.push("missing\nname");
+        let gnu = run_in_locale(Path::new("/usr/bin"), a.path(), &args, "", locale);
+        let mine = run_in_locale(bin.path(), b.path(), &args, "", locale);
+        assert_eq!(mine, gnu, "LC_ALL={locale}");
+        // A name that is not UTF-8, in a directory removed with -rv.
+        for d in [a.path(), b.path()] {
+            fs::create_dir(d.join("d")).unwrap();
+            fs::write(d.join("d").join(OsStr::from_bytes(b"\xff\xfe")), b"x").unwrap();
+        }
+        let gnu = run_in_locale(Path::new("/usr/bin"), a.path(), &["-rv", "d"], "", locale);
+        let mine = run_in_locale(bin.path(), b.path(), &["-rv", "d"], "", locale);
+        assert_eq!(mine, gnu, "LC_ALL={locale}");
+    }
+}
+
+/// A name with a slash after it must be a directory: rm keeps a file, a
+/// dangling link or a link to a file so named ("Not a directory"; nothing
+/// said under -f). fast-rm removed them. Found by tests/random_trees.rs.
+#[test]
+fn a_trailing_slash_on_what_is_not_a_directory_keeps_it() {
+    let build = |d: &Path| {
+        fs::write(d.join("file"), b"x").unwrap();
+        std::os::unix::fs::symlink("nowhere", d.join("dangling")).unwrap();
+        std::os::unix::fs::symlink("file", d.join("lfile")).unwrap();
+        fs::create_dir(d.join("dir")).unwrap();
+    };
+    for flags in [&[][..], &["-f"], &["-r"], &["-rf"], &["-d"]] {
+        for op in [
+            "file/",
+            "dangling/",
+            "lfile/",
+            "file//",
+            "missing//",
+            "dir//",
+        ] {
+            let mut args = flags.to_vec();
+            args.push(op);
+            same_as_gnu(build, &args, "");
+        }
+    }
 }

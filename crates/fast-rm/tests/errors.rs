@@ -280,3 +280,32 @@ fn a_dry_run_predicts_the_sticky_bit() {
     );
     assert!(shared.join("roots").exists() && !shared.join("mine").exists());
 }
+
+/// `-d` on a directory that is not empty says so, as rm does (it looks
+/// before it removes), even where the kernel's rmdir would answer
+/// "Permission denied" first: its parent is not writable. Found by
+/// tests/random_trees.rs.
+#[test]
+fn dash_d_on_a_full_directory_says_not_empty_whatever_its_parent() {
+    for s in scratch() {
+        let base = s.path();
+        fs::set_permissions(base, fs::Permissions::from_mode(0o755)).unwrap();
+        fs::create_dir_all(base.join("ro/full/x")).unwrap();
+        fs::create_dir_all(base.join("ro/empty")).unwrap();
+        give_away(base);
+        fs::set_permissions(base.join("ro"), fs::Permissions::from_mode(0o555)).unwrap();
+        let r = as_nobody(base, &["-d", "ro/full", "ro/empty"]);
+        fs::set_permissions(base.join("ro"), fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(r.code, 1, "{r:?}");
+        let expected = if is_root() {
+            "fast-rm: cannot remove 'ro/full': Directory not empty\n\
+             fast-rm: cannot remove 'ro/empty': Permission denied\n"
+        } else {
+            // Not root: the parent's mode does not stop its owner... only
+            // the first line is certain.
+            "fast-rm: cannot remove 'ro/full': Directory not empty\n"
+        };
+        assert!(r.stderr.starts_with(expected), "{}", r.stderr);
+        assert!(base.join("ro/full/x").is_dir() && base.join("ro/empty").is_dir());
+    }
+}
