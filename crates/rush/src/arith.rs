@@ -561,7 +561,12 @@ impl Eval<'_> {
         if trimmed.is_empty() {
             return Ok(0);
         }
-        if let Ok(n) = trimmed.parse::<i64>() {
+        // A plain decimal number, the usual value, without the parser; not
+        // one with a leading 0, which is octal (`08` is an error).
+        let digits = trimmed.trim_start_matches(['+', '-']);
+        if !(digits.len() > 1 && digits.starts_with('0'))
+            && let Ok(n) = trimmed.parse::<i64>()
+        {
             return Ok(n);
         }
         // Evaluated as it is: an error shows its trailing blanks (bash).

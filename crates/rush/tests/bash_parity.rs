@@ -4615,6 +4615,14 @@ fn arithmetic_and_substitution_corners_found_by_generated_programs() {
         "1 0 1\n",
         0,
     );
+    // A variable's value with a leading 0 is octal: `08` is an error (rush
+    // read it as 8).
+    like_bash(
+        "exec 2>/dev/null; z=010; echo $((z)); z=08; echo $(( 1 ? z : -1 )); echo same\necho after",
+        &[],
+        "8\nafter\n",
+        0,
+    );
     like_bash(
         "exec 2>/dev/null; x='y[x]'; ( echo $(( x )) ); echo $?; x='x=y[x]'; ( : $(( x )) ); echo $?",
         &[],
