@@ -590,3 +590,36 @@ pyloop.run(main())
 """
     sends = syscall_calls(code, "sendto", "write", children=False)
     assert sends <= 50 * 2 + 20, sends
+
+
+def test_the_handshake_leaves_nothing_in_the_applications_write_buffer(loop):
+    # pyloop sends the handshake's last flight with the first read; until
+    # then it is not the application's to count. With a high-water mark of
+    # 1, asyncio's loop calls no pause_writing for a connection that wrote
+    # nothing (found by tests/test_fuzz_transports.py: pyloop counted the
+    # client's 80-byte Finished).
+    server_ctx, client_ctx = tls_contexts()
+    events = []
+
+    class W(asyncio.Protocol):
+        def pause_writing(self):
+            events.append("pause")
+
+        def resume_writing(self):
+            events.append("resume")
+
+    async def main():
+        srv = await loop.create_server(asyncio.Protocol, "127.0.0.1", 0, ssl=server_ctx)
+        port = srv.sockets[0].getsockname()[1]
+        tr, _ = await loop.create_connection(
+            W, "127.0.0.1", port, ssl=client_ctx, server_hostname="localhost"
+        )
+        size = tr.get_write_buffer_size()
+        tr.set_write_buffer_limits(high=1)
+        tr.close()
+        srv.close()
+        await srv.wait_closed()
+        return size
+
+    assert loop.run_until_complete(main()) == 0
+    assert events == []

@@ -13,7 +13,13 @@ pub const VERSIONS: &[&str] = &["3.11", "3.12", "3.13", "3.14", "3.14t"];
 
 /// What the tests need in a venv besides pyloop.
 /// uvicorn: a real server that takes pyloop as its loop factory.
-pub const TEST_PACKAGES: &[&str] = &["maturin>=1.7,<2", "pytest>=8", "uvicorn>=0.36"];
+/// hypothesis: the schedules of tests/test_fuzz_transports.py.
+pub const TEST_PACKAGES: &[&str] = &[
+    "maturin>=1.7,<2",
+    "pytest>=8",
+    "uvicorn>=0.36",
+    "hypothesis>=6",
+];
 
 pub fn dir() -> PathBuf {
     crate::target_dir().join("pyloop")

@@ -148,6 +148,11 @@ pub struct SslProtocol {
 
     write_backlog: VecDeque<Py<PyAny>>,
     write_buffer_size: usize,
+    /// The bytes of the handshake's last flight still in the outgoing BIO
+    /// (sent with the first read, see [`Self::do_handshake`]): not the
+    /// application's, so not in its write buffer size, as in asyncio,
+    /// which sends them before the application runs.
+    flight: usize,
 
     waiter: Option<Py<PyAny>>,
     app_protocol: Option<Py<PyAny>>,
@@ -451,6 +456,13 @@ impl SslProtocol {
         };
         match obj.bind(py).call_method0(intern!(py, "do_handshake")) {
             Ok(_) => {
+                let pending: usize = slf
+                    .borrow()
+                    .outgoing
+                    .bind(py)
+                    .getattr(intern!(py, "pending"))?
+                    .extract()?;
+                slf.borrow_mut().flight = pending;
                 // The handshake's last flight (a TLS 1.3 client's Finished,
                 // a server's session tickets) goes with the first read that
                 // on_handshake_complete schedules, which flushes whether or
@@ -785,6 +797,7 @@ impl SslProtocol {
         }
         let read = slf.borrow().outgoing_read.clone_ref(py);
         let data = read.bind(py).call0()?;
+        slf.borrow_mut().flight = 0;
         if data.len()? == 0 {
             return Ok(());
         }
@@ -1009,12 +1022,12 @@ impl SslProtocol {
 
     fn write_buffer_size(slf: Slf<'_, '_>) -> PyResult<usize> {
         let py = slf.py();
-        let (out, n) = {
+        let (out, n, flight) = {
             let t = slf.borrow();
-            (t.outgoing.clone_ref(py), t.write_buffer_size)
+            (t.outgoing.clone_ref(py), t.write_buffer_size, t.flight)
         };
         let pending: usize = out.bind(py).getattr(intern!(py, "pending"))?.extract()?;
-        Ok(pending + n)
+        Ok(pending.saturating_sub(flight) + n)
     }
 
     fn control_app_writing(slf: Slf<'_, '_>, ctx: Option<&Py<PyAny>>) -> PyResult<()> {
@@ -1181,6 +1194,7 @@ impl SslProtocol {
             extra: extra.unbind(),
             write_backlog: VecDeque::new(),
             write_buffer_size: 0,
+            flight: 0,
             waiter,
             app_protocol: None,
             app_is_buffer: false,
@@ -1317,6 +1331,7 @@ impl SslProtocol {
             let mut t = slf.borrow_mut();
             t.write_backlog.clear();
             t.write_buffer_size = 0;
+            t.flight = 0;
             t.conn_lost += 1;
             t.app_closed = true;
             // asyncio makes the app transport in `__init__` and drops it
