@@ -153,8 +153,9 @@ pub fn run(cli: &Cli, inv: Invocation) -> i32 {
             }
             // rm -d looks into a directory before it removes it, and says
             // it is not empty even where the kernel's rmdir would say
-            // "Permission denied" (its parent not writable).
-            Ok(c) if c.is_dir && !recursive && safety::has_entries(arg) => {
+            // "Permission denied" (its parent not writable), and of one
+            // it cannot read.
+            Ok(c) if c.is_dir && !recursive && safety::may_have_entries(arg) => {
                 let path = &safety::shown(arg);
                 reporter.fail(
                     path,

@@ -126,11 +126,12 @@ pub fn check(
         }
         if preserve == Some(PreserveRoot::All) {
             let up = Path::new(OsStr::from_bytes(trimmed)).join("..");
-            let parent_dev = rustix::fs::stat(&up).map(|p| p.st_dev).map_err(|e| {
+            // rm's words, without the reason.
+            let parent_dev = rustix::fs::stat(&up).map(|p| p.st_dev).map_err(|_| {
                 err(format!(
-                    "cannot stat {}: {}",
+                    "failed to stat {}: skipping {}",
                     quote(&up),
-                    describe(&e.into())
+                    quote(shown)
                 ))
             })?;
             if parent_dev != st.st_dev {
@@ -170,10 +171,11 @@ fn names_a_directory(path: &Path) -> bool {
         .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Directory)
 }
 
-/// Whether the directory `path` has an entry, as far as it can be read
-/// (an unreadable one is not known to have any).
-pub fn has_entries(path: &OsStr) -> bool {
-    std::fs::read_dir(path).is_ok_and(|mut d| matches!(d.next(), Some(Ok(_))))
+/// Whether the directory `path` may have an entry: it has one, or it
+/// cannot be read (rm -d then says "Directory not empty" too, without
+/// trying).
+pub fn may_have_entries(path: &OsStr) -> bool {
+    std::fs::read_dir(path).map_or(true, |mut d| d.next().is_some())
 }
 
 /// An argument as rm's messages show it: trailing slashes made one

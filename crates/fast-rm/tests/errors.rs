@@ -309,3 +309,35 @@ fn dash_d_on_a_full_directory_says_not_empty_whatever_its_parent() {
         assert!(base.join("ro/full/x").is_dir() && base.join("ro/empty").is_dir());
     }
 }
+
+/// More that tests/random_trees.rs found, as `nobody`: `-d` refuses a
+/// directory it cannot read ("Directory not empty", as rm, which does not
+/// try), and `--preserve-root=all` words a parent it cannot stat as rm
+/// does.
+#[test]
+fn unreadable_directories_under_d_and_preserve_root_all() {
+    if !is_root() {
+        return;
+    }
+    for s in scratch() {
+        let base = s.path();
+        fs::set_permissions(base, fs::Permissions::from_mode(0o755)).unwrap();
+        fs::create_dir(base.join("shut")).unwrap();
+        give_away(base);
+        fs::set_permissions(base.join("shut"), fs::Permissions::from_mode(0o000)).unwrap();
+        let r = as_nobody(base, &["-d", "shut"]);
+        assert_eq!(r.code, 1, "{r:?}");
+        assert_eq!(
+            r.stderr,
+            "fast-rm: cannot remove 'shut': Directory not empty\n"
+        );
+        assert!(base.join("shut").is_dir());
+        let r = as_nobody(base, &["-r", "--preserve-root=all", "shut"]);
+        assert_eq!(r.code, 1, "{r:?}");
+        assert_eq!(
+            r.stderr,
+            "fast-rm: failed to stat 'shut/..': skipping 'shut'\n"
+        );
+        fs::set_permissions(base.join("shut"), fs::Permissions::from_mode(0o755)).unwrap();
+    }
+}
