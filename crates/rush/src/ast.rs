@@ -236,6 +236,9 @@ pub struct HereDoc {
     /// `<<-`: leading tabs are stripped.
     pub strip_tabs: bool,
     pub body: OnceCell<Word>,
+    /// The body as written, which `declare -f` prints back as bash does
+    /// (backquotes stay backquotes, blanks inside `$( )` stay).
+    pub text: OnceCell<Vec<u8>>,
     /// The delimiter, quotes removed (`declare -f` prints it back).
     pub delim: Vec<u8>,
 }
@@ -299,8 +302,9 @@ pub enum Part {
     Double(Vec<Part>),
     /// `$name`, `${…}`.
     Param(Box<Param>),
-    /// `$(…)` and backticks.
-    CommandSub(Rc<List>),
+    /// `$(…)` and backticks; for backticks, the text between them as
+    /// written (`declare -f` prints it back unchanged, as bash does).
+    CommandSub(Rc<List>, Option<Rc<[u8]>>),
     /// `$((…))`: the expression as a word (expanded, then evaluated).
     Arith(Word),
     /// `name=(…)` as an argument of `declare`, `local` and the like.
@@ -343,7 +347,7 @@ impl Part {
                 out.push(b'$');
                 out.extend_from_slice(&p.name);
             }
-            Part::CommandSub(_)
+            Part::CommandSub(..)
             | Part::Arith(_)
             | Part::ArrayAssign(_)
             | Part::ProcSubst { .. } => {}

@@ -438,7 +438,7 @@ impl Shell {
                     f.saw_at = outer;
                 }
                 Part::Param(p) => self.expand_param(p, ctx, f)?,
-                Part::CommandSub(list) => {
+                Part::CommandSub(list, _) => {
                     let out = self.command_sub(list)?;
                     self.push_value(&out, ctx, f);
                 }
@@ -1777,7 +1777,7 @@ impl Shell {
                 Part::Lit(_)
                     | Part::Quoted(_)
                     | Part::Param(_)
-                    | Part::CommandSub(_)
+                    | Part::CommandSub(..)
                     | Part::Arith(_)
             );
             let text = match part {

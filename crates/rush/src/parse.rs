@@ -1525,6 +1525,7 @@ impl<'s> Parser<'s> {
                 quoted: word.has_quotes(),
                 strip_tabs,
                 body: Default::default(),
+                text: Default::default(),
                 delim: delim.clone(),
             });
             self.pending.push((doc.clone(), delim, self.line));
@@ -1606,6 +1607,7 @@ impl<'s> Parser<'s> {
                 break;
             }
         }
+        let _ = doc.text.set(body.clone());
         let word = if doc.quoted {
             Word {
                 parts: vec![Part::Quoted(body)],
@@ -2320,7 +2322,7 @@ impl<'s> Parser<'s> {
                     ..e
                 });
                 self.literal_until = outer;
-                Ok(Part::CommandSub(Rc::new(list?)))
+                Ok(Part::CommandSub(Rc::new(list?), None))
             }
             // `$[expr]`: bash's old spelling of `$((expr))`.
             b'[' => {
@@ -2435,6 +2437,7 @@ impl<'s> Parser<'s> {
     fn backtick(&mut self, dq: bool) -> Result<Part> {
         let mut text = Vec::new();
         let line = self.line;
+        let start = self.pos;
         loop {
             let Some(c) = self.bump() else {
                 return self.unclosed(line, "`");
@@ -2467,7 +2470,10 @@ impl<'s> Parser<'s> {
         let list = p.program();
         self.warnings.append(&mut p.warnings);
         self.depth -= 1;
-        Ok(Part::CommandSub(Rc::new(list?)))
+        // As written, for `declare -f`, which prints backquotes as bash
+        // does: unchanged.
+        let written = self.buf.get(start..self.pos - 1).map(Rc::from);
+        Ok(Part::CommandSub(Rc::new(list?), written))
     }
 
     /// After `$'`: the ANSI-C quoted string, decoded.

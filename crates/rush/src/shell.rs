@@ -5168,7 +5168,7 @@ pub(crate) fn is_executable_file(path: &CStr) -> bool {
 /// A part whose expansion runs nothing (no command substitution).
 fn is_pure_part(p: &Part) -> bool {
     match p {
-        Part::CommandSub(_) => false,
+        Part::CommandSub(..) => false,
         Part::Double(inner) => inner.iter().all(is_pure_part),
         Part::Arith(_) => false,
         Part::Param(p) => matches!(p.op, ParamOp::Plain | ParamOp::Length),

@@ -112,9 +112,21 @@ impl Printer {
     fn heredoc_bodies(&mut self, docs: Vec<Rc<HereDoc>>) {
         self.out.push(b'\n');
         for h in docs {
-            let body = h.body.get().map(|w| self.heredoc_body(w, h.quoted));
-            let body = body.unwrap_or_default();
+            let body = match h.text.get() {
+                Some(t) => t.clone(),
+                None => h
+                    .body
+                    .get()
+                    .map(|w| self.heredoc_body(w, h.quoted))
+                    .unwrap_or_default(),
+            };
             self.put(&body);
+            // A body that the end of the input closed has no newline of
+            // its own (it runs as if it had one); the delimiter needs a
+            // line to itself.
+            if !body.is_empty() && !body.ends_with(b"\n") {
+                self.out.push(b'\n');
+            }
             self.put(&h.delim);
             self.out.push(b'\n');
         }
@@ -688,6 +700,18 @@ impl Printer {
                 self.put(b"}");
                 continue;
             }
+            // A backslash at the very end of the input stays a literal
+            // backslash; printed before a blank it would escape it. Printed
+            // escaped, it means the same wherever it goes.
+            if let Part::Lit(b) = part
+                && !dq
+                && i + 1 == w.parts.len()
+                && b.iter().rev().take_while(|&&c| c == b'\\').count() % 2 == 1
+            {
+                self.put(b);
+                self.put(b"\\");
+                continue;
+            }
             self.part(part, dq);
         }
     }
@@ -725,7 +749,12 @@ impl Printer {
                 self.out.push(b'"');
             }
             Part::Param(p) => self.param(p, dq),
-            Part::CommandSub(list) => {
+            Part::CommandSub(_, Some(written)) => {
+                self.put(b"`");
+                self.put(written);
+                self.put(b"`");
+            }
+            Part::CommandSub(list, None) => {
                 self.put(b"$(");
                 self.inline(list);
                 self.put(b")");

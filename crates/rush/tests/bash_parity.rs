@@ -4657,3 +4657,16 @@ fn arithmetic_and_substitution_corners_found_by_generated_programs() {
         1,
     );
 }
+
+/// `declare -f` prints backquotes and here-document bodies as they were
+/// written, as bash does (rush printed `$(…)` for both, normalised).
+/// Found by the fuzz smoke's rush-unparse inputs.
+#[test]
+fn declare_f_keeps_backquotes_and_here_document_bodies_as_written() {
+    like_bash(
+        "f() { echo `date  +%s` \"`echo \\\"q\\\"`\" ${x:-`b`}; cat <<E\n`echo  hi`  $(  echo a ) ${y}\nE\n}\ndeclare -f f",
+        &[],
+        "f () \n{ \n    echo `date  +%s` \"`echo \\\"q\\\"`\" ${x:-`b`};\n    cat <<E\n`echo  hi`  $(  echo a ) ${y}\nE\n\n}\n",
+        0,
+    );
+}
