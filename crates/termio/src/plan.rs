@@ -183,6 +183,11 @@ pub struct Detector {
     /// The last `keep` bytes of text (escapes taken out), then the new
     /// chunk's text: what is searched.
     text: Vec<u8>,
+    /// Where in `text` the last marker found ends: the search starts there,
+    /// so that a marker never shares text with the one before it, however
+    /// the output was cut into reads (as one search of the whole output
+    /// finds them: leftmost first, without overlaps).
+    after: usize,
     /// The plan being read: its agent and text so far.
     plan: Option<(&'static str, Vec<u8>)>,
 }
@@ -214,6 +219,7 @@ impl Detector {
             keep,
             esc: Esc::Text,
             text: Vec::new(),
+            after: 0,
             plan: None,
         }
     }
@@ -295,19 +301,24 @@ impl Detector {
         let mut events = Vec::new();
         // Only matches that end in the new text: the others were found.
         let mut last = old;
+        let from = self.after.min(self.text.len());
+        let hay = &self.text[from..];
         let found: Vec<(usize, usize)> = match &self.packed {
             Some(p) => p
-                .find_iter(&self.text)
-                .filter(|m| m.end() > old)
-                .map(|m| (m.pattern().as_usize(), m.end()))
+                .find_iter(hay)
+                .map(|m| (m.pattern().as_usize(), from + m.end()))
+                .filter(|&(_, end)| end > old)
                 .collect(),
             None => self
                 .ac
-                .find_iter(&self.text)
-                .filter(|m| m.end() > old)
-                .map(|m| (m.pattern().as_usize(), m.end()))
+                .find_iter(hay)
+                .map(|m| (m.pattern().as_usize(), from + m.end()))
+                .filter(|&(_, end)| end > old)
                 .collect(),
         };
+        if let Some(&(_, end)) = found.last() {
+            self.after = end;
+        }
         for (p, end) in found {
             let (agent, kind, len) = {
                 let m = &self.markers[p];
@@ -320,6 +331,7 @@ impl Detector {
         self.keep_plan(last, self.text.len());
         let cut = self.text.len().saturating_sub(self.keep);
         self.text.drain(..cut);
+        self.after = self.after.saturating_sub(cut);
         events
     }
 
@@ -368,6 +380,25 @@ mod tests {
 
     /// A marker cut across chunks at every offset, or broken up by escape
     /// sequences of every kind, is found once.
+    /// "User approved Claude's plan mode on": the approval consumes
+    /// "plan", so "plan mode on" is not a marker, whether the output came
+    /// in one read or byte by byte (found by the fuzz smoke: the text kept
+    /// between reads let the second marker reuse the first's bytes).
+    #[test]
+    fn markers_never_share_text_however_the_reads_are_cut() {
+        let out = b"User approved Claude's plan\x1b[0m mode on (shift+tab)\r\n";
+        let whole = markers(&Detector::with_builtin_markers().feed(out));
+        assert_eq!(whole, [Kind::Approved]);
+        for n in 1..out.len() {
+            let mut d = Detector::with_builtin_markers();
+            let mut ev = Vec::new();
+            for c in out.chunks(n) {
+                ev.extend(d.feed(c));
+            }
+            assert_eq!(markers(&ev), whole, "reads of {n} bytes");
+        }
+    }
+
     #[test]
     fn markers_are_found_across_chunks_and_escapes() {
         let plain = b"  \xe2\x8f\xb8 plan mode on (shift+tab to cycle)\r\n".to_vec();
