@@ -25,8 +25,33 @@ fn seeds() -> (std::ops::Range<u64>, Option<Duration>) {
     (n(a)..n(b), None)
 }
 
-/// Seeds whose programs differ, and why. Each is a difference to fix.
-const KNOWN: &[(u64, &str)] = &[];
+/// Seeds whose programs differ, and why: bash's own bugs, which rush does
+/// not copy (fuzz/README.md lists them). Seeds 0..100000 were run; these
+/// are all that differ.
+const KNOWN: &[(u64, &str)] = &[
+    (1577, QUOTED_NULL),
+    (30482, QUOTED_NULL),
+    (32908, QUOTED_NULL),
+    (33116, QUOTED_NULL),
+    (38707, EAGER_ARITH),
+    (42699, QUOTED_NULL),
+    (49025, EAGER_ARITH),
+    (82471, QUOTED_NULL),
+    (94666, QUOTED_NULL),
+];
+
+/// bash 5.2 leaves a quoted-null marker in a `case` word where a quoted
+/// `${v^^}`, `${v,,}`, `${v/p/r}`, `${v#p}` or `${v:o:l}` of a set, empty
+/// `v` stands beside other text: `v=; case "${v^^}"2 in 2)` does not match
+/// in bash.
+const QUOTED_NULL: &str = "bash's quoted null in a case word (v=; case \"${v^^}\"2 in 2) fails)";
+
+/// bash evaluates each variable of an arithmetic expression as it reads
+/// its name, before it finds the expression's syntax error: with a='w x'
+/// and x='x=y[x]', `$((a))` fails in bash on x's recursion (which ends all
+/// of `-c`), in rush on the syntax of 'w x'.
+const EAGER_ARITH: &str =
+    "bash evaluates a variable while still parsing: another error comes first";
 
 #[test]
 fn rush_and_bash_agree_on_generated_programs() {
@@ -57,7 +82,7 @@ fn rush_and_bash_agree_on_generated_programs() {
             ));
         }
     }
-    assert!(ran >= 50, "only {ran} programs in {BUDGET:?}");
+    assert!(budget.is_none() || ran >= 50, "only {ran} programs in {BUDGET:?}");
     assert!(
         stale.is_empty(),
         "seeds {stale:?} agree now: take them off the list of known differences"
