@@ -238,10 +238,12 @@ mod tests {
     /// character (each decodes alone), and the frames make the text.
     #[test]
     fn no_frame_splits_a_character() {
-        let text = "aé€😀b€é😀😀x".repeat(3);
+        // Under Miri (`cargo +nightly miri test -p termio --lib ring::`),
+        // which interprets every step, one round of the text.
+        let text = "aé€😀b€é😀😀x".repeat(if cfg!(miri) { 1 } else { 3 });
         let all = text.as_bytes();
         for cut in 0..all.len() {
-            for max in 1..12 {
+            for max in 1..if cfg!(miri) { 6 } else { 12 } {
                 let mut r = Ring::new(256);
                 let mut got = Vec::new();
                 let mut cursor = 0;
