@@ -1137,6 +1137,16 @@ impl Shell {
                     .unwrap_or_default();
                 Ok((name, Subject::Many(list, i == b"*")))
             }
+            // `${#a[i]}` of an unset `a` is 0 without its index evaluated
+            // (bash: `x='*'; echo ${#a[x]}` prints 0, no error).
+            Some(_)
+                if matches!(p.op, ParamOp::Length)
+                    && !p.indirect
+                    && !self.opts.nounset
+                    && self.value_of(&name).is_none() =>
+            {
+                Ok((name, Subject::One(None)))
+            }
             Some(i) => {
                 let key = self.array_key(&name, &i)?;
                 if key.before_start() {
