@@ -82,7 +82,10 @@ fn rush_and_bash_agree_on_generated_programs() {
             ));
         }
     }
-    assert!(budget.is_none() || ran >= 50, "only {ran} programs in {BUDGET:?}");
+    assert!(
+        budget.is_none() || ran >= 50,
+        "only {ran} programs in {BUDGET:?}"
+    );
     assert!(
         stale.is_empty(),
         "seeds {stale:?} agree now: take them off the list of known differences"

@@ -4643,7 +4643,12 @@ fn arithmetic_and_substitution_corners_found_by_generated_programs() {
         0,
     );
     // `${#a[i]}` of an unset `a` is 0, its index not evaluated.
-    like_bash("x='*'; echo ${#a[x]} ${#a[1]}; echo same", &[], "0 0\nsame\n", 0);
+    like_bash(
+        "x='*'; echo ${#a[x]} ${#a[1]}; echo same",
+        &[],
+        "0 0\nsame\n",
+        0,
+    );
     // An error in an array index throws away the rest of the text: all
     // of `-c` (status 1); in a subshell, the subshell.
     like_bash(
