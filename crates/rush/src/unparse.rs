@@ -671,6 +671,14 @@ impl Printer {
     fn raw(&mut self, parts: &[Part], escape: bool) {
         for part in parts {
             match part {
+                // In arithmetic and subscripts quotes are text bash keeps
+                // (and its evaluator takes out, or refuses: `$((''))`).
+                Part::Single(b) if !escape => single(&mut self.out, b),
+                Part::Double(inner) if !escape => {
+                    self.out.push(b'"');
+                    self.raw(inner, escape);
+                    self.out.push(b'"');
+                }
                 Part::Lit(b) | Part::Single(b) => self.put(b),
                 Part::Quoted(b) if escape => {
                     for &c in b {
