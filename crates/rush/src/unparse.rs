@@ -661,13 +661,24 @@ impl Printer {
 
     fn heredoc_body(&self, w: &Word, quoted: bool) -> Vec<u8> {
         let mut p = Printer::default();
-        p.raw(&w.parts, !quoted);
+        if quoted {
+            // The body as it is: one quoted part.
+            for part in &w.parts {
+                match part {
+                    Part::Quoted(b) | Part::Lit(b) => p.put(b),
+                    other => p.part(other, true),
+                }
+            }
+        } else {
+            p.raw(&w.parts, true);
+        }
         p.out
     }
 
-    /// Parts whose quotes are implied by where they stand (arithmetic,
-    /// subscripts, here-document bodies): quoted text is written bare, with
-    /// `\`, `$` and backquotes escaped if `escape`.
+    /// Parts whose quotes are implied by where they stand: here-document
+    /// bodies (`escape`: quoted text bare, `\`, `$` and backquotes
+    /// escaped), arithmetic and subscripts (quotes kept, as bash keeps
+    /// them).
     fn raw(&mut self, parts: &[Part], escape: bool) {
         for part in parts {
             match part {
@@ -688,7 +699,16 @@ impl Printer {
                         self.out.push(c);
                     }
                 }
-                Part::Quoted(b) => self.put(b),
+                Part::Quoted(b) => {
+                    self.out.push(b'"');
+                    for &c in b {
+                        if matches!(c, b'\\' | b'$' | b'`' | b'"') {
+                            self.out.push(b'\\');
+                        }
+                        self.out.push(c);
+                    }
+                    self.out.push(b'"');
+                }
                 Part::Double(inner) => self.raw(inner, escape),
                 other => self.part(other, true),
             }
