@@ -677,8 +677,8 @@ impl Printer {
 
     /// Parts whose quotes are implied by where they stand: here-document
     /// bodies (`escape`: quoted text bare, `\`, `$` and backquotes
-    /// escaped), arithmetic and subscripts (quotes kept, as bash keeps
-    /// them).
+    /// escaped), arithmetic and subscripts (their text bare, quotes
+    /// written in it kept, as bash keeps them).
     fn raw(&mut self, parts: &[Part], escape: bool) {
         for part in parts {
             match part {
@@ -699,16 +699,8 @@ impl Printer {
                         self.out.push(c);
                     }
                 }
-                Part::Quoted(b) => {
-                    self.out.push(b'"');
-                    for &c in b {
-                        if matches!(c, b'\\' | b'$' | b'`' | b'"') {
-                            self.out.push(b'\\');
-                        }
-                        self.out.push(c);
-                    }
-                    self.out.push(b'"');
-                }
+                // The expression's own text (implicitly quoted): bare.
+                Part::Quoted(b) => self.put(b),
                 Part::Double(inner) => self.raw(inner, escape),
                 other => self.part(other, true),
             }
