@@ -201,7 +201,7 @@ impl Pattern {
 
     fn matches_exact(&self, s: &[u8]) -> bool {
         if self.ext {
-            FAILED.with(|f| f.borrow_mut().clear());
+            clear_memo();
             return walk(&self.toks, s);
         }
         matches_from(&self.toks, s)
@@ -236,7 +236,7 @@ impl Pattern {
             )) = self.toks.split_first()
                 && rest.first() == Some(&Tok::Byte(b'.'))
             {
-                FAILED.with(|f| f.borrow_mut().clear());
+                clear_memo();
                 if walk(rest, name) {
                     return true;
                 }
@@ -244,7 +244,7 @@ impl Pattern {
             let Some(toks) = dot_led(&self.toks) else {
                 return false;
             };
-            FAILED.with(|f| f.borrow_mut().clear());
+            clear_memo();
             return walk(&toks, name);
         }
         self.matches(name)
@@ -398,15 +398,30 @@ pub(crate) fn bracket_end(text: &[u8], quoted: &[bool], open: usize) -> Option<u
 }
 
 /// Whether `toks` match all of `s`, trying every split: for patterns with
-/// extglob groups.
+/// extglob groups. The splits that failed are remembered (by the tokens'
+/// and the text's place), so each pair is tried once: without that,
+/// `*+(*-t-|*-)x` against a long text took minutes.
 fn walk(toks: &[Tok], s: &[u8]) -> bool {
+    #[cfg(test)]
+    WALKS.with(|w| w.set(w.get() + 1));
     let Some((first, rest)) = toks.split_first() else {
         return s.is_empty();
     };
+    let split = |found: &dyn Fn() -> bool| {
+        let key = (toks.as_ptr() as usize, s.as_ptr() as usize, s.len());
+        if WALK_FAILED.with(|f| f.borrow().contains(&key)) {
+            return false;
+        }
+        let ok = found();
+        if !ok {
+            WALK_FAILED.with(|f| f.borrow_mut().insert(key));
+        }
+        ok
+    };
     match first {
-        Tok::Star => ends(s, 0).any(|j| walk(rest, &s[j..])),
+        Tok::Star => split(&|| ends(s, 0).any(|j| walk(rest, &s[j..]))),
         Tok::Ext { kind, alts } => {
-            ends(s, 0).any(|j| ext_matches(*kind, alts, &s[..j]) && walk(rest, &s[j..]))
+            split(&|| ends(s, 0).any(|j| ext_matches(*kind, alts, &s[..j]) && walk(rest, &s[j..])))
         }
         tok => match (s.is_empty(), tok) {
             (true, _) => false,
@@ -443,6 +458,23 @@ thread_local! {
     /// a long run of `a`s that fails at the end takes exponential time.
     static FAILED: std::cell::RefCell<rustc_hash::FxHashSet<(usize, usize, usize)>> =
         Default::default();
+    /// Splits [`walk`] found not to match: (tokens, start of the text, its
+    /// length).
+    static WALK_FAILED: std::cell::RefCell<rustc_hash::FxHashSet<(usize, usize, usize)>> =
+        Default::default();
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Calls of [`walk`], for the tests of its bounds.
+    static WALKS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Forgets the failures remembered for the last match (the texts' places
+/// mean nothing for the next).
+fn clear_memo() {
+    FAILED.with(|f| f.borrow_mut().clear());
+    WALK_FAILED.with(|f| f.borrow_mut().clear());
 }
 
 /// One or more of the alternatives, one after another, make all of `s`.
@@ -706,6 +738,23 @@ fn matches_from(toks: &[Tok], s: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An extglob pattern with stars inside and outside a repeated group,
+    /// against a text it does not match: each split is tried once (found
+    /// by the rush-pattern fuzz target; it ran past libFuzzer's 10 s).
+    #[test]
+    fn nested_stars_in_a_repeated_group_take_polynomial_time() {
+        let p = Pattern::compile_with(b"*+(*-t-|*-)|x", &[false; 13], true, false);
+        let s = b"??(1/*?((\xff\xff)0/--".repeat(6);
+        WALKS.with(|w| w.set(0));
+        assert!(!p.matches(&s));
+        let calls = WALKS.with(std::cell::Cell::get);
+        assert!(
+            calls < 2_000_000,
+            "{calls} calls of walk for {} bytes",
+            s.len()
+        );
+    }
 
     #[test]
     fn basics() {
