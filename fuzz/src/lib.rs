@@ -37,3 +37,17 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("termio-detector", termio_detector),
     ("termio-utf8", termio_utf8),
 ];
+
+/// The committed inputs of `target` (`fuzz/corpus/<target>/`), sorted by
+/// name: what `tests/corpus.rs`, `tests/smoke.rs` and `tests/miri.rs` run.
+pub fn committed_inputs(target: &str) -> Vec<std::path::PathBuf> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("corpus")
+        .join(target);
+    let mut inputs: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.expect("an entry").path())
+        .collect();
+    inputs.sort();
+    inputs
+}

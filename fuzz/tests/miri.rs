@@ -8,8 +8,6 @@
 //! MIRIFLAGS=-Zmiri-disable-isolation cargo +nightly miri test -p fuzz --test miri
 //! ```
 
-use std::path::Path;
-
 const UNDER_MIRI: &[&str] = &[
     "greppy-index",
     "greppy-frames",
@@ -21,18 +19,12 @@ const UNDER_MIRI: &[&str] = &[
 #[test]
 #[cfg_attr(not(miri), ignore = "runs under Miri only (cargo +nightly miri test)")]
 fn the_committed_inputs_under_miri() {
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
     for name in UNDER_MIRI {
         let (_, check) = fuzz::TARGETS
             .iter()
             .find(|(n, _)| n == name)
             .expect("a target");
-        let mut inputs: Vec<_> = std::fs::read_dir(corpus.join(name))
-            .expect("its seeds")
-            .map(|e| e.expect("an entry").path())
-            .collect();
-        inputs.sort();
-        for input in inputs {
+        for input in fuzz::committed_inputs(name) {
             eprintln!("{name}: {}", input.display());
             check(&std::fs::read(&input).expect("the input reads"));
         }

@@ -11,7 +11,7 @@
 //! kept in `target/fuzz/smoke/<target>` while it runs, so one that aborts
 //! the test can be run again.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// Seconds for each target.
@@ -89,19 +89,6 @@ fn mutate(rng: &mut fastrand::Rng, input: &mut Vec<u8>, other: &[u8]) {
     }
 }
 
-fn seeds_of(corpus: &Path, name: &str) -> Vec<Vec<u8>> {
-    let dir = corpus.join(name);
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.expect("an entry").path())
-        .collect();
-    paths.sort();
-    paths
-        .iter()
-        .map(|p| std::fs::read(p).expect("a seed reads"))
-        .collect()
-}
-
 #[test]
 fn every_target_survives_mutations_of_its_seeds() {
     // A panic in one of the relay's tasks would not reach this thread:
@@ -117,14 +104,16 @@ fn every_target_survives_mutations_of_its_seeds() {
     }));
     fuzz::shgen::rush_for_test(env!("CARGO"));
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let corpus = root.join("corpus");
     let kept = root.join("../target/fuzz/smoke");
     std::fs::create_dir_all(&kept).expect("target/fuzz/smoke");
     for (i, (name, check)) in fuzz::TARGETS.iter().enumerate() {
         // Each target its own sequence: the same inputs in the same order
         // whatever the others took.
         let mut rng = fastrand::Rng::with_seed(seed() ^ (i as u64) << 32);
-        let seeds = seeds_of(&corpus, name);
+        let seeds: Vec<Vec<u8>> = fuzz::committed_inputs(name)
+            .iter()
+            .map(|p| std::fs::read(p).expect("a seed reads"))
+            .collect();
         assert!(!seeds.is_empty(), "{name} has no seed");
         let start = Instant::now();
         let mut runs = 0u64;
