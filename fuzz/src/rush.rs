@@ -155,6 +155,7 @@ pub fn rush_brace(data: &[u8]) {
     };
     for w in &words {
         if rush::brace::may_expand(w) {
+            // Too many words is an error, not a crash or an OOM.
             let _ = rush::brace::expand(w);
         }
     }

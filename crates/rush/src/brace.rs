@@ -61,45 +61,144 @@ pub fn may_expand(w: &Word) -> bool {
         .any(|p| matches!(p, Part::Lit(b) if b.contains(&b'{')))
 }
 
-/// The words `w` expands to (just `w` if it has no brace expression).
-pub fn expand(w: &Word) -> Vec<Word> {
-    let toks = flatten(w);
-    let mut out = Vec::new();
-    expand_toks(&toks, &mut out, 0);
-    out.iter().map(|t| rebuild(t)).collect()
+/// A brace expression that would make more words than rush keeps in
+/// memory: an error (bash tries, and the kernel kills it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TooMany;
+
+impl std::fmt::Display for TooMany {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "brace expansion: more than {MAX_WORDS} words or {MAX_BYTES} bytes"
+        )
+    }
 }
 
-/// The most words one brace expression may produce (a guard against
-/// `{1..999999999}`).
-const MAX_WORDS: usize = 1 << 20;
+/// The words `w` expands to (just `w` if it has no brace expression).
+pub fn expand(w: &Word) -> Result<Vec<Word>, TooMany> {
+    expand_within(w, MAX_WORDS, MAX_BYTES)
+}
 
-fn expand_toks(toks: &[Tok], out: &mut Vec<Vec<Tok>>, depth: u32) {
-    if depth > 64 || out.len() >= MAX_WORDS {
-        out.push(toks.to_vec());
-        return;
+fn expand_within(w: &Word, max_words: usize, max_bytes: usize) -> Result<Vec<Word>, TooMany> {
+    let toks = flatten(w);
+    let mut out = Out {
+        words: Vec::new(),
+        bytes: 0,
+        max_words,
+        max_bytes,
+    };
+    expand_toks(&toks, &mut out, 0)?;
+    Ok(out.words)
+}
+
+/// The most words, and the most bytes of text, one word's brace
+/// expressions may make. `{1..4000000}` is allowed; the limits bound the
+/// memory (`{1..999999999}`, `{a,b}` thirty times over), in words and in
+/// bytes (`{a,b}` twenty times over a 1 MB word).
+pub const MAX_WORDS: usize = 1 << 22;
+pub const MAX_BYTES: usize = 1 << 28;
+
+struct Out {
+    words: Vec<Word>,
+    bytes: usize,
+    max_words: usize,
+    max_bytes: usize,
+}
+
+impl Out {
+    fn push(&mut self, toks: &[Tok]) -> Result<(), TooMany> {
+        self.bytes += toks.len();
+        if self.words.len() >= self.max_words || self.bytes > self.max_bytes {
+            return Err(TooMany);
+        }
+        self.words.push(rebuild(toks));
+        Ok(())
+    }
+}
+
+fn expand_toks(toks: &[Tok], out: &mut Out, depth: u32) -> Result<(), TooMany> {
+    if depth > 64 {
+        return out.push(toks);
     }
     // The first `{` with a valid brace expression after it.
     for open in 0..toks.len() {
         if !matches!(toks[open], Tok::Char(b'{')) {
             continue;
         }
-        let Some((close, items)) = parse_braces(toks, open) else {
+        let Some((close, items)) = parse_braces(toks, open, out.max_words)? else {
             continue;
         };
-        for item in items {
+        let mut each = |item: &mut dyn Iterator<Item = Tok>| {
             let mut next = toks[..open].to_vec();
             next.extend(item);
             next.extend_from_slice(&toks[close + 1..]);
-            expand_toks(&next, out, depth + 1);
+            expand_toks(&next, out, depth + 1)
+        };
+        match items {
+            Items::List(ranges) => {
+                for (a, b) in ranges {
+                    each(&mut toks[a..b].iter().cloned())?;
+                }
+            }
+            Items::Numbers { a, b, step, width } => {
+                let mut v = a;
+                loop {
+                    each(
+                        &mut format!("{v:0width$}")
+                            .into_bytes()
+                            .into_iter()
+                            .map(Tok::Char),
+                    )?;
+                    let next = if a <= b {
+                        v.checked_add(step).filter(|&n| n <= b)
+                    } else {
+                        v.checked_sub(step).filter(|&n| n >= b)
+                    };
+                    match next {
+                        Some(n) if v != b => v = n,
+                        _ => break,
+                    }
+                }
+            }
+            // A backslash in the range (`{Z..a}`) quotes nothing and is
+            // removed: an empty word, as in bash.
+            Items::Chars(range) => {
+                for c in range {
+                    each(&mut std::iter::once(match c {
+                        b'\\' => Tok::Part(Part::Single(Vec::new())),
+                        c => Tok::Char(c),
+                    }))?;
+                }
+            }
         }
-        return;
+        return Ok(());
     }
-    out.push(toks.to_vec());
+    out.push(toks)
+}
+
+/// What a brace expression stands for, made one item at a time.
+enum Items {
+    /// A comma list: each item's tokens, as ranges of the word's.
+    List(Vec<(usize, usize)>),
+    /// `{a..b..step}`, each number `width` digits at least.
+    Numbers {
+        a: i64,
+        b: i64,
+        step: i64,
+        width: usize,
+    },
+    /// `{x..y..step}` of letters.
+    Chars(Vec<u8>),
 }
 
 /// The matching `}` of the `{` at `open`, and the alternatives inside: a
 /// comma list (at least two items) or a sequence.
-fn parse_braces(toks: &[Tok], open: usize) -> Option<(usize, Vec<Vec<Tok>>)> {
+fn parse_braces(
+    toks: &[Tok],
+    open: usize,
+    max_words: usize,
+) -> Result<Option<(usize, Items)>, TooMany> {
     let mut depth = 0;
     let mut commas = Vec::new();
     let mut close = None;
@@ -115,38 +214,46 @@ fn parse_braces(toks: &[Tok], open: usize) -> Option<(usize, Vec<Vec<Tok>>)> {
             _ => {}
         }
     }
-    let close = close?;
+    let Some(close) = close else {
+        return Ok(None);
+    };
     if commas.is_empty() {
-        return sequence(&toks[open + 1..close]).map(|items| (close, items));
+        return Ok(sequence(&toks[open + 1..close], max_words)?.map(|items| (close, items)));
     }
     let mut items = Vec::new();
     let mut start = open + 1;
     for c in commas.into_iter().chain(std::iter::once(close)) {
-        items.push(toks[start..c].to_vec());
+        items.push((start, c));
         start = c + 1;
     }
-    Some((close, items))
+    Ok(Some((close, Items::List(items))))
 }
 
-/// `a..e`, `1..10`, `1..10..2`, `05..10`.
-fn sequence(inner: &[Tok]) -> Option<Vec<Vec<Tok>>> {
-    let text: Vec<u8> = inner
+/// `a..e`, `1..10`, `1..10..2`, `05..10`; too many numbers is an error
+/// before any is made.
+fn sequence(inner: &[Tok], max_words: usize) -> Result<Option<Items>, TooMany> {
+    let Some(text) = inner
         .iter()
         .map(|t| match t {
             Tok::Char(c) => Some(*c),
             Tok::Part(_) => None,
         })
-        .collect::<Option<_>>()?;
-    let text = std::str::from_utf8(&text).ok()?;
+        .collect::<Option<Vec<u8>>>()
+    else {
+        return Ok(None);
+    };
+    let Ok(text) = std::str::from_utf8(&text) else {
+        return Ok(None);
+    };
     let fields: Vec<&str> = text.split("..").collect();
     if !(2..=3).contains(&fields.len()) {
-        return None;
+        return Ok(None);
     }
-    let step: i64 = match fields.get(2) {
-        Some(s) => s.parse().ok()?,
+    let step: i64 = match fields.get(2).map(|s| s.parse()) {
+        Some(Ok(s)) => s,
+        Some(Err(_)) => return Ok(None),
         None => 1,
     };
-    let chars = |t: Vec<u8>| -> Vec<Tok> { t.into_iter().map(Tok::Char).collect() };
     if let (Ok(a), Ok(b)) = (fields[0].parse::<i64>(), fields[1].parse::<i64>()) {
         let pad = |s: &str| {
             let d = s.trim_start_matches('-');
@@ -157,40 +264,25 @@ fn sequence(inner: &[Tok]) -> Option<Vec<Vec<Tok>>> {
             }
         };
         let width = pad(fields[0]).max(pad(fields[1]));
-        let step = step.unsigned_abs().max(1) as i64;
-        let mut out = Vec::new();
-        let mut v = a;
-        loop {
-            out.push(chars(format!("{v:0width$}").into_bytes()));
-            if v == b || out.len() >= MAX_WORDS {
-                break;
-            }
-            let next = if a <= b { v + step } else { v - step };
-            if (a <= b && next > b) || (a > b && next < b) {
-                break;
-            }
-            v = next;
+        let step = step.unsigned_abs().clamp(1, i64::MAX as u64) as i64;
+        let count = (i128::from(a) - i128::from(b)).unsigned_abs() / step as u128 + 1;
+        if count > max_words as u128 {
+            return Err(TooMany);
         }
-        return Some(out);
+        return Ok(Some(Items::Numbers { a, b, step, width }));
     }
     let (a, b) = (fields[0].as_bytes(), fields[1].as_bytes());
     if a.len() == 1 && b.len() == 1 && a[0].is_ascii_alphabetic() && b[0].is_ascii_alphabetic() {
-        let step = step.unsigned_abs().max(1) as usize;
+        let step = step.unsigned_abs().clamp(1, usize::MAX as u64) as usize;
         let (x, y) = (a[0], b[0]);
         let range: Vec<u8> = if x <= y {
             (x..=y).step_by(step).collect()
         } else {
             (y..=x).rev().step_by(step).collect()
         };
-        // A backslash in the range (`{Z..a}`) quotes nothing and is
-        // removed: an empty word, as in bash.
-        let tok = |c| match c {
-            b'\\' => Tok::Part(Part::Single(Vec::new())),
-            c => Tok::Char(c),
-        };
-        return Some(range.into_iter().map(|c| vec![tok(c)]).collect());
+        return Ok(Some(Items::Chars(range)));
     }
-    None
+    Ok(None)
 }
 
 #[cfg(test)]
@@ -199,6 +291,7 @@ mod tests {
 
     fn words(s: &str) -> Vec<String> {
         expand(&Word::literal(s.as_bytes()))
+            .unwrap()
             .iter()
             .map(|w| String::from_utf8(w.unquoted_text()).unwrap())
             .collect()
@@ -219,5 +312,32 @@ mod tests {
         assert_eq!(words("{}"), ["{}"]);
         assert_eq!(words("{a,b"), ["{a,b"]);
         assert_eq!(words("-{a,b}"), ["-a", "-b"]);
+        assert_eq!(
+            words("{9223372036854775806..9223372036854775807..5}"),
+            ["9223372036854775806"]
+        );
+    }
+
+    /// Found by libFuzzer (rush-brace): the word limit counted words, not
+    /// the memory each item took, so `{{00..313333333}}` grew past 2 GB.
+    /// Now a sequence too long is refused before any item is made, and
+    /// products (`{a,b}{a,b}…`) stop at the limit with an error.
+    #[test]
+    fn too_many_words_is_an_error_not_a_truncation() {
+        let w = |s: &str| Word::literal(s.as_bytes());
+        let big = |s: &str| expand(&w(s)).map(|w| w.len());
+        assert_eq!(big("-{{00..313333333}}"), Err(TooMany));
+        assert_eq!(big("{1..99999999999}"), Err(TooMany));
+        assert_eq!(
+            big("{-9223372036854775808..9223372036854775807}"),
+            Err(TooMany)
+        );
+        // The same rules with small limits (the real ones take seconds).
+        let small = |s: &str| expand_within(&w(s), 1024, 16384).map(|w| w.len());
+        assert_eq!(small(&"{a,b}".repeat(10)), Ok(1024));
+        assert_eq!(small(&"{a,b}".repeat(11)), Err(TooMany));
+        assert_eq!(small("{1..1024}"), Ok(1024));
+        assert_eq!(small("{1..1025}"), Err(TooMany));
+        assert_eq!(small(&format!("{{a,b}}{}", "x".repeat(9000))), Err(TooMany));
     }
 }

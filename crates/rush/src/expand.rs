@@ -195,7 +195,13 @@ impl Shell {
     /// Expands command words into fields: the full POSIX sequence.
     pub fn expand_words(&mut self, words: &[Word]) -> Result<Vec<Vec<u8>>> {
         if self.opts.braceexpand && words.iter().any(crate::brace::may_expand) {
-            let braced: Vec<Word> = words.iter().flat_map(crate::brace::expand).collect();
+            let mut braced = Vec::with_capacity(words.len());
+            for w in words {
+                match crate::brace::expand(w) {
+                    Ok(more) => braced.extend(more),
+                    Err(e) => return Err(self.expansion_error(&e.to_string())),
+                }
+            }
             return self.expand_words_unbraced(&braced);
         }
         self.expand_words_unbraced(words)
@@ -540,6 +546,17 @@ impl Shell {
     /// subscript are text (arithmetic's double-quote rules), not quotes
     /// (an operand of `[[ x -eq y ]]`).
     pub fn expand_arith_word(&mut self, w: &Word, dq: bool) -> Result<Vec<u8>> {
+        // Double quotes in arithmetic only quote: their parts, in place.
+        if w.parts.iter().any(|p| matches!(p, Part::Double(_))) {
+            let mut flat = Word::default();
+            for p in &w.parts {
+                match p {
+                    Part::Double(inner) => flat.parts.extend(inner.iter().cloned()),
+                    p => flat.parts.push(p.clone()),
+                }
+            }
+            return self.expand_arith_word(&flat, dq);
+        }
         let plain = |p: &Part| match p {
             Part::Quoted(t) | Part::Lit(t) => !t.contains(&b'['),
             Part::Single(_) => false,

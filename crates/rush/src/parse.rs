@@ -2414,9 +2414,12 @@ impl<'s> Parser<'s> {
                     _ => lit.push(c),
                 },
                 b'$' | b'`' => self.quoted_expansion(c, &mut parts, &mut lit)?,
+                // Kept as a part of its own: the printer writes the quotes
+                // back (`$((1")"+2))`), `for ((…))` does not split at a
+                // quoted `;`, and the evaluator takes them out.
                 b'"' => {
                     flush_quoted(&mut parts, &mut lit);
-                    parts.extend(self.double_quoted()?);
+                    parts.push(Part::Double(self.double_quoted()?));
                 }
                 // Single quotes are not quoting here: bash 5.2 hands them
                 // to the evaluator, which refuses them; but they quote in

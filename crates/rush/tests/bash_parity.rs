@@ -4677,3 +4677,49 @@ fn declare_f_keeps_backquotes_and_here_document_bodies_as_written() {
         0,
     );
 }
+
+/// Double quotes inside arithmetic are kept as written: `declare -f`
+/// prints them (rush dropped them, so `$((1")"+2))` read back as a
+/// different command), and `for ((…))` does not split at a quoted `;`.
+/// Found by libFuzzer's rush-unparse run (a mutated completion script).
+#[test]
+fn double_quotes_in_arithmetic_stay_as_written() {
+    like_bash(
+        "f() { R=$((1\")\"+2)); for ((\"i=0\";i<2;i++)); do :; done; }; declare -f f",
+        &[],
+        "f () \n{ \n    R=$((1\")\"+2));\n    for ((\"i=0\"; i<2; i++))\n    do\n        :;\n    done\n}\n",
+        0,
+    );
+    like_bash(
+        "a=(5 6); x=1; echo $((1\"2\"+2)) $((\"a[x]\")) $(( \"$x\" + 1 )) $[ \"3\"+1 ]",
+        &[],
+        "14 6 2 4\n",
+        0,
+    );
+    like_bash(
+        "for ((i=0\";\"i<2;i++)); do echo $i; done 2>/dev/null; echo $?",
+        &[],
+        "",
+        2,
+    );
+}
+
+/// Brace expansion makes every word bash makes (rush stopped at 1,048,576
+/// words without a word of warning), and a word that would make more than
+/// rush's limit (4,194,304 words) is an error, not a truncated list or
+/// gigabytes of memory. Found by libFuzzer's rush-brace run.
+#[test]
+fn brace_expansion_is_whole_or_an_error() {
+    like_bash("echo {1..1100000} | wc -w", &[], "1100000\n", 0);
+    let out = rush()
+        .args(["-c", "echo x{1..99999999999}; echo not here"])
+        .output()
+        .expect("rush runs");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("brace expansion: more than 4194304 words"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
