@@ -205,3 +205,59 @@ impl<T: std::fmt::Debug> std::fmt::Debug for GilCell<T> {
         }
     }
 }
+
+/// The borrow rules, with no interpreter: these run under Miri (which
+/// checks every access through the `UnsafeCell` against Rust's aliasing
+/// rules) as well as in `cargo test`:
+///
+/// ```sh
+/// cargo +nightly miri test -p pyloop --lib cell::
+/// ```
+///
+/// (The free-threaded build's cell is a `Mutex`, with no `unsafe`.)
+#[cfg(all(test, not(Py_GIL_DISABLED)))]
+mod tests {
+    use super::GilCell;
+    use pyo3::Python;
+
+    fn py() -> Python<'static> {
+        // SAFETY: the token is a marker; nothing here calls into CPython
+        // (a refused borrow makes a lazy error that is only dropped).
+        unsafe { Python::assume_attached() }
+    }
+
+    #[test]
+    fn shared_borrows_exclude_a_mutable_one_and_end_on_drop() {
+        let cell = GilCell::new(vec![1, 2, 3]);
+        let a = cell.borrow(py()).expect("free");
+        let b = cell.peek().expect("shared with shared");
+        assert_eq!(a.len() + b.len(), 6);
+        assert!(cell.peek_mut().is_none());
+        drop((a, b));
+        {
+            let mut m = cell.borrow_mut(py()).expect("free again");
+            m.push(4);
+            assert!(cell.peek().is_none());
+            assert!(cell.borrow(py()).is_err());
+            assert!(cell.borrow_mut(py()).is_err());
+        }
+        let mut m = cell.peek_mut().expect("free after the mutable borrow");
+        m.push(5);
+        drop(m);
+        assert_eq!(format!("{cell:?}"), "[1, 2, 3, 4, 5]");
+        let mut cell = cell;
+        cell.get_mut().clear();
+        assert_eq!(cell.borrow(py()).expect("free").len(), 0);
+    }
+
+    #[test]
+    fn a_reference_taken_through_a_borrow_stays_valid_while_others_read() {
+        let cell = GilCell::new(String::from("loop"));
+        let r1 = cell.borrow(py()).expect("free");
+        let s: &str = &r1;
+        let r2 = cell.borrow(py()).expect("shared");
+        assert_eq!(s, &*r2);
+        drop(r2);
+        assert_eq!(s, "loop");
+    }
+}
