@@ -160,6 +160,28 @@ target at the end. `cargo test` runs every committed input through its check\n\
         #[arg(long, value_name = "SECONDS", default_value_t = 60)]
         time: u64,
     },
+    /// The code with `unsafe` blocks under Miri and AddressSanitizer (nightly)
+    #[command(
+        long_about = "miri: termio's ring, pyloop's GilCell and the pure fuzz targets' committed\n\
+inputs (greppy's index and frames, termio's ring, UTF-8 framing and plan\n\
+detector), interpreted by Miri. address: the tests of rush, fast-rm, greppy,\n\
+termio and latency, and pyloop's pytest suite on CPython 3.11, built with\n\
+AddressSanitizer (target/address). Installs the nightly toolchain, Miri and\n\
+the standard library's source when missing. thread: pyloop's pytest suite on a\n\
+free-threaded CPython built with --with-thread-sanitizer (--python), with\n\
+CPython's suppressions file (--suppressions). Not run by `cargo xtask test`."
+    )]
+    Sanitize {
+        /// Which checker (`all` is miri and address)
+        #[arg(value_enum, default_value_t = crate::sanitize::Checker::All)]
+        checker: crate::sanitize::Checker,
+        /// thread: the CPython built with ThreadSanitizer
+        #[arg(long, value_name = "PATH")]
+        python: Option<PathBuf>,
+        /// thread: a suppressions file (CPython's Tools/tsan/suppressions_free_threading.txt)
+        #[arg(long, value_name = "FILE")]
+        suppressions: Option<PathBuf>,
+    },
     /// External test suites: Oils' spec tests for rush, CPython's for pyloop
     #[command(
         long_about = "rush: runs the Oils shell spec tests (a checkout of oils-for-unix/oils at\n\
@@ -247,6 +269,17 @@ pub fn main() -> Result<()> {
         Command::Test { systems } => crate::test::run(&systems),
         Command::Table { system, workloads } => crate::table::run(&system, &workloads),
         Command::Fuzz { target, list, time } => crate::fuzz::run(target.as_deref(), list, time),
+        Command::Sanitize {
+            checker,
+            python,
+            suppressions,
+        } => crate::sanitize::run(
+            checker,
+            &crate::sanitize::ThreadArgs {
+                python,
+                suppressions,
+            },
+        ),
         Command::Deps {
             check,
             bench,
@@ -436,6 +469,23 @@ mod tests {
             }
         );
         assert_eq!(
+            p("sanitize").unwrap(),
+            Command::Sanitize {
+                checker: crate::sanitize::Checker::All,
+                python: None,
+                suppressions: None,
+            }
+        );
+        assert_eq!(
+            p("sanitize thread --python /opt/py/bin/python3.14t").unwrap(),
+            Command::Sanitize {
+                checker: crate::sanitize::Checker::Thread,
+                python: Some("/opt/py/bin/python3.14t".into()),
+                suppressions: None,
+            }
+        );
+        assert!(p("sanitize memory").is_err());
+        assert_eq!(
             p("fuzz rush-parse --time 30").unwrap(),
             Command::Fuzz {
                 target: Some("rush-parse".into()),
@@ -488,6 +538,7 @@ mod tests {
             "install",
             "conformance",
             "fuzz",
+            "sanitize",
         ] {
             assert!(top.contains(c), "{top}");
         }

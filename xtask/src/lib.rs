@@ -21,6 +21,7 @@ pub mod python;
 pub mod report;
 pub mod ripgrep_suite;
 pub mod rush_scripts;
+pub mod sanitize;
 pub mod source_python;
 pub mod table;
 pub mod test;

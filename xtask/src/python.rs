@@ -164,6 +164,17 @@ pub fn install_wheel_only(py: &Path, package: &str) -> Result<()> {
 /// `release` builds with the release profile (what users get from pip);
 /// otherwise the dev profile, which builds in a fraction of the time.
 pub fn install_pyloop(py: &Path, release: bool) -> Result<()> {
+    install_pyloop_built(py, release, None)
+}
+
+/// [`install_pyloop`] built with a sanitizer (`address`, `thread`): the
+/// nightly toolchain, the standard library rebuilt with the same flag (a
+/// sanitizer's flags must match in every crate), the dev profile.
+pub fn install_pyloop_sanitized(py: &Path, sanitizer: &str) -> Result<()> {
+    install_pyloop_built(py, false, Some(sanitizer))
+}
+
+fn install_pyloop_built(py: &Path, release: bool, sanitizer: Option<&str>) -> Result<()> {
     let venv = py
         .parent()
         .and_then(Path::parent)
@@ -180,6 +191,14 @@ pub fn install_pyloop(py: &Path, release: bool) -> Result<()> {
         .arg(&wheels);
     if release {
         build.arg("--release");
+    }
+    if let Some(s) = sanitizer {
+        build
+            .env("RUSTUP_TOOLCHAIN", "nightly")
+            .env("RUSTFLAGS", format!("-Zsanitizer={s}"))
+            .env("CARGO_UNSTABLE_BUILD_STD", "std")
+            .env("CARGO_TARGET_DIR", crate::target_dir().join(s))
+            .args(["--target", crate::sanitize::TARGET]);
     }
     cmd::run(&mut build)?;
     let wheel = std::fs::read_dir(&wheels)?
