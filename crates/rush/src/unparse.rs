@@ -34,7 +34,7 @@ pub fn compound(c: &Compound) -> Vec<u8> {
 /// A pipeline on one line, as `jobs` shows it.
 pub fn pipeline(pl: &Pipeline) -> Vec<u8> {
     let mut p = Printer::one_line();
-    p.pipeline(pl);
+    p.pipeline(pl, true);
     p.out
 }
 
@@ -281,13 +281,17 @@ impl Printer {
         if !ao.rest.is_empty() {
             self.connection += 1;
         }
-        self.pipeline(&ao.first);
+        // A pipeline followed by `&&` or `||` leaves its here-document
+        // bodies to be printed after the operator: bash prints them before
+        // it (`cat <<E | cat\nbody\nE\n || echo x`), which does not read
+        // back, since a line cannot start with `||`.
+        self.pipeline(&ao.first, ao.rest.is_empty());
         for (c, p) in &ao.rest {
             self.deferred_heredocs(match c {
                 Connector::And => b" && ",
                 Connector::Or => b" || ",
             });
-            self.pipeline(p);
+            self.pipeline(p, false);
         }
         if !ao.rest.is_empty() {
             self.flush_deferred();
@@ -295,7 +299,9 @@ impl Printer {
         }
     }
 
-    fn pipeline(&mut self, p: &Pipeline) {
+    /// `flush`: print the here-document bodies of a pipeline of several
+    /// commands after it (not when an operator follows).
+    fn pipeline(&mut self, p: &Pipeline, flush: bool) {
         if p.timed {
             self.put(if p.posix_time { b"time -p " } else { b"time " });
         }
@@ -318,7 +324,9 @@ impl Printer {
             self.command(c);
         }
         if many {
-            self.flush_deferred();
+            if flush {
+                self.flush_deferred();
+            }
             self.connection -= 1;
         }
     }
