@@ -470,7 +470,19 @@ impl<'s> Parser<'s> {
     /// is the newline that bash reads there (`echo >` at the end of a
     /// script or string lacks its target before the newline).
     fn unexpected_at_end<T>(&mut self, newline_at_end: bool) -> Result<T> {
+        // A reserved word with a line continuation in or after it: bash
+        // names the word, on the line after the continuation.
+        let continued = match self.keyword_at() {
+            Some((w, raw)) if raw != w.len() => {
+                for _ in 0..raw {
+                    self.bump();
+                }
+                Some(String::from_utf8_lossy(w).into_owned())
+            }
+            _ => None,
+        };
         let tok = match self.peek() {
+            _ if continued.is_some() => continued.unwrap_or_default(),
             None if newline_at_end => "newline".to_string(),
             None => return self.eof_error("syntax error: unexpected end of file"),
             Some(b'\n') => "newline".to_string(),
@@ -615,6 +627,13 @@ impl<'s> Parser<'s> {
     /// The reserved word at the current position, if there is one (it must
     /// be a whole word).
     fn peek_keyword(&mut self) -> Option<&'static [u8]> {
+        self.keyword_at().map(|(w, _)| *w)
+    }
+
+    /// [`Parser::peek_keyword`], and how many bytes of the input it takes:
+    /// line continuations inside or after it are no part of the word
+    /// (`f\⏎i` and `fi\⏎` are `fi`, as in bash).
+    fn keyword_at(&mut self) -> Option<(&'static &'static [u8], usize)> {
         const WORDS: &[&[u8]] = &[
             b"if",
             b"then",
@@ -644,21 +663,39 @@ impl<'s> Parser<'s> {
         // The word at the cursor (the whole line is in the buffer).
         let rest = &self.buf[self.pos..];
         let len = rest.iter().position(|&c| is_meta(c)).unwrap_or(rest.len());
-        if len > 8 {
+        if len > 9 {
             return None;
         }
-        let word = &rest[..len];
-        WORDS.iter().copied().find(|w| *w == word)
+        if rest[..len].last() != Some(&b'\\') {
+            let word = &rest[..len];
+            return WORDS.iter().find(|w| **w == word).map(|w| (w, len));
+        }
+        // A backslash before the newline: read on past continuations.
+        let mut word = Vec::new();
+        let mut k = 0;
+        loop {
+            match self.peek_at(k) {
+                Some(b'\\') if self.peek_at(k + 1) == Some(b'\n') => k += 2,
+                Some(c) if !is_meta(c) && word.len() < 9 => {
+                    word.push(c);
+                    k += 1;
+                }
+                Some(c) if !is_meta(c) => return None,
+                _ => break,
+            }
+        }
+        WORDS.iter().find(|w| **w == word).map(|w| (w, k))
     }
 
     fn eat_keyword(&mut self, w: &[u8]) -> bool {
-        if self.peek_keyword() == Some(w) {
-            for _ in 0..w.len() {
-                self.bump();
+        match self.keyword_at() {
+            Some((k, raw)) if *k == w => {
+                for _ in 0..raw {
+                    self.bump();
+                }
+                true
             }
-            true
-        } else {
-            false
+            _ => false,
         }
     }
 

@@ -41,7 +41,7 @@ pub fn pipeline(pl: &Pipeline) -> Vec<u8> {
 /// An and-or list on one line (a background job's text).
 pub fn and_or(ao: &AndOr) -> Vec<u8> {
     let mut p = Printer::one_line();
-    p.and_or(ao);
+    p.and_or(ao, true);
     p.out
 }
 
@@ -233,7 +233,14 @@ impl Printer {
         for (i, item) in list.items.iter().enumerate() {
             // After a connector on the same line, `skip` is set.
             self.start();
-            self.and_or(&item.and_or);
+            // In the background, the bodies come after the `&` (bash puts
+            // those of `a || b <<E &` before it: a line starting with `&`).
+            // A lone job in the background is connected to its `&` as a
+            // list's commands are to each other: its bodies wait for it.
+            let lone_job = n == 1 && item.background;
+            self.connection += u32::from(lone_job);
+            self.and_or(&item.and_or, !item.background);
+            self.connection -= u32::from(lone_job);
             let last = i + 1 == n;
             if item.background {
                 self.deferred_heredocs(b" &");
@@ -277,7 +284,9 @@ impl Printer {
         (self.in_function, self.indent) = saved;
     }
 
-    fn and_or(&mut self, ao: &AndOr) {
+    /// `flush`: print the here-document bodies after it (not when `&`
+    /// follows).
+    fn and_or(&mut self, ao: &AndOr, flush: bool) {
         if !ao.rest.is_empty() {
             self.connection += 1;
         }
@@ -285,7 +294,7 @@ impl Printer {
         // bodies to be printed after the operator: bash prints them before
         // it (`cat <<E | cat\nbody\nE\n || echo x`), which does not read
         // back, since a line cannot start with `||`.
-        self.pipeline(&ao.first, ao.rest.is_empty());
+        self.pipeline(&ao.first, flush && ao.rest.is_empty());
         for (c, p) in &ao.rest {
             self.deferred_heredocs(match c {
                 Connector::And => b" && ",
@@ -294,7 +303,9 @@ impl Printer {
             self.pipeline(p, false);
         }
         if !ao.rest.is_empty() {
-            self.flush_deferred();
+            if flush {
+                self.flush_deferred();
+            }
             self.connection -= 1;
         }
     }

@@ -4742,3 +4742,48 @@ fn declare_f_prints_a_pipelines_here_documents_after_the_operator() {
         "f () \n{ \n    cat <<E |\ne\nE\n  cat <<F || \nf\nF\n echo x\n}\nf\n"
     );
 }
+
+/// A line continuation inside or right after a reserved word leaves the
+/// word reserved (`f\⏎i`, `fi\⏎`), as bash reads it: rush took `fi\` for a
+/// command name, so `if …; fi\⏎` at the end of a script was "unexpected
+/// end of file", and `declare -f` printed a `fi` that did not read back.
+/// Found by libFuzzer's rush-unparse run.
+#[test]
+fn a_continued_reserved_word_is_reserved() {
+    like_bash("if true; then echo a; fi\\\n", &[], "a\n", 0);
+    like_bash("if true; then echo a; f\\\ni\necho b", &[], "a\nb\n", 0);
+    like_bash("while false; do :; don\\\ne; echo c", &[], "c\n", 0);
+    like_bash("echo x; fi\\\n", &[], "", 2);
+    let r = dash_c("eval 'fi\\\n'", &[]);
+    assert_eq!(r.status, 2);
+    assert!(
+        r.stderr.contains("syntax error near unexpected token `fi'"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// An and-or list with here-documents run in the background: bash prints
+/// the bodies before the `&`, so a line starts with `&`; rush prints them
+/// after it, as bash does for a single command. Found by libFuzzer's
+/// rush-unparse run.
+#[test]
+fn declare_f_prints_a_background_lists_here_documents_after_the_ampersand() {
+    let r = dash_c(
+        "f() { false || cat <<E & wait; echo x\nbody\nE\n}\n\
+         eval \"$(declare -f f)\" && declare -f f && f",
+        &[],
+    );
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    assert_eq!(
+        r.stdout,
+        "f () \n{ \n    false || cat <<E &\nbody\nE\n  wait\n    echo x\n}\nbody\nx\n"
+    );
+    // A lone job: rush printed the body before the `&`; bash after it.
+    like_bash(
+        "g() { <<X &\nX\n}\ndeclare -f g",
+        &[],
+        "g () \n{ \n    <<X &\nX\n \n}\n",
+        0,
+    );
+}
