@@ -704,11 +704,9 @@ impl Printer {
                 // In arithmetic and subscripts quotes are text bash keeps
                 // (and its evaluator takes out, or refuses: `$((''))`).
                 Part::Single(b) if !escape => single(&mut self.out, b),
-                Part::Double(inner) if !escape => {
-                    self.out.push(b'"');
-                    self.raw(inner, escape);
-                    self.out.push(b'"');
-                }
+                // Written as it was read: in double quotes' own escapes
+                // (`$(( "\\" ))`).
+                Part::Double(_) if !escape => self.part(part, false),
                 Part::Lit(b) | Part::Single(b) => self.put(b),
                 Part::Quoted(b) if escape => {
                     for &c in b {

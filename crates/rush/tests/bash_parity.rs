@@ -4691,6 +4691,13 @@ fn double_quotes_in_arithmetic_stay_as_written() {
         "f () \n{ \n    R=$((1\")\"+2));\n    for ((\"i=0\"; i<2; i++))\n    do\n        :;\n    done\n}\n",
         0,
     );
+    // Their escapes too: `"\\"` printed as `"\"` did not read back.
+    like_bash(
+        "f() { echo $(( \"\\\\\" )) $(( \"a\\$b\" )) $((\"\\\"\")) $((\"`echo 1`\")); }; declare -f f",
+        &[],
+        "f () \n{ \n    echo $(( \"\\\\\" )) $(( \"a\\$b\" )) $((\"\\\"\")) $((\"`echo 1`\"))\n}\n",
+        0,
+    );
     like_bash(
         "a=(5 6); x=1; echo $((1\"2\"+2)) $((\"a[x]\")) $(( \"$x\" + 1 )) $[ \"3\"+1 ]",
         &[],
