@@ -708,7 +708,10 @@ impl Printer {
                 // (`$(( "\\" ))`).
                 Part::Double(_) if !escape => self.part(part, false),
                 Part::Lit(b) | Part::Single(b) => self.put(b),
-                Part::Quoted(b) if escape => {
+                // The text as read, with the escapes it was read with: a
+                // body's and arithmetic's (`\\`, `\$` and `` \` `` stand for
+                // the character).
+                Part::Quoted(b) => {
                     for &c in b {
                         if matches!(c, b'\\' | b'$' | b'`') {
                             self.out.push(b'\\');
@@ -716,8 +719,6 @@ impl Printer {
                         self.out.push(c);
                     }
                 }
-                // The expression's own text (implicitly quoted): bare.
-                Part::Quoted(b) => self.put(b),
                 Part::Double(inner) => self.raw(inner, escape),
                 other => self.part(other, true),
             }

@@ -4691,6 +4691,14 @@ fn double_quotes_in_arithmetic_stay_as_written() {
         "f () \n{ \n    R=$((1\")\"+2));\n    for ((\"i=0\"; i<2; i++))\n    do\n        :;\n    done\n}\n",
         0,
     );
+    // Backslashes outside double quotes too: `(( \\ ))` printed as
+    // `(( \ ))`, `$(( \$x ))` as `$(( $x ))`.
+    like_bash(
+        "f() { echo $(( a[\\\\] )) $(( \\$x )) $(( a[$x]+\\\\ )); (( \\\\\\\\ )); }; declare -f f",
+        &[],
+        "f () \n{ \n    echo $(( a[\\\\] )) $(( \\$x )) $(( a[$x]+\\\\ ));\n    (( \\\\\\\\ ))\n}\n",
+        0,
+    );
     // Their escapes too: `"\\"` printed as `"\"` did not read back.
     like_bash(
         "f() { echo $(( \"\\\\\" )) $(( \"a\\$b\" )) $((\"\\\"\")) $((\"`echo 1`\")); }; declare -f f",
