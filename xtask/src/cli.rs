@@ -168,14 +168,15 @@ detector), interpreted by Miri. address: the tests of rush, fast-rm, greppy,\n\
 termio and latency, and pyloop's pytest suite on CPython 3.11, built with\n\
 AddressSanitizer (target/address). Installs the nightly toolchain, Miri and\n\
 the standard library's source when missing. thread: pyloop's pytest suite on a\n\
-free-threaded CPython built with --with-thread-sanitizer (--python), with\n\
-CPython's suppressions file (--suppressions). Not run by `cargo xtask test`."
+free-threaded CPython 3.14 built with --with-thread-sanitizer (built from\n\
+CPython's source under target/pyloop, or --python), with CPython's\n\
+suppressions file (or --suppressions). Not run by `cargo xtask test`."
     )]
     Sanitize {
         /// Which checker (`all` is miri and address)
         #[arg(value_enum, default_value_t = crate::sanitize::Checker::All)]
         checker: crate::sanitize::Checker,
-        /// thread: the CPython built with ThreadSanitizer
+        /// thread: a CPython built with ThreadSanitizer (default: built here)
         #[arg(long, value_name = "PATH")]
         python: Option<PathBuf>,
         /// thread: a suppressions file (CPython's Tools/tsan/suppressions_free_threading.txt)

@@ -12,11 +12,12 @@
 //!   ASan (the runtime preloaded from the C compiler, as CPython itself is
 //!   not built with it).
 //! - `thread`: pyloop's pytest suite on a free-threaded CPython built with
-//!   ThreadSanitizer (`./configure --disable-gil --with-thread-sanitizer`;
-//!   given with `--python`), the extension built with TSan, with CPython's
-//!   own suppressions (`Tools/tsan/suppressions_free_threading.txt`, given
-//!   with `--suppressions`). Not in `all`: no such CPython is installed by
-//!   default.
+//!   ThreadSanitizer (`./configure --disable-gil --with-thread-sanitizer`:
+//!   built here from the pinned source as `source_python.rs` builds 3.14t,
+//!   or given with `--python`), the extension built with TSan, with
+//!   CPython's own suppressions (`Tools/tsan/suppressions_free_threading.txt`,
+//!   or `--suppressions`). Not in `all`: the CPython build alone takes
+//!   about 20 minutes here.
 //!
 //! Both need the nightly toolchain (installed when missing, with Miri and
 //! the standard library's source). Not part of `cargo xtask test`: the
@@ -226,11 +227,14 @@ void *__tsan_memset(void *d, int c, size_t n) { return memset(d, c, n); }
 ";
 
 fn thread_pyloop(args: &ThreadArgs) -> Result<()> {
-    let Some(python) = &args.python else {
-        bail!(
-            "thread needs --python PATH: a free-threaded CPython 3.14 built with \
-             `./configure --disable-gil --with-thread-sanitizer`"
-        );
+    // By default, CPython's source at the pinned tag, built here with
+    // ThreadSanitizer (about 20 minutes on two cores), and its suppressions.
+    let (python, suppressions) = match &args.python {
+        Some(p) => (p.clone(), args.suppressions.clone()),
+        None => {
+            let (p, s) = crate::source_python::cpython_tsan()?;
+            (p, Some(args.suppressions.clone().unwrap_or(s)))
+        }
     };
     let dir = crate::target_dir().join("thread");
     std::fs::create_dir_all(&dir)?;
@@ -243,11 +247,11 @@ fn thread_pyloop(args: &ThreadArgs) -> Result<()> {
             .arg(&shim)
             .arg(&source),
     )?;
-    let py = crate::python::venv("thread", python, crate::python::TEST_PACKAGES)?;
+    let py = crate::python::venv("thread", &python, crate::python::TEST_PACKAGES)?;
     crate::python::install_pyloop_sanitized(&py, "thread")?;
     // Reports go to standard error; the run fails (exit 66) if there is any.
     let mut options = String::from("halt_on_error=0 second_deadlock_stack=1");
-    if let Some(s) = &args.suppressions {
+    if let Some(s) = &suppressions {
         options.push_str(&format!(" suppressions={}", s.display()));
     }
     cmd::run(

@@ -40,13 +40,32 @@ const CHECK_MODULES: &str = "import importlib\n\
         except ImportError: out.append(n)\n\
     print(' '.join(out))";
 
-fn dir() -> PathBuf {
-    crate::python::dir().join(format!("cpython-{FREE_THREADED}"))
-}
-
 /// The free-threaded interpreter, built on first use.
 pub fn cpython() -> Result<PathBuf> {
-    let root = dir();
+    build(&format!("cpython-{FREE_THREADED}"), &[], &[])
+}
+
+/// CPython's suppressions for ThreadSanitizer on a free-threaded build (the
+/// races it knows of in its own C code), kept beside the TSan build.
+const TSAN_SUPPRESSIONS: &str = "Tools/tsan/suppressions_free_threading.txt";
+
+/// The free-threaded interpreter built with ThreadSanitizer
+/// (`--with-thread-sanitizer`), on first use, and CPython's suppressions
+/// file for it: for `cargo xtask sanitize thread`.
+pub fn cpython_tsan() -> Result<(PathBuf, PathBuf)> {
+    let name = format!("cpython-{FREE_THREADED}-tsan");
+    let python = build(&name, &["--with-thread-sanitizer"], &[TSAN_SUPPRESSIONS])?;
+    let suppressions = crate::python::dir()
+        .join(name)
+        .join(Path::new(TSAN_SUPPRESSIONS).file_name().unwrap_or_default());
+    Ok((python, suppressions))
+}
+
+/// Builds the tagged tree under `target/pyloop/<name>` with `configure`'s
+/// `--disable-gil` and `flags`, unless built already; `keep`: files of
+/// the source tree copied beside the install before the tree is removed.
+fn build(name: &str, flags: &[&str], keep: &[&str]) -> Result<PathBuf> {
+    let root = crate::python::dir().join(name);
     let python = root.join("root/bin/python3.14t");
     let marker = root.join("built");
     if python.is_file() && std::fs::read_to_string(&marker).ok().as_deref() == Some(VERSION) {
@@ -67,6 +86,7 @@ pub fn cpython() -> Result<PathBuf> {
         Command::new(src.join("configure"))
             .current_dir(&src)
             .arg("--disable-gil")
+            .args(flags)
             .arg(format!("--prefix={}", prefix.display()))
             .arg("--without-ensurepip")
             .stdout(std::process::Stdio::null()),
@@ -107,6 +127,11 @@ pub fn cpython() -> Result<PathBuf> {
              liblzma-dev, libsqlite3-dev, libreadline-dev, uuid-dev)",
             missing.unwrap_or_default()
         );
+    }
+    for k in keep {
+        let from = src.join(k);
+        let to = root.join(Path::new(k).file_name().unwrap_or_default());
+        std::fs::copy(&from, &to).with_context(|| format!("copying {}", from.display()))?;
     }
     // The source and its build take about a gigabyte; the install is all
     // that is used from here on.
