@@ -394,6 +394,9 @@ pub enum ParamOp {
         anchor: Anchor,
         pattern: Word,
         with: Word,
+        /// The `/` before the replacement was written (`${x/p/}`, not
+        /// `${x/p}`): the same meaning, kept for `declare -f`.
+        slash: bool,
     },
     /// `${x:offset}` / `${x:offset:length}` (bash)
     Slice { offset: Word, length: Option<Word> },

@@ -1483,6 +1483,7 @@ impl Shell {
                 anchor,
                 pattern,
                 with,
+                ..
             } => {
                 check_unset(self, &subject)?;
                 let pat = self.expand_match_pattern(pattern)?;

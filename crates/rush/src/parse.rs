@@ -2793,7 +2793,8 @@ impl<'s> Parser<'s> {
                 } else {
                     self.param_word(dq, b"/}", true)?
                 };
-                let with = if self.peek() == Some(b'/') {
+                let slash = self.peek() == Some(b'/');
+                let with = if slash {
                     self.bump();
                     self.param_word_in(dq, b"}", false, true)?
                 } else {
@@ -2804,6 +2805,7 @@ impl<'s> Parser<'s> {
                     anchor,
                     pattern,
                     with,
+                    slash,
                 }
             }
             b'@' if matches!(

@@ -850,6 +850,7 @@ impl Printer {
                 anchor,
                 pattern,
                 with,
+                slash,
             } => {
                 self.put(if *all { b"//" } else { b"/" });
                 self.put(match anchor {
@@ -858,8 +859,11 @@ impl Printer {
                     Anchor::End => b"%",
                 });
                 self.word(pattern, dq);
-                self.put(b"/");
-                self.word(with, dq);
+                // As written: `${x/}` printed `${x//}` read back as `//`.
+                if *slash {
+                    self.put(b"/");
+                    self.word(with, dq);
+                }
             }
             ParamOp::Slice { offset, length } => {
                 self.put(b":");

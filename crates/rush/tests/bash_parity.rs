@@ -4802,3 +4802,23 @@ fn declare_f_prints_a_background_lists_here_documents_after_the_ampersand() {
         0,
     );
 }
+
+/// `${x/p}` without the replacement's `/`: `declare -f` prints it as
+/// written (rush added the `/`, so `${w/}` came out as `${w//}`, which
+/// reads back as the replace-all operator, and `${w//}` as `${w///}`,
+/// whose pattern is `/`). Found by libFuzzer's rush-unparse run.
+#[test]
+fn declare_f_keeps_a_replacement_without_its_slash() {
+    like_bash(
+        "f() { echo ${w/} ${w//} ${w/a} ${w//a} ${w/a/} ${w/#} \"${w/}\" ${w////c}; }; declare -f f",
+        &[],
+        "f () \n{ \n    echo ${w/} ${w//} ${w/a} ${w//a} ${w/a/} ${w/#} \"${w/}\" ${w////c}\n}\n",
+        0,
+    );
+    like_bash(
+        "w=a/b/c; echo ${w/} ${w//} ${w/b} ${w//\\/} ${w////-}",
+        &[],
+        "a/b/c a/b/c a//c abc a-b-c\n",
+        0,
+    );
+}
