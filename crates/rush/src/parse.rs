@@ -717,6 +717,12 @@ impl<'s> Parser<'s> {
         if self.peek().is_some() {
             return self.unexpected();
         }
+        // Here-documents named on the last line, with no newline after it:
+        // their bodies are empty, ended by the end of the input (a warning,
+        // as `next_command` gives).
+        for (doc, delim, line) in std::mem::take(&mut self.pending) {
+            self.read_heredoc(&doc, &delim, line)?;
+        }
         Ok(list)
     }
 
@@ -3169,4 +3175,27 @@ pub fn split_assignment(word: &Word) -> Option<Assign> {
 pub fn parse(text: &[u8], aliases: Aliases) -> std::result::Result<List, ParseError> {
     let mut src = Text;
     Parser::new(text, &mut src, aliases).program()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A here-document named on the last line of a whole text, with no
+    /// newline after it, is read (empty) with bash's warning, as a script's
+    /// is: `program` left it unread, so a delimiter spanning lines
+    /// (`` <<`a⏎b` ``) went unnoticed by the fuzz check that skips
+    /// documents the end of the input closes (libFuzzer's rush-unparse).
+    #[test]
+    fn a_here_document_at_the_end_of_a_text_is_ended_with_a_warning() {
+        for text in [&b"cat <<E"[..], b"cat <<`a\nb`", b"cat <<E; echo"] {
+            let mut src = Text;
+            let mut p = Parser::new(text, &mut src, Default::default());
+            let list = p.program().expect("parses");
+            assert_eq!(list.items.len(), 1 + usize::from(text.ends_with(b"echo")));
+            let warnings = p.take_warnings();
+            assert_eq!(warnings.len(), 1, "{warnings:?}");
+            assert!(warnings[0].1.contains("delimited by end-of-file"));
+        }
+    }
 }
