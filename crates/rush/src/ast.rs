@@ -309,9 +309,9 @@ pub enum Part {
     Arith(Word),
     /// `name=(…)` as an argument of `declare`, `local` and the like.
     ArrayAssign(Box<Assign>),
-    /// A `${…}` that is not valid: an error when expanded, as in bash. The
-    /// text as written.
-    BadSubst(Vec<u8>),
+    /// A `${…}` that is not valid: an error when expanded, as in bash.
+    /// Boxed: rare.
+    BadSubst(Box<BadSubst>),
     /// A here-document's body that does not parse (an unclosed `$(`): bash
     /// parses a body only when it expands it, so the error comes then.
     /// Boxed: a rare part that must not make every part bigger.
@@ -319,6 +319,16 @@ pub enum Part {
     /// `<(list)` (`read`: the command reads what the list writes) or
     /// `>(list)` (bash): expands to a `/dev/fd/N` path.
     ProcSubst { read: bool, list: Rc<List> },
+}
+
+/// A `${…}` that is not valid.
+#[derive(Debug, Clone)]
+pub struct BadSubst {
+    /// The text the error names, as bash names it (a `$'…'` in double
+    /// quotes already decoded to `'…'`).
+    pub message: Vec<u8>,
+    /// The text as written, for `declare -f`.
+    pub written: Vec<u8>,
 }
 
 /// A here-document's body that did not parse: the body as written, and
@@ -333,9 +343,10 @@ pub struct Unparsed {
 impl Part {
     fn push_text(&self, out: &mut Vec<u8>) {
         match self {
-            Part::Lit(b) | Part::Single(b) | Part::Quoted(b) | Part::BadSubst(b) => {
+            Part::Lit(b) | Part::Single(b) | Part::Quoted(b) => {
                 out.extend_from_slice(b);
             }
+            Part::BadSubst(b) => out.extend_from_slice(&b.message),
             Part::Unparsed(u) => out.extend_from_slice(&u.text),
             Part::Escaped(c) => out.push(*c),
             Part::Double(parts) => {

@@ -481,8 +481,8 @@ impl Shell {
                     let path = self.process_substitution(*read, list)?;
                     f.quoted(&path);
                 }
-                Part::BadSubst(text) => {
-                    let msg = format!("{}: bad substitution", String::from_utf8_lossy(text));
+                Part::BadSubst(b) => {
+                    let msg = format!("{}: bad substitution", String::from_utf8_lossy(&b.message));
                     return Err(self.expansion_error(&msg));
                 }
                 Part::Unparsed(u) => {

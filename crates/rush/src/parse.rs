@@ -2553,6 +2553,7 @@ impl<'s> Parser<'s> {
     /// an `if [[ -n $ZSH_VERSION ]]` must not stop a bash script), so this
     /// skips to the matching `}` and keeps the text for that error.
     fn skip_bad_brace(&mut self, dq: bool) -> Result<Part> {
+        let from = self.pos;
         let mut text = b"${".to_vec();
         let mut depth = 0u32;
         let mut quote = None;
@@ -2588,7 +2589,14 @@ impl<'s> Parser<'s> {
                 (None, b'\'') if !dq => quote = Some(b'\''),
                 (None, b'"') => quote = Some(b'"'),
                 (None, b'{') => depth += 1,
-                (None, b'}') if depth == 0 => return Ok(Part::BadSubst(text)),
+                (None, b'}') if depth == 0 => {
+                    let mut written = b"${".to_vec();
+                    written.extend_from_slice(&self.buf[from..self.pos]);
+                    return Ok(Part::BadSubst(Box::new(crate::ast::BadSubst {
+                        message: text,
+                        written,
+                    })));
+                }
                 (None, b'}') => depth -= 1,
                 _ => {}
             }

@@ -761,6 +761,18 @@ impl Printer {
                 self.out.push(b'\\');
                 self.out.push(*c);
             }
+            // `$'…'` inside `"${x=…}"`: its text, decoded, as bash prints
+            // it (single quotes there are characters: `"${x='a'}"` is
+            // `'a'`), with the escapes of a word in `"${…}"` (bash's own
+            // text leaves a `}` or `"` bare, and does not read back).
+            Part::Single(b) if dq => {
+                for &c in b {
+                    if matches!(c, b'\\' | b'$' | b'`' | b'"' | b'}') {
+                        self.out.push(b'\\');
+                    }
+                    self.out.push(c);
+                }
+            }
             Part::Single(b) => single(&mut self.out, b),
             Part::Quoted(b) => {
                 if !dq {
@@ -803,7 +815,9 @@ impl Printer {
                 self.put(b"))");
             }
             Part::ArrayAssign(a) => self.assign(a),
-            Part::BadSubst(b) => self.put(b),
+            // As written: the message's text has `$'…'` decoded, which in
+            // double quotes does not read back (`"${=$'"'}"`).
+            Part::BadSubst(b) => self.put(&b.written),
             Part::Unparsed(u) => self.put(&u.text),
             Part::ProcSubst { read, list } => {
                 self.put(if *read { b"<(" } else { b">(" });

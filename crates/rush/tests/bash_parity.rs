@@ -4822,3 +4822,24 @@ fn declare_f_keeps_a_replacement_without_its_slash() {
         0,
     );
 }
+
+/// `$'…'` inside `"${x=…}"` is printed by `declare -f` as its decoded text
+/// in the escapes of a word in `"${…}"` (rush printed it single-quoted,
+/// which there means the quotes themselves; bash prints it bare, so a `}`
+/// or `"` in it does not read back), and a bad substitution is printed as
+/// written (its message's text has `$'…'` decoded, which in double quotes
+/// did not read back). Found by libFuzzer's rush-unparse run.
+#[test]
+fn declare_f_prints_ansi_c_quotes_in_double_quoted_operators_so_they_read_back() {
+    let body = "f() { echo \"${C=$'\\a'}\" \"${D=$'\\q'}\" \"${E=$'x'}\" \"${G=$'a}b\"c$'}\" \"${H=$'\\\\'}\"; }";
+    let direct = dash_c(&format!("{body}; f"), &[]);
+    let again = dash_c(
+        &format!("{body}; eval \"$(declare -f f)\"; unset C D E G H; f"),
+        &[],
+    );
+    assert_eq!(direct.status, 0, "{}", direct.stderr);
+    assert_eq!(direct.stdout, "\u{7} \\q x a}b\"c$ \\\n");
+    assert_eq!(again.stdout, direct.stdout, "{}", again.stderr);
+    let r = dash_c("f() { echo \"${=$'\"'}e\"; }; declare -f f", &[]);
+    assert_eq!(r.stdout, "f () \n{ \n    echo \"${=$'\"'}e\"\n}\n");
+}
