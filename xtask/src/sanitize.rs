@@ -197,7 +197,7 @@ fn asan_runtime() -> Result<PathBuf> {
         .context("no C compiler to find libasan.so (apt install gcc)")?;
     let path = PathBuf::from(out.trim());
     if !path.is_absolute() || !path.exists() {
-        bail!("the C compiler has no libasan.so (apt install libasan8)");
+        bail!("the C compiler has no libasan.so (GCC's AddressSanitizer runtime)");
     }
     Ok(path)
 }
