@@ -806,7 +806,13 @@ impl Printer {
             }
             Part::CommandSub(list, None) => {
                 self.put(b"$(");
+                // A body that starts with a subshell: `$( (` (bash), since
+                // `$((` reads as arithmetic.
+                let at = self.out.len();
                 self.inline(list);
+                if self.out.get(at) == Some(&b'(') {
+                    self.out.insert(at, b' ');
+                }
                 self.put(b")");
             }
             Part::Arith(w) => {

@@ -4843,3 +4843,16 @@ fn declare_f_prints_ansi_c_quotes_in_double_quoted_operators_so_they_read_back()
     let r = dash_c("f() { echo \"${=$'\"'}e\"; }; declare -f f", &[]);
     assert_eq!(r.stdout, "f () \n{ \n    echo \"${=$'\"'}e\"\n}\n");
 }
+
+/// A command substitution whose body starts with a subshell is printed
+/// `$( (…))`, as bash prints it: rush printed `$((…))`, which reads back as
+/// arithmetic. Found by libFuzzer's rush-unparse run.
+#[test]
+fn declare_f_keeps_a_subshell_in_a_command_substitution_apart_from_arithmetic() {
+    like_bash(
+        "f() { x=$( (echo a) ); y=$( ( { echo b; } ) ); w=$((1+2)); }; declare -f f; eval \"$(declare -f f)\"; f; echo $x $y $w",
+        &[],
+        "f () \n{ \n    x=$( ( echo a ));\n    y=$( ( { echo b; } ));\n    w=$((1+2))\n}\na b 3\n",
+        0,
+    );
+}
