@@ -778,8 +778,16 @@ impl Printer {
                 if !dq {
                     self.out.push(b'"');
                 }
-                for &c in b {
-                    if matches!(c, b'\\' | b'$' | b'`' | b'"') {
+                for (i, &c) in b.iter().enumerate() {
+                    // A backslash before a character it does not escape in
+                    // double quotes is written bare, as read: `\'` must
+                    // stay, since in `"${x=…}"` a quote after `\\` would
+                    // be one to match (bash).
+                    let bare = c == b'\\'
+                        && b.get(i + 1).is_some_and(|n| {
+                            !matches!(n, b'\\' | b'$' | b'`' | b'"' | b'\n' | b'}')
+                        });
+                    if matches!(c, b'\\' | b'$' | b'`' | b'"') && !bare {
                         self.out.push(b'\\');
                     }
                     self.out.push(c);

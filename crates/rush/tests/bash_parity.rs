@@ -4856,3 +4856,17 @@ fn declare_f_keeps_a_subshell_in_a_command_substitution_apart_from_arithmetic() 
         0,
     );
 }
+
+/// A backslash that escapes nothing in double quotes is printed bare, as
+/// read: rush printed `"${C=\'''}"` as `"${C=\\'''}"`, where the quote after
+/// `\\` is one to match, so the text did not read back. Found by
+/// libFuzzer's rush-unparse run.
+#[test]
+fn declare_f_keeps_a_backslash_that_escapes_nothing_in_double_quotes() {
+    like_bash(
+        "f() { echo \"${C=\\'''}\" \"a\\qb\" \"\\\\\\$\"; }; declare -f f; f",
+        &[],
+        "f () \n{ \n    echo \"${C=\\'''}\" \"a\\qb\" \"\\\\\\$\"\n}\n\\''' a\\qb \\$\n",
+        0,
+    );
+}
