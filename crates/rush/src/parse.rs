@@ -1106,13 +1106,18 @@ impl<'s> Parser<'s> {
     }
 
     fn name_in_words_loop(&mut self, line: u32, select: bool) -> Result<Compound> {
+        let start = self.pos;
         let Some(var) = self.read_word()? else {
             return self.unexpected();
         };
-        // Not a name: an error when the loop runs (bash).
+        // Not a name: an error when the loop runs (bash), which names the
+        // word as written (`i" "`), as `declare -f` prints it.
         let var = match var.as_plain() {
             Some(v) => v.to_vec(),
-            None => var.unquoted_text(),
+            None => match self.buf.get(start..self.pos) {
+                Some(raw) if self.expanding.is_empty() => raw.trim_ascii().to_vec(),
+                _ => var.unquoted_text(),
+            },
         };
         self.linebreak_if_then_in()?;
         let mut words = None;

@@ -4870,3 +4870,17 @@ fn declare_f_keeps_a_backslash_that_escapes_nothing_in_double_quotes() {
         0,
     );
 }
+
+/// A quoted loop name (`for i" " do`) is not a name: the loop fails when it
+/// runs, naming the word as written, and `declare -f` prints it so (rush
+/// took it as `i ` and printed `for i  in`, which reads back as `i`).
+/// Found by libFuzzer's rush-unparse run.
+#[test]
+fn a_quoted_loop_name_stays_as_written() {
+    like_bash(
+        "for i\" \" do echo x; done 2>/dev/null; echo $?; f() { for i\" \" do :; done; }; declare -f f",
+        &[],
+        "1\nf () \n{ \n    for i\" \" in \"$@\";\n    do\n        :;\n    done\n}\n",
+        0,
+    );
+}
