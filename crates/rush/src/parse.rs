@@ -481,12 +481,12 @@ impl<'s> Parser<'s> {
             }
             _ => None,
         };
-        let tok = match self.peek() {
-            _ if continued.is_some() => continued.unwrap_or_default(),
-            None if newline_at_end => "newline".to_string(),
-            None => return self.eof_error("syntax error: unexpected end of file"),
-            Some(b'\n') => "newline".to_string(),
-            Some(_) => match self.peek_operator() {
+        let tok = match (continued, self.peek()) {
+            (Some(word), _) => word,
+            (None, None) if newline_at_end => "newline".to_string(),
+            (None, None) => return self.eof_error("syntax error: unexpected end of file"),
+            (None, Some(b'\n')) => "newline".to_string(),
+            (None, Some(_)) => match self.peek_operator() {
                 Some(op) => op.to_string(),
                 None => {
                     let start = self.pos;
