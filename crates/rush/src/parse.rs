@@ -2902,6 +2902,14 @@ impl<'s> Parser<'s> {
                         self.bump();
                         continue;
                     }
+                    // A backslash does not quote the closing quote: bash
+                    // reads `"${x='\'}"` as `'\'`; other escapes stay
+                    // escapes (`'\$'` is `'$'`).
+                    b'\\' if self.peek_at(1) == Some(b'\'') => {
+                        self.bump();
+                        lit.push(c);
+                        continue;
+                    }
                     _ => {}
                 }
             }

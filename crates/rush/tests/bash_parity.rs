@@ -4884,3 +4884,17 @@ fn a_quoted_loop_name_stays_as_written() {
         0,
     );
 }
+
+/// Inside double quotes, a backslash before the single quote that closes
+/// the quoted text of `${x=…}` does not quote it (`"${C='\'}"` is `'\'`):
+/// rush read on to the end of the script. Found by the smoke run of
+/// rush-unparse in CI.
+#[test]
+fn a_backslash_does_not_quote_the_closing_single_quote_in_a_double_quoted_operator() {
+    like_bash(
+        "echo \"${C='\\'}\" \"${D='\\'}'}\" \"${E='\\$'}\"; f() { echo \"${C='\\'}\"x; }; declare -f f",
+        &[],
+        "'\\' '\\''} '$'\nf () \n{ \n    echo \"${C='\\'}\"x\n}\n",
+        0,
+    );
+}
