@@ -71,6 +71,10 @@ struct Printer {
     connection: u32,
     /// Here-documents whose bodies wait for the next connector.
     deferred: Vec<Rc<HereDoc>>,
+    /// Printing a pattern or a replacement of `${…}`, where single quotes
+    /// quote also inside double quotes (`"${x#'*'}"`); in a value
+    /// (`"${x-'a'}"`) they are characters.
+    quoting_word: bool,
     /// The command just printed ended with here-document bodies (no `;`).
     was_heredoc: bool,
     /// Leave here-document bodies out (one-line forms).
@@ -765,7 +769,8 @@ impl Printer {
             // it (single quotes there are characters: `"${x='a'}"` is
             // `'a'`), with the escapes of a word in `"${…}"` (bash's own
             // text leaves a `}` or `"` bare, and does not read back).
-            Part::Single(b) if dq => {
+            // A quote in it would be one to match when read back: `$'…'`.
+            Part::Single(b) if dq && !self.quoting_word && !b.contains(&b'\'') => {
                 for &c in b {
                     if matches!(c, b'\\' | b'$' | b'`' | b'"' | b'}') {
                         self.out.push(b'\\');
@@ -861,6 +866,16 @@ impl Printer {
             self.put(b"]");
         }
         let colon = |c: bool| -> &'static [u8] { if c { b":" } else { b"" } };
+        let outer = std::mem::replace(
+            &mut self.quoting_word,
+            matches!(
+                p.op,
+                ParamOp::TrimPrefix { .. }
+                    | ParamOp::TrimSuffix { .. }
+                    | ParamOp::Replace { .. }
+                    | ParamOp::Case { .. }
+            ),
+        );
         match &p.op {
             ParamOp::Plain | ParamOp::Length => {}
             ParamOp::Default { colon: c, word } => self.op_word(colon(*c), b"-", word, dq),
@@ -919,6 +934,7 @@ impl Printer {
             }
             ParamOp::Names { star } => self.put(if *star { b"*" } else { b"@" }),
         }
+        self.quoting_word = outer;
         self.put(b"}");
     }
 

@@ -4898,3 +4898,25 @@ fn a_backslash_does_not_quote_the_closing_single_quote_in_a_double_quoted_operat
         0,
     );
 }
+
+/// In double quotes, the single quotes of a pattern or a replacement quote
+/// (`"${x#'*'}"` removes a `*`): `declare -f` keeps them, as bash (rush
+/// printed `"${x#*}"`, which removes everything). A `$'…'` value holding a
+/// quote is printed `$'…'`: bash prints it decoded (`"${u-a'b}"`), which
+/// does not read back. Found by a longer smoke run of rush-unparse.
+#[test]
+fn declare_f_keeps_single_quotes_in_double_quoted_patterns() {
+    let body = "f() { echo \"${x#'*'}\" \"${x/'*'/'y'}\" \"${x^^'a'}\" \"${u-$'a\\'b'}\"; }";
+    let r = dash_c(&format!("{body}; declare -f f"), &[]);
+    assert_eq!(
+        r.stdout,
+        "f () \n{ \n    echo \"${x#'*'}\" \"${x/'*'/'y'}\" \"${x^^'a'}\" \"${u-$'a\\'b'}\"\n}\n"
+    );
+    let direct = dash_c(&format!("x=\"*a'\"; {body}; f"), &[]);
+    let again = dash_c(
+        &format!("x=\"*a'\"; {body}; eval \"$(declare -f f)\"; f"),
+        &[],
+    );
+    assert_eq!(direct.stdout, "a' ya' *A' a'b\n", "{}", direct.stderr);
+    assert_eq!(again.stdout, direct.stdout, "{}", again.stderr);
+}
