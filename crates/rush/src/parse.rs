@@ -2332,6 +2332,12 @@ impl<'s> Parser<'s> {
 
     /// After `$`. A `$` that starts nothing is returned as a literal.
     fn dollar(&mut self, dq: bool) -> Result<Part> {
+        // A line continuation after the `$` is no part of the word:
+        // `$\<newline>{x}` is `${x}`, `$\<newline>"…"` is `$"…"` (bash).
+        while self.peek() == Some(b'\\') && self.peek_at(1) == Some(b'\n') {
+            self.bump();
+            self.bump();
+        }
         let Some(c) = self.peek() else {
             return Ok(Part::Lit(b"$".to_vec()));
         };
@@ -2354,6 +2360,10 @@ impl<'s> Parser<'s> {
             }
             b'(' => {
                 self.bump();
+                while self.peek() == Some(b'\\') && self.peek_at(1) == Some(b'\n') {
+                    self.bump();
+                    self.bump();
+                }
                 if self.peek() == Some(b'(') {
                     let save = (self.pos, self.line);
                     self.bump();
@@ -2608,6 +2618,43 @@ impl<'s> Parser<'s> {
         }
     }
 
+    /// After `${`: line continuations in the name and the operator are no
+    /// part of them (`${HO\<newline>ME}` is `${HOME}`, bash), taken out of
+    /// the text so the lookahead that reads them sees them joined.
+    fn join_brace_head(&mut self) {
+        let mut k = 0;
+        loop {
+            match self.peek_at(k) {
+                Some(b'\\') if self.peek_at(k + 1) == Some(b'\n') => {
+                    self.buf.drain(self.pos + k..self.pos + k + 2);
+                    self.line += 1;
+                }
+                Some(c)
+                    if is_name_char(c)
+                        || matches!(
+                            c,
+                            b'#' | b'!'
+                                | b'@'
+                                | b'*'
+                                | b'?'
+                                | b'-'
+                                | b'$'
+                                | b':'
+                                | b'='
+                                | b'+'
+                                | b'%'
+                                | b'/'
+                                | b'^'
+                                | b','
+                        ) =>
+                {
+                    k += 1;
+                }
+                _ => break,
+            }
+        }
+    }
+
     /// `"${$'x1'%t}"`: inside double quotes bash turns a `$'…'` where a
     /// name goes into its text as it reads (extquote), so the name is `x1`.
     fn extquote_name(&mut self) -> Result<()> {
@@ -2640,6 +2687,7 @@ impl<'s> Parser<'s> {
     /// After `${`.
     fn brace_param(&mut self, dq: bool) -> Result<Part> {
         let bad = |p: &mut Self| p.error(BAD_SUBSTITUTION);
+        self.join_brace_head();
         if dq {
             self.extquote_name()?;
         }

@@ -4920,3 +4920,25 @@ fn declare_f_keeps_single_quotes_in_double_quoted_patterns() {
     assert_eq!(direct.stdout, "a' ya' *A' a'b\n", "{}", direct.stderr);
     assert_eq!(again.stdout, direct.stdout, "{}", again.stderr);
 }
+
+/// A line continuation after `$`, in a `${…}`'s name or operator, or
+/// between `$(` and `(` is no part of the word: `$\<newline>"x"` is `$"x"`
+/// and `${HO\<newline>ME}` is `${HOME}` (rush read `$` alone, or a bad
+/// substitution). Found by a longer smoke run of rush-unparse, where
+/// `$\<newline>"…"` printed as `$"…"` read back otherwise. (bash prints
+/// the `$` in `$"$"` bare, as written; rush escapes it, the same text.)
+#[test]
+fn a_line_continuation_after_a_dollar_joins_the_expansion() {
+    like_bash(
+        "x=X\necho $\\\n\"a\" $\\\nx $\\\n{x} ${\\\nx} ${#\\\nx} ${u\\\n:\\\n-d} $\\\n(\\\n(1+2)) \"$\\\nx\" \"$\\\n\"\necho $LINENO",
+        &[],
+        "a X X X 1 d 3 X $\n14\n",
+        0,
+    );
+    let r = dash_c("f() { \"\"$\\\n\"$\\\n\"$\\\n$\\\n\n}; declare -f f", &[]);
+    assert_eq!(
+        r.stdout, "f () \n{ \n    \"\"\"\\$\"$$\n}\n",
+        "{}",
+        r.stderr
+    );
+}
