@@ -75,6 +75,9 @@ struct Printer {
     /// quote also inside double quotes (`"${x#'*'}"`); in a value
     /// (`"${x-'a'}"`) they are characters.
     quoting_word: bool,
+    /// The `2>&1` of a `|&` after the command, printed after the
+    /// redirections that a reserved word as its name puts first.
+    lead_stderr: bool,
     /// The command just printed ended with here-document bodies (no `;`).
     was_heredoc: bool,
     /// Leave here-document bodies out (one-line forms).
@@ -329,14 +332,22 @@ impl Printer {
         }
         for (i, c) in p.commands.iter().enumerate() {
             if i > 0 {
-                // bash keeps `|&` as a `2>&1` on the command before `|`.
-                if p.stderr_too.get(i - 1).copied().unwrap_or(false) {
-                    self.put(b" 2>&1");
-                }
                 self.deferred_heredocs(b" |");
                 self.out.push(b' ');
             }
+            // bash keeps `|&` as a `2>&1` on the command before `|`: after
+            // its redirections, which a reserved word as the command's
+            // name puts first (it reads back as a written `2>&1`, printed
+            // the same).
+            let stderr_too = p.stderr_too.get(i).copied().unwrap_or(false);
+            let leading = matches!(c, Command::Simple(s) if keyword_first(s));
+            if stderr_too && leading {
+                self.lead_stderr = true;
+            }
             self.command(c);
+            if stderr_too && !leading {
+                self.put(b" 2>&1");
+            }
         }
         if many {
             if flush {
@@ -567,18 +578,16 @@ impl Printer {
         // `</dev/null do` (the command `do`) comes out as `do < /dev/null`,
         // which reads back as the reserved word. A redirection before the
         // word keeps it a command word; rush prints it there, only then.
-        let keyword_first = s.assigns.is_empty()
-            && !s.redirects.is_empty()
-            && s.words
-                .first()
-                .and_then(|w| w.as_plain())
-                .is_some_and(is_reserved);
+        let keyword_first = keyword_first(s);
         if keyword_first {
             // A here-document's body follows the whole command.
             sep(self);
             self.connection += 1;
             self.redirects(&s.redirects);
             self.connection -= 1;
+            if std::mem::take(&mut self.lead_stderr) {
+                self.put(b" 2>&1");
+            }
         }
         for a in &s.assigns {
             sep(self);
@@ -974,6 +983,17 @@ fn single(out: &mut Vec<u8>, b: &[u8]) {
     out.push(b'\'');
     out.extend_from_slice(b);
     out.push(b'\'');
+}
+
+/// A simple command whose name is a reserved word, with redirections: they
+/// are printed before its words, which keeps the name a command word.
+fn keyword_first(s: &Simple) -> bool {
+    s.assigns.is_empty()
+        && !s.redirects.is_empty()
+        && s.words
+            .first()
+            .and_then(|w| w.as_plain())
+            .is_some_and(is_reserved)
 }
 
 /// bash's reserved words: a function so named is printed with `function`.

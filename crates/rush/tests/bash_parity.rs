@@ -4942,3 +4942,21 @@ fn a_line_continuation_after_a_dollar_joins_the_expansion() {
         r.stderr
     );
 }
+
+/// The `2>&1` of `|&` after a command named by a reserved word goes after
+/// the redirections printed first (`>&2 } don |& cat` was printed
+/// `1>&2 } don 2>&1 | cat`, which reads back with both redirections first
+/// and printed otherwise). Found by a longer smoke run of rush-unparse.
+#[test]
+fn declare_f_puts_the_stderr_of_a_pipe_after_leading_redirections() {
+    let r = dash_c(
+        "f() { >&2 } don |& cat; 1>&2 } x 2>&1 | cat; >&2 echo a |& cat |& cat; }; declare -f f",
+        &[],
+    );
+    assert_eq!(
+        r.stdout,
+        "f () \n{ \n    1>&2 2>&1 } don | cat;\n    1>&2 2>&1 } x | cat;\n    echo a 1>&2 2>&1 | cat 2>&1 | cat\n}\n",
+        "{}",
+        r.stderr
+    );
+}
