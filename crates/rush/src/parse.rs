@@ -666,9 +666,14 @@ impl<'s> Parser<'s> {
         if len > 9 {
             return None;
         }
+        // A process substitution goes on with the word: `do<(…)` is one.
+        let substitution = |p: &mut Self, k: usize| {
+            matches!(p.peek_at(k), Some(b'<' | b'>')) && p.peek_at(k + 1) == Some(b'(')
+        };
         if rest[..len].last() != Some(&b'\\') {
             let word = &rest[..len];
-            return WORDS.iter().find(|w| **w == word).map(|w| (w, len));
+            let found = WORDS.iter().find(|w| **w == word)?;
+            return (!substitution(self, len)).then_some((found, len));
         }
         // A backslash before the newline: read on past continuations.
         let mut word = Vec::new();
@@ -683,6 +688,9 @@ impl<'s> Parser<'s> {
                 Some(c) if !is_meta(c) => return None,
                 _ => break,
             }
+        }
+        if substitution(self, k) {
+            return None;
         }
         WORDS.iter().find(|w| **w == word).map(|w| (w, k))
     }

@@ -4960,3 +4960,17 @@ fn declare_f_puts_the_stderr_of_a_pipe_after_leading_redirections() {
         r.stderr
     );
 }
+
+/// A process substitution goes on with the word before it: `do<(echo)` is
+/// the command `do/dev/fd/63`, not the reserved word (rush refused it; and
+/// `declare -f` printed `</dev/null do<(…)` as `do<(…) < /dev/null`, which
+/// then did not read back). Found by a longer smoke run of rush-unparse.
+#[test]
+fn a_reserved_word_followed_by_a_process_substitution_is_a_word() {
+    like_bash(
+        "do<(:) 2>/dev/null; echo $?; f() { </dev/null do<(echo in); }; declare -f f",
+        &[],
+        "127\nf () \n{ \n    do<(echo in) < /dev/null\n}\n",
+        0,
+    );
+}
