@@ -347,6 +347,9 @@ impl Printer {
             self.command(c);
             if stderr_too && !leading {
                 self.put(b" 2>&1");
+                // A redirection, as bash keeps it: printing it forgets
+                // bodies printed before (`<<E & x |& y` then `;`).
+                self.was_heredoc = false;
             }
         }
         if many {

@@ -4974,3 +4974,17 @@ fn a_reserved_word_followed_by_a_process_substitution_is_a_word() {
         0,
     );
 }
+
+/// The `2>&1` of `|&` is a redirection, as bash keeps it: after a job's
+/// here-document bodies, the next command printed with it takes its `;`
+/// (rush left it out, and the text printed again had it). Found by
+/// libFuzzer's rush-unparse run.
+#[test]
+fn declare_f_puts_a_semicolon_after_a_pipe_of_stderr_that_follows_bodies() {
+    like_bash(
+        "f() {\n<<E & x |&\nE\n2\ny\n}\ndeclare -f f",
+        &[],
+        "f () \n{ \n    <<E &\nE\n  x 2>&1 | 2;\n    y\n}\n",
+        0,
+    );
+}
