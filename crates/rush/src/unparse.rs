@@ -75,6 +75,12 @@ struct Printer {
     /// quote also inside double quotes (`"${x#'*'}"`); in a value
     /// (`"${x-'a'}"`) they are characters.
     quoting_word: bool,
+    /// Printing a value or a replacement of `${…}` in double quotes, where
+    /// double quotes inside read a backslash before any character as an
+    /// escape (`"${x="\q"}"` is `q`).
+    escaping_word: bool,
+    /// Inside such double quotes.
+    escaping_double: bool,
     /// The `2>&1` of a `|&` after the command, printed after the
     /// redirections that a reserved word as its name puts first.
     lead_stderr: bool,
@@ -801,6 +807,7 @@ impl Printer {
                     // stay, since in `"${x=…}"` a quote after `\\` would
                     // be one to match (bash).
                     let bare = c == b'\\'
+                        && !self.escaping_double
                         && b.get(i + 1).is_some_and(|n| {
                             !matches!(n, b'\\' | b'$' | b'`' | b'"' | b'\n' | b'}')
                         });
@@ -814,6 +821,8 @@ impl Printer {
                 }
             }
             Part::Double(parts) => {
+                let outer = self.escaping_double;
+                self.escaping_double = dq && self.escaping_word;
                 self.out.push(b'"');
                 self.word(
                     &Word {
@@ -822,6 +831,7 @@ impl Printer {
                     true,
                 );
                 self.out.push(b'"');
+                self.escaping_double = outer;
             }
             Part::Param(p) => self.param(p, dq),
             Part::CommandSub(_, Some(written)) => {
@@ -878,16 +888,14 @@ impl Printer {
             self.put(b"]");
         }
         let colon = |c: bool| -> &'static [u8] { if c { b":" } else { b"" } };
-        let outer = std::mem::replace(
-            &mut self.quoting_word,
-            matches!(
-                p.op,
-                ParamOp::TrimPrefix { .. }
-                    | ParamOp::TrimSuffix { .. }
-                    | ParamOp::Replace { .. }
-                    | ParamOp::Case { .. }
-            ),
+        let outer = (self.quoting_word, self.escaping_word, self.escaping_double);
+        let pattern = matches!(
+            p.op,
+            ParamOp::TrimPrefix { .. } | ParamOp::TrimSuffix { .. } | ParamOp::Case { .. }
         );
+        self.quoting_word = pattern || matches!(p.op, ParamOp::Replace { .. });
+        self.escaping_word = dq && !pattern;
+        self.escaping_double = false;
         match &p.op {
             ParamOp::Plain | ParamOp::Length => {}
             ParamOp::Default { colon: c, word } => self.op_word(colon(*c), b"-", word, dq),
@@ -913,10 +921,12 @@ impl Printer {
                     Anchor::Start => b"#",
                     Anchor::End => b"%",
                 });
+                self.escaping_word = false;
                 self.word(pattern, dq);
                 // As written: `${x/}` printed `${x//}` read back as `//`.
                 if *slash {
                     self.put(b"/");
+                    self.escaping_word = dq;
                     self.word(with, dq);
                 }
             }
@@ -946,7 +956,7 @@ impl Printer {
             }
             ParamOp::Names { star } => self.put(if *star { b"*" } else { b"@" }),
         }
-        self.quoting_word = outer;
+        (self.quoting_word, self.escaping_word, self.escaping_double) = outer;
         self.put(b"}");
     }
 

@@ -4988,3 +4988,19 @@ fn declare_f_puts_a_semicolon_after_a_pipe_of_stderr_that_follows_bodies() {
         0,
     );
 }
+
+/// Double quotes inside a double-quoted `${x=…}` (or a replacement) read a
+/// backslash before any character as an escape (`"${C="\q"}"` is `q`), so
+/// `declare -f` escapes every backslash there: rush printed `\\A` as `\A`,
+/// which reads back as `A`. Found by a longer smoke run of rush-unparse.
+#[test]
+fn declare_f_escapes_backslashes_in_double_quotes_inside_a_double_quoted_value() {
+    let body = "f() { echo \"${C=\"a\\\\q\\'\"}\" \"${D/x/\"\\\\y\"}\" \"${E#\"\\\\\"}\"; }";
+    let direct = dash_c(&format!("D=x E='\\z'; {body}; f"), &[]);
+    let again = dash_c(
+        &format!("D=x E='\\z'; {body}; eval \"$(declare -f f)\"; f"),
+        &[],
+    );
+    assert_eq!(direct.stdout, "a\\q' \\y z\n", "{}", direct.stderr);
+    assert_eq!(again.stdout, direct.stdout, "{}", again.stderr);
+}
