@@ -7,7 +7,8 @@
 //! near the seeds fails here, in CI.
 //!
 //! `FUZZ_SMOKE_SECONDS=60 cargo test -p fuzz --test smoke` runs longer;
-//! `FUZZ_SMOKE_SEED` picks other mutations. The input being checked is
+//! `FUZZ_SMOKE_SEED` picks other mutations; `FUZZ_SMOKE_ONLY=rush-unparse`
+//! runs one target. The input being checked is
 //! kept in `target/fuzz/smoke/<target>` while it runs, so one that aborts
 //! the test can be run again.
 
@@ -106,7 +107,17 @@ fn every_target_survives_mutations_of_its_seeds() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let kept = root.join("../target/fuzz/smoke");
     std::fs::create_dir_all(&kept).expect("target/fuzz/smoke");
+    let only = std::env::var("FUZZ_SMOKE_ONLY").ok();
+    if let Some(o) = &only {
+        assert!(
+            fuzz::TARGETS.iter().any(|(n, _)| n == o),
+            "FUZZ_SMOKE_ONLY: no target {o}"
+        );
+    }
     for (i, (name, check)) in fuzz::TARGETS.iter().enumerate() {
+        if only.as_deref().is_some_and(|o| o != *name) {
+            continue;
+        }
         // Each target its own sequence: the same inputs in the same order
         // whatever the others took.
         let mut rng = fastrand::Rng::with_seed(seed() ^ (i as u64) << 32);
