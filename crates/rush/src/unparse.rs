@@ -750,10 +750,16 @@ impl Printer {
     /// A word; `dq`: inside double quotes.
     fn word(&mut self, w: &Word, dq: bool) {
         for (i, part) in w.parts.iter().enumerate() {
-            // `$x` followed by a name character needs braces: `${x}y`.
+            // `$x` followed by a name character needs braces: `${x}y`
+            // (`$$y` and `$1y` do not).
             if let Part::Param(p) = part
                 && plain_param(p)
-                && w.parts.get(i + 1).is_some_and(starts_with_name_char)
+                && p.name
+                    .first()
+                    .is_some_and(|&c| c.is_ascii_alphabetic() || c == b'_')
+                && w.parts
+                    .get(i + 1)
+                    .is_some_and(|n| self.starts_with_name_char(n, dq))
             {
                 self.put(b"${");
                 self.put(&p.name);
@@ -788,7 +794,7 @@ impl Printer {
             // `'a'`), with the escapes of a word in `"${…}"` (bash's own
             // text leaves a `}` or `"` bare, and does not read back).
             // A quote in it would be one to match when read back: `$'…'`.
-            Part::Single(b) if dq && !self.quoting_word && !b.contains(&b'\'') => {
+            Part::Single(b) if self.single_bare(b, dq) => {
                 for &c in b {
                     if matches!(c, b'\\' | b'$' | b'`' | b'"' | b'}') {
                         self.out.push(b'\\');
@@ -960,6 +966,22 @@ impl Printer {
         self.put(b"}");
     }
 
+    /// Whether `$'…'` with the text `b` is printed decoded, bare: in a
+    /// value of `"${…}"`.
+    fn single_bare(&self, b: &[u8], dq: bool) -> bool {
+        dq && !self.quoting_word && !b.contains(&b'\'')
+    }
+
+    /// Whether `p` is printed starting with a name character (or `[`).
+    fn starts_with_name_char(&self, p: &Part, dq: bool) -> bool {
+        let first = match p {
+            Part::Lit(b) | Part::Quoted(b) => b.first(),
+            Part::Single(b) if self.single_bare(b, dq) => b.first(),
+            _ => None,
+        };
+        first.is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'[')
+    }
+
     fn op_word(&mut self, a: &[u8], b: &[u8], w: &Word, dq: bool) {
         self.put(a);
         self.put(b);
@@ -976,14 +998,6 @@ fn plain_param(p: &Param) -> bool {
         && p.index.is_none()
         && !p.indirect
         && (p.name.len() == 1 || !p.name[0].is_ascii_digit())
-}
-
-fn starts_with_name_char(p: &Part) -> bool {
-    let first = match p {
-        Part::Lit(b) | Part::Quoted(b) => b.first(),
-        _ => None,
-    };
-    first.is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'[')
 }
 
 /// Single-quoted text: `'…'` (control characters as they are, as bash's

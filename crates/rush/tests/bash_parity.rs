@@ -5004,3 +5004,24 @@ fn declare_f_escapes_backslashes_in_double_quotes_inside_a_double_quoted_value()
     assert_eq!(direct.stdout, "a\\q' \\y z\n", "{}", direct.stderr);
     assert_eq!(again.stdout, direct.stdout, "{}", again.stderr);
 }
+
+/// A `$'…'` printed decoded after `$x` in a double-quoted value needs the
+/// braces (`${x}Y`; bash prints `$xY`, which reads back as `$xY`), and a
+/// special parameter before a name character needs none (`$$L`; rush
+/// printed `${$}L` when the text after it was read back as a word).
+/// Found by a longer smoke run of rush-unparse.
+#[test]
+fn declare_f_braces_a_name_before_decoded_text_and_no_special_parameter() {
+    let body = "f() { echo \"${C=$$$'L'}\" \"${D=$x$'Y'}\" \"$$\"L; }";
+    let r = dash_c(&format!("{body}; declare -f f"), &[]);
+    assert_eq!(
+        r.stdout, "f () \n{ \n    echo \"${C=$$L}\" \"${D=${x}Y}\" \"$$\"L\n}\n",
+        "{}",
+        r.stderr
+    );
+    let r = dash_c(&format!("x=X; {body}; f; eval \"$(declare -f f)\"; f"), &[]);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{}", r.stderr);
+    assert!(lines[0].contains(" XY "), "{}", r.stdout);
+    assert_eq!(lines[0], lines[1]);
+}
