@@ -2776,6 +2776,11 @@ impl<'s> Parser<'s> {
             let outer = std::mem::replace(&mut self.in_subscript, true);
             let w = self.param_word(false, b"]", false);
             self.in_subscript = outer;
+            // No `]` before the end: the `${…}` ends at its `}`, a bad
+            // substitution when it runs (`${d[}`, bash).
+            if w.as_ref().is_err_and(|e| e.at_eof) {
+                return bad(self);
+            }
             index = Some(w?);
             if self.bump() != Some(b']') {
                 return bad(self);
