@@ -2776,9 +2776,11 @@ impl<'s> Parser<'s> {
             let outer = std::mem::replace(&mut self.in_subscript, true);
             let w = self.param_word(false, b"]", false);
             self.in_subscript = outer;
-            // No `]` before the end: the `${…}` ends at its `}`, a bad
-            // substitution when it runs (`${d[}`, bash).
-            if w.as_ref().is_err_and(|e| e.at_eof) {
+            // No `]` that closes it: the `${…}` ends at its `}`, a bad
+            // substitution when it runs (`${d[}`, bash), whatever the text
+            // after it (bash parses a `$(…)` as it finds the `}`, so an
+            // error in one stands).
+            if w.as_ref().is_err_and(|e| !e.in_comsub) {
                 return bad(self);
             }
             index = Some(w?);

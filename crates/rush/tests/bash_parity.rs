@@ -5028,14 +5028,15 @@ fn declare_f_braces_a_name_before_decoded_text_and_no_special_parameter() {
 
 /// A subscript with no `]` before the end of the input: the `${…}` ends at
 /// its `}` and is a bad substitution when it runs (`${d[}`), as in bash;
-/// rush read on to the end and refused the script. Found by libFuzzer's
+/// rush read on to the end and refused the script (or, finding a backquote
+/// it could not parse on the way, refused that). Found by libFuzzer's
 /// rush-unparse run.
 #[test]
 fn a_subscript_never_closed_is_a_bad_substitution_when_it_runs() {
     like_bash(
-        "f() {\necho ${d[}\necho after\n}\ndeclare -f f\necho ${d[} x\necho $?",
+        "f() {\necho ${d[}\necho after\n}\ndeclare -f f\necho ${d[} x\necho $?\ng() { :; } <<E\n`>`\nE\necho end",
         &[],
-        "f () \n{ \n    echo ${d[};\n    echo after\n}\n1\n",
+        "f () \n{ \n    echo ${d[};\n    echo after\n}\n1\nend\n",
         0,
     );
 }
