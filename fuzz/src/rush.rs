@@ -77,6 +77,9 @@ pub fn rush_unparse(data: &[u8]) {
     }
     let again = match parsed(&once) {
         Ok(l) => l,
+        // Text that reads back in neither shell, printed as bash prints
+        // it: known, in fuzz/README.md.
+        Err(_) if as_bash_prints(data) => return,
         Err(e) => panic!(
             "the printed text does not parse ({}):\n{}",
             e.message,
@@ -97,11 +100,42 @@ pub fn rush_unparse(data: &[u8]) {
     };
     let twice = rush::unparse::function(f);
     assert!(
-        once == twice,
+        once == twice || as_bash_prints(data),
         "printed twice, the text changed:\n{}\n---\n{}",
         String::from_utf8_lossy(&once),
         String::from_utf8_lossy(&twice)
     );
+}
+
+/// Whether bash's `declare -f`, given `data` as a function's body, prints
+/// what rush prints for it. The function reaches bash through the
+/// environment, which bash reads as one definition and nothing else, so
+/// no input runs in bash.
+fn as_bash_prints(data: &[u8]) -> bool {
+    let mut def = b"f() {\n".to_vec();
+    def.extend_from_slice(data);
+    def.extend_from_slice(b"\n}");
+    let Ok(list) = parsed(&def) else {
+        return false;
+    };
+    let [item] = &list.items[..] else {
+        return false;
+    };
+    let [Command::Function(f)] = &item.and_or.first.commands[..] else {
+        return false;
+    };
+    let mut ours = rush::unparse::function(f);
+    ours.push(b'\n');
+    let (Ok(body), false) = (std::str::from_utf8(&def[1..]), def.contains(&0)) else {
+        return false;
+    };
+    std::process::Command::new("bash")
+        .args(["--norc", "--noprofile", "-c", "declare -f f"])
+        .env("BASH_FUNC_f%%", body)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .is_ok_and(|o| o.stdout == ours)
 }
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {

@@ -695,6 +695,32 @@ impl<'s> Parser<'s> {
         WORDS.iter().find(|w| **w == word).map(|w| (w, k))
     }
 
+    /// Takes the word `w` if it is the whole word at the cursor, line
+    /// continuations in or after it no part of it (`time -p\⏎`).
+    fn eat_whole_word(&mut self, w: &[u8]) -> bool {
+        let mut k = 0;
+        let skip = |p: &mut Self, k: &mut usize| {
+            while p.peek_at(*k) == Some(b'\\') && p.peek_at(*k + 1) == Some(b'\n') {
+                *k += 2;
+            }
+        };
+        for &c in w {
+            skip(self, &mut k);
+            if self.peek_at(k) != Some(c) {
+                return false;
+            }
+            k += 1;
+        }
+        skip(self, &mut k);
+        if !self.peek_at(k).is_none_or(is_meta) {
+            return false;
+        }
+        for _ in 0..k {
+            self.bump();
+        }
+        true
+    }
+
     fn eat_keyword(&mut self, w: &[u8]) -> bool {
         match self.keyword_at() {
             Some((k, raw)) if *k == w => {
@@ -905,15 +931,11 @@ impl<'s> Parser<'s> {
             if keyword == Some(b"time") && self.eat_keyword(b"time") {
                 timed = true;
                 self.skip_blanks();
-                if self.starts_with(b"-p") && self.peek_at(2).is_none_or(is_meta) {
-                    self.bump();
-                    self.bump();
+                if self.eat_whole_word(b"-p") {
                     posix_time = true;
                     self.skip_blanks();
                 }
-                if self.starts_with(b"--") && self.peek_at(2).is_none_or(is_meta) {
-                    self.bump();
-                    self.bump();
+                if self.eat_whole_word(b"--") {
                     self.skip_blanks();
                 }
             } else if keyword == Some(b"!") && self.eat_keyword(b"!") {

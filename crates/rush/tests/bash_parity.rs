@@ -5040,3 +5040,17 @@ fn a_subscript_never_closed_is_a_bad_substitution_when_it_runs() {
         0,
     );
 }
+
+/// `time`'s `-p` and `--` with line continuations in or after them are the
+/// options still (`time -p\<newline>` times nothing in POSIX's format):
+/// rush took `-p` as the command. Found by a longer smoke run of
+/// rush-unparse, where `time -p` printed `time -p ` the second time.
+#[test]
+fn times_options_with_line_continuations_are_options() {
+    like_bash(
+        "f() { time -\\\np\\\n -\\\n- echo a\n}; declare -f f; g() { time -p\\\n\n}; declare -f g",
+        &[],
+        "f () \n{ \n    time -p echo a\n}\ng () \n{ \n    time -p \n}\n",
+        0,
+    );
+}
