@@ -126,9 +126,10 @@ fn as_bash_prints(data: &[u8]) -> bool {
     };
     let mut ours = rush::unparse::function(f);
     ours.push(b'\n');
-    let (Ok(body), false) = (std::str::from_utf8(&def[1..]), def.contains(&0)) else {
+    if def.contains(&0) {
         return false;
-    };
+    }
+    let body = <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(&def[1..]);
     std::process::Command::new("bash")
         .args(["--norc", "--noprofile", "-c", "declare -f f"])
         .env("BASH_FUNC_f%%", body)
