@@ -145,6 +145,10 @@ pub struct Parser<'s> {
     /// Reading a `${…}` inside the word of one in double quotes, where
     /// `$'…'` is still turned into text as in double quotes.
     dq_param: bool,
+    /// The `$'…'` names decoded into the text (`"${$'x'}"`): where, the
+    /// text as written, and the length of the decoded text, so that a bad
+    /// substitution is kept as written.
+    extquotes: Vec<(usize, Vec<u8>, usize)>,
     /// The next word read is the subscript of `${name[…]}`.
     in_subscript: bool,
     /// The shell is in POSIX mode: single quotes in a double-quoted
@@ -233,6 +237,7 @@ impl<'s> Parser<'s> {
             brace_start: 1,
             unaliased_line: None,
             dq_param: false,
+            extquotes: Vec::new(),
             in_subscript: false,
             posix: false,
             in_heredoc: false,
@@ -2377,13 +2382,29 @@ impl<'s> Parser<'s> {
                 self.enter()?;
                 let start = (self.pos, self.line);
                 let outer = std::mem::replace(&mut self.brace_start, self.line);
+                let decoded = self.extquotes.len();
                 let r = match self.brace_param(dq) {
                     Err(e) if e.message == BAD_SUBSTITUTION => {
                         (self.pos, self.line) = start;
-                        self.skip_bad_brace(dq)
+                        let mut r = self.skip_bad_brace(dq);
+                        // Kept as written for `declare -f`: the `$'…'`
+                        // decoded into the text reads otherwise
+                        // (`"${$'$''}"'}"` is found as `${$'}"'}`).
+                        if let Ok(Part::BadSubst(b)) = &mut r {
+                            for (at, written, len) in self.extquotes.drain(decoded..).rev() {
+                                let Some(at) = (at + 2).checked_sub(start.0) else {
+                                    continue;
+                                };
+                                if at + len <= b.written.len() {
+                                    b.written.splice(at..at + len, written);
+                                }
+                            }
+                        }
+                        r
                     }
                     r => r,
                 };
+                self.extquotes.truncate(decoded);
                 self.brace_start = outer;
                 self.depth -= 1;
                 r
@@ -2693,7 +2714,9 @@ impl<'s> Parser<'s> {
             self.bump();
             self.bump();
             let text = self.ansi_c()?;
-            self.buf.splice(start..self.pos, text);
+            let len = text.len();
+            let written = self.buf.splice(start..self.pos, text).collect();
+            self.extquotes.push((start, written, len));
             self.pos = start;
         }
         Ok(())

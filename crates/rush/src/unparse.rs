@@ -660,6 +660,8 @@ impl Printer {
             _ if r.var.is_some() => {}
             Some(fd) => self.put(fd.to_string().as_bytes()),
             None if numeric_dup => self.put(if r.op == RedirOp::DupIn { b"0" } else { b"1" }),
+            // bash names the descriptor of `<>`: `0<> f`.
+            None if r.op == RedirOp::ReadWrite => self.put(b"0"),
             None => {}
         }
         let (op, spaced): (&[u8], bool) = match r.op {

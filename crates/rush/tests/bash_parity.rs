@@ -5054,3 +5054,29 @@ fn times_options_with_line_continuations_are_options() {
         0,
     );
 }
+
+/// A bad substitution whose name was written `$'…'` in double quotes is
+/// printed by `declare -f` as written: rush printed it with the `$'…'`
+/// decoded (`"${$'$''}"'}"` as `"${$'}"'}"`, as bash does), which reads
+/// back otherwise. Found by longer smoke runs of rush-unparse.
+#[test]
+fn declare_f_prints_a_bad_substitution_with_an_ansi_c_name_as_written() {
+    let r = dash_c("f() { echo \"${$'$''}\"'}\" x; }; declare -f f", &[]);
+    assert_eq!(
+        r.stdout, "f () \n{ \n    echo \"${$'$''}\"'}\" x\n}\n",
+        "{}",
+        r.stderr
+    );
+}
+
+/// `declare -f` prints `<>` with its descriptor, `0<> f`, as bash does
+/// (rush printed `<> f`). Found by a longer smoke run of rush-unparse.
+#[test]
+fn declare_f_names_the_descriptor_of_read_write() {
+    like_bash(
+        "f() { <>a cat; 3<>b cat; cat <> c; }; declare -f f",
+        &[],
+        "f () \n{ \n    cat 0<> a;\n    cat 3<> b;\n    cat 0<> c\n}\n",
+        0,
+    );
+}
