@@ -68,6 +68,14 @@ pub fn rush_unparse(data: &[u8]) {
         // in fuzz/README.md.
         return;
     }
+    if contains(data, b"${$'") && format!("{list:?}").contains("BadSubst") {
+        // A bad substitution (refused when it runs) whose name is written
+        // `$'…'` in double quotes: bash decodes the name as it reads and
+        // then matches quotes in the decoded text, nested or not; rush
+        // follows it only where the `${…}` is not nested. Known, in
+        // fuzz/README.md.
+        return;
+    }
     let once = printed(list);
     if contains(&once, b"coproc COPROC ") {
         // bash prints `coproc cat` as `coproc COPROC cat` (so does rush,

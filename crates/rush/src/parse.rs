@@ -2382,7 +2382,13 @@ impl<'s> Parser<'s> {
                 self.enter()?;
                 let start = (self.pos, self.line);
                 let outer = std::mem::replace(&mut self.brace_start, self.line);
-                let decoded = self.extquotes.len();
+                // Those decoded from here on (one just before, by the word
+                // around: `"${x-${$'y'}}"`).
+                let decoded = self
+                    .extquotes
+                    .iter()
+                    .rposition(|e| e.0 < start.0)
+                    .map_or(0, |i| i + 1);
                 let r = match self.brace_param(dq) {
                     Err(e) if e.message == BAD_SUBSTITUTION => {
                         (self.pos, self.line) = start;
