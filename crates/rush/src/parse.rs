@@ -477,12 +477,18 @@ impl<'s> Parser<'s> {
     fn unexpected_at_end<T>(&mut self, newline_at_end: bool) -> Result<T> {
         // A reserved word with a line continuation in or after it: bash
         // names the word, on the line after the continuation.
-        let continued = match self.keyword_at() {
-            Some((w, raw)) if raw != w.len() => {
+        let continued = match (self.keyword_at(), self.whole_word_len(b"in")) {
+            (Some((w, raw)), _) if raw != w.len() => {
                 for _ in 0..raw {
                     self.bump();
                 }
                 Some(String::from_utf8_lossy(w).into_owned())
+            }
+            (_, Some(raw)) if raw != 2 => {
+                for _ in 0..raw {
+                    self.bump();
+                }
+                Some("in".to_string())
             }
             _ => None,
         };
@@ -703,6 +709,18 @@ impl<'s> Parser<'s> {
     /// Takes the word `w` if it is the whole word at the cursor, line
     /// continuations in or after it no part of it (`time -p\⏎`).
     fn eat_whole_word(&mut self, w: &[u8]) -> bool {
+        let Some(k) = self.whole_word_len(w) else {
+            return false;
+        };
+        for _ in 0..k {
+            self.bump();
+        }
+        true
+    }
+
+    /// How many bytes the word `w` takes if it is the whole word at the
+    /// cursor, line continuations in or after it counted.
+    fn whole_word_len(&mut self, w: &[u8]) -> Option<usize> {
         let mut k = 0;
         let skip = |p: &mut Self, k: &mut usize| {
             while p.peek_at(*k) == Some(b'\\') && p.peek_at(*k + 1) == Some(b'\n') {
@@ -712,18 +730,12 @@ impl<'s> Parser<'s> {
         for &c in w {
             skip(self, &mut k);
             if self.peek_at(k) != Some(c) {
-                return false;
+                return None;
             }
             k += 1;
         }
         skip(self, &mut k);
-        if !self.peek_at(k).is_none_or(is_meta) {
-            return false;
-        }
-        for _ in 0..k {
-            self.bump();
-        }
-        true
+        self.peek_at(k).is_none_or(is_meta).then_some(k)
     }
 
     fn eat_keyword(&mut self, w: &[u8]) -> bool {
@@ -1015,7 +1027,7 @@ impl<'s> Parser<'s> {
             return Ok(Command::Compound(Box::new(c), redirects));
         }
         // `in` is reserved where a command starts (bash).
-        if self.starts_with(b"in") && self.peek_at(2).is_none_or(is_meta) {
+        if self.whole_word_len(b"in").is_some() {
             return self.unexpected();
         }
         self.simple()
@@ -1115,10 +1127,10 @@ impl<'s> Parser<'s> {
             let next = &after[gap..];
             let word_len = next.iter().position(|&c| is_meta(c)).unwrap_or(next.len());
             let compound_next = gap > 0
-                && (next.first().is_some_and(|&c| c == b'{' || c == b'(')
+                && (next.first() == Some(&b'(')
                     || matches!(
                         &next[..word_len],
-                        b"if" | b"while" | b"until" | b"for" | b"select" | b"case" | b"[["
+                        b"{" | b"if" | b"while" | b"until" | b"for" | b"select" | b"case" | b"[["
                     ));
             if compound_next {
                 name = rest[..name_len].to_vec();
@@ -1279,13 +1291,7 @@ impl<'s> Parser<'s> {
 
     /// `in`, as a whole word.
     fn eat_keyword_in(&mut self) -> bool {
-        if self.starts_with(b"in") && self.peek_at(2).is_none_or(is_meta) {
-            self.bump();
-            self.bump();
-            true
-        } else {
-            false
-        }
+        self.eat_whole_word(b"in")
     }
 
     fn case(&mut self, line: u32) -> Result<Compound> {

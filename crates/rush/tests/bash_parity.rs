@@ -5080,3 +5080,40 @@ fn declare_f_names_the_descriptor_of_read_write() {
         0,
     );
 }
+
+/// `in` with a line continuation in or after it is still the reserved word
+/// where a command starts (an error there, as in bash; rush ran the
+/// command `in`), and after `for name` and `case word`. Found by a longer
+/// smoke run of rush-unparse.
+#[test]
+fn in_with_a_line_continuation_is_the_reserved_word() {
+    like_bash(
+        "for i i\\\nn a b; do echo $i; done; case a i\\\nn a) echo y;; esac",
+        &[],
+        "a\nb\ny\n",
+        0,
+    );
+    let r = dash_c("echo a\nin\\\n\necho b", &[]);
+    assert_eq!(r.status, 2);
+    assert_eq!(r.stdout, "a\n");
+    assert!(
+        r.stderr
+            .contains("line 3: syntax error near unexpected token `in'"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// `coproc NAME` is taken only before a compound command: a word that
+/// starts with `{` is not one (`coproc x {a,b}` runs `x {a,b}` as COPROC,
+/// as bash; rush took `x` as the name). Found by a longer smoke run of
+/// rush-unparse.
+#[test]
+fn coproc_takes_a_name_only_before_a_brace_group_not_a_brace_word() {
+    like_bash(
+        "f() { coproc exec {fd}>&- cat; coproc x {a,b}; coproc y { cat; }; }; declare -f f",
+        &[],
+        "f () \n{ \n    coproc COPROC exec cat {fd}>&-;\n    coproc COPROC x {a,b};\n    coproc y { \n        cat\n    }\n}\n",
+        0,
+    );
+}
