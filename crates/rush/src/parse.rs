@@ -149,12 +149,10 @@ pub struct Parser<'s> {
     /// text as written, and the length of the decoded text, so that a bad
     /// substitution is kept as written.
     extquotes: Vec<(usize, Vec<u8>, usize)>,
-    /// Where subscripts that no `]` closes start (with the text's length
-    /// then, which a decoded `$'…'` changes): each is read to the end of
-    /// the input once, not once for each word around it.
-    unclosed_subscripts: std::collections::HashSet<(usize, usize)>,
-    /// The same for each `${…}` found a bad substitution, with how it was
-    /// read (double quotes around it or not).
+    /// Where each `${…}` found a bad substitution starts (with the text's
+    /// length then, which a decoded `$'…'` changes, and whether double
+    /// quotes were around it): read once, not again inside each word
+    /// around it (a subscript that no `]` closes is read to the end).
     bad_braces: std::collections::HashSet<(usize, usize, bool, bool)>,
     /// The next word read is the subscript of `${name[…]}`.
     in_subscript: bool,
@@ -245,7 +243,6 @@ impl<'s> Parser<'s> {
             unaliased_line: None,
             dq_param: false,
             extquotes: Vec::new(),
-            unclosed_subscripts: Default::default(),
             bad_braces: Default::default(),
             in_subscript: false,
             posix: false,
@@ -2380,14 +2377,19 @@ impl<'s> Parser<'s> {
         Ok(())
     }
 
-    /// After `$`. A `$` that starts nothing is returned as a literal.
-    fn dollar(&mut self, dq: bool) -> Result<Part> {
-        // A line continuation after the `$` is no part of the word:
-        // `$\<newline>{x}` is `${x}`, `$\<newline>"…"` is `$"…"` (bash).
+    /// Skips backslash-newline pairs at the cursor.
+    fn skip_line_continuations(&mut self) {
         while self.peek() == Some(b'\\') && self.peek_at(1) == Some(b'\n') {
             self.bump();
             self.bump();
         }
+    }
+
+    /// After `$`. A `$` that starts nothing is returned as a literal.
+    fn dollar(&mut self, dq: bool) -> Result<Part> {
+        // A line continuation after the `$` is no part of the word:
+        // `$\<newline>{x}` is `${x}`, `$\<newline>"…"` is `$"…"` (bash).
+        self.skip_line_continuations();
         let Some(c) = self.peek() else {
             return Ok(Part::Lit(b"$".to_vec()));
         };
@@ -2442,10 +2444,7 @@ impl<'s> Parser<'s> {
             }
             b'(' => {
                 self.bump();
-                while self.peek() == Some(b'\\') && self.peek_at(1) == Some(b'\n') {
-                    self.bump();
-                    self.bump();
-                }
+                self.skip_line_continuations();
                 if self.peek() == Some(b'(') {
                     let save = (self.pos, self.line);
                     self.bump();
@@ -2847,12 +2846,6 @@ impl<'s> Parser<'s> {
         let mut index = None;
         if self.peek() == Some(b'[') && is_name(&name) {
             self.bump();
-            // A subscript found unclosed here before (read again inside
-            // a word around it, which then ended at its own `}`): at once.
-            let at = (self.pos, self.buf.len());
-            if self.unclosed_subscripts.contains(&at) {
-                return bad(self);
-            }
             // The subscript is read as if unquoted, also inside double
             // quotes: "${m['k']}" and "${m["k"]}" name the key k (bash).
             let outer = std::mem::replace(&mut self.in_subscript, true);
@@ -2863,7 +2856,6 @@ impl<'s> Parser<'s> {
             // after it (bash parses a `$(…)` as it finds the `}`, so an
             // error in one stands).
             if w.as_ref().is_err_and(|e| !e.in_comsub) {
-                self.unclosed_subscripts.insert(at);
                 return bad(self);
             }
             index = Some(w?);
