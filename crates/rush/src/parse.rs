@@ -2410,7 +2410,7 @@ impl<'s> Parser<'s> {
                 // ended sooner: not read again (each word around it read it
                 // once more, exponential in their number).
                 let key = (self.pos, self.buf.len(), dq, self.dq_param);
-                let r = if self.bad_braces.contains(&key) {
+                let r = if !self.bad_braces.is_empty() && self.bad_braces.contains(&key) {
                     self.error(BAD_SUBSTITUTION)
                 } else {
                     self.brace_param(dq)
