@@ -18,7 +18,9 @@ use crate::protocol::SearchQuery;
 use crate::search::{self, Filters, Pattern};
 use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
-use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer};
+use rmcp::model::{ClientNotification, JsonRpcMessage};
+use rmcp::service::{Peer, RequestContext, RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::{IntoTransport, Transport};
 use rmcp::{ErrorData, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -79,9 +81,58 @@ pub struct Mcp {
     #[expect(dead_code, reason = "rmcp's tool_handler builds its own router")]
     tool_router: ToolRouter<Self>,
     cwd: PathBuf,
-    /// The client's roots, resolved, once asked for (until the client says
-    /// they changed).
-    roots: Arc<Mutex<Option<Roots>>>,
+    roots: Arc<Mutex<KnownRoots>>,
+}
+
+/// The client's roots as far as the server knows them.
+///
+/// **Invariant:** a call keeps to the roots the client had when the call
+/// came in. rmcp runs each message's handler as a task of its own, so a
+/// `roots/list_changed` notification's handler may run after the handler
+/// of a call that came after it; the notification is therefore seen where
+/// messages are read, in order ([`InOrder`]), which bumps `generation`
+/// before the next message is read. An answer to `roots/list` is kept
+/// only if no change was said while it was asked for.
+#[derive(Debug, Default)]
+struct KnownRoots {
+    /// How many times the client said its roots changed.
+    generation: u64,
+    /// The roots, resolved, once asked for in this generation.
+    roots: Option<Roots>,
+}
+
+/// The stdio transport, seeing each message from the client as it is read
+/// (see [`KnownRoots`]).
+struct InOrder<T> {
+    inner: T,
+    roots: Arc<Mutex<KnownRoots>>,
+}
+
+impl<T: Transport<RoleServer>> Transport<RoleServer> for InOrder<T> {
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        let message = self.inner.receive().await?;
+        if let JsonRpcMessage::Notification(n) = &message
+            && let ClientNotification::RootsListChangedNotification(_) = n.notification
+        {
+            let mut known = self.roots.lock().unwrap_or_else(|e| e.into_inner());
+            known.generation += 1;
+            known.roots = None;
+        }
+        Some(message)
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
+    }
 }
 
 /// The folders the tools may read: the first is where relative paths
@@ -150,7 +201,7 @@ impl Mcp {
         Mcp {
             tool_router: Self::tool_router(),
             cwd,
-            roots: Arc::new(Mutex::new(None)),
+            roots: Arc::new(Mutex::new(KnownRoots::default())),
         }
     }
 
@@ -162,9 +213,13 @@ impl Mcp {
                   read; rmcp marks them for a later revision that replaces them"
     )]
     async fn roots(&self, peer: &Peer<RoleServer>) -> Roots {
-        if let Some(r) = self.roots.lock().unwrap_or_else(|e| e.into_inner()).clone() {
-            return r;
-        }
+        let generation = {
+            let known = self.roots.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(r) = &known.roots {
+                return r.clone();
+            }
+            known.generation
+        };
         let offers = peer
             .peer_info()
             .is_some_and(|i| i.capabilities.roots.is_some());
@@ -177,7 +232,10 @@ impl Mcp {
             Vec::new()
         };
         let roots = Roots::new(&uris, &self.cwd);
-        *self.roots.lock().unwrap_or_else(|e| e.into_inner()) = Some(roots.clone());
+        let mut known = self.roots.lock().unwrap_or_else(|e| e.into_inner());
+        if known.generation == generation {
+            known.roots = Some(roots.clone());
+        }
         roots
     }
 
@@ -244,10 +302,8 @@ impl ServerHandler for Mcp {
             )
     }
 
-    /// The client's roots changed: asked for again at the next call.
-    async fn on_roots_list_changed(&self, _: NotificationContext<RoleServer>) {
-        *self.roots.lock().unwrap_or_else(|e| e.into_inner()) = None;
-    }
+    // The client's roots changed: seen by [`InOrder`] as the message is
+    // read, and asked for again at the next call.
 }
 
 /// `search`: the daemon's answer, or a scan's.
@@ -386,8 +442,13 @@ pub fn run() -> anyhow::Result<()> {
         .enable_all()
         .build()?;
     rt.block_on(async move {
-        let service = Mcp::new(cwd)
-            .serve(rmcp::transport::stdio())
+        let mcp = Mcp::new(cwd);
+        let transport = InOrder {
+            inner: rmcp::transport::stdio().into_transport(),
+            roots: mcp.roots.clone(),
+        };
+        let service = mcp
+            .serve(transport)
             .await
             .map_err(|e| anyhow::anyhow!("the MCP handshake failed: {e}"))?;
         service

@@ -126,17 +126,27 @@ fn an_agent_searches_and_reads_through_mcp() {
     assert!(child.wait().unwrap().success());
 }
 
-/// One `greppy mcp` session with no roots from the client: initialized,
-/// and each tool call's result.
+/// One `greppy mcp` session: initialized, and each tool call's result.
+/// With `roots`, the client offers roots and answers the server's
+/// `roots/list` with them.
 struct Session {
     child: std::process::Child,
     input: std::process::ChildStdin,
     output: BufReader<std::process::ChildStdout>,
     next: u64,
+    roots: Option<Vec<String>>,
 }
 
 impl Session {
     fn start(cwd: &std::path::Path, runtime: &std::path::Path) -> (Session, Value) {
+        Session::with_roots(cwd, runtime, None)
+    }
+
+    fn with_roots(
+        cwd: &std::path::Path,
+        runtime: &std::path::Path,
+        roots: Option<Vec<String>>,
+    ) -> (Session, Value) {
         let mut child = Command::new(env!("CARGO_BIN_EXE_greppy"))
             .arg("mcp")
             .current_dir(cwd)
@@ -153,10 +163,15 @@ impl Session {
             input,
             output,
             next: 1,
+            roots,
+        };
+        let capabilities = match s.roots {
+            Some(_) => json!({"roots": {"listChanged": true}}),
+            None => json!({}),
         };
         let init = s.request(
             "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+            json!({"protocolVersion": "2025-06-18", "capabilities": capabilities,
                 "clientInfo": {"name": "test", "version": "0"}}),
         );
         writeln!(
@@ -181,10 +196,34 @@ impl Session {
                 "the server hung up"
             );
             let v: Value = serde_json::from_str(&line).unwrap();
-            if v["id"] == json!(id) {
+            if v["method"] == json!("roots/list") {
+                let roots: Vec<Value> = self
+                    .roots
+                    .iter()
+                    .flatten()
+                    .map(|r| json!({"uri": format!("file://{r}")}))
+                    .collect();
+                let answer = json!({"jsonrpc": "2.0", "id": v["id"], "result": {"roots": roots}});
+                writeln!(self.input, "{answer}").unwrap();
+                self.input.flush().unwrap();
+            } else if v["id"] == json!(id) {
                 return v;
             }
         }
+    }
+
+    /// Says the roots changed, and calls `tool` right after: the
+    /// call must see the new roots.
+    fn change_roots_and_call(
+        &mut self,
+        roots: Vec<String>,
+        tool: &str,
+        args: Value,
+    ) -> (String, bool) {
+        self.roots = Some(roots);
+        let changed = json!({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"});
+        writeln!(self.input, "{changed}").unwrap();
+        self.call(tool, args)
     }
 
     /// A tool's text, and whether it is an error.
@@ -243,6 +282,36 @@ fn the_tools_read_nothing_outside_the_tree_the_server_started_in() {
     // Inside, a search does not follow the link out.
     let (text, err) = s.call("search", json!({"pattern": "root:x:0"}));
     assert!(!err && text == "no match\n", "{text}");
+    drop(s.input);
+    assert!(s.child.wait().unwrap().success());
+}
+
+/// The client's roots change, and its next call comes right after:
+/// the server handles messages in the order they came, so the call keeps
+/// to the new roots (a race once: the call could run before the
+/// notification, with the old roots, and the SDK test failed in CI).
+#[test]
+fn a_call_after_the_roots_change_keeps_to_the_new_roots() {
+    let runtime = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let work = work.path().canonicalize().unwrap();
+    let (a, b) = (work.join("a"), work.join("b"));
+    common::write(&a, "a.txt", "in a\n");
+    common::write(&b, "b.txt", "in b\n");
+    let (a, b) = (a.display().to_string(), b.display().to_string());
+    let (mut s, _) = Session::with_roots(&work, runtime.path(), Some(vec![a.clone()]));
+    let (text, err) = s.call("read", json!({"path": "a.txt"}));
+    assert!(!err && text == "1: in a\n", "{text}");
+    for round in 0..100 {
+        let (root, file, line) = if round % 2 == 0 {
+            (&b, "b.txt", "1: in b\n")
+        } else {
+            (&a, "a.txt", "1: in a\n")
+        };
+        let (text, err) =
+            s.change_roots_and_call(vec![root.clone()], "read", json!({"path": file}));
+        assert!(!err && text == line, "round {round}: {text}");
+    }
     drop(s.input);
     assert!(s.child.wait().unwrap().success());
 }
