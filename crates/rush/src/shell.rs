@@ -1913,7 +1913,7 @@ impl Shell {
             if action.is_empty() || inherited {
                 self.traps.insert(sig, action);
             } else if sig != 0 {
-                let _ = sys::set_disposition(sig, sys::Disposition::Default);
+                sys::to_default(sig);
             }
         }
         // An interactive shell's own handling of SIGINT and SIGHUP, and the

@@ -296,16 +296,25 @@ pub enum Forked {
 
 /// Forks the shell. The shell is single-threaded, so the child may go on
 /// running Rust code.
+///
+/// Every signal is blocked across the fork, so that the child's pending
+/// flags can be cleared (they are the parent's) before any signal of its
+/// own is handled; a signal that then comes before the child has put its
+/// handlers back to the default is not lost (see [`uncatch`]).
 pub fn fork() -> io::Result<Forked> {
+    let all = nix::sys::signal::SigSet::all();
+    let old = all.thread_swap_mask(nix::sys::signal::SigmaskHow::SIG_BLOCK)?;
     // SAFETY: rush never starts a thread, so the child is a faithful copy.
-    match unsafe { nix::unistd::fork() } {
+    let forked = match unsafe { nix::unistd::fork() } {
         Ok(nix::unistd::ForkResult::Child) => {
             in_child();
             Ok(Forked::Child)
         }
         Ok(nix::unistd::ForkResult::Parent { child }) => Ok(Forked::Parent(child.as_raw())),
         Err(e) => Err(e.into()),
-    }
+    };
+    let _ = old.thread_set_mask();
+    forked
 }
 
 /// Leaves the process at once, without running destructors (for forked
@@ -498,7 +507,23 @@ pub fn restore_shell_signals() {
 /// was ignored at start stays ignored).
 pub fn uncatch(sig: i32) {
     if CAUGHT.load(Ordering::SeqCst) & (1 << sig) != 0 {
-        let _ = set_disposition(sig, Disposition::Default);
+        to_default(sig);
+    }
+}
+
+/// Puts `sig` back to its default action, in a forked child.
+///
+/// `sig` may have come between the fork and this call, and been caught by
+/// the handler the child inherited (a hang-up sent to a job just started):
+/// it is raised again, now with its default action, as if the child had
+/// not caught it.
+pub fn to_default(sig: i32) {
+    let _ = set_disposition(sig, Disposition::Default);
+    if let Some(flag) = usize::try_from(sig).ok().and_then(|s| PENDING.get(s))
+        && flag.swap(false, Ordering::SeqCst)
+    {
+        // SAFETY: raise on this process.
+        unsafe { libc::raise(sig) };
     }
 }
 

@@ -717,6 +717,38 @@ fn a_hang_up_reaches_the_jobs() {
     }
 }
 
+/// Jobs started just before the hang-up get it too: a job's child that has
+/// not yet put its signals back to their defaults (it still runs the
+/// shell's code) must not swallow the SIGHUP in the handler it inherited
+/// (it did, and a few of 50 such jobs outlived the shell in most rounds).
+#[test]
+fn a_hang_up_reaches_jobs_started_just_before_it() {
+    let (_t, home, work) = dirs();
+    for round in 0..3 {
+        let mut t = Term::start(Kind::Rush, &home, &work, 80, &[]);
+        t.run(
+            "for i in $(seq 50); do sleep 300 & done 2>/dev/null; jobs -p >pids; echo end$((1))",
+            "end1",
+        );
+        let pids: Vec<libc::pid_t> = std::fs::read_to_string(work.join("pids"))
+            .unwrap()
+            .split_whitespace()
+            .map(|p| p.parse().unwrap())
+            .collect();
+        assert_eq!(pids.len(), 50);
+        drop(t);
+        let outlived: Vec<_> = pids.iter().filter(|&&p| !ends_within(p, 3000)).collect();
+        for &&p in &outlived {
+            // SAFETY: cleaning up the orphan.
+            unsafe { libc::kill(p, libc::SIGKILL) };
+        }
+        assert!(
+            outlived.is_empty(),
+            "round {round}: {outlived:?} outlived the hang-up"
+        );
+    }
+}
+
 #[test]
 fn terminal_modes_come_back_after_a_killed_job() {
     let (_t, home, work) = dirs();
