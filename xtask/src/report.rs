@@ -1,7 +1,6 @@
 //! The benchmark report: `results.json` (machine-readable), `report.md`
 //! (tables and charts) and SVG charts, all under `target/bench/`.
 
-use crate::bench::Outcome;
 use crate::cmd;
 use crate::peers::PeerStatus;
 use anyhow::{Context, Result};
@@ -50,6 +49,15 @@ impl Machine {
             date: cmd::output(Command::new("date").args(["-u", "+%Y-%m-%dT%H:%M:%SZ"])),
         }
     }
+}
+
+/// What running one system's drivers gave: its records, its notes and its
+/// peers (a driver's output, which the report gathers).
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub records: Vec<Record>,
+    pub notes: Vec<String>,
+    pub peers: Vec<PeerStatus>,
 }
 
 #[derive(Debug, Serialize)]

@@ -6,6 +6,7 @@
 use crate::report::{drop_empty_columns, fmt_value, markdown_table};
 use anyhow::{Context, Result};
 use serde_json::Value;
+use std::fmt::Write as _;
 
 /// The table of `system`'s records whose workload starts with one of
 /// `workloads` (all of them if none), with the run's revision and date.
@@ -124,6 +125,74 @@ pub fn render(results: &Value, system: &str, workloads: &[String]) -> Result<Str
     Ok(out)
 }
 
+/// `benches/<system>/RESULTS.md`: the whole table of `system` in the run
+/// `results` holds, with the machine, the peers' versions and the run's
+/// notes. Written by `cargo xtask bench` after each full run.
+pub fn results_page(results: &Value, system: &str) -> Result<String> {
+    let m = &results["machine"];
+    let text = |v: &Value| v.as_str().unwrap_or("?").to_string();
+    let mut out = format!(
+        "# {system}: the last full benchmark run\n\n\
+         Written by `cargo xtask bench {system}` from its `results.json`; \
+         do not edit (the next full run replaces it). Each workload ran its \
+         subjects interleaved, round by round; `vs reference` is the median of \
+         the rounds' ratios (above 1 is slower). Every round, chart and note \
+         is in `target/bench/report.md` of the run.\n\n"
+    );
+    let facts = [
+        [
+            "CPUs".to_string(),
+            format!(
+                "{} ({})",
+                m["cpus"].as_u64().unwrap_or(0),
+                text(&m["cpu_model"])
+            ),
+        ],
+        ["kernel".into(), text(&m["kernel"])],
+        [
+            "filesystems (disk, tmpfs)".into(),
+            format!("{}, {}", text(&m["disk_fs"]), text(&m["shm_fs"])),
+        ],
+        ["rustc".into(), text(&m["rustc"])],
+    ];
+    let mut rows = vec![vec!["machine".to_string(), String::new()]];
+    rows.extend(facts.iter().map(|f| f.to_vec()));
+    out.push_str(&markdown_table(&rows));
+    out.push('\n');
+    out.push_str(&render(results, system, &[])?);
+    let sys = results["systems"]
+        .as_array()
+        .and_then(|s| s.iter().find(|s| s["name"].as_str() == Some(system)));
+    if let Some(sys) = sys {
+        let peers = sys["peers"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        if !peers.is_empty() {
+            out.push_str("\nPeers:\n\n");
+            for p in peers {
+                let state = match (p["version"].as_str(), p["missing"].as_str()) {
+                    (Some(v), _) => v.to_string(),
+                    (None, Some(why)) => format!("missing ({why})"),
+                    _ => "?".into(),
+                };
+                let _ = writeln!(out, "- {}: {state}", text(&p["name"]));
+            }
+        }
+        let notes = sys["notes"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        if !notes.is_empty() {
+            out.push_str("\nNotes of the run:\n\n");
+            for n in notes {
+                let _ = writeln!(out, "- {}", text(n));
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// `cargo xtask table SYSTEM [WORKLOAD...]`: prints the table.
 pub fn run(system: &str, workloads: &[String]) -> Result<()> {
     let path = crate::target_dir().join("bench/results.json");
@@ -136,7 +205,46 @@ pub fn run(system: &str, workloads: &[String]) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::render;
+    use super::{render, results_page};
+
+    #[test]
+    fn a_results_page_has_the_machine_the_table_the_peers_and_the_notes() {
+        let results = serde_json::json!({
+            "quick": false,
+            "machine": {"git_revision": "abc123", "date": "2026-11-30T04:00:00Z", "cpus": 2,
+                        "cpu_model": "Some CPU", "kernel": "6.1", "disk_fs": "ext4",
+                        "shm_fs": "tmpfs", "rustc": "rustc 1.95.0"},
+            "systems": [{"name": "rush", "notes": ["dash was fastest at start-up"],
+                         "peers": [{"name": "dash", "version": "0.5.12"},
+                                   {"name": "mksh", "missing": "not in apt"}]}],
+            "records": [
+                {"system": "rush", "workload": "start-up", "params": {},
+                 "subject": "rush", "subject_version": "0.1.0", "unit": "ns",
+                 "summary": {"count": 9, "p50": 900_000.0, "p99": 1_000_000.0, "p999": 1_000_000.0}},
+                {"system": "rush", "workload": "start-up", "params": {},
+                 "subject": "dash", "subject_version": "0.5.12", "unit": "ns",
+                 "summary": {"count": 9, "p50": 800_000.0, "p99": 900_000.0, "p999": 900_000.0},
+                 "ratio": {"median": 0.89, "reference": "rush"}}
+            ]
+        });
+        let page = results_page(&results, "rush").unwrap();
+        assert!(
+            page.starts_with("# rush: the last full benchmark run\n"),
+            "{page}"
+        );
+        assert!(page.contains("| CPUs "), "{page}");
+        assert!(page.contains("2 (Some CPU)"), "{page}");
+        assert!(page.contains("ext4, tmpfs"), "{page}");
+        assert!(
+            page.contains("From `cargo xtask bench` at abc123"),
+            "{page}"
+        );
+        assert!(page.contains("0.89x rush"), "{page}");
+        assert!(page.contains("- dash: 0.5.12\n"), "{page}");
+        assert!(page.contains("- mksh: missing (not in apt)\n"), "{page}");
+        assert!(page.contains("- dash was fastest at start-up\n"), "{page}");
+        assert!(results_page(&results, "greppy").is_err());
+    }
 
     #[test]
     fn a_table_of_the_chosen_workloads_with_ratios_and_the_run() {

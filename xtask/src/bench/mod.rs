@@ -14,11 +14,11 @@ mod rush;
 mod termio;
 
 use crate::cmd;
-use crate::peers::{self, Peer, PeerStatus};
-use crate::report::{Machine, Report};
+use crate::peers::{self, Peer};
+use crate::report::{Machine, Outcome, Report};
 use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressStyle};
-use latency::{Event, Record};
+use latency::Event;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -79,14 +79,6 @@ fn select(names: &[String]) -> Result<Vec<System>> {
             })
         })
         .collect()
-}
-
-/// The outcome of running one system.
-#[derive(Debug, Default)]
-pub struct Outcome {
-    pub records: Vec<Record>,
-    pub notes: Vec<String>,
-    pub peers: Vec<PeerStatus>,
 }
 
 pub fn run(names: &[String], quick: bool) -> Result<()> {
@@ -162,6 +154,20 @@ pub fn run(names: &[String], quick: bool) -> Result<()> {
     }
     let written = report.write(&out_dir)?;
     println!("Report: {}", written.display());
+    if !quick {
+        // The record of the last full run, beside each system's workloads:
+        // the tables READMEs point to, written here, never by hand.
+        let results = serde_json::to_value(&report)?;
+        for system in &systems {
+            let page = crate::table::results_page(&results, system.name)?;
+            let path = crate::root()
+                .join("benches")
+                .join(system.name)
+                .join("RESULTS.md");
+            std::fs::write(&path, page).with_context(|| format!("writing {}", path.display()))?;
+            println!("Results: {}", path.display());
+        }
+    }
     Ok(())
 }
 
