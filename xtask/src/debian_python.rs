@@ -42,12 +42,12 @@ const LIBRARIES: &[&str] = &[
 
 /// The folder the interpreter for `minor` is unpacked into.
 fn dir(minor: &str) -> PathBuf {
-    crate::python::dir().join(format!("debian-cpython-{minor}"))
+    crate::pyloop_dir().join(format!("debian-cpython-{minor}"))
 }
 
 /// Whether `python` is an interpreter this module unpacked.
 pub fn is_ours(python: &Path) -> bool {
-    python.starts_with(crate::python::dir())
+    python.starts_with(crate::pyloop_dir())
         && python.ancestors().any(|a| {
             a.file_name()
                 .and_then(|n| n.to_str())

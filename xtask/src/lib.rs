@@ -35,6 +35,12 @@ pub fn root() -> PathBuf {
 }
 
 /// Cargo's target folder: `$CARGO_TARGET_DIR` or `target/` at the root.
+/// `target/pyloop`: pyloop's venvs, and the CPythons xtask unpacks or
+/// builds (the Python modules all keep their files here).
+pub fn pyloop_dir() -> PathBuf {
+    target_dir().join("pyloop")
+}
+
 pub fn target_dir() -> PathBuf {
     match std::env::var_os("CARGO_TARGET_DIR") {
         Some(d) => root().join(d),

@@ -21,8 +21,9 @@ pub const TEST_PACKAGES: &[&str] = &[
     "hypothesis>=6",
 ];
 
+/// Where the venvs and the interpreters xtask builds live.
 pub fn dir() -> PathBuf {
-    crate::target_dir().join("pyloop")
+    crate::pyloop_dir()
 }
 
 /// A CPython `minor` ("3.11"): pyenv's newest 3.11.x, else `python3.11` on

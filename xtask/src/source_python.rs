@@ -55,7 +55,7 @@ const TSAN_SUPPRESSIONS: &str = "Tools/tsan/suppressions_free_threading.txt";
 pub fn cpython_tsan() -> Result<(PathBuf, PathBuf)> {
     let name = format!("cpython-{FREE_THREADED}-tsan");
     let python = build(&name, &["--with-thread-sanitizer"], &[TSAN_SUPPRESSIONS])?;
-    let suppressions = crate::python::dir()
+    let suppressions = crate::pyloop_dir()
         .join(name)
         .join(Path::new(TSAN_SUPPRESSIONS).file_name().unwrap_or_default());
     Ok((python, suppressions))
@@ -65,7 +65,7 @@ pub fn cpython_tsan() -> Result<(PathBuf, PathBuf)> {
 /// `--disable-gil` and `flags`, unless built already; `keep`: files of
 /// the source tree copied beside the install before the tree is removed.
 fn build(name: &str, flags: &[&str], keep: &[&str]) -> Result<PathBuf> {
-    let root = crate::python::dir().join(name);
+    let root = crate::pyloop_dir().join(name);
     let python = root.join("root/bin/python3.14t");
     let marker = root.join("built");
     if python.is_file() && std::fs::read_to_string(&marker).ok().as_deref() == Some(VERSION) {

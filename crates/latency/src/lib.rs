@@ -14,6 +14,7 @@
 //!   Node) writes on stdout; a [`Run`] may be sent raw, so drivers in other
 //!   languages get their statistics from this crate too.
 
+mod event;
 mod hist;
 pub mod machine;
 pub mod process;
@@ -21,8 +22,9 @@ mod record;
 mod runner;
 pub mod stats;
 
+pub use event::Event;
 pub use hist::{HIGHEST_NS, Recorder, SIGFIG, Summary};
-pub use record::{Event, Ratio, Record, Resources, decode_histogram};
+pub use record::{Ratio, Record, Resources, decode_histogram};
 pub use runner::{BoxError, Options, Run, Sample, Subject, SubjectInfo, interleave};
 
 /// Errors of this crate.

@@ -1,16 +1,13 @@
-//! The JSON record every benchmark emits, and the JSON-lines events a driver
-//! writes on stdout.
+//! The JSON record every benchmark emits.
 
 use crate::Error;
 use crate::hist::Summary;
-use crate::runner::Run;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer as _, V2DeflateSerializer};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::io::Write;
 
 /// One (system, workload, parameters, size, subject) result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -80,46 +77,4 @@ pub fn decode_histogram(b64: &str) -> Result<Histogram<u64>, Error> {
     Deserializer::new()
         .deserialize(&mut bytes.as_slice())
         .map_err(|e| Error::Histogram(format!("{e:?}")))
-}
-
-/// One line of a benchmark driver's stdout.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "event", rename_all = "snake_case")]
-pub enum Event {
-    /// How many steps the driver will announce, for the progress display.
-    Plan { steps: u64 },
-    /// A step has started.
-    Step { label: String },
-    /// A finished record.
-    Record(Box<Record>),
-    /// A raw interleaved run, for the reader to turn into records.
-    Run(Box<Run>),
-    /// Something the report must say, e.g. a peer that could not run.
-    Note { text: String },
-}
-
-impl Event {
-    /// Writes the event as one JSON line on stdout and flushes it.
-    pub fn emit(&self) -> Result<(), Error> {
-        let mut line = serde_json::to_vec(self)?;
-        line.push(b'\n');
-        let mut out = std::io::stdout().lock();
-        out.write_all(&line)?;
-        out.flush()?;
-        Ok(())
-    }
-
-    /// Emits one `Record` event for each record of a finished run.
-    pub fn emit_run(run: &Run) -> Result<Vec<Record>, Error> {
-        let records = run.records()?;
-        for r in &records {
-            Event::Record(Box::new(r.clone())).emit()?;
-        }
-        Ok(records)
-    }
-
-    /// Parses one line; a raw run is returned as is.
-    pub fn parse(line: &str) -> Result<Self, Error> {
-        Ok(serde_json::from_str(line)?)
-    }
 }
