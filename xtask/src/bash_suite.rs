@@ -317,7 +317,7 @@ pub fn run(checkout: &Path, rush: &Path, only: &[String]) -> Result<()> {
     println!("rush passes and bash fails: {}", only_rush.join(" "));
     println!("\n{}", markdown(&rows));
     let version = cmd::output(Command::new(&bash).args(["-c", "echo $BASH_VERSION"]));
-    crate::conformance::save_rows(
+    crate::save_rows(
         "bash-suite",
         &serde_json::json!({ "bash": version, "rows": rows }),
     )

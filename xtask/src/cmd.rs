@@ -110,3 +110,21 @@ pub fn git_unpack(
         .status()?;
     Ok(status.success())
 }
+
+/// `apt-get install -y PKGS`, non-interactive, after one `apt-get update`
+/// per run.
+pub fn apt_install(pkgs: &[&str]) -> Result<()> {
+    static UPDATED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if !*UPDATED.get_or_init(|| apt(&["update", "-q"]).is_ok()) {
+        bail!("apt-get update failed");
+    }
+    let mut args = vec!["install", "-y", "-q"];
+    args.extend(pkgs);
+    apt(&args)
+}
+
+fn apt(args: &[&str]) -> Result<()> {
+    run(Command::new("apt-get")
+        .args(args)
+        .env("DEBIAN_FRONTEND", "noninteractive"))
+}

@@ -188,13 +188,6 @@ fn python2(given: Option<&Path>) -> Result<PathBuf> {
 
 /// Writes a suite's rows (any JSON) to `target/conformance/NAME.json`, and
 /// says where.
-pub fn save_rows(name: &str, rows: &impl serde::Serialize) -> Result<()> {
-    let file = crate::target_dir().join(format!("conformance/{name}.json"));
-    std::fs::write(&file, serde_json::to_vec_pretty(rows)?)?;
-    println!("\nrows: {}", file.display());
-    Ok(())
-}
-
 pub fn run(
     system: &str,
     oils: Option<&Path>,

@@ -335,7 +335,7 @@ pub fn run(coreutils: &Path, gnulib: &Path, only: &[String]) -> Result<()> {
     for n in &notes {
         println!("\n-- {n}");
     }
-    crate::conformance::save_rows("coreutils-rm", &rows)
+    crate::save_rows("coreutils-rm", &rows)
 }
 
 #[cfg(test)]

@@ -467,11 +467,11 @@ pub fn ensure(task: Task, systems: &[String]) -> Result<()> {
             install_command(&pkgs, false)
         );
     }
-    if apt_install(&pkgs).is_err() {
+    if cmd::apt_install(&pkgs).is_err() {
         // One package the release lacks fails the whole command: try each
         // alone, so that the others still come.
         for p in &pkgs {
-            let _ = apt_install(&[p]);
+            let _ = cmd::apt_install(&[p]);
         }
     }
     let still: Vec<&Need> = missing(&needs)
@@ -490,26 +490,6 @@ pub fn ensure(task: Task, systems: &[String]) -> Result<()> {
         );
     }
     Ok(())
-}
-
-/// `apt-get install -y PKGS`, non-interactive, after one `apt-get update`
-/// per run.
-pub fn apt_install(pkgs: &[&str]) -> Result<()> {
-    static UPDATED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    if !*UPDATED.get_or_init(|| apt(&["update", "-q"]).is_ok()) {
-        bail!("apt-get update failed");
-    }
-    let mut args = vec!["install", "-y", "-q"];
-    args.extend(pkgs);
-    apt(&args)
-}
-
-fn apt(args: &[&str]) -> Result<()> {
-    cmd::run(
-        Command::new("apt-get")
-            .args(args)
-            .env("DEBIAN_FRONTEND", "noninteractive"),
-    )
 }
 
 /// `cargo xtask deps`: prints every need with its state; installs what is

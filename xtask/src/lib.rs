@@ -20,6 +20,7 @@ pub mod pyloop_conformance;
 pub mod python;
 pub mod report;
 pub mod ripgrep_suite;
+pub mod run_state;
 pub mod rush_scripts;
 pub mod sanitize;
 pub mod source_python;
@@ -34,13 +35,25 @@ pub fn root() -> PathBuf {
     manifest.parent().map(PathBuf::from).unwrap_or(manifest)
 }
 
-/// Cargo's target folder: `$CARGO_TARGET_DIR` or `target/` at the root.
 /// `target/pyloop`: pyloop's venvs, and the CPythons xtask unpacks or
 /// builds (the Python modules all keep their files here).
 pub fn pyloop_dir() -> PathBuf {
     target_dir().join("pyloop")
 }
 
+/// The target triple sanitized builds name (`-Zbuild-std` needs one).
+pub const SANITIZE_TARGET: &str = "x86_64-unknown-linux-gnu";
+
+/// Writes a conformance run's rows to `target/conformance/NAME.json`, from
+/// which the READMEs' tables are made.
+pub fn save_rows(name: &str, rows: &impl serde::Serialize) -> anyhow::Result<()> {
+    let file = target_dir().join(format!("conformance/{name}.json"));
+    std::fs::write(&file, serde_json::to_vec_pretty(rows)?)?;
+    println!("\nrows: {}", file.display());
+    Ok(())
+}
+
+/// Cargo's target folder: `$CARGO_TARGET_DIR` or `target/` at the root.
 pub fn target_dir() -> PathBuf {
     match std::env::var_os("CARGO_TARGET_DIR") {
         Some(d) => root().join(d),

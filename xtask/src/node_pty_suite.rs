@@ -220,7 +220,7 @@ pub fn run(checkout: &Path) -> Result<()> {
         };
         println!("  {}{why}", r.test);
     }
-    crate::conformance::save_rows("node-pty-suite", &rows)
+    crate::save_rows("node-pty-suite", &rows)
 }
 
 #[cfg(test)]

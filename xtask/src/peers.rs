@@ -95,7 +95,7 @@ pub fn install(peer: &Peer) -> anyhow::Result<()> {
             if unsafe { libc::geteuid() } != 0 {
                 anyhow::bail!("not root: install it with `apt-get install {pkg}`");
             }
-            crate::deps::apt_install(&[pkg])
+            crate::cmd::apt_install(&[pkg])
         }
         Install::Pip(pkg) => {
             let venv = dir.join("venv");

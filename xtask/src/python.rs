@@ -199,7 +199,7 @@ fn install_pyloop_built(py: &Path, release: bool, sanitizer: Option<&str>) -> Re
             .env("RUSTFLAGS", format!("-Zsanitizer={s}"))
             .env("CARGO_UNSTABLE_BUILD_STD", "std")
             .env("CARGO_TARGET_DIR", crate::target_dir().join(s))
-            .args(["--target", crate::sanitize::TARGET]);
+            .args(["--target", crate::SANITIZE_TARGET]);
     }
     cmd::run(&mut build)?;
     let wheel = std::fs::read_dir(&wheels)?
@@ -240,7 +240,7 @@ pub fn test_pyloop() -> Result<()> {
     let mut failed = Vec::new();
     for minor in DEBUG_VERSIONS {
         let Some(python) = find(minor) else {
-            crate::test::note(format!(
+            crate::run_state::note(format!(
                 "CPython {minor} not found: pyloop is not tested on it (pyenv install {minor})"
             ));
             continue;
@@ -314,7 +314,7 @@ pub fn test_greppy_mcp() -> Result<()> {
         .find_map(|m| find(m))
         .context("no CPython 3.11-3.13 for the MCP SDK")?;
     let py = venv("greppy-mcp", &python, &[MCP_SDK])?;
-    cmd::run(&mut crate::test::test_build())?;
+    cmd::run(&mut crate::run_state::test_build())?;
     cmd::run(
         Command::new(py)
             .arg(crate::root().join("crates/greppy/tests/mcp_sdk.py"))

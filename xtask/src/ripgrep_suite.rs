@@ -248,7 +248,7 @@ pub fn run(checkout: &Path, only: &[String]) -> Result<()> {
             }
         );
     }
-    crate::conformance::save_rows(
+    crate::save_rows(
         "ripgrep-suite",
         &serde_json::json!({
             "rg": version,

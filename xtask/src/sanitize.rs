@@ -28,8 +28,7 @@ use anyhow::{Context, Result, bail};
 use std::path::PathBuf;
 use std::process::Command;
 
-/// The target triple sanitized builds name (`-Zbuild-std` needs one).
-pub const TARGET: &str = "x86_64-unknown-linux-gnu";
+use crate::SANITIZE_TARGET as TARGET;
 
 /// Which checker: `miri`, `address`, both (`all`), or `thread`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -18,31 +18,6 @@ const SYSTEMS: &[(&str, &[&str])] = &[
     ("fuzz", &["fuzz"]),
 ];
 
-/// What a step did not cover, said again in the summary (a CPython that
-/// is not here, say).
-static NOTES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
-
-/// Adds a line to the summary.
-pub fn note(line: String) {
-    eprintln!("{line}");
-    NOTES.lock().unwrap_or_else(|e| e.into_inner()).push(line);
-}
-
-/// The packages `cargo test` ran on (`--workspace`, or `-p` each): a
-/// later step that needs a test build's binary asks cargo for that same
-/// build, which is then already done (a `cargo build` would unify other
-/// features, without the dev-dependencies', and build much of it again).
-static SCOPE: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
-
-/// `cargo test --no-run` over the packages the run tests: the binaries
-/// in `target/debug` as the tests used them.
-pub fn test_build() -> std::process::Command {
-    let mut c = cargo();
-    c.args(["test", "-q", "--no-run"])
-        .args(SCOPE.lock().unwrap_or_else(|e| e.into_inner()).iter());
-    c
-}
-
 /// One step of the run: a command, or work done here.
 enum Step {
     Command(std::process::Command),
@@ -97,10 +72,7 @@ pub fn run(systems: &[String]) -> Result<()> {
         .args(["--", "-D", "warnings"]);
         steps.push(("clippy: termio's Node addon", Step::Command(node)));
     }
-    SCOPE
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .clone_from(&scope);
+    crate::run_state::set_scope(&scope);
     let mut test = cargo();
     test.arg("test").args(&scope);
     steps.push(("cargo test", Step::Command(test)));
@@ -174,7 +146,7 @@ pub fn run(systems: &[String]) -> Result<()> {
             t.as_secs_f64()
         );
     }
-    for n in NOTES.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+    for n in crate::run_state::notes() {
         eprintln!("  note: {n}");
     }
     let failed = results.iter().filter(|(_, ok, _)| !ok).count();

@@ -2,7 +2,7 @@
 //! and disk) against `rm -r`, `find -delete` and rmz, with an `unlinkat`
 //! loop as the floor. The workloads live in `benches/fast-rm/`.
 
-use super::{Driver, System};
+use super::system::{Driver, System};
 use crate::peers::{Install, Peer};
 
 pub fn system() -> System {

@@ -2,7 +2,7 @@
 //! held. No peers: its subjects are the kernel's primitives themselves. The
 //! workloads live in `benches/floor/`.
 
-use super::{Driver, System};
+use super::system::{Driver, System};
 
 pub fn system() -> System {
     System {

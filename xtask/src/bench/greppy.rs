@@ -5,7 +5,7 @@
 //! `/bin/true` and a Unix-socket round trip. The workloads live in
 //! `benches/greppy/`.
 
-use super::{Driver, System};
+use super::system::{Driver, System};
 use crate::peers::{Install, Peer};
 
 pub fn system() -> System {

@@ -6,7 +6,7 @@
 //! ([`OTHER_PYTHONS`]), each in its own venv, with the peers that have wheels
 //! there.
 
-use super::{Driver, System};
+use super::system::{Driver, System};
 use crate::peers::{Install, Peer};
 
 pub fn system() -> System {

@@ -3,7 +3,7 @@
 //! against dash, bash, zsh and mksh, with posix_spawn+wait of `/bin/true` as
 //! the floor. The workloads live in `benches/rush/`.
 
-use super::{Driver, System};
+use super::system::{Driver, System};
 use crate::peers::{Install, Peer};
 
 pub fn system() -> System {

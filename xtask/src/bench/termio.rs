@@ -4,7 +4,7 @@
 //! baseline and the optimised Node stacks are written in the driver's folder
 //! on top of them), and ttyd.
 
-use super::{Driver, System};
+use super::system::{Driver, System};
 use crate::peers::{Install, Peer};
 
 pub fn system() -> System {
