@@ -11,7 +11,7 @@ use crate::protocol::{Print, Response, RootInfo, SearchQuery};
 use crate::search::{self, Filters, Options, Output, Pattern};
 use crate::store::{self, Store};
 use clap::{Parser, Subcommand};
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{IsTerminal, Write};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
@@ -183,7 +183,7 @@ fn connect_or_start(
         Ok(c) => Ok(Some(c)),
         Err(client::Error::NoDaemon(..)) => {
             before_start()?;
-            match spawn_daemon(false) {
+            match crate::ask::spawn_daemon(false) {
                 Ok(()) => note("started the daemon; this answer comes from a scan"),
                 Err(e) => note(format_args!("could not start the daemon ({e:#}); scanning")),
             }
@@ -548,7 +548,7 @@ fn printed_by_daemon(
             // A daemon left running across an upgrade: replaced by this
             // greppy's own.
             let replaced = client.stop_daemon(std::time::Duration::from_secs(2))
-                && spawn_daemon(false).is_ok();
+                && crate::ask::spawn_daemon(false).is_ok();
             let done = if replaced {
                 "it was stopped and a new one started"
             } else {
@@ -565,47 +565,6 @@ fn printed_by_daemon(
     }
 }
 
-/// Starts `greppy daemon run` in its own session, its errors logged beside
-/// the socket. With `wait`, returns once its socket answers (it says so on
-/// its output), or with its error.
-fn spawn_daemon(wait: bool) -> anyhow::Result<()> {
-    use anyhow::Context;
-    use std::os::unix::process::CommandExt;
-    use std::process::{Command, Stdio};
-    let socket = daemon::socket_path();
-    let dir = socket.parent().unwrap_or(Path::new("/tmp"));
-    daemon::make_private_dir(dir)?;
-    let log_path = dir.join("daemon.log");
-    let log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&log_path)
-        .with_context(|| format!("open {}", log_path.display()))?;
-    let mut cmd = Command::new(std::env::current_exe()?);
-    cmd.args(["daemon", "run"])
-        .stdin(Stdio::null())
-        .stdout(if wait { Stdio::piped() } else { Stdio::null() })
-        .stderr(log);
-    // SAFETY: setsid is async-signal-safe and touches no memory of ours; it
-    // detaches the daemon from this terminal's signals and hangups.
-    unsafe {
-        cmd.pre_exec(|| rustix::process::setsid().map(drop).map_err(Into::into));
-    }
-    let mut child = cmd.spawn().context("start `greppy daemon run`")?;
-    if wait {
-        let out = child.stdout.take().context("the daemon's output")?;
-        let mut line = String::new();
-        std::io::BufReader::new(out).read_line(&mut line)?;
-        // One that another start began meanwhile answers: that is a start.
-        if line.is_empty() && Client::connect(&socket).is_err() {
-            let log = std::fs::read_to_string(&log_path).unwrap_or_default();
-            let last = log.lines().last().unwrap_or("no message");
-            anyhow::bail!("the daemon did not start: {last}");
-        }
-    }
-    Ok(())
-}
-
 fn admin(cmd: Command) -> i32 {
     match admin_inner(cmd) {
         Ok(code) => code,
@@ -614,17 +573,6 @@ fn admin(cmd: Command) -> i32 {
             2
         }
     }
-}
-
-fn connect() -> anyhow::Result<Client> {
-    let socket = daemon::socket_path();
-    Ok(match Client::connect(&socket) {
-        Err(client::Error::NoDaemon(..)) => {
-            spawn_daemon(true)?;
-            Client::connect(&socket)?
-        }
-        r => r?,
-    })
 }
 
 fn admin_inner(cmd: Command) -> anyhow::Result<i32> {
@@ -651,7 +599,7 @@ fn admin_inner(cmd: Command) -> anyhow::Result<i32> {
             match Client::connect(&socket) {
                 Ok(c) => println!("{} already answers on {}", c.server(), socket.display()),
                 Err(_) => {
-                    spawn_daemon(true)?;
+                    crate::ask::spawn_daemon(true)?;
                     println!("greppy daemon started on {}", socket.display());
                 }
             }
@@ -673,7 +621,7 @@ fn admin_inner(cmd: Command) -> anyhow::Result<i32> {
         Command::Index { path } => {
             let path = path.unwrap_or_else(|| PathBuf::from("."));
             let started = std::time::Instant::now();
-            let info = connect()?.index(&path)?;
+            let info = crate::ask::connect()?.index(&path)?;
             println!(
                 "{}: {}, {}, index {} ({:.1} s)",
                 show(&info.root),
@@ -703,7 +651,7 @@ fn admin_inner(cmd: Command) -> anyhow::Result<i32> {
             if !dir.is_dir() {
                 anyhow::bail!("{}: not a folder", dir.display());
             }
-            let hits = find(&query, &dir, limit, no_daemon)?;
+            let hits = crate::ask::find(&query, &dir, limit, no_daemon, |n| note(n))?;
             let mut out = std::io::stdout().lock();
             for h in &hits {
                 // Named as rg names files: below the folder as given, with
@@ -712,12 +660,12 @@ fn admin_inner(cmd: Command) -> anyhow::Result<i32> {
                     Some(_) => h.path.clone(),
                     None => h.path.strip_prefix(".").unwrap_or(&h.path).to_path_buf(),
                 };
-                print_hit(&mut out, &shown, h, lines, json)?;
+                crate::ask::print_hit(&mut out, &shown, h, lines, json)?;
             }
             Ok(if hits.is_empty() { 1 } else { 0 })
         }
         Command::Forget { path } => {
-            connect()?.forget(&path)?;
+            crate::ask::connect()?.forget(&path)?;
             Ok(0)
         }
         Command::Status { json } => {
@@ -742,105 +690,6 @@ fn admin_inner(cmd: Command) -> anyhow::Result<i32> {
             Ok(0)
         }
     }
-}
-
-/// The hits of a ranked search of `dir`, named below `dir` as given: from
-/// the daemon (started if none runs), or from an index made in memory.
-pub fn find(
-    query: &str,
-    dir: &Path,
-    limit: u64,
-    no_daemon: bool,
-) -> anyhow::Result<Vec<crate::rank::Hit>> {
-    let abs = dir.canonicalize()?;
-    let rename = |mut hits: Vec<crate::rank::Hit>| {
-        for h in &mut hits {
-            if let Ok(rel) = h.path.strip_prefix(&abs) {
-                h.path = dir.join(rel);
-            }
-        }
-        hits
-    };
-    let local = || -> anyhow::Result<Vec<crate::rank::Hit>> {
-        let n = if limit == 0 { 10 } else { limit as usize };
-        Ok(rename(crate::rank::find_in_walk(&abs, query, n)?))
-    };
-    if no_daemon {
-        return local();
-    }
-    let mut client = match connect() {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("greppy: no daemon ({e:#}); indexing in memory for this answer");
-            return local();
-        }
-    };
-    let found = client.find(crate::protocol::FindQuery {
-        query: query.to_string(),
-        path: abs.as_os_str().as_bytes().to_vec(),
-        display: dir.as_os_str().as_bytes().to_vec(),
-        limit,
-        wait_ms: 0,
-    })?;
-    if let Some(n) = &found.note {
-        note(n);
-    }
-    Ok(found.hits)
-}
-
-/// One hit: a heading (`path:start-end kind name [score]`), then up to
-/// `lines` lines of its span; or one JSON object.
-pub fn print_hit(
-    out: &mut impl std::io::Write,
-    shown: &Path,
-    h: &crate::rank::Hit,
-    lines: usize,
-    json: bool,
-) -> anyhow::Result<()> {
-    if json {
-        let v = serde_json::json!({
-            "path": shown.to_string_lossy(),
-            "start": h.start,
-            "end": h.end,
-            "score": h.score,
-            "kind": h.kind,
-            "name": h.name,
-        });
-        writeln!(out, "{v}")?;
-        return Ok(());
-    }
-    let name = if h.name.is_empty() {
-        String::new()
-    } else {
-        format!(" {}", h.name)
-    };
-    writeln!(
-        out,
-        "{}:{}-{} {}{name} [{:.2}]",
-        shown.display(),
-        h.start,
-        h.end,
-        h.kind,
-        h.score
-    )?;
-    if lines > 0 {
-        let text = std::fs::read(&h.path).unwrap_or_default();
-        let text = String::from_utf8_lossy(&text);
-        let span = (h.end - h.start + 1) as usize;
-        for (i, l) in text
-            .lines()
-            .enumerate()
-            .skip(h.start.saturating_sub(1) as usize)
-            .take(span.min(lines))
-        {
-            writeln!(out, "{:>6}  {l}", i + 1)?;
-        }
-        if span > lines {
-            writeln!(out, "        …")?;
-        }
-        writeln!(out)?;
-    }
-    Ok(())
 }
 
 fn show(path: &[u8]) -> String {

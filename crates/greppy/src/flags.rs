@@ -315,7 +315,7 @@ impl Cli {
 }
 
 /// rg's flags beyond the ones every search of the index takes. A command
-/// line that uses any of them is searched by [`crate::full`], which
+/// line that uses any of them is searched by `full.rs`, which
 /// configures rg's own walker, searcher and printers from them; the index
 /// still names the candidates where these flags leave them as they are.
 #[derive(Debug, Clone, Default, PartialEq, Eq, clap::Args)]

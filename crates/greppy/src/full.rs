@@ -505,7 +505,7 @@ impl Plan {
         }
         b.build_many(&self.patterns)
             .map(Engine::Rust)
-            .map_err(|e| suggest(e.to_string()))
+            .map_err(|e| crate::search::suggest(e.to_string()))
     }
 
     fn searcher(&self, cli: &Cli) -> Searcher {
@@ -715,24 +715,6 @@ fn suggest_pcre2(msg: &str) -> String {
         )
     } else {
         msg.to_string()
-    }
-}
-
-/// rg's hints after a regex error: multiline mode for a line terminator in
-/// the pattern, text mode for a NUL.
-pub fn suggest(msg: String) -> String {
-    if msg.contains("the literal") && msg.contains("not allowed") {
-        format!(
-            "{msg}\n\nConsider enabling multiline mode with the --multiline flag (or -U for \
-             short).\nWhen multiline mode is enabled, new line characters can be matched."
-        )
-    } else if msg.contains("pattern contains \"\\0\"") {
-        format!(
-            "{msg}\n\nConsider enabling text mode with the --text flag (or -a for short). \
-             Otherwise,\nbinary detection is enabled and matching a NUL byte is impossible."
-        )
-    } else {
-        msg
     }
 }
 

@@ -14,6 +14,7 @@
 //! - [`mcp`]: the Model Context Protocol server (`greppy mcp`).
 //! - [`cli`]: the command line, with rg's flags and defaults.
 
+pub mod ask;
 pub mod chunk;
 pub mod cli;
 pub mod client;

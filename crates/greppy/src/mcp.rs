@@ -392,11 +392,13 @@ fn find_spans(roots: &Roots, a: &FindArgs) -> anyhow::Result<String> {
     if !dir.is_dir() {
         anyhow::bail!("{}: not a folder", dir.display());
     }
-    let hits = crate::cli::find(&a.query, &dir, a.limit.unwrap_or(10).max(1), false)?;
+    let hits = crate::ask::find(&a.query, &dir, a.limit.unwrap_or(10).max(1), false, |n| {
+        eprintln!("greppy: {n}");
+    })?;
     let mut out = Vec::new();
     for h in &hits {
         let shown = h.path.strip_prefix(cwd).unwrap_or(&h.path);
-        crate::cli::print_hit(&mut out, shown, h, a.lines.unwrap_or(8), false)?;
+        crate::ask::print_hit(&mut out, shown, h, a.lines.unwrap_or(8), false)?;
     }
     if hits.is_empty() {
         out.extend_from_slice(b"nothing found\n");

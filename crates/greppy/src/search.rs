@@ -48,7 +48,7 @@ impl Pattern {
             // match one is refused, with rg's message.
             .ban_byte(Some(b'\x00'))
             .build(&self.pattern)
-            .map_err(|e| anyhow::anyhow!(crate::full::suggest(e.to_string())))
+            .map_err(|e| anyhow::anyhow!(suggest(e.to_string())))
     }
 
     /// The index's plan for these flags ([`crate::plan::plan_pattern`]);
@@ -1104,6 +1104,24 @@ pub fn file_matches(
         .and_then(|r| region_lines(matcher, path, r, (1, false), stored))
         .unwrap_or_else(|| matching_lines(matcher, path, 1, stored));
     !found.is_empty()
+}
+
+/// rg's hints after a regex error: multiline mode for a line terminator in
+/// the pattern, text mode for a NUL.
+pub fn suggest(msg: String) -> String {
+    if msg.contains("the literal") && msg.contains("not allowed") {
+        format!(
+            "{msg}\n\nConsider enabling multiline mode with the --multiline flag (or -U for \
+             short).\nWhen multiline mode is enabled, new line characters can be matched."
+        )
+    } else if msg.contains("pattern contains \"\\0\"") {
+        format!(
+            "{msg}\n\nConsider enabling text mode with the --text flag (or -a for short). \
+             Otherwise,\nbinary detection is enabled and matching a NUL byte is impossible."
+        )
+    } else {
+        msg
+    }
 }
 
 #[cfg(test)]
