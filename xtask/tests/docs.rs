@@ -115,3 +115,37 @@ fn readme_commands_name_what_exists() {
     }
     assert!(checked >= 10, "only {checked} commands found");
 }
+
+/// A crate's README is for its users: what, install, use, a short table,
+/// what is missing. The rest has a place of its own (issue 57).
+#[test]
+fn crate_readmes_are_short() {
+    for e in std::fs::read_dir(root().join("crates")).unwrap().flatten() {
+        let readme = e.path().join("README.md");
+        let Ok(text) = std::fs::read_to_string(&readme) else {
+            continue;
+        };
+        let lines = text.lines().count();
+        assert!(
+            lines <= 300,
+            "{} has {lines} lines: move runs' notes to DECISIONS.md and full tables to benches/<system>/RESULTS.md",
+            readme.display()
+        );
+    }
+}
+
+/// Every benchmark system keeps the tables of its last full run beside its
+/// workloads, and the READMEs that point there find them.
+#[test]
+fn every_system_has_its_results_page() {
+    for system in xtask::bench::systems() {
+        let page = root().join("benches").join(system.name).join("RESULTS.md");
+        let text =
+            std::fs::read_to_string(&page).unwrap_or_else(|e| panic!("{}: {e}", page.display()));
+        assert!(
+            text.starts_with(&format!("# {}: the last full benchmark run", system.name)),
+            "{}",
+            page.display()
+        );
+    }
+}
