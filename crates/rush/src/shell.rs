@@ -2646,7 +2646,7 @@ impl Shell {
             Compound::DoubleBracket { words, line } => {
                 self.at_line(*line);
                 self.run_debug_trap(|| crate::unparse::compound(c))?;
-                crate::builtins::double_bracket(self, words)
+                crate::test::double_bracket(self, words)
             }
         }
     }

@@ -583,3 +583,23 @@ impl<'s, 'w> Cond<'s, 'w> {
         Ok(!v.is_empty())
     }
 }
+
+/// `[[ … ]]`: operands expand without splitting or globbing; the right side
+/// of `==` and `!=` is a pattern, of `=~` a regular expression.
+pub fn double_bracket(sh: &mut Shell, words: &[crate::ast::Word]) -> crate::shell::Exec {
+    let mut p = Cond::new(sh, words);
+    match p.or() {
+        Ok(v) => {
+            if p.i < words.len() {
+                let w = crate::builtins::lossy(&words[p.i].unquoted_text());
+                p.sh.error(&format!(
+                    "syntax error in conditional expression: unexpected token `{w}'"
+                ));
+                return Ok(2);
+            }
+            Ok(i32::from(!v))
+        }
+        Err(Ok(status)) => Ok(status),
+        Err(Err(flow)) => Err(flow),
+    }
+}

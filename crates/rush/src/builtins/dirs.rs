@@ -3,8 +3,10 @@
 //! Entry 0 is always the current directory (`$PWD`); the shell keeps the
 //! rest in [`Shell::dir_stack`], top first.
 
-use super::{Args, cd_as, emit, lossy};
+use super::{Args, emit, lossy};
 use crate::shell::{Exec, Shell};
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 
 /// The whole stack: the current directory, then the saved ones.
 pub fn stack(sh: &Shell) -> Vec<Vec<u8>> {
@@ -286,4 +288,199 @@ pub fn dirs(sh: &mut Shell, argv: Args<'_>) -> Exec {
         out.push(b'\n');
     }
     Ok(emit(sh, "dirs", &out))
+}
+
+/// Makes `path` absolute against `base` and removes `.`, `..` and doubled
+/// slashes textually (cd's logical mode). `None` when what a `..` would
+/// remove is not a directory (bash checks: `cd nosuch/..` fails).
+pub(super) fn logical(base: &[u8], path: &[u8]) -> Option<Vec<u8>> {
+    let mut full = if path.starts_with(b"/") {
+        Vec::new()
+    } else {
+        base.to_vec()
+    };
+    if !path.starts_with(b"/") {
+        full.push(b'/');
+    }
+    full.extend_from_slice(path);
+    let mut parts: Vec<&[u8]> = Vec::new();
+    for c in full.split(|&c| c == b'/') {
+        match c {
+            b"" | b"." => {}
+            b".." => {
+                if !parts.is_empty() {
+                    let so_far: Vec<u8> =
+                        parts.iter().flat_map(|p| [&b"/"[..], p].concat()).collect();
+                    if !std::path::Path::new(OsStr::from_bytes(&so_far)).is_dir() {
+                        return None;
+                    }
+                }
+                parts.pop();
+            }
+            c => parts.push(c),
+        }
+    }
+    let mut out = Vec::new();
+    for p in parts {
+        out.push(b'/');
+        out.extend_from_slice(p);
+    }
+    if out.is_empty() {
+        out.push(b'/');
+    }
+    Some(out)
+}
+
+pub(super) fn cd(sh: &mut Shell, argv: Args<'_>) -> Exec {
+    cd_as(sh, "cd", argv)
+}
+
+/// `cd`, with errors in the name of `who` (`pushd` and `popd` change
+/// directory through it).
+pub(crate) fn cd_as(sh: &mut Shell, who: &str, argv: Args<'_>) -> Exec {
+    if sh.refuse_restricted(Some(who.as_bytes())) {
+        return Ok(1);
+    }
+    let mut i = 1;
+    let mut physical = false;
+    while let Some(a) = argv.get(i) {
+        match a.as_slice() {
+            b"-P" => physical = true,
+            b"-L" => physical = false,
+            b"--" => {
+                i += 1;
+                break;
+            }
+            b"-" => break,
+            a if a.len() > 1 && a[0] == b'-' => {
+                sh.error(&format!("cd: {}: invalid option", lossy(a)));
+                return Ok(2);
+            }
+            _ => break,
+        }
+        i += 1;
+    }
+    if argv.len() > i + 1 {
+        sh.error("cd: too many arguments");
+        return Ok(1);
+    }
+    let mut print = false;
+    let target = match argv.get(i) {
+        None => match sh.vars.get(b"HOME") {
+            Some(h) if !h.is_empty() => h.to_vec(),
+            _ => {
+                sh.error("cd: HOME not set");
+                return Ok(1);
+            }
+        },
+        Some(a) if a == b"-" => match sh.vars.get(b"OLDPWD") {
+            Some(o) => {
+                print = true;
+                o.to_vec()
+            }
+            None => {
+                sh.error("cd: OLDPWD not set");
+                return Ok(1);
+            }
+        },
+        Some(a) => a.clone(),
+    };
+    if target.is_empty() {
+        return Ok(0);
+    }
+    // CDPATH for relative names not starting with . or ..
+    let mut dest = target.clone();
+    if !target.starts_with(b"/")
+        && !target.starts_with(b".")
+        && let Some(cdpath) = sh.vars.get(b"CDPATH").map(<[u8]>::to_vec)
+    {
+        for d in cdpath.split(|&c| c == b':') {
+            if d.is_empty() {
+                continue;
+            }
+            let mut cand = d.to_vec();
+            cand.push(b'/');
+            cand.extend_from_slice(&target);
+            if std::path::Path::new(OsStr::from_bytes(&cand)).is_dir() {
+                dest = cand;
+                print = true;
+                break;
+            }
+        }
+    }
+    let mut old = sh.logical_pwd();
+    if old.is_empty() {
+        old = b"/".to_vec();
+    }
+    // Where the logical path cannot be made, the path as given is tried.
+    let new_logical = logical(&old, &dest);
+    let go = match (&new_logical, physical) {
+        (Some(l), false) => l.clone(),
+        _ => dest.clone(),
+    };
+    let physical = physical || new_logical.is_none();
+    let new_logical = new_logical.unwrap_or_else(|| dest.clone());
+    if let Err(e) = std::env::set_current_dir(OsStr::from_bytes(&go)) {
+        // The logical path may not exist where the physical one does.
+        if physical || std::env::set_current_dir(OsStr::from_bytes(&dest)).is_err() {
+            let msg = e.to_string();
+            sh.error(&format!(
+                "{who}: {}: {}",
+                lossy(&target),
+                msg.split(" (os error").next().unwrap_or_default()
+            ));
+            return Ok(1);
+        }
+    }
+    let new_pwd = if physical {
+        std::env::current_dir()
+            .map(|p| p.as_os_str().as_bytes().to_vec())
+            .unwrap_or(new_logical)
+    } else {
+        new_logical
+    };
+    let _ = sh.vars.export(b"OLDPWD", Some(old));
+    let _ = sh.vars.export(b"PWD", Some(new_pwd.clone()));
+    if print {
+        let mut line = new_pwd;
+        line.push(b'\n');
+        return Ok(emit(sh, "cd", &line));
+    }
+    Ok(0)
+}
+
+pub(super) fn pwd(sh: &mut Shell, argv: Args<'_>) -> Exec {
+    let physical = argv[1..].iter().any(|a| a == b"-P");
+    let mut p = if physical {
+        None
+    } else {
+        // $PWD, unless it names another directory than the current one
+        // (a removed directory still reports its old name, as in bash).
+        sh.vars.get(b"PWD").map(<[u8]>::to_vec).filter(|p| {
+            use std::os::unix::fs::MetadataExt;
+            let here = std::fs::metadata(".");
+            p.starts_with(b"/")
+                && match (std::fs::metadata(OsStr::from_bytes(p)), here) {
+                    (Ok(a), Ok(b)) => a.ino() == b.ino() && a.dev() == b.dev(),
+                    // Gone (removed under us): the shell's own record stands.
+                    _ => true,
+                }
+        })
+    };
+    if p.is_none() {
+        match std::env::current_dir() {
+            Ok(d) => p = Some(d.as_os_str().as_bytes().to_vec()),
+            Err(e) => {
+                let m = e.to_string();
+                sh.error(&format!(
+                    "pwd: error retrieving current directory: {}",
+                    m.split(" (os error").next().unwrap_or_default()
+                ));
+                return Ok(1);
+            }
+        }
+    }
+    let mut line = p.unwrap_or_default();
+    line.push(b'\n');
+    Ok(emit(sh, "pwd", &line))
 }
