@@ -1124,6 +1124,9 @@ fn one_function(list: List, name: &[u8]) -> Option<Rc<Function>> {
     }
 }
 
+/// The buckets of bash's command hash table.
+const HASH_BUCKETS: u32 = 256;
+
 #[cfg(test)]
 mod tests {
     use super::exec::time_report;

@@ -3,7 +3,7 @@
 
 use super::redirect::reads_stdin;
 use super::vars::{cannot_convert, converts_array_kind, observes_temp_env, written_as_element};
-use super::{Exec, Flow, Frame, OPTION_NAMES, Saved, Shell};
+use super::{Exec, Flow, Frame, HASH_BUCKETS, OPTION_NAMES, Saved, Shell};
 use crate::ast::{Function, Part, Redirect, Simple, Word};
 use crate::sys;
 use std::ffi::{CStr, CString};
@@ -826,9 +826,6 @@ pub struct Hashed {
     /// When it was remembered, for bash's order.
     pub seq: u64,
 }
-
-/// The buckets of bash's command hash table.
-pub(super) const HASH_BUCKETS: u32 = 256;
 
 /// The order bash lists its hash table in: by bucket (FNV-1 of the name,
 /// C's signed chars), newest first within one.

@@ -1,7 +1,7 @@
 //! Variables as the shell sees them: bash's dynamic variables, assignments
 //! (with their prefix and temporary forms), arrays, and `is_set`.
 
-use super::simple::HASH_BUCKETS;
+use super::HASH_BUCKETS;
 use super::{Flow, Shell};
 use crate::ast::{Assign, Element, Part, Word};
 use crate::vars::Value;
