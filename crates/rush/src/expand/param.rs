@@ -1,867 +1,14 @@
-//! Word expansion, in POSIX order: tilde, parameter, command substitution
-//! and arithmetic, then field splitting by IFS, pathname expansion, and quote
-//! removal.
-//!
-//! Expansion never runs a command except through command substitution, and
-//! never prints except for `${x?msg}` and `set -u` errors.
+//! Parameter expansion: `$name`, `${…}` with every operator, arrays and
+//! their elements, and the pattern and case operations on values.
 
-use crate::arith;
+use super::{Ctx, Delim, Fields, Result, Subject, epoch};
 use crate::ast::{Anchor, Param, ParamOp, Part, Word};
-use crate::pattern::{Marked, Pattern};
+use crate::pattern::Pattern;
 use crate::shell::{Flow, Shell};
 use crate::vars::{Key, Value};
 use std::os::unix::ffi::OsStrExt;
 
-type Result<T> = std::result::Result<T, Flow>;
-
-/// How a delimiter last ended a field, for IFS splitting.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Delim {
-    None,
-    White,
-    Other,
-}
-
-/// Collects fields, each byte marked quoted or not.
-struct Fields {
-    out: Vec<Marked>,
-    cur: Marked,
-    /// The current field exists even if empty (a quoted `""` was seen).
-    started: bool,
-    last: Delim,
-    /// Whether unquoted expansion results are split.
-    split: bool,
-    ifs: Vec<u8>,
-    /// Whether to record which bytes were quoted (for globbing and
-    /// patterns; plain strings do without).
-    marks: bool,
-    /// A quoted `@`-form list (`"$@"`, `"${a[@]}"`) was expanded inside the
-    /// current double quotes: if they produce nothing, no field is made.
-    saw_at: bool,
-    /// Expanding the word of an unquoted `${x-word}` or `${x+word}`: an
-    /// unquoted `$@` there is joined with spaces and then split, as bash
-    /// does (unless IFS is null).
-    rhs: bool,
-    /// Expanding an assignment's value: in the word of a `${x-word}` in
-    /// it, tildes after each `:` expand too (bash).
-    assignment: bool,
-}
-
-impl Fields {
-    fn new(split: bool, ifs: Vec<u8>) -> Self {
-        Fields {
-            out: Vec::new(),
-            cur: Marked::default(),
-            started: false,
-            last: Delim::None,
-            split,
-            ifs,
-            marks: true,
-            saw_at: false,
-            rhs: false,
-            assignment: false,
-        }
-    }
-
-    /// For a single string with no splitting and no pattern: no marks.
-    fn string() -> Self {
-        Fields {
-            marks: false,
-            ..Fields::new(false, Vec::new())
-        }
-    }
-
-    fn put(&mut self, b: &[u8], quoted: bool) {
-        if self.marks {
-            self.cur.push(b, quoted);
-        } else {
-            self.cur.bytes.extend_from_slice(b);
-        }
-    }
-
-    /// Everything, as one string. Several fields can only come from a
-    /// quoted `"$@"`, whose elements are joined with spaces (as bash does in
-    /// assignments, here-docs and other one-string contexts).
-    fn concat(self) -> Vec<u8> {
-        let mut fields = self.done();
-        if fields.len() == 1 {
-            return fields.pop().map(|m| m.bytes).unwrap_or_default();
-        }
-        fields
-            .into_iter()
-            .map(|m| m.bytes)
-            .collect::<Vec<_>>()
-            .join(&b' ')
-    }
-
-    /// Literal text of the word itself (unquoted): never split.
-    fn literal(&mut self, b: &[u8]) {
-        self.put(b, false);
-        self.started = true;
-        self.last = Delim::None;
-    }
-
-    fn quoted(&mut self, b: &[u8]) {
-        self.put(b, true);
-        self.started = true;
-        self.last = Delim::None;
-    }
-
-    /// The result of an expansion inside double quotes. An empty one does
-    /// not make a field by itself: the enclosing quotes decide (see
-    /// `Part::Double`).
-    fn quoted_expansion(&mut self, b: &[u8]) {
-        self.put(b, true);
-        if !b.is_empty() {
-            self.started = true;
-        }
-        self.last = Delim::None;
-    }
-
-    /// The result of an unquoted expansion: split by IFS.
-    fn expansion(&mut self, b: &[u8]) {
-        if !self.split {
-            self.put(b, false);
-            if !b.is_empty() {
-                self.started = true;
-            }
-            return;
-        }
-        for &c in b {
-            if self.ifs.contains(&c) {
-                let white = matches!(c, b' ' | b'\t' | b'\n');
-                if white {
-                    if self.started {
-                        self.finish();
-                        self.last = Delim::White;
-                    }
-                } else {
-                    match self.last {
-                        Delim::White => {
-                            self.last = Delim::Other;
-                        }
-                        Delim::Other | Delim::None => {
-                            self.finish_always();
-                            self.last = Delim::Other;
-                        }
-                    }
-                }
-            } else {
-                self.put(&[c], false);
-                self.started = true;
-                self.last = Delim::None;
-            }
-        }
-    }
-
-    /// Ends the current field if it exists.
-    fn finish(&mut self) {
-        if self.started {
-            self.out.push(std::mem::take(&mut self.cur));
-            self.started = false;
-        }
-    }
-
-    /// Ends the current field, even if empty (a non-white IFS delimiter).
-    fn finish_always(&mut self) {
-        self.out.push(std::mem::take(&mut self.cur));
-        self.started = false;
-    }
-
-    fn done(mut self) -> Vec<Marked> {
-        self.finish();
-        self.out
-    }
-}
-
-/// What a parameter expansion works on.
-#[derive(Debug, Clone)]
-enum Subject {
-    One(Option<Vec<u8>>),
-    /// The list, and whether it is the `*` form.
-    Many(Vec<Vec<u8>>, bool),
-}
-
-/// The context a part is expanded in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Ctx {
-    /// Unquoted in a command word.
-    Unquoted,
-    /// Inside double quotes (or a here-doc).
-    Quoted,
-}
-
 impl Shell {
-    /// Expands command words into fields: the full POSIX sequence.
-    pub fn expand_words(&mut self, words: &[Word]) -> Result<Vec<Vec<u8>>> {
-        if self.opts.braceexpand && words.iter().any(crate::brace::may_expand) {
-            let mut braced = Vec::with_capacity(words.len());
-            for w in words {
-                match crate::brace::expand(w) {
-                    Ok(more) => braced.extend(more),
-                    Err(e) => return Err(self.expansion_error(&e.to_string())),
-                }
-            }
-            return self.expand_words_unbraced(&braced);
-        }
-        self.expand_words_unbraced(words)
-    }
-
-    fn expand_words_unbraced(&mut self, words: &[Word]) -> Result<Vec<Vec<u8>>> {
-        let mut out = Vec::with_capacity(words.len());
-        for w in words {
-            // Fast path: a plain word needs no machinery. (A `(` in a plain
-            // word is an extglob group: `+(a)c` is a pattern.)
-            if let Some(p) = w.as_plain()
-                && !p
-                    .iter()
-                    .any(|c| matches!(c, b'*' | b'?' | b'[' | b'~' | b'('))
-            {
-                out.push(p.to_vec());
-                continue;
-            }
-            let ifs = self.ifs();
-            let mut f = Fields::new(true, ifs);
-            match self.assignment_like_argument(w) {
-                Some(parts) => self.expand_parts(&parts, Ctx::Unquoted, &mut f, true)?,
-                None => self.expand_parts(&w.parts, Ctx::Unquoted, &mut f, true)?,
-            }
-            for field in f.done() {
-                self.glob_into(field, &mut out)?;
-            }
-        }
-        Ok(out)
-    }
-
-    /// Expands a word to one string: no field splitting, no globbing (for
-    /// assignments, here-docs, `case` words, redirection targets).
-    pub fn expand_string(&mut self, w: &Word) -> Result<Vec<u8>> {
-        if let Some(p) = w.as_plain()
-            && !p.starts_with(b"~")
-        {
-            return Ok(p.to_vec());
-        }
-        let mut f = Fields::string();
-        self.expand_parts(&w.parts, Ctx::Unquoted, &mut f, true)?;
-        let fields = f.done();
-        if fields.len() == 1 {
-            return Ok(fields
-                .into_iter()
-                .next()
-                .map(|m| m.bytes)
-                .unwrap_or_default());
-        }
-        let mut out = Vec::new();
-        for (i, m) in fields.into_iter().enumerate() {
-            if i > 0 {
-                out.push(b' ');
-            }
-            out.extend_from_slice(&m.bytes);
-        }
-        Ok(out)
-    }
-
-    /// Expands the value of an assignment: like [`Shell::expand_string`],
-    /// with tildes also after each unquoted `:`.
-    pub fn expand_assignment(&mut self, w: &Word) -> Result<Vec<u8>> {
-        let mut f = Fields::string();
-        f.assignment = true;
-        // Most values have no tilde: their parts are expanded as they are,
-        // not copied first.
-        if w.parts
-            .iter()
-            .any(|p| matches!(p, Part::Lit(b) if b.contains(&b'~')))
-        {
-            let parts = self.assignment_tildes(&w.parts);
-            self.expand_parts(&parts, Ctx::Unquoted, &mut f, false)?;
-        } else {
-            self.expand_parts(&w.parts, Ctx::Unquoted, &mut f, false)?;
-        }
-        Ok(f.concat())
-    }
-
-    /// An assignment value's parts with each unquoted tilde prefix at the
-    /// start or after a `:` replaced by its directory (quoted).
-    fn assignment_tildes(&self, word: &[Part]) -> Vec<Part> {
-        let mut parts = Vec::with_capacity(word.len());
-        for (i, p) in word.iter().enumerate() {
-            match p {
-                Part::Lit(b) if b.contains(&b'~') => {
-                    let mut segs = b.split(|&c| c == b':').peekable();
-                    let mut first = true;
-                    let mut text = Vec::new();
-                    while let Some(seg) = segs.next() {
-                        if !first {
-                            text.push(b':');
-                        }
-                        let at_start = i == 0 || !first;
-                        let ends_here = segs.peek().is_some() || i + 1 == word.len();
-                        let slash = seg.iter().position(|&c| c == b'/');
-                        let prefix = &seg[..slash.unwrap_or(seg.len())];
-                        let whole = ends_here || slash.is_some();
-                        match (at_start && whole, self.tilde(prefix)) {
-                            (true, Some(home)) => {
-                                if !text.is_empty() {
-                                    parts.push(Part::Lit(std::mem::take(&mut text)));
-                                }
-                                parts.push(Part::Quoted(home));
-                                text.extend_from_slice(&seg[prefix.len()..]);
-                            }
-                            _ => text.extend_from_slice(seg),
-                        }
-                        first = false;
-                    }
-                    if !text.is_empty() {
-                        parts.push(Part::Lit(text));
-                    }
-                }
-                p => parts.push(p.clone()),
-            }
-        }
-        parts
-    }
-
-    /// bash (not in POSIX mode) expands tildes after the `=` and each `:`
-    /// of an argument that looks like an assignment (`echo PATH=~/bin`):
-    /// the word's parts so rewritten, if it is one.
-    fn assignment_like_argument(&self, w: &Word) -> Option<Vec<Part>> {
-        if self.opts.posix {
-            return None;
-        }
-        let Some(Part::Lit(first)) = w.parts.first() else {
-            return None;
-        };
-        let eq = first.iter().position(|&c| c == b'=')?;
-        let name = &first[..eq];
-        let valid = name
-            .first()
-            .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
-            && name.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_');
-        if !valid
-            || !w
-                .parts
-                .iter()
-                .any(|p| matches!(p, Part::Lit(b) if b.contains(&b'~')))
-        {
-            return None;
-        }
-        let mut value = vec![Part::Lit(first[eq + 1..].to_vec())];
-        value.extend(w.parts[1..].iter().cloned());
-        let mut parts = vec![Part::Lit(first[..=eq].to_vec())];
-        parts.extend(self.assignment_tildes(&value));
-        Some(parts)
-    }
-
-    /// Expands a pattern word (`case`, `${x#p}`): quoted bytes are marked so
-    /// that they match literally.
-    pub fn expand_pattern(&mut self, w: &Word) -> Result<Pattern> {
-        let all = self.expand_marked(w)?;
-        Ok(Pattern::compile(&all.bytes, &all.quoted))
-    }
-
-    /// [`Shell::expand_pattern`] for `case` and `${x/p/r}`, which follow
-    /// `shopt -s nocasematch` (bash).
-    pub fn expand_match_pattern(&mut self, w: &Word) -> Result<Pattern> {
-        let all = self.expand_marked(w)?;
-        let nocase = crate::builtins::shopt_on(self, "nocasematch");
-        Ok(Pattern::compile_with(
-            &all.bytes,
-            &all.quoted,
-            crate::pattern::extglob(),
-            nocase,
-        ))
-    }
-
-    /// Expands a word to one string with each byte marked quoted or not,
-    /// for the languages where quoting makes characters literal (patterns,
-    /// `=~` regular expressions).
-    pub fn expand_marked(&mut self, w: &Word) -> Result<Marked> {
-        let mut f = Fields::new(false, Vec::new());
-        self.expand_parts(&w.parts, Ctx::Unquoted, &mut f, true)?;
-        let mut all = Marked::default();
-        // Several fields ("${a[@]}", "$@") are joined with a space, as
-        // bash joins them in a pattern or a regular expression.
-        for (i, m) in f.done().into_iter().enumerate() {
-            if i > 0 {
-                all.push(b" ", true);
-            }
-            all.bytes.extend_from_slice(&m.bytes);
-            all.quoted.extend_from_slice(&m.quoted);
-        }
-        Ok(all)
-    }
-
-    /// The expansion of a here-doc body (already parsed as quoted parts).
-    pub fn expand_heredoc(&mut self, w: &Word) -> Result<Vec<u8>> {
-        let mut f = Fields::string();
-        self.expand_parts(&w.parts, Ctx::Quoted, &mut f, false)?;
-        Ok(f.concat())
-    }
-
-    pub fn ifs(&self) -> Vec<u8> {
-        match self.vars.get(b"IFS") {
-            Some(v) => v.to_vec(),
-            None => b" \t\n".to_vec(),
-        }
-    }
-
-    fn expand_parts(
-        &mut self,
-        parts: &[Part],
-        ctx: Ctx,
-        f: &mut Fields,
-        word_start: bool,
-    ) -> Result<()> {
-        for (i, part) in parts.iter().enumerate() {
-            match part {
-                Part::Lit(b) => {
-                    if i == 0 && word_start && b.first() == Some(&b'~') && ctx == Ctx::Unquoted {
-                        let end = b.iter().position(|&c| c == b'/').unwrap_or(b.len());
-                        let whole = end < b.len() || parts.len() == 1;
-                        if whole && let Some(home) = self.tilde(&b[..end]) {
-                            f.quoted(&home);
-                            f.literal(&b[end..]);
-                            continue;
-                        }
-                    }
-                    if ctx == Ctx::Quoted {
-                        f.quoted(b);
-                    } else {
-                        f.literal(b);
-                    }
-                }
-                Part::Escaped(c) => f.quoted(&[*c]),
-                Part::Single(b) | Part::Quoted(b) => f.quoted(b),
-                Part::Double(inner) => {
-                    // `""` and `"$x"` make a field even when empty; `"$@"`
-                    // and `"${a[@]}"` of no elements make none, as in bash,
-                    // even beside other empty expansions (`"$@$x"`).
-                    let outer = std::mem::take(&mut f.saw_at);
-                    self.expand_parts(inner, Ctx::Quoted, f, false)?;
-                    if !f.started && !f.saw_at {
-                        f.quoted(b"");
-                    }
-                    f.saw_at = outer;
-                }
-                Part::Param(p) => self.expand_param(p, ctx, f)?,
-                Part::CommandSub(list, _) => {
-                    let out = self.command_sub(list)?;
-                    self.push_value(&out, ctx, f);
-                }
-                Part::Arith(w) => {
-                    let text = self.expand_arith_text(w)?;
-                    let v = self.arith(&text)?;
-                    self.push_value(v.to_string().as_bytes(), ctx, f);
-                }
-                // `eval a=(…)`, `let x=(…)`: one word, its parts expanded
-                // and not split, for the builtin to read again (bash).
-                Part::ArrayAssign(a) => {
-                    let mut text = a.name.clone();
-                    if let Some(i) = &a.index {
-                        text.push(b'[');
-                        text.extend_from_slice(&self.expand_assignment(i)?);
-                        text.push(b']');
-                    }
-                    text.extend_from_slice(if a.append { b"+=(" } else { b"=(" });
-                    for (n, e) in a.array.iter().flatten().enumerate() {
-                        if n > 0 {
-                            text.push(b' ');
-                        }
-                        if let Some(k) = &e.key {
-                            text.push(b'[');
-                            text.extend_from_slice(&self.expand_assignment(k)?);
-                            text.extend_from_slice(if e.append { b"]+=" } else { b"]=" });
-                        }
-                        text.extend_from_slice(&self.expand_assignment(&e.value)?);
-                    }
-                    text.push(b')');
-                    f.literal(&text);
-                }
-                Part::ProcSubst { read, list } => {
-                    let path = self.process_substitution(*read, list)?;
-                    f.quoted(&path);
-                }
-                Part::BadSubst(b) => {
-                    let msg = format!("{}: bad substitution", String::from_utf8_lossy(&b.message));
-                    return Err(self.expansion_error(&msg));
-                }
-                Part::Unparsed(u) => {
-                    let lines = &u.error;
-                    let who = self.script_name().to_vec();
-                    let mut text = Vec::new();
-                    for l in lines {
-                        text.extend_from_slice(&who);
-                        text.extend_from_slice(b": command substitution: ");
-                        text.extend_from_slice(l);
-                        text.push(b'\n');
-                    }
-                    self.err_out(&text);
-                    return Err(Flow::Abort(1));
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn push_value(&mut self, v: &[u8], ctx: Ctx, f: &mut Fields) {
-        match ctx {
-            Ctx::Quoted => f.quoted_expansion(v),
-            Ctx::Unquoted => f.expansion(v),
-        }
-    }
-
-    /// `'…'` in arithmetic text, outside a subscript: the quotes stay, for
-    /// the evaluator to refuse, and the text between is expanded as the
-    /// rest is (bash 5.2 reads it as double-quoted text).
-    fn arith_single_quoted(&mut self, q: &[u8], out: &mut Vec<u8>) -> Result<()> {
-        out.push(b'\'');
-        match crate::parse::arith_word(q) {
-            Some(w) => out.extend_from_slice(&self.expand_arith_word(&w, true)?),
-            None => out.extend_from_slice(q),
-        }
-        out.push(b'\'');
-        Ok(())
-    }
-
-    /// The text of a subscript or of arithmetic in it, expanded (no
-    /// splitting).
-    pub fn expand_subscript_text(&mut self, w: &Word) -> Result<Vec<u8>> {
-        let mut f = Fields::string();
-        self.expand_parts(&w.parts, Ctx::Quoted, &mut f, false)?;
-        Ok(f.concat())
-    }
-
-    /// The text of an arithmetic expression (`$((…))`, `((…))`, `for
-    /// ((…))`, `${x:off:len}`), expanded as in double quotes. Each array
-    /// subscript in it (`a[…]`) is expanded here as a word of its own
-    /// (single quotes quote there), and what it gives is backslash-quoted,
-    /// so that the evaluator, which expands a subscript, gets it back
-    /// unchanged: bash 5.2 expands subscripts once (`(( A[$key]++ ))` with
-    /// `key='x],b[$(date)'` counts key `x],b[$(date)`, and runs nothing).
-    pub fn expand_arith_text(&mut self, w: &Word) -> Result<Vec<u8>> {
-        self.expand_arith_word(w, true)
-    }
-
-    /// [`Shell::expand_arith_text`]; `dq`: single quotes outside a
-    /// subscript are text (arithmetic's double-quote rules), not quotes
-    /// (an operand of `[[ x -eq y ]]`).
-    pub fn expand_arith_word(&mut self, w: &Word, dq: bool) -> Result<Vec<u8>> {
-        // Double quotes in arithmetic only quote: their parts, in place.
-        if w.parts.iter().any(|p| matches!(p, Part::Double(_))) {
-            let mut flat = Word::default();
-            for p in &w.parts {
-                match p {
-                    Part::Double(inner) => flat.parts.extend(inner.iter().cloned()),
-                    p => flat.parts.push(p.clone()),
-                }
-            }
-            return self.expand_arith_word(&flat, dq);
-        }
-        let plain = |p: &Part| match p {
-            Part::Quoted(t) | Part::Lit(t) => !t.contains(&b'['),
-            Part::Single(_) => false,
-            _ => true,
-        };
-        if w.parts.iter().all(plain) {
-            return self.expand_subscript_text(w);
-        }
-        // bash expands arithmetic text only when it has a `$`, `` ` `` or
-        // `~`; otherwise it only removes quotes, and subscripts stay as
-        // written (`$(( a[a[0]] ))` works; with a `$` anywhere in it, the
-        // inner brackets come out quoted, and bash refuses them).
-        fn expands(p: &Part) -> bool {
-            match p {
-                Part::Quoted(t) | Part::Lit(t) | Part::Single(t) => {
-                    t.iter().any(|c| matches!(c, b'$' | b'`' | b'~'))
-                }
-                Part::Escaped(c) => matches!(c, b'$' | b'`' | b'~'),
-                Part::Double(inner) => inner.iter().any(expands),
-                _ => true,
-            }
-        }
-        if dq && !w.parts.iter().any(expands) {
-            let mut out = Vec::new();
-            for p in &w.parts {
-                match p {
-                    Part::Single(q) => {
-                        out.push(b'\'');
-                        out.extend_from_slice(q);
-                        out.push(b'\'');
-                    }
-                    p => {
-                        let mut f = Fields::string();
-                        self.expand_parts(std::slice::from_ref(p), Ctx::Quoted, &mut f, false)?;
-                        out.extend_from_slice(&f.concat());
-                    }
-                }
-            }
-            return Ok(out);
-        }
-        let mut out = Vec::new();
-        // Inside a subscript: its parts so far, and how deep in brackets.
-        let mut sub: Option<(Vec<Part>, u32)> = None;
-        for part in &w.parts {
-            let text = match part {
-                Part::Quoted(t) | Part::Lit(t) => t,
-                Part::Single(q) => {
-                    match &mut sub {
-                        Some((parts, _)) => parts.push(Part::Single(q.clone())),
-                        None if dq => self.arith_single_quoted(q, &mut out)?,
-                        None => out.extend_from_slice(q),
-                    }
-                    continue;
-                }
-                p => {
-                    match &mut sub {
-                        // No process substitution in a subscript
-                        // (`[[ a[7<(4+2)] -eq 0 ]]`): its text.
-                        Some((parts, _)) if matches!(p, Part::ProcSubst { .. }) => {
-                            let text = crate::unparse::word(&Word {
-                                parts: vec![p.clone()],
-                            });
-                            parts.push(Part::Quoted(text));
-                        }
-                        Some((parts, _)) => parts.push(p.clone()),
-                        None => {
-                            let mut f = Fields::string();
-                            self.expand_parts(std::slice::from_ref(p), Ctx::Quoted, &mut f, false)?;
-                            out.extend_from_slice(&f.concat());
-                        }
-                    }
-                    continue;
-                }
-            };
-            let mut start = 0;
-            for (i, &c) in text.iter().enumerate() {
-                match (&mut sub, c) {
-                    (None, b'[') => {
-                        out.extend_from_slice(&text[start..i]);
-                        start = i + 1;
-                        sub = Some((Vec::new(), 1));
-                    }
-                    (Some((_, depth)), b'[') => *depth += 1,
-                    (Some((parts, depth)), b']') => {
-                        *depth -= 1;
-                        if *depth == 0 {
-                            parts.push(Part::Quoted(text[start..i].to_vec()));
-                            start = i + 1;
-                            let parts = std::mem::take(parts);
-                            sub = None;
-                            let mut f = Fields::string();
-                            self.expand_parts(&parts, Ctx::Quoted, &mut f, false)?;
-                            out.push(b'[');
-                            quote_subscript(&f.concat(), &mut out);
-                            out.push(b']');
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            match &mut sub {
-                Some((parts, _)) => parts.push(Part::Quoted(text[start..].to_vec())),
-                None => out.extend_from_slice(&text[start..]),
-            }
-        }
-        // A `[` never closed is a character.
-        if let Some((parts, _)) = sub {
-            out.push(b'[');
-            for p in &parts {
-                match p {
-                    Part::Single(q) if dq => self.arith_single_quoted(q, &mut out)?,
-                    Part::Single(q) => out.extend_from_slice(q),
-                    p => {
-                        let mut f = Fields::string();
-                        self.expand_parts(std::slice::from_ref(p), Ctx::Quoted, &mut f, false)?;
-                        out.extend_from_slice(&f.concat());
-                    }
-                }
-            }
-        }
-        Ok(out)
-    }
-
-    /// Evaluates arithmetic, reporting errors as the shell does.
-    pub fn arith(&mut self, text: &[u8]) -> Result<i64> {
-        struct Env<'a>(&'a mut Shell);
-        /// `a[sub]` split into the name and the subscript text.
-        fn split_sub(name: &[u8]) -> Option<(&[u8], &[u8])> {
-            let i = name.iter().position(|&c| c == b'[')?;
-            Some((&name[..i], &name[i + 1..name.len() - 1]))
-        }
-        impl Env<'_> {
-            /// `let` with `assoc_expand_once`: the keys of associative
-            /// array `n` are taken as written.
-            fn literal_keys(&self, n: &[u8]) -> bool {
-                self.0.arith_cmd == Some("let")
-                    && matches!(self.0.vars.value(n), Some(Value::Assoc(_)))
-                    && crate::builtins::shopt_on(self.0, "assoc_expand_once")
-            }
-
-            /// The key of `n[sub]`: the subscript expanded and evaluated
-            /// as bash does, outside the arithmetic command (an error in
-            /// it is not the command's: no `((:` before it, and it
-            /// abandons the command, the line in a script).
-            fn key(&mut self, n: &[u8], sub: &[u8]) -> arith::Result<crate::vars::Key> {
-                let literal = self.literal_keys(n);
-                let saved = (self.0.arith_cmd.take(), self.0.arith_name.take());
-                let r = if literal {
-                    Ok(crate::vars::Key::Name(sub.to_vec()))
-                } else {
-                    self.0
-                        .runtime_subscript(n, sub)
-                        .and_then(|sub| self.0.array_key(n, &sub))
-                };
-                (self.0.arith_cmd, self.0.arith_name) = saved;
-                r.map_err(|flow| {
-                    self.0.arith_flow = Some(flow);
-                    arith::Error::reported()
-                })
-            }
-        }
-        impl arith::Env for Env<'_> {
-            fn get(&mut self, name: &[u8]) -> arith::Result<Option<Vec<u8>>> {
-                match split_sub(name) {
-                    Some((n, sub)) => {
-                        let key = self.key(n, sub)?;
-                        if key.before_start() {
-                            let msg =
-                                format!("{}: bad array subscript", String::from_utf8_lossy(n));
-                            self.0.error(&msg);
-                            return Ok(None);
-                        }
-                        Ok(self.0.element(n, &key))
-                    }
-                    None => Ok(self.0.param_value(name)),
-                }
-            }
-            fn set(&mut self, name: &[u8], value: i64) -> arith::Result<()> {
-                let v = value.to_string().into_bytes();
-                let r = match split_sub(name) {
-                    Some((n, sub)) => match self.key(n, sub)? {
-                        // bash reports it and goes on with the value.
-                        key if key.before_start() => {
-                            let msg =
-                                format!("{}: bad array subscript", String::from_utf8_lossy(name));
-                            self.0.error(&msg);
-                            return Ok(());
-                        }
-                        key => self.0.vars.set_elem(n, key, v),
-                    },
-                    None => self.0.vars.set(name, v),
-                };
-                r.map_err(|e| arith::Error::new(e.to_string()))
-            }
-            fn pin(&mut self, name: &[u8]) -> arith::Result<Vec<u8>> {
-                let Some((n, sub)) = split_sub(name) else {
-                    return Ok(name.to_vec());
-                };
-                if self.literal_keys(n) {
-                    return Ok(name.to_vec());
-                }
-                Ok(match self.key(n, sub)? {
-                    crate::vars::Key::Index(i) => [n, format!("[{i}]").as_bytes()].concat(),
-                    // The key, quoted so that it reads back as itself.
-                    crate::vars::Key::Name(k) => {
-                        let mut out = n.to_vec();
-                        out.push(b'[');
-                        quote_subscript(&k, &mut out);
-                        out.push(b']');
-                        out
-                    }
-                })
-            }
-        }
-        let nounset = self.opts.nounset;
-        if nounset {
-            // Names in the expression must be set.
-            let mut i = 0;
-            while i < text.len() {
-                if crate::parse::is_name_start(text[i])
-                    && (i == 0 || !text[i - 1].is_ascii_alphanumeric())
-                {
-                    let s = i;
-                    while i < text.len() && crate::parse::is_name_char(text[i]) {
-                        i += 1;
-                    }
-                    let name = &text[s..i];
-                    if self.param_value(name).is_none() {
-                        let msg = format!("{}: unbound variable", String::from_utf8_lossy(name));
-                        return Err(self.fatal(&msg));
-                    }
-                } else {
-                    i += 1;
-                }
-            }
-        }
-        match arith::eval(text, &mut Env(self)) {
-            Ok(v) => Ok(v),
-            // Reported where it happened (a subscript's error).
-            Err(e) if e.reported => {
-                self.arith_cmd = None;
-                self.subscript_failed = true;
-                Err(self.arith_flow.take().unwrap_or(Flow::Abort(1)))
-            }
-            Err(e) => match self.arith_cmd.take() {
-                Some(cmd) => {
-                    self.error(&format!("{cmd}: {}", e.message));
-                    Err(Flow::Abort(1))
-                }
-                None => {
-                    let msg = match &self.arith_name {
-                        Some(n) => format!("{}: {}", String::from_utf8_lossy(n), e.message),
-                        None => e.message,
-                    };
-                    Err(self.expansion_error(&msg))
-                }
-            },
-        }
-    }
-
-    /// `~`, `~user`, `~+`, `~-`: the directory, if known.
-    fn tilde(&self, prefix: &[u8]) -> Option<Vec<u8>> {
-        let user = prefix.strip_prefix(b"~")?;
-        match user {
-            b"" => match self.vars.get(b"HOME") {
-                Some(h) => Some(h.to_vec()),
-                None => nix::unistd::User::from_uid(nix::unistd::getuid())
-                    .ok()
-                    .flatten()
-                    .map(|u| u.dir.as_os_str().as_bytes().to_vec()),
-            },
-            b"+" => self.vars.get(b"PWD").map(<[u8]>::to_vec),
-            b"-" => self.vars.get(b"OLDPWD").map(<[u8]>::to_vec),
-            // `~N`, `~+N`, `~-N`: an entry of the directory stack, as
-            // `dirs +N` or `dirs -N` names it (bash).
-            [b'0'..=b'9' | b'+' | b'-', rest @ ..]
-                if !rest.is_empty() || user[0].is_ascii_digit() =>
-            {
-                let (from_right, digits) = match user[0] {
-                    b'+' => (false, rest),
-                    b'-' => (true, rest),
-                    _ => (false, user),
-                };
-                if !digits.iter().all(u8::is_ascii_digit) {
-                    return None;
-                }
-                let n: usize = std::str::from_utf8(digits).ok()?.parse().ok()?;
-                let all = crate::builtins::dir_stack(self);
-                let i = if from_right {
-                    all.len().checked_sub(n + 1)?
-                } else {
-                    n
-                };
-                all.get(i).cloned()
-            }
-            name => {
-                let name = std::str::from_utf8(name).ok()?;
-                nix::unistd::User::from_name(name)
-                    .ok()
-                    .flatten()
-                    .map(|u| u.dir.as_os_str().as_bytes().to_vec())
-            }
-        }
-    }
-
     /// The value of a parameter by name: special, positional, or variable.
     pub fn param_value(&self, name: &[u8]) -> Option<Vec<u8>> {
         match name {
@@ -1037,7 +184,7 @@ impl Shell {
 
     /// What a parameter expansion works on: one value, or a list (`$@`,
     /// `${a[@]}`), with whether it was the `*` form.
-    fn subject(&mut self, p: &Param) -> Result<(Vec<u8>, Subject)> {
+    pub(super) fn subject(&mut self, p: &Param) -> Result<(Vec<u8>, Subject)> {
         let mut name = p.name.clone();
         // An associative array's key is a word; an index is arithmetic
         // text, expanded as `$((…))`'s (bash: `${a[' ']}` is refused).
@@ -1203,7 +350,7 @@ impl Shell {
     }
 
     /// Emits a list the way `$@` and `$*` are emitted.
-    fn emit_list(&mut self, list: &[Vec<u8>], star: bool, ctx: Ctx, f: &mut Fields) {
+    pub(super) fn emit_list(&mut self, list: &[Vec<u8>], star: bool, ctx: Ctx, f: &mut Fields) {
         match (ctx, star) {
             (Ctx::Quoted, true) => {
                 let sep = match self.vars.get(b"IFS") {
@@ -1286,7 +433,7 @@ impl Shell {
         }
     }
 
-    fn emit_subject(&mut self, s: &Subject, ctx: Ctx, f: &mut Fields) {
+    pub(super) fn emit_subject(&mut self, s: &Subject, ctx: Ctx, f: &mut Fields) {
         match s {
             Subject::One(v) => {
                 let v = v.clone().unwrap_or_default();
@@ -1296,7 +443,7 @@ impl Shell {
         }
     }
 
-    fn expand_param(&mut self, p: &Param, ctx: Ctx, f: &mut Fields) -> Result<()> {
+    pub(super) fn expand_param(&mut self, p: &Param, ctx: Ctx, f: &mut Fields) -> Result<()> {
         if let ParamOp::Names { star } = p.op {
             let names: Vec<Vec<u8>> = self
                 .visible_vars()
@@ -1721,7 +868,7 @@ impl Shell {
 
     /// The word of `${x:-word}`: unquoted text in it is split like an
     /// expansion result when the whole is unquoted.
-    fn expand_sub_word(&mut self, w: &Word, ctx: Ctx, f: &mut Fields) -> Result<()> {
+    pub(super) fn expand_sub_word(&mut self, w: &Word, ctx: Ctx, f: &mut Fields) -> Result<()> {
         let tilded;
         let w = if f.assignment && ctx == Ctx::Unquoted {
             tilded = Word {
@@ -1758,7 +905,7 @@ impl Shell {
         Ok(())
     }
 
-    fn expand_string_in(&mut self, w: &Word, ctx: Ctx) -> Result<Vec<u8>> {
+    pub(super) fn expand_string_in(&mut self, w: &Word, ctx: Ctx) -> Result<Vec<u8>> {
         let mut f = Fields::string();
         self.expand_parts(&w.parts, ctx, &mut f, false)?;
         Ok(f.concat())
@@ -1768,7 +915,7 @@ impl Shell {
     /// default, as in bash 5.2), an `&` that is not quoted inside the
     /// braces, its own or from an expansion there, stands for the match;
     /// `\&`, `"&"` and `'&'` are literal.
-    fn replacement(&mut self, with: &Word) -> Result<Rep> {
+    pub(super) fn replacement(&mut self, with: &Word) -> Result<Rep> {
         // A leading tilde prefix expands, as in bash (`${x//~/~root}`).
         let tilded;
         let with = match with.parts.first() {
@@ -1830,91 +977,10 @@ impl Shell {
         }
         Ok(rep)
     }
-
-    /// Pathname expansion of one field, appending the results.
-    fn glob_into(&mut self, field: Marked, out: &mut Vec<Vec<u8>>) -> Result<()> {
-        if self.opts.noglob || !field.has_magic() {
-            out.push(field.bytes);
-            return Ok(());
-        }
-        let on = |sh: &Shell, name| crate::builtins::shopt_on(sh, name);
-        // GLOBIGNORE: names that match one of its patterns are dropped
-        // (assigning it turned dotglob on, as in bash), and so are `.`
-        // and `..`.
-        let ignore: Vec<crate::pattern::Pattern> = self
-            .vars
-            .get(b"GLOBIGNORE")
-            .filter(|v| !v.is_empty())
-            .map(|v| {
-                split_ignorespec(v)
-                    .into_iter()
-                    .map(crate::pattern::Pattern::new)
-                    .collect()
-            })
-            .unwrap_or_default();
-        let how = crate::glob::How {
-            dotglob: on(self, "dotglob"),
-            nocase: on(self, "nocaseglob"),
-            globstar: on(self, "globstar"),
-            skipdots: on(self, "globskipdots"),
-        };
-        let mut matches = crate::glob::expand(&field, how);
-        if !ignore.is_empty() {
-            matches.retain(|m| {
-                let base = m.rsplit(|&c| c == b'/').next().unwrap_or(m);
-                base != b"." && base != b".." && !ignore.iter().any(|p| p.matches(m))
-            });
-        }
-        if matches.is_empty() {
-            // failglob: an error; nullglob: the pattern disappears.
-            if on(self, "failglob") {
-                let msg = format!("no match: {}", String::from_utf8_lossy(&field.bytes));
-                return Err(self.abandon(&msg, 1));
-            }
-            if !on(self, "nullglob") {
-                out.push(field.bytes);
-            }
-        } else {
-            out.extend(matches);
-        }
-        Ok(())
-    }
-}
-
-/// GLOBIGNORE's patterns: split at `:`, but not inside a bracket
-/// expression or an extglob group (bash's `split_ignorespec`).
-fn split_ignorespec(v: &[u8]) -> Vec<&[u8]> {
-    let mut out = Vec::new();
-    let (mut start, mut i, mut parens) = (0, 0, 0u32);
-    while i < v.len() {
-        match v[i] {
-            b'\\' => i += 1,
-            // To the `]` that closes it, if one does.
-            b'[' => i = crate::pattern::bracket_end(v, &[], i).unwrap_or(i),
-            b'(' => parens += 1,
-            b')' => parens = parens.saturating_sub(1),
-            b':' if parens == 0 => {
-                out.push(&v[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    out.push(&v[start..]);
-    out.retain(|p| !p.is_empty());
-    out
-}
-
-/// The time since the Unix epoch (`EPOCHSECONDS`, `EPOCHREALTIME`).
-pub(crate) fn epoch() -> std::time::Duration {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default()
 }
 
 /// The number of characters (UTF-8 when valid, bytes otherwise).
-fn char_len(v: &[u8]) -> usize {
+pub(super) fn char_len(v: &[u8]) -> usize {
     match std::str::from_utf8(v) {
         Ok(s) => s.chars().count(),
         Err(_) => v.len(),
@@ -1922,7 +988,7 @@ fn char_len(v: &[u8]) -> usize {
 }
 
 /// Byte offsets of character starts, plus the end.
-fn char_bounds(v: &[u8]) -> Vec<usize> {
+pub(super) fn char_bounds(v: &[u8]) -> Vec<usize> {
     match std::str::from_utf8(v) {
         Ok(s) => s
             .char_indices()
@@ -1933,7 +999,7 @@ fn char_bounds(v: &[u8]) -> Vec<usize> {
     }
 }
 
-fn trim<'v>(v: &'v [u8], pat: &Pattern, prefix: bool, longest: bool) -> &'v [u8] {
+pub(super) fn trim<'v>(v: &'v [u8], pat: &Pattern, prefix: bool, longest: bool) -> &'v [u8] {
     // A literal pattern needs no search (and shortest = longest).
     if let Some(lit) = pat.literal() {
         return if prefix {
@@ -1972,7 +1038,7 @@ fn trim<'v>(v: &'v [u8], pat: &Pattern, prefix: bool, longest: bool) -> &'v [u8]
 /// The replacement of `${x/p/r}`: text, and where in it the matched text
 /// goes (`&`, with `shopt -s patsub_replacement`, bash 5.2's default).
 #[derive(Debug, Default)]
-struct Rep {
+pub(super) struct Rep {
     text: Vec<u8>,
     /// Offsets in `text` of the `&`s that stand for the match.
     amps: Vec<usize>,
@@ -1990,7 +1056,7 @@ impl Rep {
     }
 }
 
-fn replace(v: &[u8], pat: &Pattern, rep: &Rep, all: bool, anchor: Anchor) -> Vec<u8> {
+pub(super) fn replace(v: &[u8], pat: &Pattern, rep: &Rep, all: bool, anchor: Anchor) -> Vec<u8> {
     let bounds = char_bounds(v);
     match anchor {
         Anchor::Start => {
@@ -2053,7 +1119,7 @@ fn replace(v: &[u8], pat: &Pattern, rep: &Rep, all: bool, anchor: Anchor) -> Vec
     }
 }
 
-fn slice_chars(v: &[u8], off: i64, len: Option<i64>) -> Vec<u8> {
+pub(super) fn slice_chars(v: &[u8], off: i64, len: Option<i64>) -> Vec<u8> {
     let bounds = char_bounds(v);
     let n = bounds.len() as i64 - 1;
     let start = if off < 0 {
@@ -2075,7 +1141,7 @@ fn slice_chars(v: &[u8], off: i64, len: Option<i64>) -> Vec<u8> {
     v[bounds[start as usize]..bounds[end as usize]].to_vec()
 }
 
-fn slice_items(items: &[Vec<u8>], off: i64, len: Option<i64>) -> Vec<Vec<u8>> {
+pub(super) fn slice_items(items: &[Vec<u8>], off: i64, len: Option<i64>) -> Vec<Vec<u8>> {
     let n = items.len() as i64;
     let start = if off < 0 { n + off } else { off };
     if start < 0 || start >= n {
@@ -2095,7 +1161,7 @@ fn slice_items(items: &[Vec<u8>], off: i64, len: Option<i64>) -> Vec<Vec<u8>> {
 /// `${x^^}`, `${x,}`, `${x@U}` …: the first character (or all) in upper or
 /// lower case; Unicode for UTF-8 text (bash in a UTF-8 locale), ASCII
 /// otherwise. A character whose other case is longer (ß) stays.
-fn change_case(v: &[u8], upper: bool, all: bool) -> Vec<u8> {
+pub(super) fn change_case(v: &[u8], upper: bool, all: bool) -> Vec<u8> {
     let Ok(t) = std::str::from_utf8(v) else {
         let mut v = v.to_vec();
         let n = if all { v.len() } else { v.len().min(1) };
@@ -2128,7 +1194,7 @@ fn change_case(v: &[u8], upper: bool, all: bool) -> Vec<u8> {
 }
 
 /// The text of a slice's length, for messages.
-fn length_text(length: &Option<Word>) -> Vec<u8> {
+pub(super) fn length_text(length: &Option<Word>) -> Vec<u8> {
     length
         .as_ref()
         .map(|w| crate::unparse::word(w).trim_ascii().to_vec())
@@ -2137,7 +1203,7 @@ fn length_text(length: &Option<Word>) -> Vec<u8> {
 
 /// `${x,,pattern}`: the case change for the characters (the first only,
 /// without `all`) that `pat` matches on their own.
-fn change_matching_case(v: &[u8], upper: bool, all: bool, pat: &Pattern) -> Vec<u8> {
+pub(super) fn change_matching_case(v: &[u8], upper: bool, all: bool, pat: &Pattern) -> Vec<u8> {
     let Ok(t) = std::str::from_utf8(v) else {
         return v.to_vec();
     };
@@ -2159,7 +1225,7 @@ fn change_matching_case(v: &[u8], upper: bool, all: bool, pat: &Pattern) -> Vec<
 }
 
 /// `${!name[sub]}` as written, for bash's messages: `!name[sub]`.
-fn shown_param(p: &Param) -> Vec<u8> {
+pub(super) fn shown_param(p: &Param) -> Vec<u8> {
     let mut shown = vec![b'!'];
     shown.extend_from_slice(&p.name);
     if let Some(w) = &p.index {
@@ -2173,7 +1239,7 @@ fn shown_param(p: &Param) -> Vec<u8> {
 /// A subscript's expanded text with a backslash before each character that
 /// would start another expansion or end the subscript (bash's `abstab`),
 /// so that expanding it again gives it back.
-fn quote_subscript(text: &[u8], out: &mut Vec<u8>) {
+pub(super) fn quote_subscript(text: &[u8], out: &mut Vec<u8>) {
     for &c in text {
         if matches!(c, b'[' | b']' | b'$' | b'`' | b'~' | b'\\' | b'\'' | b'"') {
             out.push(b'\\');
