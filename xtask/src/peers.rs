@@ -79,6 +79,16 @@ fn locate(peer: &Peer) -> Option<PathBuf> {
     if let Some(p) = private.filter(|p| p.is_file()) {
         return Some(p);
     }
+    // A peer that installs into the private folder is measured from there,
+    // at the version it pins: a copy that happens to be on the PATH (apt's
+    // rg 13 where the peer is rg 15) would change the peer between
+    // machines.
+    if matches!(
+        peer.install,
+        Install::Pip(_) | Install::Cargo(_) | Install::Go(_) | Install::Npm(_)
+    ) {
+        return None;
+    }
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
         .map(|d| d.join(peer.program))
