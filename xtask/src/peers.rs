@@ -216,6 +216,30 @@ pub fn ensure(peer: &Peer) -> PeerStatus {
 mod tests {
     use super::*;
 
+    /// A peer pinned to an install into target/peers is never taken from
+    /// the PATH (Debian's rg 13 stood in for the pinned rg 15 once); a
+    /// system or apt peer is.
+    #[test]
+    fn a_pinned_peer_is_not_taken_from_the_path() {
+        let peer = |install| Peer {
+            name: "sh",
+            program: "sh",
+            install,
+            version_args: &[],
+        };
+        assert!(!peers_dir().join("bin/sh").exists());
+        for pinned in [
+            Install::Cargo("sh"),
+            Install::Pip("sh"),
+            Install::Go(&["sh"]),
+            Install::Npm("sh"),
+        ] {
+            assert_eq!(locate(&peer(pinned)), None);
+        }
+        assert!(locate(&peer(Install::System)).is_some());
+        assert!(locate(&peer(Install::Apt("dash"))).is_some());
+    }
+
     #[test]
     fn a_system_program_is_found_with_its_version() {
         let sh = Peer {
