@@ -133,11 +133,11 @@ pub fn results_page(results: &Value, system: &str) -> Result<String> {
     let text = |v: &Value| v.as_str().unwrap_or("?").to_string();
     let mut out = format!(
         "# {system}: the last full benchmark run\n\n\
-         Written by `cargo xtask bench {system}` from its `results.json`; \
-         do not edit (the next full run replaces it). Each workload ran its \
-         subjects interleaved, round by round; `vs reference` is the median of \
-         the rounds' ratios (above 1 is slower). Every round, chart and note \
-         is in `target/bench/report.md` of the run.\n\n"
+         Written by `cargo xtask bench {system}` from its `results.json`;\n\
+         do not edit (the next full run replaces it). Each workload ran its\n\
+         subjects interleaved, round by round; `vs reference` is the median\n\
+         of the rounds' ratios (above 1 is slower). Every round, chart and\n\
+         note is in `target/bench/report.md` of the run.\n\n"
     );
     let facts = [
         [
