@@ -15,8 +15,8 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyDict;
 
-use crate::base::os_error;
 use crate::core::LoopCore;
+use crate::core::os_error;
 use crate::tls::SslProtocol;
 use crate::transport::SocketTransport;
 

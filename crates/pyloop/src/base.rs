@@ -7,14 +7,14 @@
 use std::os::fd::RawFd;
 
 use pyo3::PyClass;
-use pyo3::exceptions::{PyException, PyOSError, PyValueError};
+use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::pyclass::boolean_struct::False;
 use pyo3::types::{PyDict, PyTuple};
 
-use crate::core::{FdCallback, LoopCore};
+use crate::core::{FdCallback, FdOwner, LoopCore, Owner};
 use crate::poll::READ;
 
 pub(crate) const DEFAULT_HIGH: usize = 64 * 1024;
@@ -171,13 +171,11 @@ impl Base {
 }
 
 /// A transport class: a `#[pyclass]` with a [`Base`].
-pub(crate) trait Transport: PyClass<Frozen = False> {
+pub(crate) trait Transport: PyClass<Frozen = False> + FdOwner {
     fn base(&self) -> &Base;
     fn base_mut(&mut self) -> &mut Base;
     /// Bytes accepted for writing that the kernel has not taken yet.
     fn buffered(&self) -> usize;
-    /// What the loop calls when the fd is ready.
-    fn callback(slf: &Bound<'_, Self>) -> FdCallback;
 }
 
 /// Turns the loop's interest in reading (`dir` READ) or writing on or off.
@@ -197,7 +195,7 @@ pub(crate) fn set_interest<T: Transport>(slf: &Bound<'_, T>, dir: u8, on: bool) 
         (b.lp(slf.py()), b.fd)
     };
     let Some(lp) = lp else { return Ok(()) };
-    let cb = on.then(|| T::callback(slf));
+    let cb = on.then(|| FdCallback::Owner(Owner::new(slf)));
     LoopCore::transport_fd(&lp, fd, dir, cb)
 }
 
@@ -430,20 +428,6 @@ pub(crate) fn call_soon_in_context(
     kw.set_item("context", ctx)?;
     lp.call_method(intern!(py, "call_soon"), all, Some(&kw))?;
     Ok(())
-}
-
-/// A failed system call as Python's own socket calls raise it:
-/// `OSError(errno, strerror)`, which is the errno's subclass
-/// (`ConnectionResetError`, ...) with `errno` and `strerror` set.
-/// (pyo3's `From<io::Error>` gives the subclass without `errno`.)
-pub(crate) fn os_error(e: std::io::Error) -> PyErr {
-    let Some(code) = e.raw_os_error() else {
-        return PyErr::from(e);
-    };
-    let text = e.to_string();
-    let suffix = format!(" (os error {code})");
-    let strerror = text.strip_suffix(&suffix).unwrap_or(&text);
-    PyOSError::new_err((code, strerror.to_owned()))
 }
 
 /// The `contextvars.Context` current now, copied.

@@ -12,29 +12,86 @@ use std::os::fd::RawFd;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
 
-use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyInt, PyModule, PyTuple};
-use pyo3::{PyTraverseError, PyVisit};
+use pyo3::{PyClass, PyTraverseError, PyVisit};
 use rustc_hash::FxHashMap;
 
 use crate::cell::{GilCell, RefMut};
-use crate::datagram::DatagramTransport;
 use crate::handle::{self, Failure, Handle, Slot, closed_error};
 use crate::poll::{self, Poller, READ, Ready, TIMER_TOKEN, WAKE_TOKEN, WRITE};
-use crate::transport::SocketTransport;
+
+/// What the core asks of a transport that owns its fd: the interface the
+/// core defines and the transports (`transport.rs`, `datagram.rs`), above
+/// it, implement. The core calls it directly on readiness, with no handle
+/// and no queue.
+pub(crate) trait FdOwner: PyClass {
+    /// The fd was found readable and/or writable.
+    fn ready(slf: &Bound<'_, Self>, readable: bool, writable: bool) -> PyResult<()>;
+
+    /// The end of the loop's iteration: sends what a write deferred with
+    /// [`LoopCore::defer_write`].
+    fn flush(slf: &Bound<'_, Self>) -> PyResult<()>;
+}
+
+/// A transport with its type erased: the object, and its type's
+/// [`FdOwner`] functions, made for that type only (see [`Owner::new`]).
+#[derive(Debug)]
+pub(crate) struct Owner {
+    obj: Py<PyAny>,
+    ready: fn(&Bound<'_, PyAny>, bool, bool) -> PyResult<()>,
+    flush: fn(&Bound<'_, PyAny>) -> PyResult<()>,
+}
+
+impl Owner {
+    pub(crate) fn new<T: FdOwner>(t: &Bound<'_, T>) -> Self {
+        fn ready<T: FdOwner>(obj: &Bound<'_, PyAny>, r: bool, w: bool) -> PyResult<()> {
+            // SAFETY: `obj` came from a `Bound<T>` in `Owner::new`, which
+            // pairs it with this function of the same `T`.
+            T::ready(unsafe { obj.cast_unchecked::<T>() }, r, w)
+        }
+        fn flush<T: FdOwner>(obj: &Bound<'_, PyAny>) -> PyResult<()> {
+            // SAFETY: as in `ready`.
+            T::flush(unsafe { obj.cast_unchecked::<T>() })
+        }
+        Owner {
+            obj: t.clone().into_any().unbind(),
+            ready: ready::<T>,
+            flush: flush::<T>,
+        }
+    }
+
+    fn clone_ref(&self, py: Python<'_>) -> Self {
+        Owner {
+            obj: self.obj.clone_ref(py),
+            ready: self.ready,
+            flush: self.flush,
+        }
+    }
+
+    /// Calls its `ready`, releasing the reference as a `Bound`.
+    fn call_ready(self, py: Python<'_>, r: bool, w: bool) -> PyResult<()> {
+        let obj = self.obj.into_bound(py);
+        (self.ready)(&obj, r, w)
+    }
+
+    /// Calls its `flush`, likewise.
+    fn call_flush(self, py: Python<'_>) -> PyResult<()> {
+        let obj = self.obj.into_bound(py);
+        (self.flush)(&obj)
+    }
+}
 
 /// What runs when a file descriptor is ready.
 #[derive(Debug)]
 pub(crate) enum FdCallback {
     /// A handle from `add_reader`/`add_writer`: queued on the ready queue.
     Handle(Py<Handle>),
-    /// A stream or pipe transport: called directly, with no handle.
-    Transport(Py<SocketTransport>),
-    /// A datagram transport, likewise.
-    Datagram(Py<DatagramTransport>),
+    /// A transport: called directly.
+    Owner(Owner),
 }
 
 impl FdCallback {
@@ -42,8 +99,7 @@ impl FdCallback {
     fn transport(&self, py: Python<'_>) -> Option<Py<PyAny>> {
         match self {
             FdCallback::Handle(_) => None,
-            FdCallback::Transport(t) => Some(t.clone_ref(py).into_any()),
-            FdCallback::Datagram(t) => Some(t.clone_ref(py).into_any()),
+            FdCallback::Owner(t) => Some(t.obj.clone_ref(py)),
         }
     }
 
@@ -52,16 +108,14 @@ impl FdCallback {
     fn release(self, py: Python<'_>) {
         match self {
             FdCallback::Handle(h) => drop(h.into_bound(py)),
-            FdCallback::Transport(t) => drop(t.into_bound(py)),
-            FdCallback::Datagram(t) => drop(t.into_bound(py)),
+            FdCallback::Owner(t) => drop(t.obj.into_bound(py)),
         }
     }
 
     fn clone_ref(&self, py: Python<'_>) -> Self {
         match self {
             FdCallback::Handle(h) => FdCallback::Handle(h.clone_ref(py)),
-            FdCallback::Transport(t) => FdCallback::Transport(t.clone_ref(py)),
-            FdCallback::Datagram(t) => FdCallback::Datagram(t.clone_ref(py)),
+            FdCallback::Owner(t) => FdCallback::Owner(t.clone_ref(py)),
         }
     }
 }
@@ -195,7 +249,7 @@ pub(crate) struct State {
     new_interest: bool,
     /// Transports whose writes wait for the end of this iteration, to leave
     /// in one system call (see `SocketTransport::write`).
-    flush: Vec<Py<SocketTransport>>,
+    flush: Vec<Owner>,
     /// Handles that have run and that nothing else refers to, kept to carry
     /// the next callbacks (see `Handle::recycle`); at most `spare_cap`.
     spares: Vec<Py<Handle>>,
@@ -365,7 +419,7 @@ impl State {
         {
             // Keep the table in step with epoll: nothing registered.
             taken.entry = self.fds.remove(&fd);
-            taken.error = Some(crate::base::os_error(e));
+            taken.error = Some(os_error(e));
         }
         taken
     }
@@ -582,7 +636,7 @@ impl LoopCore {
     }
 
     /// `call_soon(callback, *args, context=None)`, called through
-    /// [`crate::fastcall`].
+    /// `fastcall`.
     pub(crate) fn call_soon_impl(
         slf: &Bound<'_, Self>,
         callback: &Bound<'_, PyAny>,
@@ -596,7 +650,7 @@ impl LoopCore {
     }
 
     /// `call_soon_threadsafe(callback, *args, context=None)`, called through
-    /// [`crate::fastcall`].
+    /// `fastcall`.
     pub(crate) fn call_soon_threadsafe_impl(
         slf: &Bound<'_, Self>,
         callback: &Bound<'_, PyAny>,
@@ -689,7 +743,7 @@ impl LoopCore {
                     Io::Peek
                 } else {
                     let p = lp.poller.as_mut().ok_or_else(closed_error)?;
-                    p.arm(deadline, now).map_err(crate::base::os_error)?;
+                    p.arm(deadline, now).map_err(os_error)?;
                     lp.sleeping = true;
                     Io::Block
                 }
@@ -733,7 +787,7 @@ impl LoopCore {
                 ready_fds.clear();
                 now = None;
             } else {
-                return Err(crate::base::os_error(e));
+                return Err(os_error(e));
             }
         }
 
@@ -927,8 +981,7 @@ impl LoopCore {
                 continue;
             }
             result = match t {
-                FdCallback::Transport(t) => SocketTransport::on_ready(&t.into_bound(py), r, w),
-                FdCallback::Datagram(t) => DatagramTransport::on_ready(&t.into_bound(py), r, w),
+                FdCallback::Owner(t) => t.call_ready(py, r, w),
                 h @ FdCallback::Handle(_) => {
                     h.release(py);
                     Ok(())
@@ -991,7 +1044,7 @@ impl LoopCore {
             // From the end: each transport has its own socket, so the order
             // does not matter, and popping costs no iterator to drop.
             while let Some(t) = batch.pop() {
-                if let Err(e) = SocketTransport::flush_deferred(&t.into_bound(py)) {
+                if let Err(e) = t.call_flush(py) {
                     // The exception leaves the loop; the rest go out at the
                     // end of its next iteration.
                     let mut st = Self::state(slf)?;
@@ -1012,7 +1065,7 @@ impl LoopCore {
 
     /// Whether a write now may wait for the end of the iteration: the loop
     /// is running callbacks (not blocked in `epoll_wait`, nor stopped).
-    pub(crate) fn defer_write(slf: &Bound<'_, Self>, t: &Bound<'_, SocketTransport>) -> bool {
+    pub(crate) fn defer_write<T: FdOwner>(slf: &Bound<'_, Self>, t: &Bound<'_, T>) -> bool {
         if !slf.get().running.load(Relaxed) {
             return false;
         }
@@ -1022,13 +1075,13 @@ impl LoopCore {
         if st.sleeping || st.poller.is_none() {
             return false;
         }
-        st.flush.push(t.clone().unbind());
+        st.flush.push(Owner::new(t));
         slf.get().deferred.store(true, Relaxed);
         true
     }
 
     /// `loop.create_future()`: an `asyncio.Future` of this loop, called
-    /// through [`crate::fastcall`]. Made here, not in Python: a Python
+    /// through `fastcall`. Made here, not in Python: a Python
     /// method's frame was a tenth of a future's round trip (create, resolve
     /// from a callback, await).
     pub(crate) fn create_future<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
@@ -1173,7 +1226,7 @@ impl LoopCore {
             }
         }
         for t in &st.flush {
-            visit.call(t)?;
+            visit.call(&t.obj)?;
         }
         // Spares are untracked, and each refers only to this loop (see
         // `Handle::recycle`): their references are shown as the loop's own,
@@ -1189,8 +1242,7 @@ impl LoopCore {
             for cb in [&e.reader, &e.writer].into_iter().flatten() {
                 match cb {
                     FdCallback::Handle(h) => visit.call(h)?,
-                    FdCallback::Transport(t) => visit.call(t)?,
-                    FdCallback::Datagram(t) => visit.call(t)?,
+                    FdCallback::Owner(t) => visit.call(&t.obj)?,
                 }
             }
             visit.call(&e.obj)?;
@@ -1232,7 +1284,7 @@ impl LoopCore {
         _args: &Bound<'_, PyTuple>,
         _kwargs: Option<&Bound<'_, pyo3::types::PyDict>>,
     ) -> PyResult<Self> {
-        let poller = Poller::new().map_err(crate::base::os_error)?;
+        let poller = Poller::new().map_err(os_error)?;
         let wake_fd = poller.wake_fd();
         Ok(Self {
             state: GilCell::new(State {
@@ -1612,4 +1664,18 @@ impl LoopCore {
         }
         Ok(())
     }
+}
+
+/// A failed system call as Python's own socket calls raise it:
+/// `OSError(errno, strerror)`, which is the errno's subclass
+/// (`ConnectionResetError`, ...) with `errno` and `strerror` set.
+/// (pyo3's `From<io::Error>` gives the subclass without `errno`.)
+pub(crate) fn os_error(e: std::io::Error) -> PyErr {
+    let Some(code) = e.raw_os_error() else {
+        return PyErr::from(e);
+    };
+    let text = e.to_string();
+    let suffix = format!(" (os error {code})");
+    let strerror = text.strip_suffix(&suffix).unwrap_or(&text);
+    PyOSError::new_err((code, strerror.to_owned()))
 }

@@ -31,8 +31,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
 
-use crate::base::{self, Base, Transport, call_soon_in_context, os_error};
-use crate::core::{FdCallback, LoopCore};
+use crate::base::{self, Base, Transport, call_soon_in_context};
+use crate::core::{FdOwner, LoopCore, os_error};
 use crate::poll::{READ, WRITE};
 
 /// Datagrams per `recvmmsg` or `sendmmsg`.
@@ -347,9 +347,16 @@ impl Transport for DatagramTransport {
     fn buffered(&self) -> usize {
         self.queued
     }
+}
 
-    fn callback(slf: &Bound<'_, Self>) -> FdCallback {
-        FdCallback::Datagram(slf.clone().unbind())
+impl FdOwner for DatagramTransport {
+    fn ready(slf: &Bound<'_, Self>, readable: bool, writable: bool) -> PyResult<()> {
+        Self::on_ready(slf, readable, writable)
+    }
+
+    /// A datagram transport defers no write.
+    fn flush(_: &Bound<'_, Self>) -> PyResult<()> {
+        Ok(())
     }
 }
 
@@ -358,7 +365,7 @@ impl DatagramTransport {
         self.family != libc::AF_UNIX
     }
 
-    pub(crate) fn on_ready(slf: &Bound<'_, Self>, readable: bool, writable: bool) -> PyResult<()> {
+    fn on_ready(slf: &Bound<'_, Self>, readable: bool, writable: bool) -> PyResult<()> {
         base::with_context(slf, || {
             let mut res = Ok(());
             if readable {

@@ -37,6 +37,7 @@ fn _pyloop(m: &Bound<'_, PyModule>) -> PyResult<()> {
     fastcall::install(m.py())?;
     m.add_class::<datagram::DatagramTransport>()?;
     m.add_class::<tls::SslProtocol>()?;
+    transport::read_directly::<tls::SslProtocol>();
     m.add_class::<sockops::Ready>()?;
     m.add_class::<accept::Acceptor>()?;
     m.add_function(wrap_pyfunction!(accept::make_socket_transport, m)?)?;

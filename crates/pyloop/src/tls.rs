@@ -35,7 +35,7 @@ use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString, PyTuple}
 use pyo3::{PyTraverseError, PyVisit};
 
 use crate::base::{in_context, report_exception, water_marks};
-use crate::transport::SocketTransport;
+use crate::transport::{DirectProtocol, SocketTransport};
 
 /// The most one `SSLObject.read` asks for (uvloop's `SSL_READ_MAX_SIZE`).
 const READ_MAX: usize = 256 * 1024;
@@ -211,6 +211,43 @@ impl std::fmt::Debug for SslProtocol {
 
 type Slf<'a, 'py> = &'a Bound<'py, SslProtocol>;
 
+/// The stream transport beneath hands this protocol the bytes it reads
+/// directly (see `lib.rs`).
+impl DirectProtocol for SslProtocol {
+    /// Bytes read from the socket: into the incoming BIO.
+    fn feed(slf: Slf<'_, '_>, data: &[u8]) -> PyResult<()> {
+        let py = slf.py();
+        let w = slf.borrow().incoming_write.clone_ref(py);
+        // SAFETY: a read-only memoryview over `data`, which outlives it:
+        // MemoryBIO.write copies the bytes and keeps no reference.
+        let mv = unsafe {
+            Bound::from_owned_ptr_or_err(
+                py,
+                ffi::PyMemoryView_FromMemory(
+                    data.as_ptr() as *mut std::os::raw::c_char,
+                    data.len() as ffi::Py_ssize_t,
+                    ffi::PyBUF_READ,
+                ),
+            )?
+        };
+        let res = w.bind(py).call1((&mv,));
+        // Release the view now, while `data` is alive.
+        let _ = mv.call_method0(intern!(py, "release"));
+        res.map(|_| ())
+    }
+
+    /// After bytes were fed: what the state calls for.
+    fn incoming_ready(slf: Slf<'_, '_>) -> PyResult<()> {
+        match SslProtocol::state(slf) {
+            State::DoHandshake => SslProtocol::do_handshake(slf),
+            State::Wrapped => SslProtocol::do_read(slf),
+            State::Flushing => SslProtocol::do_flush(slf, None),
+            State::Shutdown => SslProtocol::do_shutdown(slf, None),
+            State::Unwrapped => Ok(()),
+        }
+    }
+}
+
 impl SslProtocol {
     fn debug(slf: Slf<'_, '_>) -> PyResult<bool> {
         slf.borrow()
@@ -363,39 +400,6 @@ impl SslProtocol {
             .transport
             .as_ref()
             .map(|t| t.clone_ref(slf.py()))
-    }
-
-    /// Bytes read from the socket: into the incoming BIO.
-    pub(crate) fn feed(slf: Slf<'_, '_>, data: &[u8]) -> PyResult<()> {
-        let py = slf.py();
-        let w = slf.borrow().incoming_write.clone_ref(py);
-        // SAFETY: a read-only memoryview over `data`, which outlives it:
-        // MemoryBIO.write copies the bytes and keeps no reference.
-        let mv = unsafe {
-            Bound::from_owned_ptr_or_err(
-                py,
-                ffi::PyMemoryView_FromMemory(
-                    data.as_ptr() as *mut std::os::raw::c_char,
-                    data.len() as ffi::Py_ssize_t,
-                    ffi::PyBUF_READ,
-                ),
-            )?
-        };
-        let res = w.bind(py).call1((&mv,));
-        // Release the view now, while `data` is alive.
-        let _ = mv.call_method0(intern!(py, "release"));
-        res.map(|_| ())
-    }
-
-    /// After bytes were fed: what the state calls for.
-    pub(crate) fn incoming_ready(slf: Slf<'_, '_>) -> PyResult<()> {
-        match Self::state(slf) {
-            State::DoHandshake => Self::do_handshake(slf),
-            State::Wrapped => Self::do_read(slf),
-            State::Flushing => Self::do_flush(slf, None),
-            State::Shutdown => Self::do_shutdown(slf, None),
-            State::Unwrapped => Ok(()),
-        }
     }
 
     // Handshake.

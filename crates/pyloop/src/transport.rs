@@ -17,16 +17,80 @@ use pyo3::exceptions::{PyBrokenPipeError, PyException, PyRuntimeError, PyTypeErr
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView};
-use pyo3::{PyTraverseError, PyVisit};
+use pyo3::{PyClass, PyTraverseError, PyVisit};
 use rustix::io::Errno;
 use rustix::net::{RecvFlags, SendFlags, Shutdown};
 
 use crate::base::{self, Base, Transport};
-use crate::core::{FdCallback, LoopCore};
+use crate::core::{FdOwner, LoopCore};
 use crate::poll::{READ, WRITE};
-use crate::tls::SslProtocol;
 
 const READ_CHUNK: usize = 256 * 1024;
+
+/// A protocol that takes what the transport reads straight from its read
+/// buffer, with no Python call between: pyloop's TLS protocol (`tls.rs`),
+/// which sits above this module (it writes through the transport). `lib.rs`
+/// names that type with [`read_directly`] as the module loads.
+pub(crate) trait DirectProtocol: PyClass {
+    /// Bytes read from the socket.
+    fn feed(slf: &Bound<'_, Self>, data: &[u8]) -> PyResult<()>;
+    /// After a read's bytes were fed.
+    fn incoming_ready(slf: &Bound<'_, Self>) -> PyResult<()>;
+}
+
+/// A [`DirectProtocol`] with its type erased, as `core::Owner` erases a
+/// transport's.
+#[derive(Debug)]
+struct Direct {
+    obj: Py<PyAny>,
+    feed: fn(&Bound<'_, PyAny>, &[u8]) -> PyResult<()>,
+    incoming_ready: fn(&Bound<'_, PyAny>) -> PyResult<()>,
+}
+
+impl Direct {
+    /// `protocol` as a `T`, if it is one.
+    fn of<T: DirectProtocol>(protocol: &Bound<'_, PyAny>) -> Option<Direct> {
+        fn feed<T: DirectProtocol>(obj: &Bound<'_, PyAny>, data: &[u8]) -> PyResult<()> {
+            // SAFETY: `obj` passed the cast to `T` in `Direct::of::<T>`,
+            // which pairs it with this function of the same `T`.
+            T::feed(unsafe { obj.cast_unchecked::<T>() }, data)
+        }
+        fn incoming_ready<T: DirectProtocol>(obj: &Bound<'_, PyAny>) -> PyResult<()> {
+            // SAFETY: as in `feed`.
+            T::incoming_ready(unsafe { obj.cast_unchecked::<T>() })
+        }
+        let obj = protocol.cast::<T>().ok()?;
+        Some(Direct {
+            obj: obj.clone().into_any().unbind(),
+            feed: feed::<T>,
+            incoming_ready: incoming_ready::<T>,
+        })
+    }
+
+    fn clone_ref(&self, py: Python<'_>) -> Direct {
+        Direct {
+            obj: self.obj.clone_ref(py),
+            feed: self.feed,
+            incoming_ready: self.incoming_ready,
+        }
+    }
+}
+
+/// How a transport finds its protocol's [`DirectProtocol`] side: set once,
+/// by [`read_directly`].
+static DIRECT: std::sync::OnceLock<Detect> = std::sync::OnceLock::new();
+
+/// `protocol` as the registered [`DirectProtocol`] type, if it is one.
+type Detect = fn(&Bound<'_, PyAny>) -> Option<Direct>;
+
+/// Makes protocols of type `T` take the bytes read directly.
+pub(crate) fn read_directly<T: DirectProtocol>() {
+    DIRECT.get_or_init(|| Direct::of::<T>);
+}
+
+fn direct(protocol: &Bound<'_, PyAny>) -> Option<Direct> {
+    DIRECT.get().and_then(|of| of(protocol))
+}
 
 /// The buffer that a stream read lands in, before its bytes are copied into
 /// a Python `bytes`.
@@ -150,7 +214,7 @@ pub struct SocketTransport {
     sendfile: Option<SendfileJob>,
     /// The protocol is pyloop's TLS protocol: it gets the bytes read
     /// directly, with no Python call.
-    tls: Option<Py<SslProtocol>>,
+    tls: Option<Direct>,
     /// `wbuf` holds writes that wait for the end of the loop's iteration
     /// (the loop's flush list has this transport), not for a writable
     /// event.
@@ -221,7 +285,7 @@ pub(crate) fn sendfile_not_available(py: Python<'_>, e: Errno) -> PyResult<PyErr
 }
 
 pub(crate) fn errno_to_py(e: Errno) -> PyErr {
-    crate::base::os_error(std::io::Error::from_raw_os_error(e.raw_os_error()))
+    crate::core::os_error(std::io::Error::from_raw_os_error(e.raw_os_error()))
 }
 
 fn is_buffered(protocol: &Bound<'_, PyAny>) -> PyResult<bool> {
@@ -244,9 +308,15 @@ impl Transport for SocketTransport {
     fn buffered(&self) -> usize {
         self.wbuf.len()
     }
+}
 
-    fn callback(slf: &Bound<'_, Self>) -> FdCallback {
-        FdCallback::Transport(slf.clone().unbind())
+impl FdOwner for SocketTransport {
+    fn ready(slf: &Bound<'_, Self>, readable: bool, writable: bool) -> PyResult<()> {
+        Self::on_ready(slf, readable, writable)
+    }
+
+    fn flush(slf: &Bound<'_, Self>) -> PyResult<()> {
+        Self::flush_deferred(slf)
     }
 }
 
@@ -270,7 +340,7 @@ impl SocketTransport {
 
     /// Called by the loop when the socket is ready; runs the protocol's
     /// callbacks in the transport's context.
-    pub(crate) fn on_ready(slf: &Bound<'_, Self>, readable: bool, writable: bool) -> PyResult<()> {
+    fn on_ready(slf: &Bound<'_, Self>, readable: bool, writable: bool) -> PyResult<()> {
         base::with_context(slf, || {
             let mut res = Ok(());
             if readable {
@@ -311,7 +381,7 @@ impl SocketTransport {
         }
         let tls = slf.borrow().tls.as_ref().map(|t| t.clone_ref(py));
         if let Some(tls) = tls {
-            return Self::read_ready_tls(slf, tls.bind(py));
+            return Self::read_ready_direct(slf, tls);
         }
         let res = {
             let t = slf.borrow();
@@ -350,9 +420,10 @@ impl SocketTransport {
         }
     }
 
-    /// Reads for pyloop's TLS protocol: the bytes go into its incoming BIO
-    /// straight from the read buffer.
-    fn read_ready_tls(slf: &Bound<'_, Self>, tls: &Bound<'_, SslProtocol>) -> PyResult<()> {
+    /// Reads for a [`DirectProtocol`] (pyloop's TLS protocol: the bytes go
+    /// into its incoming BIO straight from the read buffer).
+    fn read_ready_direct(slf: &Bound<'_, Self>, tls: Direct) -> PyResult<()> {
+        let tls_obj = tls.obj.into_bound(slf.py());
         let res = {
             let t = slf.borrow();
             READ_BUF.with_borrow_mut(|buf| {
@@ -360,7 +431,7 @@ impl SocketTransport {
                 match t.kind.read(t.fd(), buf) {
                     // MemoryBIO.write is C code: no Python runs while the
                     // read buffer is borrowed.
-                    Ok(n) if n > 0 => Ok(SslProtocol::feed(tls, &buf[..n]).map(|()| n)),
+                    Ok(n) if n > 0 => Ok((tls.feed)(&tls_obj, &buf[..n]).map(|()| n)),
                     r => Ok(Ok(r?)),
                 }
             })
@@ -369,7 +440,7 @@ impl SocketTransport {
             Err(Errno::AGAIN | Errno::INTR) => Ok(()),
             Err(e) => Self::read_error(slf, e),
             Ok(Ok(0)) => Self::read_eof(slf),
-            Ok(r) => match r.and_then(|_| SslProtocol::incoming_ready(tls)) {
+            Ok(r) => match r.and_then(|_| (tls.incoming_ready)(&tls_obj)) {
                 Ok(()) => Ok(()),
                 Err(e) => Self::fail_or_raise(
                     slf,
@@ -624,7 +695,7 @@ impl SocketTransport {
 
     /// The end of the loop's iteration: sends what `write` deferred, and
     /// waits for writable events for what the kernel does not take.
-    pub(crate) fn flush_deferred(slf: &Bound<'_, Self>) -> PyResult<()> {
+    fn flush_deferred(slf: &Bound<'_, Self>) -> PyResult<()> {
         let res = {
             let mut t = slf.borrow_mut();
             if !std::mem::take(&mut t.deferred) || t.base.conn_lost > 0 || t.base.fd < 0 {
@@ -754,7 +825,7 @@ impl SocketTransport {
         Ok(())
     }
 
-    /// `write(data)`, installed by [`crate::fastcall`] as a `METH_O` method.
+    /// `write(data)`, installed by `fastcall` as a `METH_O` method.
     pub(crate) fn write(slf: &Bound<'_, Self>, data: &Bound<'_, PyAny>) -> PyResult<()> {
         let py = slf.py();
         let as_bytes = data.cast::<PyBytes>().ok();
@@ -898,7 +969,7 @@ impl SocketTransport {
         if let Some(job) = &self.sendfile {
             visit.call(&job.fut)?;
         }
-        visit.call(&self.tls)
+        visit.call(self.tls.as_ref().map(|d| &d.obj))
     }
 
     /// Breaks the cycles the collector found. The socket object, dropped
@@ -949,10 +1020,7 @@ impl SocketTransport {
             eof_written: false,
             sendfile: None,
             deferred: false,
-            tls: protocol
-                .cast::<SslProtocol>()
-                .ok()
-                .map(|p| p.clone().unbind()),
+            tls: direct(protocol),
         })
     }
 
@@ -1151,10 +1219,7 @@ impl SocketTransport {
 
     fn set_protocol(&mut self, protocol: &Bound<'_, PyAny>) -> PyResult<()> {
         self.buffered = is_buffered(protocol)?;
-        self.tls = protocol
-            .cast::<SslProtocol>()
-            .ok()
-            .map(|p| p.clone().unbind());
+        self.tls = direct(protocol);
         self.base.protocol = Some(protocol.clone().unbind());
         Ok(())
     }
