@@ -17,7 +17,6 @@ mod cell;
 pub mod core;
 pub mod datagram;
 mod fastcall;
-pub mod handle;
 mod poll;
 mod sockops;
 pub mod tls;
@@ -31,8 +30,8 @@ use pyo3::prelude::*;
 #[pymodule(gil_used = false)]
 fn _pyloop(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<core::LoopCore>()?;
-    m.add_class::<handle::Handle>()?;
-    m.add_class::<handle::TimerHandle>()?;
+    m.add_class::<core::handle::Handle>()?;
+    m.add_class::<core::handle::TimerHandle>()?;
     m.add_class::<transport::SocketTransport>()?;
     fastcall::install(m.py())?;
     m.add_class::<datagram::DatagramTransport>()?;

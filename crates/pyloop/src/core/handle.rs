@@ -12,8 +12,8 @@ use pyo3::{PyTraverseError, PyVisit};
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
 
+use super::LoopCore;
 use crate::cell::GilCell;
-use crate::core::LoopCore;
 
 /// A callback the loop will run. Frozen: what changes after it is made
 /// (cancellation, and the references a cancel or the collector drops) sits
