@@ -433,3 +433,29 @@ pub enum Anchor {
     Start,
     End,
 }
+
+/// Reserved words, for `type`, `command -v` and completion.
+pub const KEYWORDS: &[&[u8]] = &[
+    b"if",
+    b"then",
+    b"else",
+    b"elif",
+    b"fi",
+    b"case",
+    b"esac",
+    b"for",
+    b"select",
+    b"coproc",
+    b"while",
+    b"until",
+    b"do",
+    b"done",
+    b"in",
+    b"{",
+    b"}",
+    b"!",
+    b"[[",
+    b"]]",
+    b"function",
+    b"time",
+];

@@ -189,3 +189,8 @@ pub fn single_quote(v: &[u8]) -> Vec<u8> {
     out.push(b'\'');
     out
 }
+
+/// Bytes as text for a message, invalid UTF-8 replaced.
+pub fn lossy(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}

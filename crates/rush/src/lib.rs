@@ -19,6 +19,7 @@ pub mod assoc;
 pub mod ast;
 pub mod brace;
 pub mod builtins;
+pub mod compspec;
 pub mod escape;
 pub mod expand;
 pub mod glob;
@@ -27,12 +28,12 @@ pub mod input;
 pub mod interactive;
 pub mod job;
 pub mod keymap;
+pub mod options;
 pub mod parse;
 pub mod pattern;
 pub mod perf;
-pub mod printf;
 pub mod prompt;
-pub mod read;
+pub mod quote;
 pub mod regex;
 pub mod shell;
 pub mod sys;
@@ -58,7 +59,7 @@ pub fn main_with(arg0: Vec<u8>, args: Vec<OsString>) -> i32 {
     let args: Vec<Vec<u8>> = args.into_iter().map(OsStringExt::into_vec).collect();
     let mut sh = Shell::new(arg0.clone());
     sh.set_bash_path(&arg0);
-    builtins::init_shopts(&mut sh);
+    sh.shopts = options::Shopts::new();
     // POSIXLY_CORRECT in the environment: POSIX mode (bash).
     // So is being invoked as `sh` (bash's "act like sh").
     let base = arg0.rsplit(|&c| c == b'/').next().unwrap_or_default();
@@ -117,10 +118,10 @@ pub fn main_with(arg0: Vec<u8>, args: Vec<OsString>) -> i32 {
                     rc = interactive::RcFile::File(f.clone());
                 }
                 b"--posix" => {
-                    builtins::set_option(&mut sh, "posix", true);
+                    sh.set_option("posix", true);
                 }
                 b"--verbose" => {
-                    builtins::set_option(&mut sh, "verbose", true);
+                    sh.set_option("verbose", true);
                 }
                 b"--restricted" => restricted = true,
                 _ => {
@@ -155,9 +156,9 @@ pub fn main_with(arg0: Vec<u8>, args: Vec<OsString>) -> i32 {
                     next += 1;
                     let name = String::from_utf8_lossy(name);
                     let known = if c == b'o' {
-                        builtins::set_option(&mut sh, &name, on)
+                        sh.set_option(&name, on)
                     } else {
-                        builtins::set_shopt(&mut sh, &name, on)
+                        sh.set_shopt(&name, on)
                     };
                     if !known {
                         let kind = if c == b'o' { "option" } else { "shell option" };
@@ -165,7 +166,7 @@ pub fn main_with(arg0: Vec<u8>, args: Vec<OsString>) -> i32 {
                     }
                 }
                 c => {
-                    if builtins::set_flags(&mut sh, &[a[0], c]).is_err() {
+                    if sh.set_flags(&[a[0], c]).is_err() {
                         return usage_error(&format!(
                             "{}{}: invalid option",
                             a[0] as char, c as char
@@ -177,10 +178,10 @@ pub fn main_with(arg0: Vec<u8>, args: Vec<OsString>) -> i32 {
         i = next;
     }
     if login {
-        builtins::set_shopt_forced(&mut sh, "login_shell", true);
+        sh.set_shopt_forced("login_shell", true);
     }
     if restricted {
-        builtins::set_shopt_forced(&mut sh, "restricted_shell", true);
+        sh.set_shopt_forced("restricted_shell", true);
         sh.drop_imported_functions();
     }
     let operands = &args[i..];

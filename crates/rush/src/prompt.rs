@@ -183,13 +183,13 @@ impl Shell {
             let facts = facts(self, &ps);
             let shell: &Shell = self;
             decode(&ps, &facts, &|fmt| {
-                crate::printf::format_time(shell, fmt, -1)
+                crate::builtins::printf::format_time(shell, fmt, -1)
             })
         } else {
             ps
         };
         let plain = !decoded.iter().any(|&c| c == b'$' || c == b'`');
-        if plain || !crate::builtins::shopt_on(self, "promptvars") {
+        if plain || !self.shopts.on("promptvars") {
             return decoded;
         }
         self.expand_as_double_quoted(&decoded).unwrap_or(decoded)

@@ -2,7 +2,6 @@
 //! `set`, `export -p`, `xtrace`).
 
 use crate::escape::single_quote;
-use crate::shell::Shell;
 use crate::vars::Value;
 
 /// A variable's attribute letters, in bash's order (`declare -p`,
@@ -53,34 +52,6 @@ pub fn declare_line(name: &[u8], v: &crate::vars::Var) -> Vec<u8> {
         None => {}
     }
     out.push(b'\n');
-    out
-}
-
-/// The variables that have every attribute in `wanted` (letters of
-/// [`attr_flags`]), each as a line of `declare -p`; in POSIX mode, for
-/// `readonly` and `export` (`posix_as`), as that builtin's command
-/// (`readonly -a c=(…)`, `export X="1"`), as bash lists them.
-pub(super) fn list_vars(sh: &Shell, wanted: &str, posix_as: Option<&str>) -> Vec<u8> {
-    let mut out = Vec::new();
-    for (k, v) in sh.listed_vars() {
-        let flags = attr_flags(&v);
-        if !wanted.chars().all(|c| flags.contains(c)) {
-            continue;
-        }
-        let line = declare_line(&k, &v);
-        match posix_as.filter(|_| sh.opts.posix) {
-            Some(builtin) => {
-                let rest = line.splitn(3, |&c| c == b' ').nth(2).unwrap_or_default();
-                out.extend_from_slice(builtin.as_bytes());
-                out.push(b' ');
-                if let Some(kind) = flags.chars().find(|c| matches!(c, 'a' | 'A')) {
-                    out.extend_from_slice(format!("-{kind} ").as_bytes());
-                }
-                out.extend_from_slice(rest);
-            }
-            None => out.extend_from_slice(&line),
-        }
-    }
     out
 }
 
@@ -143,7 +114,7 @@ pub fn key_needs_quotes(k: &[u8]) -> bool {
 }
 
 /// `([0]="a" [1]="b")`
-pub(super) fn array_literal(v: &Value) -> Vec<u8> {
+pub fn array_literal(v: &Value) -> Vec<u8> {
     let mut out = vec![b'('];
     let keys = v.keys();
     let vals = v.elements();
@@ -169,7 +140,7 @@ pub(super) fn array_literal(v: &Value) -> Vec<u8> {
 
 /// Whether a function of this name may go to the environment: not a
 /// path, no `=` (bash).
-pub(super) fn exportable_function_name(name: &[u8]) -> bool {
+pub fn exportable_function_name(name: &[u8]) -> bool {
     !name.contains(&b'/') && !name.contains(&b'=')
 }
 

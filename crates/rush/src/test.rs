@@ -1,7 +1,7 @@
 //! `test`, `[` and `[[ … ]]`.
 
 use crate::ast::Word;
-use crate::builtins::lossy;
+use crate::escape::lossy;
 use crate::shell::{Flow, Shell};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -479,7 +479,7 @@ impl<'s, 'w> Cond<'s, 'w> {
                     // whatever `shopt` says (bash).
                     let m = self.sh.expand_marked(&self.words[ri]).map_err(Err)?;
                     self.trace(&[shown(&l), &op, &shown_pattern(&m)]);
-                    let nocase = crate::builtins::shopt_on(self.sh, "nocasematch");
+                    let nocase = self.sh.shopts.on("nocasematch");
                     let pat =
                         crate::pattern::Pattern::compile_with(&m.bytes, &m.quoted, true, nocase);
                     let m = pat.matches(&l);
@@ -489,7 +489,7 @@ impl<'s, 'w> Cond<'s, 'w> {
                     let re = self.sh.expand_marked(&self.words[ri]).map_err(Err)?;
                     self.trace(&[shown(&l), &op, &shown_pattern(&re)]);
                     let re = crate::regex::quote_marked(&re);
-                    let nocase = crate::builtins::shopt_on(self.sh, "nocasematch");
+                    let nocase = self.sh.shopts.on("nocasematch");
                     match crate::regex::matches(&re, &l, nocase) {
                         Ok(Some(groups)) => {
                             let m = groups
@@ -591,7 +591,7 @@ pub fn double_bracket(sh: &mut Shell, words: &[crate::ast::Word]) -> crate::shel
     match p.or() {
         Ok(v) => {
             if p.i < words.len() {
-                let w = crate::builtins::lossy(&words[p.i].unquoted_text());
+                let w = crate::escape::lossy(&words[p.i].unquoted_text());
                 p.sh.error(&format!(
                     "syntax error in conditional expression: unexpected token `{w}'"
                 ));

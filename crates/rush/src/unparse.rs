@@ -1027,5 +1027,5 @@ fn keyword_first(s: &Simple) -> bool {
 
 /// bash's reserved words: a function so named is printed with `function`.
 fn is_reserved(name: &[u8]) -> bool {
-    crate::builtins::KEYWORDS.contains(&name)
+    crate::ast::KEYWORDS.contains(&name)
 }

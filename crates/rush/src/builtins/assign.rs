@@ -2,9 +2,8 @@
 //! `declare` (and `typeset`), `local`, `export`, `readonly`, `unset`, `let`
 //! and `shift`.
 
-use super::quote::{declare_line, exportable_function_name, list_vars};
-use super::setopt::{set_shopt, shopt_on};
 use super::{Args, emit, lossy, option_flags};
+use crate::quote::{attr_flags, declare_line, exportable_function_name};
 use crate::shell::{Exec, Flow, Shell};
 use crate::vars::Value;
 
@@ -411,7 +410,7 @@ pub(super) fn unset(sh: &mut Shell, argv: Args<'_>) -> Exec {
         }
         // Unsetting GLOBIGNORE turns dotglob off (bash).
         if r.is_ok() && name == b"GLOBIGNORE" {
-            set_shopt(sh, "dotglob", false);
+            sh.set_shopt("dotglob", false);
         }
         if let Err(e) = r {
             sh.error(&format!(
@@ -562,7 +561,7 @@ pub(super) fn shift(sh: &mut Shell, argv: Args<'_>) -> Exec {
     };
     if n > sh.positional.len() {
         // POSIX mode reports it as `shift_verbose` does (bash).
-        if sh.opts.posix || shopt_on(sh, "shift_verbose") {
+        if sh.opts.posix || sh.shopts.on("shift_verbose") {
             sh.error(&format!("shift: {n}: shift count out of range"));
         }
         return Ok(1);
@@ -756,7 +755,7 @@ pub(super) fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
                         out.push(b' ');
                     }
                     out.extend_from_slice(&n);
-                    if named && shopt_on(sh, "extdebug") {
+                    if named && sh.shopts.on("extdebug") {
                         // Where it was defined, in BASH_SOURCE's words
                         // (`environment` for -c, `main` for stdin).
                         let file = sh.function_files.get(&n).cloned();
@@ -820,7 +819,7 @@ pub(super) fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
             // New locals inherit the caller's variable (`localvar_inherit`,
             // `local -I`); whether this one is new is checked where it
             // matters, since the steps below may make it.
-            let inheriting = local && (inherit || shopt_on(sh, "localvar_inherit"));
+            let inheriting = local && (inherit || sh.shopts.on("localvar_inherit"));
             if not_integer {
                 let base = name.split(|&c| c == b'[').next().unwrap_or_default();
                 sh.vars.clear_integer(base);
@@ -1182,4 +1181,32 @@ pub(super) fn declare(sh: &mut Shell, argv: Args<'_>) -> Exec {
         sh.vars.restore_scopes(s);
     }
     r
+}
+
+/// The variables that have every attribute in `wanted` (letters of
+/// [`attr_flags`]), each as a line of `declare -p`; in POSIX mode, for
+/// `readonly` and `export` (`posix_as`), as that builtin's command
+/// (`readonly -a c=(…)`, `export X="1"`), as bash lists them.
+fn list_vars(sh: &Shell, wanted: &str, posix_as: Option<&str>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (k, v) in sh.listed_vars() {
+        let flags = attr_flags(&v);
+        if !wanted.chars().all(|c| flags.contains(c)) {
+            continue;
+        }
+        let line = declare_line(&k, &v);
+        match posix_as.filter(|_| sh.opts.posix) {
+            Some(builtin) => {
+                let rest = line.splitn(3, |&c| c == b' ').nth(2).unwrap_or_default();
+                out.extend_from_slice(builtin.as_bytes());
+                out.push(b' ');
+                if let Some(kind) = flags.chars().find(|c| matches!(c, 'a' | 'A')) {
+                    out.extend_from_slice(format!("-{kind} ").as_bytes());
+                }
+                out.extend_from_slice(rest);
+            }
+            None => out.extend_from_slice(&line),
+        }
+    }
+    out
 }

@@ -4,31 +4,15 @@
 //! same generator; scripts such as git's completion and bash-completion's
 //! core use all three when they are sourced and when they run.
 
-use super::{Args, KEYWORDS, REGULAR, SPECIAL, emit, lossy, quote_always as quoted};
-use crate::shell::{Exec, OPTION_NAMES, Shell};
+use super::{Args, REGULAR, SPECIAL, emit, lossy};
+use crate::ast::KEYWORDS;
+use crate::compspec::{Action, CompSpec};
+use crate::options::OPTION_NAMES;
+use crate::quote::quote_always as quoted;
+use crate::shell::{Exec, Shell};
 use std::collections::BTreeSet;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
-
-/// How to complete the words of one command (or `-D`, `-E`, `-I`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CompSpec {
-    /// `-o` options: bashdefault, default, dirnames, filenames, noquote,
-    /// nosort, nospace, plusdirs.
-    pub options: BTreeSet<&'static str>,
-    /// Actions (`-A NAME` and the letters), in bash's order when printed.
-    pub actions: BTreeSet<Action>,
-    pub glob: Option<Vec<u8>>,
-    pub wordlist: Option<Vec<u8>>,
-    pub prefix: Option<Vec<u8>>,
-    pub suffix: Option<Vec<u8>>,
-    pub filter: Option<Vec<u8>>,
-    pub function: Option<Vec<u8>>,
-    pub command: Option<Vec<u8>>,
-    /// When the name was first given a specification, for listing in the
-    /// order of bash's table (0 until stored).
-    pub seq: u64,
-}
 
 /// The buckets of bash's table of completion specifications.
 const COMPLETE_BUCKETS: u32 = 512;
@@ -53,35 +37,6 @@ const OPTIONS: [&str; 8] = [
     "nospace",
     "plusdirs",
 ];
-
-/// What an action generates. The order is bash's printing order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Action {
-    Alias,
-    Builtin,
-    Command,
-    Directory,
-    Export,
-    File,
-    Group,
-    Job,
-    Keyword,
-    Service,
-    User,
-    Variable,
-    ArrayVar,
-    Binding,
-    Disabled,
-    Enabled,
-    Function,
-    HelpTopic,
-    Hostname,
-    Running,
-    SetOpt,
-    ShOpt,
-    Signal,
-    Stopped,
-}
 
 /// Action names for `-A`, and the letter each has, if any.
 const ACTIONS: [(&str, Action, Option<u8>); 24] = [
@@ -595,7 +550,7 @@ fn action(sh: &mut Shell, a: Action, word: &[u8]) -> Vec<Vec<u8>> {
                 .map(|(k, _)| k),
         ),
         Action::SetOpt => names(&mut OPTION_NAMES.iter().map(|(n, _)| n.as_bytes().to_vec())),
-        Action::ShOpt => names(&mut super::shopt_names().map(|n| n.as_bytes().to_vec())),
+        Action::ShOpt => names(&mut crate::options::names().map(|n| n.as_bytes().to_vec())),
         Action::Signal => names_unsorted(signal_names(), word),
         Action::Job | Action::Running | Action::Stopped => {
             names(&mut sh.jobs.iter().map(|j| j.command.as_bytes().to_vec()))

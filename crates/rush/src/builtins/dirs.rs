@@ -8,19 +8,6 @@ use crate::shell::{Exec, Shell};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 
-/// The whole stack: the current directory, then the saved ones.
-pub fn stack(sh: &Shell) -> Vec<Vec<u8>> {
-    let pwd = sh.vars.get(b"PWD").map(<[u8]>::to_vec).unwrap_or_else(|| {
-        use std::os::unix::ffi::OsStrExt;
-        std::env::current_dir()
-            .map(|p| p.as_os_str().as_bytes().to_vec())
-            .unwrap_or_default()
-    });
-    std::iter::once(pwd)
-        .chain(sh.dir_stack.iter().cloned())
-        .collect()
-}
-
 /// The number after `+` or `-` (`legal_number`: digits, with blanks
 /// around); `None` if it is not one.
 fn number(arg: &[u8]) -> Option<usize> {
@@ -80,7 +67,7 @@ fn go(sh: &mut Shell, who: &str, dir: &[u8]) -> bool {
 
 /// Prints the stack as `dirs` does with no options.
 fn show(sh: &mut Shell, who: &str) -> i32 {
-    let line: Vec<Vec<u8>> = stack(sh).iter().map(|d| tilde(sh, d)).collect();
+    let line: Vec<Vec<u8>> = sh.directory_stack().iter().map(|d| tilde(sh, d)).collect();
     let mut out = line.join(&b' ');
     out.push(b'\n');
     emit(sh, who, &out)
@@ -102,7 +89,7 @@ pub fn pushd(sh: &mut Shell, argv: Args<'_>) -> Exec {
     if skip {
         args = &args[1..];
     }
-    let all = stack(sh);
+    let all = sh.directory_stack();
     if args.is_empty() && !skip || skip && args.is_empty() {
         // Swap the top two.
         let Some(next) = sh.dir_stack.first().cloned() else {
@@ -259,7 +246,7 @@ pub fn dirs(sh: &mut Shell, argv: Args<'_>) -> Exec {
         sh.dir_stack.clear();
         return Ok(0);
     }
-    let all = stack(sh);
+    let all = sh.directory_stack();
     let shown = |sh: &Shell, d: &[u8]| if long { d.to_vec() } else { tilde(sh, d) };
     let mut out = Vec::new();
     if let Some(which) = which {

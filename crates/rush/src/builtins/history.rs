@@ -5,92 +5,9 @@ use super::{Args, emit, lossy};
 use crate::history::Control;
 use crate::shell::{Exec, Shell};
 
-/// `HISTSIZE`, `HISTFILESIZE` (default: HISTSIZE) and `HISTCONTROL`, as
-/// the shell holds them now.
-pub fn settings(sh: &Shell) -> (usize, usize, Control) {
-    let num = |name: &[u8]| -> Option<usize> {
-        let v = sh.vars.get(name)?;
-        let n: i64 = std::str::from_utf8(v).ok()?.trim().parse().ok()?;
-        // A negative size means no limit.
-        Some(if n < 0 { usize::MAX } else { n as usize })
-    };
-    let size = num(b"HISTSIZE").unwrap_or(500);
-    let filesize = num(b"HISTFILESIZE").unwrap_or(size);
-    let control = sh
-        .vars
-        .get(b"HISTCONTROL")
-        .map(Control::parse)
-        .unwrap_or_default();
-    (size, filesize, control)
-}
-
-/// `HISTFILE`, if set and not empty.
-pub fn file(sh: &Shell) -> Option<Vec<u8>> {
-    sh.vars
-        .get(b"HISTFILE")
-        .filter(|f| !f.is_empty())
-        .map(<[u8]>::to_vec)
-}
-
-/// Whether `HISTIGNORE` keeps `line` out of the history: one of its
-/// colon-separated patterns matches the whole line (`\:` is a colon in a
-/// pattern), or `&`, the entry before, is the same line.
-pub fn ignored(sh: &Shell, line: &[u8]) -> bool {
-    let Some(list) = sh.vars.get(b"HISTIGNORE").filter(|v| !v.is_empty()) else {
-        return false;
-    };
-    // Split at each colon that is not backslash-quoted.
-    let mut pats: Vec<Vec<u8>> = Vec::new();
-    let mut cur = Vec::new();
-    let mut i = 0;
-    while i < list.len() {
-        match list[i] {
-            b'\\' if list.get(i + 1) == Some(&b':') => {
-                cur.push(b':');
-                i += 1;
-            }
-            b':' => pats.push(std::mem::take(&mut cur)),
-            c => cur.push(c),
-        }
-        i += 1;
-    }
-    pats.push(cur);
-    pats.iter().filter(|p| !p.is_empty()).any(|p| {
-        if p == b"&" {
-            sh.history.entries.last().is_some_and(|e| e == line)
-        } else {
-            crate::pattern::Pattern::compile(p, &vec![false; p.len()]).matches(line)
-        }
-    })
-}
-
-/// `set -o history` turning history on when no line has been added this
-/// session reads HISTFILE (HISTSIZE and HISTFILESIZE set first if they are
-/// not), as bash does; a script that turns history on sees its file.
-pub fn enable(sh: &mut Shell) {
-    if sh.history.added > 0 {
-        return;
-    }
-    if sh.vars.get(b"HISTSIZE").is_none() {
-        let _ = sh.vars.set(b"HISTSIZE", b"500".to_vec());
-    }
-    if sh.vars.get(b"HISTFILESIZE").is_none() {
-        let size = sh
-            .vars
-            .get(b"HISTSIZE")
-            .map(<[u8]>::to_vec)
-            .unwrap_or_default();
-        let _ = sh.vars.set(b"HISTFILESIZE", size);
-    }
-    let (size, _, _) = settings(sh);
-    if let Some(f) = file(sh) {
-        sh.history.load(&f, size);
-    }
-}
-
 pub fn history(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let mut args = &argv[1..];
-    let (size, filesize, _) = settings(sh);
+    let (size, filesize, _) = sh.history_settings();
     // One file operation at a time.
     let file_ops = args
         .iter()
@@ -199,7 +116,7 @@ pub fn history(sh: &mut Shell, argv: Args<'_>) -> Exec {
                     sh.error(&format!("history: {}: restricted", lossy(named)));
                     return Ok(1);
                 }
-                let Some(path) = args.get(1).cloned().or_else(|| file(sh)) else {
+                let Some(path) = args.get(1).cloned().or_else(|| sh.history_file()) else {
                     return Ok(0);
                 };
                 let r = match f {
@@ -407,7 +324,7 @@ fn fc_again(sh: &mut Shell, args: &[Vec<u8>], before: usize) -> Exec {
 /// The `fc` line's history entry (when it has one) becomes `line`, the
 /// command it runs.
 fn replace_fc_line(sh: &mut Shell, line: &[u8]) {
-    let (size, _, _) = settings(sh);
+    let (size, _, _) = sh.history_settings();
     if std::mem::take(&mut sh.history.line_entry) {
         sh.history.entries.pop();
     }
@@ -438,7 +355,7 @@ fn fc_edit(sh: &mut Shell, editor: Option<Vec<u8>>, range: &[(usize, Vec<u8>)]) 
             return Ok(1);
         }
     };
-    let quoted = crate::builtins::quote_value(path.as_os_str().as_encoded_bytes());
+    let quoted = crate::quote::quote_value(path.as_os_str().as_encoded_bytes());
     let command = [editor.as_slice(), b" ", &quoted].concat();
     let status = sh.eval_text(&command)?;
     let edited = std::fs::read(&path).unwrap_or_default();

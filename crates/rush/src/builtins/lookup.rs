@@ -1,8 +1,9 @@
 //! What a name is and where it runs from: `alias`, `unalias`, `builtin`,
 //! `command`, `type` and `hash`.
 
-use super::quote::quote_always;
-use super::{Args, KEYWORDS, emit, getopt, is_builtin, is_special, lossy, run_builtin};
+use super::{Args, emit, getopt, is_builtin, is_special, lossy, run_builtin};
+use crate::ast::KEYWORDS;
+use crate::quote::quote_always;
 use crate::shell::{Exec, Shell};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -422,24 +423,6 @@ pub(super) fn type_(sh: &mut Shell, argv: Args<'_>) -> Exec {
     Ok(status)
 }
 
-/// Whether `path` may go into the command hash table (`hash -p`,
-/// `BASH_CMDS[name]=`): anything, unless the shell is restricted, where it
-/// must be a name without `/` that `PATH` finds (bash).
-pub fn restricted_hash_target(sh: &mut Shell, who: &str, path: &[u8]) -> bool {
-    if !sh.opts.restricted {
-        return true;
-    }
-    let problem = if path.contains(&b'/') {
-        "restricted"
-    } else if sh.find_command(path).is_none() {
-        "not found"
-    } else {
-        return true;
-    };
-    sh.error(&format!("{who}{}: {problem}", lossy(path)));
-    false
-}
-
 pub(super) fn hash(sh: &mut Shell, argv: Args<'_>) -> Exec {
     if !sh.opts.hashall {
         sh.error("hash: hashing disabled");
@@ -452,7 +435,7 @@ pub(super) fn hash(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let (delete, portable, expunge, targets) = (has(b'd'), has(b'l'), has(b'r'), has(b't'));
     let pathname = opts.iter().rev().find_map(|o| o.arg.clone());
     if let Some(p) = &pathname
-        && !restricted_hash_target(sh, "hash: ", p)
+        && !sh.restricted_hash_target("hash: ", p)
     {
         return Ok(1);
     }

@@ -6,18 +6,21 @@ use crate::sys;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 
+pub use crate::escape::lossy;
+
 mod assign;
 mod bind;
 mod calls;
 mod complete;
 mod dirs;
 mod getopts;
-pub mod history;
+mod history;
 mod jobs;
 mod limits;
 mod lookup;
+pub mod printf;
 mod process;
-mod quote;
+pub mod read;
 mod session;
 mod setopt;
 
@@ -25,15 +28,11 @@ use assign::*;
 use dirs::{cd, pwd};
 use getopts::*;
 use limits::*;
-pub use lookup::*;
+use lookup::*;
 pub use process::reap;
 use process::*;
-pub use quote::*;
-pub use setopt::*;
 
-pub use crate::escape::single_quote;
-pub use complete::{CompSpec, generate as completions};
-pub use dirs::stack as dir_stack;
+pub use complete::generate as completions;
 
 type Args<'a> = &'a [Vec<u8>];
 
@@ -111,32 +110,6 @@ pub fn names() -> impl Iterator<Item = &'static [u8]> {
     SPECIAL.iter().chain(REGULAR).copied()
 }
 
-/// Reserved words, for `type` and `command -v`.
-pub const KEYWORDS: &[&[u8]] = &[
-    b"if",
-    b"then",
-    b"else",
-    b"elif",
-    b"fi",
-    b"case",
-    b"esac",
-    b"for",
-    b"select",
-    b"coproc",
-    b"while",
-    b"until",
-    b"do",
-    b"done",
-    b"in",
-    b"{",
-    b"}",
-    b"!",
-    b"[[",
-    b"]]",
-    b"function",
-    b"time",
-];
-
 /// Whether `name` is a special builtin; `source` is one in POSIX mode
 /// (bash marks it so in its table).
 pub fn is_special(name: &[u8], posix: bool) -> bool {
@@ -177,14 +150,14 @@ pub fn run_builtin(sh: &mut Shell, argv: Args<'_>) -> Option<Exec> {
         b"kill" => kill(sh, argv),
         b"let" => let_(sh, argv),
         b"local" => local(sh, argv),
-        b"printf" => crate::printf::printf(sh, argv),
+        b"printf" => printf::printf(sh, argv),
         b"pwd" => pwd(sh, argv),
-        b"read" => crate::read::read(sh, argv),
-        b"mapfile" | b"readarray" => crate::read::mapfile(sh, argv),
+        b"read" => read::read(sh, argv),
+        b"mapfile" | b"readarray" => read::mapfile(sh, argv),
         b"return" => return_(sh, argv),
-        b"set" => set(sh, argv),
+        b"set" => setopt::set(sh, argv),
         b"shift" => shift(sh, argv),
-        b"shopt" => shopt(sh, argv),
+        b"shopt" => setopt::shopt(sh, argv),
         b"test" => Ok(crate::test::test(sh, &argv[1..], false)),
         b"[" => Ok(crate::test::test(sh, &argv[1..], true)),
         b"times" => times(sh),
@@ -210,10 +183,6 @@ pub fn run_builtin(sh: &mut Shell, argv: Args<'_>) -> Option<Exec> {
         b"bind" => bind::bind(sh, argv),
         _ => return None,
     })
-}
-
-pub fn lossy(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 /// Reads a builtin's leading flag clusters (`-lp`, then `--` or the first
@@ -680,7 +649,7 @@ fn exec(sh: &mut Shell, argv: Args<'_>) -> Exec {
 
 /// A failed `exec` ends a non-interactive shell, unless `shopt -s execfail`.
 fn exec_failed(sh: &mut Shell, status: i32) -> Exec {
-    if shopt_on(sh, "execfail") || sh.opts.interactive {
+    if sh.shopts.on("execfail") || sh.opts.interactive {
         Ok(status)
     } else {
         sh.exit_builtin = true;
@@ -690,7 +659,7 @@ fn exec_failed(sh: &mut Shell, status: i32) -> Exec {
 
 fn echo(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let mut newline = true;
-    let mut escapes = shopt_on(sh, "xpg_echo");
+    let mut escapes = sh.shopts.on("xpg_echo");
     let mut i = 1;
     while let Some(a) = argv.get(i) {
         if a.len() >= 2 && a[0] == b'-' && a[1..].iter().all(|c| matches!(c, b'n' | b'e' | b'E')) {

@@ -458,7 +458,7 @@ pub(super) fn wait(sh: &mut Shell, argv: Args<'_>) -> Exec {
     }
     let status = if next {
         // The next job to finish.
-        let counts = |j: &crate::shell::Job| among.as_ref().is_none_or(|ids| ids.contains(&j.id));
+        let counts = |j: &crate::job::Job| among.as_ref().is_none_or(|ids| ids.contains(&j.id));
         loop {
             if let Some(k) = sh
                 .jobs
@@ -583,7 +583,7 @@ pub(super) fn wait(sh: &mut Shell, argv: Args<'_>) -> Exec {
     // its own `wait`); an interactive shell still reports them (`jobs`,
     // the notice before the next prompt), as bash does.
     let waited_for =
-        |j: &crate::shell::Job| j.finished() && (args.is_empty() || named.contains(&j.id));
+        |j: &crate::job::Job| j.finished() && (args.is_empty() || named.contains(&j.id));
     if sh.opts.interactive && !sh.subshell {
         for j in &mut sh.jobs {
             j.waited |= waited_for(j);

@@ -378,7 +378,7 @@ pub fn enable(sh: &mut Shell, argv: Args<'_>) -> Exec {
 
 /// `logout [n]`: `exit` for a login shell.
 pub fn logout(sh: &mut Shell, argv: Args<'_>) -> Exec {
-    if !super::shopt_on(sh, "login_shell") {
+    if !sh.shopts.on("login_shell") {
         sh.error("logout: not login shell: use `exit'");
         return Ok(1);
     }
@@ -393,7 +393,7 @@ pub fn suspend(sh: &mut Shell, argv: Args<'_>) -> Exec {
         sh.error("suspend: cannot suspend: no job control");
         return Ok(1);
     }
-    if super::shopt_on(sh, "login_shell") && !force {
+    if sh.shopts.on("login_shell") && !force {
         sh.error("suspend: cannot suspend a login shell");
         return Ok(1);
     }

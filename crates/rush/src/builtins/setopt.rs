@@ -1,66 +1,11 @@
 //! `set` and `shopt`: the shell's options by letter and by name, and
 //! `$SHELLOPTS` and `$BASHOPTS`.
 
-use super::quote::{array_literal, quote_value};
-use super::{Args, emit, history, lossy};
-use crate::shell::{Exec, OPTION_NAMES, Options, Shell};
+use super::{Args, emit, lossy};
+use crate::options::{OPTION_NAMES, SHOPTS};
+use crate::quote::{array_literal, quote_value};
+use crate::shell::{Exec, Shell};
 use crate::vars::Value;
-
-/// Applies one `-x`/`+x` style cluster; returns false on an unknown letter.
-pub fn set_flags(sh: &mut Shell, cluster: &[u8]) -> Result<(), char> {
-    let on = cluster[0] == b'-';
-    for &c in &cluster[1..] {
-        let c = c as char;
-        // `set -r` makes the shell restricted, and nothing turns it off.
-        if c == 'r' {
-            if on {
-                sh.make_restricted(false);
-            } else if sh.opts.restricted {
-                return Err(c);
-            }
-            continue;
-        }
-        let Some(name) = Options::letter(c) else {
-            return Err(c);
-        };
-        set_option(sh, name, on);
-    }
-    Ok(())
-}
-
-pub fn set_option(sh: &mut Shell, name: &str, on: bool) -> bool {
-    match sh.opts.get_mut(name) {
-        Some(b) => {
-            let was = std::mem::replace(b, on);
-            match name {
-                "history" if on && !was => history::enable(sh),
-                "allexport" => sh.vars.allexport = on,
-                "verbose" => crate::input::VERBOSE.store(on, std::sync::atomic::Ordering::Relaxed),
-                // One editing mode at a time: turning one on turns the
-                // other off (bash).
-                "vi" if on => sh.opts.emacs = false,
-                "emacs" if on => sh.opts.vi = false,
-                // bash keeps POSIXLY_CORRECT with the mode.
-                "posix" if on => {
-                    let _ = sh.vars.set(b"POSIXLY_CORRECT", b"y".to_vec());
-                }
-                "posix" => {
-                    let _ = sh.vars.unset(b"POSIXLY_CORRECT");
-                }
-                // bash keeps IGNOREEOF with the option: 10 when set.
-                "ignoreeof" if on => {
-                    let _ = sh.vars.set(b"IGNOREEOF", b"10".to_vec());
-                }
-                "ignoreeof" => {
-                    let _ = sh.vars.unset(b"IGNOREEOF");
-                }
-                _ => {}
-            }
-            true
-        }
-        None => false,
-    }
-}
 
 pub(super) fn set(sh: &mut Shell, argv: Args<'_>) -> Exec {
     if argv.len() == 1 {
@@ -96,8 +41,8 @@ pub(super) fn set(sh: &mut Shell, argv: Args<'_>) -> Exec {
         // `-`: the end of the options, and -x and -v off; with nothing
         // after it the positional parameters stay (bash).
         if a == b"-" {
-            set_option(sh, "xtrace", false);
-            set_option(sh, "verbose", false);
+            sh.set_option("xtrace", false);
+            sh.set_option("verbose", false);
             if i + 1 < argv.len() {
                 set_positional(sh, argv[i + 1..].to_vec());
             }
@@ -122,11 +67,11 @@ pub(super) fn set(sh: &mut Shell, argv: Args<'_>) -> Exec {
                     return Ok(0);
                 };
                 next += 1;
-                if !set_option(sh, &lossy(name), on) {
+                if !sh.set_option(&lossy(name), on) {
                     sh.error(&format!("set: {}: invalid option name", lossy(name)));
                     return Ok(2);
                 }
-            } else if let Err(c) = set_flags(sh, &[a[0], c]) {
+            } else if let Err(c) = sh.set_flags(&[a[0], c]) {
                 sh.error(&format!("set: {}{c}: invalid option", a[0] as char));
                 sh.err_out(
                     b"set: usage: set [-abefhkmnptuvxBCEHPT] [-o option-name] [--] [-] [arg ...]\n",
@@ -164,144 +109,6 @@ pub(super) fn print_options(sh: &mut Shell, long: bool) {
         }
     }
     emit(sh, "set", out.as_bytes());
-}
-
-/// Every option bash 5.2's `shopt` knows, in bash's order (which `shopt`
-/// lists keep), with bash's default for a non-interactive shell. Which of
-/// them change what rush does is listed in the crate's README.
-pub(super) const SHOPTS: &[(&str, bool)] = &[
-    ("autocd", false),
-    ("assoc_expand_once", false),
-    ("cdable_vars", false),
-    ("cdspell", false),
-    ("checkhash", false),
-    ("checkjobs", false),
-    ("checkwinsize", true),
-    ("cmdhist", true),
-    ("compat31", false),
-    ("compat32", false),
-    ("compat40", false),
-    ("compat41", false),
-    ("compat42", false),
-    ("compat43", false),
-    ("compat44", false),
-    ("complete_fullquote", true),
-    ("direxpand", false),
-    ("dirspell", false),
-    ("dotglob", false),
-    ("execfail", false),
-    ("expand_aliases", false),
-    ("extdebug", false),
-    ("extglob", false),
-    ("extquote", true),
-    ("failglob", false),
-    ("force_fignore", true),
-    ("globasciiranges", true),
-    ("globskipdots", true),
-    ("globstar", false),
-    ("gnu_errfmt", false),
-    ("histappend", false),
-    ("histreedit", false),
-    ("histverify", false),
-    ("hostcomplete", true),
-    ("huponexit", false),
-    ("inherit_errexit", false),
-    ("interactive_comments", true),
-    ("lastpipe", false),
-    ("lithist", false),
-    ("localvar_inherit", false),
-    ("localvar_unset", false),
-    ("login_shell", false),
-    ("mailwarn", false),
-    ("no_empty_cmd_completion", false),
-    ("nocaseglob", false),
-    ("nocasematch", false),
-    ("noexpand_translation", false),
-    ("nullglob", false),
-    ("patsub_replacement", true),
-    ("progcomp", true),
-    ("progcomp_alias", false),
-    ("promptvars", true),
-    ("restricted_shell", false),
-    ("shift_verbose", false),
-    ("sourcepath", true),
-    ("varredir_close", false),
-    ("xpg_echo", false),
-];
-
-/// Every `shopt` name, in bash's order.
-pub fn shopt_names() -> impl Iterator<Item = &'static str> {
-    SHOPTS.iter().map(|(n, _)| *n)
-}
-
-/// `$SHELLOPTS`: the `set -o` options that are on, colon-separated.
-pub fn shellopts(sh: &Shell) -> String {
-    let on: Vec<&str> = OPTION_NAMES
-        .iter()
-        .map(|(n, _)| *n)
-        .filter(|n| sh.opts.get(n) == Some(true))
-        .collect();
-    on.join(":")
-}
-
-/// `$BASHOPTS`: the `shopt` options that are on, colon-separated.
-pub fn bashopts(sh: &Shell) -> String {
-    let on: Vec<&str> = SHOPTS
-        .iter()
-        .map(|(n, _)| *n)
-        .filter(|n| sh.shopts.contains(*n))
-        .collect();
-    on.join(":")
-}
-
-/// Turns a `shopt` option on or off; false if there is no such option.
-/// Read-only options (`login_shell`, `restricted_shell`) stay as they are,
-/// silently, as in bash.
-pub fn set_shopt(sh: &mut Shell, name: &str, on: bool) -> bool {
-    if matches!(name, "login_shell" | "restricted_shell") {
-        return true;
-    }
-    set_shopt_forced(sh, name, on)
-}
-
-/// [`set_shopt`], read-only options included (for the shell's own start).
-pub fn set_shopt_forced(sh: &mut Shell, name: &str, on: bool) -> bool {
-    if !SHOPTS.iter().any(|(k, _)| *k == name) {
-        return false;
-    }
-    if on {
-        sh.shopts.insert(name.to_string());
-    } else {
-        sh.shopts.remove(name);
-    }
-    if name == "extglob" {
-        // The parser and the pattern compiler read it from here.
-        crate::pattern::EXTGLOB.store(on, std::sync::atomic::Ordering::Relaxed);
-    }
-    // `extdebug` sets `-T` and `-E` with it (and clears them); `set +T`
-    // afterwards stops the tracing (bash).
-    if name == "extdebug" {
-        sh.extdebug = on;
-        sh.opts.functrace = on;
-        sh.opts.errtrace = on;
-        if on && sh.main_args.is_none() && sh.func_depth == 0 {
-            sh.main_args = Some(sh.positional.clone());
-        }
-    }
-    true
-}
-
-/// Whether a `shopt` option is on.
-pub fn shopt_on(sh: &Shell, name: &str) -> bool {
-    sh.shopts.contains(name)
-}
-
-pub fn init_shopts(sh: &mut Shell) {
-    for (n, on) in SHOPTS {
-        if *on {
-            sh.shopts.insert((*n).to_string());
-        }
-    }
 }
 
 pub(super) fn shopt(sh: &mut Shell, argv: Args<'_>) -> Exec {
@@ -357,7 +164,7 @@ pub(super) fn shopt(sh: &mut Shell, argv: Args<'_>) -> Exec {
                     }
                 }
                 Some(on) => {
-                    if !set_option(sh, n, on) {
+                    if !sh.set_option(n, on) {
                         sh.error(&format!("shopt: {n}: invalid option name"));
                         status = 1;
                     }
@@ -391,7 +198,7 @@ pub(super) fn shopt(sh: &mut Shell, argv: Args<'_>) -> Exec {
     match mode {
         Some(on) => {
             for n in &names {
-                if !set_shopt(sh, n, on) {
+                if !sh.set_shopt(n, on) {
                     sh.error(&format!("shopt: {n}: invalid shell option name"));
                     status = 1;
                 }
@@ -406,7 +213,7 @@ pub(super) fn shopt(sh: &mut Shell, argv: Args<'_>) -> Exec {
                 if !known(n) {
                     sh.error(&format!("shopt: {n}: invalid shell option name"));
                     status = 1;
-                } else if !sh.shopts.contains(n) {
+                } else if !sh.shopts.on(n) {
                     status = 1;
                 }
             }
@@ -433,7 +240,7 @@ pub(super) fn list_shopts(
         .collect();
     let all: Vec<&str> = SHOPTS.iter().map(|(n, _)| *n).collect();
     for n in if names.is_empty() { &all } else { &named } {
-        let on = sh.shopts.contains(*n);
+        let on = sh.shopts.on(n);
         if only.is_some_and(|o| o != on) {
             continue;
         }

@@ -193,7 +193,7 @@ impl Shell {
             fn literal_keys(&self, n: &[u8]) -> bool {
                 self.0.arith_cmd == Some("let")
                     && matches!(self.0.vars.value(n), Some(Value::Assoc(_)))
-                    && crate::builtins::shopt_on(self.0, "assoc_expand_once")
+                    && self.0.shopts.on("assoc_expand_once")
             }
 
             /// The key of `n[sub]`: the subscript expanded and evaluated

@@ -364,7 +364,7 @@ impl Shell {
     /// `shopt -s nocasematch` (bash).
     pub fn expand_match_pattern(&mut self, w: &Word) -> Result<Pattern> {
         let all = self.expand_marked(w)?;
-        let nocase = crate::builtins::shopt_on(self, "nocasematch");
+        let nocase = self.shopts.on("nocasematch");
         Ok(Pattern::compile_with(
             &all.bytes,
             &all.quoted,
@@ -538,7 +538,7 @@ impl Shell {
                     return None;
                 }
                 let n: usize = std::str::from_utf8(digits).ok()?.parse().ok()?;
-                let all = crate::builtins::dir_stack(self);
+                let all = self.directory_stack();
                 let i = if from_right {
                     all.len().checked_sub(n + 1)?
                 } else {
@@ -562,7 +562,7 @@ impl Shell {
             out.push(field.bytes);
             return Ok(());
         }
-        let on = |sh: &Shell, name| crate::builtins::shopt_on(sh, name);
+        let on = |sh: &Shell, name| sh.shopts.on(name);
         // GLOBIGNORE: names that match one of its patterns are dropped
         // (assigning it turned dotglob on, as in bash), and so are `.`
         // and `..`.

@@ -80,8 +80,8 @@ impl Shell {
                 let u = nix::unistd::User::from_uid(nix::unistd::getuid()).ok()??;
                 return Some(u.shell.as_os_str().as_bytes().to_vec());
             }
-            b"SHELLOPTS" => crate::builtins::shellopts(self),
-            b"BASHOPTS" => crate::builtins::bashopts(self),
+            b"SHELLOPTS" => self.opts.shellopts(),
+            b"BASHOPTS" => self.shopts.bashopts(),
             b"EPOCHSECONDS" => epoch().as_secs().to_string(),
             b"EPOCHREALTIME" => {
                 let t = epoch();
@@ -751,13 +751,13 @@ impl Shell {
                         if i > 0 {
                             text.push(b' ');
                         }
-                        if assoc && crate::builtins::key_needs_quotes(k) {
-                            text.extend_from_slice(&crate::builtins::double_quote(k));
+                        if assoc && crate::quote::key_needs_quotes(k) {
+                            text.extend_from_slice(&crate::quote::double_quote(k));
                         } else {
                             text.extend_from_slice(k);
                         }
                         text.push(b' ');
-                        text.extend_from_slice(&crate::builtins::double_quote(v));
+                        text.extend_from_slice(&crate::quote::double_quote(v));
                     }
                     if assoc && !pairs.is_empty() {
                         text.push(b' ');
@@ -781,19 +781,19 @@ impl Shell {
                         let mut o = b"set --".to_vec();
                         for a in args {
                             o.push(b' ');
-                            o.extend_from_slice(&crate::builtins::quote_always(a));
+                            o.extend_from_slice(&crate::quote::quote_always(a));
                         }
                         o
                     })
                 } else {
                     match self.vars.var(&name) {
                         Some(v) if matches!(subject, Subject::Many(..)) => {
-                            let mut line = crate::builtins::declare_line(&name, v);
+                            let mut line = crate::quote::declare_line(&name, v);
                             line.pop();
                             Some(line)
                         }
                         Some(v) => {
-                            let flags = crate::builtins::attr_flags(v);
+                            let flags = crate::quote::attr_flags(v);
                             (!flags.is_empty()).then(|| {
                                 let mut o = format!("declare -{flags} ").into_bytes();
                                 o.extend_from_slice(
@@ -818,12 +818,12 @@ impl Shell {
                 let attrs = self
                     .vars
                     .var(&name)
-                    .map(crate::builtins::attr_flags)
+                    .map(crate::quote::attr_flags)
                     .unwrap_or_default();
                 let op = *op;
                 let shown = self.vars.resolve(&name).unwrap_or_else(|| name.clone());
                 let out = map(&subject, &|v| match op {
-                    b'Q' | b'K' | b'k' => crate::builtins::quote_always(v),
+                    b'Q' | b'K' | b'k' => crate::quote::quote_always(v),
                     b'E' => {
                         let mut o = Vec::new();
                         crate::escape::unescape(v, &mut o, crate::escape::Dialect::AnsiC);
@@ -840,7 +840,7 @@ impl Shell {
                         };
                         o.extend_from_slice(&shown);
                         o.push(b'=');
-                        o.extend_from_slice(&crate::builtins::quote_always(v));
+                        o.extend_from_slice(&crate::quote::quote_always(v));
                         o
                     }
                     _ => attrs.clone().into_bytes(),
@@ -939,7 +939,7 @@ impl Shell {
             }
             _ => with,
         };
-        if !crate::builtins::shopt_on(self, "patsub_replacement") {
+        if !self.shopts.on("patsub_replacement") {
             return Ok(Rep {
                 text: self.expand_string_in(with, Ctx::Quoted)?,
                 amps: Vec::new(),

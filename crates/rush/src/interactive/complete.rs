@@ -410,7 +410,7 @@ fn is_assignment(words: &[Word], i: usize) -> bool {
 }
 
 /// The specification for `cmd`: its own, by its base name, or `-D`'s.
-fn find_spec(sh: &Shell, cmd: &[u8]) -> Option<crate::builtins::CompSpec> {
+fn find_spec(sh: &Shell, cmd: &[u8]) -> Option<crate::compspec::CompSpec> {
     let base = cmd.rsplit(|&c| c == b'/').next().unwrap_or(cmd);
     sh.completions
         .get(cmd)
@@ -470,7 +470,7 @@ fn command_names(
         );
     }
     let mut names: Vec<Vec<u8>> = crate::builtins::names()
-        .chain(crate::builtins::KEYWORDS.iter().copied())
+        .chain(crate::ast::KEYWORDS.iter().copied())
         .filter(|n| n.starts_with(cur))
         .map(<[u8]>::to_vec)
         .collect();

@@ -16,7 +16,6 @@ pub mod keys;
 
 use crate::prompt;
 
-use crate::builtins::history as hist;
 use crate::parse::{Parser, Source};
 use crate::shell::{Flow, Shell};
 use crate::sys;
@@ -312,7 +311,7 @@ fn turn(shell: &Rc<RefCell<Shell>>, editor: &mut Ed, line: String) -> Option<i32
             Ok((Some(expanded), true)) => {
                 let _ = sys::write_all(1, &expanded);
                 if sh.opts.history {
-                    let (size, _, control) = hist::settings(&sh);
+                    let (size, _, control) = sh.history_settings();
                     let entry = expanded.strip_suffix(b"\n").unwrap_or(&expanded);
                     sh.history.add(entry, control, size);
                 }
@@ -335,10 +334,10 @@ fn turn(shell: &Rc<RefCell<Shell>>, editor: &mut Ed, line: String) -> Option<i32
         }
     }
     if sh.opts.history {
-        let (size, _, control) = hist::settings(&sh);
+        let (size, _, control) = sh.history_settings();
         let entry = text.strip_suffix(b"\n").unwrap_or(&text).to_vec();
         sh.history.line_entry =
-            !hist::ignored(&sh, &entry) && sh.history.add(&entry, control, size);
+            !sh.history_ignored(&entry) && sh.history.add(&entry, control, size);
     }
     sh.command_number += 1;
     // A syntax error: the complete commands read before it run (there are
@@ -500,7 +499,7 @@ pub fn defaults(sh: &mut Shell) {
     if sh.vars.get(b"PS2").is_none() {
         let _ = sh.vars.set(b"PS2", b"> ".to_vec());
     }
-    sh.shopts.insert("expand_aliases".to_string());
+    sh.shopts.set("expand_aliases", true);
     sh.opts.history = true;
     sh.opts.histexpand = true;
     if !sh.opts.emacs && !sh.opts.vi {
@@ -565,11 +564,11 @@ fn start(sh: &mut Shell, rc: &RcFile, login: bool, monitor: bool) {
     {
         source_file(sh, &path);
     }
-    if crate::builtins::shopt_on(sh, "restricted_shell") {
+    if sh.shopts.on("restricted_shell") {
         sh.make_restricted(true);
     }
-    let (size, _, _) = hist::settings(sh);
-    if let Some(f) = hist::file(sh) {
+    let (size, _, _) = sh.history_settings();
+    if let Some(f) = sh.history_file() {
         sh.history.load(&f, size);
     }
 }
@@ -583,8 +582,8 @@ fn source_file(sh: &mut Shell, path: &[u8]) {
 
 /// Leaving: the history is appended to its file, then the EXIT trap runs.
 fn leave(sh: &mut Shell, status: i32) -> i32 {
-    if let Some(f) = hist::file(sh) {
-        let (_, filesize, _) = hist::settings(sh);
+    if let Some(f) = sh.history_file() {
+        let (_, filesize, _) = sh.history_settings();
         if let Err(e) = sh.history.append_to_file(&f, filesize) {
             let m = crate::shell::io_text(&e);
             sh.error(&format!("history: {}: {m}", String::from_utf8_lossy(&f)));

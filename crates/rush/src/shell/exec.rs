@@ -2,11 +2,12 @@
 //! substitution, coprocesses and `select`.
 
 use super::redirect::{Step, reads_stdin, step};
-use super::{Coproc, Exec, Flow, Job, Shell, cpu_times, io_text};
+use super::{Coproc, Exec, Flow, Shell, cpu_times, io_text};
 use crate::ast::{
     AndOr, CaseEnd, Command, Compound, Connector, List, ParamOp, Part, Pipeline, RedirOp,
     RedirTarget,
 };
+use crate::job::Job;
 use crate::sys;
 use rustc_hash::FxHashMap as HashMap;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -307,7 +308,7 @@ impl Shell {
                 }
                 let ps3 = self.vars.get(b"PS3").unwrap_or(b"#? ").to_vec();
                 self.err_out(&ps3);
-                if crate::read::read(self, &[b"read".to_vec()])? != 0 {
+                if crate::builtins::read::read(self, &[b"read".to_vec()])? != 0 {
                     let _ = self.out(b"\n");
                     return Ok(1);
                 }
@@ -344,7 +345,7 @@ impl Shell {
         let mut pids = Vec::with_capacity(n);
         let mut prev_read: Option<OwnedFd> = None;
         // `shopt -s lastpipe`: the last command runs in this shell.
-        let lastpipe = !self.opts.monitor && crate::builtins::shopt_on(self, "lastpipe");
+        let lastpipe = !self.opts.monitor && self.shopts.on("lastpipe");
         let mut last_status = None;
         for (i, cmd) in p.commands.iter().enumerate() {
             let last = i + 1 == n;
@@ -980,7 +981,7 @@ impl Shell {
                     self.become_subshell();
                     // bash: a command substitution does not inherit `set -e`,
                     // unless `shopt -s inherit_errexit` or POSIX mode.
-                    if !self.opts.posix && !crate::builtins::shopt_on(self, "inherit_errexit") {
+                    if !self.opts.posix && !self.shopts.on("inherit_errexit") {
                         self.opts.errexit = false;
                     }
                     let _ = sys::dup2(w.as_raw_fd(), 1);

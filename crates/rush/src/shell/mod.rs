@@ -5,18 +5,22 @@
 //! which reads a pipe (or, for safe builtins, a buffer, with no fork).
 
 use crate::ast::*;
+use crate::job::Job;
+use crate::options::{Options, Shopts};
 use crate::parse::{Aliases, Parser};
 use crate::perf::Perf;
 use crate::sys;
 use crate::vars::Value;
 use rustc_hash::FxHashMap as HashMap;
-use std::collections::BTreeSet;
 use std::io;
 use std::os::fd::{OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::rc::Rc;
 
 mod exec;
+mod history;
+mod jobs;
+mod options;
 mod redirect;
 mod simple;
 mod source;
@@ -48,153 +52,6 @@ pub enum Flow {
 
 pub type Exec = Result<i32, Flow>;
 
-/// `set` options.
-#[derive(Debug, Clone, Default)]
-pub struct Options {
-    /// `set -B` (bash, on by default): brace expansion.
-    pub braceexpand: bool,
-    pub allexport: bool,
-    pub errexit: bool,
-    pub noglob: bool,
-    pub hashall: bool,
-    pub noexec: bool,
-    pub nounset: bool,
-    pub verbose: bool,
-    pub xtrace: bool,
-    pub noclobber: bool,
-    pub pipefail: bool,
-    pub monitor: bool,
-    pub notify: bool,
-    pub ignoreeof: bool,
-    pub vi: bool,
-    pub emacs: bool,
-    pub posix: bool,
-    pub nolog: bool,
-    /// `set -E`: functions, substitutions and subshells inherit the ERR trap.
-    pub errtrace: bool,
-    /// `set -T`: they inherit the DEBUG and RETURN traps.
-    pub functrace: bool,
-    pub histexpand: bool,
-    pub history: bool,
-    pub interactive_comments: bool,
-    pub keyword: bool,
-    pub onecmd: bool,
-    pub physical: bool,
-    pub privileged: bool,
-    /// `set -r`, `-r`, or started as `rbash`: the restricted shell (no
-    /// `cd`, no `/` in command names, no output redirections, ...), which
-    /// `set +r` cannot turn off.
-    pub restricted: bool,
-    pub interactive: bool,
-    /// Commands came from `-c`.
-    pub command_mode: bool,
-    /// Commands come from stdin (`-s`).
-    pub stdin_mode: bool,
-}
-
-/// Long names for `set -o`, with their single letters.
-pub const OPTION_NAMES: &[(&str, Option<char>)] = &[
-    ("allexport", Some('a')),
-    ("braceexpand", Some('B')),
-    ("emacs", None),
-    ("errexit", Some('e')),
-    ("errtrace", Some('E')),
-    ("functrace", Some('T')),
-    ("hashall", Some('h')),
-    ("histexpand", Some('H')),
-    ("history", None),
-    ("ignoreeof", None),
-    ("interactive-comments", None),
-    ("keyword", Some('k')),
-    ("monitor", Some('m')),
-    ("noclobber", Some('C')),
-    ("noexec", Some('n')),
-    ("noglob", Some('f')),
-    ("nolog", None),
-    ("notify", Some('b')),
-    ("nounset", Some('u')),
-    ("onecmd", Some('t')),
-    ("physical", Some('P')),
-    ("pipefail", None),
-    ("posix", None),
-    ("privileged", Some('p')),
-    ("verbose", Some('v')),
-    ("vi", None),
-    ("xtrace", Some('x')),
-];
-
-impl Options {
-    pub fn get_mut(&mut self, name: &str) -> Option<&mut bool> {
-        Some(match name {
-            "allexport" => &mut self.allexport,
-            "braceexpand" => &mut self.braceexpand,
-            "errexit" => &mut self.errexit,
-            "noglob" => &mut self.noglob,
-            "hashall" => &mut self.hashall,
-            "noexec" => &mut self.noexec,
-            "nounset" => &mut self.nounset,
-            "verbose" => &mut self.verbose,
-            "xtrace" => &mut self.xtrace,
-            "noclobber" => &mut self.noclobber,
-            "pipefail" => &mut self.pipefail,
-            "monitor" => &mut self.monitor,
-            "notify" => &mut self.notify,
-            "ignoreeof" => &mut self.ignoreeof,
-            "vi" => &mut self.vi,
-            "emacs" => &mut self.emacs,
-            "posix" => &mut self.posix,
-            "nolog" => &mut self.nolog,
-            "errtrace" => &mut self.errtrace,
-            "functrace" => &mut self.functrace,
-            "histexpand" => &mut self.histexpand,
-            "history" => &mut self.history,
-            "interactive-comments" => &mut self.interactive_comments,
-            "keyword" => &mut self.keyword,
-            "onecmd" => &mut self.onecmd,
-            "physical" => &mut self.physical,
-            "privileged" => &mut self.privileged,
-            _ => return None,
-        })
-    }
-
-    pub fn get(&self, name: &str) -> Option<bool> {
-        let mut c = self.clone();
-        c.get_mut(name).map(|b| *b)
-    }
-
-    /// The long name of a single-letter option.
-    pub fn letter(c: char) -> Option<&'static str> {
-        OPTION_NAMES
-            .iter()
-            .find(|(_, l)| *l == Some(c))
-            .map(|(n, _)| *n)
-    }
-
-    /// `$-`, as bash writes it: the single-letter options that are on, in
-    /// bash's order (`himBHs` for an interactive shell, `hBc` for `-c`),
-    /// with `c` for a command string and `s` for commands from stdin.
-    pub fn flags_string(&self) -> String {
-        let mut s = String::new();
-        for l in "abefhikmnprtuvxBCEHPT".chars() {
-            let on = match l {
-                'i' => self.interactive,
-                'r' => self.restricted,
-                l => Options::letter(l).is_some_and(|name| self.get(name) == Some(true)),
-            };
-            if on {
-                s.push(l);
-            }
-        }
-        if self.command_mode {
-            s.push('c');
-        }
-        if self.stdin_mode {
-            s.push('s');
-        }
-        s
-    }
-}
-
 /// A coprocess the shell started, until it is reaped.
 #[derive(Debug)]
 pub struct Coproc {
@@ -204,39 +61,6 @@ pub struct Coproc {
     /// each was: the user may close or move them (`exec 60>&-`), and a
     /// number that now names something else is not closed at the end.
     pub fds: [(RawFd, (u64, u64)); 2],
-}
-
-/// A background job.
-#[derive(Debug, Clone)]
-pub struct Job {
-    pub id: usize,
-    pub pids: Vec<i32>,
-    /// Raw wait statuses of the pids that finished.
-    pub done: HashMap<i32, i32>,
-    pub command: String,
-    /// Its process group (job control), or 0.
-    pub pgid: i32,
-    /// Stopped, by this signal.
-    pub stopped: Option<i32>,
-    /// Started in the foreground (then stopped): `jobs` shows no `&`.
-    pub foreground: bool,
-    /// Its last change was reported (the notice before a prompt).
-    pub notified: bool,
-    /// `wait` returned its status (an interactive shell keeps it listed
-    /// until reported).
-    pub waited: bool,
-}
-
-impl Job {
-    pub fn finished(&self) -> bool {
-        self.pids.iter().all(|p| self.done.contains_key(p))
-    }
-
-    /// The job's status: its last process's.
-    pub fn status(&self) -> Option<i32> {
-        let last = self.pids.last()?;
-        self.done.get(last).map(|&s| sys::status_of(s))
-    }
 }
 
 /// fds saved while a redirection is in effect.
@@ -315,7 +139,7 @@ pub struct Shell {
     /// How many commands were ever hashed: the order of entries (bash
     /// lists a bucket's newest first).
     pub hash_seq: u64,
-    pub shopts: BTreeSet<String>,
+    pub shopts: Shopts,
     pub perf: Option<Perf>,
     /// This process is a forked subshell: leaving means exiting.
     pub subshell: bool,
@@ -395,7 +219,7 @@ pub struct Shell {
     pub dir_stack: Vec<Vec<u8>>,
     /// `complete`'s specifications, by command name (and bash's keys for
     /// `-D`, `-E`, `-I`).
-    pub completions: HashMap<Vec<u8>, crate::builtins::CompSpec>,
+    pub completions: HashMap<Vec<u8>, crate::compspec::CompSpec>,
     /// How many names have been given completion specifications.
     pub comp_seq: u64,
     /// The file each function was defined in (`BASH_SOURCE`).
@@ -560,7 +384,7 @@ impl Shell {
             capture: None,
             hash: HashMap::default(),
             hash_seq: 0,
-            shopts: BTreeSet::new(),
+            shopts: Shopts::default(),
             perf: Perf::from_env(),
             subshell: false,
             errexit_off: 0,
@@ -642,7 +466,7 @@ impl Shell {
         }
         if let Some(list) = inherited {
             for o in list.split(|&c| c == b':') {
-                crate::builtins::set_option(self, &String::from_utf8_lossy(o), true);
+                self.set_option(&String::from_utf8_lossy(o), true);
             }
             let _ = self.vars.export(b"SHELLOPTS", None);
         }
@@ -1018,7 +842,7 @@ impl Shell {
     /// expand_aliases` (on in interactive shells) or POSIX mode, as in
     /// bash, where a script's aliases are only text until it asks.
     pub fn parser_aliases(&self) -> Aliases {
-        if self.opts.posix || crate::builtins::shopt_on(self, "expand_aliases") {
+        if self.opts.posix || self.shopts.on("expand_aliases") {
             self.aliases.clone()
         } else {
             self.no_aliases.clone()

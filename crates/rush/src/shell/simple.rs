@@ -3,8 +3,9 @@
 
 use super::redirect::reads_stdin;
 use super::vars::{cannot_convert, converts_array_kind, observes_temp_env, written_as_element};
-use super::{Exec, Flow, Frame, HASH_BUCKETS, OPTION_NAMES, Saved, Shell};
+use super::{Exec, Flow, Frame, HASH_BUCKETS, Saved, Shell};
 use crate::ast::{Function, Part, Redirect, Simple, Word};
+use crate::options::OPTION_NAMES;
 use crate::sys;
 use std::ffi::{CStr, CString};
 use std::io;
@@ -344,8 +345,7 @@ impl Shell {
                 // converted as the variable it inherits would be.
                 let inherits = local
                     && !self.vars.local_here(&a.name)
-                    && (flags.contains(&b'I')
-                        || crate::builtins::shopt_on(self, "localvar_inherit"));
+                    && (flags.contains(&b'I') || self.shopts.on("localvar_inherit"));
                 if (!local || inherits) && converts_array_kind(&flags, cur.as_ref()) {
                     let to = if flags.contains(&b'A') { b'A' } else { b'a' };
                     let msg = cannot_convert(to, &a.name);
@@ -520,7 +520,7 @@ impl Shell {
             for (name, _) in OPTION_NAMES {
                 let on = opts.get(name).unwrap_or(false);
                 if self.opts.get(name) != Some(on) {
-                    crate::builtins::set_option(self, name, on);
+                    self.set_option(name, on);
                 }
             }
         }
@@ -687,10 +687,7 @@ impl Shell {
         let assigns = if self.vars.var(b"SHELLOPTS").is_some_and(|v| v.exported) {
             with_opts = [
                 assigns,
-                &[(
-                    b"SHELLOPTS".to_vec(),
-                    crate::builtins::shellopts(self).into_bytes(),
-                )],
+                &[(b"SHELLOPTS".to_vec(), self.opts.shellopts().into_bytes())],
             ]
             .concat();
             &with_opts
@@ -756,7 +753,7 @@ impl Shell {
                     let mut args = vec![CString::new("rush").unwrap_or_default()];
                     // bash's child resets the shell options, all but
                     // globskipdots (on by default).
-                    if !crate::builtins::shopt_on(self, "globskipdots") {
+                    if !self.shopts.on("globskipdots") {
                         args.push(CString::new("+O").unwrap_or_default());
                         args.push(CString::new("globskipdots").unwrap_or_default());
                     }
@@ -834,4 +831,24 @@ pub fn hash_order(name: &[u8], seq: u64) -> (u32, std::cmp::Reverse<u64>) {
         crate::assoc::hash(name) & (HASH_BUCKETS - 1),
         std::cmp::Reverse(seq),
     )
+}
+
+impl Shell {
+    /// Whether `path` may go into the command hash table (`hash -p`,
+    /// `BASH_CMDS[name]=`): anything, unless the shell is restricted, where it
+    /// must be a name without `/` that `PATH` finds (bash).
+    pub fn restricted_hash_target(&mut self, who: &str, path: &[u8]) -> bool {
+        if !self.opts.restricted {
+            return true;
+        }
+        let problem = if path.contains(&b'/') {
+            "restricted"
+        } else if self.find_command(path).is_none() {
+            "not found"
+        } else {
+            return true;
+        };
+        self.error(&format!("{who}{}: {problem}", crate::escape::lossy(path)));
+        false
+    }
 }

@@ -277,9 +277,9 @@ impl Shell {
     }
 
     pub(super) fn add_history_entry(&mut self, line: &[u8]) {
-        let (size, _, control) = crate::builtins::history::settings(self);
+        let (size, _, control) = self.history_settings();
         self.history.line_entry =
-            !crate::builtins::history::ignored(self, line) && self.history.add(line, control, size);
+            !self.history_ignored(line) && self.history.add(line, control, size);
     }
 
     /// `!` expansion of a script's next lines (`set -o history` and `set

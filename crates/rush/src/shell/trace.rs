@@ -25,7 +25,7 @@ impl Shell {
             // An empty value is shown as nothing (`x=`), as bash shows it.
             (Some(v), _) => {
                 if !v.is_empty() {
-                    line.extend_from_slice(&crate::builtins::quote_for_trace(v));
+                    line.extend_from_slice(&crate::quote::quote_for_trace(v));
                 }
             }
             (None, Some(items)) => {
@@ -68,7 +68,7 @@ impl Shell {
                 line.push(b' ');
             }
             first = false;
-            line.extend_from_slice(&crate::builtins::quote_for_trace(a));
+            line.extend_from_slice(&crate::quote::quote_for_trace(a));
         }
         line.push(b'\n');
         self.trace_out(&line);

@@ -126,7 +126,7 @@ impl Shell {
         };
         self.bash_command = text();
         let status = self.run_trap_action(sys::DEBUG_TRAP, &action)?;
-        if status == 0 || !crate::builtins::shopt_on(self, "extdebug") {
+        if status == 0 || !self.shopts.on("extdebug") {
             return Ok(false);
         }
         if status == 2 && (self.func_depth > 0 || self.source_depth > 0) {

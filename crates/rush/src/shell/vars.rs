@@ -136,7 +136,7 @@ impl Shell {
         // Assigning GLOBIGNORE patterns turns dotglob on (bash).
         if name == b"GLOBIGNORE" {
             if !value.is_empty() {
-                crate::builtins::set_shopt(self, "dotglob", true);
+                self.set_shopt("dotglob", true);
             }
             return;
         }
@@ -252,7 +252,7 @@ impl Shell {
             }
             b"FUNCNAME" => Vec::new(),
             b"BASH_SOURCE" => self.frames.iter().rev().map(|f| f.file.to_vec()).collect(),
-            b"DIRSTACK" => crate::builtins::dir_stack(self),
+            b"DIRSTACK" => self.directory_stack(),
             // Under extdebug: every frame's arguments, innermost frame
             // first and each frame's last argument first; and how many
             // each frame has.
@@ -421,7 +421,7 @@ impl Shell {
                 && self.is_dynamic(&a.name)
             {
                 if a.name == b"BASH_CMDS" {
-                    if !crate::builtins::restricted_hash_target(self, "", &v) {
+                    if !self.restricted_hash_target("", &v) {
                         return Err(Flow::Abort(1));
                     }
                     if let Ok(c) = CString::new(v) {
@@ -518,8 +518,7 @@ impl Shell {
                 let Some(key) = key else {
                     let written = crate::unparse::word(w);
                     let shown = if declared {
-                        String::from_utf8_lossy(&crate::builtins::single_quote(&written))
-                            .into_owned()
+                        String::from_utf8_lossy(&crate::escape::single_quote(&written)).into_owned()
                     } else {
                         String::from_utf8_lossy(&written).into_owned()
                     };
@@ -1018,7 +1017,7 @@ impl Shell {
     /// `assoc_expand_once`: a subscript that comes as text is taken as
     /// written, from the first `[` to the last `]`, and not expanded.
     pub fn keys_as_written(&self) -> bool {
-        crate::builtins::shopt_on(self, "assoc_expand_once")
+        self.shopts.on("assoc_expand_once")
     }
 
     /// A builtin's argument naming an element, written unquoted as one
@@ -1060,5 +1059,24 @@ impl Shell {
             return Ok(false);
         }
         Ok(true)
+    }
+}
+
+impl Shell {
+    /// The whole stack: the current directory, then the saved ones.
+    pub fn directory_stack(&self) -> Vec<Vec<u8>> {
+        let pwd = self
+            .vars
+            .get(b"PWD")
+            .map(<[u8]>::to_vec)
+            .unwrap_or_else(|| {
+                use std::os::unix::ffi::OsStrExt;
+                std::env::current_dir()
+                    .map(|p| p.as_os_str().as_bytes().to_vec())
+                    .unwrap_or_default()
+            });
+        std::iter::once(pwd)
+            .chain(self.dir_stack.iter().cloned())
+            .collect()
     }
 }

@@ -3,7 +3,7 @@
 //! Numbers are formatted by the C library's snprintf, so that flags, width
 //! and precision behave exactly as in every other shell's printf.
 
-use crate::builtins::lossy;
+use crate::escape::lossy;
 use crate::escape::{Dialect, unescape};
 use crate::shell::{Exec, Shell};
 

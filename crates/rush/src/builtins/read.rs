@@ -5,7 +5,7 @@
 //! A timeout (`-t`) blocks in poll with that timeout: an event wait, not a
 //! sleep.
 
-use crate::builtins::lossy;
+use crate::escape::lossy;
 use crate::shell::{Exec, Shell};
 
 pub fn read(sh: &mut Shell, argv: &[Vec<u8>]) -> Exec {
@@ -396,7 +396,7 @@ pub fn mapfile(sh: &mut Shell, argv: &[Vec<u8>]) -> Exec {
         {
             let mut text = cb.clone();
             text.extend_from_slice(format!(" {index} ").as_bytes());
-            text.extend_from_slice(&crate::builtins::quote_always(&v));
+            text.extend_from_slice(&crate::quote::quote_always(&v));
             sh.eval_text(&text)?;
         }
         let key = crate::vars::Key::Index(i64::try_from(index).unwrap_or(i64::MAX));
