@@ -41,7 +41,7 @@ pub mod test;
 pub mod unparse;
 pub mod vars;
 
-use shell::Shell;
+use shell::{Run, Shell};
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 

@@ -2,7 +2,7 @@
 
 use crate::ast::Word;
 use crate::escape::lossy;
-use crate::shell::{Flow, Shell};
+use crate::shell::{Flow, Run, Shell};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};

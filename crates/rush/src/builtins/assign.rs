@@ -4,7 +4,7 @@
 
 use super::{Args, emit, lossy, option_flags};
 use crate::quote::{attr_flags, declare_line, exportable_function_name};
-use crate::shell::{Exec, Flow, Shell};
+use crate::shell::{Exec, Flow, Run, Shell};
 use crate::vars::Value;
 
 pub(super) fn split_name_value(a: &[u8]) -> (&[u8], Option<&[u8]>) {

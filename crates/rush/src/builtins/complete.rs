@@ -9,7 +9,7 @@ use crate::ast::KEYWORDS;
 use crate::compspec::{Action, CompSpec};
 use crate::options::OPTION_NAMES;
 use crate::quote::quote_always as quoted;
-use crate::shell::{Exec, Shell};
+use crate::shell::{Exec, Run, Shell};
 use std::collections::BTreeSet;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;

@@ -3,7 +3,7 @@
 
 use super::{Args, emit, lossy};
 use crate::history::Control;
-use crate::shell::{Exec, Shell};
+use crate::shell::{Exec, Run, Shell};
 
 pub fn history(sh: &mut Shell, argv: Args<'_>) -> Exec {
     let mut args = &argv[1..];

@@ -4,7 +4,7 @@
 use super::{Args, emit, getopt, is_builtin, is_special, lossy, run_builtin};
 use crate::ast::KEYWORDS;
 use crate::quote::quote_always;
-use crate::shell::{Exec, Shell};
+use crate::shell::{Exec, Run, Shell};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 

@@ -1,7 +1,7 @@
 //! Builtin commands. Each takes the shell and its arguments (argv[0] is the
 //! name) and returns a status, or a [`Flow`] for `break`, `return`, `exit`.
 
-use crate::shell::{Exec, Flow, Shell};
+use crate::shell::{Exec, Flow, Run, Shell};
 use crate::sys;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;

@@ -2,7 +2,7 @@
 
 use super::{Args, emit, jobs, lossy};
 use crate::escape::single_quote;
-use crate::shell::{Exec, Flow, Shell};
+use crate::shell::{Exec, Flow, Run, Shell};
 use crate::sys;
 
 pub(super) fn trap(sh: &mut Shell, argv: Args<'_>) -> Exec {

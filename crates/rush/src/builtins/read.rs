@@ -6,7 +6,7 @@
 //! sleep.
 
 use crate::escape::lossy;
-use crate::shell::{Exec, Shell};
+use crate::shell::{Exec, Run, Shell};
 
 pub fn read(sh: &mut Shell, argv: &[Vec<u8>]) -> Exec {
     let mut raw = false;

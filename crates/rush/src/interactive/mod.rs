@@ -17,7 +17,7 @@ pub mod keys;
 use crate::prompt;
 
 use crate::parse::{Parser, Source};
-use crate::shell::{Flow, Shell};
+use crate::shell::{Flow, Run, Shell};
 use crate::sys;
 use rustyline::completion::{Completer, Pair};
 use rustyline::config::Configurer as _;

@@ -915,7 +915,7 @@ impl Shell {
 
     /// A coprocess was reaped: its variables go, and its ends are closed
     /// (unless the user moved them).
-    pub fn coproc_done(&mut self, pid: i32) {
+    pub(super) fn coproc_done(&mut self, pid: i32) {
         if let Some(k) = self.coprocs.iter().position(|c| c.pid == pid) {
             let c = self.coprocs.remove(k);
             close_coproc_ends(&c);
@@ -1131,7 +1131,11 @@ impl Shell {
     /// Arithmetic for a command (`((`, `for ((`, `[[`, `let`): an error
     /// names the command and is that command's failure (`None`), not the
     /// end of the line (bash).
-    pub fn arith_command(&mut self, cmd: &'static str, text: &[u8]) -> Result<Option<i64>, Flow> {
+    pub(super) fn arith_command(
+        &mut self,
+        cmd: &'static str,
+        text: &[u8],
+    ) -> Result<Option<i64>, Flow> {
         let outer = self.arith_cmd.replace(cmd);
         self.subscript_failed = false;
         let r = self.arith(text);

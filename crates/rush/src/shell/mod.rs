@@ -52,6 +52,75 @@ pub enum Flow {
 
 pub type Exec = Result<i32, Flow>;
 
+/// The executor as the builtins, `[[ ]]` and the layers above reach it: the
+/// one interface through which they run commands, functions and traps.
+/// The executor's own methods of these names are private to `shell/`;
+/// outside it, these are what a call finds (with `Run` imported).
+pub trait Run {
+    /// Parses and runs `text`, command by command (`eval`, `source`, `fc`,
+    /// traps).
+    fn eval_text(&mut self, text: &[u8]) -> Exec;
+    /// Calls shell function `f` with `argv` (`$0` first), temporary
+    /// assignments and redirections.
+    fn call_function(
+        &mut self,
+        f: &Rc<Function>,
+        argv: &[Vec<u8>],
+        assigns: &[(Vec<u8>, Vec<u8>)],
+        redirects: &[Redirect],
+    ) -> Exec;
+    /// Runs an external command by name (`command`); with `default_path`,
+    /// found in the default PATH (`command -p`).
+    fn run_external_argv(&mut self, argv: &[Vec<u8>], default_path: bool) -> Exec;
+    /// Runs the trap actions of signals that arrived.
+    fn run_traps(&mut self) -> Result<(), Flow>;
+    /// Runs the RETURN trap as a function or a sourced file ends with `r`.
+    fn run_return_trap(&mut self, r: Exec) -> Exec;
+    /// Arithmetic for a command (`let`, `[[`): an error names the command
+    /// and is its failure (`None`).
+    fn arith_command(&mut self, cmd: &'static str, text: &[u8]) -> Result<Option<i64>, Flow>;
+    /// Runs the EXIT trap (once) and returns the status to exit with.
+    fn finish(&mut self, status: i32) -> i32;
+    /// A coprocess was reaped (`wait`): its variables and ends go.
+    fn coproc_done(&mut self, pid: i32);
+}
+
+/// Each method is the executor's own of the same name (inherent methods
+/// come first where they are visible, as here).
+impl Run for Shell {
+    fn eval_text(&mut self, text: &[u8]) -> Exec {
+        Shell::eval_text(self, text)
+    }
+    fn call_function(
+        &mut self,
+        f: &Rc<Function>,
+        argv: &[Vec<u8>],
+        assigns: &[(Vec<u8>, Vec<u8>)],
+        redirects: &[Redirect],
+    ) -> Exec {
+        Shell::call_function(self, f, argv, assigns, redirects)
+    }
+    fn run_external_argv(&mut self, argv: &[Vec<u8>], default_path: bool) -> Exec {
+        Shell::run_external_argv(self, argv, default_path)
+    }
+    #[inline]
+    fn run_traps(&mut self) -> Result<(), Flow> {
+        Shell::run_traps(self)
+    }
+    fn run_return_trap(&mut self, r: Exec) -> Exec {
+        Shell::run_return_trap(self, r)
+    }
+    fn arith_command(&mut self, cmd: &'static str, text: &[u8]) -> Result<Option<i64>, Flow> {
+        Shell::arith_command(self, cmd, text)
+    }
+    fn finish(&mut self, status: i32) -> i32 {
+        Shell::finish(self, status)
+    }
+    fn coproc_done(&mut self, pid: i32) {
+        Shell::coproc_done(self, pid);
+    }
+}
+
 /// A coprocess the shell started, until it is reaped.
 #[derive(Debug)]
 pub struct Coproc {

@@ -423,7 +423,7 @@ impl Shell {
         Ok(out)
     }
 
-    pub fn call_function(
+    pub(super) fn call_function(
         &mut self,
         f: &Rc<Function>,
         argv: &[Vec<u8>],
@@ -634,7 +634,7 @@ impl Shell {
 
     /// Runs an external command by name (for `command`); with
     /// `default_path`, found in the default PATH (`command -p`).
-    pub fn run_external_argv(&mut self, argv: &[Vec<u8>], default_path: bool) -> Exec {
+    pub(super) fn run_external_argv(&mut self, argv: &[Vec<u8>], default_path: bool) -> Exec {
         if default_path {
             let p = vec![(b"PATH".to_vec(), DEFAULT_PATH.to_vec())];
             return self.run_external(argv, &p, &[], false);

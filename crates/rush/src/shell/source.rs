@@ -188,7 +188,7 @@ impl Shell {
     }
 
     /// Runs the EXIT trap (once) and returns the status to exit with.
-    pub fn finish(&mut self, status: i32) -> i32 {
+    pub(super) fn finish(&mut self, status: i32) -> i32 {
         if self.exited {
             return status;
         }
@@ -374,7 +374,7 @@ impl Shell {
 
     /// Parses and runs `text` (eval, traps, source'd files), command by
     /// command.
-    pub fn eval_text(&mut self, text: &[u8]) -> Exec {
+    pub(super) fn eval_text(&mut self, text: &[u8]) -> Exec {
         let mut src = crate::parse::Text;
         let mut parser =
             Parser::new(text, &mut src, self.parser_aliases()).with_line(self.line.max(1));

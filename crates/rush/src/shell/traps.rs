@@ -7,7 +7,7 @@ use crate::sys;
 impl Shell {
     /// Runs trap actions for signals that arrived.
     #[inline]
-    pub fn run_traps(&mut self) -> Result<(), Flow> {
+    pub(super) fn run_traps(&mut self) -> Result<(), Flow> {
         // The usual case, no signal caught, without a call.
         if !sys::trap_pending() {
             return Ok(());
@@ -93,7 +93,7 @@ impl Shell {
 
     /// Runs the RETURN trap, if set, as a function or sourced file ends with
     /// `r`; `$?` in it is the status being returned.
-    pub fn run_return_trap(&mut self, r: Exec) -> Exec {
+    pub(super) fn run_return_trap(&mut self, r: Exec) -> Exec {
         if self.in_trap() || self.traps.is_empty() {
             return r;
         }
