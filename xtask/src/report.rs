@@ -226,7 +226,7 @@ impl Report {
             md.push_str(&self.system_table(&sys.name));
             md.push('\n');
             let recs: Vec<&Record> = self.records_of(&sys.name).collect();
-            for chart in crate::report::charts::draw_all(&sys.name, &recs, dir)
+            for chart in charts::draw_all(&sys.name, &recs, dir)
                 .with_context(|| format!("charts of {}", sys.name))?
             {
                 let _ = writeln!(md, "![{}]({})\n", chart.title, chart.file);

@@ -1,18 +1,19 @@
 //! rush: a POSIX shell with the bash extensions agents write, built for
 //! per-command latency.
 //!
-//! Layers, each using only those above it:
-//! - [`ast`]: the syntax tree.
-//! - [`parse`]: bytes to syntax tree, one complete command at a time.
-//! - [`arith`], [`brace`], [`pattern`], [`glob`], [`regex`], [`escape`],
-//!   [`prompt`]: the small languages inside words.
-//! - [`expand`]: words to fields.
-//! - [`shell`]: state and execution; [`builtins`] (with [`printf`], [`read`]
-//!   and [`test`]) run inside it.
-//! - [`sys`]: processes, descriptors and signals.
-//! - [`input`], [`perf`]: where commands come from, and phase timing.
-//! - [`unparse`]: the syntax tree back to text (`declare -f`, `type`,
-//!   `$BASH_COMMAND`).
+//! The modules, in layers (ARCHITECTURE.md has them whole; a module uses
+//! only those of the layers before it):
+//! - [`sys`]: processes, descriptors and signals; [`ast`]: the syntax tree;
+//!   [`escape`], [`pattern`], [`arith`], [`brace`], [`glob`], [`regex`]:
+//!   the small languages inside words; [`parse`]: bytes to syntax tree, one
+//!   complete command at a time; [`unparse`]: back to text.
+//! - The state: [`vars`], [`options`], [`compspec`], [`job`], [`quote`],
+//!   and [`shell::Shell`], with [`shell::Run`], the interface the layers
+//!   above run commands through.
+//! - [`expand`]: words to fields; [`builtins`] and [`test`].
+//! - The executor (in [`shell`]), which calls builtins through one table.
+//! - [`prompt`], [`interactive`]; [`input`] and [`perf`]: where commands
+//!   come from, and phase timing.
 
 pub mod arith;
 pub mod assoc;

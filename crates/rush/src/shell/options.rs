@@ -54,7 +54,7 @@ impl Shell {
         self.set_shopt_forced(name, on)
     }
 
-    /// [`set_shopt`], read-only options included (for the shell's own start).
+    /// [`Shell::set_shopt`], read-only options included (for the shell's own start).
     pub fn set_shopt_forced(&mut self, name: &str, on: bool) -> bool {
         if !self.shopts.set(name, on) {
             return false;
