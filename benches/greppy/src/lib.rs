@@ -40,6 +40,10 @@ pub fn run(args: &Args) -> Result<()> {
         greppy,
         dir: args.scratch.join("greppy-bench"),
     };
+    // A daemon that an interrupted run left behind listens in this
+    // directory: stopped first, or removing its socket would leave it
+    // running where no one can reach it.
+    env.stop();
     let _ = std::fs::remove_dir_all(&env.dir);
     std::fs::create_dir_all(&env.dir)?;
     let result = run_all(args, &env);
