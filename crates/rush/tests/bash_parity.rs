@@ -2631,9 +2631,7 @@ fn arith_for_prints_and_refuses_as_bash_does() {
         "for (( i=0; i < 3; i++; 7 ))\ndo :; done",
     ] {
         let o = rush().args(["-c", bad, "NAME"]).output().unwrap();
-        let b = std::process::Command::new("bash")
-            .args(["-c", bad, "NAME"])
-            .output();
+        let b = bash().args(["-c", bad, "NAME"]).output();
         if let Ok(b) = b {
             assert_eq!(
                 String::from_utf8_lossy(&o.stderr),
@@ -3702,9 +3700,7 @@ fn signal_lists_as_bash_prints_them() {
         "kill -l 4096 2>&1; echo $?",
         "set -o posix; kill -l; trap '' RTMIN+2; trap -p | head -3; trap -p INT 32 RTMIN+2",
     ] {
-        let bash = std::process::Command::new("bash")
-            .args(["-c", script])
-            .output();
+        let bash = bash().args(["-c", script]).output();
         let Ok(bash) = bash else { continue };
         let out = String::from_utf8_lossy(&bash.stdout).replace("bash: ", "sh: ");
         like_bash(script, &[], &out, 0);

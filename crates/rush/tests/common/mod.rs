@@ -40,22 +40,31 @@ pub fn write_executable(path: &std::path::Path, text: &str) {
 pub fn rush() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_rush"));
     c.env_remove("RUSH_PERF");
-    with_signal(&mut c, libc::SIGHUP, libc::SIG_DFL);
+    with_default_signals(&mut c);
     c
 }
 
-/// `bash`, as the comparisons run it: with SIGHUP at its default, as
-/// rush is (see [`with_signal`]).
+/// `bash`, as the comparisons run it: with the signals at their defaults,
+/// as rush is (see [`with_default_signals`]).
 pub fn bash() -> Command {
     let mut c = Command::new("bash");
-    with_signal(&mut c, libc::SIGHUP, libc::SIG_DFL);
+    with_default_signals(&mut c);
     c
 }
 
-/// Starts the child with `sig` set to `how` (`SIG_DFL`, `SIG_IGN`). The
-/// shells are run with SIGHUP at its default whatever the test runner's
-/// (under `nohup` it is ignored, and a shell lists a signal ignored at
-/// its start in `trap -p`).
+/// The signals a test runner may have been started with ignored: SIGHUP
+/// under `nohup`, SIGINT and SIGQUIT as a background job of a shell
+/// without job control. A shell lists a signal ignored at its start in
+/// `trap -p` and cannot trap it, so the shells under test start with
+/// these at their defaults, whatever the runner's.
+pub fn with_default_signals(c: &mut Command) -> &mut Command {
+    for sig in [libc::SIGHUP, libc::SIGINT, libc::SIGQUIT] {
+        with_signal(c, sig, libc::SIG_DFL);
+    }
+    c
+}
+
+/// Starts the child with `sig` set to `how` (`SIG_DFL`, `SIG_IGN`).
 pub fn with_signal(c: &mut Command, sig: libc::c_int, how: libc::sighandler_t) -> &mut Command {
     use std::os::unix::process::CommandExt;
     // SAFETY: signal() is async-signal-safe, the only call made between
