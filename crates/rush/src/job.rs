@@ -1,15 +1,12 @@
-//! Job control (`set -m`, on in an interactive shell).
-//!
-//! Each pipeline the shell starts is a process group of its own, led by
-//! its first process. A foreground group gets the terminal
-//! (`tcsetpgrp`); the shell waits for it with WUNTRACED, and takes the
-//! terminal back when the group ends or stops. A stopped group goes into
-//! the job table, where `fg`, `bg`, `jobs`, `kill %n`, `wait %n` and
-//! `disown` find it.
+//! Job control's state (`set -m`, on in an interactive shell): the job
+//! table's [`Job`], the [`Terminal`] the shell controls jobs on and the
+//! process [`Group`] being built, and the words `jobs` prints. What the
+//! shell does with them (process groups, handing the terminal over and
+//! taking it back, waiting with WUNTRACED) is `shell/jobs.rs`.
 //!
 //! Invariant: the shell itself never reads the terminal while a job owns
-//! it, and every path that gives the terminal away (`end_job`) takes it
-//! back before returning.
+//! it, and every path that gives the terminal away (`Shell::end_job`)
+//! takes it back before returning.
 
 use crate::sys;
 use rustc_hash::FxHashMap as HashMap;
