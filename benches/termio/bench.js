@@ -338,6 +338,9 @@ async function echoWorkload(w, subjects) {
       const i = (k + r) % subjects.length;
       const got = await echoBlock(subjects[i], w.rate, n, w.delay);
       if (r === 0) continue;
+      const v = [...got.values].sort((a, b) => a - b);
+      const at = (q) => `${(v[Math.min(v.length - 1, Math.floor(q * v.length))] / 1e6).toFixed(2)}`;
+      log(`termio echo: ${w.label}: ${subjects[i].name}: round ${r}: p50 ${at(0.5)}, p90 ${at(0.9)}, p99 ${at(0.99)}, max ${at(1)} ms; probes over 10 ms at ${got.values.map((x, j) => (x > 10e6 ? j : -1)).filter((j) => j >= 0).join(' ') || 'none'}`);
       columns[i].push(...got.values);
       lost[i] += got.lost;
       rates[i].push(got.rateOut);
@@ -491,6 +494,13 @@ async function relayWorkload(subjects) {
   const time = [];
   const cpu = [];
   const problems = [];
+  // A warm-up, not counted: each subject relays 16 MiB once, so that the
+  // client's first frames (its code not yet compiled, its buffers not yet
+  // grown) are nobody's round. Without it they fell to the subject that
+  // goes first in round 1, always the same one.
+  const warm = relayFile(16 << 20);
+  for (const s of subjects) await relayOnce(s, warm);
+  fs.unlinkSync(warm.file);
   for (let r = 0; r < rounds; r++) {
     const rowT = new Array(subjects.length);
     const rowC = new Array(subjects.length);
