@@ -7,7 +7,9 @@ written, as a real program's would be. Meanwhile it floods the terminal
 with ANSI-rich output (colours, cursor moves, hyperlinks, box drawing,
 multibyte text) at RATE bytes a second (0: no flood).
 
-Its writes behave as a blocking writer's: it queues at most one 16 KiB
+It writes once a tick (every 2 ms) what the rate owes since the last, as
+a program that draws at a frame rate does, and sleeps in between. Its
+writes behave as a blocking writer's: it queues at most one 16 KiB
 write and one tick's output (64 KiB at most) of its own; while the terminal's reader does not take that, the flood
 waits (and owes nothing: no burst to catch up afterwards). It never sleeps
 on a timer for input: it blocks in select() on the terminal and on the
@@ -57,25 +59,27 @@ def main():
     at = 0
     pending = bytearray(b"\x1b[0mready\r\n")
     last = time.monotonic()
+    tick = last
     credit = 0.0
     while True:
         now = time.monotonic()
-        if rate > 0 and len(pending) < WRITE:
-            # What the flood owes since the last tick, at most one write.
-            credit = min(credit + (now - last) * rate, BURST)
+        if rate > 0 and now >= tick:
+            # A tick: what the flood owes since the last one, unless a
+            # write is still queued (then it waits, and owes nothing).
+            if len(pending) < WRITE:
+                credit = min(credit + (now - last) * rate, BURST)
+                due = int(credit)
+                credit -= due
+                if due > 0:
+                    end = at + due
+                    if end <= len(text):
+                        pending += text[at:end]
+                    else:
+                        pending += text[at:] + text[: end - len(text)]
+                    at = end % len(text)
             last = now
-            due = int(credit)
-            credit -= due
-            if due > 0:
-                end = at + due
-                if end <= len(text):
-                    pending += text[at:end]
-                else:
-                    pending += text[at:] + text[: end - len(text)]
-                at = end % len(text)
-        else:
-            last = now
-        timeout = TICK if rate > 0 else None
+            tick = now + TICK
+        timeout = max(0.0, tick - now) if rate > 0 else None
         r, w, _ = select.select([0], [1] if pending else [], [], timeout)
         if r:
             try:
