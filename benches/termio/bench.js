@@ -340,7 +340,7 @@ async function echoWorkload(w, subjects) {
       if (r === 0) continue;
       const v = [...got.values].sort((a, b) => a - b);
       const at = (q) => `${(v[Math.min(v.length - 1, Math.floor(q * v.length))] / 1e6).toFixed(2)}`;
-      log(`termio echo: ${w.label}: ${subjects[i].name}: round ${r}: p50 ${at(0.5)}, p90 ${at(0.9)}, p99 ${at(0.99)}, max ${at(1)} ms; probes over 10 ms at ${got.values.map((x, j) => (x > 10e6 ? j : -1)).filter((j) => j >= 0).join(' ') || 'none'}`);
+      log(`termio echo: ${w.label}: ${subjects[i].name}: round ${r}: p50 ${at(0.5)}, p90 ${at(0.9)}, p99 ${at(0.99)}, max ${at(1)} ms${w.delay ? '' : `; probes over 10 ms at ${got.values.map((x, j) => (x > 10e6 ? j : -1)).filter((j) => j >= 0).join(' ') || 'none'}`}`);
       columns[i].push(...got.values);
       lost[i] += got.lost;
       rates[i].push(got.rateOut);
