@@ -69,6 +69,9 @@ impl Prompt {
 /// serial (1.9 ms); 1,000 took 4.7 ms against 6.2 with 1,024 here (rmz 4.6),
 /// 3,000 10.1 against 11.6 (rmz 10.4); 200 pay for it (2.6 against 2.35).
 const PARALLEL_AFTER: u64 = 128;
+/// Entries in a directory with one subdirectory that make a chain worth
+/// two threads (one level's files unlinked while the next is read).
+const CHAIN_FILES: u64 = 16;
 /// How often a directory that refills while it is removed is scanned again.
 /// Each failed `rmdir` after a scan means an entry was made since, so a
 /// writer that makes at most this many entries never makes the removal
@@ -349,11 +352,18 @@ impl<'r> Engine<'r> {
             let Some(dir) = stack.borrow_mut().pop() else {
                 return;
             };
+            let before = self.seen.load(Ordering::Relaxed);
             self.process(dir, &Spawn::Local(&stack));
-            let big = self.seen.load(Ordering::Relaxed) > PARALLEL_AFTER;
-            // Parallel only where there is parallel work: a chain of single
-            // subdirectories stays on this thread.
-            if self.cfg.threads != Some(1) && big && stack.borrow().len() >= 2 {
+            let seen = self.seen.load(Ordering::Relaxed);
+            let big = seen > PARALLEL_AFTER;
+            // Parallel only where there is parallel work: two directories
+            // to go, or one below a directory that held files (a chain
+            // with files along it: one thread unlinks a level's files while
+            // another reads the next level). A chain of bare directories
+            // stays on this thread.
+            let waiting = stack.borrow().len();
+            let level_work = waiting == 1 && seen - before >= CHAIN_FILES;
+            if self.cfg.threads != Some(1) && big && (waiting >= 2 || level_work) {
                 break;
             }
         }
