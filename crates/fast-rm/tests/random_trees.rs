@@ -329,3 +329,121 @@ fn relative_links(
         })
         .collect()
 }
+
+/// Random trees while another thread renames inside them. A random tree,
+/// each of its directories filled with files so that the run takes a
+/// while, is removed by fast-rm (as `nobody`, with the tree's modes) while
+/// a thread moves its directories about: to another name, into another
+/// directory of the tree, or aside with a link to the folder outside put
+/// in their place (a link that names `outside`, relative or absolute), and
+/// back. Whatever the interleaving, the folder outside is untouched, and
+/// fast-rm ends as rm ends, 0 or 1, with no panic. (What is left cannot be
+/// compared with GNU rm's: it depends on the interleaving.)
+#[test]
+fn random_trees_under_concurrent_renames_touch_nothing_outside() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let ours = fast_rm_as_rm();
+    let start = Instant::now();
+    let (mut ran, mut moves) = (0, 0);
+    for seed in 0..SEEDS {
+        if start.elapsed() > BUDGET / 2 {
+            break;
+        }
+        let mut rng = fastrand::Rng::with_seed(seed ^ 0xc0ffee);
+        let s = scratch();
+        let base = s.path().to_path_buf();
+        let entries = plan(&mut rng, &base);
+        let dirs: Vec<PathBuf> = std::iter::once(PathBuf::new())
+            .chain(entries.iter().filter_map(|e| match e {
+                Entry::Dir(p, _) => Some(p.clone()),
+                _ => None,
+            }))
+            .collect();
+        let mut full = entries.clone();
+        for d in &dirs {
+            let at = full
+                .iter()
+                .position(|e| matches!(e, Entry::Dir(p, _) if p == d))
+                .map_or(0, |i| i + 1);
+            let files = (0..150).map(|i| Entry::File(d.join(format!("f{i}")), 0o644));
+            full.splice(at..at, files);
+        }
+        build(&base, &full);
+        let outside = snapshot(&base.join("outside"));
+        let stop = Arc::new(AtomicBool::new(false));
+        let done = Arc::new(AtomicUsize::new(0));
+        let mover = {
+            let (stop, done, base) = (stop.clone(), done.clone(), base.clone());
+            let dirs: Vec<PathBuf> = dirs.into_iter().filter(|d| d.parent().is_some()).collect();
+            std::thread::spawn(move || {
+                let mut rng = fastrand::Rng::with_seed(seed);
+                let target = base.join("target");
+                while !stop.load(Ordering::Relaxed) && !dirs.is_empty() {
+                    let d = target.join(&dirs[rng.usize(..dirs.len())]);
+                    let aside = d.with_extension("moved");
+                    if fs::rename(&d, &aside).is_err() {
+                        std::thread::yield_now();
+                        continue;
+                    }
+                    match rng.u8(..3) {
+                        // A link to the folder outside in its place.
+                        0 => {
+                            let to = if rng.bool() {
+                                base.join("outside")
+                            } else {
+                                PathBuf::from("../../../outside")
+                            };
+                            if symlink(&to, &d).is_ok() {
+                                std::thread::yield_now();
+                                let _ = fs::remove_file(&d);
+                            }
+                        }
+                        // Into another directory of the tree, and back.
+                        1 => {
+                            let other = target.join(&dirs[rng.usize(..dirs.len())]);
+                            let there = other.join("moved-in");
+                            if fs::rename(&aside, &there).is_ok() {
+                                std::thread::yield_now();
+                                let _ = fs::rename(&there, &aside);
+                            }
+                        }
+                        _ => std::thread::yield_now(),
+                    }
+                    let _ = fs::rename(&aside, &d);
+                    done.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        };
+        let mut c = Command::new("rm");
+        c.args(["-rf", "target"])
+            .env_clear()
+            .env("PATH", ours.path())
+            .env("LC_ALL", "C")
+            .current_dir(&base)
+            .stdin(Stdio::null());
+        if is_root() {
+            c.uid(65534).gid(65534);
+        }
+        let out = c.output().unwrap();
+        stop.store(true, Ordering::Relaxed);
+        mover.join().unwrap();
+        moves += done.load(Ordering::Relaxed);
+        ran += 1;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            snapshot(&base.join("outside")),
+            outside,
+            "seed {seed}: a rename let fast-rm touch a file outside its target\n{stderr}"
+        );
+        assert!(
+            matches!(out.status.code(), Some(0 | 1)) && !stderr.contains("panicked"),
+            "seed {seed}: {:?}\n{stderr}",
+            out.status
+        );
+        unlock(&base);
+    }
+    eprintln!("{ran} trees, {moves} moves");
+    assert!(ran >= 20, "only {ran} trees in {:?}", BUDGET / 2);
+    assert!(moves > 0, "the mover never moved a directory");
+}
