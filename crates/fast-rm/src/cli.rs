@@ -56,7 +56,8 @@ pub struct Cli {
     #[arg(short = 'n', long)]
     pub dry_run: bool,
 
-    /// Worker threads for large trees [default: the number of CPUs].
+    /// Worker threads for large trees [default: the number of CPUs; one more
+    /// on a disk filesystem, where unlinks also wait].
     #[arg(short = 'j', long, value_name = "N")]
     pub threads: Option<NonZeroUsize>,
 
