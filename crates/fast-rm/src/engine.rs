@@ -198,7 +198,7 @@ impl Dir {
 /// meanwhile. Nested trees of 100k files on ext4, four interleaved runs of
 /// 8-10 rounds on 2 CPUs: three threads took 0.88-0.93x of two's time;
 /// flat 0.94x and 1.10x, deep 0.99x (DECISIONS.md).
-pub fn default_threads(on: BorrowedFd<'_>) -> usize {
+fn default_threads(on: BorrowedFd<'_>) -> usize {
     let cpus = std::thread::available_parallelism().map_or(1, usize::from);
     match rustix::fs::fstatfs(on) {
         // `f_type`'s width differs between architectures.
@@ -211,9 +211,22 @@ pub fn default_threads(on: BorrowedFd<'_>) -> usize {
 
 /// Whether a filesystem's magic number is one whose files live in memory.
 fn is_memory_backed(magic: i64) -> bool {
-    const TMPFS: i64 = 0x0102_1994;
-    const RAMFS: i64 = 0x8584_58f6;
-    matches!(magic, TMPFS | RAMFS)
+    // ramfs's number, from the kernel's `magic.h` (libc has no name for it).
+    const RAMFS_MAGIC: i64 = 0x8584_58f6;
+    #[allow(clippy::unnecessary_cast)] // its type differs between architectures
+    let tmpfs = libc::TMPFS_MAGIC as i64;
+    magic == tmpfs || magic == RAMFS_MAGIC
+}
+
+/// Whether the run should leave the calling thread for the pool, once
+/// `read` entries have been read in all and the last directory held
+/// `last` of them, with `waiting` directories left: only where there is
+/// parallel work, two directories to go or one below a directory that held
+/// files (a chain with files along it: one thread unlinks a level's files
+/// while another reads the next level). A chain of bare directories, and a
+/// small tree, stay on this thread.
+fn worth_a_pool(read: u64, last: u64, waiting: usize) -> bool {
+    read > PARALLEL_AFTER && (waiting >= 2 || (waiting == 1 && last >= CHAIN_FILES))
 }
 
 /// What the engine shares between threads.
@@ -366,37 +379,33 @@ impl<'r> Engine<'r> {
         } else {
             self.unlink_entry(&root.anchor, &root.base, &Spawn::Local(&stack));
         }
-        self.drain(stack, root.anchor.fd());
+        self.drain(stack);
     }
 
     /// Removes the directories on `stack` and all below them: on this
     /// thread while the tree is small, then in the pool.
-    /// `on` is a directory of the tree's filesystem.
-    fn drain(&self, stack: RefCell<Vec<Arc<Dir>>>, on: BorrowedFd<'_>) {
+    fn drain(&self, stack: RefCell<Vec<Arc<Dir>>>) {
         loop {
             let Some(dir) = stack.borrow_mut().pop() else {
                 return;
             };
             let before = self.seen.load(Ordering::Relaxed);
             self.process(dir, &Spawn::Local(&stack));
-            let seen = self.seen.load(Ordering::Relaxed);
-            let big = seen > PARALLEL_AFTER;
-            // Parallel only where there is parallel work: two directories
-            // to go, or one below a directory that held files (a chain
-            // with files along it: one thread unlinks a level's files while
-            // another reads the next level). A chain of bare directories
-            // stays on this thread.
+            let read = self.seen.load(Ordering::Relaxed);
             let waiting = stack.borrow().len();
-            let level_work = waiting == 1 && seen - before >= CHAIN_FILES;
-            if self.cfg.threads != Some(1) && big && (waiting >= 2 || level_work) {
+            if self.cfg.threads != Some(1) && worth_a_pool(read, read - before, waiting) {
                 break;
             }
         }
-        // The tree is large: hand what is left to a pool (one for the run).
-        let pool = self.pool(on);
-        match pool {
+        // The tree is large: hand what is left to a pool (one for the run),
+        // sized for the filesystem of the directory they were read from.
+        let left = stack.take();
+        let on = left
+            .first()
+            .and_then(|d| d.parent.as_ref())
+            .and_then(|p| p.fd.get());
+        match on.and_then(|fd| self.pool(fd.as_fd())) {
             Some(pool) => {
-                let left = stack.take();
                 pool.scope(|s| {
                     for dir in left {
                         self.spawn(s, dir);
@@ -405,6 +414,7 @@ impl<'r> Engine<'r> {
             }
             // No threads to be had: finish here, alone.
             None => {
+                *stack.borrow_mut() = left;
                 while let Some(dir) = stack.borrow_mut().pop() {
                     self.process(dir, &Spawn::Local(&stack));
                 }
@@ -889,6 +899,23 @@ pub fn raise_fd_limit() -> bool {
 mod threads {
     use super::default_threads;
     use std::os::fd::AsFd;
+
+    #[test]
+    fn a_run_goes_parallel_only_where_there_is_parallel_work() {
+        use super::worth_a_pool;
+        // A small tree stays on this thread, whatever its shape.
+        assert!(!worth_a_pool(100, 50, 5));
+        // Two directories to go.
+        assert!(worth_a_pool(1000, 1, 2));
+        // A chain: one directory to go below one that held files...
+        assert!(worth_a_pool(1000, 200, 1));
+        assert!(worth_a_pool(1000, 16, 1));
+        // ...but not below a bare directory (or one of a few entries).
+        assert!(!worth_a_pool(1000, 1, 1));
+        assert!(!worth_a_pool(1000, 15, 1));
+        // Nothing left to hand over.
+        assert!(!worth_a_pool(100_000, 5000, 0));
+    }
 
     #[test]
     fn one_thread_a_cpu_in_memory_and_one_more_elsewhere() {
