@@ -12,8 +12,8 @@
 //! and nothing is listed before it is removed, so memory stays bounded.
 //!
 //! The run starts on the calling thread. Only when the tree turns out to be
-//! more than 128 entries does it start a rayon pool (which the
-//! calling thread joins) and hand the outstanding directories to it; the
+//! more than 128 entries does it start a rayon pool (the calling thread
+//! waits for it) and hand the outstanding directories to it; the
 //! pool's scope ends when the last directory is gone, so shutdown is an
 //! event, never a timer.
 
@@ -64,7 +64,7 @@ impl Prompt {
 }
 
 /// Entries handled on the calling thread before a pool may start. Starting
-/// the pool costs about 0.3 ms of wall time (a thread, and rayon's idle
+/// the pool costs about 0.3 ms of wall time (its threads, and rayon's idle
 /// spinning); nested trees on tmpfs, 31 alternating runs: 100 entries stay
 /// serial (1.9 ms); 1,000 took 4.7 ms against 6.2 with 1,024 here (rmz 4.6),
 /// 3,000 10.1 against 11.6 (rmz 10.4); 200 pay for it (2.6 against 2.35).
@@ -429,9 +429,12 @@ impl<'r> Engine<'r> {
             .get_or_init(|| {
                 rayon::ThreadPoolBuilder::new()
                     .num_threads(self.cfg.threads.unwrap_or_else(|| default_threads(on)))
-                    // The calling thread works in the pool, rather than
-                    // wait for it: one thread fewer to start.
-                    .use_current_thread()
+                    // Every worker is a new thread, and the calling thread
+                    // waits in `scope`. Had it been a worker
+                    // (`use_current_thread`), the one new thread was often
+                    // placed on the caller's busy CPU and waited there for
+                    // a tick (up to 6 ms, `perf sched`), with the other
+                    // CPU idle; see DECISIONS.md.
                     .thread_name(|i| format!("fast-rm-{i}"))
                     .build()
                     .ok()
