@@ -5,7 +5,7 @@
 use crate::{Listing, Shape, build};
 use floor::driver::{self, Args};
 use latency::process::time_command;
-use latency::{BoxError, Options, Run, Sample, Subject, interleave, machine};
+use latency::{BoxError, Options, Run, Sample, Subject, interleave_rotating, machine};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -194,7 +194,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             0..=100 => (2, args.pick(10, 40)),
             101..=1_000 => (2, args.pick(5, 20)),
             1_001..=10_000 => (1, args.pick(3, 10)),
-            10_001..=100_000 => (0, args.pick(3, 5)),
+            10_001..=100_000 => (0, args.pick(3, 9)),
             _ => (0, 2),
         };
         let opts = Options {
@@ -206,7 +206,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         let run = Run::new(SYSTEM, &format!("delete {}", shape.name()), vec![])
             .param("fs", fs)
             .size(n as u64);
-        driver::emit(&interleave(run, &mut subjects, opts)?)?;
+        driver::emit(&interleave_rotating(run, &mut subjects, opts)?)?;
         let _ = std::fs::remove_dir(&work);
     }
     Ok(())
