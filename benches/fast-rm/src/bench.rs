@@ -5,7 +5,7 @@
 use crate::{Listing, Shape, build};
 use floor::driver::{self, Args};
 use latency::process::time_command;
-use latency::{BoxError, Options, Run, Sample, Subject, interleave_rotating, machine};
+use latency::{BoxError, Options, Run, Sample, Subject, interleave, machine};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -206,7 +206,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         let run = Run::new(SYSTEM, &format!("delete {}", shape.name()), vec![])
             .param("fs", fs)
             .size(n as u64);
-        driver::emit(&interleave_rotating(run, &mut subjects, opts)?)?;
+        driver::emit(&interleave(run, &mut subjects, opts)?)?;
         let _ = std::fs::remove_dir(&work);
     }
     Ok(())

@@ -8,7 +8,6 @@
 //! - [`interleave`] runs subjects A B A B … after a warm-up and returns a [`Run`]:
 //!   the raw per-round samples, which [`Run::records`] turns into one [`Record`]
 //!   per subject, with the median of the per-pair ratios to the reference subject.
-//!   [`interleave_rotating`] starts each round one subject further on.
 //! - [`process::time_command`] times a whole child process: wall time, user and
 //!   system CPU and peak RSS from `wait4`.
 //! - [`Event`] is the JSON-lines protocol every benchmark driver (Rust, Python or
@@ -26,9 +25,7 @@ pub mod stats;
 pub use event::Event;
 pub use hist::{HIGHEST_NS, Recorder, SIGFIG, Summary};
 pub use record::{Ratio, Record, Resources, decode_histogram};
-pub use runner::{
-    BoxError, Options, Run, Sample, Subject, SubjectInfo, interleave, interleave_rotating,
-};
+pub use runner::{BoxError, Options, Run, Sample, Subject, SubjectInfo, interleave};
 
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]

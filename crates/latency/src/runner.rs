@@ -244,52 +244,21 @@ impl Run {
 /// thrown away, then up to `rounds` kept rounds (fewer if the time budget runs
 /// out after `min_rounds`). `run` names the system, workload and parameters;
 /// its rounds are filled in.
-pub fn interleave(run: Run, subjects: &mut [Subject<'_>], opts: Options) -> Result<Run, Error> {
-    interleave_in(run, subjects, opts, false)
-}
-
-/// [`interleave`], with each round starting one subject further on
-/// (A B C, B C A, C A B, …; two subjects: A B, B A): no subject always runs
-/// first, or always right after the same other one. For subjects whose work
-/// leaves the machine busy after they exit (a deleter's freed inodes are
-/// still being reclaimed when the next one starts), a fixed order would
-/// hand that cost to the same subject every round. Rounds are stored in
-/// subject order all the same.
-pub fn interleave_rotating(
-    run: Run,
-    subjects: &mut [Subject<'_>],
-    opts: Options,
-) -> Result<Run, Error> {
-    interleave_in(run, subjects, opts, true)
-}
-
-fn interleave_in(
-    mut run: Run,
-    subjects: &mut [Subject<'_>],
-    opts: Options,
-    rotate: bool,
-) -> Result<Run, Error> {
+pub fn interleave(mut run: Run, subjects: &mut [Subject<'_>], opts: Options) -> Result<Run, Error> {
     if subjects.is_empty() {
         return Err(Error::NoSubjects);
     }
     run.subjects = subjects.iter().map(|s| s.info.clone()).collect();
-    let n = subjects.len();
-    let mut round_no = 0usize;
-    let mut one_round = |subjects: &mut [Subject<'_>]| -> Result<Vec<Sample>, Error> {
-        let first = if rotate { round_no % n } else { 0 };
-        round_no += 1;
-        let mut out: Vec<Option<Sample>> = vec![None; n];
-        for i in (first..n).chain(0..first) {
-            let s = &mut subjects[i];
-            out[i] = Some((s.run)().map_err(|source| Error::Subject {
-                subject: s.info.name.clone(),
-                source,
-            })?);
-        }
-        Ok(out
-            .into_iter()
-            .map(|s| s.expect("every subject ran"))
-            .collect())
+    let one_round = |subjects: &mut [Subject<'_>]| -> Result<Vec<Sample>, Error> {
+        subjects
+            .iter_mut()
+            .map(|s| {
+                (s.run)().map_err(|source| Error::Subject {
+                    subject: s.info.name.clone(),
+                    source,
+                })
+            })
+            .collect()
     };
     for _ in 0..opts.warmup {
         one_round(subjects)?;

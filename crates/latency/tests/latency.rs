@@ -1,6 +1,5 @@
 use latency::{
     Event, Options, Recorder, Run, Sample, Subject, SubjectInfo, decode_histogram, interleave,
-    interleave_rotating,
 };
 use std::cell::Cell;
 
@@ -135,37 +134,6 @@ fn interleaved_runs_alternate_and_ratio_is_median_of_pairs() {
     assert!((ratio.median - 3.0).abs() < 1e-9, "{ratio:?}");
     assert_eq!(recs[1].summary.p50, 300);
     assert_eq!(recs[1].subject_version, "2.0");
-}
-
-#[test]
-fn rotating_rounds_start_one_subject_further_on_and_keep_subject_order() {
-    let order = std::cell::RefCell::new(String::new());
-    let mut subs: Vec<Subject<'_>> = ["a", "b", "c"]
-        .into_iter()
-        .zip([10u64, 20, 30])
-        .map(|(name, ns)| {
-            let order = &order;
-            Subject::new(name, "1", move || {
-                order.borrow_mut().push_str(name);
-                Ok(Sample::ns(ns))
-            })
-        })
-        .collect();
-    let opts = Options {
-        warmup: 1,
-        rounds: 4,
-        min_rounds: 4,
-        budget: None,
-    };
-    let run = interleave_rotating(Run::new("t", "w", vec![]), &mut subs, opts).unwrap();
-    drop(subs);
-    // The warm-up round is round 0; kept rounds go on from there.
-    assert_eq!(*order.borrow(), "abc bca cab abc bca".replace(' ', ""));
-    assert_eq!(run.rounds.len(), 4);
-    for round in &run.rounds {
-        let values: Vec<u64> = round.iter().map(|s| s.value).collect();
-        assert_eq!(values, [10, 20, 30], "samples stay in subject order");
-    }
 }
 
 #[test]
