@@ -5,7 +5,7 @@
 use crate::{Listing, Shape, build};
 use floor::driver::{self, Args};
 use latency::process::time_command;
-use latency::{BoxError, Options, Run, Sample, Subject, interleave, machine};
+use latency::{BoxError, Cell, Run, Sample, Subject, machine, spread};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -103,16 +103,49 @@ fn delete_with(tool: &Tool, target: &Path, shape: Shape, n: usize) -> Result<Sam
     Ok(t.sample())
 }
 
-/// The floor: the same tree, listed beforehand, removed by `unlinkat` alone.
+/// The floor: the same tree, listed beforehand, removed by `unlinkat` alone,
+/// in a child process (this driver run as `--floor SHAPE N TARGET`), so that
+/// the listing of a million entries does not raise the driver's resident
+/// high-water mark, which every later child's `ru_maxrss` would inherit.
 fn delete_floor(target: &Path, shape: Shape, n: usize) -> Result<Sample, BoxError> {
+    let out = Command::new(std::env::current_exe()?)
+        .arg("--floor")
+        .arg(shape.name())
+        .arg(n.to_string())
+        .arg(target)
+        .stdin(Stdio::null())
+        .stderr(Stdio::inherit())
+        .output()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        let _ = std::fs::remove_dir_all(target);
+        return Err(format!("the floor failed on {} ({})", target.display(), out.status).into());
+    }
+    if !gone(target) {
+        return Err("the floor left the target behind".into());
+    }
+    let ns: u64 = text
+        .trim()
+        .parse()
+        .map_err(|e| format!("the floor printed {text:?}: {e}"))?;
+    Ok(Sample::ns(ns))
+}
+
+/// The floor's child: builds the tree, lists it, then prints how many
+/// nanoseconds the `unlinkat` loop took.
+pub fn floor_child(args: &[String]) -> anyhow::Result<()> {
+    let [shape, n, target] = args else {
+        anyhow::bail!("usage: --floor SHAPE N TARGET");
+    };
+    let shape = Shape::from_name(shape).ok_or_else(|| anyhow::anyhow!("no shape {shape:?}"))?;
+    let n: usize = n.parse()?;
+    let target = Path::new(target);
     build(target, shape, n)?;
     let listing = Listing::of(target)?;
     let (sample, res) = Sample::time(|| listing.remove());
     res?;
-    if !gone(target) {
-        return Err("the floor left the target behind".into());
-    }
-    Ok(sample)
+    println!("{}", sample.value);
+    Ok(())
 }
 
 /// This process's peak resident set (VmHWM), in KiB.
@@ -157,7 +190,6 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             }
         }
     }
-    driver::plan(plan.len() as u64)?;
     if let Some(kib) = own_peak_rss_kib() {
         driver::note(format!(
             "peak RSS is the child's ru_maxrss, which counts the driver's own {:.1} MiB \
@@ -165,8 +197,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             kib as f64 / 1024.0
         ))?;
     }
+    let kernel = machine::kernel();
+    let mut cells = Vec::new();
+    let mut labels = Vec::new();
     for (dir, fs, n, shape) in plan {
-        driver::step(format!("{} {n} files on {fs}", shape.name()))?;
         let work = dir.join("fast-rm-bench");
         std::fs::create_dir_all(&work)?;
         let target: PathBuf = work.join("target");
@@ -183,12 +217,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                 })
             })
             .collect();
-        let kernel = machine::kernel();
-        let floor_target = target.clone();
         subjects.push(Subject::new(
             "floor: unlinkat loop (in-process)",
-            kernel,
-            move || delete_floor(&floor_target, shape, n),
+            kernel.clone(),
+            move || delete_floor(&target, shape, n),
         ));
         let (warmup, rounds) = match n {
             0..=100 => (2, args.pick(10, 40)),
@@ -197,17 +229,28 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             10_001..=100_000 => (0, args.pick(3, 9)),
             _ => (0, 2),
         };
-        let opts = Options {
+        labels.push(format!("{} {n} files on {fs}", shape.name()));
+        cells.push(Cell {
+            run: Run::new(SYSTEM, &format!("delete {}", shape.name()), vec![])
+                .param("fs", fs)
+                .size(n as u64),
+            subjects,
             warmup,
             rounds,
-            min_rounds: rounds,
-            budget: None,
-        };
-        let run = Run::new(SYSTEM, &format!("delete {}", shape.name()), vec![])
-            .param("fs", fs)
-            .size(n as u64);
-        driver::emit(&interleave(run, &mut subjects, opts)?)?;
-        let _ = std::fs::remove_dir(&work);
+        });
+    }
+    // Each cell's rounds are spread over the whole run (DECISIONS.md: a busy
+    // spell of this shared machine had put whole cells behind).
+    driver::plan(cells.iter().map(|c| c.rounds as u64).sum())?;
+    let runs = spread(&mut cells, |i, k| {
+        driver::step(format!("{}, round {}", labels[i], k + 1))
+            .map_err(|e| latency::Error::Io(std::io::Error::other(e.to_string())))
+    })?;
+    for run in &runs {
+        driver::emit(run)?;
+    }
+    for (dir, _) in fss {
+        let _ = std::fs::remove_dir(dir.join("fast-rm-bench"));
     }
     Ok(())
 }

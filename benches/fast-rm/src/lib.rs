@@ -29,6 +29,13 @@ impl Shape {
         }
     }
 
+    /// The shape of this [`name`](Self::name).
+    pub fn from_name(name: &str) -> Option<Self> {
+        [Shape::Nested, Shape::Flat, Shape::Deep]
+            .into_iter()
+            .find(|s| s.name() == name)
+    }
+
     /// How many directories below the root a tree of `n` files has.
     pub fn dirs(self, n: usize) -> usize {
         match self {

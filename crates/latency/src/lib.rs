@@ -8,6 +8,8 @@
 //! - [`interleave`] runs subjects A B A B … after a warm-up and returns a [`Run`]:
 //!   the raw per-round samples, which [`Run::records`] turns into one [`Record`]
 //!   per subject, with the median of the per-pair ratios to the reference subject.
+//! - [`spread`] runs many such workloads with each one's rounds spread evenly
+//!   over the whole run, so that one busy spell touches only a few of its rounds.
 //! - [`process::time_command`] times a whole child process: wall time, user and
 //!   system CPU and peak RSS from `wait4`.
 //! - [`Event`] is the JSON-lines protocol every benchmark driver (Rust, Python or
@@ -25,7 +27,9 @@ pub mod stats;
 pub use event::Event;
 pub use hist::{HIGHEST_NS, Recorder, SIGFIG, Summary};
 pub use record::{Ratio, Record, Resources, decode_histogram};
-pub use runner::{BoxError, Options, Run, Sample, Subject, SubjectInfo, interleave};
+pub use runner::{
+    BoxError, Cell, Options, Run, Sample, Subject, SubjectInfo, interleave, spread, spread_order,
+};
 
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]

@@ -249,17 +249,6 @@ pub fn interleave(mut run: Run, subjects: &mut [Subject<'_>], opts: Options) -> 
         return Err(Error::NoSubjects);
     }
     run.subjects = subjects.iter().map(|s| s.info.clone()).collect();
-    let one_round = |subjects: &mut [Subject<'_>]| -> Result<Vec<Sample>, Error> {
-        subjects
-            .iter_mut()
-            .map(|s| {
-                (s.run)().map_err(|source| Error::Subject {
-                    subject: s.info.name.clone(),
-                    source,
-                })
-            })
-            .collect()
-    };
     for _ in 0..opts.warmup {
         one_round(subjects)?;
     }
@@ -273,4 +262,77 @@ pub fn interleave(mut run: Run, subjects: &mut [Subject<'_>], opts: Options) -> 
         run.rounds.push(r);
     }
     Ok(run)
+}
+
+/// Every subject once, in order.
+fn one_round(subjects: &mut [Subject<'_>]) -> Result<Vec<Sample>, Error> {
+    subjects
+        .iter_mut()
+        .map(|s| {
+            (s.run)().map_err(|source| Error::Subject {
+                subject: s.info.name.clone(),
+                source,
+            })
+        })
+        .collect()
+}
+
+/// One workload of a [`spread`] run: its subjects, run interleaved within
+/// each round as by [`interleave`], and how many rounds it gets.
+#[derive(Debug)]
+pub struct Cell<'a> {
+    pub run: Run,
+    pub subjects: Vec<Subject<'a>>,
+    /// Rounds run just before the cell's first kept round, and thrown away.
+    pub warmup: usize,
+    pub rounds: usize,
+}
+
+/// The order in which [`spread`] runs the cells' rounds: `(cell, round)`
+/// pairs, each cell's `rounds[cell]` rounds at evenly spaced points of the
+/// whole run (round `k` of `r` at `(k + ½) / r`), ties in cell order.
+pub fn spread_order(rounds: &[usize]) -> Vec<(usize, usize)> {
+    let mut slots: Vec<(usize, usize)> = rounds
+        .iter()
+        .enumerate()
+        .flat_map(|(cell, &r)| (0..r).map(move |k| (cell, k)))
+        .collect();
+    // (k + ½) / r compared exactly: (2k + 1) · r' against (2k' + 1) · r.
+    slots.sort_by(|&(a, ka), &(b, kb)| {
+        let left = (2 * ka as u128 + 1) * rounds[b] as u128;
+        let right = (2 * kb as u128 + 1) * rounds[a] as u128;
+        left.cmp(&right).then(a.cmp(&b))
+    });
+    slots
+}
+
+/// Runs many workloads with their rounds spread over the whole run (in
+/// [`spread_order`]), so that a busy spell of a shared machine falls on a few
+/// rounds of many cells, which their medians drop, rather than on every
+/// round of one. `before` is called ahead of each kept round with its cell
+/// and round. Returns the cells' runs, in the cells' order.
+pub fn spread(
+    cells: &mut [Cell<'_>],
+    mut before: impl FnMut(usize, usize) -> Result<(), Error>,
+) -> Result<Vec<Run>, Error> {
+    if cells.iter().any(|c| c.subjects.is_empty()) {
+        return Err(Error::NoSubjects);
+    }
+    for c in cells.iter_mut() {
+        c.run.subjects = c.subjects.iter().map(|s| s.info.clone()).collect();
+        c.run.rounds.reserve(c.rounds.min(1 << 20));
+    }
+    let rounds: Vec<usize> = cells.iter().map(|c| c.rounds).collect();
+    for (i, k) in spread_order(&rounds) {
+        let cell = &mut cells[i];
+        if k == 0 {
+            for _ in 0..cell.warmup {
+                one_round(&mut cell.subjects)?;
+            }
+        }
+        before(i, k)?;
+        let r = one_round(&mut cell.subjects)?;
+        cell.run.rounds.push(r);
+    }
+    Ok(cells.iter().map(|c| c.run.clone()).collect())
 }

@@ -1,5 +1,6 @@
 use latency::{
     Event, Options, Recorder, Run, Sample, Subject, SubjectInfo, decode_histogram, interleave,
+    spread, spread_order,
 };
 use std::cell::Cell;
 
@@ -263,4 +264,90 @@ fn garbage_is_a_clear_error() {
     assert!(Event::parse(r#"{"event":"unknown"}"#).is_err());
     assert!(decode_histogram("!!!").is_err());
     assert!(decode_histogram("AAAA").is_err());
+}
+
+#[test]
+fn spread_order_places_each_cells_rounds_evenly_over_the_run() {
+    let order = spread_order(&[4, 2, 1]);
+    assert_eq!(order.len(), 7);
+    // Points: cell 0 at 1/8 3/8 5/8 7/8, cell 1 at 1/4 3/4, cell 2 at 1/2.
+    assert_eq!(
+        order,
+        vec![(0, 0), (1, 0), (0, 1), (2, 0), (0, 2), (1, 1), (0, 3)]
+    );
+    // Every cell's rounds come in their own order, each exactly once.
+    let many = spread_order(&[40, 20, 10, 9, 2, 0]);
+    for (cell, &r) in [40, 20, 10, 9, 2, 0].iter().enumerate() {
+        let ks: Vec<usize> = many.iter().filter(|s| s.0 == cell).map(|s| s.1).collect();
+        assert_eq!(ks, (0..r).collect::<Vec<_>>());
+    }
+    // A cell of two rounds has one in each half of the run.
+    let two: Vec<usize> = (0..many.len()).filter(|&i| many[i].0 == 4).collect();
+    assert!(
+        two[0] < many.len() / 2 && two[1] >= many.len() / 2,
+        "{two:?}"
+    );
+}
+
+#[test]
+fn spread_runs_warmups_before_a_cells_first_round_and_keeps_cells_apart() {
+    let log = std::cell::RefCell::new(Vec::new());
+    let subject = |name: &'static str, ns: u64| {
+        let log = &log;
+        Subject::new(name, "1", move || {
+            log.borrow_mut().push(name);
+            Ok(Sample::ns(ns))
+        })
+    };
+    let mut cells = vec![
+        latency::Cell {
+            run: Run::new("t", "x", vec![]),
+            subjects: vec![subject("x1", 10), subject("x2", 20)],
+            warmup: 1,
+            rounds: 2,
+        },
+        latency::Cell {
+            run: Run::new("t", "y", vec![]),
+            subjects: vec![subject("y1", 30)],
+            warmup: 0,
+            rounds: 1,
+        },
+    ];
+    let mut seen = Vec::new();
+    let runs = spread(&mut cells, |c, k| {
+        seen.push((c, k));
+        Ok(())
+    })
+    .unwrap();
+    drop(cells);
+    // x's warm-up, x round 0 (at 1/4), y round 0 (1/2), x round 1 (3/4).
+    assert_eq!(*log.borrow(), ["x1", "x2", "x1", "x2", "y1", "x1", "x2"]);
+    assert_eq!(seen, [(0, 0), (1, 0), (0, 1)]);
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[0].workload, "x");
+    assert_eq!(runs[0].rounds.len(), 2);
+    assert_eq!(runs[0].subjects.len(), 2);
+    assert_eq!(runs[0].rounds[1][1].value, 20);
+    assert_eq!(runs[1].rounds, vec![vec![Sample::ns(30)]]);
+    let recs = runs[0].records().unwrap();
+    assert!((recs[1].ratio.as_ref().unwrap().median - 2.0).abs() < 1e-9);
+}
+
+#[test]
+fn spread_refuses_a_cell_without_subjects_and_names_a_failing_subject() {
+    let mut empty = vec![latency::Cell {
+        run: Run::new("t", "w", vec![]),
+        subjects: vec![],
+        warmup: 0,
+        rounds: 1,
+    }];
+    assert!(spread(&mut empty, |_, _| Ok(())).is_err());
+    let mut failing = vec![latency::Cell {
+        run: Run::new("t", "w", vec![]),
+        subjects: vec![Subject::new("boom", "1", || Err("no tree".into()))],
+        warmup: 0,
+        rounds: 1,
+    }];
+    let err = spread(&mut failing, |_, _| Ok(())).unwrap_err();
+    assert!(err.to_string().contains("boom"), "{err}");
 }
