@@ -163,7 +163,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         &[0, 100, 1_000, 10_000, 100_000, 1_000_000],
     );
     // FAST_RM_BENCH_SIZES=100000,1000000 runs only those sizes (a full run
-    // takes about 90 minutes on 2 cores; this picks the part you need).
+    // takes about 120 minutes on 2 cores; this picks the part you need).
     let chosen: Vec<usize> = match std::env::var("FAST_RM_BENCH_SIZES") {
         Ok(list) => list
             .split(',')
