@@ -133,12 +133,20 @@ fn delete_floor(target: &Path, shape: Shape, n: usize) -> Result<Sample, BoxErro
 
 /// The floor's child: builds the tree, lists it, then prints how many
 /// nanoseconds the `unlinkat` loop took.
-pub fn floor_child(args: &[String]) -> anyhow::Result<()> {
+pub fn floor_child(args: &[std::ffi::OsString]) -> anyhow::Result<()> {
     let [shape, n, target] = args else {
         anyhow::bail!("usage: --floor SHAPE N TARGET");
     };
-    let shape = Shape::from_name(shape).ok_or_else(|| anyhow::anyhow!("no shape {shape:?}"))?;
-    let n: usize = n.parse()?;
+    let shape = shape
+        .to_str()
+        .and_then(Shape::from_name)
+        .ok_or_else(|| anyhow::anyhow!("no shape {shape:?}"))?;
+    let n: usize = n
+        .to_str()
+        .ok_or_else(|| anyhow::anyhow!("not a count: {n:?}"))?
+        .parse()
+        .map_err(|e| anyhow::anyhow!("not a count: {n:?}: {e}"))?;
+    // The target as given, bytes and all (a path need not be UTF-8).
     let target = Path::new(target);
     build(target, shape, n)?;
     let listing = Listing::of(target)?;

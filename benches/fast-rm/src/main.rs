@@ -1,10 +1,7 @@
 //! The `fast-rm` benchmark driver, run by `cargo xtask bench fast-rm`.
 
 fn main() -> std::process::ExitCode {
-    let argv: Vec<String> = std::env::args_os()
-        .skip(1)
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     // `--floor SHAPE N TARGET`: the floor's child process (see `bench.rs`).
     let res = match argv.split_first() {
         Some((first, rest)) if first == "--floor" => fast_rm_bench::bench::floor_child(rest),

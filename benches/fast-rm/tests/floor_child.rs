@@ -24,6 +24,25 @@ fn the_floor_child_builds_removes_and_prints_nanoseconds() {
 }
 
 #[test]
+fn the_floor_child_takes_a_target_that_is_not_utf8() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    // Inside a folder whose name is not UTF-8: a lossy copy of the path
+    // would name a folder that does not exist.
+    let parent = dir.path().join(std::ffi::OsStr::from_bytes(b"d\xff"));
+    std::fs::create_dir(&parent).unwrap();
+    let target = parent.join("t");
+    let out = Command::new(DRIVER)
+        .args(["--floor", "flat", "50"])
+        .arg(&target)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(!target.exists(), "removed under its own name, not a lossy one");
+    assert_eq!(std::fs::read_dir(&parent).unwrap().count(), 0);
+}
+
+#[test]
 fn the_floor_child_refuses_bad_arguments() {
     let dir = tempfile::tempdir().unwrap();
     for args in [
