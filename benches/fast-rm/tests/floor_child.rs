@@ -4,15 +4,20 @@ use std::process::Command;
 
 const DRIVER: &str = env!("CARGO_BIN_EXE_fast-rm-bench");
 
+/// Runs the floor's child on `target`, which must not exist yet.
+fn floor(shape: &str, n: &str, target: &std::path::Path) -> std::process::Output {
+    Command::new(DRIVER)
+        .args(["--floor", shape, n])
+        .arg(target)
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn the_floor_child_builds_removes_and_prints_nanoseconds() {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("t");
-    let out = Command::new(DRIVER)
-        .args(["--floor", "nested", "500"])
-        .arg(&target)
-        .output()
-        .unwrap();
+    let out = floor("nested", "500", &target);
     assert!(out.status.success(), "{out:?}");
     let ns: u64 = String::from_utf8(out.stdout)
         .unwrap()
@@ -32,13 +37,12 @@ fn the_floor_child_takes_a_target_that_is_not_utf8() {
     let parent = dir.path().join(std::ffi::OsStr::from_bytes(b"d\xff"));
     std::fs::create_dir(&parent).unwrap();
     let target = parent.join("t");
-    let out = Command::new(DRIVER)
-        .args(["--floor", "flat", "50"])
-        .arg(&target)
-        .output()
-        .unwrap();
+    let out = floor("flat", "50", &target);
     assert!(out.status.success(), "{out:?}");
-    assert!(!target.exists(), "removed under its own name, not a lossy one");
+    assert!(
+        !target.exists(),
+        "removed under its own name, not a lossy one"
+    );
     assert_eq!(std::fs::read_dir(&parent).unwrap().count(), 0);
 }
 
