@@ -379,7 +379,7 @@ impl<'r> Engine<'r> {
             // The anchor's own count stands for nothing now.
             root.anchor.pending.fetch_sub(1, Ordering::AcqRel);
         } else {
-            self.unlink_entry(&root.anchor, &root.base, &Spawn::Local(&stack));
+            self.unlink_counted(&root.anchor, &root.base, &Spawn::Local(&stack));
         }
         self.drain(stack);
     }
@@ -536,7 +536,7 @@ impl<'r> Engine<'r> {
             // that entry itself, never what it points to.
             Err(Errno::NOTDIR | Errno::LOOP) => {
                 dir.state.store(HANDLED, Ordering::Release);
-                self.unlink_entry(parent, &dir.name, to);
+                self.unlink_counted(parent, &dir.name, to);
             }
             // Unreadable: it may still be empty, as rm finds out.
             Err(e @ (Errno::ACCESS | Errno::PERM)) if !self.cfg.dry_run => {
@@ -648,15 +648,13 @@ impl<'r> Engine<'r> {
                     pool.scope(|s| self.unlink_in_parallel(dir, &names, s));
                 }
                 (Spawn::Local(_), None) => {
-                    for name in names {
-                        self.unlink_entry(dir, name, to);
-                    }
+                    let removed = names.iter().filter(|n| self.unlink_entry(dir, n, to));
+                    self.report.files_removed(removed.count() as u64);
                 }
             }
         } else {
-            for name in batch.names() {
-                self.unlink_entry(dir, name, to);
-            }
+            let removed = batch.names().filter(|n| self.unlink_entry(dir, n, to));
+            self.report.files_removed(removed.count() as u64);
         }
         batch.clear();
     }
@@ -668,28 +666,44 @@ impl<'r> Engine<'r> {
     fn unlink_in_parallel<'s>(&'s self, dir: &Arc<Dir>, names: &[&CStr], s: &rayon::Scope<'s>) {
         use rayon::prelude::*;
         names.par_chunks(PAR_UNLINK_CHUNK).for_each(|chunk| {
-            for name in chunk {
-                self.unlink_entry(dir, name, &Spawn::Pool(s));
-            }
+            let removed = chunk
+                .iter()
+                .filter(|n| self.unlink_entry(dir, n, &Spawn::Pool(s)));
+            self.report.files_removed(removed.count() as u64);
         });
     }
 
-    /// Removes one non-directory entry of `dir`.
-    fn unlink_entry<'s>(&'s self, dir: &Arc<Dir>, name: &CStr, to: &Spawn<'_, 's>) {
+    /// [`unlink_entry`](Self::unlink_entry), counted at once.
+    fn unlink_counted<'s>(&'s self, dir: &Arc<Dir>, name: &CStr, to: &Spawn<'_, 's>) {
+        let removed = self.unlink_entry(dir, name, to);
+        self.report.files_removed(u64::from(removed));
+    }
+
+    /// Removes one non-directory entry of `dir`, and says whether it did
+    /// (or would, in a dry run); the caller counts it.
+    fn unlink_entry<'s>(&'s self, dir: &Arc<Dir>, name: &CStr, to: &Spawn<'_, 's>) -> bool {
         if self.cfg.dry_run {
             return match self.dry_check(dir, name) {
-                Ok(()) => self.report.removed(false, || dir.entry_path(name)),
+                Ok(()) => {
+                    self.report.listed(false, || dir.entry_path(name));
+                    true
+                }
                 Err(e) => {
                     self.report.error(&dir.entry_path(name), e.into());
                     dir.fail();
+                    false
                 }
             };
         }
         if self.cfg.prompt.active() && !self.may_unlink(dir, name) {
-            return dir.fail();
+            dir.fail();
+            return false;
         }
         match rustix::fs::unlinkat(dir.fd(), name, AtFlags::empty()) {
-            Ok(()) => self.report.removed(false, || dir.entry_path(name)),
+            Ok(()) => {
+                self.report.listed(false, || dir.entry_path(name));
+                return true;
+            }
             Err(Errno::NOENT) => {}
             // It is a directory after all (swapped in, or d_type was wrong).
             Err(Errno::ISDIR) => self.push(to, Dir::child(dir, name)),
@@ -698,6 +712,7 @@ impl<'r> Engine<'r> {
                 dir.fail();
             }
         }
+        false
     }
 
     /// Drops one unit of `dir`'s pending work; the last one removes it and

@@ -158,8 +158,23 @@ impl Reporter {
         if is_dir {
             self.stats.dirs.fetch_add(1, Ordering::Relaxed);
         } else {
-            self.stats.files.fetch_add(1, Ordering::Relaxed);
+            self.files_removed(1);
         }
+        self.listed(is_dir, path);
+    }
+
+    /// `n` files were removed (or would be), already [`listed`](Self::listed)
+    /// one by one. The engine counts each directory's files on its own
+    /// thread and adds them here once: one shared counter bumped for every
+    /// file had the threads bouncing its cache line between them.
+    pub fn files_removed(&self, n: u64) {
+        if n > 0 {
+            self.stats.files.fetch_add(n, Ordering::Relaxed);
+        }
+    }
+
+    /// The line `-v` prints for a removal (rm's wording); counts nothing.
+    pub fn listed(&self, is_dir: bool, path: impl FnOnce() -> PathBuf) {
         // The listing is asked for with -v (as rm's), in a dry run too; under
         // --json, stdout is the document's and stderr only errors'.
         if self.verbose && !self.json {
