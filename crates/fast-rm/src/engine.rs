@@ -464,7 +464,7 @@ impl<'r> Engine<'r> {
             rustix::fs::unlinkat(parent.fd(), root.base.as_c_str(), AtFlags::REMOVEDIR)
         };
         match removed {
-            Ok(()) => self.report.removed(true, || dir.path()),
+            Ok(()) => self.report.dir_removed(|| dir.path()),
             Err(e) => self.report.error(&dir.path(), e.into()),
         }
     }
@@ -542,7 +542,7 @@ impl<'r> Engine<'r> {
             Err(e @ (Errno::ACCESS | Errno::PERM)) if !self.cfg.dry_run => {
                 dir.state.store(HANDLED, Ordering::Release);
                 match rustix::fs::unlinkat(parent.fd(), dir.name.as_c_str(), AtFlags::REMOVEDIR) {
-                    Ok(()) => self.report.removed(true, || dir.path()),
+                    Ok(()) => self.report.dir_removed(|| dir.path()),
                     Err(_) => {
                         self.report.error(&dir.path(), e.into());
                         parent.fail();
@@ -730,7 +730,7 @@ impl<'r> Engine<'r> {
                 FAILED => parent.fail(),
                 HANDLED => {}
                 _ if self.cfg.dry_run => match self.dry_check(&parent, &dir.name) {
-                    Ok(()) => self.report.removed(true, || dir.path()),
+                    Ok(()) => self.report.dir_removed(|| dir.path()),
                     Err(e) => {
                         self.report.error(&dir.path(), e.into());
                         parent.fail();
@@ -740,7 +740,7 @@ impl<'r> Engine<'r> {
                 _ => {
                     match rustix::fs::unlinkat(parent.fd(), dir.name.as_c_str(), AtFlags::REMOVEDIR)
                     {
-                        Ok(()) => self.report.removed(true, || dir.path()),
+                        Ok(()) => self.report.dir_removed(|| dir.path()),
                         Err(Errno::NOENT) => {}
                         // Something was created inside while we worked: scan again.
                         Err(e @ (Errno::NOTEMPTY | Errno::EXIST)) => {

@@ -153,14 +153,11 @@ impl Reporter {
         }
     }
 
-    /// Something was removed (or would be, in a dry run).
-    pub fn removed(&self, is_dir: bool, path: impl FnOnce() -> PathBuf) {
-        if is_dir {
-            self.stats.dirs.fetch_add(1, Ordering::Relaxed);
-        } else {
-            self.files_removed(1);
-        }
-        self.listed(is_dir, path);
+    /// A directory was removed (or would be, in a dry run); files are
+    /// counted in bulk by [`files_removed`](Self::files_removed).
+    pub fn dir_removed(&self, path: impl FnOnce() -> PathBuf) {
+        self.stats.dirs.fetch_add(1, Ordering::Relaxed);
+        self.listed(true, path);
     }
 
     /// `n` files were removed (or would be), already [`listed`](Self::listed)
