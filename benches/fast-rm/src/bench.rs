@@ -184,12 +184,35 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         Err(_) => all.to_vec(),
     };
     let sizes = &chosen[..];
-    let fss: [(&Path, &str); 2] = [(&args.shm, "shm"), (&args.scratch, "disk")];
+    // FAST_RM_BENCH_SHAPES=nested and FAST_RM_BENCH_FS=tmpfs (or disk) narrow
+    // it further, to one cell when looking into one.
+    let shapes = match std::env::var("FAST_RM_BENCH_SHAPES") {
+        Ok(list) => list
+            .split(',')
+            .map(|s| {
+                Shape::from_name(s.trim()).ok_or_else(|| {
+                    anyhow::anyhow!("FAST_RM_BENCH_SHAPES: {s:?}: not nested, flat or deep")
+                })
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?,
+        Err(_) => vec![Shape::Nested, Shape::Flat, Shape::Deep],
+    };
+    let fs_only = std::env::var("FAST_RM_BENCH_FS").ok();
+    if let Some(f) = fs_only
+        .as_deref()
+        .filter(|f| !["tmpfs", "disk"].contains(f))
+    {
+        anyhow::bail!("FAST_RM_BENCH_FS: {f:?}: not tmpfs or disk");
+    }
+    let fss: [(&Path, &str); 2] = [(&args.shm, "tmpfs"), (&args.scratch, "disk")];
     let mut plan = Vec::new();
-    for (dir, _) in fss {
+    for (dir, kind) in fss {
+        if fs_only.as_deref().is_some_and(|f| f != kind) {
+            continue;
+        }
         let fs = machine::fs_type(dir)?;
         for &n in sizes {
-            for shape in [Shape::Nested, Shape::Flat, Shape::Deep] {
+            for &shape in &shapes {
                 // An empty tree has one shape; a million files, the nested one.
                 if (n == 0 || n >= 1_000_000) && shape != Shape::Nested {
                     continue;
