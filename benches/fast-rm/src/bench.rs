@@ -163,64 +163,112 @@ fn own_peak_rss_kib() -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// Which scratch folder a cell runs in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fs {
+    Tmpfs,
+    Disk,
+}
+
+/// The cells a run is narrowed to. A full run takes about an hour on 2
+/// cores (two on a slower machine); `FAST_RM_BENCH_SIZES=100000,1000000`,
+/// `FAST_RM_BENCH_SHAPES=nested` and `FAST_RM_BENCH_FS=tmpfs` (or `disk`)
+/// pick the part being looked into.
+#[derive(Debug, PartialEq, Eq)]
+struct Selection {
+    sizes: Vec<usize>,
+    shapes: Vec<Shape>,
+    fs: Option<Fs>,
+}
+
+impl Selection {
+    /// From the variables `var` gives (the environment, in a run), with
+    /// `all` the sizes of an unnarrowed run. A value that names nothing
+    /// known is an error, never ignored.
+    fn from_vars(all: &[usize], var: impl Fn(&str) -> Option<String>) -> anyhow::Result<Self> {
+        fn list<T>(
+            var: &impl Fn(&str) -> Option<String>,
+            name: &str,
+            parse: impl Fn(&str) -> Option<T>,
+            what: &str,
+        ) -> anyhow::Result<Option<Vec<T>>> {
+            let Some(value) = var(name) else {
+                return Ok(None);
+            };
+            value
+                .split(',')
+                .map(|v| {
+                    parse(v.trim()).ok_or_else(|| anyhow::anyhow!("{name}: {v:?}: not {what}"))
+                })
+                .collect::<anyhow::Result<Vec<T>>>()
+                .map(Some)
+        }
+        let sizes = list(
+            &var,
+            "FAST_RM_BENCH_SIZES",
+            |v| v.parse().ok(),
+            "a number of files",
+        )?;
+        let shapes = list(
+            &var,
+            "FAST_RM_BENCH_SHAPES",
+            Shape::from_name,
+            "nested, flat or deep",
+        )?;
+        let fs = list(
+            &var,
+            "FAST_RM_BENCH_FS",
+            |v| match v {
+                "tmpfs" => Some(Fs::Tmpfs),
+                "disk" => Some(Fs::Disk),
+                _ => None,
+            },
+            "tmpfs or disk",
+        )?;
+        let fs = match fs.as_deref() {
+            None => None,
+            Some(&[one]) => Some(one),
+            Some(_) => anyhow::bail!("FAST_RM_BENCH_FS: one of tmpfs or disk"),
+        };
+        Ok(Self {
+            sizes: sizes.unwrap_or_else(|| all.to_vec()),
+            shapes: shapes.unwrap_or_else(|| vec![Shape::Nested, Shape::Flat, Shape::Deep]),
+            fs,
+        })
+    }
+
+    /// The (size, shape) cells of each filesystem. An empty tree has one
+    /// shape; a million files, the nested one.
+    fn cells(&self) -> impl Iterator<Item = (usize, Shape)> + '_ {
+        self.sizes.iter().flat_map(move |&n| {
+            self.shapes
+                .iter()
+                .filter(move |&&shape| !((n == 0 || n >= 1_000_000) && shape != Shape::Nested))
+                .map(move |&shape| (n, shape))
+        })
+    }
+}
+
 /// Runs every workload and emits its records.
 pub fn run(args: &Args) -> anyhow::Result<()> {
-    let tools = tools(args)?;
     let all: &[usize] = args.pick(
         &[0, 100, 1_000, 10_000],
         &[0, 100, 1_000, 10_000, 100_000, 1_000_000],
     );
-    // FAST_RM_BENCH_SIZES=100000,1000000 runs only those sizes (a full run
-    // takes about 120 minutes on 2 cores; this picks the part you need).
-    let chosen: Vec<usize> = match std::env::var("FAST_RM_BENCH_SIZES") {
-        Ok(list) => list
-            .split(',')
-            .map(|n| {
-                n.trim()
-                    .parse()
-                    .map_err(|e| anyhow::anyhow!("FAST_RM_BENCH_SIZES: {n:?}: {e}"))
-            })
-            .collect::<anyhow::Result<_>>()?,
-        Err(_) => all.to_vec(),
-    };
-    let sizes = &chosen[..];
-    // FAST_RM_BENCH_SHAPES=nested and FAST_RM_BENCH_FS=tmpfs (or disk) narrow
-    // it further, to one cell when looking into one.
-    let shapes = match std::env::var("FAST_RM_BENCH_SHAPES") {
-        Ok(list) => list
-            .split(',')
-            .map(|s| {
-                Shape::from_name(s.trim()).ok_or_else(|| {
-                    anyhow::anyhow!("FAST_RM_BENCH_SHAPES: {s:?}: not nested, flat or deep")
-                })
-            })
-            .collect::<anyhow::Result<Vec<_>>>()?,
-        Err(_) => vec![Shape::Nested, Shape::Flat, Shape::Deep],
-    };
-    let fs_only = std::env::var("FAST_RM_BENCH_FS").ok();
-    if let Some(f) = fs_only
-        .as_deref()
-        .filter(|f| !["tmpfs", "disk"].contains(f))
-    {
-        anyhow::bail!("FAST_RM_BENCH_FS: {f:?}: not tmpfs or disk");
-    }
-    let fss: [(&Path, &str); 2] = [(&args.shm, "tmpfs"), (&args.scratch, "disk")];
+    let pick = Selection::from_vars(all, |k| std::env::var(k).ok())?;
+    let tools = tools(args)?;
+    let fss: [(&Path, Fs); 2] = [(&args.shm, Fs::Tmpfs), (&args.scratch, Fs::Disk)];
     let mut plan = Vec::new();
     for (dir, kind) in fss {
-        if fs_only.as_deref().is_some_and(|f| f != kind) {
+        if pick.fs.is_some_and(|f| f != kind) {
             continue;
         }
         let fs = machine::fs_type(dir)?;
-        for &n in sizes {
-            for &shape in &shapes {
-                // An empty tree has one shape; a million files, the nested one.
-                if (n == 0 || n >= 1_000_000) && shape != Shape::Nested {
-                    continue;
-                }
-                plan.push((dir.to_path_buf(), fs.clone(), n, shape));
-            }
+        for (n, shape) in pick.cells() {
+            plan.push((dir.to_path_buf(), fs.clone(), n, shape));
         }
     }
+    anyhow::ensure!(!plan.is_empty(), "FAST_RM_BENCH_*: no cell is left to run");
     if let Some(kib) = own_peak_rss_kib() {
         driver::note(format!(
             "peak RSS is the child's ru_maxrss, which counts the driver's own {:.1} MiB \
@@ -284,4 +332,70 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         let _ = std::fs::remove_dir(dir.join("fast-rm-bench"));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pick(vars: &[(&str, &str)]) -> anyhow::Result<Selection> {
+        Selection::from_vars(&[0, 100, 1_000_000], |k| {
+            vars.iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        })
+    }
+
+    #[test]
+    fn no_variable_is_the_full_run() {
+        let s = pick(&[]).unwrap();
+        assert_eq!(s.fs, None);
+        let cells: Vec<_> = s.cells().collect();
+        assert_eq!(
+            cells,
+            [
+                (0, Shape::Nested),
+                (100, Shape::Nested),
+                (100, Shape::Flat),
+                (100, Shape::Deep),
+                (1_000_000, Shape::Nested),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_variables_narrow_the_run_to_one_cell() {
+        let s = pick(&[
+            ("FAST_RM_BENCH_SIZES", "100000"),
+            ("FAST_RM_BENCH_SHAPES", "nested"),
+            ("FAST_RM_BENCH_FS", "tmpfs"),
+        ])
+        .unwrap();
+        assert_eq!(s.fs, Some(Fs::Tmpfs));
+        assert_eq!(s.cells().collect::<Vec<_>>(), [(100_000, Shape::Nested)]);
+        // Flat has no 1M cell: nothing is left, and the run says so.
+        let s = pick(&[
+            ("FAST_RM_BENCH_SIZES", "1000000"),
+            ("FAST_RM_BENCH_SHAPES", "flat"),
+        ])
+        .unwrap();
+        assert_eq!(s.cells().count(), 0);
+    }
+
+    #[test]
+    fn a_value_that_names_nothing_is_an_error() {
+        for (var, value, says) in [
+            ("FAST_RM_BENCH_SIZES", "10k", "not a number of files"),
+            (
+                "FAST_RM_BENCH_SHAPES",
+                "nested,round",
+                "\"round\": not nested, flat or deep",
+            ),
+            ("FAST_RM_BENCH_FS", "ext4", "not tmpfs or disk"),
+            ("FAST_RM_BENCH_FS", "tmpfs,disk", "one of tmpfs or disk"),
+        ] {
+            let e = pick(&[(var, value)]).unwrap_err().to_string();
+            assert!(e.starts_with(var) && e.contains(says), "{var}={value}: {e}");
+        }
+    }
 }
