@@ -316,6 +316,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             subjects,
             warmup,
             rounds,
+            dropped: Vec::new(),
         });
     }
     // Each cell's rounds are spread over the whole run (DECISIONS.md: a busy
@@ -325,8 +326,23 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         driver::step(format!("{}, round {}", labels[i], k + 1))
             .map_err(|e| latency::Error::Io(std::io::Error::other(e.to_string())))
     })?;
-    for run in &runs {
-        driver::emit(run)?;
+    // A failed round (a subject that failed, or left the tree behind) is
+    // reported, not hidden, and the rest of the run is kept.
+    for (i, (cell, run)) in cells.iter().zip(&runs).enumerate() {
+        for d in &cell.dropped {
+            let round = d
+                .round
+                .map_or_else(|| "warm-up".to_string(), |k| format!("round {}", k + 1));
+            driver::note(format!(
+                "FAILED: {}, {round}: {}; that round is left out",
+                labels[i], d.error
+            ))?;
+        }
+        if run.rounds.is_empty() {
+            driver::note(format!("{}: no round succeeded, no rows", labels[i]))?;
+        } else {
+            driver::emit(run)?;
+        }
     }
     for (dir, _) in fss {
         let _ = std::fs::remove_dir(dir.join("fast-rm-bench"));

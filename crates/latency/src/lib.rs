@@ -28,7 +28,8 @@ pub use event::Event;
 pub use hist::{HIGHEST_NS, Recorder, SIGFIG, Summary};
 pub use record::{Ratio, Record, Resources, decode_histogram};
 pub use runner::{
-    BoxError, Cell, Options, Run, Sample, Subject, SubjectInfo, interleave, spread, spread_order,
+    BoxError, Cell, Dropped, Options, Run, Sample, Subject, SubjectInfo, interleave, spread,
+    spread_order,
 };
 
 /// Errors of this crate.

@@ -286,6 +286,19 @@ pub struct Cell<'a> {
     /// Rounds run just before the cell's first kept round, and thrown away.
     pub warmup: usize,
     pub rounds: usize,
+    /// What [`spread`] left out: each failed round (warm-up or kept), with
+    /// why. A failed round is dropped whole (every subject's sample of it),
+    /// so that the rest of a long run is kept.
+    pub dropped: Vec<Dropped>,
+}
+
+/// A round that [`spread`] left out because a subject failed in it.
+#[derive(Debug)]
+pub struct Dropped {
+    /// The round's index among the cell's kept rounds; `None` for a
+    /// warm-up round.
+    pub round: Option<usize>,
+    pub error: Error,
 }
 
 /// The order in which [`spread`] runs the cells' rounds: `(cell, round)`
@@ -310,7 +323,10 @@ pub fn spread_order(rounds: &[usize]) -> Vec<(usize, usize)> {
 /// [`spread_order`]), so that a busy spell of a shared machine falls on a few
 /// rounds of many cells, which their medians drop, rather than on every
 /// round of one. `before` is called ahead of each kept round with its cell
-/// and round. Returns the cells' runs, in the cells' order.
+/// and round. Returns the cells' runs, in the cells' order. A round in
+/// which a subject fails is left out and recorded in its cell's
+/// [`dropped`](Cell::dropped), and the run goes on: a cell may so end with
+/// fewer rounds than asked for, or none.
 pub fn spread(
     cells: &mut [Cell<'_>],
     mut before: impl FnMut(usize, usize) -> Result<(), Error>,
@@ -327,12 +343,19 @@ pub fn spread(
         let cell = &mut cells[i];
         if k == 0 {
             for _ in 0..cell.warmup {
-                one_round(&mut cell.subjects)?;
+                if let Err(error) = one_round(&mut cell.subjects) {
+                    cell.dropped.push(Dropped { round: None, error });
+                }
             }
         }
         before(i, k)?;
-        let r = one_round(&mut cell.subjects)?;
-        cell.run.rounds.push(r);
+        match one_round(&mut cell.subjects) {
+            Ok(r) => cell.run.rounds.push(r),
+            Err(error) => cell.dropped.push(Dropped {
+                round: Some(k),
+                error,
+            }),
+        }
     }
     Ok(cells.iter().map(|c| c.run.clone()).collect())
 }

@@ -305,12 +305,14 @@ fn spread_runs_warmups_before_a_cells_first_round_and_keeps_cells_apart() {
             subjects: vec![subject("x1", 10), subject("x2", 20)],
             warmup: 1,
             rounds: 2,
+            dropped: vec![],
         },
         latency::Cell {
             run: Run::new("t", "y", vec![]),
             subjects: vec![subject("y1", 30)],
             warmup: 0,
             rounds: 1,
+            dropped: vec![],
         },
     ];
     let mut seen = Vec::new();
@@ -334,20 +336,53 @@ fn spread_runs_warmups_before_a_cells_first_round_and_keeps_cells_apart() {
 }
 
 #[test]
-fn spread_refuses_a_cell_without_subjects_and_names_a_failing_subject() {
+fn spread_refuses_a_cell_without_subjects_and_drops_a_failing_round() {
     let mut empty = vec![latency::Cell {
         run: Run::new("t", "w", vec![]),
         subjects: vec![],
         warmup: 0,
         rounds: 1,
+        dropped: vec![],
     }];
     assert!(spread(&mut empty, |_, _| Ok(())).is_err());
-    let mut failing = vec![latency::Cell {
+    // The second subject fails in the warm-up and in the second of three
+    // rounds; the run goes on, and keeps the other two rounds whole.
+    let calls = std::cell::Cell::new(0);
+    let mut cells = vec![latency::Cell {
         run: Run::new("t", "w", vec![]),
-        subjects: vec![Subject::new("boom", "1", || Err("no tree".into()))],
-        warmup: 0,
-        rounds: 1,
+        subjects: vec![
+            Subject::new("steady", "1", || Ok(Sample::ns(10))),
+            Subject::new("boom", "1", || {
+                calls.set(calls.get() + 1);
+                match calls.get() {
+                    1 | 3 => Err("no tree".into()),
+                    n => Ok(Sample::ns(n as u64)),
+                }
+            }),
+        ],
+        warmup: 1,
+        rounds: 3,
+        dropped: vec![],
     }];
-    let err = spread(&mut failing, |_, _| Ok(())).unwrap_err();
-    assert!(err.to_string().contains("boom"), "{err}");
+    let runs = spread(&mut cells, |_, _| Ok(())).unwrap();
+    let dropped: Vec<_> = cells[0]
+        .dropped
+        .iter()
+        .map(|d| (d.round, d.error.to_string()))
+        .collect();
+    assert_eq!(
+        dropped,
+        [
+            (None, "subject \"boom\" failed: no tree".to_string()),
+            (Some(1), "subject \"boom\" failed: no tree".to_string()),
+        ]
+    );
+    drop(cells);
+    assert_eq!(
+        runs[0].rounds,
+        [
+            vec![Sample::ns(10), Sample::ns(2)],
+            vec![Sample::ns(10), Sample::ns(4)]
+        ]
+    );
 }

@@ -1,4 +1,5 @@
-//! The floor runs in a child process (the driver as `--floor SHAPE N TARGET`).
+//! The driver as a process: the floor's child (`--floor SHAPE N TARGET`),
+//! and a run that meets a failing subject.
 
 use std::process::Command;
 
@@ -63,4 +64,36 @@ fn the_floor_child_refuses_bad_arguments() {
         assert!(!out.stderr.is_empty(), "{args:?}: a clear error");
         assert!(out.stdout.is_empty());
     }
+}
+
+/// A subject that fails costs its rounds, not the run: the failures are
+/// reported as notes, the cell without a good round has no rows, and the
+/// driver ends well, so a long run keeps everything else it measured.
+#[test]
+fn a_failing_subject_is_reported_and_the_run_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let (scratch, shm) = (dir.path().join("disk"), dir.path().join("shm"));
+    let out = Command::new(DRIVER)
+        .arg("--quick")
+        .arg("--scratch")
+        .arg(&scratch)
+        .arg("--shm")
+        .arg(&shm)
+        .env("XTASK_BINS", r#"{"fast-rm": "/bin/false"}"#)
+        .env_remove("XTASK_PEERS")
+        .env("FAST_RM_BENCH_SIZES", "0")
+        .env("FAST_RM_BENCH_SHAPES", "nested")
+        .env("FAST_RM_BENCH_FS", "disk")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let failed = stdout
+        .lines()
+        .filter(|l| l.contains("FAILED: nested 0 files on") && l.contains("that round is left out"))
+        .count();
+    // Two warm-up rounds and the quick run's ten.
+    assert_eq!(failed, 12, "{stdout}");
+    assert!(stdout.contains("no round succeeded, no rows"), "{stdout}");
+    assert!(!stdout.contains(r#""event":"record""#), "{stdout}");
 }
