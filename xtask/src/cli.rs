@@ -63,7 +63,8 @@ pyloop 45 (with its TLS, UDP, sendfile and HTTP rows and its micro rows on\n\
 CPython 3.14 and 3.14t, 2026-11-28; a first run also builds 3.14t, about 3\n\
 minutes more), greppy\n\
 about 25 (its first run also vendors its corpus), termio 26 (2026-12-01),\n\
-fast-rm about 120 minutes (2026-12-02; its trees reach a million files); --quick\n\
+fast-rm 61 to 121 minutes by the machine (2026-12-02; its trees reach a\n\
+million files; FAST_RM_BENCH_SIZES, _SHAPES and _FS narrow it); --quick\n\
 takes 16 s for floor, 2 minutes for rush, 4 for pyloop and 5.5 for fast-rm, for\n\
 smoke checks; its figures are not for quoting."
     )]
@@ -515,7 +516,7 @@ mod tests {
             "{bench}"
         );
         assert!(
-            bench.contains("--quick") && bench.contains("about 120 minutes"),
+            bench.contains("--quick") && bench.contains("61 to 121 minutes"),
             "{bench}"
         );
         assert!(
