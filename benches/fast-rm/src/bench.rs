@@ -330,13 +330,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     // reported, not hidden, and the rest of the run is kept.
     for (i, (cell, run)) in cells.iter().zip(&runs).enumerate() {
         for d in &cell.dropped {
-            let round = d
-                .round
-                .map_or_else(|| "warm-up".to_string(), |k| format!("round {}", k + 1));
-            driver::note(format!(
-                "FAILED: {}, {round}: {}; that round is left out",
-                labels[i], d.error
-            ))?;
+            driver::note(d.note(&labels[i]))?;
         }
         if run.rounds.is_empty() {
             driver::note(format!("{}: no round succeeded, no rows", labels[i]))?;

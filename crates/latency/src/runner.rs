@@ -301,6 +301,25 @@ pub struct Dropped {
     pub error: Error,
 }
 
+impl Dropped {
+    /// How a driver's note about a dropped round begins, so that `cargo
+    /// xtask bench` can tell it from other notes and end the run in error
+    /// (after writing what the other rounds measured).
+    pub const NOTE_PREFIX: &'static str = "FAILED: ";
+
+    /// The note a driver sends about this round of the cell `label`.
+    pub fn note(&self, label: &str) -> String {
+        let round = self
+            .round
+            .map_or_else(|| "warm-up".to_string(), |k| format!("round {}", k + 1));
+        format!(
+            "{}{label}, {round}: {}; that round is left out",
+            Self::NOTE_PREFIX,
+            self.error
+        )
+    }
+}
+
 /// The order in which [`spread`] runs the cells' rounds: `(cell, round)`
 /// pairs, each cell's `rounds[cell]` rounds at evenly spaced points of the
 /// whole run (round `k` of `r` at `(k + ½) / r`), ties in cell order.

@@ -74,6 +74,7 @@ pub fn run(names: &[String], quick: bool) -> Result<()> {
 
     let machine = Machine::probe(&scratch, &shm);
     let mut report = Report::new(machine, quick);
+    let mut failed = Vec::new();
     for system in &systems {
         let mut outcome = Outcome {
             peers: system.peers.iter().map(peers::ensure).collect(),
@@ -96,6 +97,7 @@ pub fn run(names: &[String], quick: bool) -> Result<()> {
             };
             run_driver(system.name, driver, &args, &mut outcome)?;
         }
+        failed.extend(failed_rounds(system.name, &outcome.notes));
         report.add(system.name, outcome);
         println!("{}", report.system_table(system.name));
     }
@@ -115,7 +117,25 @@ pub fn run(names: &[String], quick: bool) -> Result<()> {
             println!("Results: {}", path.display());
         }
     }
+    // The other rounds' figures are written; a failed one still fails the run.
+    if !failed.is_empty() {
+        bail!(
+            "{} round(s) failed and were left out of the tables:\n{}",
+            failed.len(),
+            failed.join("\n")
+        );
+    }
     Ok(())
+}
+
+/// The notes of `system` that report a round a driver dropped because a
+/// subject failed in it.
+fn failed_rounds(system: &str, notes: &[String]) -> Vec<String> {
+    notes
+        .iter()
+        .filter(|n| n.starts_with(latency::Dropped::NOTE_PREFIX))
+        .map(|n| format!("  {system}: {n}"))
+        .collect()
 }
 
 /// Removes a scratch folder however the run ends.
@@ -264,4 +284,27 @@ pub fn micro(names: &[String], quick: bool) -> Result<()> {
         c.arg("--quick");
     }
     cmd::run(&mut c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::failed_rounds;
+
+    #[test]
+    fn a_dropped_rounds_note_fails_the_run_and_other_notes_do_not() {
+        let dropped = latency::Dropped {
+            round: Some(2),
+            error: latency::Error::NoSubjects,
+        };
+        let notes = vec![
+            "peer rmz is missing: no cargo".to_string(),
+            dropped.note("nested 1000 files on tmpfs"),
+        ];
+        assert_eq!(
+            failed_rounds("fast-rm", &notes),
+            ["  fast-rm: FAILED: nested 1000 files on tmpfs, round 3: \
+              a run needs at least one subject; that round is left out"]
+        );
+        assert!(failed_rounds("fast-rm", &notes[..1]).is_empty());
+    }
 }
