@@ -681,6 +681,13 @@ impl<'r> Engine<'r> {
 
     /// Removes one non-directory entry of `dir`, and says whether it did
     /// (or would, in a dry run); the caller counts it.
+    ///
+    /// Always inlined, so that the `unlinkat` of a batch is issued from the
+    /// batch's own loop rather than from a call that returns right after it:
+    /// on a 2-CPU AMD EPYC VM (kernel fc-v1098) that alone took the removal
+    /// of 50k files on one CPU from 418 to 367 ms (rmz 355), with the same
+    /// system calls in the same order; see DECISIONS.md.
+    #[inline(always)]
     fn unlink_entry<'s>(&'s self, dir: &Arc<Dir>, name: &CStr, to: &Spawn<'_, 's>) -> bool {
         if self.cfg.dry_run {
             return match self.dry_check(dir, name) {
