@@ -139,3 +139,67 @@ fn big_directories_unlinked_in_parallel_beside_other_work_leave_nothing() {
         }
     }
 }
+
+/// Directories of each of `sizes` entries below `t` (one name in three
+/// 240 bytes long or more, one entry in fifty a directory holding a file);
+/// returns every path made, `t` last.
+fn sized_dirs(t: &Path, sizes: &[usize]) -> Vec<std::path::PathBuf> {
+    let mut made = Vec::new();
+    for (k, &n) in sizes.iter().enumerate() {
+        let d = t.join(format!("s{n}"));
+        fs::create_dir_all(&d).unwrap();
+        made.push(d.clone());
+        for i in 0..n {
+            let name = match i % 3 {
+                0 => format!("{i}-{}", "x".repeat(240)),
+                _ => format!("f{i}"),
+            };
+            let p = d.join(name);
+            if (i + k) % 50 == 0 {
+                fs::create_dir(&p).unwrap();
+                fs::write(p.join("inner"), b"x").unwrap();
+                made.push(p.join("inner"));
+            } else {
+                fs::write(&p, b"x").unwrap();
+            }
+            made.push(p);
+        }
+    }
+    made.push(t.to_path_buf());
+    made
+}
+
+#[test]
+fn directories_of_every_size_around_one_read_and_one_batch_leave_nothing() {
+    // On tmpfs the names of each `getdents64` read (about 256 short ones,
+    // 30 long ones) are unlinked before the next read until a directory
+    // has given 1,024 entries, and batched after. A directory of any size,
+    // read and emptied in turns, with subdirectories among its files,
+    // must go whole, each entry said once.
+    let sizes = [
+        0, 1, 29, 30, 31, 255, 256, 257, 511, 1023, 1024, 1025, 1300, 4500,
+    ];
+    for s in scratch() {
+        let canary = Canary::plant(&s.path().join("canary"));
+        let t = s.path().join("t");
+        for threads in ["1", "2"] {
+            let made = sized_dirs(&t, &sizes);
+            let r = rm(s.path(), &["-v", "-j", threads, "t"]);
+            assert_eq!(r.code, 0, "-j {threads}: {}", r.stderr);
+            let mut said: Vec<&str> = r
+                .stdout
+                .lines()
+                .map(|l| l.split('\'').nth(1).expect("a quoted path"))
+                .collect();
+            said.sort_unstable();
+            let mut want: Vec<String> = made
+                .iter()
+                .map(|p| p.strip_prefix(s.path()).unwrap().display().to_string())
+                .collect();
+            want.sort_unstable();
+            assert_eq!(said, want, "-j {threads}: each entry said once");
+            assert!(gone(&t));
+            canary.assert_intact();
+        }
+    }
+}
