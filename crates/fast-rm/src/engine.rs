@@ -5,7 +5,8 @@
 //! and each entry is handled as it is read: a subdirectory becomes a new
 //! unit of work, and a non-directory is removed with `unlinkat(dirfd,
 //! name)` (its type comes from `d_type`; there is no stat per entry),
-//! read by read while a directory on tmpfs is small, else in batches. Each directory counts its outstanding work
+//! read by read while a directory on tmpfs is small, else in batches.
+//! Each directory counts its outstanding work
 //! (its own scan plus its unfinished subdirectories); when the count reaches
 //! zero it is removed with `unlinkat(parent, name, AT_REMOVEDIR)` and its
 //! parent's count drops in turn. There is no global scan-then-delete barrier,
@@ -92,10 +93,11 @@ const DIRENT_BUF_IN_MEMORY: usize = 8 * 1024;
 /// inodes) are still in the CPU's cache; past it, names gather into
 /// batches (sorted, and unlinked by every thread) as on a disk. Nested
 /// trees of 1,000 files a directory on tmpfs (AMD EPYC, 512 KiB of L2 a
-/// core), three interleaved runs of 8-10 rounds: 0.89x-0.93x the time of
-/// one batch a directory after one 128 KiB read, with 7-12% less CPU
-/// (DECISIONS.md, 2026-12-03). On ext4 a flat directory's first names
-/// went unsorted and the run was slower, so disks keep the batches.
+/// core), three interleaved runs by hand of 8-10 rounds: 0.89x-0.93x the
+/// time of one batch a directory after one 128 KiB read, with 7-12% less
+/// CPU; the benchmark's runs against rmz moved less (DECISIONS.md,
+/// 2026-12-03). On ext4 a flat directory's first names went unsorted and
+/// the run was slower, so disks keep the batches.
 const BUFFERED_UNTIL: u64 = 1024;
 /// The most names held before they are unlinked (bounds memory).
 const BATCH: usize = 1 << 16;
@@ -463,7 +465,8 @@ impl<'r> Engine<'r> {
     }
 
     /// Whether this run reads directories as on a filesystem whose files
-    /// live in memory, found from `dir`'s the first time it is asked.
+    /// live in memory, found from `dir`'s filesystem the first time it is
+    /// asked.
     fn in_memory(&self, dir: &Dir) -> bool {
         *self.in_memory.get_or_init(|| {
             // `f_type`'s width differs between architectures.
@@ -589,8 +592,8 @@ impl<'r> Engine<'r> {
     /// subdirectories become work at once; other entries are unlinked in
     /// batches of at most `BATCH`, in inode order when a batch is large (as
     /// GNU rm does, for locality on disk filesystems), or, in a small
-    /// directory on tmpfs, each read's names before the next read. Memory stays bounded
-    /// whatever the directory's size.
+    /// directory on tmpfs, each read's names before the next read. Memory
+    /// stays bounded whatever the directory's size.
     fn scan<'s>(&'s self, dir: &Arc<Dir>, to: &Spawn<'_, 's>) {
         SCRATCH.with(|cell| {
             // A thread that waits in a parallel unlink (below) may be given
