@@ -6,11 +6,11 @@
 //! unit of work, and a non-directory is removed with `unlinkat(dirfd,
 //! name)` (its type comes from `d_type`; there is no stat per entry),
 //! read by read while a directory on tmpfs is small, else in batches.
-//! Each directory counts its outstanding work
-//! (its own scan plus its unfinished subdirectories); when the count reaches
-//! zero it is removed with `unlinkat(parent, name, AT_REMOVEDIR)` and its
-//! parent's count drops in turn. There is no global scan-then-delete barrier,
-//! and nothing is listed before it is removed, so memory stays bounded.
+//! Each directory counts its outstanding work (its own scan plus its
+//! unfinished subdirectories); when the count reaches zero it is removed
+//! with `unlinkat(parent, name, AT_REMOVEDIR)` and its parent's count drops
+//! in turn. There is no global scan-then-delete barrier, and nothing is
+//! listed before it is removed, so memory stays bounded.
 //!
 //! The run starts on the calling thread. Only when the tree turns out to be
 //! more than 128 entries does it start a rayon pool (the calling thread
@@ -210,21 +210,29 @@ impl Dir {
     }
 }
 
-/// Threads for a tree on the filesystem of `on`: one a CPU where removing
+/// Threads for a tree on a filesystem whose files live in memory (`Some(true)`,
+/// see [`in_memory_fs`]) or not: one a CPU where removing
 /// is all CPU work (tmpfs, ramfs), one more on other filesystems, where an
 /// unlink also waits (the journal, the disk) and a spare thread works
 /// meanwhile. Nested trees of 100k files on ext4, four interleaved runs of
 /// 8-10 rounds on 2 CPUs: three threads took 0.88-0.93x of two's time;
 /// flat 0.94x and 1.10x, deep 0.99x (DECISIONS.md).
-fn default_threads(on: BorrowedFd<'_>) -> usize {
+fn default_threads(in_memory: Option<bool>) -> usize {
     let cpus = std::thread::available_parallelism().map_or(1, usize::from);
-    match rustix::fs::fstatfs(on) {
-        // `f_type`'s width differs between architectures.
-        #[allow(clippy::unnecessary_cast)]
-        Ok(fs) if is_memory_backed(fs.f_type as i64) => cpus,
-        Ok(_) => cpus + 1,
-        Err(_) => cpus,
+    match in_memory {
+        Some(false) => cpus + 1,
+        Some(true) | None => cpus,
     }
+}
+
+/// Whether the files of `on`'s filesystem live in memory; `None` if
+/// `fstatfs` fails.
+fn in_memory_fs(on: BorrowedFd<'_>) -> Option<bool> {
+    // `f_type`'s width differs between architectures.
+    #[allow(clippy::unnecessary_cast)]
+    rustix::fs::fstatfs(on)
+        .ok()
+        .map(|fs| is_memory_backed(fs.f_type as i64))
 }
 
 /// Whether a filesystem's magic number is one whose files live in memory.
@@ -253,9 +261,10 @@ pub struct Engine<'r> {
     cfg: Config,
     report: &'r Reporter,
     seen: AtomicU64,
-    /// Whether the first directory scanned is on a filesystem whose files
-    /// live in memory (see `BUFFERED_UNTIL`); asked once a run.
-    in_memory: OnceLock<bool>,
+    /// Whether the first directory asked about (the first scanned) is on
+    /// a filesystem whose files live in memory: it sets how directories
+    /// are read (`BUFFERED_UNTIL`) and the pool's size. One `fstatfs` a run.
+    in_memory: OnceLock<Option<bool>>,
     /// Started when a tree turns out large, and kept for the next.
     pool: OnceLock<Option<rayon::ThreadPool>>,
 }
@@ -445,12 +454,17 @@ impl<'r> Engine<'r> {
     }
 
     /// The run's pool, started the first time it is asked for (its size
-    /// chosen by the filesystem of `on`); `None` if no thread can be had.
+    /// chosen by the run's filesystem, `in_memory`, asked of `on` if no
+    /// scan has asked yet); `None` if no thread can be had.
     fn pool(&self, on: BorrowedFd<'_>) -> Option<&rayon::ThreadPool> {
         self.pool
             .get_or_init(|| {
                 rayon::ThreadPoolBuilder::new()
-                    .num_threads(self.cfg.threads.unwrap_or_else(|| default_threads(on)))
+                    .num_threads(
+                        self.cfg
+                            .threads
+                            .unwrap_or_else(|| default_threads(self.in_memory(on))),
+                    )
                     // Every worker is a new thread, and the calling thread
                     // waits in `scope`. Had it been a worker
                     // (`use_current_thread`), the one new thread was often
@@ -464,15 +478,10 @@ impl<'r> Engine<'r> {
             .as_ref()
     }
 
-    /// Whether this run reads directories as on a filesystem whose files
-    /// live in memory, found from `dir`'s filesystem the first time it is
-    /// asked.
-    fn in_memory(&self, dir: &Dir) -> bool {
-        *self.in_memory.get_or_init(|| {
-            // `f_type`'s width differs between architectures.
-            #[allow(clippy::unnecessary_cast)]
-            rustix::fs::fstatfs(dir.fd()).is_ok_and(|fs| is_memory_backed(fs.f_type as i64))
-        })
+    /// Whether this run treats its trees as on a filesystem whose files
+    /// live in memory, found from `on`'s the first time it is asked.
+    fn in_memory(&self, on: BorrowedFd<'_>) -> Option<bool> {
+        *self.in_memory.get_or_init(|| in_memory_fs(on))
     }
 
     /// `rm -d`: removes a directory named on the command line only if it
@@ -615,7 +624,7 @@ impl<'r> Engine<'r> {
                 dirents.resize(DIRENT_BUF, MaybeUninit::uninit());
             }
             batch.clear();
-            let in_memory = self.in_memory(dir);
+            let in_memory = self.in_memory(dir.fd()) == Some(true);
             let len = match in_memory {
                 true => DIRENT_BUF_IN_MEMORY,
                 false => DIRENT_BUF,
@@ -964,7 +973,7 @@ pub fn raise_fd_limit() -> bool {
 
 #[cfg(test)]
 mod threads {
-    use super::default_threads;
+    use super::{default_threads, in_memory_fs};
     use std::os::fd::AsFd;
 
     #[test]
@@ -988,9 +997,9 @@ mod threads {
     fn one_thread_a_cpu_in_memory_and_one_more_elsewhere() {
         let cpus = std::thread::available_parallelism().map_or(1, usize::from);
         let shm = std::fs::File::open("/dev/shm").expect("/dev/shm (tmpfs)");
-        assert_eq!(default_threads(shm.as_fd()), cpus);
+        assert_eq!(default_threads(in_memory_fs(shm.as_fd())), cpus);
         // procfs: neither tmpfs nor ramfs, on every Linux machine.
         let proc = std::fs::File::open("/proc").expect("/proc");
-        assert_eq!(default_threads(proc.as_fd()), cpus + 1);
+        assert_eq!(default_threads(in_memory_fs(proc.as_fd())), cpus + 1);
     }
 }
