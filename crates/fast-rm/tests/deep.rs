@@ -203,3 +203,80 @@ fn directories_of_every_size_around_one_read_and_one_batch_leave_nothing() {
         }
     }
 }
+
+/// The `getdents64` and `unlinkat` calls of fast-rm removing `t` (run in
+/// `dir`), in order, as `(is a read, returned bytes or status)`.
+fn reads_and_unlinks(dir: &Path, t: &str) -> Vec<(bool, i64)> {
+    let log = dir.join("trace");
+    let out = std::process::Command::new("strace")
+        .current_dir(dir)
+        .args(["-f", "-qq", "-e", "trace=getdents64,unlinkat", "-o"])
+        .arg(&log)
+        .arg(fast_rm().get_program())
+        .args(["-j", "1", t])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let trace = fs::read_to_string(&log).unwrap();
+    fs::remove_file(&log).unwrap();
+    trace
+        .lines()
+        .filter_map(|l| {
+            let read = l.contains("getdents64(");
+            let ret = l.rsplit("= ").next()?.split_whitespace().next()?;
+            (read || l.contains("unlinkat(")).then(|| (read, ret.parse().unwrap_or(-1)))
+        })
+        .collect()
+}
+
+#[test]
+fn on_tmpfs_a_small_directory_is_unlinked_read_by_read_and_a_large_one_in_batches() {
+    if !common::strace_works() {
+        return;
+    }
+    for s in scratch() {
+        let on_tmpfs = s.path().starts_with("/dev/shm");
+        for (n, files) in [("small", 600), ("large", 3000)] {
+            let t = s.path().join(n);
+            fs::create_dir(&t).unwrap();
+            for i in 0..files {
+                fs::write(t.join(format!("f{i}")), b"").unwrap();
+            }
+            let calls = reads_and_unlinks(s.path(), n);
+            assert!(gone(&t));
+            let reads: Vec<usize> = (0..calls.len()).filter(|&i| calls[i].0).collect();
+            let unlinks_after_last_read = calls.len() - 1 - reads.last().unwrap();
+            let first_unlink = calls.iter().position(|c| !c.0).unwrap();
+            match (on_tmpfs, n) {
+                // 8 KiB a read (about 340 of these short names), each
+                // read's names gone before the next.
+                (true, "small") => {
+                    assert!(reads.len() >= 3, "{n}: {} reads", reads.len());
+                    assert!(
+                        first_unlink < reads[1],
+                        "{n}: unlinked before the second read"
+                    );
+                }
+                // Read by read for the first 1,024, then one batch after the
+                // last read: the rest (less at most one read's names).
+                (true, _) => {
+                    assert!(
+                        first_unlink < reads[1],
+                        "{n}: unlinked before the second read"
+                    );
+                    assert!(
+                        unlinks_after_last_read >= files - 1024 - 300,
+                        "{n}: {unlinks_after_last_read} unlinks after the last read"
+                    );
+                }
+                // On a disk every name is read (128 KiB a read) before the first unlink.
+                (false, _) => {
+                    assert!(
+                        first_unlink > *reads.last().unwrap(),
+                        "{n} on disk: {calls:?}"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -178,3 +178,24 @@ pub fn give_away(dir: &Path) {
         }
     }
 }
+
+/// Whether `strace` can trace here: it must be installed (a missing one is
+/// a broken test machine, so this panics), but a sandbox may forbid ptrace
+/// (then `false`, and the caller skips, saying so).
+pub fn strace_works() -> bool {
+    let probe = Command::new("strace")
+        .args(["-o", "/dev/null", "true"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    match probe {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            panic!("strace is not installed: apt-get install strace")
+        }
+        Ok(s) if s.success() => true,
+        _ => {
+            eprintln!("strace may not trace here (ptrace is forbidden): skipped");
+            false
+        }
+    }
+}
