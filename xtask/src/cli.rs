@@ -137,6 +137,12 @@ run's revision and date. READMEs' tables are this output, not typed by hand."
         system: String,
         /// Only workloads whose names start with these
         workloads: Vec<String>,
+        /// Only records of these sizes (comma-separated: 100000,1000000)
+        #[arg(long, value_delimiter = ',', value_name = "N,...")]
+        sizes: Vec<u64>,
+        /// Only these subjects, by exact name (comma-separated: "fast-rm,rm -r,rmz")
+        #[arg(long, value_delimiter = ',', value_name = "NAME,...")]
+        subjects: Vec<String>,
     },
     /// Fuzz targets (cargo-fuzz, libFuzzer, AddressSanitizer; nightly)
     #[command(
@@ -269,7 +275,19 @@ The suites run from fetched copies; nothing of them is committed."
 pub fn main() -> Result<()> {
     match Cli::parse().command {
         Command::Test { systems } => crate::test::run(&systems),
-        Command::Table { system, workloads } => crate::table::run(&system, &workloads),
+        Command::Table {
+            system,
+            workloads,
+            sizes,
+            subjects,
+        } => crate::table::run(
+            &system,
+            &crate::table::Only {
+                workloads,
+                sizes,
+                subjects,
+            },
+        ),
         Command::Fuzz { target, list, time } => crate::fuzz::run(target.as_deref(), list, time),
         Command::Sanitize {
             checker,

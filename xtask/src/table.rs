@@ -8,9 +8,28 @@ use anyhow::{Context, Result};
 use serde_json::Value;
 use std::fmt::Write as _;
 
-/// The table of `system`'s records whose workload starts with one of
-/// `workloads` (all of them if none), with the run's revision and date.
-pub fn render(results: &Value, system: &str, workloads: &[String]) -> Result<String> {
+/// Which of a system's records a table shows; an empty list keeps all.
+#[derive(Debug, Default)]
+pub struct Only {
+    /// Workloads whose names start with one of these.
+    pub workloads: Vec<String>,
+    /// Records of these sizes.
+    pub sizes: Vec<u64>,
+    /// Records of these subjects (exact names).
+    pub subjects: Vec<String>,
+}
+
+impl Only {
+    fn keeps(&self, workload: &str, size: Option<u64>, subject: &str) -> bool {
+        (self.workloads.is_empty() || self.workloads.iter().any(|w| workload.starts_with(w)))
+            && (self.sizes.is_empty() || size.is_some_and(|s| self.sizes.contains(&s)))
+            && (self.subjects.is_empty() || self.subjects.iter().any(|s| s == subject))
+    }
+}
+
+/// The table of `system`'s records that `only` keeps, with the run's
+/// revision and date.
+pub fn render(results: &Value, system: &str, only: &Only) -> Result<String> {
     let records = results["records"]
         .as_array()
         .context("results.json has no records")?;
@@ -64,8 +83,7 @@ pub fn render(results: &Value, system: &str, workloads: &[String]) -> Result<Str
     for r in records {
         let text = |k: &str| r[k].as_str().unwrap_or_default().to_string();
         let workload = text("workload");
-        if text("system") != system
-            || !(workloads.is_empty() || workloads.iter().any(|w| workload.starts_with(w)))
+        if text("system") != system || !only.keeps(&workload, r["size"].as_u64(), &text("subject"))
         {
             continue;
         }
@@ -159,7 +177,7 @@ pub fn results_page(results: &Value, system: &str) -> Result<String> {
     rows.extend(facts.iter().map(|f| f.to_vec()));
     out.push_str(&markdown_table(&rows));
     out.push('\n');
-    out.push_str(&render(results, system, &[])?);
+    out.push_str(&render(results, system, &Only::default())?);
     let sys = results["systems"]
         .as_array()
         .and_then(|s| s.iter().find(|s| s["name"].as_str() == Some(system)));
@@ -193,19 +211,27 @@ pub fn results_page(results: &Value, system: &str) -> Result<String> {
     Ok(out)
 }
 
-/// `cargo xtask table SYSTEM [WORKLOAD...]`: prints the table.
-pub fn run(system: &str, workloads: &[String]) -> Result<()> {
+/// `cargo xtask table SYSTEM [WORKLOAD...] [--sizes ...] [--subjects ...]`:
+/// prints the table.
+pub fn run(system: &str, only: &Only) -> Result<()> {
     let path = crate::target_dir().join("bench/results.json");
     let text = std::fs::read_to_string(&path)
         .with_context(|| format!("reading {} (run cargo xtask bench first)", path.display()))?;
     let results: Value = serde_json::from_str(&text)?;
-    print!("{}", render(&results, system, workloads)?);
+    print!("{}", render(&results, system, only)?);
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{render, results_page};
+    use super::{Only, render, results_page};
+
+    fn workloads(w: &[&str]) -> Only {
+        Only {
+            workloads: w.iter().map(|s| s.to_string()).collect(),
+            ..Only::default()
+        }
+    }
 
     #[test]
     fn a_results_page_has_the_machine_the_table_the_peers_and_the_notes() {
@@ -270,7 +296,7 @@ mod tests {
                  "summary": {"count": 1, "p50": 1.0, "p99": 1.0, "p999": 1.0}}
             ]
         });
-        let t = render(&results, "termio", &["relay".into()]).unwrap();
+        let t = render(&results, "termio", &workloads(&["relay"])).unwrap();
         assert!(
             t.starts_with("From `cargo xtask bench` at abc123, 2026-11-30T04:00:00Z (2 CPUs):"),
             "{t}"
@@ -285,9 +311,41 @@ mod tests {
         // The second row of a group does not repeat the workload.
         assert_eq!(t.matches("relay: time per MiB").count(), 2, "{t}");
         assert!(!t.contains("echo: idle") && !t.contains("| x "), "{t}");
-        assert!(render(&results, "rush", &[]).is_err());
+        assert!(render(&results, "rush", &Only::default()).is_err());
         // One set of parameters: the name alone.
-        let t = render(&results, "termio", &["echo".into()]).unwrap();
+        let t = render(&results, "termio", &workloads(&["echo"])).unwrap();
         assert!(t.contains("| echo: idle "), "{t}");
+    }
+
+    #[test]
+    fn a_table_of_chosen_sizes_and_subjects() {
+        let rec = |size: u64, subject: &str| {
+            serde_json::json!({"system": "fast-rm", "workload": "delete nested", "params": {},
+                "size": size, "subject": subject, "subject_version": "1", "unit": "ns",
+                "summary": {"count": 3, "p50": 1e6, "p99": 1e6, "p999": 1e6}})
+        };
+        let results = serde_json::json!({
+            "machine": {"git_revision": "abc123", "date": "d", "cpus": 2},
+            "records": [rec(100, "fast-rm"), rec(100, "rmz"), rec(100_000, "fast-rm"),
+                        rec(100_000, "find -delete"), rec(100_000, "rm -r")]
+        });
+        let only = Only {
+            sizes: vec![100_000],
+            subjects: vec!["fast-rm".into(), "rm -r".into()],
+            ..Only::default()
+        };
+        let t = render(&results, "fast-rm", &only).unwrap();
+        assert_eq!(t.matches("| 100000 ").count(), 2, "{t}");
+        assert!(t.contains("| rm -r "), "{t}");
+        assert!(
+            !t.contains("| 100 ") && !t.contains("find") && !t.contains("rmz"),
+            "{t}"
+        );
+        // A subject is matched whole, not by prefix.
+        let only = Only {
+            subjects: vec!["rm".into()],
+            ..Only::default()
+        };
+        assert!(render(&results, "fast-rm", &only).is_err());
     }
 }
